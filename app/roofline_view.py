@@ -1,0 +1,127 @@
+"""The log-log roofline chart: roof, ridge point, batch ladder and the workload.
+
+x is arithmetic intensity (FLOP/byte), y attainable performance.  The chart is
+built once per session; :meth:`RooflineView.update` only replaces the data of
+its ColumnDataSources, so the browser repaints without rebuilding the figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+from bokeh.plotting import figure
+
+from core.scenario import ScenarioResult
+from core.units import TFLOP
+
+X_RANGE = (0.1, 1e5)  # FLOP/byte
+Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
+
+ROOF_COLOR = "#2ca02c"
+LADDER_COLOR = "#1f77b4"
+POINT_COLOR = "#ff7f0e"
+
+
+def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[float]]:
+    """The roof as three points (TFLOP/s): slope from the left edge, ridge, flat to the right edge."""
+    ridge = peak_flops / bandwidth
+    x = [X_RANGE[0], ridge, X_RANGE[1]]
+    y = [bandwidth * X_RANGE[0] / TFLOP, peak_flops / TFLOP, peak_flops / TFLOP]
+    return x, y
+
+
+class RooflineView:
+    """A Bokeh roofline figure driven by :class:`ScenarioResult` values."""
+
+    def __init__(self, result: ScenarioResult):
+        # Named so that browser tests and the benchmark can find them in the document.
+        self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
+        self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
+        self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
+        self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
+        self.point = ColumnDataSource(data=self._point_data(result), name="workload")
+        self.figure = self._build()
+        self.update(result)
+
+    def _build(self):
+        fig = figure(
+            x_axis_type="log",
+            y_axis_type="log",
+            x_range=X_RANGE,
+            y_range=Y_RANGE,
+            height=480,
+            sizing_mode="stretch_width",
+            x_axis_label="arithmetic intensity (FLOP/byte)",
+            y_axis_label="attainable performance (TFLOP/s, dense)",
+            tools="pan,wheel_zoom,box_zoom,reset,save",
+            toolbar_location="above",
+            name="roofline",
+        )
+        fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed", line_width=1.5,
+                 legend_label="datasheet headline (2:4 sparse): not attainable for dense models")
+        fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
+                               line_width=1.5)
+        fig.add_layout(self.ridge_span)
+        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=-26,
+                                text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px"))
+        ladder = fig.scatter("x", "y", source=self.ladder, size=11, fill_color="fill", line_color="line",
+                             line_width=2, legend_label="batch ladder B = 1, 2, 4, … (hollow: does not fit)")
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.ladder, x_offset=-4, y_offset=9,
+                                text_font_size="10px", text_color="#555555"))
+        point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
+                            line_width=2, legend_label="your workload")
+        tooltips = [
+            ("batch B", "@batch"),
+            ("intensity I", "@x{0,0.[00]} FLOP/byte"),
+            ("attainable", "@y{0,0.[0]} TFLOP/s"),
+            ("of peak", "@pct{0.[00]} %"),
+            ("fits in memory", "@fits"),
+        ]
+        fig.add_tools(HoverTool(renderers=[ladder, point], tooltips=tooltips))
+        fig.legend.location = "top_left"
+        fig.legend.click_policy = "hide"
+        fig.legend.label_text_font_size = "11px"
+        return fig
+
+    @staticmethod
+    def _ladder_data(r: ScenarioResult) -> dict:
+        lad = r.ladder
+        fits = lad.fits
+        return {
+            "x": lad.arithmetic_intensity,
+            "y": lad.attainable_flops / TFLOP,
+            "batch": lad.batch,
+            "pct": 100 * lad.peak_fraction,
+            "fits": np.where(fits, "yes", "no"),
+            "fill": np.where(fits, LADDER_COLOR, "white"),
+            "line": np.full(len(fits), LADDER_COLOR),
+            "label": [f"B={b}" for b in lad.batch],
+        }
+
+    @staticmethod
+    def _point_data(r: ScenarioResult) -> dict:
+        return {
+            "x": [r.arithmetic_intensity],
+            "y": [r.attainable_flops / TFLOP],
+            "batch": [r.batch],
+            "pct": [100 * r.peak_fraction],
+            "fits": ["yes" if r.fits else "no"],
+        }
+
+    def update(self, r: ScenarioResult) -> None:
+        """Replace the chart's data with ``r``'s (the figure itself is kept)."""
+        x, y = roof_xy(r.peak_flops, r.bandwidth)
+        self.roof.data = {"x": x, "y": y}
+        sparse = r.gpu.sparse_flops.get(r.compute_roof)
+        self.sparse_roof.data = dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {
+            "x": [], "y": []}
+        self.ridge_span.location = r.ridge_point
+        self.ridge.data = {"x": [r.ridge_point], "y": [r.peak_flops / TFLOP],
+                           "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
+        self.ladder.data = self._ladder_data(r)
+        self.point.data = self._point_data(r)
+        self.figure.title.text = (
+            f"{r.model.name} on {r.gpu.name}, {r.phase}: I = {r.arithmetic_intensity:,.4g} FLOP/byte, "
+            f"{100 * r.peak_fraction:.3g} % of peak"
+        )

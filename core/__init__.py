@@ -1,0 +1,26 @@
+"""Roofline Lab core: the roofline / KV-cache model, pure Python (param + numpy).
+
+Usable from a notebook::
+
+    from core import Scenario
+    r = Scenario(model="llama-3-8b", batch=56).evaluate()
+    r.tokens_per_s
+"""
+
+from .hardware import Accelerator, get_accelerator, load_accelerators
+from .models import ConfigError, ModelSpec, from_hf_config, get_model, load_models
+from .scenario import Scenario, ScenarioResult, evaluate
+
+__all__ = [
+    "Accelerator",
+    "ConfigError",
+    "ModelSpec",
+    "Scenario",
+    "ScenarioResult",
+    "evaluate",
+    "from_hf_config",
+    "get_accelerator",
+    "get_model",
+    "load_accelerators",
+    "load_models",
+]

@@ -1,0 +1,108 @@
+"""Command line: ``python -m core explain ...``.
+
+Examples::
+
+    python -m core explain --model llama-3-8b --gpu h100-sxm --batch 56 --context 8192
+    python -m core explain --model llama-3-70b --gpu h200 --weight-dtype int4 --json
+    python -m core list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .explain import explain
+from .hardware import CAPACITY_CONVENTIONS, load_accelerators
+from .models import load_models
+from .scenario import Scenario
+from .units import GiB
+
+
+class OneLineError(Exception):
+    """A user error, reported as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage block on an error; the lab promises one
+    # line naming the bad value and what is accepted.
+    def error(self, message: str):
+        raise OneLineError(message)
+
+
+def _scenario_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="llama-3-70b", help="model id (see `python -m core list`)")
+    p.add_argument("--gpu", default="h100-sxm", help="accelerator id (see `python -m core list`)")
+    p.add_argument("--weight-dtype", default="bf16", help="fp32, bf16, fp16, fp8, int8, int4, fp4")
+    p.add_argument("--kv-dtype", default="bf16", help="fp32, bf16, fp16, fp8, int8, int4")
+    p.add_argument("--batch", type=int, default=1, help="B, concurrent sequences")
+    p.add_argument("--spec-k", type=int, default=1, help="k, tokens per weight read (speculation depth)")
+    p.add_argument("--context", type=int, default=8192, help="S, tokens of context per sequence")
+    p.add_argument("--no-gqa", action="store_true", help="every query head keeps its own K/V")
+    p.add_argument("--phase", default="decode", help="decode or prefill")
+    p.add_argument("--prompt-len", type=int, default=2000, help="prompt tokens (prefill's k)")
+    p.add_argument("--reserve", type=float, default=3.0, help="GiB held back for activations and slack")
+    p.add_argument("--capacity", default="binary", help="capacity convention: " + ", ".join(CAPACITY_CONVENTIONS))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m core", description="Roofline Lab: decode and prefill on the roofline.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ex = sub.add_parser("explain", help="step-by-step derivation of one scenario")
+    _scenario_flags(ex)
+    ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+    sub.add_parser("list", help="catalogue ids")
+    return parser
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """A :class:`Scenario` from parsed flags.
+
+    Raises:
+        OneLineError: an unknown id or an out-of-range value, naming it.
+    """
+    values = dict(
+        model=args.model, gpu=args.gpu, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+        batch=args.batch, spec_k=args.spec_k, context=args.context, gqa=not args.no_gqa,
+        phase=args.phase, prompt_len=args.prompt_len, capacity_convention=args.capacity,
+    )
+    scenario = Scenario()
+    for name, value in values.items():
+        _set(scenario, name, value)
+    if not (args.reserve >= 0 and args.reserve < float("inf")):
+        raise OneLineError(f"--reserve {args.reserve}: must be a finite number of GiB >= 0")
+    scenario.reserve_bytes = args.reserve * GiB
+    return scenario
+
+
+def _set(scenario: Scenario, name: str, value) -> None:
+    p = scenario.param[name]
+    flag = "--" + {"spec_k": "spec-k", "weight_dtype": "weight-dtype", "kv_dtype": "kv-dtype",
+                   "prompt_len": "prompt-len", "capacity_convention": "capacity", "gqa": "no-gqa"}.get(name, name)
+    if hasattr(p, "objects") and p.objects and value not in p.objects:
+        raise OneLineError(f"{flag} {value!r}: unknown; accepted: {', '.join(map(str, p.objects))}")
+    if getattr(p, "bounds", None) and isinstance(value, int):
+        lo, hi = p.bounds
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise OneLineError(f"{flag} {value}: out of range; accepted: {lo} to {hi}")
+    setattr(scenario, name, value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "list":
+            print("GPUs:   " + ", ".join(load_accelerators()))
+            print("models: " + ", ".join(load_models()))
+            return 0
+        scenario = scenario_from_args(args)
+        result = scenario.evaluate()
+    except (OneLineError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(explain(result, scenario.weight_dtype, scenario.kv_dtype, scenario.gqa))
+    return 0

@@ -1,0 +1,79 @@
+"""A step-by-step derivation of a scenario, in the style of article 000's
+"A Concrete Example": every number with its formula, values and unit."""
+
+from __future__ import annotations
+
+from .hardware import CAPACITY_CONVENTIONS
+from .precision import get_precision
+from .scenario import ScenarioResult
+from .units import (
+    GB,
+    GiB,
+    fmt_bandwidth,
+    fmt_bytes_gb,
+    fmt_bytes_gib,
+    fmt_bytes_small,
+    fmt_flop,
+    fmt_flops_rate,
+    fmt_seconds,
+)
+
+
+def explain(r: ScenarioResult, weight_dtype: str, kv_dtype: str, gqa: bool = True) -> str:
+    """The derivation of ``r`` as plain text (one line per quantity)."""
+    m, g = r.model, r.gpu
+    w_label, kv_label = get_precision(weight_dtype).label, get_precision(kv_dtype).label
+    h_kv = m.kv_heads(gqa)
+    k_name = "k (prompt length)" if r.phase == "prefill" else "k"
+    lines = [
+        f"{m.name} on {g.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read}, "
+        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if gqa else 'off'}",
+        "",
+        "Step 1  weight traffic per step",
+        f"  N = {r.n_params:,} parameters (derived from config.json)",
+        f"  weight bytes = N·p = {r.n_params:,} × {r.bytes_per_weight:g} B = "
+        f"{fmt_bytes_gb(r.weight_bytes)} ({fmt_bytes_gib(r.weight_bytes)})",
+        f"  weight read time = {fmt_bytes_gb(r.weight_bytes)} / {fmt_bandwidth(r.bandwidth)} = "
+        f"{fmt_seconds(r.weight_bytes / r.bandwidth)}",
+        "",
+        "Step 2  arithmetic and the roofline",
+        f"  FLOPs per step = 2·N·B·k = 2 × {r.n_params:,} × {r.batch} × {r.tokens_per_read} = "
+        f"{fmt_flop(r.flops_per_step)}",
+        f"  compute roof = {fmt_flops_rate(r.peak_flops)} dense ({r.compute_roof_reason})",
+        f"  compute time = {fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)} = "
+        f"{fmt_seconds(r.flops_per_step / r.peak_flops)}",
+        f"  arithmetic intensity I = 2·B·k/p = 2 × {r.batch} × {r.tokens_per_read} / {r.bytes_per_weight:g} = "
+        f"{r.arithmetic_intensity:,.4g} FLOP/byte",
+        f"  ridge point = P_peak/BW = {fmt_flops_rate(r.peak_flops)} / {fmt_bandwidth(r.bandwidth)} = "
+        f"{r.ridge_point:,.1f} FLOP/byte",
+        f"  attainable = min(P_peak, BW·I) = {fmt_flops_rate(r.attainable_flops)} = "
+        f"{100 * r.peak_fraction:.3g} % of peak",
+        f"  ceiling ignoring KV = B·k / max(compute, weight read) = {r.tokens_per_s_without_kv:,.0f} tokens/s",
+        "",
+        "Step 3  KV cache",
+        f"  per token = 2·L·h_kv·d_head·p_kv = 2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
+        f"{fmt_bytes_small(r.kv_bytes_per_token)}",
+        f"  per sequence at S = {r.context:,}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
+        f"({fmt_bytes_gib(r.kv_bytes_per_sequence)})",
+        f"  whole batch × B = {r.batch}: {fmt_bytes_gb(r.kv_bytes)} ({fmt_bytes_gib(r.kv_bytes)})",
+        "",
+        "Step 4  what one step moves",
+        f"  bytes per step = weights + KV = {fmt_bytes_gb(r.weight_bytes)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
+        f"{fmt_bytes_gb(r.bytes_per_step)}  (KV share {100 * r.kv_traffic_bytes / r.bytes_per_step:.0f} %)",
+        f"  intensity counting KV = FLOPs / bytes = {r.arithmetic_intensity_with_kv:,.4g} FLOP/byte -> {r.bound}-bound",
+        f"  step time = max({fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)}, "
+        f"{r.bytes_per_step / GB:,.2f} GB / {fmt_bandwidth(r.bandwidth)}) = {fmt_seconds(r.step_time_s)}",
+        f"  tokens/s = B·k / step time = {r.batch * r.tokens_per_read:,} / {fmt_seconds(r.step_time_s)} = "
+        f"{r.tokens_per_s:,.0f} tokens/s",
+        "",
+        "Step 5  what fits",
+        f"  capacity = {g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
+        f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
+        f"  free for KV = capacity - weights - reserve = {r.capacity_bytes / GiB:,.2f} - {r.weight_bytes / GiB:,.2f} - "
+        f"{r.reserve_bytes / GiB:,.2f} GiB = {fmt_bytes_gib(r.free_for_kv_bytes)}",
+        f"  largest batch at S = {r.context:,}: floor(free / KV per sequence) = {r.max_batch:,}",
+        f"  B = {r.batch}: weights + KV + reserve = {fmt_bytes_gib(r.memory_used_bytes)} -> "
+        + ("fits" if r.fits else "DOES NOT FIT"),
+    ]
+    lines += [f"  note: {w}" for w in r.warnings]
+    return "\n".join(lines)

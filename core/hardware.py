@@ -1,0 +1,121 @@
+"""The accelerator catalogue (``hardware.json`` beside this file).
+
+Each entry gives dense peak FLOP/s per compute precision, the sparse headline
+figure (kept only to show the 2:4-sparsity trap), memory bandwidth in bytes/s and
+memory capacity as the datasheet prints it, with a source for every number.
+
+Memory capacity: datasheets print "80 GB".  DRAM is built in powers of two, so an
+H100's "80 GB" of HBM3 is 80 GiB (nvidia-smi shows 81,559 MiB usable).  Article
+000 (Step 5) instead reads it as 80e9 bytes = 74.5 GiB.  :data:`CAPACITY_CONVENTIONS`
+names both readings; the lab defaults to ``"binary"`` and keeps ``"decimal"`` to
+reproduce the article's figures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from .units import GB, GiB
+
+CATALOGUE_PATH = Path(__file__).with_name("hardware.json")
+
+#: How a datasheet's "N GB" capacity becomes bytes.
+CAPACITY_CONVENTIONS = {
+    "binary": "datasheet GB read as GiB (2^30 bytes), as DRAM is built",
+    "decimal": "datasheet GB read as 1e9 bytes (article 000, Step 5)",
+}
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator.
+
+    Attributes:
+        id: catalogue id (``"h100-sxm"``).
+        name: display name.
+        dense_flops: dense peak FLOP/s keyed by compute roof (``"bf16"``, ``"fp8"``,
+            ``"int8"``, ``"fp4"``, ``"fp32"``); INT8 figures are OP/s.
+        sparse_flops: the 2:4 structured-sparsity figures, FLOP/s (not used for any
+            roof: dense LLM GEMMs have no 2:4 sparsity).
+        hbm_bandwidth: peak DRAM bandwidth, bytes/s.
+        memory_datasheet_value: capacity as printed, in ``memory_datasheet_unit``.
+        memory_type: ``"HBM3"``, ``"GDDR6"``, ...
+        sources: datasheet or whitepaper for each field.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str
+    year: int
+    dense_flops: dict[str, float]
+    sparse_flops: dict[str, float]
+    hbm_bandwidth: float
+    memory_datasheet_value: float
+    memory_datasheet_unit: str
+    memory_type: str
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    def capacity_bytes(self, convention: str = "binary") -> float:
+        """Memory capacity in bytes under a :data:`CAPACITY_CONVENTIONS` reading.
+
+        Raises:
+            ValueError: unknown convention.
+        """
+        if convention == "binary":
+            return self.memory_datasheet_value * GiB
+        if convention == "decimal":
+            return self.memory_datasheet_value * GB
+        raise ValueError(
+            f"unknown capacity convention {convention!r}; accepted: {', '.join(CAPACITY_CONVENTIONS)}"
+        )
+
+    def ridge_point(self, roof: str = "bf16") -> float:
+        """Ridge point ``P_peak / BW`` in FLOP/byte for the given compute roof.
+
+        Source: Williams, Waterman & Patterson (2009); article 004, section 01.
+        """
+        return self.dense_flops[roof] / self.hbm_bandwidth
+
+
+def _from_record(rec: dict) -> Accelerator:
+    mem = rec["memory"]
+    return Accelerator(
+        id=rec["id"],
+        name=rec["name"],
+        vendor=rec["vendor"],
+        architecture=rec["architecture"],
+        year=int(rec["year"]),
+        dense_flops={k: float(v) for k, v in rec["dense_flops"].items()},
+        sparse_flops={k: float(v) for k, v in rec.get("sparse_flops", {}).items()},
+        hbm_bandwidth=float(rec["hbm_bandwidth"]),
+        memory_datasheet_value=float(mem["datasheet_value"]),
+        memory_datasheet_unit=mem["datasheet_unit"],
+        memory_type=mem["type"],
+        sources=dict(rec["sources"]),
+        notes=rec.get("notes", ""),
+    )
+
+
+@cache
+def load_accelerators(path: Path = CATALOGUE_PATH) -> dict[str, Accelerator]:
+    """All catalogue accelerators keyed by id, in file order."""
+    records = json.loads(Path(path).read_text())["gpus"]
+    return {rec["id"]: _from_record(rec) for rec in records}
+
+
+def get_accelerator(gpu_id: str) -> Accelerator:
+    """The catalogue accelerator ``gpu_id``.
+
+    Raises:
+        ValueError: unknown id; the message lists the accepted ids.
+    """
+    gpus = load_accelerators()
+    try:
+        return gpus[gpu_id]
+    except KeyError:
+        raise ValueError(f"unknown GPU {gpu_id!r}; accepted: {', '.join(gpus)}") from None

@@ -1,0 +1,313 @@
+"""The Scenario: one model, on one accelerator, at one operating point.
+
+A :class:`Scenario` holds the levers (``param`` parameters, validated with
+bounds) and :meth:`Scenario.evaluate` derives everything the lab shows, in SI
+units, as a :class:`ScenarioResult`.  Nothing here imports a UI library: the
+Panel app, the command line and a notebook all read the same object.
+
+Formulas (articles in ``shared/seeds``):
+
+* intensity on the weights ``I = 2·B·k / p`` (article 004, section 03);
+* intensity counting KV reads ``2·N·B·k / (N·p + B·KV_seq(S))`` (article 000,
+  Steps 3 and 6: the cache is read every step and does not amortise);
+* ridge point ``P_peak / BW`` and attainable ``min(P_peak, BW·I)`` (Williams et
+  al. 2009; article 004, section 01);
+* KV cache ``2·L·h_kv·d_head·S·B·p_kv`` (article 004, section 04);
+* step time ``max(FLOPs / P_peak, bytes / BW)`` and tokens/s ``B·k / step``
+  (article 000, Steps 1, 4 and 6).
+
+Prefill is the same formula with ``k`` = the prompt length (article 004,
+"Go deeper"): its traffic is the weights plus the KV cache it writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import param
+
+from . import kvcache, roofline
+from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
+from .models import ModelSpec, get_model, load_models
+from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof, get_precision
+from .units import GiB
+
+#: Default memory held back for activations, CUDA context and allocator slack.
+#: 3 GiB reproduces article 000, Step 5: ~59 sequences of 8k context fit an
+#: 80e9-byte H100 with no reserve, "56 once you leave headroom".
+DEFAULT_RESERVE_BYTES = 3 * GiB
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The batch ladder: one entry per rung, all numpy arrays of one length.
+
+    Attributes:
+        batch: B per rung (1, 2, 4, ...), int64.
+        arithmetic_intensity: ``2·B·k/p``, FLOP/byte.
+        arithmetic_intensity_with_kv: counting KV reads, FLOP/byte.
+        attainable_flops: ``min(P_peak, BW·I)``, FLOP/s.
+        peak_fraction: attainable / P_peak, 0..1.
+        tokens_per_s: roofline ceiling counting KV traffic, tokens/s.
+        fits: weights + KV + reserve within capacity, bool.
+    """
+
+    batch: np.ndarray
+    arithmetic_intensity: np.ndarray
+    arithmetic_intensity_with_kv: np.ndarray
+    attainable_flops: np.ndarray
+    peak_fraction: np.ndarray
+    tokens_per_s: np.ndarray
+    fits: np.ndarray
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """Everything derived from a :class:`Scenario`, SI units throughout.
+
+    Bytes are bytes, FLOP are FLOP, times are seconds, rates per second.
+    ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
+    what one step moves (read in decode, written in prefill).
+    """
+
+    phase: str
+    gpu: Accelerator
+    model: ModelSpec
+    batch: int
+    tokens_per_read: int
+    context: int
+    n_params: int
+    bytes_per_weight: float
+    kv_bytes_per_element: float
+    compute_roof: str
+    compute_roof_reason: str
+    peak_flops: float
+    bandwidth: float
+    capacity_bytes: float
+    capacity_convention: str
+    reserve_bytes: float
+    weight_bytes: float
+    flops_per_step: float
+    arithmetic_intensity: float
+    arithmetic_intensity_with_kv: float
+    ridge_point: float
+    attainable_flops: float
+    attainable_flops_with_kv: float
+    peak_fraction: float
+    bound: str
+    kv_bytes_per_token: float
+    kv_bytes_per_sequence: float
+    kv_bytes: float
+    kv_traffic_bytes: float
+    bytes_per_step: float
+    step_time_s: float
+    step_time_without_kv_s: float
+    tokens_per_s: float
+    tokens_per_s_without_kv: float
+    memory_used_bytes: float
+    free_for_kv_bytes: float
+    fits: bool
+    max_batch: int
+    ladder: Ladder
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict:
+        """The scalar results as a JSON-ready dict (SI units, keys as in the CLI)."""
+        keys = (
+            "phase batch tokens_per_read context n_params bytes_per_weight kv_bytes_per_element "
+            "compute_roof peak_flops bandwidth capacity_bytes capacity_convention reserve_bytes "
+            "weight_bytes flops_per_step arithmetic_intensity arithmetic_intensity_with_kv "
+            "ridge_point attainable_flops attainable_flops_with_kv peak_fraction bound "
+            "kv_bytes_per_token kv_bytes_per_sequence kv_bytes kv_traffic_bytes bytes_per_step "
+            "step_time_s step_time_without_kv_s tokens_per_s tokens_per_s_without_kv "
+            "memory_used_bytes free_for_kv_bytes fits max_batch"
+        ).split()
+        out = {"gpu": self.gpu.id, "model": self.model.id}
+        for key in keys:
+            value = getattr(self, key)
+            out[key] = value.item() if isinstance(value, np.generic) else value
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+class Scenario(param.Parameterized):
+    """The levers of one inference workload on one accelerator.
+
+    Every parameter is validated by ``param`` (selectors for ids, bounds for
+    numbers): an invalid value raises ``ValueError`` and leaves the scenario as
+    it was.
+    """
+
+    gpu = param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_accelerators().values()},
+                         label="GPU",
+                         doc="Accelerator, by catalogue id (core/hardware.json).")
+    model = param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
+                           label="Model",
+                           doc="Model, by catalogue id (core/models/).")
+    weight_dtype = param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
+                                  label="Weight precision p",
+                                  doc="Weight format; p = its bytes per weight.")
+    kv_dtype = param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in KV_PRECISIONS},
+                              label="KV-cache precision p_kv",
+                              doc="KV-cache format; p_kv = its bytes per element.")
+    batch = param.Integer(default=1, bounds=(1, 65536), label="Batch B",
+                          doc="B: concurrent sequences sharing one read of the weights.")
+    spec_k = param.Integer(default=1, bounds=(1, 64), label="Speculation depth k",
+                           doc="k: tokens produced per read of the weights in decode "
+                               "(speculative decoding verifies k tokens in one pass).")
+    context = param.Integer(default=8192, bounds=(1, 2**21), label="Context S (tokens)",
+                            doc="S: tokens of context each sequence holds in the KV cache during decode.")
+    gqa = param.Boolean(default=True, label="Grouped-query attention",
+                        doc="Off: every query head keeps its own K and V (h_kv = number of query heads).")
+    reserve_bytes = param.Number(default=DEFAULT_RESERVE_BYTES, bounds=(0, None), label="Reserve (bytes)",
+                                 doc="Memory held back for activations, CUDA context and allocator slack, bytes.")
+    capacity_convention = param.Selector(default="binary",
+                                         objects={"GB read as GiB (as built)": "binary",
+                                                  "GB = 1e9 bytes (article 000)": "decimal"},
+                                         label="Capacity convention",
+                                         doc="How the datasheet's 'GB' becomes bytes: " + "; ".join(
+                                             f"{k}: {v}" for k, v in CAPACITY_CONVENTIONS.items()))
+    phase = param.Selector(default="decode", objects=["decode", "prefill"], label="Phase",
+                           doc="decode: k = speculation depth; prefill: k = prompt length.")
+    prompt_len = param.Integer(default=2000, bounds=(1, 2**21), label="Prompt length",
+                               doc="Tokens in the prompt processed by prefill (k in prefill).")
+
+    def evaluate(self) -> ScenarioResult:
+        """Derive every number of the scenario (see the module docstring)."""
+        return evaluate(
+            gpu=get_accelerator(self.gpu),
+            model=get_model(self.model),
+            weight_dtype=self.weight_dtype,
+            kv_dtype=self.kv_dtype,
+            batch=self.batch,
+            spec_k=self.spec_k,
+            context=self.context,
+            gqa=self.gqa,
+            reserve_bytes=self.reserve_bytes,
+            capacity_convention=self.capacity_convention,
+            phase=self.phase,
+            prompt_len=self.prompt_len,
+        )
+
+
+def evaluate(
+    *,
+    gpu: Accelerator,
+    model: ModelSpec,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    batch: int = 1,
+    spec_k: int = 1,
+    context: int = 8192,
+    gqa: bool = True,
+    reserve_bytes: float = DEFAULT_RESERVE_BYTES,
+    capacity_convention: str = "binary",
+    phase: str = "decode",
+    prompt_len: int = 2000,
+) -> ScenarioResult:
+    """The :class:`ScenarioResult` of explicit levers (what :meth:`Scenario.evaluate` calls).
+
+    Raises:
+        ValueError: unknown precision, phase or capacity convention.
+    """
+    if phase not in ("decode", "prefill"):
+        raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
+    p = get_precision(weight_dtype).bytes_per_element
+    p_kv = get_precision(kv_dtype).bytes_per_element
+    roof, roof_reason = compute_roof(weight_dtype, gpu.dense_flops)
+    peak, bw = gpu.dense_flops[roof], gpu.hbm_bandwidth
+    capacity = gpu.capacity_bytes(capacity_convention)
+
+    # Decode reads each sequence's cache of S tokens every step; prefill writes
+    # the cache of its prompt once.  Either way k is the tokens per weight read.
+    k = spec_k if phase == "decode" else prompt_len
+    s_held = context if phase == "decode" else prompt_len
+
+    n = model.n_params
+    weight_bytes = n * p
+    kv_seq = model.kv_bytes_per_sequence(s_held, p_kv, gqa)
+    free_for_kv = capacity - weight_bytes - reserve_bytes
+
+    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
+    ladder = _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
+    point = _ladder(np.array([batch]), n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
+
+    flops = float(roofline.decode_flops(n, batch, k))
+    kv_traffic = batch * kv_seq
+    bytes_step = weight_bytes + kv_traffic
+    t_step = float(roofline.step_time(flops, bytes_step, peak, bw))
+    t_no_kv = float(roofline.step_time(flops, weight_bytes, peak, bw))
+    ridge = float(roofline.ridge_point(peak, bw))
+    intensity_kv = float(point.arithmetic_intensity_with_kv[0])
+
+    warnings = []
+    if weight_bytes + reserve_bytes > capacity:
+        warnings.append(
+            f"the weights alone ({weight_bytes / GiB:,.1f} GiB) and the reserve do not fit in "
+            f"{capacity / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller weights"
+        )
+    if model.max_context and s_held > model.max_context:
+        warnings.append(
+            f"S = {s_held:,} tokens is beyond {model.name}'s trained context of {model.max_context:,}"
+        )
+    return ScenarioResult(
+        phase=phase,
+        gpu=gpu,
+        model=model,
+        batch=int(batch),
+        tokens_per_read=int(k),
+        context=int(s_held),
+        n_params=int(n),
+        bytes_per_weight=p,
+        kv_bytes_per_element=p_kv,
+        compute_roof=roof,
+        compute_roof_reason=roof_reason,
+        peak_flops=peak,
+        bandwidth=bw,
+        capacity_bytes=capacity,
+        capacity_convention=capacity_convention,
+        reserve_bytes=float(reserve_bytes),
+        weight_bytes=float(weight_bytes),
+        flops_per_step=flops,
+        arithmetic_intensity=float(point.arithmetic_intensity[0]),
+        arithmetic_intensity_with_kv=intensity_kv,
+        ridge_point=ridge,
+        attainable_flops=float(point.attainable_flops[0]),
+        attainable_flops_with_kv=float(roofline.attainable_flops(intensity_kv, peak, bw)),
+        peak_fraction=float(point.peak_fraction[0]),
+        bound="memory" if intensity_kv < ridge else "compute",
+        kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
+        kv_bytes_per_sequence=float(kv_seq),
+        kv_bytes=float(batch * kv_seq),
+        kv_traffic_bytes=float(kv_traffic),
+        bytes_per_step=float(bytes_step),
+        step_time_s=t_step,
+        step_time_without_kv_s=t_no_kv,
+        tokens_per_s=batch * k / t_step,
+        tokens_per_s_without_kv=batch * k / t_no_kv,
+        memory_used_bytes=float(weight_bytes + batch * kv_seq + reserve_bytes),
+        free_for_kv_bytes=float(free_for_kv),
+        fits=bool(point.fits[0]),
+        max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
+        ladder=ladder,
+        warnings=tuple(warnings),
+    )
+
+
+def _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity) -> Ladder:
+    """Vectorised per-batch numbers (used for the ladder and for the point itself)."""
+    b = np.asarray(batches)
+    flops = roofline.decode_flops(n, b, k)
+    intensity = roofline.arithmetic_intensity(b, k, p)
+    bytes_step = weight_bytes + b * kv_seq
+    attainable = roofline.attainable_flops(intensity, peak, bw)
+    return Ladder(
+        batch=b,
+        arithmetic_intensity=intensity,
+        arithmetic_intensity_with_kv=flops / bytes_step,
+        attainable_flops=attainable,
+        peak_fraction=attainable / peak,
+        tokens_per_s=b * k / roofline.step_time(flops, bytes_step, peak, bw),
+        fits=weight_bytes + b * kv_seq + reserve_bytes <= capacity,
+    )

@@ -1,0 +1,86 @@
+"""Shared fixtures.  Browser tests use Debian's Chromium when it is installed
+(``playwright install`` cannot download a browser on every machine) and serve
+the lab with the real ``panel serve app`` command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Chromium's background services try the network at start-up; on a machine with
+# no internet those connections only add noise and delay.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def system_chromium() -> str | None:
+    """Path of a system Chromium, or None (then Playwright's own browser is used)."""
+    return os.environ.get("ROOFLINE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    args = {**browser_type_launch_args, "args": CHROMIUM_ARGS}
+    exe = system_chromium()
+    if exe:
+        args["executable_path"] = exe
+    return args
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"panel serve exited with {proc.returncode}: {log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def lab_url(tmp_path_factory):
+    """URL of the lab served by ``panel serve app`` on a free loopback port.
+
+    The server's log goes to a file (a pipe nobody reads could fill and stall it).
+    """
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "panel-serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
+             "--allow-websocket-origin", f"127.0.0.1:{port}"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/app"
+    try:
+        _wait_for(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -1,0 +1,58 @@
+"""The app factory without a server: views read the model and update in place."""
+
+import panel as pn
+import pytest
+
+from app import create_app
+from app.lab import Lab
+from app.readouts import rows
+from core import Scenario
+
+
+def test_create_app_is_importable_and_returns_a_layout():
+    assert isinstance(create_app(), pn.layout.Panel)
+
+
+def test_updates_change_data_in_place():
+    lab = Lab()
+    fig, point, ladder = lab.roofline.figure, lab.roofline.point, lab.roofline.ladder
+    lab.scenario.batch = 56
+    assert lab.roofline.figure is fig and lab.roofline.point is point and lab.roofline.ladder is ladder
+    assert list(point.data["x"]) == [56]
+    assert lab.roofline.ridge_span.location == pytest.approx(295.3, abs=0.1)
+    lab.scenario.gpu = "h200"
+    assert lab.roofline.ridge_span.location == pytest.approx(206.1, abs=0.1)
+    assert list(point.data["x"]) == [56]
+
+
+def test_ladder_rungs_that_do_not_fit_are_hollow():
+    lab = Lab(Scenario(model="llama-3-8b", context=8192, capacity_convention="decimal", reserve_bytes=0))
+    data = lab.roofline.ladder.data
+    fill = dict(zip(data["batch"], data["fill"], strict=True))
+    assert fill[32] != "white" and fill[64] == "white"
+
+
+def test_memory_bar_shows_capacity_and_verdict():
+    lab = Lab(Scenario(model="llama-3-8b", batch=56))
+    assert lab.memory.capacity.location == 80.0
+    assert "fits" in lab.memory.figure.title.text
+    lab.scenario.gqa = False
+    assert "DOES NOT FIT" in lab.memory.figure.title.text
+
+
+def test_a_failing_evaluation_shows_a_message_and_keeps_the_views(monkeypatch):
+    lab = Lab()
+    before = dict(lab.roofline.point.data)
+
+    def broken():
+        raise RuntimeError("catalogue unreadable")
+
+    monkeypatch.setattr(lab.scenario, "evaluate", broken)
+    lab.scenario.batch = 8
+    assert lab.error.visible and "catalogue unreadable" in lab.error.object
+    assert lab.roofline.point.data == before
+
+
+def test_every_readout_has_a_unit_or_verdict():
+    keys = {key for key, *_ in rows(Scenario().evaluate())}
+    assert {"intensity", "ridge", "attainable", "tokens", "kv-token", "fits", "max-batch"} <= keys

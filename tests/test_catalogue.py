@@ -1,0 +1,164 @@
+"""The GPU and model catalogues: every entry sourced, counts from configs correct."""
+
+import json
+
+import pytest
+
+from core import ConfigError, from_hf_config, get_accelerator, get_model, load_accelerators, load_models
+from core.hardware import CATALOGUE_PATH
+from core.models import CATALOGUE_DIR
+from core.precision import compute_roof
+from core.units import GB, GiB
+
+GPU_IDS = ["v100", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "mi300x", "l40s", "l4",
+           "rtx-4090"]
+MODEL_IDS = ["llama-2-7b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b", "qwen2.5-7b", "qwen2.5-72b"]
+
+
+def test_catalogue_ids():
+    assert list(load_accelerators()) == GPU_IDS
+    assert set(MODEL_IDS) <= set(load_models())
+
+
+@pytest.mark.parametrize("gpu_id", GPU_IDS)
+def test_every_gpu_number_has_a_source(gpu_id):
+    g = get_accelerator(gpu_id)
+    for field in ("dense_flops", "hbm_bandwidth", "memory"):
+        assert g.sources[field].startswith("https://"), field
+    if g.sparse_flops:
+        assert g.sources["sparse_flops"].startswith("https://")
+    assert "bf16" in g.dense_flops
+
+
+@pytest.mark.parametrize("gpu_id", GPU_IDS)
+def test_sparse_figures_are_twice_dense(gpu_id):
+    # The headline numbers are 2:4-sparsity figures: about twice the dense ones.
+    g = get_accelerator(gpu_id)
+    for roof, sparse in g.sparse_flops.items():
+        # rel 3 %: the L40S datasheet itself prints 362.05 dense against 733 sparse.
+        assert sparse / g.dense_flops[roof] == pytest.approx(2.0, rel=0.03), roof
+
+
+def test_hardware_file_is_si():
+    raw = json.loads(CATALOGUE_PATH.read_text())
+    for rec in raw["gpus"]:
+        assert 1e11 < rec["hbm_bandwidth"] < 1e14  # bytes/s, not TB/s
+        assert all(1e12 < v < 1e17 for v in rec["dense_flops"].values())  # FLOP/s, not TFLOP/s
+
+
+def test_capacity_conventions():
+    h100 = get_accelerator("h100-sxm")
+    assert h100.capacity_bytes("binary") == 80 * GiB
+    assert h100.capacity_bytes("decimal") == 80 * GB
+    with pytest.raises(ValueError, match="binary, decimal"):
+        h100.capacity_bytes("marketing")
+
+
+def test_unknown_ids_name_the_accepted_ones():
+    with pytest.raises(ValueError, match="unknown GPU 'h900'.*h100-sxm"):
+        get_accelerator("h900")
+    with pytest.raises(ValueError, match="unknown model 'gpt-5'.*llama-3-8b"):
+        get_model("gpt-5")
+
+
+@pytest.mark.parametrize("model_id", MODEL_IDS)
+def test_parameter_count_within_half_a_percent_of_official(model_id):
+    m = get_model(model_id)
+    assert m.official_parameters, "index.json must give the official count"
+    assert m.n_params == pytest.approx(m.official_parameters, rel=0.005)
+
+
+def test_llama_3_8b_exact_count_and_shape():
+    m = get_model("llama-3-8b")
+    assert m.n_params == 8_030_261_248
+    assert (m.n_layers, m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim) == (32, 4096, 32, 8, 128)
+
+
+def test_qwen_biases_are_counted():
+    # Qwen2 has q/k/v biases: without them the count is 28 * (3584 + 2*512) = 129,024 short.
+    assert get_model("qwen2.5-7b").n_params == 7_615_616_512
+
+
+@pytest.mark.parametrize("model_id", MODEL_IDS)
+def test_configs_are_shipped_with_their_url(model_id):
+    index = json.loads((CATALOGUE_DIR / "index.json").read_text())
+    assert index[model_id]["config_url"].startswith("https://huggingface.co/")
+    assert get_model(model_id).config_url == index[model_id]["config_url"]
+
+
+def test_llama2_is_multi_head():
+    m = get_model("llama-2-7b")
+    assert m.n_kv_heads == m.n_heads == 32
+    assert m.kv_bytes_per_token(2) == 2 * 32 * 32 * 128 * 2  # 512 KiB
+
+
+# --- reading config.json ------------------------------------------------------
+BASE = {
+    "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+    "vocab_size": 100,
+}
+
+
+def test_hand_computed_tiny_model():
+    m = from_hf_config({**BASE, "num_key_value_heads": 2, "tie_word_embeddings": True}, model_id="t", name="t")
+    # embed 100*64 = 6400; per layer: q,o 2*64*64 = 8192, k,v 2*64*32 = 4096, mlp 3*64*128 = 24576,
+    # norms 128 -> 36,992; x2 = 73,984; final norm 64; tied head 0.
+    assert m.head_dim == 16
+    assert m.n_params == 6400 + 73_984 + 64
+    assert m.kv_bytes_per_token(2) == 2 * 2 * 2 * 16 * 2
+
+
+def test_missing_kv_heads_means_mha_and_is_reported():
+    m = from_hf_config(BASE, model_id="t", name="t")
+    assert m.n_kv_heads == 4
+    assert any("num_key_value_heads" in a for a in m.assumptions)
+
+
+def test_explicit_head_dim_wins():
+    m = from_hf_config({**BASE, "head_dim": 32}, model_id="t", name="t")
+    assert m.head_dim == 32
+
+
+def test_sliding_window_caps_the_cache():
+    m = from_hf_config({**BASE, "sliding_window": 10, "max_position_embeddings": 100}, model_id="t", name="t")
+    per_token = m.kv_bytes_per_token(2)
+    assert m.kv_bytes_per_sequence(5, 2) == 5 * per_token
+    assert m.kv_bytes_per_sequence(50, 2) == 10 * per_token
+
+
+def test_disabled_sliding_window_is_honoured():
+    m = from_hf_config({**BASE, "sliding_window": 10, "use_sliding_window": False}, model_id="t", name="t")
+    assert m.kv_bytes_per_sequence(50, 2) == 50 * m.kv_bytes_per_token(2)
+
+
+def test_text_config_is_read():
+    m = from_hf_config({"model_type": "llava", "text_config": BASE}, model_id="t", name="t")
+    assert m.n_layers == 2
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({k: v for k, v in BASE.items() if k != "num_hidden_layers"}, "missing 'num_hidden_layers'"),
+        ({**BASE, "num_attention_heads": -4}, "'num_attention_heads' must be a positive integer, got -4"),
+        ({**BASE, "hidden_size": float("nan")}, "'hidden_size' must be a positive integer"),
+        ({**BASE, "num_key_value_heads": 3}, "not a multiple of num_key_value_heads 3"),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_broken_configs_are_refused_with_the_field_named(bad, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        from_hf_config(bad, model_id="t", name="t")
+
+
+# --- precisions and compute roofs ---------------------------------------------
+def test_compute_roof_rule():
+    h100, a100, b200 = (get_accelerator(i).dense_flops for i in ("h100-sxm", "a100-80gb", "b200"))
+    assert compute_roof("bf16", h100)[0] == "bf16"
+    assert compute_roof("fp8", h100)[0] == "fp8"  # W8A8 on the FP8 roof
+    assert compute_roof("int4", h100)[0] == "bf16"  # weight-only INT4 multiplies in BF16
+    assert compute_roof("fp8", a100)[0] == "bf16"  # no FP8 tensor cores on Ampere
+    assert compute_roof("fp4", b200)[0] == "fp4"
+    assert compute_roof("fp4", h100)[0] == "bf16"
+    with pytest.raises(ValueError, match="unknown precision 'int3'"):
+        compute_roof("int3", h100)

@@ -1,0 +1,75 @@
+"""``python -m core``: the explain walk-through, its JSON, and one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import main
+
+
+def run_json(capsys, *args):
+    assert main(["explain", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_llama3_8b_batch_56_walkthrough_json(capsys):
+    out = run_json(capsys, "--model", "llama-3-8b", "--gpu", "h100-sxm", "--batch", "56", "--context", "8192")
+    assert round(out["weight_bytes"] / 1e9, 1) == 16.1
+    assert round(out["kv_bytes"] / 1e9, 1) == 60.1
+    assert round(out["step_time_s"] * 1e3, 1) == 22.7
+    assert out["tokens_per_s"] == pytest.approx(2470, rel=0.005)
+    assert out["arithmetic_intensity"] == 56
+    assert out["bound"] == "memory"
+    assert out["kv_bytes_per_token"] == 131072
+    assert out["fits"] is True
+
+
+def test_llama3_70b_defaults_json(capsys):
+    out = run_json(capsys)
+    assert out["arithmetic_intensity"] == 1
+    assert round(out["ridge_point"]) == 295
+    assert round(out["attainable_flops"] / 1e12, 1) == 3.4
+    assert round(out["peak_fraction"] * 100, 2) == 0.34
+    assert out["kv_bytes_per_token"] == 327680
+
+
+def test_article_capacity_reading(capsys):
+    out = run_json(capsys, "--model", "llama-3-8b", "--capacity", "decimal", "--reserve", "0")
+    assert out["max_batch"] == 59
+
+
+def test_explain_text_shows_each_step(capsys):
+    assert main(["explain", "--model", "llama-3-8b", "--batch", "56"]) == 0
+    text = capsys.readouterr().out
+    assert "2·B·k/p = 2 × 56 × 1 / 2 = 56 FLOP/byte" in text
+    assert "131,072 bytes (128 KiB)" in text
+    assert "76.19 GB" in text
+    assert "22.74 ms" in text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--gpu", "h900"], "--gpu 'h900': unknown; accepted: v100, a100-40gb"),
+        (["--model", "gpt-5"], "--model 'gpt-5': unknown; accepted: llama-2-7b"),
+        (["--batch", "0"], "--batch 0: out of range; accepted: 1 to 65536"),
+        (["--spec-k", "-3"], "--spec-k -3: out of range"),
+        (["--context", "0"], "--context 0: out of range"),
+        (["--weight-dtype", "int3"], "--weight-dtype 'int3': unknown; accepted: fp32, bf16"),
+        (["--reserve", "-1"], "--reserve -1.0: must be a finite number of GiB >= 0"),
+        (["--batch", "lots"], "argument --batch: invalid int value: 'lots'"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_value(capsys, args, message):
+    assert main(["explain", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert message in err
+
+
+def test_module_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "core", "explain", "--json"], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(proc.stdout)["gpu"] == "h100-sxm"
