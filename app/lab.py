@@ -15,7 +15,7 @@ import panel as pn
 from core.scenario import Scenario, ScenarioResult
 
 from .controls import PARAMETERS, build_controls
-from .memory_view import MemoryView, capacity_note
+from .memory_view import MEMORY_CSS, capacity_note, memory_html
 from .readouts import READOUT_CSS, readouts_html
 from .roofline_view import RooflineView
 
@@ -40,7 +40,8 @@ class Lab:
         self.scenario = scenario or Scenario()
         result = self.scenario.evaluate()
         self.roofline = RooflineView(result)
-        self.memory = MemoryView(result)
+        self.memory = pn.pane.HTML(memory_html(result), stylesheets=[MEMORY_CSS], sizing_mode="stretch_width",
+                                   margin=(24, 10, 5, 10), name="memory")
         self.readouts = pn.pane.HTML(readouts_html(result), stylesheets=[READOUT_CSS], sizing_mode="stretch_width",
                                      name="readouts")
         self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width", name="capacity-note")
@@ -51,10 +52,9 @@ class Lab:
 
     def _layout(self) -> pn.viewable.Viewable:
         controls = pn.Column("### Levers", build_controls(self.scenario), width=330)
-        chart = pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=480)
-        memory = pn.pane.Bokeh(self.memory.figure, sizing_mode="stretch_width", height=150)
-        right = pn.Column("### Readouts", self.readouts, width=460)
-        main = pn.Column(self.error, pn.Row(chart, right, sizing_mode="stretch_width"), memory, self.capacity,
+        chart = pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540)
+        right = pn.Column("### Readouts", self.readouts, width=400)
+        main = pn.Column(self.error, pn.Row(chart, right, sizing_mode="stretch_width"), self.memory, self.capacity,
                          sizing_mode="stretch_width")
         return pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
@@ -79,7 +79,7 @@ class Lab:
         """Push ``result`` into every view (data only; no figure is rebuilt)."""
         with pn.io.hold():
             self.roofline.update(result)
-            self.memory.update(result)
+            self.memory.object = memory_html(result)
             self.readouts.object = readouts_html(result)
             self.capacity.object = capacity_note(result)
 

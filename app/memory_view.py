@@ -1,59 +1,59 @@
-"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB)."""
+"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB).
+
+Drawn as one HTML element rather than a Bokeh figure: a stacked bar needs no
+axes, tools or glyph renderers, and a Bokeh figure for it cost every session
+about 60 extra document models (a third of the page's per-session build).
+"""
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, Span
-from bokeh.plotting import figure
+from html import escape
 
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
 from core.units import GiB
 
-PARTS = ("weights", "KV cache", "reserve")
-COLORS = ("#1f77b4", "#d62728", "#9e9e9e")
+PARTS = (("weights", "#1f77b4"), ("KV cache", "#d62728"), ("reserve", "#9e9e9e"))
+
+MEMORY_CSS = """
+.mem-title { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
+.mem-title.fits { color: #2e7d32; } .mem-title.nofit { color: #c62828; }
+.mem-track { position: relative; height: 34px; background: #f3f3f3; border: 1px solid #ccc; }
+.mem-seg { position: absolute; top: 0; bottom: 0; color: white; font-size: 11px; line-height: 34px;
+           overflow: hidden; white-space: nowrap; padding-left: 4px; box-sizing: border-box; }
+.mem-cap { position: absolute; top: -6px; bottom: -6px; width: 3px; background: black; }
+.mem-cap span { position: absolute; top: -16px; left: 4px; font-size: 11px; white-space: nowrap; }
+.mem-legend { font-size: 12px; color: #444; margin-top: 6px; }
+.mem-legend i { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
+"""
 
 
-class MemoryView:
-    """A one-row stacked bar (GiB) with the capacity drawn as a vertical line."""
+def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
+    """``(name, colour, GiB)`` for each stacked part of the bar."""
+    sizes = (r.weight_bytes, r.kv_bytes, r.reserve_bytes)
+    return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
-    def __init__(self, result: ScenarioResult):
-        self.source = ColumnDataSource(data=self._data(result))
-        self.figure = figure(
-            y_range=["memory"], height=150, sizing_mode="stretch_width", toolbar_location=None,
-            x_axis_label="GiB (2^30 bytes)", name="memory",
-        )
-        self.figure.hbar_stack(list(PARTS), y="row", height=0.6, color=list(COLORS), source=self.source,
-                               legend_label=list(PARTS))
-        self.capacity = Span(location=0, dimension="height", line_color="black", line_width=3)
-        self.figure.add_layout(self.capacity)
-        legend = self.figure.legend[0]
-        legend.label_text_font_size = "11px"
-        self.figure.add_layout(legend, "right")
-        self.figure.yaxis.visible = False
-        self.figure.x_range.start = 0
-        self.update(result)
 
-    @staticmethod
-    def _data(r: ScenarioResult) -> dict:
-        return {
-            "row": ["memory"],
-            "weights": [r.weight_bytes / GiB],
-            "KV cache": [r.kv_bytes / GiB],
-            "reserve": [r.reserve_bytes / GiB],
-        }
-
-    def update(self, r: ScenarioResult) -> None:
-        """Show ``r``'s memory use against its capacity."""
-        self.source.data = self._data(r)
-        cap = r.capacity_bytes / GiB
-        self.capacity.location = cap
-        self.figure.x_range.end = max(cap, r.memory_used_bytes / GiB) * 1.08
-        verdict = "fits" if r.fits else "DOES NOT FIT"
-        self.figure.title.text = (
-            f"Memory: {r.memory_used_bytes / GiB:,.1f} GiB of {cap:,.1f} GiB → {verdict}"
-            f"   (largest batch at S = {r.context:,}: {r.max_batch:,})"
-        )
-        self.figure.title.text_color = "#2e7d32" if r.fits else "#c62828"
+def memory_html(r: ScenarioResult) -> str:
+    """The bar as HTML: segments scaled to max(capacity, use) and a capacity marker."""
+    cap = r.capacity_bytes / GiB
+    used = r.memory_used_bytes / GiB
+    scale = 100.0 / (max(cap, used) * 1.04)
+    left, segs = 0.0, []
+    for name, colour, gib in memory_segments(r):
+        width = gib * scale
+        segs.append(f'<div class="mem-seg" data-part="{name}" style="left:{left:.3f}%;width:{width:.3f}%;'
+                    f'background:{colour}" title="{name}: {gib:,.2f} GiB">{name} {gib:,.1f}</div>')
+        left += width
+    verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
+    legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
+    return (
+        f'<div class="mem-title {cls}" data-readout="memory">Memory: {used:,.1f} GiB of {cap:,.1f} GiB → '
+        f"{verdict} &nbsp;(largest batch at S = {r.context:,}: {r.max_batch:,})</div>"
+        f'<div class="mem-track">{"".join(segs)}'
+        f'<div class="mem-cap" style="left:{cap * scale:.3f}%"><span>capacity {cap:,.1f} GiB</span></div></div>'
+        f'<div class="mem-legend">{legend} <span style="margin-left:14px">GiB = 2^30 bytes</span></div>'
+    )
 
 
 def capacity_note(r: ScenarioResult) -> str:

@@ -47,8 +47,8 @@ def rows(r: ScenarioResult) -> list[tuple[str, str, str, str]]:
 def readouts_html(r: ScenarioResult) -> str:
     """The readout table as HTML; each value cell has ``data-readout=<key>``."""
     body = "".join(
-        f'<tr><td class="q">{escape(q)}</td><td class="v" data-readout="{key}">{escape(v)}</td>'
-        f'<td class="f">{escape(f)}</td></tr>'
+        f'<tr><td class="q">{escape(q)}<div class="f">{escape(f)}</div></td>'
+        f'<td class="v" data-readout="{key}">{escape(v)}</td></tr>'
         for key, q, v, f in rows(r)
     )
     warn = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in r.warnings)
@@ -58,8 +58,8 @@ def readouts_html(r: ScenarioResult) -> str:
 READOUT_CSS = """
 table.readouts { border-collapse: collapse; font-size: 13px; width: 100%; }
 table.readouts td { padding: 3px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
-table.readouts td.q { color: #333; white-space: nowrap; }
-table.readouts td.v { font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.readouts td.f { color: #777; font-size: 12px; }
+table.readouts td.q { color: #333; }
+table.readouts td.v { font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; text-align: right; }
+table.readouts div.f { color: #888; font-size: 11px; }
 div.warn { color: #b45309; margin-top: 6px; }
 """

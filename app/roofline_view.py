@@ -49,11 +49,11 @@ class RooflineView:
             y_axis_type="log",
             x_range=X_RANGE,
             y_range=Y_RANGE,
-            height=480,
+            height=540,
             sizing_mode="stretch_width",
             x_axis_label="arithmetic intensity (FLOP/byte)",
             y_axis_label="attainable performance (TFLOP/s, dense)",
-            tools="pan,wheel_zoom,box_zoom,reset,save",
+            tools="pan,wheel_zoom,reset,save",
             toolbar_location="above",
             name="roofline",
         )
@@ -63,7 +63,8 @@ class RooflineView:
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
-        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=-26,
+        # The ridge label sits at the foot of the dotted line, clear of the ladder.
+        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
                                 text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px"))
         ladder = fig.scatter("x", "y", source=self.ladder, size=11, fill_color="fill", line_color="line",
                              line_width=2, legend_label="batch ladder B = 1, 2, 4, … (hollow: does not fit)")
@@ -79,9 +80,13 @@ class RooflineView:
             ("fits in memory", "@fits"),
         ]
         fig.add_tools(HoverTool(renderers=[ladder, point], tooltips=tooltips))
-        fig.legend.location = "top_left"
-        fig.legend.click_policy = "hide"
-        fig.legend.label_text_font_size = "11px"
+        fig.toolbar.autohide = True
+        legend = fig.legend[0]
+        legend.click_policy = "hide"
+        legend.label_text_font_size = "11px"
+        legend.ncols = 2
+        legend.border_line_alpha = 0
+        fig.add_layout(legend, "below")
         return fig
 
     @staticmethod
@@ -117,7 +122,7 @@ class RooflineView:
         self.sparse_roof.data = dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {
             "x": [], "y": []}
         self.ridge_span.location = r.ridge_point
-        self.ridge.data = {"x": [r.ridge_point], "y": [r.peak_flops / TFLOP],
+        self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
                            "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)

@@ -34,10 +34,19 @@ def test_ladder_rungs_that_do_not_fit_are_hollow():
 
 def test_memory_bar_shows_capacity_and_verdict():
     lab = Lab(Scenario(model="llama-3-8b", batch=56))
-    assert lab.memory.capacity.location == 80.0
-    assert "fits" in lab.memory.figure.title.text
+    # 14.96 GiB weights + 56 GiB KV + 3 GiB reserve = 73.96 GiB of 80 GiB.
+    assert "Memory: 74.0 GiB of 80.0 GiB → fits" in lab.memory.object
+    assert "capacity 80.0 GiB" in lab.memory.object
     lab.scenario.gqa = False
-    assert "DOES NOT FIT" in lab.memory.figure.title.text
+    assert "DOES NOT FIT" in lab.memory.object
+
+
+def test_memory_segments_are_in_gib():
+    from app.memory_view import memory_segments
+
+    parts = dict((n, g) for n, _, g in memory_segments(Scenario(model="llama-3-8b", batch=56).evaluate()))
+    assert parts["KV cache"] == 56.0 and parts["reserve"] == 3.0
+    assert round(parts["weights"], 2) == 14.96
 
 
 def test_a_failing_evaluation_shows_a_message_and_keeps_the_views(monkeypatch):

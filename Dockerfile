@@ -1,0 +1,17 @@
+# Serves Roofline Lab on 0.0.0.0:5006 at /app.
+#   docker build -t roofline-lab .
+#   docker run -p 5006:5006 -e BOKEH_ALLOW_WS_ORIGIN=lab.example.org roofline-lab
+# BOKEH_ALLOW_WS_ORIGIN (comma-separated host[:port] list) is the websocket origin
+# the page is embedded or opened from; the default allows http://localhost:5006.
+FROM python:3.11-slim
+
+WORKDIR /lab
+COPY pyproject.toml README.md ./
+COPY core core
+COPY app app
+RUN pip install --no-cache-dir .
+
+ENV BOKEH_ALLOW_WS_ORIGIN=localhost:5006
+EXPOSE 5006
+USER nobody
+CMD ["panel", "serve", "app", "--address", "0.0.0.0", "--port", "5006"]

@@ -1,0 +1,174 @@
+"""Benchmark the served lab (run by hand, not by the test suite).
+
+    .venv/bin/python benchmarks/bench_lab.py [--moves 40] [--sessions 1 10 30]
+
+Measures, against a real ``panel serve app`` on loopback and Debian's (or
+Playwright's) Chromium:
+
+* slider -> data and slider -> repaint latency: a key press on the batch
+  slider's handle until the workload's ColumnDataSource changes in the browser,
+  and until the next animation frame after that change has been painted
+  (median and p95 over ``--moves`` presses);
+* server CPU to build one session: the server process's CPU time across opening
+  N pages, divided by N; and the in-process CPU time of ``app.lab.Lab()``;
+* server RSS with 1, 10 and 30 open sessions, and the cost of each extra one.
+
+Targets (issue #2): repaint p95 <= 100 ms, session build <= 0.1 s CPU,
+<= 2 MB per extra session.  Results print as a Markdown table and are written
+to ``benchmarks/results/latest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import CHROMIUM_ARGS, _free_port, _wait_for, system_chromium  # noqa: E402
+
+# Installed once per page: timestamps of the key press, the data change, and the
+# frame painted after it.  BokehJS schedules its canvas repaint for the next
+# animation frame when the data changes; a requestAnimationFrame callback
+# registered after that runs in the same frame, after Bokeh has drawn, and a
+# zero-delay timeout from there runs once that frame has been handed to the
+# compositor.
+PROBE_JS = """
+() => {
+  const src = Bokeh.documents[0].get_model_by_name('workload');
+  window.__marks = [];
+  document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);
+  src.change.connect(() => {
+    const t1 = performance.now();
+    requestAnimationFrame(() => setTimeout(() => {
+      window.__marks.push([window.__t0, t1, performance.now()]);
+    }, 0));
+  });
+}
+"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def in_process_build_cpu(repeats: int = 20) -> float:
+    """Median CPU seconds of ``Lab()`` (objects only, no websocket or serialisation)."""
+    from app.lab import Lab
+
+    Lab()  # warm imports and catalogue caches
+    times = []
+    for _ in range(repeats):
+        t = time.process_time()
+        Lab()
+        times.append(time.process_time() - t)
+    return statistics.median(times)
+
+
+def measure_latency(page, moves: int) -> dict:
+    page.evaluate(PROBE_JS)
+    handle = page.locator(".batch .noUi-handle")
+    handle.focus()
+    for i in range(moves):
+        # Walk up and down the batch stops so every press changes the value.
+        key = "ArrowRight" if (i // 10) % 2 == 0 else "ArrowLeft"
+        n_before = page.evaluate("window.__marks.length")
+        page.keyboard.press(key)
+        page.wait_for_function(f"window.__marks.length > {n_before}", timeout=10_000)
+        page.wait_for_timeout(120)  # let Panel's debounce settle between moves
+    marks = page.evaluate("window.__marks")
+    data = [t1 - t0 for t0, t1, _ in marks]
+    paint = [t2 - t0 for t0, _, t2 in marks]
+    return {
+        "moves": len(marks),
+        "data_median_ms": statistics.median(data),
+        "data_p95_ms": percentile(data, 0.95),
+        "repaint_median_ms": statistics.median(paint),
+        "repaint_p95_ms": percentile(paint, 0.95),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=40)
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 30])
+    args = parser.parse_args()
+
+    port = _free_port()
+    log = ROOT / "benchmarks" / "results" / "server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
+             "--allow-websocket-origin", f"127.0.0.1:{port}"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/app"
+    results: dict = {}
+    try:
+        _wait_for(url, server, log)
+        proc = psutil.Process(server.pid)
+        launch = {"args": CHROMIUM_ARGS}
+        if system_chromium():
+            launch["executable_path"] = system_chromium()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(**launch)
+            warm = browser.new_page()
+            warm.goto(url)
+            warm.locator("[data-readout=ridge]").wait_for()
+            results["latency"] = measure_latency(warm, args.moves)
+            warm.close()
+            time.sleep(1.0)
+
+            pages, rss, cpu_per_session = [], {}, []
+            for target in sorted(args.sessions):
+                cpu0 = sum(proc.cpu_times()[:2])
+                opened = 0
+                while len(pages) < target:
+                    page = browser.new_page()
+                    page.goto(url)
+                    page.locator("[data-readout=ridge]").wait_for(timeout=60_000)
+                    pages.append(page)
+                    opened += 1
+                time.sleep(1.0)
+                if opened:
+                    cpu_per_session.append((sum(proc.cpu_times()[:2]) - cpu0) / opened)
+                rss[target] = proc.memory_info().rss
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    counts = sorted(rss)
+    results["server_cpu_per_session_s"] = statistics.median(cpu_per_session)
+    results["lab_build_cpu_s"] = in_process_build_cpu()
+    results["rss_mb"] = {n: rss[n] / 1e6 for n in counts}
+    results["rss_per_extra_session_mb"] = (rss[counts[-1]] - rss[counts[0]]) / 1e6 / (counts[-1] - counts[0])
+    (ROOT / "benchmarks" / "results" / "latest.json").write_text(json.dumps(results, indent=2))
+
+    lat = results["latency"]
+    print("| measure | result | target |")
+    print("|---|---|---|")
+    print(f"| slider → data changed in browser (median / p95, {lat['moves']} moves) | "
+          f"{lat['data_median_ms']:.0f} / {lat['data_p95_ms']:.0f} ms | |")
+    print(f"| slider → repaint (median / p95) | {lat['repaint_median_ms']:.0f} / {lat['repaint_p95_ms']:.0f} ms "
+          "| p95 ≤ 100 ms |")
+    print(f"| server CPU per new session (served) | {results['server_cpu_per_session_s'] * 1e3:.0f} ms | ≤ 100 ms |")
+    print(f"| `Lab()` build CPU (in process) | {results['lab_build_cpu_s'] * 1e3:.0f} ms | |")
+    print("| server RSS with " + ", ".join(f"{n}" for n in counts) + " sessions | "
+          + " / ".join(f"{results['rss_mb'][n]:.0f}" for n in counts) + " MB | |")
+    print(f"| RSS per extra session | {results['rss_per_extra_session_mb']:.2f} MB | ≤ 2 MB |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
