@@ -40,6 +40,7 @@ class RooflineView:
         self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
         self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
         self.point = ColumnDataSource(data=self._point_data(result), name="workload")
+        self._roof_key = None
         self.figure = self._build()
         self.update(result)
 
@@ -115,15 +116,23 @@ class RooflineView:
         }
 
     def update(self, r: ScenarioResult) -> None:
-        """Replace the chart's data with ``r``'s (the figure itself is kept)."""
-        x, y = roof_xy(r.peak_flops, r.bandwidth)
-        self.roof.data = {"x": x, "y": y}
-        sparse = r.gpu.sparse_flops.get(r.compute_roof)
-        self.sparse_roof.data = dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {
-            "x": [], "y": []}
-        self.ridge_span.location = r.ridge_point
-        self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
-                           "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
+        """Replace the chart's data with ``r``'s (the figure itself is kept).
+
+        The roof and ridge change only with the GPU or the compute roof; they are
+        left alone otherwise, so a batch move sends only the points that moved.
+        """
+        roof_key = (r.gpu.id, r.compute_roof)
+        if roof_key != self._roof_key:
+            self._roof_key = roof_key
+            x, y = roof_xy(r.peak_flops, r.bandwidth)
+            self.roof.data = {"x": x, "y": y}
+            sparse = r.gpu.sparse_flops.get(r.compute_roof)
+            self.sparse_roof.data = (
+                dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
+            )
+            self.ridge_span.location = r.ridge_point
+            self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
+                               "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
         self.figure.title.text = (
