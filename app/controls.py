@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import panel as pn
 
-from core.scenario import Scenario
+from core.scenario import LEVERS, Scenario
 from core.units import GiB
 
 #: Batch sizes offered by the slider: dense where the articles work (1-8, 56)
@@ -18,10 +18,8 @@ BATCH_STOPS = [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 25
 CONTEXT_STOPS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 PROMPT_STOPS = [128, 256, 512, 1000, 2000, 4000, 8000, 16000, 32000]
 
-PARAMETERS = [
-    "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context", "gqa",
-    "phase", "prompt_len", "capacity_convention",
-]
+# Every lever but the reserve, which gets a GiB slider below (the model keeps bytes).
+PARAMETERS = [name for name in LEVERS if name != "reserve_bytes"]
 
 
 def _token_label(n: int) -> str:
@@ -41,6 +39,9 @@ def build_controls(scenario: Scenario) -> pn.Column:
                     "css_classes": ["context"]},
         "prompt_len": {"type": pn.widgets.DiscreteSlider, "options": _stops(PROMPT_STOPS, lambda v: f"{v:,}"),
                        "css_classes": ["prompt-len"]},
+        "gqa": {"type": pn.widgets.Checkbox, "css_classes": ["gqa"]},
+        "acceptance": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 1.0, "step": 0.05,
+                       "css_classes": ["acceptance"]},
     }
     panel = pn.Param(scenario, parameters=PARAMETERS, widgets=widgets, show_name=False, sizing_mode="stretch_width")
     for name in ("batch", "context", "prompt_len"):

@@ -22,7 +22,7 @@ MEMORY_CSS = """
 .mem-seg { position: absolute; top: 0; bottom: 0; color: white; font-size: 11px; line-height: 34px;
            overflow: hidden; white-space: nowrap; padding-left: 4px; box-sizing: border-box; }
 .mem-cap { position: absolute; top: -6px; bottom: -6px; width: 3px; background: black; }
-.mem-cap span { position: absolute; top: -16px; left: 4px; font-size: 11px; white-space: nowrap; }
+.mem-cap span { position: absolute; top: -16px; right: 6px; font-size: 11px; white-space: nowrap; }
 .mem-legend { font-size: 12px; color: #444; margin-top: 6px; }
 .mem-legend i { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
 """

@@ -1,65 +1,131 @@
-"""Live readouts: every derived number of the scenario with its formula and unit."""
+"""Live readouts: every derived number, each expandable to its formula with the
+values substituted and their units ("show your work").  GB = 1e9 bytes and
+GiB = 2^30 bytes are both written out, never mixed under one name."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 from core.scenario import ScenarioResult
 from core.units import GB, TFLOP, GiB, KiB
 
 
-def rows(r: ScenarioResult) -> list[tuple[str, str, str, str]]:
-    """``(key, quantity, value, formula)`` rows; the key names the readout for tests and CSS."""
-    k_name = "k (= prompt length)" if r.phase == "prefill" else "k"
+@dataclass(frozen=True)
+class Readout:
+    """One readout: ``key`` names it for tests and CSS; ``work`` is the formula with values."""
+
+    key: str
+    quantity: str
+    value: str
+    formula: str
+    work: str
+
+
+def _tb(x: float) -> str:
+    return f"{x / 1e12:,.4g} TB/s"
+
+
+def _tf(x: float) -> str:
+    return f"{x / TFLOP:,.4g} TFLOP/s"
+
+
+def rows(r: ScenarioResult) -> list[Readout]:
+    """The readouts of ``r``, in display order."""
+    n_e9 = f"{r.n_params / 1e9:,.3f}e9"
+    k_note = " (k = prompt length in prefill)" if r.phase == "prefill" else ""
     kv_share = 100 * r.kv_traffic_bytes / r.bytes_per_step
+    h_kv = r.model.kv_heads(r.gqa)
+    m = r.model
     return [
-        ("intensity", "Arithmetic intensity (weights)", f"{r.arithmetic_intensity:,.4g} FLOP/byte",
-         f"2·B·k/p = 2×{r.batch}×{r.tokens_per_read}/{r.bytes_per_weight:g}; {k_name}"),
-        ("intensity-kv", "Intensity counting KV reads", f"{r.arithmetic_intensity_with_kv:,.4g} FLOP/byte",
-         "FLOPs / (weight bytes + KV bytes)"),
-        ("ridge", "Ridge point", f"{r.ridge_point:,.0f} FLOP/byte",
-         f"P_peak/BW = {r.peak_flops / TFLOP:,.4g} TFLOP/s / {r.bandwidth / 1e12:,.4g} TB/s"),
-        ("attainable", "Attainable", f"{r.attainable_flops / TFLOP:,.4g} TFLOP/s",
-         "min(P_peak, BW·I)"),
-        ("peak-fraction", "Fraction of peak", f"{100 * r.peak_fraction:.3g} %", "attainable / P_peak"),
-        ("bound", "Bound", f"{r.bound}-bound", "intensity counting KV vs ridge point"),
-        ("roof", "Compute roof", f"{r.peak_flops / TFLOP:,.4g} TFLOP/s", r.compute_roof_reason),
-        ("weights", "Weight bytes", f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)",
-         f"N·p = {r.n_params / 1e9:,.2f}e9 × {r.bytes_per_weight:g} bytes"),
-        ("flops", "FLOPs per step", f"{r.flops_per_step / 1e9:,.4g} GFLOP", "2·N·B·k"),
-        ("step-time", "Step time", f"{r.step_time_s * 1e3:,.4g} ms",
-         "max(FLOPs/P_peak, (weights + KV)/BW)"),
-        ("tokens", "Tokens/s ceiling", f"{r.tokens_per_s:,.0f} tokens/s", "B·k / step time, counting KV"),
-        ("tokens-no-kv", "Tokens/s ignoring KV", f"{r.tokens_per_s_without_kv:,.0f} tokens/s",
-         "B·k / max(FLOPs/P_peak, weights/BW)"),
-        ("kv-token", "KV per token", f"{r.kv_bytes_per_token / KiB:,.4g} KiB",
-         f"2·L·h_kv·d_head·p_kv = {r.kv_bytes_per_token:,.0f} bytes"),
-        ("kv-total", "KV cache (whole batch)", f"{r.kv_bytes / GiB:,.2f} GiB ({r.kv_bytes / GB:,.2f} GB)",
-         f"× S = {r.context:,} × B = {r.batch}"),
-        ("kv-share", "KV share of traffic", f"{kv_share:.0f} %", "KV bytes / bytes per step"),
-        ("fits", "Fits in memory", "yes" if r.fits else "NO",
-         f"{r.memory_used_bytes / GiB:,.1f} GiB of {r.capacity_bytes / GiB:,.1f} GiB"),
-        ("max-batch", "Largest batch at S", f"{r.max_batch:,}",
-         "floor((capacity − weights − reserve) / KV per sequence)"),
+        Readout("intensity", "Arithmetic intensity (weights)", f"{r.arithmetic_intensity:,.4g} FLOP/byte",
+                "I = 2·B·k / p" + k_note,
+                f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes = "
+                f"{r.arithmetic_intensity:,.4g} FLOP/byte"),
+        Readout("intensity-kv", "Intensity counting KV reads", f"{r.arithmetic_intensity_with_kv:,.4g} FLOP/byte",
+                "2·N·B·k / (N·p + B·KV_seq(S))",
+                f"{r.flops_per_step / 1e9:,.4g} GFLOP / ({r.weight_bytes / GB:,.2f} GB + "
+                f"{r.kv_traffic_bytes / GB:,.2f} GB) = {r.arithmetic_intensity_with_kv:,.4g} FLOP/byte"),
+        Readout("ridge", "Ridge point", f"{r.ridge_point:,.0f} FLOP/byte", "P_peak / BW",
+                f"{_tf(r.peak_flops)} / {_tb(r.bandwidth)} = {r.ridge_point:,.1f} FLOP/byte"),
+        Readout("attainable", "Attainable", _tf(r.attainable_flops), "min(P_peak, BW·I)",
+                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {r.arithmetic_intensity:,.4g} FLOP/byte) = "
+                f"{_tf(r.attainable_flops)}"),
+        Readout("peak-fraction", "Fraction of peak", f"{100 * r.peak_fraction:.3g} %", "attainable / P_peak",
+                f"{_tf(r.attainable_flops)} / {_tf(r.peak_flops)} = {100 * r.peak_fraction:.3g} %"),
+        Readout("bound", "Bound", f"{r.bound}-bound", "intensity counting KV vs ridge point",
+                f"{r.arithmetic_intensity_with_kv:,.4g} {'<' if r.bound == 'memory' else '≥'} "
+                f"{r.ridge_point:,.1f} FLOP/byte"),
+        Readout("roof", "Compute roof", _tf(r.peak_flops), "dense peak for the weight precision",
+                r.compute_roof_reason),
+        Readout("weights", "Weight bytes", f"{r.weight_bytes / GB:,.2f} GB", "N·p",
+                f"{n_e9} × {r.bytes_per_weight:g} bytes = {r.weight_bytes / GB:,.2f} GB = "
+                f"{r.weight_bytes / GiB:,.2f} GiB"),
+        Readout("flops", "FLOPs per step", f"{r.flops_per_step / 1e9:,.4g} GFLOP", "2·N·B·k",
+                f"2 × {n_e9} × {r.batch} × {r.tokens_per_read:,} = {r.flops_per_step / 1e9:,.4g} GFLOP"),
+        Readout("step-time", "Step time", f"{r.step_time_s * 1e3:,.4g} ms", "max(FLOPs/P_peak, bytes/BW)",
+                f"max({r.flops_per_step / r.peak_flops * 1e3:,.4g} ms, {r.bytes_per_step / GB:,.2f} GB / "
+                f"{_tb(r.bandwidth)} = {r.bytes_per_step / r.bandwidth * 1e3:,.4g} ms) = "
+                f"{r.step_time_s * 1e3:,.4g} ms"),
+        Readout("tokens", "Tokens/s ceiling", f"{r.tokens_per_s:,.0f} tokens/s", "B·k / step time (counting KV)",
+                f"{r.batch * r.tokens_per_read:,} / {r.step_time_s * 1e3:,.4g} ms = {r.tokens_per_s:,.0f} tokens/s"),
+        Readout("tokens-no-kv", "Tokens/s ignoring KV", f"{r.tokens_per_s_without_kv:,.0f} tokens/s",
+                "B·k / max(FLOPs/P_peak, N·p/BW)",
+                f"{r.batch * r.tokens_per_read:,} / {r.step_time_without_kv_s * 1e3:,.4g} ms = "
+                f"{r.tokens_per_s_without_kv:,.0f} tokens/s"),
+        Readout("ttft", "Time to first token", f"{r.ttft_s * 1e3:,.4g} ms", "prefill step, k = prompt length",
+                f"prefill I = {r.prefill_intensity:,.0f} FLOP/byte → {r.ttft_s * 1e3:,.4g} ms for the batch's prompts"),
+        Readout("tpot", "Time per output token", f"{r.tpot_s * 1e3:,.4g} ms", "decode step at context S",
+                f"decode I = {r.decode_intensity:,.4g} FLOP/byte → {r.tpot_s * 1e3:,.4g} ms per step"),
+        Readout("spec", "Speculation: tokens per verify", f"{r.expected_tokens_per_step:.2f}",
+                "E = (1 − α^k) / (1 − α)",
+                f"(1 − {r.acceptance:.2f}^{r.spec_k}) / "
+                f"(1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
+                f"{r.speculative_tokens_per_s:,.0f} tokens/s, {r.speculative_speedup:.2f}× vs k = 1"),
+        Readout("kv-token", "KV per token", f"{r.kv_bytes_per_token / KiB:,.4g} KiB", "2·L·h_kv·d_head·p_kv",
+                f"2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
+                f"{r.kv_bytes_per_token:,.0f} bytes"),
+        Readout("kv-total", "KV cache (whole batch)", f"{r.kv_bytes / GiB:,.2f} GiB", "KV_seq(S) × B",
+                f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
+                f"{r.kv_bytes / GB:,.2f} GB (S = {r.context:,})"),
+        Readout("kv-share", "KV share of traffic", f"{kv_share:.0f} %", "KV bytes / bytes per step",
+                f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {kv_share:.1f} %"),
+        Readout("fits", "Fits in memory", "yes" if r.fits else "NO", "weights + KV + reserve ≤ capacity",
+                f"{r.weight_bytes / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
+                f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB"),
+        Readout("max-batch", "Largest batch at S", f"{r.max_batch:,}",
+                "floor((capacity − weights − reserve) / KV_seq(S))",
+                f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
+                f"{r.max_batch:,}"),
     ]
 
 
-def readouts_html(r: ScenarioResult) -> str:
-    """The readout table as HTML; each value cell has ``data-readout=<key>``."""
-    body = "".join(
-        f'<tr><td class="q">{escape(q)}<div class="f">{escape(f)}</div></td>'
-        f'<td class="v" data-readout="{key}">{escape(v)}</td></tr>'
-        for key, q, v, f in rows(r)
+def readouts_html(r: ScenarioResult, show_work: bool = False) -> str:
+    """The readouts as HTML, value cells marked ``data-readout=<key>``.
+
+    With ``show_work`` each readout also shows its formula and the same formula
+    with this scenario's values and units substituted.  (The switch lives on the
+    server, so it survives every redraw, unlike a per-row browser toggle.)
+    """
+    items = "".join(
+        f'<div class="ro" data-key="{x.key}"><div class="line">'
+        f'<span class="q">{escape(x.quantity)}</span><span class="v" data-readout="{x.key}">{escape(x.value)}</span>'
+        "</div>"
+        + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
+           if show_work else "")
+        + "</div>"
+        for x in rows(r)
     )
     warn = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in r.warnings)
-    return f'<table class="readouts">{body}</table>{warn}'
+    return f'<div class="readouts">{items}</div>{warn}'
 
 
 READOUT_CSS = """
-table.readouts { border-collapse: collapse; font-size: 13px; width: 100%; }
-table.readouts td { padding: 3px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
-table.readouts td.q { color: #333; }
-table.readouts td.v { font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; text-align: right; }
-table.readouts div.f { color: #888; font-size: 11px; }
-div.warn { color: #b45309; margin-top: 6px; }
+.readouts { font-size: 13px; }
+div.ro { border-bottom: 1px solid #eee; padding: 3px 2px; }
+div.ro .line { display: flex; justify-content: space-between; gap: 8px; }
+div.ro .v { font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
+div.ro .f { color: #555; font-size: 12px; margin: 2px 0 0 10px; }
+div.ro .w { color: #1a237e; font-size: 12px; margin: 1px 0 3px 10px; font-variant-numeric: tabular-nums; }
+div.warn { color: #b45309; margin-top: 6px; font-size: 13px; }
 """

@@ -11,6 +11,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
+from core.roofline import EFFICIENCY_BAND
 from core.scenario import ScenarioResult
 from core.units import TFLOP
 
@@ -20,6 +21,8 @@ Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s
 ROOF_COLOR = "#2ca02c"
 LADDER_COLOR = "#1f77b4"
 POINT_COLOR = "#ff7f0e"
+KV_LADDER_COLOR = "#9467bd"
+BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_RANGE[1]), 200)
 
 
 def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[float]]:
@@ -40,6 +43,10 @@ class RooflineView:
         self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
         self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
         self.point = ColumnDataSource(data=self._point_data(result), name="workload")
+        self.kv_ladder = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+                                          name="kv-ladder")
+        self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
+        self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
@@ -60,6 +67,11 @@ class RooflineView:
         )
         fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed", line_width=1.5,
                  legend_label="datasheet headline (2:4 sparse): not attainable for dense models")
+        lo, hi = EFFICIENCY_BAND
+        self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
+                                       legend_label=f"{lo:.0%}–{hi:.0%} of the roof: typical measured decode "
+                                                    "(article 000, assumption)", name="band-area")
+        self.band_renderer.visible = False
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
@@ -71,6 +83,13 @@ class RooflineView:
                              line_width=2, legend_label="batch ladder B = 1, 2, 4, … (hollow: does not fit)")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.ladder, x_offset=-4, y_offset=9,
                                 text_font_size="10px", text_color="#555555"))
+        kv_ladder = fig.scatter("x", "y", source=self.kv_ladder, marker="square", size=8, fill_color=KV_LADDER_COLOR,
+                                line_color=KV_LADDER_COLOR, fill_alpha=0.8,
+                                legend_label="ladder counting KV reads at context S")
+        fig.scatter("x", "y", source=self.other_phase, marker="diamond", size=18, fill_color="white",
+                    line_color=POINT_COLOR, line_width=3, legend_label="the same request's other phase")
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=10, y_offset=-4,
+                                text_font_size="12px", text_color="#7a3b00"))
         point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
                             line_width=2, legend_label="your workload")
         tooltips = [
@@ -80,7 +99,7 @@ class RooflineView:
             ("of peak", "@pct{0.[00]} %"),
             ("fits in memory", "@fits"),
         ]
-        fig.add_tools(HoverTool(renderers=[ladder, point], tooltips=tooltips))
+        fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.toolbar.autohide = True
         legend = fig.legend[0]
         legend.click_policy = "hide"
@@ -133,8 +152,20 @@ class RooflineView:
             self.ridge_span.location = r.ridge_point
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
                                "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
+            roof = np.minimum(r.peak_flops, r.bandwidth * BAND_X) / TFLOP
+            self.band.data = {"x": BAND_X, "lo": EFFICIENCY_BAND[0] * roof, "hi": EFFICIENCY_BAND[1] * roof}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
+        lad = r.ladder
+        self.kv_ladder.data = {
+            "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flops_with_kv / TFLOP, "batch": lad.batch,
+            "pct": 100 * lad.attainable_flops_with_kv / r.peak_flops, "fits": np.where(lad.fits, "yes", "no"),
+        }
+        if r.phase == "decode":
+            other = (r.prefill_intensity, r.prefill_attainable_flops, "prefill of the prompt")
+        else:
+            other = (r.decode_intensity, r.decode_attainable_flops, "decode")
+        self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
         self.figure.title.text = (
             f"{r.model.name} on {r.gpu.name}, {r.phase}: I = {r.arithmetic_intensity:,.4g} FLOP/byte, "
             f"{100 * r.peak_fraction:.3g} % of peak"

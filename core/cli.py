@@ -104,5 +104,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        print(explain(result, scenario.weight_dtype, scenario.kv_dtype, scenario.gqa))
+        print(explain(result))
     return 0

@@ -19,10 +19,10 @@ from .units import (
 )
 
 
-def explain(r: ScenarioResult, weight_dtype: str, kv_dtype: str, gqa: bool = True) -> str:
+def explain(r: ScenarioResult) -> str:
     """The derivation of ``r`` as plain text (one line per quantity)."""
-    m, g = r.model, r.gpu
-    w_label, kv_label = get_precision(weight_dtype).label, get_precision(kv_dtype).label
+    m, g, gqa = r.model, r.gpu, r.gqa
+    w_label, kv_label = get_precision(r.weight_dtype).label, get_precision(r.kv_dtype).label
     h_kv = m.kv_heads(gqa)
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
     lines = [

@@ -14,6 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Share of the roofline ceiling that measured single-stream decode typically
+#: reaches: "60 to 85 percent" (article 000, "Open Questions"; the shortfall is
+#: launch overhead, imperfect overlap and tile effects).  An assumption, drawn
+#: as a band under the roof.
+EFFICIENCY_BAND = (0.60, 0.85)
+
 
 def arithmetic_intensity(batch, tokens_per_read, bytes_per_weight):
     """Intensity on the weights, ``I = 2·B·k / p`` in FLOP/byte.

@@ -31,6 +31,7 @@ from . import kvcache, roofline
 from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
 from .models import ModelSpec, get_model, load_models
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof, get_precision
+from .speculation import expected_tokens_per_verify
 from .units import GiB
 
 #: Default memory held back for activations, CUDA context and allocator slack.
@@ -50,6 +51,8 @@ class Ladder:
         attainable_flops: ``min(P_peak, BW·I)``, FLOP/s.
         peak_fraction: attainable / P_peak, 0..1.
         tokens_per_s: roofline ceiling counting KV traffic, tokens/s.
+        tokens_per_s_without_kv: the ceiling ignoring KV traffic, tokens/s.
+        attainable_flops_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
         fits: weights + KV + reserve within capacity, bool.
     """
 
@@ -59,6 +62,8 @@ class Ladder:
     attainable_flops: np.ndarray
     peak_fraction: np.ndarray
     tokens_per_s: np.ndarray
+    tokens_per_s_without_kv: np.ndarray
+    attainable_flops_with_kv: np.ndarray
     fits: np.ndarray
 
 
@@ -74,7 +79,11 @@ class ScenarioResult:
     phase: str
     gpu: Accelerator
     model: ModelSpec
+    weight_dtype: str
+    kv_dtype: str
+    gqa: bool
     batch: int
+    spec_k: int
     tokens_per_read: int
     context: int
     n_params: int
@@ -109,19 +118,32 @@ class ScenarioResult:
     free_for_kv_bytes: float
     fits: bool
     max_batch: int
+    acceptance: float
+    expected_tokens_per_step: float
+    speculative_tokens_per_s: float
+    speculative_speedup: float
+    prefill_intensity: float
+    prefill_attainable_flops: float
+    decode_intensity: float
+    decode_attainable_flops: float
+    ttft_s: float
+    tpot_s: float
     ladder: Ladder
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
         """The scalar results as a JSON-ready dict (SI units, keys as in the CLI)."""
         keys = (
-            "phase batch tokens_per_read context n_params bytes_per_weight kv_bytes_per_element "
+            "phase weight_dtype kv_dtype gqa batch tokens_per_read context n_params bytes_per_weight "
+            "kv_bytes_per_element "
             "compute_roof peak_flops bandwidth capacity_bytes capacity_convention reserve_bytes "
             "weight_bytes flops_per_step arithmetic_intensity arithmetic_intensity_with_kv "
             "ridge_point attainable_flops attainable_flops_with_kv peak_fraction bound "
             "kv_bytes_per_token kv_bytes_per_sequence kv_bytes kv_traffic_bytes bytes_per_step "
             "step_time_s step_time_without_kv_s tokens_per_s tokens_per_s_without_kv "
-            "memory_used_bytes free_for_kv_bytes fits max_batch"
+            "memory_used_bytes free_for_kv_bytes fits max_batch acceptance expected_tokens_per_step "
+            "speculative_tokens_per_s speculative_speedup prefill_intensity prefill_attainable_flops "
+            "decode_intensity decode_attainable_flops ttft_s tpot_s"
         ).split()
         out = {"gpu": self.gpu.id, "model": self.model.id}
         for key in keys:
@@ -172,23 +194,25 @@ class Scenario(param.Parameterized):
                            doc="decode: k = speculation depth; prefill: k = prompt length.")
     prompt_len = param.Integer(default=2000, bounds=(1, 2**21), label="Prompt length",
                                doc="Tokens in the prompt processed by prefill (k in prefill).")
+    acceptance = param.Number(default=0.7, bounds=(0.0, 1.0), step=0.05, label="Acceptance rate α",
+                              doc="Probability that the target model accepts each draft token "
+                                  "(speculative decoding; an assumption, not a property of the hardware).")
+
+    def levers(self) -> dict:
+        """The scenario's levers as keyword arguments of :func:`evaluate` (ids, SI units)."""
+        return {name: getattr(self, name) for name in LEVERS}
 
     def evaluate(self) -> ScenarioResult:
         """Derive every number of the scenario (see the module docstring)."""
-        return evaluate(
-            gpu=get_accelerator(self.gpu),
-            model=get_model(self.model),
-            weight_dtype=self.weight_dtype,
-            kv_dtype=self.kv_dtype,
-            batch=self.batch,
-            spec_k=self.spec_k,
-            context=self.context,
-            gqa=self.gqa,
-            reserve_bytes=self.reserve_bytes,
-            capacity_convention=self.capacity_convention,
-            phase=self.phase,
-            prompt_len=self.prompt_len,
-        )
+        levers = self.levers()
+        return evaluate(gpu=get_accelerator(levers.pop("gpu")), model=get_model(levers.pop("model")), **levers)
+
+
+#: The Scenario's parameters, in the order the controls show them.
+LEVERS = (
+    "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context", "gqa", "phase", "prompt_len",
+    "acceptance", "capacity_convention", "reserve_bytes",
+)
 
 
 def evaluate(
@@ -205,6 +229,7 @@ def evaluate(
     capacity_convention: str = "binary",
     phase: str = "decode",
     prompt_len: int = 2000,
+    acceptance: float = 0.7,
 ) -> ScenarioResult:
     """The :class:`ScenarioResult` of explicit levers (what :meth:`Scenario.evaluate` calls).
 
@@ -233,6 +258,21 @@ def evaluate(
     ladder = _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
     point = _ladder(np.array([batch]), n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
 
+    # One request crosses the roofline twice (article 004, "Go deeper"): prefill
+    # of the prompt (k = prompt length, writing its cache), then decode steps
+    # (k = speculation depth, reading a cache of S tokens).
+    kv_prompt = model.kv_bytes_per_sequence(prompt_len, p_kv, gqa)
+    kv_context = model.kv_bytes_per_sequence(context, p_kv, gqa)
+    prefill_i = float(roofline.arithmetic_intensity(batch, prompt_len, p))
+    decode_i = float(roofline.arithmetic_intensity(batch, spec_k, p))
+    ttft = float(roofline.step_time(roofline.decode_flops(n, batch, prompt_len), weight_bytes + batch * kv_prompt,
+                                    peak, bw))
+    tpot = float(roofline.step_time(roofline.decode_flops(n, batch, spec_k), weight_bytes + batch * kv_context,
+                                    peak, bw))
+    t_plain = float(roofline.step_time(roofline.decode_flops(n, batch, 1), weight_bytes + batch * kv_context,
+                                       peak, bw))
+    e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
+
     flops = float(roofline.decode_flops(n, batch, k))
     kv_traffic = batch * kv_seq
     bytes_step = weight_bytes + kv_traffic
@@ -255,7 +295,11 @@ def evaluate(
         phase=phase,
         gpu=gpu,
         model=model,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        gqa=bool(gqa),
         batch=int(batch),
+        spec_k=int(spec_k),
         tokens_per_read=int(k),
         context=int(s_held),
         n_params=int(n),
@@ -290,9 +334,33 @@ def evaluate(
         free_for_kv_bytes=float(free_for_kv),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
+        acceptance=float(acceptance),
+        expected_tokens_per_step=e_tokens,
+        speculative_tokens_per_s=batch * e_tokens / tpot,
+        speculative_speedup=(e_tokens / tpot) / (1.0 / t_plain),
+        prefill_intensity=prefill_i,
+        prefill_attainable_flops=float(roofline.attainable_flops(prefill_i, peak, bw)),
+        decode_intensity=decode_i,
+        decode_attainable_flops=float(roofline.attainable_flops(decode_i, peak, bw)),
+        ttft_s=ttft,
+        tpot_s=tpot,
         ladder=ladder,
         warnings=tuple(warnings),
     )
+
+
+def batch_sweep(r: ScenarioResult, batches) -> Ladder:
+    """The per-batch numbers of ``r``'s scenario at other batch sizes.
+
+    Everything but B is held (model, GPU, precisions, k, S, reserve), so this is
+    the throughput-vs-batch curve of article 000 (chart after Step 5).
+
+    Args:
+        r: a result of :func:`evaluate`.
+        batches: 1-D array of batch sizes (>= 1).
+    """
+    return _ladder(np.asarray(batches), r.n_params, r.bytes_per_weight, r.tokens_per_read, r.kv_bytes_per_sequence,
+                   r.peak_flops, r.bandwidth, r.weight_bytes, r.reserve_bytes, r.capacity_bytes)
 
 
 def _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity) -> Ladder:
@@ -301,13 +369,16 @@ def _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, cap
     flops = roofline.decode_flops(n, b, k)
     intensity = roofline.arithmetic_intensity(b, k, p)
     bytes_step = weight_bytes + b * kv_seq
+    intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flops(intensity, peak, bw)
     return Ladder(
         batch=b,
         arithmetic_intensity=intensity,
-        arithmetic_intensity_with_kv=flops / bytes_step,
+        arithmetic_intensity_with_kv=intensity_kv,
         attainable_flops=attainable,
         peak_fraction=attainable / peak,
         tokens_per_s=b * k / roofline.step_time(flops, bytes_step, peak, bw),
+        tokens_per_s_without_kv=b * k / roofline.step_time(flops, weight_bytes, peak, bw),
+        attainable_flops_with_kv=roofline.attainable_flops(intensity_kv, peak, bw),
         fits=weight_bytes + b * kv_seq + reserve_bytes <= capacity,
     )

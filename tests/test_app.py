@@ -63,5 +63,5 @@ def test_a_failing_evaluation_shows_a_message_and_keeps_the_views(monkeypatch):
 
 
 def test_every_readout_has_a_unit_or_verdict():
-    keys = {key for key, *_ in rows(Scenario().evaluate())}
+    keys = {x.key for x in rows(Scenario().evaluate())}
     assert {"intensity", "ridge", "attainable", "tokens", "kv-token", "fits", "max-batch"} <= keys

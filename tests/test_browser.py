@@ -31,6 +31,18 @@ def wait_for_readout(page, key, text):
     page.locator(f"[data-readout={key}]", has_text=text).wait_for(timeout=5000)
 
 
+def checkbox(page, css):
+    return page.locator(f"{css} input[type=checkbox]")
+
+
+def tab(page, title):
+    page.get_by_text(title, exact=True).click()
+
+
+def source(page, name, column):
+    return page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('{name}').data['{column}'])")
+
+
 def press(page, css, key, times):
     handle = page.locator(f"{css} .noUi-handle")
     handle.focus()
@@ -65,7 +77,7 @@ def test_switching_gpu_moves_the_ridge(lab):
 
 
 def test_gqa_off_changes_the_kv_readout(lab):
-    lab.locator("input[type=checkbox]").first.uncheck()
+    checkbox(lab, ".gqa").uncheck()
     wait_for_readout(lab, "kv-token", "2,560 KiB")
     assert readout(lab, "fits") == "NO"
 
@@ -85,4 +97,77 @@ def test_batch4_int4_and_speculation4_land_on_the_same_spot(lab):
     wait_for_readout(lab, "intensity", "4 FLOP/byte")
     spec4 = (lab.evaluate(WORKLOAD_X), lab.evaluate(WORKLOAD_Y))
     assert batch4 == int4 == spec4
+    assert lab.errors == []
+
+
+# --- the serving story (issue #3) -------------------------------------------------
+def test_throughput_view_renders_and_follows_batch(lab):
+    tab(lab, "Throughput vs batch")
+    # Tabs are dynamic: the chart's models reach the browser when the tab opens.
+    lab.wait_for_function("Bokeh.documents[0].get_model_by_name('throughput') !== null", timeout=10_000)
+    batches = source(lab, "throughput", "batch")
+    assert batches[0] == 1 and batches[-1] == 1024
+    press(lab, ".batch", "ArrowRight", 3)
+    wait_for_readout(lab, "intensity", "4 FLOP/byte")
+    assert source(lab, "throughput-current", "batch") == [4]
+    assert lab.errors == []
+
+
+def test_traffic_view_follows_context(lab):
+    tab(lab, "Traffic per step")
+    lab.locator("[data-readout=traffic]").wait_for()
+    assert "S = 8,192" in lab.locator("[data-context='8192']").inner_text()
+    press(lab, ".context", "ArrowRight", 1)  # 8k -> 16k
+    lab.locator("[data-context='16384']", has_text="current S").wait_for(timeout=5000)
+
+
+def test_kv_table_follows_gqa(lab):
+    tab(lab, "KV cache table")
+    cell = lab.locator("[data-ctx='131072'][data-users='1']")
+    assert cell.inner_text() == "40.0"  # Llama-3-70B, one 128k sequence, GiB
+    assert lab.locator("[data-ctx='32768'][data-users='8']").inner_text() == "80.0"
+    checkbox(lab, ".gqa").uncheck()
+    lab.locator("[data-ctx='131072'][data-users='1']", has_text="320.0").wait_for(timeout=5000)
+
+
+def test_speculation_view_follows_acceptance(lab):
+    tab(lab, "Speculation")
+    lab.locator("[data-readout=speculation]", has_text="α = 0.70").wait_for()
+    press(lab, ".acceptance", "ArrowRight", 2)  # 0.70 -> 0.80
+    lab.locator("[data-readout=speculation]", has_text="α = 0.80").wait_for(timeout=5000)
+
+
+def test_prefill_and_decode_points_and_latency_readouts(lab):
+    other = source(lab, "other-phase", "x")
+    assert other == [2000]  # prefill of the 2,000-token prompt beside the decode dot
+    assert readout(lab, "ttft").endswith("ms") and readout(lab, "tpot") == "42.92 ms"
+
+
+def test_efficiency_band_and_show_your_work(lab):
+    assert lab.evaluate("Bokeh.documents[0].get_model_by_name('band').data.x.length") == 200
+    band_visible = "Bokeh.documents[0].get_model_by_name('band-area').visible"
+    assert lab.evaluate(band_visible) is False
+    checkbox(lab, ".band").check()
+    lab.wait_for_function(band_visible, timeout=5000)
+    checkbox(lab, ".show-work").check()
+    lab.locator("[data-work=intensity]").wait_for(timeout=5000)
+    assert lab.locator("[data-work=intensity]").inner_text() == "2 × 1 × 1 / 2 bytes = 1 FLOP/byte"
+    assert "GiB" in lab.locator("[data-work=weights]").inner_text()
+
+
+def test_tour_walks_the_articles_and_can_be_left(lab):
+    lab.get_by_text("Start the tour ▶").click()
+    lab.locator("[data-step='1']").wait_for(timeout=5000)
+    assert "16.1 GB" in lab.locator("[data-step='1']").inner_text()
+    wait_for_readout(lab, "weights", "16.06 GB")  # Llama-3-8B
+    for step in range(2, 7):
+        lab.get_by_text("Next ▶").click()
+        lab.locator(f"[data-step='{step}']").wait_for(timeout=5000)
+    caption = lab.locator("[data-step='6']").inner_text()
+    assert "76.2 GB" in caption and "79 %" in caption and "batching cannot fix it" in caption
+    wait_for_readout(lab, "tokens", "2,462 tokens/s")
+    wait_for_readout(lab, "kv-share", "79 %")
+    lab.get_by_text("Leave the tour").click()
+    lab.locator("[data-step]").wait_for(state="hidden", timeout=5000)
+    assert readout(lab, "tokens") == "2,462 tokens/s"  # leaving keeps the scenario to explore from
     assert lab.errors == []

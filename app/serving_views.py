@@ -1,0 +1,104 @@
+"""Serving views drawn as HTML tables and bars: per-step traffic, the KV-cache
+table and speculation that pays.  Each is one HTML element per session (no
+Bokeh models), updated by replacing its markup."""
+
+from __future__ import annotations
+
+from html import escape
+
+from core.precision import get_precision
+from core.scenario import ScenarioResult
+from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
+from core.speculation import speculation_sweep
+from core.units import GB, GiB
+
+SERVING_CSS = """
+table.lab { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+table.lab th, table.lab td { padding: 4px 8px; border: 1px solid #e0e0e0; text-align: right; }
+table.lab th { background: #fafafa; }
+table.lab td.over { background: #fde0dc; color: #b71c1c; }
+table.lab tr.current td { font-weight: 700; background: #fff3e0; }
+.bar { display: flex; height: 26px; margin: 2px 0 10px 0; border: 1px solid #ccc; }
+.bar div { color: white; font-size: 11px; line-height: 26px; padding-left: 4px; overflow: hidden;
+           white-space: nowrap; box-sizing: border-box; }
+.caption { font-size: 13px; color: #444; max-width: 760px; }
+.row-label { font-size: 13px; margin-top: 6px; }
+"""
+
+TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
+
+
+def traffic_html(r: ScenarioResult) -> str:
+    """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
+    contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
+    t = traffic_by_context(r.model, r.weight_bytes, r.batch, contexts, r.kv_bytes_per_element, r.gqa)
+    bars = []
+    for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
+        # Each bar is the whole step (100 %): the split, not the size, is the lesson.
+        total = t.weight_bytes + kv
+        w_pct, kv_pct = 100 * (1 - share), 100 * share
+        mark = " ← current S" if s == r.context else ""
+        bars.append(
+            f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.1f} GB per step, '
+            f"KV {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, KV {kv / GB:,.1f} GB = "
+            f"{kv / GiB:,.1f} GiB)</div>"
+            f'<div class="bar"><div style="width:{w_pct:.2f}%;background:#1f77b4">weights {w_pct:.0f} %</div>'
+            f'<div style="width:{kv_pct:.2f}%;background:#d62728">KV cache {kv_pct:.0f} %</div></div>'
+        )
+    dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes else "the weights"
+    head = (
+        f'<div class="caption" data-readout="traffic">Per {r.phase} step at batch B = {r.batch}: '
+        f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
+        "read once per step whatever the batch; the cache grows with B × S and does not amortise.</div>"
+    )
+    return head + "".join(bars)
+
+
+def kv_table_html(r: ScenarioResult) -> str:
+    """KV-cache GiB for contexts 1k-128k × users 1-64; cells over the free memory marked."""
+    gqa = r.gqa
+    kv_label = get_precision(r.kv_dtype).label
+    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa)
+    free = r.free_for_kv_bytes
+    head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
+    body = []
+    for s, row in zip(TABLE_CONTEXTS, table, strict=True):
+        cells = "".join(
+            f'<td class="{"over" if b > free else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}</td>'
+            for u, b in zip(TABLE_USERS, row, strict=True)
+        )
+        body.append(f"<tr><th>{s // 1024}k</th>{cells}</tr>")
+    note = (
+        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes): '
+        f"2·L·h_kv·d_head·S·B·p_kv with L = {r.model.n_layers}, h_kv = {r.model.kv_heads(gqa)} "
+        f"({'GQA' if gqa else 'GQA off: every query head'}), d_head = {r.model.head_dim}, KV cache in {kv_label} "
+        f"= {r.kv_bytes_per_token / 1024:,.0f} KiB per token. Red cells exceed the "
+        f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
+    )
+    return note + f'<table class="lab"><tr><th>context S</th>{head}</tr>{"".join(body)}</table>'
+
+
+SPEC_DEPTHS = (1, 2, 3, 4, 5, 6, 8)
+
+
+def speculation_html(r: ScenarioResult, levers: dict) -> str:
+    """Speculation at depths 1-8 for the current batch, context and acceptance α."""
+    sweep = speculation_sweep(levers, SPEC_DEPTHS)
+    rows = []
+    for i, k in enumerate(sweep["k"]):
+        current = ' class="current"' if k == levers["spec_k"] else ""
+        rows.append(
+            f"<tr{current}><td>{k}</td><td>{sweep['intensity'][i]:,.4g}</td><td>{sweep['expected_tokens'][i]:.2f}</td>"
+            f"<td>{sweep['step_time_s'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s'][i]:,.0f}</td>"
+            f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
+        )
+    caption = (
+        f'<div class="caption" data-readout="speculation">At acceptance α = {levers["acceptance"]:.2f}, a verify pass '
+        "of depth k (k − 1 draft tokens plus the target's own) yields E = (1 − α^k) / (1 − α) tokens on average "
+        "(Leviathan et al. 2023). While decode is memory-bound the verify pass costs the same as a plain step, so "
+        "k raises intensity for free and the speedup is E; once the pass turns compute-bound, or α is low, extra "
+        "depth stops paying. The draft model's own cost is not counted.</div>"
+    )
+    head = ("<tr><th>k</th><th>I (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
+            "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
+    return caption + f'<table class="lab">{head}{"".join(rows)}</table>'

@@ -1,0 +1,72 @@
+"""Throughput vs batch (article 000, the chart after Step 5).
+
+Tokens/s against batch B on log axes: the roofline ceiling ignoring the KV cache
+(linear, then flat at the ridge) and the achievable ceiling counting KV traffic
+at the current context (bending over well before the ridge), with the batches
+whose cache does not fit shaded, and the current B marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
+from bokeh.plotting import figure
+
+from core.scenario import ScenarioResult, batch_sweep
+
+BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
+
+
+class ThroughputView:
+    """A Bokeh tokens/s-vs-batch figure; :meth:`update` only replaces data."""
+
+    def __init__(self, result: ScenarioResult):
+        self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
+        self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
+        fig = figure(
+            x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
+            x_range=(1, 1024), x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
+            tools="pan,wheel_zoom,reset,save", toolbar_location="above", name="throughput-figure",
+        )
+        fig.toolbar.autohide = True
+        self.no_fit = BoxAnnotation(left=1024, right=1024, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
+        fig.add_layout(self.no_fit)
+        self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
+                                  text_color="#616161", text_font_size="12px")
+        fig.add_layout(self.no_fit_label)
+        fig.line("batch", "no_kv", source=self.curves, color="#2ca02c", line_width=3, line_dash="dashed",
+                 legend_label="roofline ceiling ignoring the KV cache")
+        kv = fig.line("batch", "with_kv", source=self.curves, color="#1f77b4", line_width=3,
+                      legend_label="achievable, counting KV reads at context S")
+        fig.scatter("batch", "tok", source=self.current, size=14, color="#ff7f0e", line_color="#7a3b00",
+                    legend_label="current B")
+        self.b_span = Span(location=1, dimension="height", line_color="#ff7f0e", line_dash="dotted")
+        fig.add_layout(self.b_span)
+        fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
+            ("B", "@batch"), ("ignoring KV", "@no_kv{0,0} tok/s"), ("counting KV", "@with_kv{0,0} tok/s")]))
+        legend = fig.legend[0]
+        legend.label_text_font_size = "11px"
+        legend.border_line_alpha = 0
+        fig.add_layout(legend, "below")
+        self.figure = fig
+        self.update(result)
+
+    def update(self, r: ScenarioResult) -> None:
+        """Redraw the curves for ``r``'s scenario (all levers but B held)."""
+        sweep = batch_sweep(r, BATCHES)
+        self.curves.data = {"batch": BATCHES, "no_kv": sweep.tokens_per_s_without_kv, "with_kv": sweep.tokens_per_s}
+        self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s]}
+        self.b_span.location = r.batch
+        # Batches above max_batch do not fit: shade from halfway past it.
+        left = max(r.max_batch, 0) + 0.5
+        self.no_fit.left = min(max(left, 1), 1024)
+        self.no_fit.right = 1024
+        self.no_fit_label.x = self.no_fit.left
+        self.no_fit_label.text = (
+            f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
+        )
+        unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
+        self.figure.title.text = (
+            f"{r.model.name} on {r.gpu.name}, S = {r.context:,}: {unit} vs batch "
+            f"(largest batch that fits: {r.max_batch:,})"
+        )

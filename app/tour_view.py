@@ -1,0 +1,77 @@
+"""The guided tour panel: previous / next through :data:`core.tour.TOUR`.
+
+A step sets the scenario (every lever) and shows a caption whose numbers are
+filled from the live result; the class can leave the tour at any step and keep
+exploring from there, or come back to it.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import panel as pn
+
+from core.scenario import Scenario, ScenarioResult
+from core.tour import TOUR
+
+TOUR_CSS = """
+.tour-card { background: #fff8e1; border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; }
+.tour-card h4 { margin: 4px 0; } .tour-card .src { color: #777; font-size: 12px; }
+"""
+
+
+class TourView:
+    """Tour controls and caption for one session."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.index: int | None = None
+        self.prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["tour-prev"])
+        self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
+                                      css_classes=["tour-next"])
+        self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
+        self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False,
+                                    name="tour-caption")
+        self.prev.on_click(lambda _e: self.go(self.index - 1))
+        self.next.on_click(lambda _e: self.go(0 if self.index is None else self.index + 1))
+        self.leave.on_click(lambda _e: self.stop())
+        self.layout = pn.Column(
+            pn.Row(pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step", margin=(8, 10)),
+                   self.prev, self.next, self.leave),
+            self.caption,
+            sizing_mode="stretch_width",
+        )
+
+    def go(self, index: int) -> None:
+        """Show step ``index`` (0-based) and set the scenario to it."""
+        self.index = max(0, min(index, len(TOUR) - 1))
+        self.prev.disabled = self.index == 0
+        self.next.disabled = self.index == len(TOUR) - 1
+        self.next.label = "Next ▶"
+        self.leave.visible = True
+        self.caption.visible = True
+        TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views
+        # Two steps can share a scenario (Steps 1 and 2), and then no lever
+        # changes and no watcher fires: refresh the caption here.
+        self.update(self.scenario.evaluate())
+
+    def stop(self) -> None:
+        """Leave the tour; the scenario stays where the step left it."""
+        self.index = None
+        self.caption.visible = False
+        self.leave.visible = False
+        self.prev.disabled = True
+        self.next.disabled = False
+        self.next.label = "Start the tour ▶"
+
+    def update(self, result: ScenarioResult) -> None:
+        """Refill the current caption from ``result`` (it follows the controls)."""
+        if self.index is None:
+            return
+        step = TOUR[self.index]
+        title, text = step.render(result)
+        self.caption.object = (
+            f'<div class="tour-card" data-step="{self.index + 1}"><h4>{escape(title)}</h4>'
+            f'<div>{escape(text)}</div><div class="src">Step {self.index + 1} of {len(TOUR)} · '
+            f"{escape(step.source)}</div></div>"
+        )

@@ -1,0 +1,223 @@
+"""The guided tour: the articles' walk-throughs as scenario presets with captions.
+
+Each :class:`TourStep` sets every lever (``BASE`` overridden by the step's
+settings, so a step never inherits a lever from wherever the class wandered) and
+explains what to notice.  Captions are templates filled from the live
+:class:`ScenarioResult`, so the numbers a caption quotes are the numbers the
+lab computes; ``tests/test_tour.py`` checks them against the articles.
+
+Article 000: "A Concrete Example", Steps 1-6 (Llama-3-8B on one H100 SXM).
+Article 004: sections 01-04 (Llama-3-70B; batch 4 vs INT4 vs k = 4;
+A100 -> H100 -> H200; GQA off at 128k; prefill).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .scenario import DEFAULT_RESERVE_BYTES, Scenario, ScenarioResult
+from .units import GB, TFLOP, GiB, KiB
+
+#: Every lever a tour step sets before applying its own settings.
+BASE = {
+    "model": "llama-3-8b", "gpu": "h100-sxm", "weight_dtype": "bf16", "kv_dtype": "bf16", "batch": 1,
+    "spec_k": 1, "context": 8192, "gqa": True, "phase": "decode", "prompt_len": 2000, "acceptance": 0.7,
+    "capacity_convention": "binary", "reserve_bytes": DEFAULT_RESERVE_BYTES,
+}
+
+
+@dataclass(frozen=True)
+class TourStep:
+    """One stop of the tour.
+
+    Attributes:
+        title: heading shown above the caption.
+        source: the article passage the step follows.
+        settings: levers that differ from :data:`BASE`.
+        caption: a ``str.format`` template over :func:`caption_values`.
+    """
+
+    title: str
+    source: str
+    settings: dict = field(default_factory=dict)
+    caption: str = ""
+
+    def levers(self) -> dict:
+        """Every lever this step sets."""
+        return {**BASE, **self.settings}
+
+    def apply(self, scenario: Scenario) -> None:
+        """Set ``scenario`` to this step (one batched update, so views redraw once)."""
+        scenario.param.update(**self.levers())
+
+    def render(self, result: ScenarioResult) -> tuple[str, str]:
+        """``(title, caption)`` with ``result``'s numbers filled in."""
+        values = caption_values(result)
+        return self.title.format(**values), self.caption.format(**values)
+
+
+def caption_values(r: ScenarioResult) -> dict:
+    """Display values (GB = 1e9 bytes, GiB = 2^30 bytes, ms, %) that captions may quote."""
+    m = r.model
+    seq_gqa_on = m.kv_bytes_per_sequence(r.context, r.kv_bytes_per_element, True)
+    return {
+        "model": m.name,
+        "gpu": r.gpu.name,
+        "n_billion": r.n_params / 1e9,
+        "weight_gb": r.weight_bytes / GB,
+        "weight_gib": r.weight_bytes / GiB,
+        "weight_ms": r.weight_bytes / r.bandwidth * 1e3,
+        "bandwidth_tb": r.bandwidth / 1e12,
+        "gflop": r.flops_per_step / 1e9,
+        "compute_ms": r.flops_per_step / r.peak_flops * 1e3,
+        "peak_tf": r.peak_flops / TFLOP,
+        "ridge": r.ridge_point,
+        "intensity": r.arithmetic_intensity,
+        "pct": 100 * r.peak_fraction,
+        "attainable_tf": r.attainable_flops / TFLOP,
+        "tok": r.tokens_per_s,
+        "tok_no_kv": r.tokens_per_s_without_kv,
+        "kv_kib": r.kv_bytes_per_token / KiB,
+        "kv_gb": r.kv_bytes / GB,
+        "kv_gib": r.kv_bytes / GiB,
+        "seq_gib": r.kv_bytes_per_sequence / GiB,
+        "seq_gib_gqa_on": seq_gqa_on / GiB,
+        "step_gb": r.bytes_per_step / GB,
+        "step_ms": r.step_time_s * 1e3,
+        "kv_share": 100 * r.kv_traffic_bytes / r.bytes_per_step,
+        "weight_share": 100 * r.weight_bytes / r.bytes_per_step,
+        "cap_gib": r.capacity_bytes / GiB,
+        "free_gib": r.free_for_kv_bytes / GiB,
+        "max_batch": r.max_batch,
+        "batch": r.batch,
+        "context": r.context,
+        "e_tokens": r.expected_tokens_per_step,
+        "acceptance": r.acceptance,
+        "prefill_i": r.prefill_intensity,
+        "ttft_ms": r.ttft_s * 1e3,
+        "tpot_ms": r.tpot_s * 1e3,
+    }
+
+
+TOUR: tuple[TourStep, ...] = (
+    TourStep(
+        "Step 1 · Weight traffic per decode step",
+        "article 000, A Concrete Example, Step 1",
+        {"context": 128},
+        "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
+        "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
+        "which caps one stream at {tok_no_kv:.0f} tokens/s. The orange dot sits at intensity {intensity:g} "
+        "FLOP/byte, far down the slope.",
+    ),
+    TourStep(
+        "Step 2 · The arithmetic, for comparison",
+        "article 000, A Concrete Example, Step 2",
+        {"context": 128},
+        "The same step is only {gflop:.0f} GFLOP (2 FLOP per weight): {compute_ms:.4f} ms on {peak_tf:.0f} "
+        "TFLOP/s of tensor cores. Memory time over compute time is {ridge:.0f}, the ridge point, arrived at from "
+        "the other direction. Utilisation is 1/{ridge:.0f} = {pct:.2f} % of peak, and no kernel can beat it: "
+        "the weights must be read and there is one token of work to do with them.",
+    ),
+    TourStep(
+        "Step 3 · Add the KV cache",
+        "article 000, A Concrete Example, Step 3",
+        {"context": 8192},
+        "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
+        "across 32 layers. At {context:,} tokens of context it is {kv_gb:.2f} GB, read every step: {step_gb:.2f} GB "
+        "per step and a ceiling of {tok:.0f} tokens/s. Look at the Traffic tab.",
+    ),
+    TourStep(
+        "Step 4 · Batch to escape the diagonal",
+        "article 000, A Concrete Example, Step 4",
+        {"batch": 56},
+        "At batch {batch} the weight read is unchanged but the arithmetic is {batch}× larger: intensity "
+        "{intensity:g}, {pct:.0f} % of peak. Ignoring the cache, {batch} tokens emerge every {weight_ms:.2f} ms: "
+        "{tok_no_kv:,.0f} tokens/s for zero extra weight traffic. The dot has climbed the ladder.",
+    ),
+    TourStep(
+        "Step 5 · Run out of memory instead",
+        "article 000, A Concrete Example, Step 5",
+        {"batch": 56, "capacity_convention": "decimal", "reserve_bytes": 0.0},
+        "Capacity, not bandwidth, stops the batch. Reading \"80 GB\" as the article does (80e9 bytes = "
+        "{cap_gib:.1f} GiB), the weights take {weight_gib:.1f} GiB and leave {free_gib:.1f} GiB for cache: at "
+        "{seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave headroom (move "
+        "the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
+    ),
+    TourStep(
+        "Step 6 · Notice what now dominates",
+        "article 000, A Concrete Example, Step 6",
+        {"batch": 56},
+        "At batch {batch} and {context:,} tokens, each step moves {weight_gb:.1f} GB of weights plus {kv_gb:.1f} GB "
+        "({kv_gib:.0f} GiB) of KV cache: {step_gb:.1f} GB, {step_ms:.1f} ms for {batch} tokens, {tok:,.0f} "
+        "tokens/s. The cache is {kv_share:.0f} % of the traffic and does not amortise across the batch, so a "
+        "faster matmul optimises the other {weight_share:.0f} %. At 8k context the KV cache, not the matmul, "
+        "dominates, and batching cannot fix it: only GQA, MLA, cache quantisation, eviction and prefix sharing "
+        "touch it.",
+    ),
+    TourStep(
+        "70B at batch 1: a very expensive memory controller",
+        "article 004, section 01",
+        {"model": "llama-3-70b"},
+        "{model} in BF16 at batch 1: intensity {intensity:g} against a ridge of {ridge:.0f}. The chip delivers "
+        "{attainable_tf:.1f} TFLOP/s of {peak_tf:.0f}, {pct:.2f} %. (Its {weight_gib:.0f} GiB of weights do not "
+        "fit one card: every rung of the ladder is hollow. Serving it takes tensor parallelism or INT4.)",
+    ),
+    TourStep(
+        "Lever B: batch 4",
+        "article 004, section 03",
+        {"model": "llama-3-70b", "batch": 4},
+        "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte.",
+    ),
+    TourStep(
+        "Lever p: INT4 weights",
+        "article 004, section 03",
+        {"model": "llama-3-70b", "weight_dtype": "int4"},
+        "Back to batch 1, but a quarter of the bytes per weight: I = 2·1·1/0.5 = {intensity:g} FLOP/byte, "
+        "exactly where batch 4 landed. INT4 changes the weights ({weight_gib:.0f} GiB now), not the KV cache.",
+    ),
+    TourStep(
+        "Lever k: 4-token speculation",
+        "article 004, section 03; Leviathan et al. 2023",
+        {"model": "llama-3-70b", "spec_k": 4},
+        "Verifying 4 tokens per read of the weights: I = 2·1·4/2 = {intensity:g} FLOP/byte, the same spot again. "
+        "It only pays if drafts are accepted: at α = {acceptance:.2f} a verify step yields {e_tokens:.2f} tokens "
+        "on average (Speculation tab).",
+    ),
+    TourStep(
+        "Prefill: the same formula with k = prompt length",
+        "article 004, Go deeper",
+        {"model": "llama-3-70b", "phase": "prefill"},
+        "A {context:,}-token prompt is processed in one pass: I = {prefill_i:,.0f} FLOP/byte, past the ridge of "
+        "{ridge:.0f}, under the flat roof. Time to first token {ttft_ms:,.0f} ms; each output token then costs "
+        "{tpot_ms:.1f} ms on the slope. Two metrics, opposite sides of one chart.",
+    ),
+    TourStep(
+        "A100 80GB: ridge {ridge:.0f}",
+        "article 004, section 02",
+        {"model": "llama-3-70b", "gpu": "a100-80gb"},
+        "{gpu}: {peak_tf:.0f} TFLOP/s over {bandwidth_tb:.3f} TB/s, a ridge of {ridge:.0f}. Batch-1 decode "
+        "uses {pct:.2f} % of the chip.",
+    ),
+    TourStep(
+        "H100 SXM: ridge {ridge:.0f}",
+        "article 004, section 02",
+        {"model": "llama-3-70b", "gpu": "h100-sxm"},
+        "Compute tripled, bandwidth rose only 64 %: the ridge climbs to {ridge:.0f} and batch-1 decode falls to "
+        "{pct:.2f} % of the chip. The wall went up.",
+    ),
+    TourStep(
+        "H200: ridge {ridge:.0f}",
+        "article 004, section 02; article 000, TL;DR",
+        {"model": "llama-3-70b", "gpu": "h200"},
+        "Same compute, 43 % more bandwidth: the ridge falls to {ridge:.0f} and efficiency recovers to {pct:.2f} %. "
+        "For memory-bound decode that is a real speedup that appears nowhere in a FLOPS comparison.",
+    ),
+    TourStep(
+        "GQA off at 128k",
+        "article 004, section 04",
+        {"model": "llama-3-70b", "context": 131072, "gqa": False},
+        "One 128k-token sequence of {model} needs {seq_gib:,.0f} GiB of KV cache when every one of the 64 query "
+        "heads keeps its own K and V. Tick grouped-query attention back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, "
+        "8× less. Long context became practical because the cached thing got narrower, not because memory grew.",
+    ),
+)

@@ -1,0 +1,104 @@
+"""Article 000's serving story and article 004's KV table, in core (no UI)."""
+
+import numpy as np
+import pytest
+
+from core import Scenario, evaluate, get_accelerator, get_model
+from core.roofline import EFFICIENCY_BAND
+from core.scenario import batch_sweep
+from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
+from core.speculation import expected_tokens_per_verify, speculation_sweep
+from core.units import GB, GiB
+
+H100 = get_accelerator("h100-sxm")
+L8B, L70B = get_model("llama-3-8b"), get_model("llama-3-70b")
+
+
+# --- speculation (Leviathan et al. 2023, eq. 1) ---------------------------------
+@pytest.mark.parametrize(
+    "alpha, k, expected",
+    [(0.7, 1, 1.0), (0.0, 4, 1.0), (1.0, 4, 4.0), (0.7, 4, (1 - 0.7**4) / 0.3), (0.5, 3, 1.75), (0.8, 5, 3.3616)],
+)
+def test_expected_tokens_per_verify(alpha, k, expected):
+    assert float(expected_tokens_per_verify(alpha, k)) == pytest.approx(expected)
+
+
+def test_expected_tokens_refuses_impossible_acceptance():
+    with pytest.raises(ValueError, match=r"acceptance must be in \[0, 1\]"):
+        expected_tokens_per_verify(1.5, 4)
+
+
+def test_speculation_is_free_only_while_memory_bound():
+    base = Scenario(model="llama-3-8b", context=128, acceptance=0.7).levers()
+    sweep = speculation_sweep(base, [1, 4])
+    # Batch 1: the verify pass of 4 tokens costs what a plain step costs, so the speedup is E.
+    assert sweep["step_time_s"][1] == pytest.approx(sweep["step_time_s"][0])
+    assert sweep["speedup"][1] == pytest.approx((1 - 0.7**4) / 0.3)
+    # Batch 256 at k = 4 is compute-bound: the verify pass costs more and the speedup falls below E.
+    busy = speculation_sweep({**base, "batch": 256}, [1, 4])
+    assert busy["step_time_s"][1] > 2 * busy["step_time_s"][0]
+    assert busy["speedup"][1] < 0.6 * (1 - 0.7**4) / 0.3
+    # With no acceptance, speculation never pays.
+    assert speculation_sweep({**base, "acceptance": 0.0}, [4])["speedup"][0] == pytest.approx(1.0)
+
+
+# --- article 004, section 04: the KV cache table --------------------------------
+def test_kv_table_for_llama_3_70b():
+    table = kv_table(L70B, TABLE_CONTEXTS, TABLE_USERS, 2) / GiB
+    i32k, i128k = TABLE_CONTEXTS.index(32768), TABLE_CONTEXTS.index(131072)
+    assert table[i32k, TABLE_USERS.index(8)] == 80  # "At 32k context with eight concurrent users, 80 GiB"
+    assert table[i128k, TABLE_USERS.index(1)] == 40  # "One sequence at 128k costs 40 GiB"
+    no_gqa = kv_table(L70B, TABLE_CONTEXTS, TABLE_USERS, 2, gqa=False) / GiB
+    assert no_gqa[i128k, 0] == 320  # "turn off grouped-query attention ... 320 GiB"
+    assert table.shape == (8, 7)
+
+
+def test_kv_table_follows_kv_precision():
+    assert kv_table(L70B, [131072], [1], 1)[0, 0] / GiB == 20  # FP8 cache halves it
+
+
+# --- article 000: traffic per step ----------------------------------------------
+def test_traffic_weight_dominated_at_2k_cache_dominated_at_8k():
+    # Image caption: Llama-3-8B at batch 56, weights 15 GiB constant, KV 14 GiB at 2k and 56 GiB at 8k.
+    t = traffic_by_context(L8B, L8B.n_params * 2, 56, [2048, 8192], 2)
+    assert round(t.weight_bytes / GiB) == 15
+    assert list(t.kv_bytes / GiB) == [14, 56]
+    assert t.kv_share[0] < 0.5 < t.kv_share[1]
+
+
+# --- article 000: throughput vs batch ---------------------------------------------
+def test_throughput_curves_bend_and_flatten():
+    r = evaluate(gpu=H100, model=L8B, context=8192)
+    b = np.array([1, 2, 56, 295, 512, 1024])
+    sweep = batch_sweep(r, b)
+    no_kv = sweep.tokens_per_s_without_kv
+    # Linear in B below the ridge, flat above it (compute-bound).
+    assert no_kv[1] == pytest.approx(2 * no_kv[0])
+    assert no_kv[-1] == pytest.approx(no_kv[-2])
+    assert round(no_kv[2], -1) == 11_680
+    # Counting KV reads at 8k, the curve bends over long before the ridge.
+    assert sweep.tokens_per_s[2] == pytest.approx(2462, abs=1)
+    assert sweep.tokens_per_s[-1] < 0.35 * no_kv[-1]
+    assert list(sweep.fits) == [True, True, True, False, False, False]
+
+
+# --- article 000, Open Questions: the efficiency band ------------------------------
+def test_measured_130_to_180_tokens_per_s_against_the_band():
+    r = evaluate(gpu=H100, model=L8B, context=128)
+    lo, hi = (f * r.tokens_per_s for f in EFFICIENCY_BAND)
+    assert round(r.tokens_per_s) == 208  # the 209 ceiling, less 128 tokens of cache
+    assert lo < 130 < hi and lo < 150 < hi
+    assert 180 == pytest.approx(hi, rel=0.02)  # 180 sits at 86 %, the band's top edge
+
+
+# --- article 004, Go deeper: one request crosses the roofline twice -----------------
+def test_prefill_and_decode_of_one_request():
+    r = evaluate(gpu=H100, model=L8B, context=8192, prompt_len=2000)
+    assert r.prefill_intensity == 2000 and r.decode_intensity == 1
+    assert r.prefill_attainable_flops == H100.dense_flops["bf16"]
+    # TTFT: 2·N·2000 FLOP at 989.4 TFLOP/s = 32.5 ms (compute-bound).
+    assert r.ttft_s * 1e3 == pytest.approx(2 * r.n_params * 2000 / 989.4e12 * 1e3)
+    assert round(r.ttft_s * 1e3, 1) == 32.5
+    # TPOT: (16.06 GB + 1.07 GB) / 3.35 TB/s = 5.11 ms (memory-bound).
+    assert round(r.tpot_s * 1e3, 2) == 5.11
+    assert round(r.bytes_per_step / GB, 2) == 17.13
