@@ -32,6 +32,9 @@ Try batch 4, INT4 weights, or speculation depth 4: all three land on the same sp
 """
 
 
+THROUGHPUT_TAB = 1  # index of "Throughput vs batch" in the view tabs
+
+
 class Lab:
     """One session: a scenario, its controls and the views that read it."""
 
@@ -39,7 +42,10 @@ class Lab:
         self.scenario = scenario or Scenario()
         result = self.scenario.evaluate()
         self.roofline = RooflineView(result)
-        self.throughput = ThroughputView(result)
+        # The throughput chart is built when its tab first opens: a Bokeh figure
+        # is a third of a session's build cost, and most sessions never open it.
+        self.throughput: ThroughputView | None = None
+        self.throughput_tab = pn.Column(sizing_mode="stretch_width", min_height=520)
         self.show_work = pn.widgets.Checkbox(label="Show your work (formulas with values)", value=False,
                                              css_classes=["show-work"])
         self.band = pn.widgets.Checkbox(label="Show the 60–85 % measured-efficiency band", value=False,
@@ -66,13 +72,13 @@ class Lab:
         tabs = pn.Tabs(
             ("Roofline", pn.Column(pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540),
                                    self.band, sizing_mode="stretch_width")),
-            ("Throughput vs batch", pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
-                                                  min_height=520)),
+            ("Throughput vs batch", self.throughput_tab),
             ("Traffic per step", self.traffic),
             ("KV cache table", self.kv_table),
             ("Speculation", self.speculation),
             dynamic=True, sizing_mode="stretch_width", name="views",
         )
+        tabs.param.watch(self._on_tab, "active")
         readouts = pn.Column("### Readouts", self.show_work, self.readouts, width=380)
         main = pn.Column(self.tour.layout, self.error, pn.Row(tabs, readouts, sizing_mode="stretch_width"),
                          self.memory, self.capacity, sizing_mode="stretch_width")
@@ -94,6 +100,12 @@ class Lab:
         self.error.visible = False
         self.show(result)
 
+    def _on_tab(self, event) -> None:
+        if event.new == THROUGHPUT_TAB and self.throughput is None:
+            self.throughput = ThroughputView(self.result)
+            self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
+                                                     min_height=520))
+
     def _redraw_readouts(self) -> None:
         self.readouts.object = readouts_html(self.result, self.show_work.value)
 
@@ -102,7 +114,8 @@ class Lab:
         self.result = result
         with pn.io.hold():
             self.roofline.update(result)
-            self.throughput.update(result)
+            if self.throughput is not None:
+                self.throughput.update(result)
             self._redraw_readouts()
             self.memory.object = memory_html(result)
             self.capacity.object = capacity_note(result)

@@ -65,3 +65,14 @@ def test_a_failing_evaluation_shows_a_message_and_keeps_the_views(monkeypatch):
 def test_every_readout_has_a_unit_or_verdict():
     keys = {x.key for x in rows(Scenario().evaluate())}
     assert {"intensity", "ridge", "attainable", "tokens", "kv-token", "fits", "max-batch"} <= keys
+
+
+def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    assert lab.throughput is None
+    tabs = lab.layout.select(pn.Tabs)[0]
+    tabs.active = 1
+    assert lab.throughput is not None
+    lab.scenario.batch = 56
+    assert list(lab.throughput.current.data["batch"]) == [56]
+    assert round(lab.throughput.current.data["tok"][0]) == 2462
