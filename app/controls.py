@@ -30,8 +30,13 @@ def _stops(values: list[int], label=str) -> dict[str, int]:
     return {label(v): v for v in values}
 
 
-def build_controls(scenario: Scenario) -> pn.Column:
-    """The control column for ``scenario`` (widgets stay linked to it both ways)."""
+def build_controls(scenario: Scenario, parameters: list[str] | None = None, compact: bool = False) -> pn.Column:
+    """The controls for ``scenario`` (widgets stay linked to it both ways).
+
+    Args:
+        parameters: which levers (default: all but the reserve, plus a GiB reserve slider).
+        compact: one horizontal strip of narrow widgets (embed mode).
+    """
     widgets = {
         "batch": {"type": pn.widgets.DiscreteSlider, "options": _stops(BATCH_STOPS), "css_classes": ["batch"]},
         "spec_k": {"type": pn.widgets.IntSlider, "start": 1, "end": 16, "css_classes": ["spec-k"]},
@@ -43,9 +48,16 @@ def build_controls(scenario: Scenario) -> pn.Column:
         "acceptance": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 1.0, "step": 0.05,
                        "css_classes": ["acceptance"]},
     }
-    panel = pn.Param(scenario, parameters=PARAMETERS, widgets=widgets, show_name=False, sizing_mode="stretch_width")
+    parameters = parameters or PARAMETERS
+    if compact:
+        widgets = {name: {**widgets.get(name, {}), "width": 150} for name in parameters}
+    panel = pn.Param(scenario, parameters=parameters, widgets=widgets, show_name=False, sizing_mode="stretch_width",
+                     default_layout=pn.FlexBox if compact else pn.Column)
     for name in ("batch", "context", "prompt_len"):
-        _keep_in_options(scenario, panel, name)
+        if name in parameters:
+            _keep_in_options(scenario, panel, name)
+    if compact:
+        return panel
     reserve = pn.widgets.FloatSlider(label="Reserve for activations and slack (GiB)", start=0, end=16, step=0.5,
                                      value=round(scenario.reserve_bytes / GiB * 2) / 2, sizing_mode="stretch_width")
     reserve.param.watch(lambda e: setattr(scenario, "reserve_bytes", e.new * GiB), "value")

@@ -3,19 +3,24 @@
 Importable and testable without a server (``create_app()`` returns a Panel
 layout); ``app/main.py`` marks it servable for ``panel serve app``.
 
-Data flow: the controls (and the tour) write the :class:`core.Scenario`; one
-watcher evaluates it once per change and hands the :class:`core.ScenarioResult`
-to each view, which only reads it and replaces its data in place.
+Data flow: the controls (and the tour, and a permalink) write the
+:class:`core.Scenario`; one watcher evaluates it once per change and hands the
+:class:`core.ScenarioResult` to each view, which only reads it and replaces its
+data in place.
 """
 
 from __future__ import annotations
 
 import panel as pn
 
+from core.permalink import from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 from .controls import build_controls
+from .exports_view import build_exports
 from .memory_view import MEMORY_CSS, capacity_note, memory_html
+from .permalink_view import PermalinkView, session_query
+from .pins_view import PinsView
 from .readouts import READOUT_CSS, readouts_html
 from .roofline_view import RooflineView
 from .serving_views import SERVING_CSS, kv_table_html, speculation_html, traffic_html
@@ -31,17 +36,28 @@ KV cache (**2·L·h_kv·d_head·S·B·p_kv**) decides whether the batch fits at 
 Try batch 4, INT4 weights, or speculation depth 4: all three land on the same spot.
 """
 
-
 THROUGHPUT_TAB = 1  # index of "Throughput vs batch" in the view tabs
+EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
 
 
 class Lab:
-    """One session: a scenario, its controls and the views that read it."""
+    """One session: a scenario, its controls and the views that read it.
 
-    def __init__(self, scenario: Scenario | None = None):
+    Args:
+        scenario: the scenario to show (a new default one if None).
+        query: permalink query parameters (flag name -> text); by default the
+            page request's.  ``embed=true`` selects the compact embed layout.
+    """
+
+    def __init__(self, scenario: Scenario | None = None, query: dict[str, str] | None = None):
         self.scenario = scenario or Scenario()
-        result = self.scenario.evaluate()
-        self.roofline = RooflineView(result)
+        query = session_query() if query is None else query
+        levers, pins, notices = from_query(query)
+        self.embed = query.get("embed", "").lower() in ("true", "1")
+        self.scenario.param.update(**levers)
+        self.result = result = self.scenario.evaluate()
+
+        self.roofline = RooflineView(result, compact=self.embed)
         # The throughput chart is built when its tab first opens: a Bokeh figure
         # is a third of a session's build cost, and most sessions never open it.
         self.throughput: ThroughputView | None = None
@@ -50,23 +66,28 @@ class Lab:
                                              css_classes=["show-work"])
         self.band = pn.widgets.Checkbox(label="Show the 60–85 % measured-efficiency band", value=False,
                                         css_classes=["band"])
-        self.readouts = pn.pane.HTML(readouts_html(result), stylesheets=[READOUT_CSS], sizing_mode="stretch_width",
-                                     name="readouts")
+        self.readouts = pn.pane.HTML(readouts_html(result), stylesheets=[READOUT_CSS], sizing_mode="stretch_width")
         self.memory = pn.pane.HTML(memory_html(result), stylesheets=[MEMORY_CSS], sizing_mode="stretch_width",
-                                   margin=(24, 10, 5, 10), name="memory")
-        self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width", name="capacity-note")
+                                   margin=(24, 10, 5, 10))
+        self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width")
         self.traffic = pn.pane.HTML(traffic_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
         self.kv_table = pn.pane.HTML(kv_table_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
         self.speculation = pn.pane.HTML(speculation_html(result, self.scenario.levers()),
                                         stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.link = PermalinkView(notices, self.embed)
+        self.pins = PinsView(self.scenario, draw=self.roofline.show_pins, on_change=self._write_link)
+        self.pins.set_pins(pins)
         self.tour = TourView(self.scenario)
-        self.result = result
+
         self.scenario.param.watch(self._on_change, list(LEVERS))
         self.show_work.param.watch(lambda _e: self._redraw_readouts(), "value")
         self.band.param.watch(lambda e: setattr(self.roofline.band_renderer, "visible", e.new), "value")
-        self.layout = self._layout()
+        # The address bar is rewritten at the first change; until then the link
+        # the page was opened with already reproduces what it shows.
+        self.layout = self._embed_layout() if self.embed else self._layout()
 
+    # -- layouts ----------------------------------------------------------------
     def _layout(self) -> pn.viewable.Viewable:
         controls = pn.Column("### Levers", build_controls(self.scenario), width=320)
         tabs = pn.Tabs(
@@ -76,17 +97,38 @@ class Lab:
             ("Traffic per step", self.traffic),
             ("KV cache table", self.kv_table),
             ("Speculation", self.speculation),
-            dynamic=True, sizing_mode="stretch_width", name="views",
+            ("Pins and compare", self.pins.layout),
+            ("Export", build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure)),
+            dynamic=True, sizing_mode="stretch_width",
         )
         tabs.param.watch(self._on_tab, "active")
         readouts = pn.Column("### Readouts", self.show_work, self.readouts, width=380)
-        main = pn.Column(self.tour.layout, self.error, pn.Row(tabs, readouts, sizing_mode="stretch_width"),
+        main = pn.Column(self.link.notice, self.tour.layout, self.error,
+                         pn.Row(pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message),
+                                          sizing_mode="stretch_width"), readouts, sizing_mode="stretch_width"),
                          self.memory, self.capacity, sizing_mode="stretch_width")
         return pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             pn.Row(controls, main, sizing_mode="stretch_width"),
+            self.link.writer,
             sizing_mode="stretch_width",
         )
+
+    def _embed_layout(self) -> pn.viewable.Viewable:
+        """``?embed=true``: the roofline and a compact control strip, no page chrome."""
+        strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
+        summary = pn.pane.HTML(embed_summary(self.result), sizing_mode="stretch_width", margin=(0, 10))
+        self._embed_summary = summary
+        chart = pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width")
+        return pn.Column(self.link.notice, strip, self.error, summary, chart, self.link.writer,
+                         sizing_mode="stretch_width", css_classes=["embed"])
+
+    # -- updates ------------------------------------------------------------------
+    def _on_tab(self, event) -> None:
+        if event.new == THROUGHPUT_TAB and self.throughput is None:
+            self.throughput = ThroughputView(self.result)
+            self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
+                                                     min_height=520))
 
     def _on_change(self, *_events) -> None:
         # A failure shows a message and keeps the last good views: no traceback
@@ -99,12 +141,10 @@ class Lab:
             return
         self.error.visible = False
         self.show(result)
+        self._write_link()
 
-    def _on_tab(self, event) -> None:
-        if event.new == THROUGHPUT_TAB and self.throughput is None:
-            self.throughput = ThroughputView(self.result)
-            self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
-                                                     min_height=520))
+    def _write_link(self) -> None:
+        self.link.write(self.scenario.levers(), self.pins.pins)
 
     def _redraw_readouts(self) -> None:
         self.readouts.object = readouts_html(self.result, self.show_work.value)
@@ -123,8 +163,25 @@ class Lab:
             self.kv_table.object = kv_table_html(result)
             self.speculation.object = speculation_html(result, self.scenario.levers())
             self.tour.update(result)
+            if self.embed:
+                self._embed_summary.object = embed_summary(result)
 
 
-def create_app(scenario: Scenario | None = None) -> pn.viewable.Viewable:
-    """The dashboard for ``scenario`` (defaults: Llama-3-70B, BF16, batch 1, H100 SXM)."""
-    return Lab(scenario).layout
+def embed_summary(r: ScenarioResult) -> str:
+    """One line of the key numbers for embed mode, where the legend and readouts are left out."""
+    fits = "fits" if r.fits else "does not fit"
+    return (
+        f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = {r.arithmetic_intensity:,.4g} '
+        f"FLOP/byte</b> · ridge {r.ridge_point:,.0f} · {r.attainable_flops / 1e12:,.4g} TFLOP/s attainable "
+        f"({100 * r.peak_fraction:.3g} % of peak) · {r.tokens_per_s:,.0f} tokens/s · memory {fits} · "
+        '<span style="color:#ff7f0e">●</span> workload <span style="color:#1f77b4">●</span> batch ladder '
+        '<span style="color:#2ca02c">━</span> roof</div>'
+    )
+
+
+def create_app(scenario: Scenario | None = None, query: dict[str, str] | None = None) -> pn.viewable.Viewable:
+    """The dashboard for ``scenario`` (defaults: Llama-3-70B, BF16, batch 1, H100 SXM).
+
+    ``query`` (flag name -> text) restores a permalink; by default the page request's.
+    """
+    return Lab(scenario, query).layout

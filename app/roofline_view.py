@@ -36,7 +36,8 @@ def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[floa
 class RooflineView:
     """A Bokeh roofline figure driven by :class:`ScenarioResult` values."""
 
-    def __init__(self, result: ScenarioResult):
+    def __init__(self, result: ScenarioResult, compact: bool = False):
+        self.compact = compact  # embed mode: no legend (a one-line key is shown instead)
         # Named so that browser tests and the benchmark can find them in the document.
         self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
         self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
@@ -47,6 +48,8 @@ class RooflineView:
                                           name="kv-ladder")
         self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
         self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
+        self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
+                                           "pct": [], "fits": [], "yoff": []}, name="pins")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
@@ -90,6 +93,12 @@ class RooflineView:
                     line_color=POINT_COLOR, line_width=3, legend_label="the same request's other phase")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=10, y_offset=-4,
                                 text_font_size="12px", text_color="#7a3b00"))
+        pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
+                           line_color="black", line_width=1, fill_alpha=0.85, legend_label="pinned scenarios")
+        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) get
+        # stacked labels rather than overprinted ones.
+        fig.add_layout(LabelSet(x="x", y="y", text="name", source=self.pins, x_offset=12, y_offset="yoff",
+                                text_font_size="11px", text_color="color"))
         point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
                             line_width=2, legend_label="your workload")
         tooltips = [
@@ -100,8 +109,12 @@ class RooflineView:
             ("fits in memory", "@fits"),
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
+        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@name"), *tooltips]))
         fig.toolbar.autohide = True
+        if self.compact:
+            fig.height = 380
         legend = fig.legend[0]
+        legend.visible = not self.compact
         legend.click_policy = "hide"
         legend.label_text_font_size = "11px"
         legend.ncols = 2
@@ -132,6 +145,20 @@ class RooflineView:
             "batch": [r.batch],
             "pct": [100 * r.peak_fraction],
             "fits": ["yes" if r.fits else "no"],
+        }
+
+    def show_pins(self, rows: list[tuple[str, str, str, ScenarioResult]]) -> None:
+        """Draw pinned scenarios: ``(name, colour, marker, result)`` per pin."""
+        self.pins.data = {
+            "x": [r.arithmetic_intensity for *_, r in rows],
+            "y": [r.attainable_flops / TFLOP for *_, r in rows],
+            "name": [name for name, *_ in rows],
+            "color": [color for _, color, *_ in rows],
+            "marker": [marker for _, _, marker, _ in rows],
+            "batch": [r.batch for *_, r in rows],
+            "pct": [100 * r.peak_fraction for *_, r in rows],
+            "fits": ["yes" if r.fits else "no" for *_, r in rows],
+            "yoff": [8 - 13 * i for i in range(len(rows))],
         }
 
     def update(self, r: ScenarioResult) -> None:

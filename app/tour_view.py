@@ -30,8 +30,7 @@ class TourView:
         self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
                                       css_classes=["tour-next"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
-        self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False,
-                                    name="tour-caption")
+        self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False)
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self.go(0 if self.index is None else self.index + 1))
         self.leave.on_click(lambda _e: self.stop())

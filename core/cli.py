@@ -16,6 +16,7 @@ import sys
 from .explain import explain
 from .hardware import CAPACITY_CONVENTIONS, load_accelerators
 from .models import load_models
+from .permalink import FLAG_NAMES
 from .scenario import Scenario
 from .units import GiB
 
@@ -42,6 +43,7 @@ def _scenario_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-gqa", action="store_true", help="every query head keeps its own K/V")
     p.add_argument("--phase", default="decode", help="decode or prefill")
     p.add_argument("--prompt-len", type=int, default=2000, help="prompt tokens (prefill's k)")
+    p.add_argument("--acceptance", type=float, default=0.7, help="α, draft-token acceptance rate (0 to 1)")
     p.add_argument("--reserve", type=float, default=3.0, help="GiB held back for activations and slack")
     p.add_argument("--capacity", default="binary", help="capacity convention: " + ", ".join(CAPACITY_CONVENTIONS))
 
@@ -66,6 +68,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         model=args.model, gpu=args.gpu, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
         batch=args.batch, spec_k=args.spec_k, context=args.context, gqa=not args.no_gqa,
         phase=args.phase, prompt_len=args.prompt_len, capacity_convention=args.capacity,
+        acceptance=args.acceptance,
     )
     scenario = Scenario()
     for name, value in values.items():
@@ -78,11 +81,10 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 def _set(scenario: Scenario, name: str, value) -> None:
     p = scenario.param[name]
-    flag = "--" + {"spec_k": "spec-k", "weight_dtype": "weight-dtype", "kv_dtype": "kv-dtype",
-                   "prompt_len": "prompt-len", "capacity_convention": "capacity", "gqa": "no-gqa"}.get(name, name)
+    flag = "--" + FLAG_NAMES[name]
     if hasattr(p, "objects") and p.objects and value not in p.objects:
         raise OneLineError(f"{flag} {value!r}: unknown; accepted: {', '.join(map(str, p.objects))}")
-    if getattr(p, "bounds", None) and isinstance(value, int):
+    if getattr(p, "bounds", None) and isinstance(value, (int, float)) and not isinstance(value, bool):
         lo, hi = p.bounds
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise OneLineError(f"{flag} {value}: out of range; accepted: {lo} to {hi}")

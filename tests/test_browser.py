@@ -1,5 +1,8 @@
 """The served lab in headless Chromium: what a person sees and touches."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -171,3 +174,107 @@ def test_tour_walks_the_articles_and_can_be_left(lab):
     lab.locator("[data-step]").wait_for(state="hidden", timeout=5000)
     assert readout(lab, "tokens") == "2,462 tokens/s"  # leaving keeps the scenario to explore from
     assert lab.errors == []
+
+
+# --- compare, share and embed (issue #4) ----------------------------------------------
+PIN_NAMES = "Array.from(Bokeh.documents[0].get_model_by_name('pins').data.name)"
+
+
+def wait_for_pins_on_chart(page, condition):
+    """Open the Roofline tab (dynamic tabs: only the open tab's models are live) and wait for ``condition``."""
+    tab(page, "Roofline")
+    page.wait_for_function(f"(() => {{ const n = {PIN_NAMES}; return {condition}; }})()", timeout=5000)
+
+
+def test_pin_rename_and_remove(lab):
+    lab.get_by_text("Pin this scenario", exact=True).click()
+    wait_for_pins_on_chart(lab, "n.length === 1")
+    assert lab.evaluate(PIN_NAMES) == ["B=1 k=1 BF16 S=8,192"]
+    tab(lab, "Pins and compare")
+    lab.locator(".pin-name input").fill("my baseline")
+    lab.wait_for_timeout(300)  # the typed name reaches the server (Panel debounces browser changes)
+    lab.locator(".pin-rename button").click()
+    lab.locator("[data-pin='1']", has_text="my baseline").wait_for(timeout=5000)
+    wait_for_pins_on_chart(lab, "n[0] === 'my baseline'")
+    tab(lab, "Pins and compare")
+    lab.locator(".pin-remove button").click()
+    lab.locator("[data-readout=pins]", has_text="No pins yet").wait_for(timeout=5000)
+    wait_for_pins_on_chart(lab, "n.length === 0")
+    assert lab.errors == []
+
+
+def test_preset_pins_coincide_and_the_table_says_why(lab):
+    tab(lab, "Pins and compare")
+    lab.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    lab.locator("[data-pin='3']").wait_for(timeout=5000)
+    table = lab.locator("[data-readout=pins]").inner_text()
+    wait_for_pins_on_chart(lab, "n.length === 3")
+    xs = source(lab, "pins", "x")
+    ys = source(lab, "pins", "y")
+    assert xs == [4, 4, 4] and len(set(ys)) == 1
+    assert "KV memory grows with B only" in table
+    assert "not the KV cache" in table
+    assert "pays only with acceptance" in table
+
+
+def test_permalink_round_trip(lab, browser):
+    press(lab, ".batch", "ArrowRight", 3)
+    wait_for_readout(lab, "intensity", "4 FLOP/byte")
+    lab.get_by_label("GPU").select_option(label="NVIDIA H200 SXM 141GB")
+    wait_for_readout(lab, "ridge", "206 FLOP/byte")
+    tab(lab, "Pins and compare")
+    lab.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    lab.wait_for_function("window.location.search.includes('pins=')", timeout=5000)
+    url = lab.url
+    assert "batch=4" in url and "gpu=h200" in url
+    fresh = browser.new_page()
+    fresh.goto(url)
+    fresh.locator("[data-readout=ridge]").wait_for()
+    for key in ("intensity", "ridge", "tokens", "kv-total", "fits"):
+        assert readout(fresh, key) == readout(lab, key), key
+    assert fresh.evaluate(PIN_NAMES) == ["batch 4", "INT4 weights", "4-token speculation"]
+    fresh.close()
+
+
+def test_slider_moves_replace_the_history_entry(lab):
+    before = lab.evaluate("window.history.length")
+    press(lab, ".batch", "ArrowRight", 4)
+    wait_for_readout(lab, "intensity", "5 FLOP/byte")
+    lab.wait_for_function("window.location.search.includes('batch=5')", timeout=5000)
+    assert lab.evaluate("window.history.length") == before
+
+
+def test_bad_query_values_show_a_notice_and_keep_the_defaults(page, lab_url):
+    page.goto(lab_url + "?batch=-3&gpu=h900&context=8192&model=llama-3-8b&no-gqa=perhaps")
+    page.locator("[data-readout=ridge]").wait_for()
+    notice = " ".join(page.locator(".link-notice li").all_inner_texts())
+    assert "batch='-3'" in notice and "gpu='h900'" in notice and "no-gqa='perhaps'" in notice
+    assert readout(page, "intensity") == "1 FLOP/byte"  # batch kept at its default
+    assert readout(page, "ridge") == "295 FLOP/byte"  # GPU kept at its default
+    assert readout(page, "weights") == "16.06 GB"  # the valid model=llama-3-8b still applied
+    assert "Traceback" not in page.content()
+
+
+def test_embed_mode_is_compact(page, lab_url):
+    page.set_viewport_size({"width": 900, "height": 600})
+    page.goto(lab_url + "?embed=true&model=llama-3-8b&batch=56")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    assert "I = 2·B·k/p = 56 FLOP/byte" in page.locator("[data-readout=embed-summary]").inner_text()
+    assert page.get_by_text("Guided tour").count() == 0
+    assert page.locator("[data-readout=ridge]").count() == 0  # no readout column
+    assert page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)") == [56]
+    press(page, ".batch", "ArrowRight", 1)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.x[0] === 64", timeout=5000)
+    assert "embed=true" in page.url
+
+
+def test_downloads_carry_the_scenario(lab):
+    tab(lab, "Export")
+    with lab.expect_download() as info:
+        lab.locator(".download-ladder").click()
+    text = Path(info.value.path()).read_text()
+    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_flop_per_byte")
+    with lab.expect_download() as info:
+        lab.locator(".download-json").click()
+    doc = json.loads(Path(info.value.path()).read_text())
+    assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity"] == 1

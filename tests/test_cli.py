@@ -59,6 +59,7 @@ def test_explain_text_shows_each_step(capsys):
         (["--context", "0"], "--context 0: out of range"),
         (["--weight-dtype", "int3"], "--weight-dtype 'int3': unknown; accepted: fp32, bf16"),
         (["--reserve", "-1"], "--reserve -1.0: must be a finite number of GiB >= 0"),
+        (["--acceptance", "1.5"], "--acceptance 1.5: out of range; accepted: 0.0 to 1.0"),
         (["--batch", "lots"], "argument --batch: invalid int value: 'lots'"),
     ],
 )

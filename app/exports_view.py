@@ -1,0 +1,38 @@
+"""Figures and data out: CSV and JSON downloads, and SVG rendering for the save tool."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import panel as pn
+
+from core.export import ladder_csv, pins_csv, to_json
+
+
+def build_exports(result: Callable, pin_rows: Callable, figure) -> pn.Column:
+    """Download buttons for the current scenario, its ladder and the pins.
+
+    Args:
+        result: returns the current :class:`core.ScenarioResult`.
+        pin_rows: returns the current :class:`core.pins.PinRow` list.
+        figure: the roofline figure, whose save tool exports PNG, or SVG when
+            drawn with the SVG backend.
+    """
+    scenario_json = pn.widgets.FileDownload(
+        callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",
+        label="Scenario, ladder and pins (JSON)", width=260, css_classes=["download-json"])
+    ladder = pn.widgets.FileDownload(
+        callback=lambda: io.StringIO(ladder_csv(result())), filename="roofline-ladder.csv",
+        label="Batch ladder (CSV)", width=200, css_classes=["download-ladder"])
+    pins = pn.widgets.FileDownload(
+        callback=lambda: io.StringIO(pins_csv(pin_rows())), filename="roofline-pins.csv",
+        label="Pins (CSV)", width=150, css_classes=["download-pins"])
+    svg = pn.widgets.Checkbox(label="Draw the roofline as SVG (the chart's save tool then saves SVG, else PNG)",
+                              value=False, css_classes=["svg"])
+    svg.param.watch(lambda e: setattr(figure, "output_backend", "svg" if e.new else "canvas"), "value")
+    return pn.Column(
+        pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units. "
+                         "The save icon in the chart's toolbar saves the roofline as an image."),
+        pn.Row(scenario_json, ladder, pins), svg, sizing_mode="stretch_width",
+    )

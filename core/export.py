@@ -1,0 +1,83 @@
+"""Data out: the scenario, its batch ladder and the pins as JSON and CSV.
+
+SI units throughout; every CSV column header names its unit
+(``attainable_flop_per_s``, ``kv_cache_bytes``), so a spreadsheet never has to
+guess whether a figure was GB or GiB.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .pins import PinRow
+from .scenario import ScenarioResult
+
+LADDER_COLUMNS = (
+    ("batch", "batch"),
+    ("arithmetic_intensity", "arithmetic_intensity_flop_per_byte"),
+    ("arithmetic_intensity_with_kv", "arithmetic_intensity_with_kv_flop_per_byte"),
+    ("attainable_flops", "attainable_flop_per_s"),
+    ("peak_fraction", "peak_fraction"),
+    ("tokens_per_s", "tokens_per_s"),
+    ("tokens_per_s_without_kv", "tokens_per_s_without_kv"),
+    ("fits", "fits_in_memory"),
+)
+
+PIN_COLUMNS = (
+    "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
+    "arithmetic_intensity_flop_per_byte", "attainable_flop_per_s", "tokens_per_s", "kv_cache_bytes",
+    "weight_bytes", "fits_in_memory", "differs_by",
+)
+
+
+def ladder_records(r: ScenarioResult) -> list[dict]:
+    """The batch ladder as one dict per rung (keys as in :data:`LADDER_COLUMNS`)."""
+    lad = r.ladder
+    return [
+        {header: getattr(lad, attr)[i].item() for attr, header in LADDER_COLUMNS}
+        for i in range(len(lad.batch))
+    ]
+
+
+def pin_records(rows: list[PinRow]) -> list[dict]:
+    """The pins, evaluated, one dict per pin (keys as in :data:`PIN_COLUMNS`)."""
+    out = []
+    for row in rows:
+        r = row.result
+        out.append(dict(zip(PIN_COLUMNS, (
+            row.pin.name, r.model.id, r.gpu.id, r.weight_dtype, r.kv_dtype, r.batch, r.spec_k, r.context, r.gqa,
+            r.arithmetic_intensity, r.attainable_flops, r.tokens_per_s, r.kv_bytes, r.weight_bytes, r.fits,
+            "; ".join(row.notes),
+        ), strict=True)))
+    return out
+
+
+def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
+    """Scenario, ladder and pins as one JSON document (SI units)."""
+    doc = {
+        "units": "SI: bytes, FLOP, seconds, FLOP/s, bytes/s; intensities in FLOP/byte",
+        "scenario": r.to_json(),
+        "ladder": ladder_records(r),
+        "pins": pin_records(list(pins)),
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _csv(records: list[dict], columns) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def ladder_csv(r: ScenarioResult) -> str:
+    """The batch ladder as CSV with unit-named headers."""
+    return _csv(ladder_records(r), [h for _, h in LADDER_COLUMNS])
+
+
+def pins_csv(rows: list[PinRow]) -> str:
+    """The pins as CSV with unit-named headers."""
+    return _csv(pin_records(rows), PIN_COLUMNS)

@@ -1,0 +1,80 @@
+"""Pinned scenarios and their comparison.
+
+The lab keeps up to :data:`MAX_PINS` scenarios on the roofline while the
+controls move on.  :func:`compare` evaluates them side by side and says what
+still differs between pins that land on the same intensity — "batch 4 vs INT4
+vs 4-token speculation" coincide at I = 4 (article 004, section 03) but are not
+the same thing: KV memory grows with B only, INT4 changes the weights (and
+quality) but not the cache, and speculation pays only with acceptance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import get_accelerator
+from .models import get_model
+from .permalink import MAX_PINS, Pin
+from .precision import get_precision
+from .scenario import ScenarioResult, evaluate
+from .units import GiB
+
+__all__ = ["MAX_PINS", "Pin", "PinRow", "compare", "lever_preset"]
+
+
+@dataclass(frozen=True)
+class PinRow:
+    """One pin, evaluated: its result and what distinguishes it from pins at the same intensity."""
+
+    pin: Pin
+    result: ScenarioResult
+    notes: tuple[str, ...]
+
+
+def evaluate_pin(pin: Pin) -> ScenarioResult:
+    """The :class:`ScenarioResult` of a pin's levers."""
+    levers = dict(pin.levers)
+    return evaluate(gpu=get_accelerator(levers.pop("gpu")), model=get_model(levers.pop("model")), **levers)
+
+
+def compare(pins: list[Pin]) -> list[PinRow]:
+    """Evaluate ``pins`` and note, for pins sharing an intensity, what still differs."""
+    results = [evaluate_pin(p) for p in pins]
+    rows = []
+    for i, (pin, r) in enumerate(zip(pins, results, strict=True)):
+        twins = [o for j, o in enumerate(results) if j != i and _same_point(o, r)]
+        rows.append(PinRow(pin, r, tuple(_differences(r, twins)) if twins else ()))
+    return rows
+
+
+def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
+    return abs(a.arithmetic_intensity - b.arithmetic_intensity) <= 1e-9 * b.arithmetic_intensity
+
+
+def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
+    """The levers on which ``r`` differs from every other pin at its intensity, and what that means."""
+    notes = []
+    if all(t.batch != r.batch for t in twins):
+        notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
+                     f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
+    if all(t.weight_dtype != r.weight_dtype for t in twins):
+        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes / GiB:,.1f} GiB — p changes "
+                     "the weights (and quality), not the KV cache")
+    if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
+        notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "
+                     f"{r.expected_tokens_per_step:.2f} tokens, {r.speculative_tokens_per_s:,.0f} tokens/s")
+    if all(t.kv_dtype != r.kv_dtype for t in twins):
+        notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
+    if all(t.gpu.id != r.gpu.id for t in twins):
+        notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction:.3g} % of its peak")
+    return notes
+
+
+def lever_preset(levers: dict) -> list[Pin]:
+    """Article 004's three levers from ``levers`` at B = 1, k = 1, BF16: batch 4, INT4, k = 4."""
+    base = {**levers, "batch": 1, "spec_k": 1, "weight_dtype": "bf16", "phase": "decode"}
+    return [
+        Pin("batch 4", {**base, "batch": 4}),
+        Pin("INT4 weights", {**base, "weight_dtype": "int4"}),
+        Pin("4-token speculation", {**base, "spec_k": 4}),
+    ]

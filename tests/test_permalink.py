@@ -1,0 +1,102 @@
+"""Permalinks, pins and data export in core (no UI)."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from core import Scenario
+from core.cli import build_parser
+from core.export import LADDER_COLUMNS, ladder_csv, pins_csv, to_json
+from core.permalink import FLAG_NAMES, MAX_PINS, Pin, from_query, to_query
+from core.pins import compare, lever_preset
+from core.units import GiB
+
+
+def test_round_trip_restores_levers_and_pins_exactly():
+    levers = Scenario(model="llama-3-8b", gpu="h200", batch=56, spec_k=3, context=32768, gqa=False,
+                      weight_dtype="fp8", kv_dtype="int8", phase="prefill", prompt_len=4000, acceptance=0.85,
+                      capacity_convention="decimal", reserve_bytes=1.5 * GiB).levers()
+    pins = [Pin("mine", Scenario(batch=7).levers()), *lever_preset(levers)]
+    got_levers, got_pins, notices = from_query(to_query(levers, pins))
+    assert notices == []
+    assert got_levers == levers
+    assert got_pins == pins
+
+
+def test_query_names_are_the_command_line_flags():
+    explain = build_parser()._subparsers._group_actions[0].choices["explain"]
+    flags = {s.lstrip("-") for a in explain._actions for s in a.option_strings}
+    assert set(FLAG_NAMES.values()) <= flags
+
+
+def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
+    levers, pins, notices = from_query({
+        "model": "llama-3-8b", "batch": "0", "gpu": "h900", "context": "lots", "no-gqa": "maybe",
+        "reserve": "-2", "acceptance": "1.5", "spec-k": "4", "colour": "red", "pins": "{not json",
+    })
+    assert levers == {"model": "llama-3-8b", "spec_k": 4}
+    assert pins == []
+    text = "\n".join(notices)
+    for fragment in ("batch='0' is not a whole number from 1 to 65536", "gpu='h900' is not one of v100",
+                     "context='lots'", "no-gqa='maybe' is not true or false", "reserve='-2'",
+                     "acceptance='1.5' is not a number from 0 to 1", "unknown parameter 'colour'",
+                     "pins: not a JSON list"):
+        assert fragment in text, fragment
+
+
+def test_a_bad_pin_field_drops_only_that_field():
+    _, pins, notices = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "gpu": "nope"}, 3])})
+    assert len(pins) == 1 and pins[0].levers["batch"] == 4 and pins[0].levers["gpu"] == "h100-sxm"
+    assert any("pin 'p': ignored gpu='nope'" in n for n in notices)
+    assert any("pin 2: not an object" in n for n in notices)
+
+
+def test_at_most_eight_pins():
+    many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(10)]
+    _, pins, notices = from_query({"pins": json.dumps(many)})
+    assert len(pins) == MAX_PINS
+    assert any("after the first 8" in n for n in notices)
+
+
+def test_pins_in_links_carry_only_what_differs_from_the_defaults():
+    q = to_query(Scenario().levers(), [Pin("b4", Scenario(batch=4).levers())])
+    assert json.loads(q["pins"]) == [{"name": "b4", "batch": "4"}]
+
+
+# --- pins ----------------------------------------------------------------------
+def test_the_three_levers_coincide_and_the_table_says_what_differs():
+    rows = compare(lever_preset(Scenario(model="llama-3-8b").levers()))
+    assert [r.pin.name for r in rows] == ["batch 4", "INT4 weights", "4-token speculation"]
+    assert {r.result.arithmetic_intensity for r in rows} == {4.0}
+    assert len({r.result.attainable_flops for r in rows}) == 1
+    batch, int4, spec = (r.notes for r in rows)
+    assert batch == ("B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences",)
+    assert int4 == ("INT4 weights: 3.7 GiB — p changes the weights (and quality), not the KV cache",)
+    assert spec[0].startswith("k = 4: pays only with acceptance — at α = 0.70 a verify step yields 2.53 tokens")
+
+
+def test_pins_at_different_intensities_need_no_notes():
+    rows = compare([Pin("a", Scenario(batch=2).levers()), Pin("b", Scenario(batch=8).levers())])
+    assert all(r.notes == () for r in rows)
+
+
+# --- export --------------------------------------------------------------------
+def test_ladder_csv_has_unit_headers_and_real_values():
+    r = Scenario(model="llama-3-8b").evaluate()
+    rows = list(csv.DictReader(io.StringIO(ladder_csv(r))))
+    assert list(rows[0]) == [h for _, h in LADDER_COLUMNS]
+    assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s"]) == 3.35e12
+    assert rows[-1]["fits_in_memory"] == "False"
+
+
+def test_pins_csv_and_json():
+    rows = compare(lever_preset(Scenario().levers()))
+    table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
+    assert [t["name"] for t in table] == ["batch 4", "INT4 weights", "4-token speculation"]
+    assert float(table[1]["weight_bytes"]) == pytest.approx(70_553_706_496 * 0.5)
+    doc = json.loads(to_json(Scenario().evaluate(), rows))
+    assert doc["scenario"]["arithmetic_intensity"] == 1
+    assert len(doc["ladder"]) == 11  # B = 1 ... 1024, the first power of two past twice the ridge batch 295
+    assert doc["pins"][2]["spec_k"] == 4
