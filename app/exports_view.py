@@ -8,9 +8,12 @@ from collections.abc import Callable
 import panel as pn
 
 from core.export import ladder_csv, pins_csv, to_json
+from core.scenario import Scenario
+
+from .standalone import standalone_html
 
 
-def build_exports(result: Callable, pin_rows: Callable, figure) -> pn.Column:
+def build_exports(result: Callable, pin_rows: Callable, figure, scenario: Scenario) -> pn.Column:
     """Download buttons for the current scenario, its ladder and the pins.
 
     Args:
@@ -18,7 +21,11 @@ def build_exports(result: Callable, pin_rows: Callable, figure) -> pn.Column:
         pin_rows: returns the current :class:`core.pins.PinRow` list.
         figure: the roofline figure, whose save tool exports PNG, or SVG when
             drawn with the SVG backend.
+        scenario: the live scenario, written into the offline page.
     """
+    page = pn.widgets.FileDownload(
+        callback=lambda: io.StringIO(standalone_html(scenario)), filename="roofline-lab.html",
+        label="Download page (offline, one HTML file)", width=300, css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",
         label="Scenario, ladder and pins (JSON)", width=260, css_classes=["download-json"])
@@ -34,5 +41,9 @@ def build_exports(result: Callable, pin_rows: Callable, figure) -> pn.Column:
     return pn.Column(
         pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units. "
                          "The save icon in the chart's toolbar saves the roofline as an image."),
-        pn.Row(scenario_json, ladder, pins), svg, sizing_mode="stretch_width",
+        pn.Row(scenario_json, ladder, pins), svg,
+        pn.pane.Markdown("**Offline page** — the roofline, ladder and readouts in one self-contained HTML file "
+                         "(no server, no network; opens from disk or a wiki attachment). Batch, speculation depth, "
+                         "precisions, context and GQA still move; the model and GPU are fixed to the current ones."),
+        page, sizing_mode="stretch_width",
     )

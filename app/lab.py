@@ -98,7 +98,8 @@ class Lab:
             ("KV cache table", self.kv_table),
             ("Speculation", self.speculation),
             ("Pins and compare", self.pins.layout),
-            ("Export", build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure)),
+            ("Export", build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
+                                     self.scenario)),
             dynamic=True, sizing_mode="stretch_width",
         )
         tabs.param.watch(self._on_tab, "active")

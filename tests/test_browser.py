@@ -278,3 +278,7 @@ def test_downloads_carry_the_scenario(lab):
         lab.locator(".download-json").click()
     doc = json.loads(Path(info.value.path()).read_text())
     assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity"] == 1
+    with lab.expect_download() as info:
+        lab.locator(".download-page").click()
+    html = Path(info.value.path()).read_text()
+    assert html.startswith("<!DOCTYPE html>") and "Llama-3-70B on NVIDIA H100 SXM5 80GB" in html

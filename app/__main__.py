@@ -1,0 +1,35 @@
+"""``python -m app export --out lab.html [scenario flags]``: write the offline page.
+
+The flags are ``python -m core explain``'s (``--model``, ``--gpu``, ``--batch``,
+...).  The page is a Bokeh view, so the command lives here beside the other
+views rather than in ``core``, which imports no UI library.
+"""
+
+import sys
+from pathlib import Path
+
+from core.cli import OneLineError, _Parser, _scenario_flags, scenario_from_args
+
+from .standalone import standalone_html
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _Parser(prog="python -m app", description="Roofline Lab: write the offline standalone page.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    export = sub.add_parser("export", help="write one self-contained HTML file (no server, no network)")
+    export.add_argument("--out", default="roofline-lab.html", help="output file (default: roofline-lab.html)")
+    _scenario_flags(export)
+    try:
+        args = parser.parse_args(argv)
+        scenario = scenario_from_args(args)
+    except (OneLineError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    html = standalone_html(scenario)
+    Path(args.out).write_text(html, encoding="utf-8")
+    print(f"wrote {args.out} ({len(html.encode()) / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

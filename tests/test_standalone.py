@@ -1,0 +1,93 @@
+"""The offline page: opened from disk with the network blocked, its numbers equal the core's."""
+
+import json
+import random
+
+import pytest
+
+from app.controls import BATCH_STOPS, CONTEXT_STOPS
+from app.standalone import standalone_html
+from core import Scenario
+from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+
+pytestmark = pytest.mark.browser
+
+KEYS = ("weight_bytes", "flops_per_step", "arithmetic_intensity", "arithmetic_intensity_with_kv", "ridge_point",
+        "attainable_flops", "peak_fraction", "step_time_s", "tokens_per_s", "tokens_per_s_without_kv",
+        "kv_bytes_per_token", "kv_bytes", "memory_used_bytes")
+
+# Set the page's widgets as a reader would (through their models), then wait until
+# the page's results echo those inputs: CustomJS callbacks run asynchronously.
+SET = """
+([b, k, w, kv, s, g]) => {
+  const m = (c) => [...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes(c));
+  m('batch').value = b; m('spec-k').value = k; m('weight').value = w; m('kv').value = kv;
+  m('context').value = s; m('gqa').active = g;
+}
+"""
+RESULTS = "JSON.parse(Bokeh.documents[0].get_model_by_name('results').text)"
+
+
+@pytest.fixture
+def offline_page(browser, tmp_path):
+    """Open a written page from file:// in a context where every network request fails."""
+    contexts = []
+
+    def open_page(scenario):
+        path = tmp_path / f"{scenario.model}-{scenario.gpu}.html"
+        path.write_text(standalone_html(scenario), encoding="utf-8")
+        ctx = browser.new_context()
+        contexts.append(ctx)
+        ctx.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page = ctx.new_page()
+        page.errors = []
+        page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_function("Bokeh.documents.length > 0 && "
+                               "Bokeh.documents[0].get_model_by_name('results').text.length > 0")
+        return page, path
+
+    yield open_page
+    for ctx in contexts:
+        ctx.close()
+
+
+@pytest.mark.parametrize("model, gpu", [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb")])
+def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, gpu):
+    # Mistral-7B windows its cache at 4,096 tokens; the A100 has no FP8 roof: both rules must match too.
+    scenario = Scenario(model=model, gpu=gpu)
+    page, path = offline_page(scenario)
+    assert path.stat().st_size <= 3e6
+    rng = random.Random(f"{model}-{gpu}")
+    batches = sorted({*BATCH_STOPS, scenario.batch})
+    contexts = sorted({*CONTEXT_STOPS, scenario.context})
+    for _ in range(25):
+        b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
+        k, w, kv, g = rng.randint(1, 16), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7
+        page.evaluate(SET, [b, k, w, kv, s, g])
+        inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
+        expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
+        page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
+        got = page.evaluate(RESULTS)
+        want = Scenario(model=model, gpu=gpu, batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv,
+                        context=contexts[s], gqa=g).evaluate().to_json()
+        for key in KEYS:
+            assert got[key] == pytest.approx(want[key], rel=1e-12), key
+        assert (got["bound"], got["fits"], got["max_batch"]) == (want["bound"], want["fits"], want["max_batch"])
+        ladder = Scenario(model=model, gpu=gpu, batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv,
+                          context=contexts[s], gqa=g).evaluate().ladder
+        assert [r["batch"] for r in got["ladder"]] == ladder.batch.tolist()
+        assert [r["fits"] for r in got["ladder"]] == ladder.fits.tolist()
+    assert page.errors == []
+
+
+def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
+    page, _ = offline_page(Scenario(model="llama-3-8b", batch=56))
+    assert page.locator("[data-readout=tokens]").inner_text() == "2,462 tokens/s"
+    assert page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)") == [56]
+    page.locator(".batch .noUi-handle").focus()
+    page.keyboard.press("ArrowRight")  # 56 -> 64
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.x[0] === 64")
+    assert json.loads(page.evaluate("Bokeh.documents[0].get_model_by_name('results').text"))["fits"] is False
+    assert page.errors == []
