@@ -89,7 +89,7 @@ class Lab:
 
     # -- layouts ----------------------------------------------------------------
     def _layout(self) -> pn.viewable.Viewable:
-        controls = pn.Column("### Levers", build_controls(self.scenario), width=320)
+        controls = pn.Column("### Levers", build_controls(self.scenario), width=320, margin=(0, 20, 0, 5))
         tabs = pn.Tabs(
             ("Roofline", pn.Column(pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540),
                                    self.band, sizing_mode="stretch_width")),
@@ -104,9 +104,11 @@ class Lab:
         )
         tabs.param.watch(self._on_tab, "active")
         readouts = pn.Column("### Readouts", self.show_work, self.readouts, width=380)
+        views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
+                          styles={"flex": "1 1 480px"}, min_width=0)
+        # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
         main = pn.Column(self.link.notice, self.tour.layout, self.error,
-                         pn.Row(pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message),
-                                          sizing_mode="stretch_width"), readouts, sizing_mode="stretch_width"),
+                         pn.FlexBox(views, readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                          self.memory, self.capacity, sizing_mode="stretch_width")
         return pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),

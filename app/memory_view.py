@@ -22,8 +22,7 @@ MEMORY_CSS = """
 .mem-seg { position: absolute; top: 0; bottom: 0; color: white; font-size: 11px; line-height: 34px;
            overflow: hidden; white-space: nowrap; padding-left: 4px; box-sizing: border-box; }
 .mem-cap { position: absolute; top: -6px; bottom: -6px; width: 3px; background: black; }
-.mem-cap span { position: absolute; top: -16px; right: 6px; font-size: 11px; white-space: nowrap; }
-.mem-legend { font-size: 12px; color: #444; margin-top: 6px; }
+.mem-legend { font-size: 12px; color: #444; margin-top: 8px; }
 .mem-legend i { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
 """
 
@@ -49,10 +48,12 @@ def memory_html(r: ScenarioResult) -> str:
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         f'<div class="mem-title {cls}" data-readout="memory">Memory: {used:,.1f} GiB of {cap:,.1f} GiB → '
-        f"{verdict} &nbsp;(largest batch at S = {r.context:,}: {r.max_batch:,})</div>"
+        f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
+        f"{r.max_batch:,})</div>"
         f'<div class="mem-track">{"".join(segs)}'
-        f'<div class="mem-cap" style="left:{cap * scale:.3f}%"><span>capacity {cap:,.1f} GiB</span></div></div>'
-        f'<div class="mem-legend">{legend} <span style="margin-left:14px">GiB = 2^30 bytes</span></div>'
+        f'<div class="mem-cap" style="left:{cap * scale:.3f}%"></div></div>'
+        f'<div class="mem-legend">{legend}<b style="margin-left:10px">┃</b> capacity {cap:,.1f} GiB '
+        '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>'
     )
 
 

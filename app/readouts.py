@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 
 from core.scenario import ScenarioResult
-from core.units import GB, TFLOP, GiB, KiB
+from core.units import GB, GiB, KiB, fmt_bandwidth, fmt_flop, fmt_flops_rate, fmt_rate, fmt_seconds, fmt_sig
 
 
 @dataclass(frozen=True)
@@ -23,79 +23,92 @@ class Readout:
 
 
 def _tb(x: float) -> str:
-    return f"{x / 1e12:,.4g} TB/s"
+    return fmt_bandwidth(x)
 
 
 def _tf(x: float) -> str:
-    return f"{x / TFLOP:,.4g} TFLOP/s"
+    return fmt_flops_rate(x)
+
+
+def _fpb(x: float) -> str:
+    return f"{fmt_sig(x)} FLOP/byte"
 
 
 def rows(r: ScenarioResult) -> list[Readout]:
     """The readouts of ``r``, in display order."""
     n_e9 = f"{r.n_params / 1e9:,.3f}e9"
-    k_note = " (k = prompt length in prefill)" if r.phase == "prefill" else ""
+    prefill = r.phase == "prefill"
+    k_note = " (k = prompt length in prefill)" if prefill else ""
+    s_note = " (the prompt, in prefill)" if prefill else ""
     kv_share = 100 * r.kv_traffic_bytes / r.bytes_per_step
     h_kv = r.model.kv_heads(r.gqa)
     m = r.model
+    gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     return [
-        Readout("intensity", "Arithmetic intensity (weights)", f"{r.arithmetic_intensity:,.4g} FLOP/byte",
-                "I = 2·B·k / p" + k_note,
+        Readout("intensity", "Arithmetic intensity (weights)", _fpb(r.arithmetic_intensity), "I = 2·B·k / p" + k_note,
                 f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes = "
-                f"{r.arithmetic_intensity:,.4g} FLOP/byte"),
-        Readout("intensity-kv", "Intensity counting KV reads", f"{r.arithmetic_intensity_with_kv:,.4g} FLOP/byte",
+                f"{_fpb(r.arithmetic_intensity)}"),
+        Readout("intensity-kv", "Intensity counting KV reads", _fpb(r.arithmetic_intensity_with_kv),
                 "2·N·B·k / (N·p + B·KV_seq(S))",
-                f"{r.flops_per_step / 1e9:,.4g} GFLOP / ({r.weight_bytes / GB:,.2f} GB + "
-                f"{r.kv_traffic_bytes / GB:,.2f} GB) = {r.arithmetic_intensity_with_kv:,.4g} FLOP/byte"),
+                f"{fmt_flop(r.flops_per_step)} / ({r.weight_bytes / GB:,.2f} GB + {r.kv_traffic_bytes / GB:,.2f} GB) = "
+                f"{_fpb(r.arithmetic_intensity_with_kv)}"),
         Readout("ridge", "Ridge point", f"{r.ridge_point:,.0f} FLOP/byte", "P_peak / BW",
                 f"{_tf(r.peak_flops)} / {_tb(r.bandwidth)} = {r.ridge_point:,.1f} FLOP/byte"),
-        Readout("attainable", "Attainable", _tf(r.attainable_flops), "min(P_peak, BW·I)",
-                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {r.arithmetic_intensity:,.4g} FLOP/byte) = "
-                f"{_tf(r.attainable_flops)}"),
-        Readout("peak-fraction", "Fraction of peak", f"{100 * r.peak_fraction:.3g} %", "attainable / P_peak",
-                f"{_tf(r.attainable_flops)} / {_tf(r.peak_flops)} = {100 * r.peak_fraction:.3g} %"),
+        Readout("attainable", "Attainable (weights roofline)", _tf(r.attainable_flops), "min(P_peak, BW·I)",
+                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {_fpb(r.arithmetic_intensity)}) = "
+                f"{_tf(r.attainable_flops)} = {fmt_sig(100 * r.peak_fraction, 3)} % of peak"),
+        Readout("peak-fraction", "Fraction of peak (weights)", f"{fmt_sig(100 * r.peak_fraction, 3)} %",
+                "attainable / P_peak = min(1, I / ridge)",
+                f"{_tf(r.attainable_flops)} / {_tf(r.peak_flops)} = {fmt_sig(100 * r.peak_fraction, 3)} %"),
+        Readout("attainable-kv", "Attainable counting KV reads",
+                f"{_tf(r.attainable_flops_with_kv)} ({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)",
+                "min(P_peak, BW·I_kv): what the step really sustains",
+                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {_fpb(r.arithmetic_intensity_with_kv)}) = "
+                f"{_tf(r.attainable_flops_with_kv)} = {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"),
         Readout("bound", "Bound", f"{r.bound}-bound", "intensity counting KV vs ridge point",
-                f"{r.arithmetic_intensity_with_kv:,.4g} {'<' if r.bound == 'memory' else '≥'} "
+                f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
                 f"{r.ridge_point:,.1f} FLOP/byte"),
         Readout("roof", "Compute roof", _tf(r.peak_flops), "dense peak for the weight precision",
                 r.compute_roof_reason),
-        Readout("weights", "Weight bytes", f"{r.weight_bytes / GB:,.2f} GB", "N·p",
+        Readout("weights", "Weight bytes", f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)", "N·p",
                 f"{n_e9} × {r.bytes_per_weight:g} bytes = {r.weight_bytes / GB:,.2f} GB = "
                 f"{r.weight_bytes / GiB:,.2f} GiB"),
-        Readout("flops", "FLOPs per step", f"{r.flops_per_step / 1e9:,.4g} GFLOP", "2·N·B·k",
-                f"2 × {n_e9} × {r.batch} × {r.tokens_per_read:,} = {r.flops_per_step / 1e9:,.4g} GFLOP"),
-        Readout("step-time", "Step time", f"{r.step_time_s * 1e3:,.4g} ms", "max(FLOPs/P_peak, bytes/BW)",
-                f"max({r.flops_per_step / r.peak_flops * 1e3:,.4g} ms, {r.bytes_per_step / GB:,.2f} GB / "
-                f"{_tb(r.bandwidth)} = {r.bytes_per_step / r.bandwidth * 1e3:,.4g} ms) = "
-                f"{r.step_time_s * 1e3:,.4g} ms"),
-        Readout("tokens", "Tokens/s ceiling", f"{r.tokens_per_s:,.0f} tokens/s", "B·k / step time (counting KV)",
-                f"{r.batch * r.tokens_per_read:,} / {r.step_time_s * 1e3:,.4g} ms = {r.tokens_per_s:,.0f} tokens/s"),
-        Readout("tokens-no-kv", "Tokens/s ignoring KV", f"{r.tokens_per_s_without_kv:,.0f} tokens/s",
-                "B·k / max(FLOPs/P_peak, N·p/BW)",
-                f"{r.batch * r.tokens_per_read:,} / {r.step_time_without_kv_s * 1e3:,.4g} ms = "
-                f"{r.tokens_per_s_without_kv:,.0f} tokens/s"),
-        Readout("ttft", "Time to first token", f"{r.ttft_s * 1e3:,.4g} ms", "prefill step, k = prompt length",
-                f"prefill I = {r.prefill_intensity:,.0f} FLOP/byte → {r.ttft_s * 1e3:,.4g} ms for the batch's prompts"),
-        Readout("tpot", "Time per output token", f"{r.tpot_s * 1e3:,.4g} ms", "decode step at context S",
-                f"decode I = {r.decode_intensity:,.4g} FLOP/byte → {r.tpot_s * 1e3:,.4g} ms per step"),
+        Readout("flops", "FLOPs per step", fmt_flop(r.flops_per_step), "2·N·B·k",
+                f"2 × {n_e9} × {r.batch} × {r.tokens_per_read:,} = {fmt_flop(r.flops_per_step)}"),
+        Readout("step-time", "Step time", fmt_seconds(r.step_time_s), "max(FLOPs/P_peak, bytes/BW)",
+                f"max({fmt_seconds(r.flops_per_step / r.peak_flops)}, {r.bytes_per_step / GB:,.2f} GB / "
+                f"{_tb(r.bandwidth)} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s)}"),
+        Readout("tokens", "Tokens/s ceiling", f"{fmt_rate(r.tokens_per_s)} tokens/s",
+                "B·E / step time (counting KV; E = tokens gained per sequence per step)",
+                f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s)} = {fmt_rate(r.tokens_per_s)} tokens/s"),
+        Readout("tokens-no-kv", "Tokens/s ignoring KV", f"{fmt_rate(r.tokens_per_s_without_kv)} tokens/s",
+                "B·E / max(FLOPs/P_peak, N·p/BW)",
+                f"{r.batch} × {gained} / {fmt_seconds(r.step_time_without_kv_s)} = "
+                f"{fmt_rate(r.tokens_per_s_without_kv)} tokens/s"),
+        Readout("ttft", "Time to first token (one prompt)", fmt_seconds(r.ttft_s),
+                "prefill of one prompt: k = prompt length, B = 1",
+                f"prefill I = {_fpb(r.prefill_intensity / r.batch)} → {fmt_seconds(r.ttft_s)}"),
+        Readout("tpot", "Time per output token", fmt_seconds(r.tpot_s), "decode step at context S / E",
+                f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.tpot_s * r.expected_tokens_per_step)} "
+                f"per step / E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}"),
         Readout("spec", "Speculation: tokens per verify", f"{r.expected_tokens_per_step:.2f}",
-                "E = (1 − α^k) / (1 − α)",
-                f"(1 − {r.acceptance:.2f}^{r.spec_k}) / "
-                f"(1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
-                f"{r.speculative_tokens_per_s:,.0f} tokens/s, {r.speculative_speedup:.2f}× vs k = 1"),
-        Readout("kv-token", "KV per token", f"{r.kv_bytes_per_token / KiB:,.4g} KiB", "2·L·h_kv·d_head·p_kv",
+                "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
+                f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
+                f"{r.speculative_speedup:.2f}× the tokens/s of k = 1"),
+        Readout("kv-token", "KV per token", f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB", "2·L·h_kv·d_head·p_kv",
                 f"2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
                 f"{r.kv_bytes_per_token:,.0f} bytes"),
         Readout("kv-total", "KV cache (whole batch)", f"{r.kv_bytes / GiB:,.2f} GiB", "KV_seq(S) × B",
                 f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
-                f"{r.kv_bytes / GB:,.2f} GB (S = {r.context:,})"),
+                f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}; {m.name}: {m.attention_pattern()}"),
         Readout("kv-share", "KV share of traffic", f"{kv_share:.0f} %", "KV bytes / bytes per step",
                 f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {kv_share:.1f} %"),
         Readout("fits", "Fits in memory", "yes" if r.fits else "NO", "weights + KV + reserve ≤ capacity",
                 f"{r.weight_bytes / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
                 f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB"),
         Readout("max-batch", "Largest batch at S", f"{r.max_batch:,}",
-                "floor((capacity − weights − reserve) / KV_seq(S))",
-                f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
+                "floor(max(0, capacity − weights − reserve) / KV_seq(S))",
+                f"floor(max(0, {r.free_for_kv_bytes / GiB:,.2f} GiB) / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
                 f"{r.max_batch:,}"),
     ]
 

@@ -13,24 +13,34 @@ from bokeh.plotting import figure
 
 from core.roofline import EFFICIENCY_BAND
 from core.scenario import ScenarioResult
-from core.units import TFLOP
+from core.units import TFLOP, fmt_sig
 
-X_RANGE = (0.1, 1e5)  # FLOP/byte
+X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
+X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
 
 ROOF_COLOR = "#2ca02c"
 LADDER_COLOR = "#1f77b4"
 POINT_COLOR = "#ff7f0e"
 KV_LADDER_COLOR = "#9467bd"
-BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_RANGE[1]), 200)
+BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_FAR), 200)
 
 
 def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[float]]:
     """The roof as three points (TFLOP/s): slope from the left edge, ridge, flat to the right edge."""
     ridge = peak_flops / bandwidth
-    x = [X_RANGE[0], ridge, X_RANGE[1]]
+    x = [X_RANGE[0], ridge, X_FAR]
     y = [bandwidth * X_RANGE[0] / TFLOP, peak_flops / TFLOP, peak_flops / TFLOP]
     return x, y
+
+
+def _rung_labels(batches, intensities, ridge: float) -> list[str]:
+    """``B=…`` for each rung up to and including the first past the ridge, then blank."""
+    labels, past = [], False
+    for b, i in zip(batches, intensities, strict=True):
+        labels.append("" if past else f"B={b}")
+        past = past or i >= ridge
+    return labels
 
 
 class RooflineView:
@@ -44,6 +54,8 @@ class RooflineView:
         self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
         self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
         self.point = ColumnDataSource(data=self._point_data(result), name="workload")
+        self.point_kv = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+                                         name="workload-kv")
         self.kv_ladder = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
                                           name="kv-ladder")
         self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
@@ -69,11 +81,11 @@ class RooflineView:
             name="roofline",
         )
         fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed", line_width=1.5,
-                 legend_label="datasheet headline (2:4 sparse): not attainable for dense models")
+                 legend_label="sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
         self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
-                                       legend_label=f"{lo:.0%}–{hi:.0%} of the roof: typical measured decode "
-                                                    "(article 000, assumption)", name="band-area")
+                                       legend_label=f"{lo:.0%}–{hi:.0%} of roof: typical measured",
+                                       name="band-area")
         self.band_renderer.visible = False
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
@@ -83,14 +95,16 @@ class RooflineView:
         fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
                                 text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px"))
         ladder = fig.scatter("x", "y", source=self.ladder, size=11, fill_color="fill", line_color="line",
-                             line_width=2, legend_label="batch ladder B = 1, 2, 4, … (hollow: does not fit)")
+                             line_width=2, legend_label="batch ladder (hollow: does not fit)")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.ladder, x_offset=-4, y_offset=9,
                                 text_font_size="10px", text_color="#555555"))
+        fig.scatter("x", "y", source=self.point_kv, size=16, fill_color=None, line_color=KV_LADDER_COLOR,
+                    line_width=3, legend_label="your workload counting KV reads")
         kv_ladder = fig.scatter("x", "y", source=self.kv_ladder, marker="square", size=8, fill_color=KV_LADDER_COLOR,
                                 line_color=KV_LADDER_COLOR, fill_alpha=0.8,
-                                legend_label="ladder counting KV reads at context S")
+                                legend_label="ladder counting KV reads at S")
         fig.scatter("x", "y", source=self.other_phase, marker="diamond", size=18, fill_color="white",
-                    line_color=POINT_COLOR, line_width=3, legend_label="the same request's other phase")
+                    line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=10, y_offset=-4,
                                 text_font_size="12px", text_color="#7a3b00"))
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
@@ -109,6 +123,7 @@ class RooflineView:
             ("fits in memory", "@fits"),
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
+        fig.title.text_font_size = "12px"  # the title carries both intensities
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@name"), *tooltips]))
         fig.toolbar.autohide = True
         if self.compact:
@@ -134,7 +149,8 @@ class RooflineView:
             "fits": np.where(fits, "yes", "no"),
             "fill": np.where(fits, LADDER_COLOR, "white"),
             "line": np.full(len(fits), LADDER_COLOR),
-            "label": [f"B={b}" for b in lad.batch],
+            # Past the ridge the rungs crowd on the flat roof: label only the first.
+            "label": _rung_labels(lad.batch, lad.arithmetic_intensity, r.ridge_point),
         }
 
     @staticmethod
@@ -188,12 +204,20 @@ class RooflineView:
             "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flops_with_kv / TFLOP, "batch": lad.batch,
             "pct": 100 * lad.attainable_flops_with_kv / r.peak_flops, "fits": np.where(lad.fits, "yes", "no"),
         }
+        self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flops_with_kv / TFLOP],
+                              "batch": [r.batch], "pct": [100 * r.peak_fraction_with_kv],
+                              "fits": ["yes" if r.fits else "no"]}
+        # Keep every point on the chart: widen the x range past the farthest one.
+        far = max(r.arithmetic_intensity, r.prefill_intensity, float(lad.arithmetic_intensity[-1]))
+        self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
         if r.phase == "decode":
             other = (r.prefill_intensity, r.prefill_attainable_flops, "prefill of the prompt")
         else:
             other = (r.decode_intensity, r.decode_attainable_flops, "decode")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, {r.phase}: I = {r.arithmetic_intensity:,.4g} FLOP/byte, "
-            f"{100 * r.peak_fraction:.3g} % of peak"
+            f"{r.model.name} on {r.gpu.name}, {r.phase}\n"
+            f"I = {fmt_sig(r.arithmetic_intensity)} FLOP/byte on the weights ({fmt_sig(100 * r.peak_fraction, 3)} % "
+            f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
+            f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
         )

@@ -72,18 +72,19 @@ def kv_table_html(r: ScenarioResult) -> str:
         f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes): '
         f"2·L·h_kv·d_head·S·B·p_kv with L = {r.model.n_layers}, h_kv = {r.model.kv_heads(gqa)} "
         f"({'GQA' if gqa else 'GQA off: every query head'}), d_head = {r.model.head_dim}, KV cache in {kv_label} "
-        f"= {r.kv_bytes_per_token / 1024:,.0f} KiB per token. Red cells exceed the "
+        f"= {r.kv_bytes_per_token / 1024:,.0f} KiB per token; {escape(r.model.attention_pattern())}. "
+        f"Red cells exceed the "
         f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
     )
     return note + f'<table class="lab"><tr><th>context S</th>{head}</tr>{"".join(body)}</table>'
 
 
-SPEC_DEPTHS = (1, 2, 3, 4, 5, 6, 8)
+SPEC_DEPTHS = tuple(range(1, 9))
 
 
 def speculation_html(r: ScenarioResult, levers: dict) -> str:
     """Speculation at depths 1-8 for the current batch, context and acceptance α."""
-    sweep = speculation_sweep(levers, SPEC_DEPTHS)
+    sweep = speculation_sweep(levers, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""

@@ -41,6 +41,9 @@ function evaluate(C, s) {
   const peak = C.peak[s.weight_dtype], bw = C.bandwidth, N = C.n_params;
   const weight = N * p;
   const kvseq = kvPerSeq(C, s.context, pkv, s.gqa);
+  // Tokens each sequence gains per verify pass (Leviathan et al. 2023); 1 at k = 1.
+  const a = C.acceptance;
+  const E = (a === 1.0) ? s.spec_k : (1.0 - a ** s.spec_k) / (1.0 - a);
   const ladder = [];
   const ridge = peak / bw;
   const top = Math.max(2.0 * (ridge * p / (2.0 * s.spec_k)), 2.0);
@@ -54,8 +57,8 @@ function evaluate(C, s) {
     const att = Math.min(peak, bw * I);
     return {batch: b, flops: flops, intensity: I, intensity_kv: Ikv, attainable: att,
             attainable_kv: Math.min(peak, bw * Ikv), peak_fraction: att / peak,
-            tokens_per_s: b * s.spec_k / Math.max(flops / peak, bytes / bw),
-            tokens_per_s_without_kv: b * s.spec_k / Math.max(flops / peak, weight / bw),
+            tokens_per_s: b * E / Math.max(flops / peak, bytes / bw),
+            tokens_per_s_without_kv: b * E / Math.max(flops / peak, weight / bw),
             fits: weight + b * kvseq + C.reserve <= C.capacity};
   }
   const point = rung(s.batch);
@@ -65,6 +68,8 @@ function evaluate(C, s) {
     weight_bytes: weight, flops_per_step: point.flops, arithmetic_intensity: point.intensity,
     arithmetic_intensity_with_kv: point.intensity_kv, ridge_point: ridge, attainable_flops: point.attainable,
     peak_fraction: point.peak_fraction, bound: point.intensity_kv < ridge ? "memory" : "compute",
+    attainable_flops_with_kv: point.attainable_kv, peak_fraction_with_kv: point.attainable_kv / peak,
+    expected_tokens_per_step: E,
     step_time_s: Math.max(point.flops / peak, (weight + kvTraffic) / bw),
     tokens_per_s: point.tokens_per_s, tokens_per_s_without_kv: point.tokens_per_s_without_kv,
     kv_bytes_per_token: 2.0 * C.n_layers * (s.gqa ? C.n_kv_heads : C.n_heads) * C.head_dim * pkv,
@@ -94,7 +99,11 @@ kv_ladder.data = {
 };
 point.data = {x: [r.arithmetic_intensity], y: [r.attainable_flops / T], batch: [s.batch],
               pct: [100 * r.peak_fraction], fits: [r.fits ? "yes" : "no"]};
-const X0 = 0.1, X1 = 1e5;
+point_kv.data = {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flops_with_kv / T], batch: [s.batch],
+                 pct: [100 * r.peak_fraction_with_kv], fits: [r.fits ? "yes" : "no"]};
+const far = Math.max(r.arithmetic_intensity, lad[lad.length - 1].intensity);
+fig.x_range.end = Math.max(1e5, 10 ** Math.ceil(Math.log10(far * 3)));
+const X0 = 0.1, X1 = 1e9;
 roof.data = {x: [X0, r.ridge_point, X1], y: [C.bandwidth * X0 / T, r.peak_flops / T, r.peak_flops / T]};
 const sp = C.sparse[s.weight_dtype];
 sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};
@@ -107,11 +116,13 @@ const rows = [
   ["intensity-kv", "Intensity counting KV reads", sig(r.arithmetic_intensity_with_kv) + " FLOP/byte"],
   ["ridge", "Ridge point P_peak/BW", fmt(r.ridge_point, 0) + " FLOP/byte"],
   ["attainable", "Attainable min(P_peak, BW·I)", sig(r.attainable_flops / T) + " TFLOP/s"],
-  ["peak-fraction", "Fraction of peak", Number((100 * r.peak_fraction).toPrecision(3)) + " %"],
+  ["peak-fraction", "Fraction of peak (weights)", Number((100 * r.peak_fraction).toPrecision(3)) + " %"],
+  ["attainable-kv", "Attainable counting KV reads", sig(r.attainable_flops_with_kv / T) + " TFLOP/s (" +
+   Number((100 * r.peak_fraction_with_kv).toPrecision(3)) + " %)"],
   ["bound", "Bound", r.bound + "-bound"],
   ["weights", "Weight bytes N·p", fmt(r.weight_bytes / 1e9, 2) + " GB"],
   ["step-time", "Step time", sig(r.step_time_s * 1e3) + " ms"],
-  ["tokens", "Tokens/s ceiling (counting KV)", fmt(r.tokens_per_s, 0) + " tokens/s"],
+  ["tokens", "Tokens/s ceiling (counting KV; α = " + C.acceptance + ")", fmt(r.tokens_per_s, 0) + " tokens/s"],
   ["tokens-no-kv", "Tokens/s ignoring KV", fmt(r.tokens_per_s_without_kv, 0) + " tokens/s"],
   ["kv-token", "KV per token 2·L·h_kv·d_head·p_kv", sig(r.kv_bytes_per_token / 1024) + " KiB"],
   ["kv-total", "KV cache (whole batch)", fmt(r.kv_bytes / GiB, 2) + " GiB"],
@@ -122,8 +133,9 @@ readouts.text = '<table style="font-size:13px;border-collapse:collapse">' + rows
   ([k, q, v]) => '<tr><td style="padding:2px 10px 2px 0">' + q + '</td><td style="font-weight:600;' +
   'text-align:right" data-readout="' + k + '">' + v + '</td></tr>').join("") + '</table>';
 results.text = JSON.stringify({...r, inputs: s});
-fig.title.text = C.model_name + " on " + C.gpu_name + ", decode: I = " + sig(r.arithmetic_intensity) +
-  " FLOP/byte, " + Number((100 * r.peak_fraction).toPrecision(3)) + " % of peak";
+fig.title.text = C.model_name + " on " + C.gpu_name + ", decode\\nI = " + sig(r.arithmetic_intensity) +
+  " FLOP/byte on the weights (" + Number((100 * r.peak_fraction).toPrecision(3)) + " % of peak); counting KV reads " +
+  sig(r.arithmetic_intensity_with_kv) + " (" + Number((100 * r.peak_fraction_with_kv).toPrecision(3)) + " %)";
 """
 
 
@@ -160,6 +172,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "head_dim": m.head_dim, "windows": list(m.layer_windows),
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()}, "peak": peak, "sparse": sparse,
         "bandwidth": g.hbm_bandwidth, "capacity": result.capacity_bytes, "reserve": result.reserve_bytes,
+        "acceptance": result.acceptance,
         "batch_stops": _stops(BATCH_STOPS, scenario.batch), "context_stops": _stops(CONTEXT_STOPS, scenario.context),
     }
 
@@ -179,7 +192,7 @@ def standalone_html(scenario: Scenario) -> str:
     # Pins, the other phase and the efficiency band are served-lab features.
     legend = fig.legend[0]
     legend.items = [item for item in legend.items if item.label.value not in (
-        "pinned scenarios", "the same request's other phase") and not item.label.value.startswith("60%")]
+        "pinned scenarios", "same request, other phase") and not item.label.value.startswith("60%")]
     batch = Slider(title="Batch B", start=0, end=len(c["batch_stops"]) - 1, step=1,
                    value=c["batch_stops"].index(scenario.batch), css_classes=["batch"], width=260,
                    format=CustomJSTickFormatter(args={"stops": c["batch_stops"]}, code="return stops[tick]"))
@@ -204,7 +217,8 @@ def standalone_html(scenario: Scenario) -> str:
     ))
     args = dict(C=c, batch=batch, spec_k=spec_k, context=context, weight=weight, kv=kv, gqa=gqa,
                 readouts=readouts, results=results, fig=fig, ladder=view.ladder, kv_ladder=view.kv_ladder,
-                point=view.point, roof=view.roof, sparse=view.sparse_roof, ridge=view.ridge, span=view.ridge_span)
+                point=view.point, point_kv=view.point_kv, roof=view.roof, sparse=view.sparse_roof, ridge=view.ridge,
+                span=view.ridge_span)
     callback = CustomJS(args=args, code=MODEL_JS + UPDATE_JS)
     for widget, prop in ((batch, "value"), (spec_k, "value"), (context, "value"), (weight, "value"),
                          (kv, "value"), (gqa, "active")):

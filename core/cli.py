@@ -70,6 +70,9 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         phase=args.phase, prompt_len=args.prompt_len, capacity_convention=args.capacity,
         acceptance=args.acceptance,
     )
+    # Ids are lower case; accept "FP4" or "H100-SXM" as typed.
+    for name in ("model", "gpu", "weight_dtype", "kv_dtype", "phase", "capacity_convention"):
+        values[name] = values[name].lower()
     scenario = Scenario()
     for name, value in values.items():
         _set(scenario, name, value)

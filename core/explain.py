@@ -15,7 +15,9 @@ from .units import (
     fmt_bytes_small,
     fmt_flop,
     fmt_flops_rate,
+    fmt_rate,
     fmt_seconds,
+    fmt_sig,
 )
 
 
@@ -26,7 +28,7 @@ def explain(r: ScenarioResult) -> str:
     h_kv = m.kv_heads(gqa)
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
     lines = [
-        f"{m.name} on {g.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read}, "
+        f"{m.name} on {g.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
         f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if gqa else 'off'}",
         "",
         "Step 1  weight traffic per step",
@@ -42,13 +44,15 @@ def explain(r: ScenarioResult) -> str:
         f"  compute roof = {fmt_flops_rate(r.peak_flops)} dense ({r.compute_roof_reason})",
         f"  compute time = {fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)} = "
         f"{fmt_seconds(r.flops_per_step / r.peak_flops)}",
-        f"  arithmetic intensity I = 2·B·k/p = 2 × {r.batch} × {r.tokens_per_read} / {r.bytes_per_weight:g} = "
-        f"{r.arithmetic_intensity:,.4g} FLOP/byte",
+        f"  arithmetic intensity I = 2·B·k/p = 2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} = "
+        f"{fmt_sig(r.arithmetic_intensity)} FLOP/byte",
         f"  ridge point = P_peak/BW = {fmt_flops_rate(r.peak_flops)} / {fmt_bandwidth(r.bandwidth)} = "
         f"{r.ridge_point:,.1f} FLOP/byte",
         f"  attainable = min(P_peak, BW·I) = {fmt_flops_rate(r.attainable_flops)} = "
-        f"{100 * r.peak_fraction:.3g} % of peak",
-        f"  ceiling ignoring KV = B·k / max(compute, weight read) = {r.tokens_per_s_without_kv:,.0f} tokens/s",
+        f"{fmt_sig(100 * r.peak_fraction, 3)} % of peak",
+        f"  ceiling ignoring KV = B·E / max(compute, weight read) = {fmt_rate(r.tokens_per_s_without_kv)} tokens/s"
+        + (f"  (E = {r.expected_tokens_per_step:.3g} expected tokens per verify at α = {r.acceptance:g})"
+           if r.phase == "decode" and r.spec_k > 1 else ""),
         "",
         "Step 3  KV cache",
         f"  per token = 2·L·h_kv·d_head·p_kv = 2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
@@ -60,18 +64,20 @@ def explain(r: ScenarioResult) -> str:
         "Step 4  what one step moves",
         f"  bytes per step = weights + KV = {fmt_bytes_gb(r.weight_bytes)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
         f"{fmt_bytes_gb(r.bytes_per_step)}  (KV share {100 * r.kv_traffic_bytes / r.bytes_per_step:.0f} %)",
-        f"  intensity counting KV = FLOPs / bytes = {r.arithmetic_intensity_with_kv:,.4g} FLOP/byte -> {r.bound}-bound",
+        f"  intensity counting KV = FLOPs / bytes = {fmt_sig(r.arithmetic_intensity_with_kv)} FLOP/byte -> "
+        f"{r.bound}-bound, {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak",
         f"  step time = max({fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)}, "
         f"{r.bytes_per_step / GB:,.2f} GB / {fmt_bandwidth(r.bandwidth)}) = {fmt_seconds(r.step_time_s)}",
-        f"  tokens/s = B·k / step time = {r.batch * r.tokens_per_read:,} / {fmt_seconds(r.step_time_s)} = "
-        f"{r.tokens_per_s:,.0f} tokens/s",
+        f"  tokens/s = B·E / step time = {fmt_sig(r.tokens_per_s * r.step_time_s)} / {fmt_seconds(r.step_time_s)} = "
+        f"{fmt_rate(r.tokens_per_s)} tokens/s  (E = tokens each sequence gains per step)",
         "",
         "Step 5  what fits",
         f"  capacity = {g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
         f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
         f"  free for KV = capacity - weights - reserve = {r.capacity_bytes / GiB:,.2f} - {r.weight_bytes / GiB:,.2f} - "
         f"{r.reserve_bytes / GiB:,.2f} GiB = {fmt_bytes_gib(r.free_for_kv_bytes)}",
-        f"  largest batch at S = {r.context:,}: floor(free / KV per sequence) = {r.max_batch:,}",
+        f"  largest batch at S = {r.context:,}: floor(max(0, free) / KV per sequence) = {r.max_batch:,}",
+        f"  attention: {m.attention_pattern()}",
         f"  B = {r.batch}: weights + KV + reserve = {fmt_bytes_gib(r.memory_used_bytes)} -> "
         + ("fits" if r.fits else "DOES NOT FIT"),
     ]

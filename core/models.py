@@ -1,6 +1,6 @@
 """Model architectures, read from Hugging Face ``config.json`` files.
 
-The catalogue is the folder ``models/`` beside this file: one published
+The catalogue is the folder ``model_configs/`` beside this file: one published
 ``config.json`` per model (``<id>.json``, unedited) and ``index.json`` with each
 model's display name, the URL the config came from and its official parameter
 count.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-CATALOGUE_DIR = Path(__file__).with_name("models")
+CATALOGUE_DIR = Path(__file__).with_name("model_configs")
 
 
 class ConfigError(ValueError):
@@ -118,6 +118,17 @@ class ModelSpec:
     def n_params(self) -> int:
         """N, parameters read per decode step (the active count)."""
         return self.parameter_counts().active
+
+    def attention_pattern(self) -> str:
+        """The attention layout in words, e.g. ``"global attention on all 32 layers"``."""
+        windows = [w for w in self.layer_windows if w is not None]
+        if not windows:
+            return f"global attention on all {self.n_layers} layers"
+        if len(windows) == self.n_layers and len(set(windows)) == 1:
+            return (f"a {windows[0]:,}-token sliding window on all {self.n_layers} layers "
+                    f"(the KV cache stops growing at {windows[0]:,} tokens)")
+        return (f"sliding windows on {len(windows)} of {self.n_layers} layers "
+                f"(their KV cache stops growing at the window)")
 
     # -- KV cache -------------------------------------------------------------
     def kv_heads(self, gqa: bool = True) -> int:

@@ -85,7 +85,7 @@ def decode_value(name: str, text: str):
         elif name == "acceptance":
             value = float(text)
         else:
-            value = text
+            value = text.lower()  # catalogue and precision ids are lower case
     except ValueError:
         raise ValueError(f"{flag}={text!r} is not {_accepted(name)}") from None
     try:

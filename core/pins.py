@@ -62,7 +62,7 @@ def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
                      "the weights (and quality), not the KV cache")
     if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
         notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "
-                     f"{r.expected_tokens_per_step:.2f} tokens, {r.speculative_tokens_per_s:,.0f} tokens/s")
+                     f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s:,.0f} tokens/s")
     if all(t.kv_dtype != r.kv_dtype for t in twins):
         notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
     if all(t.gpu.id != r.gpu.id for t in twins):

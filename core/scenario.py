@@ -13,8 +13,10 @@ Formulas (articles in ``shared/seeds``):
 * ridge point ``P_peak / BW`` and attainable ``min(P_peak, BW·I)`` (Williams et
   al. 2009; article 004, section 01);
 * KV cache ``2·L·h_kv·d_head·S·B·p_kv`` (article 004, section 04);
-* step time ``max(FLOPs / P_peak, bytes / BW)`` and tokens/s ``B·k / step``
-  (article 000, Steps 1, 4 and 6).
+* step time ``max(FLOPs / P_peak, bytes / BW)`` and tokens/s ``B·E / step``
+  (article 000, Steps 1, 4 and 6), where E is the tokens a sequence gains per
+  step: 1 in plain decode, the expected accepted tokens ``(1 − α^k)/(1 − α)``
+  with speculation depth k (Leviathan et al. 2023), the prompt in prefill.
 
 Prefill is the same formula with ``k`` = the prompt length (article 004,
 "Go deeper"): its traffic is the weights plus the KV cache it writes.
@@ -104,6 +106,7 @@ class ScenarioResult:
     attainable_flops: float
     attainable_flops_with_kv: float
     peak_fraction: float
+    peak_fraction_with_kv: float
     bound: str
     kv_bytes_per_token: float
     kv_bytes_per_sequence: float
@@ -120,7 +123,6 @@ class ScenarioResult:
     max_batch: int
     acceptance: float
     expected_tokens_per_step: float
-    speculative_tokens_per_s: float
     speculative_speedup: float
     prefill_intensity: float
     prefill_attainable_flops: float
@@ -138,11 +140,11 @@ class ScenarioResult:
             "kv_bytes_per_element "
             "compute_roof peak_flops bandwidth capacity_bytes capacity_convention reserve_bytes "
             "weight_bytes flops_per_step arithmetic_intensity arithmetic_intensity_with_kv "
-            "ridge_point attainable_flops attainable_flops_with_kv peak_fraction bound "
+            "ridge_point attainable_flops attainable_flops_with_kv peak_fraction peak_fraction_with_kv bound "
             "kv_bytes_per_token kv_bytes_per_sequence kv_bytes kv_traffic_bytes bytes_per_step "
             "step_time_s step_time_without_kv_s tokens_per_s tokens_per_s_without_kv "
             "memory_used_bytes free_for_kv_bytes fits max_batch acceptance expected_tokens_per_step "
-            "speculative_tokens_per_s speculative_speedup prefill_intensity prefill_attainable_flops "
+            "speculative_speedup prefill_intensity prefill_attainable_flops "
             "decode_intensity decode_attainable_flops ttft_s tpot_s"
         ).split()
         out = {"gpu": self.gpu.id, "model": self.model.id}
@@ -166,7 +168,7 @@ class Scenario(param.Parameterized):
                          doc="Accelerator, by catalogue id (core/hardware.json).")
     model = param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
                            label="Model",
-                           doc="Model, by catalogue id (core/models/).")
+                           doc="Model, by catalogue id (core/model_configs/).")
     weight_dtype = param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
                                   label="Weight precision p",
                                   doc="Weight format; p = its bytes per weight.")
@@ -253,10 +255,14 @@ def evaluate(
     weight_bytes = n * p
     kv_seq = model.kv_bytes_per_sequence(s_held, p_kv, gqa)
     free_for_kv = capacity - weight_bytes - reserve_bytes
+    # Tokens each sequence gains per step: every prompt token in prefill; in
+    # decode the expected accepted tokens of a verify pass of depth k (E = 1 at k = 1).
+    e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
+    gained = e_tokens if phase == "decode" else float(prompt_len)
 
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
-    ladder = _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
-    point = _ladder(np.array([batch]), n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
+    ladder = _ladder(batches, n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
+    point = _ladder(np.array([batch]), n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
     # of the prompt (k = prompt length, writing its cache), then decode steps
@@ -265,13 +271,12 @@ def evaluate(
     kv_context = model.kv_bytes_per_sequence(context, p_kv, gqa)
     prefill_i = float(roofline.arithmetic_intensity(batch, prompt_len, p))
     decode_i = float(roofline.arithmetic_intensity(batch, spec_k, p))
-    ttft = float(roofline.step_time(roofline.decode_flops(n, batch, prompt_len), weight_bytes + batch * kv_prompt,
-                                    peak, bw))
-    tpot = float(roofline.step_time(roofline.decode_flops(n, batch, spec_k), weight_bytes + batch * kv_context,
-                                    peak, bw))
+    # Time to first token of one request: its prompt alone, in one prefill pass.
+    ttft = float(roofline.step_time(roofline.decode_flops(n, 1, prompt_len), weight_bytes + kv_prompt, peak, bw))
+    t_verify = float(roofline.step_time(roofline.decode_flops(n, batch, spec_k), weight_bytes + batch * kv_context,
+                                        peak, bw))
     t_plain = float(roofline.step_time(roofline.decode_flops(n, batch, 1), weight_bytes + batch * kv_context,
                                        peak, bw))
-    e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
 
     flops = float(roofline.decode_flops(n, batch, k))
     kv_traffic = batch * kv_seq
@@ -320,6 +325,7 @@ def evaluate(
         attainable_flops=float(point.attainable_flops[0]),
         attainable_flops_with_kv=float(roofline.attainable_flops(intensity_kv, peak, bw)),
         peak_fraction=float(point.peak_fraction[0]),
+        peak_fraction_with_kv=float(roofline.attainable_flops(intensity_kv, peak, bw)) / peak,
         bound="memory" if intensity_kv < ridge else "compute",
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
@@ -328,22 +334,21 @@ def evaluate(
         bytes_per_step=float(bytes_step),
         step_time_s=t_step,
         step_time_without_kv_s=t_no_kv,
-        tokens_per_s=batch * k / t_step,
-        tokens_per_s_without_kv=batch * k / t_no_kv,
+        tokens_per_s=batch * gained / t_step,
+        tokens_per_s_without_kv=batch * gained / t_no_kv,
         memory_used_bytes=float(weight_bytes + batch * kv_seq + reserve_bytes),
         free_for_kv_bytes=float(free_for_kv),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
         acceptance=float(acceptance),
         expected_tokens_per_step=e_tokens,
-        speculative_tokens_per_s=batch * e_tokens / tpot,
-        speculative_speedup=(e_tokens / tpot) / (1.0 / t_plain),
+        speculative_speedup=e_tokens * t_plain / t_verify,
         prefill_intensity=prefill_i,
         prefill_attainable_flops=float(roofline.attainable_flops(prefill_i, peak, bw)),
         decode_intensity=decode_i,
         decode_attainable_flops=float(roofline.attainable_flops(decode_i, peak, bw)),
         ttft_s=ttft,
-        tpot_s=tpot,
+        tpot_s=t_verify / e_tokens,
         ladder=ladder,
         warnings=tuple(warnings),
     )
@@ -359,12 +364,18 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
         r: a result of :func:`evaluate`.
         batches: 1-D array of batch sizes (>= 1).
     """
-    return _ladder(np.asarray(batches), r.n_params, r.bytes_per_weight, r.tokens_per_read, r.kv_bytes_per_sequence,
-                   r.peak_flops, r.bandwidth, r.weight_bytes, r.reserve_bytes, r.capacity_bytes)
+    gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
+    return _ladder(np.asarray(batches), r.n_params, r.bytes_per_weight, r.tokens_per_read, gained,
+                   r.kv_bytes_per_sequence, r.peak_flops, r.bandwidth, r.weight_bytes, r.reserve_bytes,
+                   r.capacity_bytes)
 
 
-def _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity) -> Ladder:
-    """Vectorised per-batch numbers (used for the ladder and for the point itself)."""
+def _ladder(batches, n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity) -> Ladder:
+    """Vectorised per-batch numbers (used for the ladder and for the point itself).
+
+    ``k`` is the tokens of arithmetic per weight read; ``gained`` the tokens each
+    sequence gains per step (k in prefill, the expected accepted tokens in decode).
+    """
     b = np.asarray(batches)
     flops = roofline.decode_flops(n, b, k)
     intensity = roofline.arithmetic_intensity(b, k, p)
@@ -377,8 +388,8 @@ def _ladder(batches, n, p, k, kv_seq, peak, bw, weight_bytes, reserve_bytes, cap
         arithmetic_intensity_with_kv=intensity_kv,
         attainable_flops=attainable,
         peak_fraction=attainable / peak,
-        tokens_per_s=b * k / roofline.step_time(flops, bytes_step, peak, bw),
-        tokens_per_s_without_kv=b * k / roofline.step_time(flops, weight_bytes, peak, bw),
+        tokens_per_s=b * gained / roofline.step_time(flops, bytes_step, peak, bw),
+        tokens_per_s_without_kv=b * gained / roofline.step_time(flops, weight_bytes, peak, bw),
         attainable_flops_with_kv=roofline.attainable_flops(intensity_kv, peak, bw),
         fits=weight_bytes + b * kv_seq + reserve_bytes <= capacity,
     )

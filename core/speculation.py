@@ -65,8 +65,8 @@ def speculation_sweep(levers: dict, depths) -> dict:
         "k": np.array([r.tokens_per_read for r in rows]),
         "intensity": np.array([r.arithmetic_intensity for r in rows]),
         "expected_tokens": np.array([r.expected_tokens_per_step for r in rows]),
-        "step_time_s": np.array([r.tpot_s for r in rows]),
-        "tokens_per_s": np.array([r.speculative_tokens_per_s for r in rows]),
+        "step_time_s": np.array([r.step_time_s for r in rows]),
+        "tokens_per_s": np.array([r.tokens_per_s for r in rows]),
         "speedup": np.array([r.speculative_speedup for r in rows]),
     }
     return out

@@ -106,8 +106,8 @@ TOUR: tuple[TourStep, ...] = (
         {"context": 128},
         "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
         "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
-        "which caps one stream at {tok_no_kv:.0f} tokens/s. The orange dot sits at intensity {intensity:g} "
-        "FLOP/byte, far down the slope.",
+        "which caps one stream at {tok_no_kv:.0f} tokens/s (ignoring the cache). The orange dot sits at "
+        "intensity {intensity:g} FLOP/byte, far down the slope.",
     ),
     TourStep(
         "Step 2 · The arithmetic, for comparison",

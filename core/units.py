@@ -7,6 +7,8 @@ mixed: ``GB`` always means 1e9 bytes and ``GiB`` always means 2**30 bytes.
 
 from __future__ import annotations
 
+import math
+
 KiB = 2**10
 MiB = 2**20
 GiB = 2**30
@@ -16,6 +18,18 @@ GB = 1e9
 TB = 1e12
 GFLOP = 1e9
 TFLOP = 1e12
+
+
+def fmt_sig(x: float, sig: int = 4) -> str:
+    """``x`` to ``sig`` significant digits with thousands separators and never
+    in e-notation: ``1,365``, ``128,000``, ``0.9813``, ``11.8``."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = sig - 1 - math.floor(math.log10(abs(x)))
+    text = f"{round(x, digits):,.{max(digits, 0)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
 
 
 def fmt_bytes_gb(n: float, digits: int = 2) -> str:
@@ -32,26 +46,41 @@ def fmt_bytes_small(n: float) -> str:
     """Per-token sizes: exact bytes with the KiB or MiB figure, e.g. ``131,072 bytes (128 KiB)``."""
     if n >= MiB:
         return f"{n:,.0f} bytes ({n / MiB:,.2f} MiB)"
-    return f"{n:,.0f} bytes ({n / KiB:,.4g} KiB)"
+    return f"{n:,.0f} bytes ({fmt_sig(n / KiB)} KiB)"
 
 
 def fmt_flops_rate(x: float) -> str:
     """A FLOP/s figure in TFLOP/s, e.g. ``989.4 TFLOP/s``."""
-    return f"{x / TFLOP:,.4g} TFLOP/s"
+    return f"{fmt_sig(x / TFLOP)} TFLOP/s"
 
 
 def fmt_flop(x: float) -> str:
-    """A FLOP count in GFLOP, e.g. ``16.06 GFLOP``."""
-    return f"{x / GFLOP:,.4g} GFLOP"
+    """A FLOP count in GFLOP, TFLOP or PFLOP, e.g. ``16.06 GFLOP``."""
+    if x >= 1e15:
+        return f"{fmt_sig(x / 1e15)} PFLOP"
+    if x >= 1e12:
+        return f"{fmt_sig(x / TFLOP)} TFLOP"
+    return f"{fmt_sig(x / GFLOP)} GFLOP"
 
 
 def fmt_bandwidth(x: float) -> str:
     """A bytes/s figure in TB/s (1e12 bytes/s), e.g. ``3.35 TB/s``."""
-    return f"{x / TB:,.4g} TB/s"
+    return f"{fmt_sig(x / TB)} TB/s"
 
 
 def fmt_seconds(t: float) -> str:
-    """A duration in ms (or µs below 0.1 ms), e.g. ``4.79 ms``."""
+    """A duration in µs, ms, s, min or h as fits, e.g. ``4.79 ms``, ``15.2 h``."""
     if t < 1e-4:
-        return f"{t * 1e6:,.3g} µs"
-    return f"{t * 1e3:,.4g} ms"
+        return f"{fmt_sig(t * 1e6, 3)} µs"
+    if t < 10:
+        return f"{fmt_sig(t * 1e3)} ms"
+    if t < 600:
+        return f"{fmt_sig(t, 3)} s"
+    if t < 3 * 3600:
+        return f"{fmt_sig(t / 60, 3)} min"
+    return f"{fmt_sig(t / 3600, 3)} h"
+
+
+def fmt_rate(x: float) -> str:
+    """A tokens/s figure: whole numbers from 10 up, 2 significant digits below, e.g. ``2,462``, ``0.14``."""
+    return f"{x:,.0f}" if x >= 10 else fmt_sig(x, 2)

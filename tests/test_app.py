@@ -76,3 +76,17 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
     lab.scenario.batch = 56
     assert list(lab.throughput.current.data["batch"]) == [56]
     assert round(lab.throughput.current.data["tok"][0]) == 2462
+
+
+def test_format_never_uses_e_notation():
+    from core.units import fmt_seconds, fmt_sig
+
+    assert [fmt_sig(x) for x in (1, 0.98133, 128000, 11.8, 1365.33, 2462.4)] == [
+        "1", "0.9813", "128,000", "11.8", "1,365", "2,462"]
+    assert fmt_seconds(5.486e4) == "15.2 h" and fmt_seconds(0.02274) == "22.74 ms"
+
+
+def test_x_range_widens_to_keep_far_points_on_the_chart():
+    lab = Lab(Scenario(phase="prefill", prompt_len=32000, weight_dtype="fp4"))
+    assert lab.roofline.point.data["x"][0] == 128_000
+    assert lab.roofline.figure.x_range.end >= 3 * 128_000

@@ -251,7 +251,7 @@ def test_bad_query_values_show_a_notice_and_keep_the_defaults(page, lab_url):
     assert "batch='-3'" in notice and "gpu='h900'" in notice and "no-gqa='perhaps'" in notice
     assert readout(page, "intensity") == "1 FLOP/byte"  # batch kept at its default
     assert readout(page, "ridge") == "295 FLOP/byte"  # GPU kept at its default
-    assert readout(page, "weights") == "16.06 GB"  # the valid model=llama-3-8b still applied
+    assert readout(page, "weights") == "16.06 GB (14.96 GiB)"  # the valid model=llama-3-8b still applied
     assert "Traceback" not in page.content()
 
 

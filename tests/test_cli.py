@@ -74,3 +74,16 @@ def test_module_entry_point():
     proc = subprocess.run([sys.executable, "-m", "core", "explain", "--json"], capture_output=True, text=True,
                           check=True)
     assert json.loads(proc.stdout)["gpu"] == "h100-sxm"
+
+
+def test_ids_are_case_insensitive(capsys):
+    out = run_json(capsys, "--weight-dtype", "INT4", "--gpu", "H200")
+    assert out["weight_dtype"] == "int4" and out["gpu"] == "h200"
+
+
+def test_numbers_never_print_in_e_notation(capsys):
+    assert main(["explain", "--model", "llama-3.1-405b", "--gpu", "l4", "--batch", "1024", "--context", "131072",
+                 "--no-gqa", "--weight-dtype", "fp32", "--phase", "prefill", "--prompt-len", "32000"]) == 0
+    text = capsys.readouterr().out
+    assert "e+" not in text
+    assert "k (prompt length) = 32,000" in text

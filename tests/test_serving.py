@@ -102,3 +102,40 @@ def test_prefill_and_decode_of_one_request():
     # TPOT: (16.06 GB + 1.07 GB) / 3.35 TB/s = 5.11 ms (memory-bound).
     assert round(r.tpot_s * 1e3, 2) == 5.11
     assert round(r.bytes_per_step / GB, 2) == 17.13
+
+
+# --- one α-aware tokens/s everywhere ------------------------------------------------
+def test_tokens_per_s_counts_expected_accepted_tokens():
+    plain = Scenario(spec_k=1).evaluate()
+    spec = Scenario(spec_k=4, acceptance=0.7).evaluate()
+    e = (1 - 0.7**4) / 0.3
+    # Memory-bound: the verify pass of 4 tokens costs what a plain step costs, and yields E tokens.
+    assert spec.step_time_s == pytest.approx(plain.step_time_s, rel=1e-3)
+    assert spec.tokens_per_s == pytest.approx(e / spec.step_time_s)
+    assert spec.tpot_s == pytest.approx(spec.step_time_s / e)
+    assert spec.speculative_speedup == pytest.approx(spec.tokens_per_s / plain.tokens_per_s)
+    assert Scenario(spec_k=4, acceptance=0.0).evaluate().tokens_per_s == pytest.approx(plain.tokens_per_s, rel=1e-3)
+    lad = spec.ladder
+    assert lad.tokens_per_s[0] == pytest.approx(spec.tokens_per_s)  # B = 1 rung is the point itself
+
+
+def test_time_to_first_token_is_one_prompt():
+    one = Scenario(model="llama-3-8b", batch=1).evaluate()
+    many = Scenario(model="llama-3-8b", batch=56).evaluate()
+    assert many.ttft_s == one.ttft_s
+    assert round(one.ttft_s * 1e3, 1) == 32.5
+
+
+def test_peak_fraction_counting_kv_reads():
+    r = Scenario(model="llama-3-8b", batch=56, context=8192).evaluate()
+    assert round(100 * r.peak_fraction) == 19
+    # 11.8 FLOP/byte × 3.35 TB/s = 39.5 TFLOP/s = 4.0 % of 989.4.
+    assert round(100 * r.peak_fraction_with_kv, 1) == 4.0
+    extreme = Scenario(model="llama-3.1-405b", gpu="l4", batch=1024, context=131072, gqa=False,
+                       weight_dtype="fp32").evaluate()
+    assert extreme.peak_fraction == 1.0 and extreme.peak_fraction_with_kv < 0.01 and extreme.bound == "memory"
+
+
+def test_sliding_window_is_explained():
+    assert get_model("mistral-7b").attention_pattern().startswith("a 4,096-token sliding window on all 32 layers")
+    assert get_model("llama-3-8b").attention_pattern() == "global attention on all 32 layers"
