@@ -31,15 +31,20 @@ from .roofline_view import RooflineView
 # and core/models.py, in the same order of operations.
 MODEL_JS = """
 function kvPerSeq(C, S, pkv, gqa) {
-  const hkv = gqa ? C.n_kv_heads : C.n_heads;
   let tokens = 0;
   for (const w of C.windows) { tokens += (w === null) ? S : Math.min(S, w); }
-  return 2.0 * hkv * C.head_dim * pkv * tokens;
+  return (gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv * tokens;
+}
+function paramsRead(C, tokens) {
+  // Mixture-of-experts reads only the experts its tokens touch: E·(1 − (1 − k_e/E)^tokens).
+  if (!C.moe) { return C.n_params; }
+  const m = C.moe;
+  return m.fixed + m.layers * m.per_expert * (m.experts * (1.0 - (1.0 - m.per_token / m.experts) ** tokens));
 }
 function evaluate(C, s) {
-  const p = C.bytes[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
-  const peak = C.peak[s.weight_dtype], bw = C.bandwidth, N = C.n_params;
-  const weight = N * p;
+  const p = C.weight_bytes[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
+  const peak = C.peak[s.weight_dtype], bw = C.bandwidth, N = C.n_params, Na = C.n_active;
+  const held = N * p;
   const kvseq = kvPerSeq(C, s.context, pkv, s.gqa);
   // Tokens each sequence gains per verify pass (Leviathan et al. 2023); 1 at k = 1.
   const a = C.acceptance;
@@ -50,8 +55,10 @@ function evaluate(C, s) {
   const n = Math.ceil(Math.log2(top));
   for (let i = 0; i <= n; i++) { ladder.push(rung(2 ** i)); }
   function rung(b) {
-    const flops = 2.0 * N * b * s.spec_k;
-    const I = 2.0 * b * s.spec_k / p;
+    const read = paramsRead(C, b * s.spec_k);
+    const weight = read * p;
+    const flops = 2.0 * Na * b * s.spec_k;
+    const I = 2.0 * b * s.spec_k / p * (Na / read);
     const bytes = weight + b * kvseq;
     const Ikv = flops / bytes;
     const att = Math.min(peak, bw * I);
@@ -59,22 +66,23 @@ function evaluate(C, s) {
             attainable_kv: Math.min(peak, bw * Ikv), peak_fraction: att / peak,
             tokens_per_s: b * E / Math.max(flops / peak, bytes / bw),
             tokens_per_s_without_kv: b * E / Math.max(flops / peak, weight / bw),
-            fits: weight + b * kvseq + C.reserve <= C.capacity};
+            weight: weight, fits: held + b * kvseq + C.reserve <= C.capacity};
   }
   const point = rung(s.batch);
-  const free = C.capacity - weight - C.reserve;
+  const weight = point.weight;
+  const free = C.capacity - held - C.reserve;
   const kvTraffic = s.batch * kvseq;
   return {
-    weight_bytes: weight, flops_per_step: point.flops, arithmetic_intensity: point.intensity,
+    weight_bytes: weight, weight_bytes_held: held, flops_per_step: point.flops, arithmetic_intensity: point.intensity,
     arithmetic_intensity_with_kv: point.intensity_kv, ridge_point: ridge, attainable_flops: point.attainable,
     peak_fraction: point.peak_fraction, bound: point.intensity_kv < ridge ? "memory" : "compute",
     attainable_flops_with_kv: point.attainable_kv, peak_fraction_with_kv: point.attainable_kv / peak,
     expected_tokens_per_step: E,
     step_time_s: Math.max(point.flops / peak, (weight + kvTraffic) / bw),
     tokens_per_s: point.tokens_per_s, tokens_per_s_without_kv: point.tokens_per_s_without_kv,
-    kv_bytes_per_token: 2.0 * C.n_layers * (s.gqa ? C.n_kv_heads : C.n_heads) * C.head_dim * pkv,
+    kv_bytes_per_token: C.n_layers * (s.gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv,
     kv_bytes: kvTraffic, fits: point.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvseq),
-    memory_used_bytes: weight + kvTraffic + C.reserve, peak_flops: peak, ladder: ladder,
+    memory_used_bytes: held + kvTraffic + C.reserve, peak_flops: peak, ladder: ladder,
   };
 }
 """
@@ -167,10 +175,19 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         roof, _ = compute_roof(wd, g.dense_flops)
         peak[wd] = g.dense_flops[roof]
         sparse[wd] = g.sparse_flops.get(roof)
+    moe = None
+    if m.moe:
+        _, moe_layers, per_expert = m.layer_split()
+        moe = {"fixed": m.fixed_params(), "layers": moe_layers, "per_expert": per_expert,
+               "experts": m.moe.n_experts, "per_token": m.moe.experts_per_token}
     return {
-        "model_name": m.name, "gpu_name": g.name, "n_params": result.n_params, "n_layers": m.n_layers,
-        "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "head_dim": m.head_dim, "windows": list(m.layer_windows),
-        "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()}, "peak": peak, "sparse": sparse,
+        "model_name": m.name, "gpu_name": g.name, "n_params": m.n_params, "n_active": m.n_active_params,
+        "moe": moe, "n_layers": m.n_layers, "windows": list(m.layer_windows),
+        "kv_elements_gqa": m.kv_elements_per_token_per_layer(True),
+        "kv_elements_mha": m.kv_elements_per_token_per_layer(False),
+        "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
+        "weight_bytes": {p.id: m.weight_bytes_per_param(p.bytes_per_element) for p in PRECISIONS.values()},
+        "peak": peak, "sparse": sparse,
         "bandwidth": g.hbm_bandwidth, "capacity": result.capacity_bytes, "reserve": result.reserve_bytes,
         "acceptance": result.acceptance,
         "batch_stops": _stops(BATCH_STOPS, scenario.batch), "context_stops": _stops(CONTEXT_STOPS, scenario.context),

@@ -7,8 +7,10 @@ Usable from a notebook::
     r.tokens_per_s
 """
 
+from .config_reader import from_hf_config, parse_config_text
 from .hardware import Accelerator, get_accelerator, load_accelerators
-from .models import ConfigError, ModelSpec, from_hf_config, get_model, load_models
+from .model_catalogue import get_model, load_models
+from .models import ConfigError, ModelSpec
 from .scenario import Scenario, ScenarioResult, evaluate
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "ScenarioResult",
     "evaluate",
     "from_hf_config",
+    "parse_config_text",
     "get_accelerator",
     "get_model",
     "load_accelerators",

@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from .config_reader import from_hf_config, parse_config_text
 from .explain import explain
-from .hardware import CAPACITY_CONVENTIONS, load_accelerators
-from .models import load_models
+from .hardware import CAPACITY_CONVENTIONS, get_accelerator, load_accelerators
+from .model_catalogue import load_models
+from .models import ConfigError, ModelSpec
 from .permalink import FLAG_NAMES
-from .scenario import Scenario
+from .scenario import Scenario, evaluate
 from .units import GiB
 
 
@@ -53,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     ex = sub.add_parser("explain", help="step-by-step derivation of one scenario")
     _scenario_flags(ex)
+    ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     sub.add_parser("list", help="catalogue ids")
     return parser
@@ -102,12 +106,38 @@ def main(argv: list[str] | None = None) -> int:
             print("models: " + ", ".join(load_models()))
             return 0
         scenario = scenario_from_args(args)
-        result = scenario.evaluate()
+        if args.config:
+            model = model_from_file(args.config)
+            levers = scenario.levers()
+            del levers["model"]
+            result = evaluate(gpu=get_accelerator(levers.pop("gpu")), model=model, **levers)
+        else:
+            result = scenario.evaluate()
     except (OneLineError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        out = result.to_json()
+        out["model_read"] = result.model.architecture()
+        out["assumptions"] = list(result.model.assumptions)
+        print(json.dumps(out, indent=2))
     else:
         print(explain(result))
     return 0
+
+
+def model_from_file(path: str) -> ModelSpec:
+    """A model from a ``config.json`` on disk.
+
+    Raises:
+        OneLineError: unreadable file or a config that cannot be understood.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise OneLineError(f"--config {path}: {exc.strerror}") from None
+    try:
+        return from_hf_config(parse_config_text(data), model_id=p.stem, name=p.name)
+    except ConfigError as exc:
+        raise OneLineError(f"--config {path}: {exc}") from None

@@ -82,4 +82,7 @@ def explain(r: ScenarioResult) -> str:
         + ("fits" if r.fits else "DOES NOT FIT"),
     ]
     lines += [f"  note: {w}" for w in r.warnings]
+    lines += ["", f"Model as read from its config.json ({m.config_url or m.name})"]
+    lines += [f"  {key}: {value}" for key, value in m.architecture().items()]
+    lines += [f"  assumed: {a}" for a in m.assumptions]
     return "\n".join(lines)

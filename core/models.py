@@ -1,27 +1,21 @@
-"""Model architectures, read from Hugging Face ``config.json`` files.
+"""Model architectures as far as memory traffic is concerned.
 
-The catalogue is the folder ``model_configs/`` beside this file: one published
-``config.json`` per model (``<id>.json``, unedited) and ``index.json`` with each
-model's display name, the URL the config came from and its official parameter
-count.
-
-The description is built to grow: attention is described per layer
-(``layer_windows``: a sliding-window size or ``None`` for global attention), and
-parameter counts come back as total and active, so mixture-of-experts (all
-experts held in memory, only the routed ones read) and multi-head latent
-attention (a compressed per-token latent instead of K and V heads) can be added
-as new fields without changing what existing callers read.
+A :class:`ModelSpec` says how many parameters a model holds and reads, and how
+many bytes of KV cache a token adds.  Attention is described per layer
+(``layer_windows``: a sliding-window size or ``None`` for global attention);
+mixture-of-experts (:class:`MoESpec`: every expert held in memory, only the
+routed ones read), multi-head latent attention (:class:`MLASpec`: a compressed
+latent cached instead of K and V heads) and a checkpoint's quantisation
+(:class:`Quantization`) are optional parts.  :mod:`core.config_reader` builds
+specs from Hugging Face ``config.json`` files; :mod:`core.model_catalogue`
+loads the shipped ones.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 
-CATALOGUE_DIR = Path(__file__).with_name("model_configs")
+import numpy as np
 
 
 class ConfigError(ValueError):
@@ -34,14 +28,70 @@ class ParameterCounts:
 
     Attributes:
         total: every parameter held in memory.
-        active: parameters read per token (equal to ``total`` for dense models;
-            smaller for mixture-of-experts).
+        active: parameters one token is computed with (equal to ``total`` for
+            dense models; for mixture-of-experts only the routed and shared
+            experts count).
         embedding: the input embedding table (V·h).
     """
 
     total: int
     active: int
     embedding: int
+
+
+@dataclass(frozen=True)
+class MoESpec:
+    """Mixture-of-experts MLP layers.
+
+    Attributes:
+        n_experts: E, routed experts per MoE layer.
+        experts_per_token: k_e, routed experts each token uses.
+        expert_intermediate: MLP width of one routed expert.
+        n_shared_experts: always-on shared experts per MoE layer.
+        shared_intermediate: MLP width of one shared expert.
+        first_dense_layers: leading layers with a dense MLP instead (DeepSeek's
+            ``first_k_dense_replace``); their width is ``intermediate_size``.
+    """
+
+    n_experts: int
+    experts_per_token: int
+    expert_intermediate: int
+    n_shared_experts: int = 0
+    shared_intermediate: int = 0
+    first_dense_layers: int = 0
+
+
+@dataclass(frozen=True)
+class MLASpec:
+    """DeepSeek multi-head latent attention.
+
+    The cache holds one compressed latent of ``kv_lora_rank`` elements plus a
+    decoupled RoPE key of ``qk_rope_head_dim`` elements per token per layer,
+    shared by all heads (DeepSeek-V2 paper, section 2.1).
+    """
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None = None
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """A checkpoint's ``quantization_config``: what its linear weights are stored in.
+
+    Attributes:
+        method: ``"gptq"``, ``"awq"``, ``"fp8"``, ...
+        bits: bits per quantised weight.
+        overhead_bytes_per_weight: scales and zero points, amortised per weight
+            (a 16-bit scale and a ``bits``-bit zero point per group of ``group_size``
+            for GPTQ/AWQ; one FP32 scale per 128×128 block for DeepSeek's FP8).
+    """
+
+    method: str
+    bits: int
+    overhead_bytes_per_weight: float
 
 
 @dataclass(frozen=True)
@@ -58,20 +108,33 @@ class ModelSpec:
         hidden_size: model width h.
         n_heads: query heads.
         n_kv_heads: h_kv, key/value heads (``n_heads`` for multi-head attention,
-            fewer with grouped-query attention).
+            fewer with grouped-query attention, 1 with multi-query attention).
         head_dim: d_head.
-        intermediate_size: MLP width.
+        intermediate_size: MLP width (of the dense layers, for MoE models).
         vocab_size: V.
         tie_word_embeddings: the output projection reuses the embedding table.
-        qkv_bias: q, k and v projections carry biases (Qwen2).
+        qkv_bias: q, k and v projections carry biases (Qwen2, ChatGLM).
         gated_mlp: SwiGLU-style MLP with gate, up and down matrices (3·h·i
             weights) rather than up and down (2·h·i).
-        max_context: the trained context length (``max_position_embeddings``).
+        max_context: the trained context length (``max_position_embeddings``;
+            with ``rope_scaling`` this is already the extended length).
         layer_windows: per layer, the sliding-window size in tokens, or ``None``
             for global attention; the KV cache of a windowed layer stops growing
             at the window.
+        dialect: which key names the config used (``"llama"``, ``"gpt2"``, ...).
+        norm_params_per_layer: normalisation weights per block; ``None`` means
+            two RMSNorms, 2·h (LayerNorms with biases and q/k norms add more).
+        final_norm_params: the final norm's weights; ``None`` means h.
+        extra_params: parameters outside the blocks not covered above (GPT-2's
+            learned position embeddings).
+        block_bias_params: per-block biases other than q/k/v (GPT-2's output and
+            MLP biases).
+        moe: mixture-of-experts layout, or ``None`` for a dense MLP.
+        mla: multi-head latent attention, or ``None``.
+        quantization: the checkpoint's quantisation, or ``None``.
         config_url: where the config came from.
         official_parameters: the published parameter count, if known.
+        official_active_parameters: the published active count (MoE), if known.
         assumptions: what was assumed for fields the config left out.
     """
 
@@ -89,58 +152,185 @@ class ModelSpec:
     gated_mlp: bool
     max_context: int
     layer_windows: tuple[int | None, ...]
+    dialect: str = "llama"
+    norm_params_per_layer: int | None = None
+    final_norm_params: int | None = None
+    extra_params: int = 0
+    block_bias_params: int = 0
+    moe: MoESpec | None = None
+    mla: MLASpec | None = None
+    quantization: Quantization | None = None
     config_url: str = ""
     official_parameters: int | None = None
+    official_active_parameters: int | None = None
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
     # -- parameters ---------------------------------------------------------
-    def parameter_counts(self) -> ParameterCounts:
-        """Parameters from the architecture (embeddings, attention, MLP, norms, head).
-
-        Per layer: q and o projections ``h·(n_heads·d_head)`` each, k and v
-        ``h·(h_kv·d_head)`` each, optional q/k/v biases, the MLP (``3·h·i`` gated
-        or ``2·h·i``) and two RMSNorm weight vectors ``2·h``.  Plus the embedding
-        ``V·h``, a final norm ``h`` and the LM head ``V·h`` unless tied.
-        """
+    def _attention_params(self) -> int:
         h, d = self.hidden_size, self.head_dim
+        if self.mla:
+            a = self.mla
+            qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+            if a.q_lora_rank:
+                q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * self.n_heads * qk
+            else:
+                q = h * self.n_heads * qk
+            kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+            kv += a.kv_lora_rank * self.n_heads * (a.qk_nope_head_dim + a.v_head_dim)
+            return q + kv + self.n_heads * a.v_head_dim * h
         q_width, kv_width = self.n_heads * d, self.n_kv_heads * d
-        attention = 2 * h * q_width + 2 * h * kv_width
+        params = 2 * h * q_width + 2 * h * kv_width
         if self.qkv_bias:
-            attention += q_width + 2 * kv_width
-        mlp = (3 if self.gated_mlp else 2) * h * self.intermediate_size
-        per_layer = attention + mlp + 2 * h
+            params += q_width + 2 * kv_width
+        return params
+
+    def _mlp_params(self, width: int) -> int:
+        return (3 if self.gated_mlp else 2) * self.hidden_size * width
+
+    def layer_split(self) -> tuple[int, int, int]:
+        """(dense MLP layers, MoE layers, parameters of one routed expert)."""
+        if not self.moe:
+            return self.n_layers, 0, 0
+        m = self.moe
+        return m.first_dense_layers, self.n_layers - m.first_dense_layers, self._mlp_params(m.expert_intermediate)
+
+    def fixed_params(self) -> int:
+        """Everything read on every step whatever the batch: all but the routed experts."""
+        h = self.hidden_size
+        norms = self.norm_params_per_layer if self.norm_params_per_layer is not None else 2 * h
+        dense_layers, moe_layers, _ = self.layer_split()
+        per_layer = self._attention_params() + norms + self.block_bias_params
+        fixed = self.n_layers * per_layer + dense_layers * self._mlp_params(self.intermediate_size)
+        if self.moe:
+            m = self.moe
+            router = h * m.n_experts
+            shared = m.n_shared_experts * self._mlp_params(m.shared_intermediate)
+            fixed += moe_layers * (router + shared)
         embedding = self.vocab_size * h
         head = 0 if self.tie_word_embeddings else self.vocab_size * h
-        total = embedding + self.n_layers * per_layer + h + head
-        return ParameterCounts(total=total, active=total, embedding=embedding)
+        final_norm = h if self.final_norm_params is None else self.final_norm_params
+        return embedding + head + final_norm + self.extra_params + fixed
+
+    def parameter_counts(self) -> ParameterCounts:
+        """Parameters from the architecture (embeddings, attention, MLP or experts, norms, head).
+
+        Per layer: q and o projections ``h·(n_heads·d_head)`` each, k and v
+        ``h·(h_kv·d_head)`` each (the MLA projections instead, when present),
+        optional q/k/v biases, the MLP (``3·h·i`` gated or ``2·h·i``) or the
+        router, routed and shared experts, and the norms.  Plus the embedding
+        ``V·h``, a final norm and the LM head ``V·h`` unless tied.  Active
+        counts a token's ``k_e`` routed experts instead of all ``E``.
+        """
+        fixed = self.fixed_params()
+        _, moe_layers, per_expert = self.layer_split()
+        total = fixed + (moe_layers * self.moe.n_experts * per_expert if self.moe else 0)
+        active = fixed + (moe_layers * self.moe.experts_per_token * per_expert if self.moe else 0)
+        return ParameterCounts(total=int(total), active=int(active), embedding=self.vocab_size * self.hidden_size)
 
     @property
     def n_params(self) -> int:
-        """N, parameters read per decode step (the active count)."""
+        """N, every parameter (what memory holds; what a dense model reads per step)."""
+        return self.parameter_counts().total
+
+    @property
+    def n_active_params(self) -> int:
+        """Parameters one token is computed with (FLOPs per token = 2 × this)."""
         return self.parameter_counts().active
+
+    def params_read(self, tokens):
+        """Parameters one forward step reads from memory for ``tokens`` tokens (broadcasts).
+
+        Dense models read every weight once.  A mixture-of-experts layer reads
+        only the experts its tokens are routed to: with E experts and k_e per
+        token, ``tokens`` tokens touch ``E·(1 − (1 − k_e/E)^tokens)`` distinct
+        experts on average (uniform, independent routing), so at batch 1 it
+        reads about k_e experts and at large batch all E (article 000, "Where
+        It Breaks": MoE breaks the batching argument).
+        """
+        if not self.moe:
+            return np.full(np.shape(tokens), float(self.n_params)) if np.ndim(tokens) else float(self.n_params)
+        m = self.moe
+        _, moe_layers, per_expert = self.layer_split()
+        touched = m.n_experts * (1.0 - (1.0 - m.experts_per_token / m.n_experts) ** np.asarray(tokens, dtype=float))
+        return self.fixed_params() + moe_layers * per_expert * touched
+
+    def weight_bytes_per_param(self, bytes_per_element: float) -> float:
+        """Bytes per weight at a precision, with the checkpoint's scale and zero overhead.
+
+        When the chosen precision has the checkpoint's quantised width (INT4 for
+        a 4-bit GPTQ/AWQ config, FP8 for DeepSeek's), its per-weight overhead is
+        added; otherwise the precision's bytes alone.
+        """
+        q = self.quantization
+        if q and abs(q.bits / 8 - bytes_per_element) < 1e-9:
+            return bytes_per_element + q.overhead_bytes_per_weight
+        return bytes_per_element
 
     def attention_pattern(self) -> str:
         """The attention layout in words, e.g. ``"global attention on all 32 layers"``."""
+        kind = ""
+        if self.mla:
+            kind = (f"multi-head latent attention ({self.mla.kv_lora_rank} + {self.mla.qk_rope_head_dim} cached "
+                    "elements per token per layer); ")
         windows = [w for w in self.layer_windows if w is not None]
         if not windows:
-            return f"global attention on all {self.n_layers} layers"
+            return kind + f"global attention on all {self.n_layers} layers"
         if len(windows) == self.n_layers and len(set(windows)) == 1:
-            return (f"a {windows[0]:,}-token sliding window on all {self.n_layers} layers "
-                    f"(the KV cache stops growing at {windows[0]:,} tokens)")
-        return (f"sliding windows on {len(windows)} of {self.n_layers} layers "
-                f"(their KV cache stops growing at the window)")
+            return kind + (f"a {windows[0]:,}-token sliding window on all {self.n_layers} layers "
+                           f"(the KV cache stops growing at {windows[0]:,} tokens)")
+        return kind + (f"a {max(windows):,}-token sliding window on {len(windows)} of {self.n_layers} layers, "
+                       f"global attention on the other {self.n_layers - len(windows)} (local layers' cache stops "
+                       "growing at the window)")
+
+    def architecture(self) -> dict:
+        """What was read, for a person to check against the model card (display values)."""
+        counts = self.parameter_counts()
+        out = {
+            "config dialect": self.dialect,
+            "layers L": self.n_layers,
+            "hidden size h": self.hidden_size,
+            "query heads": self.n_heads,
+            "KV heads h_kv": self.n_kv_heads,
+            "head dim d_head": self.head_dim,
+            "parameters (total)": f"{counts.total:,}",
+            "parameters (active per token)": f"{counts.active:,}",
+            "KV per token (BF16)": f"{self.kv_bytes_per_token(2):,.0f} bytes",
+            "attention": self.attention_pattern(),
+            "trained context": f"{self.max_context:,}" if self.max_context else "not given",
+        }
+        if self.moe:
+            m = self.moe
+            out["experts"] = (f"{m.n_experts} routed ({m.experts_per_token} per token), {m.n_shared_experts} shared, "
+                              f"first {m.first_dense_layers} layers dense")
+        if self.quantization:
+            q = self.quantization
+            out["quantization"] = f"{q.method}, {q.bits}-bit, +{q.overhead_bytes_per_weight:.4f} bytes/weight overhead"
+        return out
 
     # -- KV cache -------------------------------------------------------------
     def kv_heads(self, gqa: bool = True) -> int:
         """h_kv in effect: the config's KV heads, or every query head when GQA is off."""
         return self.n_kv_heads if gqa else self.n_heads
 
+    def kv_elements_per_token_per_layer(self, gqa: bool = True) -> int:
+        """Cached elements per token per layer: ``2·h_kv·d_head``, or MLA's latent.
+
+        With MLA "GQA off" means the uncompressed cache the latent replaces:
+        every head's K (nope + rope dims) and V.
+        """
+        if self.mla:
+            a = self.mla
+            if gqa:
+                return a.kv_lora_rank + a.qk_rope_head_dim
+            return self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
+        return 2 * self.kv_heads(gqa) * self.head_dim
+
     def kv_bytes_per_token(self, bytes_per_element: float, gqa: bool = True) -> float:
         """KV bytes one token adds across all layers, ``2·L·h_kv·d_head·p_kv``.
 
         Source: article 004, section 04 (Llama-3-70B: 327,680 bytes = 320 KiB).
         """
-        return 2.0 * self.n_layers * self.kv_heads(gqa) * self.head_dim * bytes_per_element
+        return float(self.n_layers * self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
 
     def kv_bytes_per_sequence(self, context: int, bytes_per_element: float, gqa: bool = True) -> float:
         """KV bytes held by one sequence of ``context`` tokens.
@@ -148,133 +338,6 @@ class ModelSpec:
         ``Σ_layers 2·h_kv·d_head·min(S, window)·p_kv``: equal to
         ``kv_bytes_per_token · S`` unless some layers use a sliding window.
         """
-        per_layer_token = 2.0 * self.kv_heads(gqa) * self.head_dim * bytes_per_element
+        per_layer_token = float(self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
         tokens = sum(context if w is None else min(context, w) for w in self.layer_windows)
         return per_layer_token * tokens
-
-
-def _positive_int(cfg: dict, key: str, problems: list[str]) -> int:
-    value = cfg.get(key)
-    if value is None:
-        problems.append(f"missing {key!r}")
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        problems.append(f"{key!r} must be a positive integer, got {value!r}")
-        return 0
-    if value <= 0 or int(value) != value:
-        problems.append(f"{key!r} must be a positive integer, got {value!r}")
-        return 0
-    return int(value)
-
-
-def from_hf_config(
-    config: dict,
-    *,
-    model_id: str,
-    name: str,
-    config_url: str = "",
-    official_parameters: int | None = None,
-) -> ModelSpec:
-    """A :class:`ModelSpec` from a Hugging Face ``config.json`` (as a dict).
-
-    Reads the Llama / Mistral / Qwen2 dialect: ``num_hidden_layers``,
-    ``hidden_size``, ``num_attention_heads``, ``num_key_value_heads`` (absent or
-    null means multi-head attention), ``head_dim`` (absent means
-    ``hidden_size / num_attention_heads``), ``intermediate_size``, ``vocab_size``,
-    ``tie_word_embeddings`` (absent means untied, the Llama/Mistral/Qwen2 class
-    default), ``attention_bias`` (Qwen2 always has q/k/v biases),
-    ``sliding_window`` with ``use_sliding_window``, ``max_position_embeddings``.
-    A multimodal config's language model under ``text_config`` is used.
-
-    Raises:
-        ConfigError: missing, non-positive or contradictory fields, all named.
-    """
-    if not isinstance(config, dict):
-        raise ConfigError("config must be a JSON object")
-    if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
-        config = config["text_config"]
-    problems: list[str] = []
-    assumptions: list[str] = []
-    n_layers = _positive_int(config, "num_hidden_layers", problems)
-    hidden = _positive_int(config, "hidden_size", problems)
-    n_heads = _positive_int(config, "num_attention_heads", problems)
-    inter = _positive_int(config, "intermediate_size", problems)
-    vocab = _positive_int(config, "vocab_size", problems)
-    if config.get("num_key_value_heads") is None:
-        n_kv = n_heads
-        assumptions.append("num_key_value_heads absent: multi-head attention (h_kv = num_attention_heads)")
-    else:
-        n_kv = _positive_int(config, "num_key_value_heads", problems)
-    if config.get("head_dim") is None:
-        head_dim = hidden // n_heads if n_heads else 0
-        if n_heads and hidden % n_heads:
-            problems.append(f"hidden_size {hidden} is not divisible by num_attention_heads {n_heads}")
-        assumptions.append("head_dim absent: hidden_size / num_attention_heads")
-    else:
-        head_dim = _positive_int(config, "head_dim", problems)
-    if n_heads and n_kv and n_heads % n_kv:
-        problems.append(f"num_attention_heads {n_heads} is not a multiple of num_key_value_heads {n_kv}")
-    if problems:
-        raise ConfigError("cannot read config: " + "; ".join(problems))
-
-    if "tie_word_embeddings" not in config:
-        assumptions.append("tie_word_embeddings absent: untied LM head")
-    model_type = config.get("model_type", "")
-    qkv_bias = bool(config.get("attention_bias", False)) or model_type == "qwen2"
-    window = config.get("sliding_window")
-    # Qwen2 configs carry a sliding_window value but switch it off with
-    # use_sliding_window: false; Mistral-7B-v0.1 windows every layer.
-    use_window = bool(config.get("use_sliding_window", True)) and window is not None
-    layer_windows = (int(window) if use_window else None,) * n_layers
-    max_context = int(config.get("max_position_embeddings") or 0)
-    return ModelSpec(
-        id=model_id,
-        name=name,
-        n_layers=n_layers,
-        hidden_size=hidden,
-        n_heads=n_heads,
-        n_kv_heads=n_kv,
-        head_dim=head_dim,
-        intermediate_size=inter,
-        vocab_size=vocab,
-        tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
-        qkv_bias=qkv_bias,
-        # Llama, Mistral and Qwen2 MLPs are gated (gate, up, down); plain-MLP
-        # dialects (GPT-2, Falcon) have other key names and are not read here.
-        gated_mlp=True,
-        max_context=max_context,
-        layer_windows=layer_windows,
-        config_url=config_url,
-        official_parameters=official_parameters,
-        assumptions=tuple(assumptions),
-    )
-
-
-@cache
-def load_models(folder: Path = CATALOGUE_DIR) -> dict[str, ModelSpec]:
-    """All catalogue models keyed by id, in ``index.json`` order."""
-    index = json.loads((folder / "index.json").read_text())
-    models = {}
-    for model_id, meta in index.items():
-        config = json.loads((folder / f"{model_id}.json").read_text())
-        models[model_id] = from_hf_config(
-            config,
-            model_id=model_id,
-            name=meta["name"],
-            config_url=meta["config_url"],
-            official_parameters=meta.get("official_parameters"),
-        )
-    return models
-
-
-def get_model(model_id: str) -> ModelSpec:
-    """The catalogue model ``model_id``.
-
-    Raises:
-        ValueError: unknown id; the message lists the accepted ids.
-    """
-    models = load_models()
-    try:
-        return models[model_id]
-    except KeyError:
-        raise ValueError(f"unknown model {model_id!r}; accepted: {', '.join(models)}") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import get_accelerator
-from .models import get_model
+from .model_catalogue import get_model
 from .permalink import MAX_PINS, Pin
 from .precision import get_precision
 from .scenario import ScenarioResult, evaluate

@@ -31,7 +31,8 @@ import param
 
 from . import kvcache, roofline
 from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
-from .models import ModelSpec, get_model, load_models
+from .model_catalogue import get_model, load_models
+from .models import ModelSpec
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof, get_precision
 from .speculation import expected_tokens_per_verify
 from .units import GiB
@@ -75,7 +76,9 @@ class ScenarioResult:
 
     Bytes are bytes, FLOP are FLOP, times are seconds, rates per second.
     ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
-    what one step moves (read in decode, written in prefill).
+    what one step moves (read in decode, written in prefill).  ``weight_bytes``
+    is what one step reads; ``weight_bytes_held`` what memory holds (they differ
+    only for mixture-of-experts, whose step reads the experts its tokens touch).
     """
 
     phase: str
@@ -89,6 +92,8 @@ class ScenarioResult:
     tokens_per_read: int
     context: int
     n_params: int
+    n_active_params: int
+    weight_bytes_held: float
     bytes_per_weight: float
     kv_bytes_per_element: float
     compute_roof: str
@@ -136,7 +141,8 @@ class ScenarioResult:
     def to_json(self) -> dict:
         """The scalar results as a JSON-ready dict (SI units, keys as in the CLI)."""
         keys = (
-            "phase weight_dtype kv_dtype gqa batch tokens_per_read context n_params bytes_per_weight "
+            "phase weight_dtype kv_dtype gqa batch tokens_per_read context n_params n_active_params "
+            "weight_bytes_held bytes_per_weight "
             "kv_bytes_per_element "
             "compute_roof peak_flops bandwidth capacity_bytes capacity_convention reserve_bytes "
             "weight_bytes flops_per_step arithmetic_intensity arithmetic_intensity_with_kv "
@@ -251,18 +257,22 @@ def evaluate(
     k = spec_k if phase == "decode" else prompt_len
     s_held = context if phase == "decode" else prompt_len
 
-    n = model.n_params
-    weight_bytes = n * p
+    # Memory holds every weight; a step reads the weights its tokens use (all of
+    # them for a dense model; for MoE only the experts the batch's tokens touch).
+    p = model.weight_bytes_per_param(p)  # plus the checkpoint's scale/zero overhead, if quantised
+    n, n_active = model.n_params, model.n_active_params
+    weight_bytes_held = n * p
+    weight_bytes = float(model.params_read(batch * k)) * p
     kv_seq = model.kv_bytes_per_sequence(s_held, p_kv, gqa)
-    free_for_kv = capacity - weight_bytes - reserve_bytes
+    free_for_kv = capacity - weight_bytes_held - reserve_bytes
     # Tokens each sequence gains per step: every prompt token in prefill; in
     # decode the expected accepted tokens of a verify pass of depth k (E = 1 at k = 1).
     e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
     gained = e_tokens if phase == "decode" else float(prompt_len)
 
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
-    ladder = _ladder(batches, n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
-    point = _ladder(np.array([batch]), n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity)
+    ladder = _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
+    point = _ladder(np.array([batch]), model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
     # of the prompt (k = prompt length, writing its cache), then decode steps
@@ -272,13 +282,15 @@ def evaluate(
     prefill_i = float(roofline.arithmetic_intensity(batch, prompt_len, p))
     decode_i = float(roofline.arithmetic_intensity(batch, spec_k, p))
     # Time to first token of one request: its prompt alone, in one prefill pass.
-    ttft = float(roofline.step_time(roofline.decode_flops(n, 1, prompt_len), weight_bytes + kv_prompt, peak, bw))
-    t_verify = float(roofline.step_time(roofline.decode_flops(n, batch, spec_k), weight_bytes + batch * kv_context,
-                                        peak, bw))
-    t_plain = float(roofline.step_time(roofline.decode_flops(n, batch, 1), weight_bytes + batch * kv_context,
-                                       peak, bw))
+    def step(b, tokens_per_seq, kv_bytes):
+        read = float(model.params_read(b * tokens_per_seq)) * p
+        return float(roofline.step_time(roofline.decode_flops(n_active, b, tokens_per_seq), read + kv_bytes, peak, bw))
 
-    flops = float(roofline.decode_flops(n, batch, k))
+    ttft = step(1, prompt_len, kv_prompt)
+    t_verify = step(batch, spec_k, batch * kv_context)
+    t_plain = step(batch, 1, batch * kv_context)
+
+    flops = float(roofline.decode_flops(n_active, batch, k))
     kv_traffic = batch * kv_seq
     bytes_step = weight_bytes + kv_traffic
     t_step = float(roofline.step_time(flops, bytes_step, peak, bw))
@@ -287,9 +299,9 @@ def evaluate(
     intensity_kv = float(point.arithmetic_intensity_with_kv[0])
 
     warnings = []
-    if weight_bytes + reserve_bytes > capacity:
+    if weight_bytes_held + reserve_bytes > capacity:
         warnings.append(
-            f"the weights alone ({weight_bytes / GiB:,.1f} GiB) and the reserve do not fit in "
+            f"the weights alone ({weight_bytes_held / GiB:,.1f} GiB) and the reserve do not fit in "
             f"{capacity / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller weights"
         )
     if model.max_context and s_held > model.max_context:
@@ -308,6 +320,8 @@ def evaluate(
         tokens_per_read=int(k),
         context=int(s_held),
         n_params=int(n),
+        n_active_params=int(n_active),
+        weight_bytes_held=float(weight_bytes_held),
         bytes_per_weight=p,
         kv_bytes_per_element=p_kv,
         compute_roof=roof,
@@ -336,7 +350,7 @@ def evaluate(
         step_time_without_kv_s=t_no_kv,
         tokens_per_s=batch * gained / t_step,
         tokens_per_s_without_kv=batch * gained / t_no_kv,
-        memory_used_bytes=float(weight_bytes + batch * kv_seq + reserve_bytes),
+        memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
         free_for_kv_bytes=float(free_for_kv),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
@@ -365,20 +379,24 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
         batches: 1-D array of batch sizes (>= 1).
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
-    return _ladder(np.asarray(batches), r.n_params, r.bytes_per_weight, r.tokens_per_read, gained,
-                   r.kv_bytes_per_sequence, r.peak_flops, r.bandwidth, r.weight_bytes, r.reserve_bytes,
-                   r.capacity_bytes)
+    return _ladder(np.asarray(batches), r.model, r.bytes_per_weight, r.tokens_per_read, gained,
+                   r.kv_bytes_per_sequence, r.peak_flops, r.bandwidth, r.reserve_bytes, r.capacity_bytes)
 
 
-def _ladder(batches, n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_bytes, capacity) -> Ladder:
+def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
     """Vectorised per-batch numbers (used for the ladder and for the point itself).
 
-    ``k`` is the tokens of arithmetic per weight read; ``gained`` the tokens each
-    sequence gains per step (k in prefill, the expected accepted tokens in decode).
+    ``p`` is bytes per weight (with any quantisation overhead); ``k`` the tokens
+    of arithmetic per weight read; ``gained`` the tokens each sequence gains per
+    step (k in prefill, the expected accepted tokens in decode).
     """
     b = np.asarray(batches)
-    flops = roofline.decode_flops(n, b, k)
-    intensity = roofline.arithmetic_intensity(b, k, p)
+    n, n_active = model.n_params, model.n_active_params
+    read = model.params_read(b * k)
+    weight_bytes = read * p
+    flops = roofline.decode_flops(n_active, b, k)
+    # 2·B·k/p for a dense model (N_active = N read); MoE reads fewer weights than it holds.
+    intensity = roofline.arithmetic_intensity(b, k, p) * (n_active / read)
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flops(intensity, peak, bw)
@@ -391,5 +409,5 @@ def _ladder(batches, n, p, k, gained, kv_seq, peak, bw, weight_bytes, reserve_by
         tokens_per_s=b * gained / roofline.step_time(flops, bytes_step, peak, bw),
         tokens_per_s_without_kv=b * gained / roofline.step_time(flops, weight_bytes, peak, bw),
         attainable_flops_with_kv=roofline.attainable_flops(intensity_kv, peak, bw),
-        fits=weight_bytes + b * kv_seq + reserve_bytes <= capacity,
+        fits=n * p + b * kv_seq + reserve_bytes <= capacity,
     )

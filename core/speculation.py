@@ -55,7 +55,7 @@ def speculation_sweep(levers: dict, depths) -> dict:
     """
     # Imported here: scenario imports this module for expected_tokens_per_verify.
     from .hardware import get_accelerator
-    from .models import get_model
+    from .model_catalogue import get_model
     from .scenario import evaluate
 
     base = {**levers, "phase": "decode"}

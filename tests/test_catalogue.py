@@ -6,7 +6,7 @@ import pytest
 
 from core import ConfigError, from_hf_config, get_accelerator, get_model, load_accelerators, load_models
 from core.hardware import CATALOGUE_PATH
-from core.models import CATALOGUE_DIR
+from core.model_catalogue import CATALOGUE_DIR
 from core.precision import compute_roof
 from core.units import GB, GiB
 

@@ -87,3 +87,21 @@ def test_numbers_never_print_in_e_notation(capsys):
     text = capsys.readouterr().out
     assert "e+" not in text
     assert "k (prompt length) = 32,000" in text
+
+
+def test_config_file_is_read_and_reported(tmp_path, capsys):
+    cfg = tmp_path / "gpt2.json"
+    cfg.write_text('{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024, '
+                   '"vocab_size": 50257}')
+    out = run_json(capsys, "--config", str(cfg), "--batch", "8")
+    assert out["n_params"] == 124_439_808
+    assert out["model_read"]["config dialect"] == "gpt2"
+    assert out["assumptions"] == ["n_inner absent: 4 × n_embd"]
+
+
+def test_broken_config_file_is_one_line(tmp_path, capsys):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text('{"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": -2}')
+    assert main(["explain", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'num_attention_heads' must be a positive integer, got -2" in err

@@ -1,0 +1,160 @@
+"""Reading config.json dialects: small configs whose right values were computed by hand."""
+
+import json
+
+import pytest
+
+from core import ConfigError, Scenario, evaluate, from_hf_config, get_accelerator, parse_config_text
+
+
+def read(cfg):
+    return from_hf_config(cfg, model_id="t", name="t")
+
+
+def test_gpt2_small_is_124_439_808_parameters():
+    m = read({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024,
+              "vocab_size": 50257})
+    # 38,597,376 wte + 786,432 wpe + 12 × 7,087,872 blocks + 1,536 ln_f (tied head).
+    assert m.n_params == 124_439_808
+    assert (m.dialect, m.n_kv_heads, m.head_dim, m.max_context) == ("gpt2", 12, 64, 1024)
+    assert m.kv_bytes_per_token(2) == 2 * 12 * 12 * 64 * 2
+
+
+def test_falcon_multi_query_parallel_attention():
+    m = read({"model_type": "falcon", "hidden_size": 8, "n_head": 2, "n_layer": 1, "vocab_size": 10,
+              "multi_query": True, "parallel_attn": True, "bias": False})
+    # q 64 + k,v 2·8·4 = 64 + o 64; MLP 2·8·32 = 512; one LayerNorm 16; final LayerNorm 16; tied embedding 80.
+    assert m.n_kv_heads == 1
+    assert m.n_params == 192 + 512 + 16 + 16 + 80
+    assert m.kv_bytes_per_token(2) == 2 * 1 * 4 * 2
+
+
+def test_chatglm_keys():
+    m = read({"model_type": "chatglm", "num_layers": 1, "hidden_size": 8, "num_attention_heads": 2,
+              "multi_query_attention": True, "multi_query_group_num": 1, "kv_channels": 4, "ffn_hidden_size": 6,
+              "padded_vocab_size": 10, "add_qkv_bias": True, "seq_length": 32768})
+    # q 64 + k,v 64 + o 64 + q/k/v biases 16; SwiGLU 3·8·6 = 144; norms 16; embedding + output 160; final norm 8.
+    assert m.n_params == 208 + 144 + 16 + 160 + 8
+    assert (m.n_kv_heads, m.head_dim, m.max_context) == (1, 4, 32768)
+
+
+MOE = {"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2,
+       "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 16, "vocab_size": 10,
+       "tie_word_embeddings": False, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 6,
+       "n_shared_experts": 1, "first_k_dense_replace": 1}
+
+
+def test_mixture_of_experts_total_active_and_read():
+    m = read(MOE)
+    # Per layer: attention 192 + norms 16.  Layer 1 dense MLP 3·8·16 = 384.  Layer 2: router 32, shared
+    # expert 144, four experts of 144 (two per token).  Embedding 80, head 80, final norm 8.
+    assert m.parameter_counts().total == 1720
+    assert m.parameter_counts().active == 1720 - 4 * 144 + 2 * 144
+    # One token touches 4·(1 − (1 − 2/4)^1) = 2 experts; many tokens touch all 4.
+    assert m.params_read(1) == pytest.approx(m.n_active_params)
+    assert m.params_read(10_000) == pytest.approx(1720)
+    assert m.params_read(2) == pytest.approx(1144 + 144 * 4 * (1 - 0.5**2))
+
+
+def test_moe_intensity_falls_back_toward_batch_one():
+    # Article 000, "Where It Breaks": a batch touches every expert but does a batch's arithmetic on each.
+    m = read(MOE)
+    gpu = get_accelerator("h100-sxm")
+    r1 = evaluate(gpu=gpu, model=m, batch=1)
+    r64 = evaluate(gpu=gpu, model=m, batch=64)
+    assert r1.weight_bytes == pytest.approx(m.n_active_params * 2)
+    assert r64.weight_bytes == pytest.approx(m.n_params * 2)
+    assert r1.weight_bytes_held == r64.weight_bytes_held == m.n_params * 2
+    assert r64.arithmetic_intensity == pytest.approx(64 * m.n_active_params / m.n_params)
+    assert r64.arithmetic_intensity < 64
+
+
+def test_multi_head_latent_attention_caches_the_latent():
+    m = read({"model_type": "deepseek_v3", "num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2,
+              "intermediate_size": 16, "vocab_size": 10, "kv_lora_rank": 4, "qk_rope_head_dim": 2,
+              "qk_nope_head_dim": 3, "v_head_dim": 3, "tie_word_embeddings": False})
+    # q 8·2·5 = 80; kv down 8·6 + norm 4 + up 4·2·6 = 100; o 2·3·8 = 48; norms 16; MLP 384; 80 + 80 + 8.
+    assert m.n_params == 228 + 16 + 384 + 168
+    assert m.kv_bytes_per_token(2) == (4 + 2) * 2  # kv_lora_rank + qk_rope_head_dim per layer
+    assert m.kv_bytes_per_token(2, gqa=False) == 2 * (3 + 2 + 3) * 2  # every head's K and V, uncompressed
+
+
+def test_gemma2_alternates_local_and_global_layers():
+    m = read({"model_type": "gemma2", "num_hidden_layers": 4, "hidden_size": 16, "num_attention_heads": 2,
+              "num_key_value_heads": 1, "intermediate_size": 32, "vocab_size": 10, "sliding_window": 8})
+    assert m.layer_windows == (8, None, 8, None)
+    assert m.head_dim == 256 and m.tie_word_embeddings  # Gemma's defaults when absent
+    per_layer_token = 2 * 1 * 256 * 2
+    assert m.kv_bytes_per_sequence(20, 2) == per_layer_token * (8 + 20 + 8 + 20)
+    assert any("alternate" in a for a in m.assumptions)
+
+
+def test_gemma3_pattern_and_explicit_layer_types():
+    cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "hidden_size": 16, "num_attention_heads": 2,
+           "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 32, "vocab_size": 10, "sliding_window": 4,
+           "sliding_window_pattern": 3}
+    assert read(cfg).layer_windows == (4, 4, None, 4, 4, None)
+    types = ["full_attention"] + ["sliding_attention"] * 5
+    assert read({**cfg, "layer_types": types}).layer_windows == (None, 4, 4, 4, 4, 4)
+
+
+def test_rope_scaling_does_not_multiply_the_context():
+    m = read({"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
+              "vocab_size": 10, "max_position_embeddings": 131072,
+              "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}})
+    assert m.max_context == 131072
+    assert any("not multiplied" in a for a in m.assumptions)
+
+
+def test_gptq_4bit_adds_scale_and_zero_overhead():
+    base = {"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
+            "vocab_size": 10}
+    m = read({**base, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})
+    # A 16-bit scale and a 4-bit zero point per 128 weights: (2 + 0.5) / 128 bytes per weight.
+    assert m.weight_bytes_per_param(0.5) == 0.5 + 2.5 / 128
+    assert m.weight_bytes_per_param(2.0) == 2.0  # BF16 is not the checkpoint's format: no overhead
+    r = evaluate(gpu=get_accelerator("h100-sxm"), model=m, weight_dtype="int4")
+    assert r.weight_bytes == pytest.approx(m.n_params * (0.5 + 2.5 / 128))
+
+
+def test_multimodal_text_config_and_missing_fields_are_reported():
+    m = read({"model_type": "llava", "text_config": {"num_hidden_layers": 2, "hidden_size": 8,
+                                                     "num_attention_heads": 2, "intermediate_size": 16,
+                                                     "vocab_size": 10}})
+    text = " ".join(m.assumptions)
+    assert "text_config" in text and "num_key_value_heads absent" in text and "head_dim absent" in text
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "invalid JSON at line 1, column 2"),
+        ("[1, 2]", "must be a JSON object"),
+        (" " * 2_000_000, "limit 1 MB"),
+        ('{"num_hidden_layers": NaN}', "'num_hidden_layers' must be a positive integer, got nan"),
+    ],
+)
+def test_broken_config_text_is_refused_with_a_clear_message(text, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        from_hf_config(parse_config_text(text), model_id="t", name="t")
+
+
+def test_a_refused_config_leaves_the_scenario_as_it_was():
+    s = Scenario(model="llama-3-8b", batch=56)
+    with pytest.raises(ConfigError):
+        read(json.loads('{"num_hidden_layers": -1}'))
+    assert (s.model, s.batch) == ("llama-3-8b", 56)
+    assert round(s.evaluate().tokens_per_s) == 2462
+
+
+def test_catalogue_configs_read_back_to_the_catalogue_numbers():
+    from core import get_model, load_models
+    from core.model_catalogue import CATALOGUE_DIR
+
+    for model_id in load_models():
+        cfg = json.loads((CATALOGUE_DIR / f"{model_id}.json").read_text())
+        again = from_hf_config(cfg, model_id=model_id, name=model_id)
+        m = get_model(model_id)
+        assert again.parameter_counts() == m.parameter_counts()
+        assert again.kv_bytes_per_token(2) == m.kv_bytes_per_token(2)
+        assert again.kv_bytes_per_sequence(131072, 2) == m.kv_bytes_per_sequence(131072, 2)
