@@ -42,6 +42,13 @@ from .models import ConfigError, MLASpec, ModelSpec, MoESpec, Quantization
 MAX_CONFIG_BYTES = 1_000_000
 
 GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text")
+
+#: Defaults the transformers config classes apply when a published config leaves
+#: a field out (Gemma-3's text_config, for one, omits its vocabulary size).
+MODEL_TYPE_DEFAULTS = {
+    "gemma3_text": {"vocab_size": 262_208, "head_dim": 256, "max_position_embeddings": 131_072,
+                    "sliding_window_pattern": 6},
+}
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")
 
 
@@ -137,6 +144,11 @@ def from_hf_config(
     if not isinstance(config, dict):
         raise ConfigError("config must be a JSON object")
     cfg, notes = _language_model(config)
+    defaults = MODEL_TYPE_DEFAULTS.get(str(cfg.get("model_type", "")).lower(), {})
+    for key, value in defaults.items():
+        if cfg.get(key) is None:
+            cfg = {**cfg, key: value}
+            notes.append(f"{key} absent: {value} (the {cfg['model_type']} config class default)")
     dialect = _dialect(cfg)
     r = _Reader(cfg)
     r.assumptions.extend(notes)
@@ -309,13 +321,15 @@ def _falcon(r: _Reader) -> dict:
     if heads and hidden % heads:
         r.problems.append(f"hidden_size {hidden} is not divisible by heads {heads}")
     bias = bool(cfg.get("bias", False))
+    if "tie_word_embeddings" not in cfg:
+        r.assumptions.append("tie_word_embeddings absent: untied (Falcon checkpoints store lm_head separately)")
     inner = int(cfg.get("ffn_hidden_size") or 4 * hidden)
     # parallel attention with the old architecture has one LayerNorm per block.
     norms_per_block = 2 if new_arch or not cfg.get("parallel_attn", True) else 1
     return dict(
         n_layers=n_layers, hidden_size=hidden, n_heads=heads, n_kv_heads=kv,
         head_dim=hidden // heads if heads else 0, intermediate_size=inner, vocab_size=vocab,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)), qkv_bias=bias, gated_mlp=False,
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)), qkv_bias=bias, gated_mlp=False,
         max_context=int(cfg.get("max_position_embeddings") or 2048),
         layer_windows=(None,) * n_layers,
         norm_params_per_layer=norms_per_block * 2 * hidden,

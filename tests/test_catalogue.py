@@ -12,7 +12,10 @@ from core.units import GB, GiB
 
 GPU_IDS = ["v100", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "mi300x", "l40s", "l4",
            "rtx-4090"]
-MODEL_IDS = ["llama-2-7b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b", "qwen2.5-7b", "qwen2.5-72b"]
+MODEL_IDS = ["llama-2-7b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b", "qwen2.5-7b", "qwen2.5-72b",
+             "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gemma-2-9b", "gemma-3-12b", "falcon-7b"]
+# Gemma-3-12B's published count covers its whole multimodal checkpoint; the lab models the language model.
+TEXT_ONLY_OF_MULTIMODAL = {"gemma-3-12b"}
 
 
 def test_catalogue_ids():
@@ -61,11 +64,36 @@ def test_unknown_ids_name_the_accepted_ones():
         get_model("gpt-5")
 
 
-@pytest.mark.parametrize("model_id", MODEL_IDS)
+@pytest.mark.parametrize("model_id", sorted(set(MODEL_IDS) - TEXT_ONLY_OF_MULTIMODAL))
 def test_parameter_count_within_half_a_percent_of_official(model_id):
     m = get_model(model_id)
     assert m.official_parameters, "index.json must give the official count"
     assert m.n_params == pytest.approx(m.official_parameters, rel=0.005)
+
+
+@pytest.mark.parametrize("model_id", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"])
+def test_active_parameters_match_the_model_cards(model_id):
+    # Model cards round active counts to two or three figures (12.9B, 3.3B, 37B): within 2 %.
+    m = get_model(model_id)
+    assert m.n_active_params == pytest.approx(m.official_active_parameters, rel=0.02)
+    assert m.n_active_params < m.n_params / 3
+
+
+def test_gemma3_language_model_is_the_checkpoint_less_its_vision_tower():
+    m = get_model("gemma-3-12b")
+    vision = m.official_parameters - m.n_params  # SigLIP encoder and projector, about 0.4B
+    assert 0.3e9 < vision < 0.5e9
+
+
+def test_new_families_kv_per_token():
+    assert get_model("deepseek-v3").kv_bytes_per_token(2) == 61 * (512 + 64) * 2  # MLA latent, 68.6 KiB
+    assert get_model("falcon-7b").kv_bytes_per_token(2) == 32 * 2 * 1 * 64 * 2  # multi-query: 8 KiB
+    assert get_model("mixtral-8x7b").kv_bytes_per_token(2) == 128 * 1024
+    g2 = get_model("gemma-2-9b")
+    # 21 local layers capped at 4,096 tokens, 21 global layers at the full 8,192.
+    assert g2.kv_bytes_per_sequence(8192, 2) == 2 * 8 * 256 * 2 * (21 * 4096 + 21 * 8192)
+    g3 = get_model("gemma-3-12b")
+    assert g3.layer_windows.count(None) == 8 and g3.layer_windows.count(1024) == 40
 
 
 def test_llama_3_8b_exact_count_and_shape():

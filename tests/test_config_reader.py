@@ -23,9 +23,10 @@ def test_gpt2_small_is_124_439_808_parameters():
 def test_falcon_multi_query_parallel_attention():
     m = read({"model_type": "falcon", "hidden_size": 8, "n_head": 2, "n_layer": 1, "vocab_size": 10,
               "multi_query": True, "parallel_attn": True, "bias": False})
-    # q 64 + k,v 2·8·4 = 64 + o 64; MLP 2·8·32 = 512; one LayerNorm 16; final LayerNorm 16; tied embedding 80.
+    # q 64 + k,v 2·8·4 = 64 + o 64; MLP 2·8·32 = 512; one LayerNorm 16; final LayerNorm 16; embedding 80 and
+    # a separate LM head 80 (Falcon checkpoints store lm_head: falcon-7b's 7.22B counts it).
     assert m.n_kv_heads == 1
-    assert m.n_params == 192 + 512 + 16 + 16 + 80
+    assert m.n_params == 192 + 512 + 16 + 16 + 80 + 80
     assert m.kv_bytes_per_token(2) == 2 * 1 * 4 * 2
 
 
