@@ -52,8 +52,10 @@ class Lab:
     def __init__(self, scenario: Scenario | None = None, query: dict[str, str] | None = None):
         self.scenario = scenario or Scenario()
         query = session_query() if query is None else query
-        levers, pins, notices = from_query(query)
+        levers, pins, notices, custom_gpu = from_query(query)
         self.embed = query.get("embed", "").lower() in ("true", "1")
+        if custom_gpu is not None:
+            self.scenario.add_gpu(custom_gpu)
         self.scenario.param.update(**levers)
         self.result = result = self.scenario.evaluate()
 
@@ -72,7 +74,7 @@ class Lab:
         self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width")
         self.traffic = pn.pane.HTML(traffic_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
         self.kv_table = pn.pane.HTML(kv_table_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.speculation = pn.pane.HTML(speculation_html(result, self.scenario.levers()),
+        self.speculation = pn.pane.HTML(speculation_html(result, self.scenario),
                                         stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self.link = PermalinkView(notices, self.embed)
@@ -147,7 +149,7 @@ class Lab:
         self._write_link()
 
     def _write_link(self) -> None:
-        self.link.write(self.scenario.levers(), self.pins.pins)
+        self.link.write(self.scenario.levers(), self.pins.pins, self.scenario.custom_gpu())
 
     def _redraw_readouts(self) -> None:
         self.readouts.object = readouts_html(self.result, self.show_work.value)
@@ -164,7 +166,7 @@ class Lab:
             self.capacity.object = capacity_note(result)
             self.traffic.object = traffic_html(result)
             self.kv_table.object = kv_table_html(result)
-            self.speculation.object = speculation_html(result, self.scenario.levers())
+            self.speculation.object = speculation_html(result, self.scenario)
             self.tour.update(result)
             if self.embed:
                 self._embed_summary.object = embed_summary(result)

@@ -38,9 +38,9 @@ class PermalinkView:
             alert_type="warning", visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
         )
 
-    def write(self, levers: dict, pins: list[Pin]) -> None:
-        """Point the address bar at ``levers`` and ``pins``."""
-        query = to_query(levers, pins)
+    def write(self, levers: dict, pins: list[Pin], custom_gpu=None) -> None:
+        """Point the address bar at ``levers``, ``pins`` and the session's own GPU, if selected."""
+        query = to_query(levers, pins, custom_gpu)
         if self.embed:
             query["embed"] = "true"
         self.writer.value = "?" + urlencode(query)

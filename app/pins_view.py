@@ -89,7 +89,7 @@ class PinsView:
 
     def _refresh(self) -> None:
         self.message.object = ""
-        self.rows = compare(self.pins)
+        self.rows = compare(self.pins, self.scenario.resolve_model, self.scenario.resolve_gpu)
         styled = [(row.pin.name, *STYLES[i], row.result) for i, row in enumerate(self.rows)]
         self.draw(styled)
         self.which.options = {f"{i + 1}. {p.name}": i for i, p in enumerate(self.pins)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from core.precision import get_precision
-from core.scenario import ScenarioResult
+from core.scenario import Scenario, ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
 from core.speculation import speculation_sweep
 from core.units import GB, GiB
@@ -82,9 +82,11 @@ def kv_table_html(r: ScenarioResult) -> str:
 SPEC_DEPTHS = tuple(range(1, 9))
 
 
-def speculation_html(r: ScenarioResult, levers: dict) -> str:
-    """Speculation at depths 1-8 for the current batch, context and acceptance α."""
-    sweep = speculation_sweep(levers, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
+def speculation_html(r: ScenarioResult, scenario: Scenario) -> str:
+    """Speculation at depths 1-8 (and the current one) for the current batch, context and acceptance α."""
+    levers = scenario.levers()
+    sweep = speculation_sweep(levers, sorted({*SPEC_DEPTHS, levers["spec_k"]}), scenario.resolve_model,
+                              scenario.resolve_gpu)
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""

@@ -13,15 +13,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 from .config_reader import from_hf_config, parse_config_text
 from .explain import explain
-from .hardware import CAPACITY_CONVENTIONS, get_accelerator, load_accelerators
+from .hardware import CAPACITY_CONVENTIONS, accelerator_form, custom_accelerator, get_accelerator, load_accelerators
+from .measure import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
 from .permalink import FLAG_NAMES
 from .scenario import Scenario, evaluate
-from .units import GiB
+from .units import GiB, fmt_bandwidth, fmt_flops_rate
 
 
 class OneLineError(Exception):
@@ -59,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     sub.add_parser("list", help="catalogue ids")
+    me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
+    me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
+    me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
     return parser
 
 
@@ -101,6 +106,8 @@ def _set(scenario: Scenario, name: str, value) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "measure":
+            return _measure(args)
         if args.command == "list":
             print("GPUs:   " + ", ".join(load_accelerators()))
             print("models: " + ", ".join(load_models()))
@@ -123,6 +130,24 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(explain(result))
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> int:
+    if not (0.5 <= args.seconds <= 600):
+        raise OneLineError(f"--seconds {args.seconds}: out of range; accepted: 0.5 to 600")
+    roofs = measure(args.seconds)
+    gpu = custom_accelerator(f"This machine: {roofs.device}"[:60], bandwidth_tbs=roofs.bandwidth / 1e12,
+                             capacity_gb=max(roofs.memory_bytes, 1e9) / 1e9, bf16=roofs.flops / 1e12)
+    form = accelerator_form(gpu)
+    print(f"{roofs.device}: {fmt_flops_rate(roofs.flops)} ({roofs.flops_kind}), {fmt_bandwidth(roofs.bandwidth)} "
+          f"(streaming copy) -> ridge point {roofs.flops / roofs.bandwidth:,.1f} FLOP/byte; the lab's BF16 roof "
+          f"is the measured {roofs.flops_kind}")
+    print("open it in the lab: /app?" + urlencode({"custom-gpu": json.dumps(form, separators=(",", ":")),
+                                                    "gpu": gpu.id}))
+    if args.out:
+        Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
+        print(f"wrote {args.out}")
     return 0
 
 

@@ -14,6 +14,7 @@ reproduce the article's figures.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -119,3 +120,71 @@ def get_accelerator(gpu_id: str) -> Accelerator:
         return gpus[gpu_id]
     except KeyError:
         raise ValueError(f"unknown GPU {gpu_id!r}; accepted: {', '.join(gpus)}") from None
+
+
+CUSTOM_ROOFS = ("bf16", "fp8", "int8", "fp4")
+
+
+def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, **peaks_tflops: float) -> Accelerator:
+    """A user's accelerator from datasheet-style numbers (TFLOP/s, TB/s, GB as printed).
+
+    Args:
+        name: display name (1 to 60 characters).
+        bandwidth_tbs: memory bandwidth, TB/s (1e12 bytes/s).
+        capacity_gb: memory capacity as the datasheet prints it, "GB".
+        **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
+            ``int8``, ``fp4`` optional), TFLOP/s.
+
+    Raises:
+        ValueError: a missing or non-positive number, or an unknown roof, naming it.
+    """
+    name = str(name).strip()
+    if not 1 <= len(name) <= 60:
+        raise ValueError("name must be 1 to 60 characters")
+    unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
+    if unknown:
+        raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
+    values = {"bandwidth (TB/s)": bandwidth_tbs, "capacity (GB)": capacity_gb,
+              **{f"{k.upper()} peak (TFLOP/s)": v for k, v in peaks_tflops.items() if v is not None}}
+    if peaks_tflops.get("bf16") is None:
+        raise ValueError("the BF16/FP16 dense peak (TFLOP/s) is required")
+    for label, v in values.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
+            raise ValueError(f"{label} must be a positive number, got {v!r}")
+    slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
+    return Accelerator(
+        id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
+        dense_flops={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
+        sparse_flops={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
+        memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
+        notes="A custom accelerator: its numbers are the user's.",
+    )
+
+
+def accelerator_form(gpu: Accelerator) -> dict:
+    """The datasheet-style numbers :func:`custom_accelerator` takes (for permalinks)."""
+    form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, "capacity_gb": gpu.memory_datasheet_value}
+    form.update({k: v / 1e12 for k, v in gpu.dense_flops.items() if k in CUSTOM_ROOFS})
+    return form
+
+
+def sparse_warnings(gpu: Accelerator) -> list[str]:
+    """Peaks that look like 2:4-sparsity headlines rather than dense figures.
+
+    Each entered peak is compared with the catalogue part whose bandwidth is
+    closest: about twice that part's dense peak (1.6× or more, and within 25 %
+    of its sparse figure where the datasheet prints one) earns a warning.
+    """
+    parts = [g for g in load_accelerators().values() if g.id != gpu.id]
+    similar = min(parts, key=lambda g: abs(math.log(g.hbm_bandwidth / gpu.hbm_bandwidth)))
+    warnings = []
+    for roof, peak in gpu.dense_flops.items():
+        dense = similar.dense_flops.get(roof)
+        if not dense or peak < 1.6 * dense:
+            continue
+        sparse = similar.sparse_flops.get(roof)
+        if sparse is None or abs(peak / sparse - 1) <= 0.25:
+            warnings.append(
+                f"{roof.upper()} {peak / 1e12:,.0f} TFLOP/s is about twice the dense {dense / 1e12:,.0f} of "
+                f"{similar.name} (similar bandwidth): is it the 2:4-sparsity headline? Enter the dense figure.")
+    return warnings

@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import param
 
+from .hardware import Accelerator, accelerator_form, custom_accelerator
 from .scenario import LEVERS, Scenario
 from .units import GiB
 
@@ -108,9 +110,21 @@ def _accepted(name: str) -> str:
     return f"a number from {lo:g} to {hi:g}" if name == "acceptance" else f"a whole number from {lo} to {hi}"
 
 
-def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = ()) -> dict[str, str]:
-    """The query parameters of a permalink for ``levers`` and ``pins``."""
+class LinkState(NamedTuple):
+    """What a permalink restores: valid levers, pins, a custom GPU, and notices for what was ignored."""
+
+    levers: dict
+    pins: list[Pin]
+    notices: list[str]
+    custom_gpu: Accelerator | None
+
+
+def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: Accelerator | None = None
+             ) -> dict[str, str]:
+    """The query parameters of a permalink for ``levers``, ``pins`` and a custom GPU."""
     query = {FLAG_NAMES[name]: encode_value(name, levers[name]) for name in LEVERS}
+    if custom_gpu is not None:
+        query["custom-gpu"] = json.dumps(accelerator_form(custom_gpu), separators=(",", ":"))
     if pins:
         # A pin lists only the levers that differ from the defaults, to keep links short.
         defaults = Scenario().levers()
@@ -125,30 +139,47 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = ()) -> dict[str, 
     return query
 
 
-def from_query(query: dict[str, str]) -> tuple[dict, list[Pin], list[str]]:
-    """Levers, pins and notices from permalink query parameters.
+def from_query(query: dict[str, str]) -> LinkState:
+    """Levers, pins, a custom GPU and notices from permalink query parameters.
 
     Args:
         query: flag name -> text (unknown names are reported, not applied).
 
     Returns:
-        ``(levers, pins, notices)``: the valid levers (Scenario parameter names),
-        the valid pins (each completed from the defaults), and one notice per
-        value that was ignored, saying what and why.
+        a :class:`LinkState`: the valid levers (Scenario parameter names), the
+        valid pins (each completed from the defaults), the custom GPU if the link
+        defines one, and one notice per value that was ignored, saying what and why.
     """
     levers, notices = {}, []
+    custom = _custom_gpu_from_query(query.get("custom-gpu"), notices)
     for key, text in query.items():
-        if key in ("pins", "embed"):
+        if key in ("pins", "embed", "custom-gpu"):
             continue
         if key not in PARAM_NAMES:
             notices.append(f"ignored unknown parameter {key!r}")
+            continue
+        if key == "gpu" and custom is not None and text == custom.id:
+            levers["gpu"] = text
             continue
         try:
             levers[PARAM_NAMES[key]] = decode_value(PARAM_NAMES[key], text)
         except ValueError as exc:
             notices.append(f"ignored {exc}")
     pins = _pins_from_query(query.get("pins"), notices)
-    return levers, pins, notices
+    return LinkState(levers, pins, notices, custom)
+
+
+def _custom_gpu_from_query(text: str | None, notices: list[str]) -> Accelerator | None:
+    if not text:
+        return None
+    try:
+        form = json.loads(text)
+        if not isinstance(form, dict):
+            raise ValueError("not a JSON object")
+        return custom_accelerator(**form)
+    except (ValueError, TypeError) as exc:
+        notices.append(f"ignored custom-gpu: {exc}")
+        return None
 
 
 def _pins_from_query(text: str | None, notices: list[str]) -> list[Pin]:

@@ -31,15 +31,19 @@ class PinRow:
     notes: tuple[str, ...]
 
 
-def evaluate_pin(pin: Pin) -> ScenarioResult:
-    """The :class:`ScenarioResult` of a pin's levers."""
+def evaluate_pin(pin: Pin, resolve_model=get_model, resolve_gpu=get_accelerator) -> ScenarioResult:
+    """The :class:`ScenarioResult` of a pin's levers (ids looked up with the resolvers)."""
     levers = dict(pin.levers)
-    return evaluate(gpu=get_accelerator(levers.pop("gpu")), model=get_model(levers.pop("model")), **levers)
+    return evaluate(gpu=resolve_gpu(levers.pop("gpu")), model=resolve_model(levers.pop("model")), **levers)
 
 
-def compare(pins: list[Pin]) -> list[PinRow]:
-    """Evaluate ``pins`` and note, for pins sharing an intensity, what still differs."""
-    results = [evaluate_pin(p) for p in pins]
+def compare(pins: list[Pin], resolve_model=get_model, resolve_gpu=get_accelerator) -> list[PinRow]:
+    """Evaluate ``pins`` and note, for pins sharing an intensity, what still differs.
+
+    ``resolve_model`` and ``resolve_gpu`` turn ids into specs (a session's own
+    models and GPUs as well as the catalogue's: :meth:`core.Scenario.resolve_model`).
+    """
+    results = [evaluate_pin(p, resolve_model, resolve_gpu) for p in pins]
     rows = []
     for i, (pin, r) in enumerate(zip(pins, results, strict=True)):
         twins = [o for j, o in enumerate(results) if j != i and _same_point(o, r)]

@@ -206,14 +206,49 @@ class Scenario(param.Parameterized):
                               doc="Probability that the target model accepts each draft token "
                                   "(speculative decoding; an assumption, not a property of the hardware).")
 
+    def __init__(self, **params):
+        # A session's own models (read from a config.json) and accelerators (a
+        # form, or `python -m core measure`) join the catalogue's, for this
+        # scenario only.
+        super().__init__(**params)
+        self._custom_models: dict[str, ModelSpec] = {}
+        self._custom_gpus: dict[str, Accelerator] = {}
+
     def levers(self) -> dict:
         """The scenario's levers as keyword arguments of :func:`evaluate` (ids, SI units)."""
         return {name: getattr(self, name) for name in LEVERS}
 
+    def resolve_model(self, model_id: str) -> ModelSpec:
+        """This scenario's own model ``model_id``, else the catalogue's."""
+        return self._custom_models.get(model_id) or get_model(model_id)
+
+    def resolve_gpu(self, gpu_id: str) -> Accelerator:
+        """This scenario's own accelerator ``gpu_id``, else the catalogue's."""
+        return self._custom_gpus.get(gpu_id) or get_accelerator(gpu_id)
+
+    def add_model(self, model: ModelSpec) -> None:
+        """Offer ``model`` in the model selector (replacing one of the same id) and select it."""
+        self._custom_models[model.id] = model
+        names = {k: v for k, v in self.param["model"].names.items() if v != model.id}
+        self.param["model"].objects = {**names, f"{model.name} (your config)": model.id}
+        self.model = model.id
+
+    def add_gpu(self, gpu: Accelerator) -> None:
+        """Offer ``gpu`` in the GPU selector (replacing one of the same id) and select it."""
+        self._custom_gpus[gpu.id] = gpu
+        names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
+        self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
+        self.gpu = gpu.id
+
+    def custom_gpu(self) -> Accelerator | None:
+        """The selected accelerator if it is this scenario's own, else None."""
+        return self._custom_gpus.get(self.gpu)
+
     def evaluate(self) -> ScenarioResult:
         """Derive every number of the scenario (see the module docstring)."""
         levers = self.levers()
-        return evaluate(gpu=get_accelerator(levers.pop("gpu")), model=get_model(levers.pop("model")), **levers)
+        return evaluate(gpu=self.resolve_gpu(levers.pop("gpu")), model=self.resolve_model(levers.pop("model")),
+                        **levers)
 
 
 #: The Scenario's parameters, in the order the controls show them.

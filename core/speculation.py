@@ -40,12 +40,13 @@ def expected_tokens_per_verify(acceptance, k):
     return np.where(a == 1.0, k, e)
 
 
-def speculation_sweep(levers: dict, depths) -> dict:
+def speculation_sweep(levers: dict, depths, resolve_model=None, resolve_gpu=None) -> dict:
     """Decode at each speculation depth in ``depths``, other levers held.
 
     Args:
         levers: :meth:`core.Scenario.levers` (ids and SI values).
         depths: speculation depths k (>= 1).
+        resolve_model, resolve_gpu: id -> spec (default: the catalogues).
 
     Returns:
         dict of numpy arrays, one entry per depth: ``k``, ``intensity``
@@ -59,7 +60,8 @@ def speculation_sweep(levers: dict, depths) -> dict:
     from .scenario import evaluate
 
     base = {**levers, "phase": "decode"}
-    gpu, model = get_accelerator(base.pop("gpu")), get_model(base.pop("model"))
+    gpu = (resolve_gpu or get_accelerator)(base.pop("gpu"))
+    model = (resolve_model or get_model)(base.pop("model"))
     rows = [evaluate(gpu=gpu, model=model, **{**base, "spec_k": int(k)}) for k in depths]
     out = {
         "k": np.array([r.tokens_per_read for r in rows]),

@@ -19,7 +19,7 @@ def test_round_trip_restores_levers_and_pins_exactly():
                       weight_dtype="fp8", kv_dtype="int8", phase="prefill", prompt_len=4000, acceptance=0.85,
                       capacity_convention="decimal", reserve_bytes=1.5 * GiB).levers()
     pins = [Pin("mine", Scenario(batch=7).levers()), *lever_preset(levers)]
-    got_levers, got_pins, notices = from_query(to_query(levers, pins))
+    got_levers, got_pins, notices, _ = from_query(to_query(levers, pins))
     assert notices == []
     assert got_levers == levers
     assert got_pins == pins
@@ -32,7 +32,7 @@ def test_query_names_are_the_command_line_flags():
 
 
 def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
-    levers, pins, notices = from_query({
+    levers, pins, notices, _ = from_query({
         "model": "llama-3-8b", "batch": "0", "gpu": "h900", "context": "lots", "no-gqa": "maybe",
         "reserve": "-2", "acceptance": "1.5", "spec-k": "4", "colour": "red", "pins": "{not json",
     })
@@ -47,7 +47,7 @@ def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
 
 
 def test_a_bad_pin_field_drops_only_that_field():
-    _, pins, notices = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "gpu": "nope"}, 3])})
+    _, pins, notices, _ = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "gpu": "nope"}, 3])})
     assert len(pins) == 1 and pins[0].levers["batch"] == 4 and pins[0].levers["gpu"] == "h100-sxm"
     assert any("pin 'p': ignored gpu='nope'" in n for n in notices)
     assert any("pin 2: not an object" in n for n in notices)
@@ -55,7 +55,7 @@ def test_a_bad_pin_field_drops_only_that_field():
 
 def test_at_most_eight_pins():
     many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(10)]
-    _, pins, notices = from_query({"pins": json.dumps(many)})
+    _, pins, notices, _ = from_query({"pins": json.dumps(many)})
     assert len(pins) == MAX_PINS
     assert any("after the first 8" in n for n in notices)
 
@@ -100,3 +100,14 @@ def test_pins_csv_and_json():
     assert doc["scenario"]["arithmetic_intensity"] == 1
     assert len(doc["ladder"]) == 11  # B = 1 ... 1024, the first power of two past twice the ridge batch 295
     assert doc["pins"][2]["spec_k"] == 4
+
+
+def test_a_custom_gpu_travels_in_the_link():
+    from core.hardware import custom_accelerator
+
+    gpu = custom_accelerator("Lab card", bandwidth_tbs=2.0, capacity_gb=48, bf16=400, fp8=800)
+    state = from_query(to_query({**Scenario().levers(), "gpu": gpu.id}, custom_gpu=gpu))
+    assert state.notices == []
+    assert state.custom_gpu == gpu and state.levers["gpu"] == gpu.id
+    bad = from_query({"custom-gpu": '{"name": "x", "bandwidth_tbs": -1, "capacity_gb": 8, "bf16": 10}'})
+    assert bad.custom_gpu is None and "bandwidth (TB/s) must be a positive number, got -1" in bad.notices[0]

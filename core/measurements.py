@@ -1,0 +1,97 @@
+"""Your measurements against the roof: MBU, MFU and the gap for measured decode points.
+
+A measured point is plain decode (k = 1) of the scenario's model on its GPU at
+a batch B and context S, with a measured throughput in tokens/s.  One step
+yields B tokens, so steps/s = tokens/s ÷ B, and
+
+* achieved bandwidth = bytes per step × steps/s; **MBU** = that / peak bandwidth;
+* achieved FLOP/s = FLOPs per step × steps/s; **MFU** = that / peak FLOP/s;
+* the gap = the roofline ceiling (tokens/s, counting KV reads) ÷ measured.
+
+(Model bandwidth and FLOP utilisation as in Chowdhery et al. 2022, PaLM, and the
+serving literature that followed.)  On the roofline a point sits at its
+intensity counting KV reads, at its achieved FLOP/s.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+from .scenario import ScenarioResult, evaluate
+
+MAX_ROWS = 1000
+COLUMNS = {"batch": ("batch", "b", "batch_size"), "context": ("context", "s", "context_tokens", "seq_len"),
+           "tokens_per_s": ("tokens_per_s", "tokens/s", "tok/s", "tok_s", "throughput")}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured decode point: batch B, context S (tokens), throughput (tokens/s)."""
+
+    batch: int
+    context: int
+    tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    """A measurement set against the roof (SI units)."""
+
+    measurement: Measurement
+    intensity: float
+    achieved_flops: float
+    achieved_bandwidth: float
+    mbu: float
+    mfu: float
+    ceiling_tokens_per_s: float
+    gap: float
+
+
+def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
+    """Measurements from CSV text with a header naming batch, context and tokens/s columns.
+
+    Returns:
+        ``(measurements, problems)``: every valid row, and one line per refused
+        row or missing column saying what and why (nothing raised).
+    """
+    reader = csv.DictReader(io.StringIO(text.strip()))
+    header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
+    found = {key: next((header[a] for a in aliases if a in header), None) for key, aliases in COLUMNS.items()}
+    missing = [key for key, col in found.items() if col is None]
+    if missing:
+        return [], [f"the header must name {', '.join(missing)} (got: {', '.join(header) or 'nothing'})"]
+    rows, problems = [], []
+    for line, rec in enumerate(reader, start=2):
+        if len(rows) >= MAX_ROWS:
+            problems.append(f"only the first {MAX_ROWS} rows are read")
+            break
+        try:
+            b, s, t = (float(rec[found[k]]) for k in ("batch", "context", "tokens_per_s"))
+            if not (b >= 1 and b == int(b) and s >= 1 and s == int(s) and math.isfinite(t) and t > 0):
+                raise ValueError
+        except (TypeError, ValueError):
+            problems.append(f"row {line}: needs a whole batch >= 1, a whole context >= 1 and tokens/s > 0 "
+                            f"(got {', '.join(str(rec.get(found[k])) for k in COLUMNS)})")
+            continue
+        rows.append(Measurement(int(b), int(s), t))
+    return rows, problems
+
+
+def analyse(levers: dict, measurements: list[Measurement], resolve_model, resolve_gpu) -> list[MeasuredPoint]:
+    """Each measurement against the roof of ``levers``' model, GPU and precisions."""
+    base = {**levers, "phase": "decode", "spec_k": 1}
+    gpu, model = resolve_gpu(base.pop("gpu")), resolve_model(base.pop("model"))
+    points = []
+    for m in measurements:
+        r: ScenarioResult = evaluate(gpu=gpu, model=model, **{**base, "batch": m.batch, "context": m.context})
+        steps = m.tokens_per_s / m.batch
+        flops, bandwidth = r.flops_per_step * steps, r.bytes_per_step * steps
+        points.append(MeasuredPoint(
+            measurement=m, intensity=r.arithmetic_intensity_with_kv, achieved_flops=flops,
+            achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flops,
+            ceiling_tokens_per_s=r.tokens_per_s, gap=r.tokens_per_s / m.tokens_per_s,
+        ))
+    return points
