@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import panel as pn
 
+from core.measurements import analyse
 from core.permalink import from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
+from .byo_view import BringYourOwnView
 from .controls import build_controls
 from .exports_view import build_exports
 from .memory_view import MEMORY_CSS, capacity_note, memory_html
@@ -81,6 +83,8 @@ class Lab:
         self.pins = PinsView(self.scenario, draw=self.roofline.show_pins, on_change=self._write_link)
         self.pins.set_pins(pins)
         self.tour = TourView(self.scenario)
+        self.measurements: list = []
+        self.byo = BringYourOwnView(self.scenario, on_measured=self._on_measured)
 
         self.scenario.param.watch(self._on_change, list(LEVERS))
         self.show_work.param.watch(lambda _e: self._redraw_readouts(), "value")
@@ -100,6 +104,7 @@ class Lab:
             ("KV cache table", self.kv_table),
             ("Speculation", self.speculation),
             ("Pins and compare", self.pins.layout),
+            ("Your model, GPU, data", self.byo.layout),
             ("Export", build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
                                      self.scenario)),
             dynamic=True, sizing_mode="stretch_width",
@@ -132,8 +137,25 @@ class Lab:
     def _on_tab(self, event) -> None:
         if event.new == THROUGHPUT_TAB and self.throughput is None:
             self.throughput = ThroughputView(self.result)
+            self.throughput.show_measured(self._measured_points())
             self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
                                                      min_height=520))
+
+    def _measured_points(self) -> list:
+        """The measurements against the current model's and GPU's roof."""
+        return analyse(self.scenario.levers(), self.measurements, self.scenario.resolve_model,
+                       self.scenario.resolve_gpu)
+
+    def _on_measured(self, measurements: list) -> None:
+        self.measurements = measurements
+        self._show_measured()
+
+    def _show_measured(self) -> None:
+        points = self._measured_points()
+        self.roofline.show_measured(points)
+        if self.throughput is not None:
+            self.throughput.show_measured(points)
+        self.byo.show_measured(points)
 
     def _on_change(self, *_events) -> None:
         # A failure shows a message and keeps the last good views: no traceback
@@ -168,6 +190,8 @@ class Lab:
             self.kv_table.object = kv_table_html(result)
             self.speculation.object = speculation_html(result, self.scenario)
             self.tour.update(result)
+            if self.measurements:
+                self._show_measured()
             if self.embed:
                 self._embed_summary.object = embed_summary(result)
 

@@ -62,6 +62,8 @@ class RooflineView:
         self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
         self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
                                            "pct": [], "fits": [], "yoff": []}, name="pins")
+        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+                                         name="measured")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
@@ -113,6 +115,8 @@ class RooflineView:
         # stacked labels rather than overprinted ones.
         fig.add_layout(LabelSet(x="x", y="y", text="name", source=self.pins, x_offset=12, y_offset="yoff",
                                 text_font_size="11px", text_color="color"))
+        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3,
+                               color="#c62828", legend_label="your measurements")
         point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
                             line_width=2, legend_label="your workload")
         tooltips = [
@@ -125,6 +129,10 @@ class RooflineView:
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.title.text_font_size = "12px"  # the title carries both intensities
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@name"), *tooltips]))
+        fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
+                                                                ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
+                                                                ("achieved", "@y{0,0.[00]} TFLOP/s"),
+                                                                ("of peak (MFU)", "@pct{0.[00]} %")]))
         fig.toolbar.autohide = True
         if self.compact:
             fig.height = 380
@@ -175,6 +183,14 @@ class RooflineView:
             "pct": [100 * r.peak_fraction for *_, r in rows],
             "fits": ["yes" if r.fits else "no" for *_, r in rows],
             "yoff": [8 - 13 * i for i in range(len(rows))],
+        }
+
+    def show_measured(self, points) -> None:
+        """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
+        self.measured.data = {
+            "x": [p.intensity for p in points], "y": [p.achieved_flops / TFLOP for p in points],
+            "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
+            "fits": ["" for _ in points],
         }
 
     def update(self, r: ScenarioResult) -> None:

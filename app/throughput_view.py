@@ -23,6 +23,7 @@ class ThroughputView:
     def __init__(self, result: ScenarioResult):
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
+        self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
             x_range=(1, 1024), x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
@@ -40,6 +41,8 @@ class ThroughputView:
                       legend_label="achievable, counting KV reads at context S")
         fig.scatter("batch", "tok", source=self.current, size=14, color="#ff7f0e", line_color="#7a3b00",
                     legend_label="current B")
+        fig.scatter("batch", "tok", source=self.measured, marker="x", size=14, line_width=3, color="#c62828",
+                    legend_label="your measurements")
         self.b_span = Span(location=1, dimension="height", line_color="#ff7f0e", line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
@@ -50,6 +53,11 @@ class ThroughputView:
         fig.add_layout(legend, "below")
         self.figure = fig
         self.update(result)
+
+    def show_measured(self, points) -> None:
+        """Draw measured throughput at its batch."""
+        self.measured.data = {"batch": [p.measurement.batch for p in points],
+                              "tok": [p.measurement.tokens_per_s for p in points]}
 
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""

@@ -90,3 +90,65 @@ def test_x_range_widens_to_keep_far_points_on_the_chart():
     lab = Lab(Scenario(phase="prefill", prompt_len=32000, weight_dtype="fp4"))
     assert lab.roofline.point.data["x"][0] == 128_000
     assert lab.roofline.figure.x_range.end >= 3 * 128_000
+
+
+# --- bring your own (issue #5) ------------------------------------------------------
+GPT2 = ('{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024, '
+        '"vocab_size": 50257, "_name_or_path": "openai-community/gpt2"}')
+
+
+def test_a_pasted_config_becomes_the_model_and_is_reported():
+    lab = Lab()
+    lab.byo.config_text.value = GPT2
+    lab.byo._read_config()
+    assert lab.scenario.model == "config-gpt2"
+    assert lab.result.n_params == 124_439_808
+    report = lab.byo.config_report.object
+    assert "124,439,808" in report and "n_inner absent" in report and "gpt2" in report
+
+
+def test_a_broken_config_is_refused_and_the_model_kept():
+    lab = Lab(Scenario(model="llama-3-8b", batch=56))
+    for text in ("{not json", '{"num_hidden_layers": NaN}', '{"num_hidden_layers": 2, "hidden_size": 8}',
+                 " " * 2_000_000):
+        lab.byo.config_text.value = text
+        lab.byo._read_config()
+        assert "Refused" in lab.byo.config_report.object and "keeps Llama-3-8B" in lab.byo.config_report.object
+        assert (lab.scenario.model, lab.scenario.batch) == ("llama-3-8b", 56)
+        assert round(lab.result.tokens_per_s) == 2462
+
+
+def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_the_link():
+    lab = Lab()
+    lab.byo.gpu_name.value = "Sparse-ish H100"
+    lab.byo.peaks["bf16"].value = 1979
+    lab.byo.bandwidth.value = 3.35
+    lab.byo.capacity.value = 80
+    lab.byo._add_gpu()
+    assert lab.scenario.gpu == "custom-sparse-ish-h100"
+    assert round(lab.result.ridge_point) == 591
+    assert "2:4-sparsity headline" in lab.byo.gpu_report.object
+    assert "custom-gpu=" in lab.link.writer.value
+    from urllib.parse import parse_qsl
+
+    again = Lab(query=dict(parse_qsl(lab.link.writer.value[1:])))
+    assert again.scenario.gpu == "custom-sparse-ish-h100" and round(again.result.ridge_point) == 591
+
+
+def test_a_custom_gpu_with_a_missing_number_is_refused():
+    lab = Lab()
+    lab.byo.peaks["bf16"].value = 500
+    lab.byo._add_gpu()
+    assert "Not added: bandwidth (TB/s) must be a positive number, got None" in lab.byo.gpu_report.object
+    assert lab.scenario.gpu == "h100-sxm"
+
+
+def test_measurements_are_drawn_with_their_mbu():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    lab.byo.csv_text.value = "batch,context,tokens_per_s\n1,128,150\n56,8192,2000\nbad,row,here"
+    lab.byo._plot()
+    assert list(lab.roofline.measured.data["batch"]) == [1, 56]
+    report = lab.byo.measured_report.object
+    assert "72 %" in report and "row 4" in report
+    lab.scenario.gpu = "h200"  # the same measurements against another roof
+    assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s

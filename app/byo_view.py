@@ -1,0 +1,143 @@
+"""Bring your own model, GPU and measurements.
+
+* A Hugging Face ``config.json`` (uploaded or pasted) is read by
+  :mod:`core.config_reader`; the lab then shows what it read (L, h, h_kv,
+  d_head, parameters total and active, KV per token, the attention pattern) and
+  every assumption, so it can be checked against the model card.  A config that
+  cannot be understood is refused with the reason, and the current model stays.
+* A custom accelerator from its datasheet numbers joins the GPU selector for the
+  session (and travels in permalinks), with a warning when a peak looks like a
+  2:4-sparsity headline.
+* Measured decode points (CSV: batch, context, tokens/s) are set against the
+  roof: MBU, MFU and the gap, drawn on the roofline and on throughput vs batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+
+import panel as pn
+
+from core.config_reader import from_hf_config, parse_config_text
+from core.hardware import custom_accelerator, sparse_warnings
+from core.measurements import MeasuredPoint, Measurement, parse_measurements
+from core.models import ConfigError
+from core.scenario import Scenario
+
+from .serving_views import SERVING_CSS
+
+BYO_CSS = """
+.ok { color: #2e7d32; font-size: 13px; } .bad { color: #c62828; font-size: 13px; }
+.warn { color: #b45309; font-size: 13px; }
+table.lab td.k { text-align: left; color: #444; } table.lab td.v { text-align: left; font-weight: 600; }
+"""
+EXAMPLE_CSV = "batch,context,tokens_per_s\n1,2048,150\n8,2048,1000\n32,2048,3100"
+
+
+class BringYourOwnView:
+    """The controls and reports of the "Your model, GPU, measurements" tab."""
+
+    def __init__(self, scenario: Scenario, on_measured: Callable[[list[Measurement]], None]):
+        self.scenario = scenario
+        self.on_measured = on_measured
+        self.problems: list[str] = []
+        self.config_file = pn.widgets.FileInput(accept=".json", css_classes=["config-file"])
+        self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
+                                                    sizing_mode="stretch_width", css_classes=["config-text"])
+        self.read_config = pn.widgets.Button(label="Read config", css_classes=["config-read"], width=140)
+        self.config_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
+        self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"])
+        self.peaks = {
+            roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, start=0, width=170,
+                                        css_classes=[f"gpu-{roof}"])
+            for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))
+        }
+        self.bandwidth = pn.widgets.FloatInput(label="Memory bandwidth (TB/s)", value=None, start=0, width=170,
+                                               css_classes=["gpu-bw"])
+        self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
+                                              css_classes=["gpu-capacity"])
+        self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
+        self.gpu_report = pn.pane.HTML("", stylesheets=[BYO_CSS], sizing_mode="stretch_width")
+        self.csv_file = pn.widgets.FileInput(accept=".csv,.txt", css_classes=["measured-file"])
+        self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100,
+                                                 sizing_mode="stretch_width", css_classes=["measured-text"])
+        self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
+        self.measured_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
+        self.read_config.on_click(lambda _e: self._read_config())
+        self.add_gpu.on_click(lambda _e: self._add_gpu())
+        self.plot.on_click(lambda _e: self._plot())
+        self.layout = pn.Column(
+            pn.pane.Markdown("#### Your model: a Hugging Face config.json"),
+            self.config_file, self.config_text, self.read_config, self.config_report,
+            pn.pane.Markdown("#### Your GPU (dense figures, not the 2:4-sparsity headline)"),
+            pn.FlexBox(self.gpu_name, *self.peaks.values(), self.bandwidth, self.capacity),
+            self.add_gpu, self.gpu_report,
+            pn.pane.Markdown("#### Your measurements: decode points, CSV with a header "
+                             "`batch,context,tokens_per_s` (plain decode, k = 1, the current model, GPU and "
+                             "precisions)"),
+            self.csv_file, self.csv_text, self.plot, self.measured_report,
+            sizing_mode="stretch_width",
+        )
+
+    # -- your model -----------------------------------------------------------------
+    def _read_config(self) -> None:
+        raw = self.config_file.value or (self.config_text.value_input or self.config_text.value or "")
+        current = self.scenario.resolve_model(self.scenario.model).name
+        try:
+            if not raw:
+                raise ConfigError("choose a config.json file or paste its text first")
+            config = parse_config_text(raw)
+            name = str(config.get("_name_or_path") or self.config_file.filename or "Your model").split("/")[-1]
+            slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
+            model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
+        except ConfigError as exc:
+            self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(exc))}. '
+                                         f"The lab keeps {escape(current)}.</div>")
+            return
+        self.scenario.add_model(model)
+        rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
+                       for k, v in model.architecture().items())
+        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions) or "<li>none</li>"
+        self.config_report.object = (
+            f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model. Check '
+            f'what was read against the model card.</div><table class="lab">{rows}</table>'
+            f'<div class="warn">Assumed for fields the config left out:<ul>{assumed}</ul></div>'
+        )
+
+    # -- your GPU ---------------------------------------------------------------------
+    def _add_gpu(self) -> None:
+        peaks = {roof: w.value for roof, w in self.peaks.items() if w.value}
+        try:
+            gpu = custom_accelerator(self.gpu_name.value_input or self.gpu_name.value,
+                                     bandwidth_tbs=self.bandwidth.value, capacity_gb=self.capacity.value, **peaks)
+        except ValueError as exc:
+            self.gpu_report.object = f'<div class="bad" data-readout="gpu-form">Not added: {escape(str(exc))}.</div>'
+            return
+        self.scenario.add_gpu(gpu)
+        warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in sparse_warnings(gpu))
+        self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: ridge point '
+                                  f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
+
+    # -- your measurements ------------------------------------------------------------
+    def _plot(self) -> None:
+        raw = self.csv_file.value.decode("utf-8", "replace") if self.csv_file.value else (
+            self.csv_text.value_input or self.csv_text.value or "")
+        rows, problems = parse_measurements(raw or "")
+        self.problems = problems
+        self.on_measured(rows)
+
+    def show_measured(self, points: list[MeasuredPoint], problems: list[str] | None = None) -> None:
+        """The MBU/MFU table for ``points`` (and what was refused)."""
+        problems = self.problems if problems is None else problems
+        body = "".join(
+            f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
+            f"<td>{p.measurement.tokens_per_s:,.0f}</td><td>{p.ceiling_tokens_per_s:,.0f}</td>"
+            f"<td>{100 * p.mbu:.0f} %</td><td>{100 * p.mfu:.2f} %</td><td>{p.gap:.2f}×</td></tr>"
+            for p in points
+        )
+        head = ("<tr><th>B</th><th>S</th><th>measured tokens/s</th><th>roofline ceiling</th><th>MBU</th>"
+                "<th>MFU</th><th>gap to the roof</th></tr>")
+        issues = "".join(f'<div class="bad">{escape(p)}</div>' for p in problems)
+        table = f'<table class="lab" data-readout="measured">{head}{body}</table>' if points else ""
+        self.measured_report.object = issues + table
