@@ -70,11 +70,18 @@ def rows(r: ScenarioResult) -> list[Readout]:
                 f"{r.ridge_point:,.1f} FLOP/byte"),
         Readout("roof", "Compute roof", _tf(r.peak_flops), "dense peak for the weight precision",
                 r.compute_roof_reason),
-        Readout("weights", "Weight bytes", f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)", "N·p",
+        Readout("weights", "Weight bytes read per step",
+                f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)",
+                "N·p (MoE: only the experts the step's tokens touch)",
+                (f"{r.weight_bytes / r.bytes_per_weight / 1e9:,.2f}e9 of {n_e9} parameters (the experts "
+                 f"{r.batch * r.tokens_per_read:,} tokens touch) × {r.bytes_per_weight:g} bytes = "
+                 f"{r.weight_bytes / GB:,.2f} GB; memory holds all {r.weight_bytes_held / GiB:,.2f} GiB")
+                if m.moe else
                 f"{n_e9} × {r.bytes_per_weight:g} bytes = {r.weight_bytes / GB:,.2f} GB = "
                 f"{r.weight_bytes / GiB:,.2f} GiB"),
-        Readout("flops", "FLOPs per step", fmt_flop(r.flops_per_step), "2·N·B·k",
-                f"2 × {n_e9} × {r.batch} × {r.tokens_per_read:,} = {fmt_flop(r.flops_per_step)}"),
+        Readout("flops", "FLOPs per step", fmt_flop(r.flops_per_step), "2·N_active·B·k",
+                f"2 × {r.n_active_params / 1e9:,.3f}e9 × {r.batch} × {r.tokens_per_read:,} = "
+                f"{fmt_flop(r.flops_per_step)}"),
         Readout("step-time", "Step time", fmt_seconds(r.step_time_s), "max(FLOPs/P_peak, bytes/BW)",
                 f"max({fmt_seconds(r.flops_per_step / r.peak_flops)}, {r.bytes_per_step / GB:,.2f} GB / "
                 f"{_tb(r.bandwidth)} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s)}"),

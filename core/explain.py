@@ -32,14 +32,16 @@ def explain(r: ScenarioResult) -> str:
         f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if gqa else 'off'}",
         "",
         "Step 1  weight traffic per step",
-        f"  N = {r.n_params:,} parameters (derived from config.json)",
-        f"  weight bytes = N·p = {r.n_params:,} × {r.bytes_per_weight:g} B = "
+        f"  N = {r.n_params:,} parameters (derived from config.json)"
+        + (f"; {r.n_active_params:,} active per token; this step reads {r.weight_bytes / r.bytes_per_weight:,.0f} "
+           f"(the experts {r.batch * r.tokens_per_read:,} tokens touch)" if m.moe else ""),
+        f"  weight bytes read = N_read·p = {r.weight_bytes / r.bytes_per_weight:,.0f} × {r.bytes_per_weight:g} B = "
         f"{fmt_bytes_gb(r.weight_bytes)} ({fmt_bytes_gib(r.weight_bytes)})",
         f"  weight read time = {fmt_bytes_gb(r.weight_bytes)} / {fmt_bandwidth(r.bandwidth)} = "
         f"{fmt_seconds(r.weight_bytes / r.bandwidth)}",
         "",
         "Step 2  arithmetic and the roofline",
-        f"  FLOPs per step = 2·N·B·k = 2 × {r.n_params:,} × {r.batch} × {r.tokens_per_read} = "
+        f"  FLOPs per step = 2·N_active·B·k = 2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} = "
         f"{fmt_flop(r.flops_per_step)}",
         f"  compute roof = {fmt_flops_rate(r.peak_flops)} dense ({r.compute_roof_reason})",
         f"  compute time = {fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)} = "
