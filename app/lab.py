@@ -38,7 +38,11 @@ KV cache (**2·L·h_kv·d_head·S·B·p_kv**) decides whether the batch fits at 
 Try batch 4, INT4 weights, or speculation depth 4: all three land on the same spot.
 """
 
-THROUGHPUT_TAB = 1  # index of "Throughput vs batch" in the view tabs
+# Indices of the view tabs.  Tabs are dynamic (only the open one reaches the
+# browser); the throughput chart, the bring-your-own forms and the export tab
+# are also built only when first opened, and the HTML views are recomputed only
+# while open: most sessions look at the roofline and never pay for the rest.
+THROUGHPUT_TAB, TRAFFIC_TAB, KV_TAB, SPECULATION_TAB, PINS_TAB, BYO_TAB, EXPORT_TAB = range(1, 8)
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
 
 
@@ -74,17 +78,19 @@ class Lab:
         self.memory = pn.pane.HTML(memory_html(result), stylesheets=[MEMORY_CSS], sizing_mode="stretch_width",
                                    margin=(24, 10, 5, 10))
         self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width")
-        self.traffic = pn.pane.HTML(traffic_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.kv_table = pn.pane.HTML(kv_table_html(result), stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.speculation = pn.pane.HTML(speculation_html(result, self.scenario),
-                                        stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
+        self.traffic = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
+        self.kv_table = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
+        self.speculation = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
+        self.active_tab = 0
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self.link = PermalinkView(notices, self.embed)
         self.pins = PinsView(self.scenario, draw=self.roofline.show_pins, on_change=self._write_link)
         self.pins.set_pins(pins)
         self.tour = TourView(self.scenario)
         self.measurements: list = []
-        self.byo = BringYourOwnView(self.scenario, on_measured=self._on_measured)
+        self._byo: BringYourOwnView | None = None
+        self.byo_tab = pn.Column(sizing_mode="stretch_width")
+        self.export_tab = pn.Column(sizing_mode="stretch_width")
 
         self.scenario.param.watch(self._on_change, list(LEVERS))
         self.show_work.param.watch(lambda _e: self._redraw_readouts(), "value")
@@ -104,9 +110,8 @@ class Lab:
             ("KV cache table", self.kv_table),
             ("Speculation", self.speculation),
             ("Pins and compare", self.pins.layout),
-            ("Your model, GPU, data", self.byo.layout),
-            ("Export", build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
-                                     self.scenario)),
+            ("Your model, GPU, data", self.byo_tab),
+            ("Export", self.export_tab),
             dynamic=True, sizing_mode="stretch_width",
         )
         tabs.param.watch(self._on_tab, "active")
@@ -134,12 +139,36 @@ class Lab:
                          sizing_mode="stretch_width", css_classes=["embed"])
 
     # -- updates ------------------------------------------------------------------
+    @property
+    def byo(self) -> BringYourOwnView:
+        """The bring-your-own forms, built on first use."""
+        if self._byo is None:
+            self._byo = BringYourOwnView(self.scenario, on_measured=self._on_measured)
+            self.byo_tab.append(self._byo.layout)
+        return self._byo
+
     def _on_tab(self, event) -> None:
+        self.active_tab = event.new
         if event.new == THROUGHPUT_TAB and self.throughput is None:
             self.throughput = ThroughputView(self.result)
             self.throughput.show_measured(self._measured_points())
             self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
                                                      min_height=520))
+        elif event.new == BYO_TAB:
+            self.byo  # noqa: B018 - building it is the point
+        elif event.new == EXPORT_TAB and not self.export_tab.objects:
+            self.export_tab.append(build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
+                                                 self.scenario))
+        self._refresh_open_tab(self.result)
+
+    def _refresh_open_tab(self, result: ScenarioResult) -> None:
+        """Recompute the HTML view of the open tab (the others wait until opened)."""
+        if self.active_tab == TRAFFIC_TAB:
+            self.traffic.object = traffic_html(result)
+        elif self.active_tab == KV_TAB:
+            self.kv_table.object = kv_table_html(result)
+        elif self.active_tab == SPECULATION_TAB:
+            self.speculation.object = speculation_html(result, self.scenario)
 
     def _measured_points(self) -> list:
         """The measurements against the current model's and GPU's roof."""
@@ -155,7 +184,8 @@ class Lab:
         self.roofline.show_measured(points)
         if self.throughput is not None:
             self.throughput.show_measured(points)
-        self.byo.show_measured(points)
+        if self._byo is not None:
+            self._byo.show_measured(points)
 
     def _on_change(self, *_events) -> None:
         # A failure shows a message and keeps the last good views: no traceback
@@ -186,9 +216,7 @@ class Lab:
             self._redraw_readouts()
             self.memory.object = memory_html(result)
             self.capacity.object = capacity_note(result)
-            self.traffic.object = traffic_html(result)
-            self.kv_table.object = kv_table_html(result)
-            self.speculation.object = speculation_html(result, self.scenario)
+            self._refresh_open_tab(result)
             self.tour.update(result)
             if self.measurements:
                 self._show_measured()
