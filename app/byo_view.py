@@ -20,7 +20,7 @@ from html import escape
 import panel as pn
 
 from core.config_reader import from_hf_config, parse_config_text
-from core.hardware import custom_accelerator, sparse_warnings
+from core.hardware import custom_accelerator, load_accelerators, sparse_warnings
 from core.measurements import MeasuredPoint, Measurement, parse_measurements
 from core.models import ConfigError
 from core.scenario import Scenario
@@ -57,6 +57,9 @@ class BringYourOwnView:
                                                css_classes=["gpu-bw"])
         self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
                                               css_classes=["gpu-capacity"])
+        datasheets = {"(none)": None, **{g.name: g.id for g in load_accelerators().values()}}
+        self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
+                                           options=datasheets)
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
         self.gpu_report = pn.pane.HTML("", stylesheets=[BYO_CSS], sizing_mode="stretch_width")
         self.csv_file = pn.widgets.FileInput(accept=".csv,.txt", css_classes=["measured-file"])
@@ -71,7 +74,7 @@ class BringYourOwnView:
             pn.pane.Markdown("#### Your model: a Hugging Face config.json"),
             self.config_file, self.config_text, self.read_config, self.config_report,
             pn.pane.Markdown("#### Your GPU (dense figures, not the 2:4-sparsity headline)"),
-            pn.FlexBox(self.gpu_name, *self.peaks.values(), self.bandwidth, self.capacity),
+            pn.FlexBox(self.gpu_name, *self.peaks.values(), self.bandwidth, self.capacity, self.reference),
             self.add_gpu, self.gpu_report,
             pn.pane.Markdown("#### Your measurements: decode points, CSV with a header "
                              "`batch,context,tokens_per_s` (plain decode, k = 1, the current model, GPU and "
@@ -110,7 +113,8 @@ class BringYourOwnView:
         peaks = {roof: w.value for roof, w in self.peaks.items() if w.value}
         try:
             gpu = custom_accelerator(self.gpu_name.value_input or self.gpu_name.value,
-                                     bandwidth_tbs=self.bandwidth.value, capacity_gb=self.capacity.value, **peaks)
+                                     bandwidth_tbs=self.bandwidth.value, capacity_gb=self.capacity.value,
+                                     reference=self.reference.value, **peaks)
         except ValueError as exc:
             self.gpu_report.object = f'<div class="bad" data-readout="gpu-form">Not added: {escape(str(exc))}.</div>'
             return

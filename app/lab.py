@@ -105,12 +105,12 @@ class Lab:
         tabs = pn.Tabs(
             ("Roofline", pn.Column(pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540),
                                    self.band, sizing_mode="stretch_width")),
-            ("Throughput vs batch", self.throughput_tab),
-            ("Traffic per step", self.traffic),
-            ("KV cache table", self.kv_table),
+            ("Throughput vs B", self.throughput_tab),
+            ("Traffic", self.traffic),
+            ("KV table", self.kv_table),
             ("Speculation", self.speculation),
-            ("Pins and compare", self.pins.layout),
-            ("Your model, GPU, data", self.byo_tab),
+            ("Pins", self.pins.layout),
+            ("Bring your own", self.byo_tab),
             ("Export", self.export_tab),
             dynamic=True, sizing_mode="stretch_width",
         )

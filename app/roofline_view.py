@@ -11,6 +11,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
+from core.hardware import get_accelerator
 from core.roofline import EFFICIENCY_BAND
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
@@ -60,9 +61,11 @@ class RooflineView:
                                           name="kv-ladder")
         self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
         self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
+        self.reference = ColumnDataSource(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
+                                          name="reference-roof")
         self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
                                            "pct": [], "fits": [], "yoff": []}, name="pins")
-        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": []},
                                          name="measured")
         self._roof_key = None
         self.figure = self._build()
@@ -90,6 +93,10 @@ class RooflineView:
                                        name="band-area")
         self.band_renderer.visible = False
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
+        fig.line("x", "y", source=self.reference, color="#424242", line_width=2, line_dash="dotdash")
+        fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
+                                text_font_size="11px", text_color="#424242"))
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
@@ -109,14 +116,16 @@ class RooflineView:
                     line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=10, y_offset=-4,
                                 text_font_size="12px", text_color="#7a3b00"))
+        # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
-                           line_color="black", line_width=1, fill_alpha=0.85, legend_label="pinned scenarios")
+                           line_color="black", line_width=1, fill_alpha=0.85)
         # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) get
         # stacked labels rather than overprinted ones.
         fig.add_layout(LabelSet(x="x", y="y", text="name", source=self.pins, x_offset=12, y_offset="yoff",
                                 text_font_size="11px", text_color="color"))
-        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3,
-                               color="#c62828", legend_label="your measurements")
+        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3, color="#c62828")
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=8, y_offset=-14,
+                                text_font_size="10px", text_color="#c62828"))
         point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
                             line_width=2, legend_label="your workload")
         tooltips = [
@@ -185,12 +194,24 @@ class RooflineView:
             "yoff": [8 - 13 * i for i in range(len(rows))],
         }
 
+    def _draw_reference(self, r: ScenarioResult) -> None:
+        ref_id = r.gpu.reference_id
+        if not ref_id:
+            self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
+            return
+        ref = get_accelerator(ref_id)
+        peak = ref.dense_flops.get(r.compute_roof, ref.dense_flops["bf16"])
+        x, y = roof_xy(peak, ref.hbm_bandwidth)
+        self.reference.data = {"x": x, "y": y, "label": [f"datasheet: {ref.name}", "", ""],
+                               "lx": [x[1], x[1], x[1]], "ly": [y[1], y[1], y[1]]}
+
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
         self.measured.data = {
             "x": [p.intensity for p in points], "y": [p.achieved_flops / TFLOP for p in points],
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
+            "label": [f"measured B={p.measurement.batch}" for p in points],
         }
 
     def update(self, r: ScenarioResult) -> None:
@@ -209,6 +230,7 @@ class RooflineView:
                 dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
             )
             self.ridge_span.location = r.ridge_point
+            self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
                                "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
             roof = np.minimum(r.peak_flops, r.bandwidth * BAND_X) / TFLOP

@@ -208,8 +208,8 @@ def standalone_html(scenario: Scenario) -> str:
     fig.sizing_mode = "stretch_width"
     # Pins, the other phase and the efficiency band are served-lab features.
     legend = fig.legend[0]
-    legend.items = [item for item in legend.items if item.label.value not in (
-        "pinned scenarios", "same request, other phase") and not item.label.value.startswith("60%")]
+    legend.items = [item for item in legend.items if item.label.value != "same request, other phase"
+                    and not item.label.value.startswith("60%")]
     batch = Slider(title="Batch B", start=0, end=len(c["batch_stops"]) - 1, step=1,
                    value=c["batch_stops"].index(scenario.batch), css_classes=["batch"], width=260,
                    format=CustomJSTickFormatter(args={"stops": c["batch_stops"]}, code="return stops[tick]"))

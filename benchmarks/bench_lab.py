@@ -133,7 +133,7 @@ def main() -> int:
             results["latency"] = measure_latency(warm, args.moves, "workload")
             # Again with the throughput chart open (dynamic tabs: the roofline's
             # models leave the page, the throughput chart's arrive).
-            warm.get_by_text("Throughput vs batch", exact=True).click()
+            warm.get_by_text("Throughput vs B", exact=True).click()
             warm.wait_for_function("Bokeh.documents[0].get_model_by_name('throughput') !== null")
             results["latency_throughput_tab"] = measure_latency(warm, args.moves, "throughput-current")
             warm.close()

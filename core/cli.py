@@ -17,7 +17,14 @@ from urllib.parse import urlencode
 
 from .config_reader import from_hf_config, parse_config_text
 from .explain import explain
-from .hardware import CAPACITY_CONVENTIONS, accelerator_form, custom_accelerator, get_accelerator, load_accelerators
+from .hardware import (
+    CAPACITY_CONVENTIONS,
+    accelerator_form,
+    catalogue_match,
+    custom_accelerator,
+    get_accelerator,
+    load_accelerators,
+)
 from .measure import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
@@ -64,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
+    me.add_argument("--datasheet", metavar="GPU", help="catalogue id whose datasheet roof to draw beside the "
+                                                       "measured one (default: the one the device's name names)")
     return parser
 
 
@@ -136,15 +145,22 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(args: argparse.Namespace) -> int:
     if not (0.5 <= args.seconds <= 600):
         raise OneLineError(f"--seconds {args.seconds}: out of range; accepted: 0.5 to 600")
+    if args.datasheet:
+        get_accelerator(args.datasheet)  # refuse an unknown id before measuring
     roofs = measure(args.seconds)
     gpu = custom_accelerator(f"This machine: {roofs.device}"[:60], bandwidth_tbs=roofs.bandwidth / 1e12,
-                             capacity_gb=max(roofs.memory_bytes, 1e9) / 1e9, bf16=roofs.flops / 1e12)
+                             capacity_gb=max(roofs.memory_bytes, 1e9) / 1e9, bf16=roofs.flops / 1e12,
+                             reference=args.datasheet or catalogue_match(roofs.device))
     form = accelerator_form(gpu)
     print(f"{roofs.device}: {fmt_flops_rate(roofs.flops)} ({roofs.flops_kind}), {fmt_bandwidth(roofs.bandwidth)} "
           f"(streaming copy) -> ridge point {roofs.flops / roofs.bandwidth:,.1f} FLOP/byte; the lab's BF16 roof "
           f"is the measured {roofs.flops_kind}")
     print("open it in the lab: /app?" + urlencode({"custom-gpu": json.dumps(form, separators=(",", ":")),
                                                     "gpu": gpu.id}))
+    if gpu.reference_id:
+        ref = get_accelerator(gpu.reference_id)
+        print(f"vs the {ref.name} datasheet: {100 * roofs.flops / ref.dense_flops['bf16']:.0f} % of its dense BF16 "
+              f"peak, {100 * roofs.bandwidth / ref.hbm_bandwidth:.0f} % of its bandwidth")
     if args.out:
         Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
         print(f"wrote {args.out}")

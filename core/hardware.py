@@ -45,6 +45,8 @@ class Accelerator:
         memory_datasheet_value: capacity as printed, in ``memory_datasheet_unit``.
         memory_type: ``"HBM3"``, ``"GDDR6"``, ...
         sources: datasheet or whitepaper for each field.
+        reference_id: for a measured or custom part, the catalogue part whose
+            datasheet roof is drawn beside it.
     """
 
     id: str
@@ -60,6 +62,7 @@ class Accelerator:
     memory_type: str
     sources: dict[str, str] = field(default_factory=dict)
     notes: str = ""
+    reference_id: str | None = None
 
     def capacity_bytes(self, convention: str = "binary") -> float:
         """Memory capacity in bytes under a :data:`CAPACITY_CONVENTIONS` reading.
@@ -125,13 +128,16 @@ def get_accelerator(gpu_id: str) -> Accelerator:
 CUSTOM_ROOFS = ("bf16", "fp8", "int8", "fp4")
 
 
-def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, **peaks_tflops: float) -> Accelerator:
+def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
+                       **peaks_tflops: float) -> Accelerator:
     """A user's accelerator from datasheet-style numbers (TFLOP/s, TB/s, GB as printed).
 
     Args:
         name: display name (1 to 60 characters).
         bandwidth_tbs: memory bandwidth, TB/s (1e12 bytes/s).
         capacity_gb: memory capacity as the datasheet prints it, "GB".
+        reference: a catalogue id whose datasheet roof is drawn beside this
+            one (a measured H200 beside the H200's datasheet), or None.
         **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
             ``int8``, ``fp4`` optional), TFLOP/s.
 
@@ -151,13 +157,15 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, **pe
     for label, v in values.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
             raise ValueError(f"{label} must be a positive number, got {v!r}")
+    if reference is not None and reference not in load_accelerators():
+        raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
     return Accelerator(
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
         dense_flops={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
         sparse_flops={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
         memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
-        notes="A custom accelerator: its numbers are the user's.",
+        notes="A custom accelerator: its numbers are the user's.", reference_id=reference,
     )
 
 
@@ -165,7 +173,24 @@ def accelerator_form(gpu: Accelerator) -> dict:
     """The datasheet-style numbers :func:`custom_accelerator` takes (for permalinks)."""
     form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, "capacity_gb": gpu.memory_datasheet_value}
     form.update({k: v / 1e12 for k, v in gpu.dense_flops.items() if k in CUSTOM_ROOFS})
+    if gpu.reference_id:
+        form["reference"] = gpu.reference_id
     return form
+
+
+def catalogue_match(device_name: str) -> str | None:
+    """The catalogue id a device name names, e.g. ``"NVIDIA H200"`` -> ``"h200"`` (None if none does)."""
+    words = device_name.lower().replace("-", " ")
+    for gpu in load_accelerators().values():
+        key = gpu.id.split("-")[0]  # "h100", "a100", "rtx", ...
+        if key in words.split() or key in words.replace(" ", ""):
+            variants = [g for g in load_accelerators().values() if g.id.split("-")[0] == key]
+            # "H100 PCIe" vs "H100 SXM": take the variant whose other words appear, else the first.
+            for v in variants:
+                if all(part in words for part in v.id.split("-")[1:]):
+                    return v.id
+            return variants[0].id
+    return None
 
 
 def sparse_warnings(gpu: Accelerator) -> list[str]:

@@ -105,7 +105,7 @@ def test_batch4_int4_and_speculation4_land_on_the_same_spot(lab):
 
 # --- the serving story (issue #3) -------------------------------------------------
 def test_throughput_view_renders_and_follows_batch(lab):
-    tab(lab, "Throughput vs batch")
+    tab(lab, "Throughput vs B")
     # Tabs are dynamic: the chart's models reach the browser when the tab opens.
     lab.wait_for_function("Bokeh.documents[0].get_model_by_name('throughput') !== null", timeout=10_000)
     batches = source(lab, "throughput", "batch")
@@ -117,7 +117,7 @@ def test_throughput_view_renders_and_follows_batch(lab):
 
 
 def test_traffic_view_follows_context(lab):
-    tab(lab, "Traffic per step")
+    tab(lab, "Traffic")
     lab.locator("[data-readout=traffic]").wait_for()
     assert "S = 8,192" in lab.locator("[data-context='8192']").inner_text()
     press(lab, ".context", "ArrowRight", 1)  # 8k -> 16k
@@ -125,7 +125,7 @@ def test_traffic_view_follows_context(lab):
 
 
 def test_kv_table_follows_gqa(lab):
-    tab(lab, "KV cache table")
+    tab(lab, "KV table")
     cell = lab.locator("[data-ctx='131072'][data-users='1']")
     assert cell.inner_text() == "40.0"  # Llama-3-70B, one 128k sequence, GiB
     assert lab.locator("[data-ctx='32768'][data-users='8']").inner_text() == "80.0"
@@ -190,13 +190,13 @@ def test_pin_rename_and_remove(lab):
     lab.get_by_text("Pin this scenario", exact=True).click()
     wait_for_pins_on_chart(lab, "n.length === 1")
     assert lab.evaluate(PIN_NAMES) == ["B=1 k=1 BF16 S=8,192"]
-    tab(lab, "Pins and compare")
+    tab(lab, "Pins")
     lab.locator(".pin-name input").fill("my baseline")
     lab.wait_for_timeout(300)  # the typed name reaches the server (Panel debounces browser changes)
     lab.locator(".pin-rename button").click()
     lab.locator("[data-pin='1']", has_text="my baseline").wait_for(timeout=5000)
     wait_for_pins_on_chart(lab, "n[0] === 'my baseline'")
-    tab(lab, "Pins and compare")
+    tab(lab, "Pins")
     lab.locator(".pin-remove button").click()
     lab.locator("[data-readout=pins]", has_text="No pins yet").wait_for(timeout=5000)
     wait_for_pins_on_chart(lab, "n.length === 0")
@@ -204,7 +204,7 @@ def test_pin_rename_and_remove(lab):
 
 
 def test_preset_pins_coincide_and_the_table_says_why(lab):
-    tab(lab, "Pins and compare")
+    tab(lab, "Pins")
     lab.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
     lab.locator("[data-pin='3']").wait_for(timeout=5000)
     table = lab.locator("[data-readout=pins]").inner_text()
@@ -222,7 +222,7 @@ def test_permalink_round_trip(lab, browser):
     wait_for_readout(lab, "intensity", "4 FLOP/byte")
     lab.get_by_label("GPU").select_option(label="NVIDIA H200 SXM 141GB")
     wait_for_readout(lab, "ridge", "206 FLOP/byte")
-    tab(lab, "Pins and compare")
+    tab(lab, "Pins")
     lab.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
     lab.wait_for_function("window.location.search.includes('pins=')", timeout=5000)
     url = lab.url
@@ -286,7 +286,7 @@ def test_downloads_carry_the_scenario(lab):
 
 # --- bring your own (issue #5) ---------------------------------------------------------
 def test_paste_a_config_and_plot_measurements(lab):
-    tab(lab, "Your model, GPU, data")
+    tab(lab, "Bring your own")
     lab.locator(".config-text textarea").fill(
         '{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024, '
         '"vocab_size": 50257, "_name_or_path": "gpt2"}')

@@ -35,3 +35,28 @@ def test_measure_numpy_gives_positive_roofs_within_its_budget():
 def test_measure_command_refuses_a_silly_budget(capsys):
     assert main(["measure", "--seconds", "0.1"]) == 2
     assert "--seconds 0.1: out of range; accepted: 0.5 to 600" in capsys.readouterr().err
+
+
+def test_device_names_find_their_datasheet():
+    from core.hardware import catalogue_match
+
+    assert catalogue_match("NVIDIA H200") == "h200"
+    assert catalogue_match("NVIDIA H100 PCIe") == "h100-pcie"
+    assert catalogue_match("NVIDIA A100-SXM4-40GB") == "a100-40gb"
+    assert catalogue_match("NVIDIA L4") == "l4" and catalogue_match("NVIDIA L40S") == "l40s"
+    assert catalogue_match("CPU (NumPy)") is None
+
+
+def test_a_measured_part_is_drawn_beside_its_datasheet():
+    from app.lab import Lab
+    from core.hardware import custom_accelerator
+
+    measured = custom_accelerator("This machine: NVIDIA H200", bandwidth_tbs=4.1, capacity_gb=141, bf16=720,
+                                  reference="h200")
+    lab = Lab()
+    lab.scenario.add_gpu(measured)
+    ref = lab.roofline.reference.data
+    assert ref["label"][0] == "datasheet: NVIDIA H200 SXM 141GB"
+    assert ref["y"][1] == 989.4  # the datasheet's dense BF16 roof, TFLOP/s, beside the measured 720
+    assert round(lab.result.ridge_point) == round(720 / 4.1)
+    assert "reference" in lab.link.writer.value or "%22reference%22" in lab.link.writer.value
