@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import CHROMIUM_ARGS, _free_port, _wait_for, system_chromium  # noqa: E402
+from conftest import CHROMIUM_ARGS, start_lab, system_chromium  # noqa: E402
 
 # Installed once per page: timestamps of the key press, the data change, and the
 # frame painted after it.  BokehJS schedules its canvas repaint for the next
@@ -108,19 +107,11 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 30])
     args = parser.parse_args()
 
-    port = _free_port()
     log = ROOT / "benchmarks" / "results" / "server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
-             "--allow-websocket-origin", f"127.0.0.1:{port}"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/app"
+    server, url = start_lab(log)
     results: dict = {}
     try:
-        _wait_for(url, server, log)
         proc = psutil.Process(server.pid)
         launch = {"args": CHROMIUM_ARGS}
         if system_chromium():

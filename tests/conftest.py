@@ -63,14 +63,15 @@ def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
-@pytest.fixture(scope="session")
-def lab_url(tmp_path_factory):
-    """URL of the lab served by ``panel serve app`` on a free loopback port.
+def start_lab(log: Path) -> tuple[subprocess.Popen, str]:
+    """Start ``panel serve app`` on a free loopback port; wait until it answers.
 
-    The server's log goes to a file (a pipe nobody reads could fill and stall it).
+    The server's log goes to ``log`` (a pipe nobody reads could fill and stall it).
+
+    Returns:
+        the server process and the lab's URL.
     """
     port = _free_port()
-    log = tmp_path_factory.mktemp("server") / "panel-serve.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
@@ -80,6 +81,17 @@ def lab_url(tmp_path_factory):
     url = f"http://127.0.0.1:{port}/app"
     try:
         _wait_for(url, proc, log)
+    except Exception:
+        proc.terminate()
+        raise
+    return proc, url
+
+
+@pytest.fixture(scope="session")
+def lab_url(tmp_path_factory):
+    """URL of the lab served by ``panel serve app`` for the browser tests."""
+    proc, url = start_lab(tmp_path_factory.mktemp("server") / "panel-serve.log")
+    try:
         yield url
     finally:
         proc.terminate()
