@@ -22,11 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         scenario = scenario_from_args(args)
+        if scenario.phase != "decode":
+            raise OneLineError("--phase prefill: the offline page shows decode only; accepted: decode")
+        html = standalone_html(scenario)
+        Path(args.out).write_text(html, encoding="utf-8")
     except (OneLineError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    html = standalone_html(scenario)
-    Path(args.out).write_text(html, encoding="utf-8")
+    except OSError as exc:
+        print(f"error: --out {args.out}: {exc.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {args.out} ({len(html.encode()) / 1e6:.2f} MB)")
     return 0
 

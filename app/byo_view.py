@@ -43,8 +43,11 @@ class BringYourOwnView:
         self.on_measured = on_measured
         self.problems: list[str] = []
         self.config_file = pn.widgets.FileInput(accept=".json", css_classes=["config-file"])
+        # Text areas cap input at 5,000 characters by default; a config can be longer, and one
+        # over the reader's 1 MB limit should get its message rather than be cut silently.
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
-                                                    sizing_mode="stretch_width", css_classes=["config-text"])
+                                                    max_length=2_000_000, sizing_mode="stretch_width",
+                                                    css_classes=["config-text"])
         self.read_config = pn.widgets.Button(label="Read config", css_classes=["config-read"], width=140)
         self.config_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
         self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"])
@@ -63,10 +66,14 @@ class BringYourOwnView:
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
         self.gpu_report = pn.pane.HTML("", stylesheets=[BYO_CSS], sizing_mode="stretch_width")
         self.csv_file = pn.widgets.FileInput(accept=".csv,.txt", css_classes=["measured-file"])
-        self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100,
+        self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=2_000_000,
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
+        # Whichever was given last, the file or the pasted text, is what "Read config" reads.
+        self._config_from = "text"
+        self.config_file.param.watch(lambda _e: setattr(self, "_config_from", "file"), "value")
+        self.config_text.param.watch(lambda _e: setattr(self, "_config_from", "text"), ["value", "value_input"])
         self.read_config.on_click(lambda _e: self._read_config())
         self.add_gpu.on_click(lambda _e: self._add_gpu())
         self.plot.on_click(lambda _e: self._plot())
@@ -85,26 +92,31 @@ class BringYourOwnView:
 
     # -- your model -----------------------------------------------------------------
     def _read_config(self) -> None:
-        raw = self.config_file.value or (self.config_text.value_input or self.config_text.value or "")
+        text = self.config_text.value_input or self.config_text.value or ""
+        raw = self.config_file.value if self._config_from == "file" and self.config_file.value else text
         current = self.scenario.resolve_model(self.scenario.model).name
         try:
             if not raw:
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
-            name = str(config.get("_name_or_path") or self.config_file.filename or "Your model").split("/")[-1]
+            from_file = raw is self.config_file.value
+            name = str(config.get("_name_or_path") or (self.config_file.filename if from_file else "")
+                       or "Your model").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
         except ConfigError as exc:
             self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(exc))}. '
                                          f"The lab keeps {escape(current)}.</div>")
             return
-        self.scenario.add_model(model)
+        model = self.scenario.add_model(model)
+        precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
+                     f"precision is set to match." if model.quantization else "")
         rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
                        for k, v in model.architecture().items())
         assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions) or "<li>none</li>"
         self.config_report.object = (
-            f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model. Check '
-            f'what was read against the model card.</div><table class="lab">{rows}</table>'
+            f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
+            f"{escape(precision)} Check what was read against the model card.</div><table class=\"lab\">{rows}</table>"
             f'<div class="warn">Assumed for fields the config left out:<ul>{assumed}</ul></div>'
         )
 
@@ -134,6 +146,10 @@ class BringYourOwnView:
     def show_measured(self, points: list[MeasuredPoint], problems: list[str] | None = None) -> None:
         """The MBU/MFU table for ``points`` (and what was refused)."""
         problems = self.problems if problems is None else problems
+        flags = [p for p in points if p.mbu > 1.05 or p.mfu > 1.0]
+        if flags:
+            problems = [*problems, f"{len(flags)} point(s) lie above the roof of {self._roof_name()}: measured on "
+                        "another model, GPU or precision?"]
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
             f"<td>{p.measurement.tokens_per_s:,.0f}</td><td>{p.ceiling_tokens_per_s:,.0f}</td>"
@@ -143,5 +159,11 @@ class BringYourOwnView:
         head = ("<tr><th>B</th><th>S</th><th>measured tokens/s</th><th>roofline ceiling</th><th>MBU</th>"
                 "<th>MFU</th><th>gap to the roof</th></tr>")
         issues = "".join(f'<div class="bad">{escape(p)}</div>' for p in problems)
-        table = f'<table class="lab" data-readout="measured">{head}{body}</table>' if points else ""
+        table = (f'<div class="k">Against {escape(self._roof_name())}:</div>'
+                 f'<table class="lab" data-readout="measured">{head}{body}</table>') if points else ""
         self.measured_report.object = issues + table
+
+    def _roof_name(self) -> str:
+        s = self.scenario
+        return (f"{s.resolve_model(s.model).name} on {s.resolve_gpu(s.gpu).name}, weights "
+                f"{s.weight_dtype.upper()}, KV {s.kv_dtype.upper()}")

@@ -63,8 +63,8 @@ def capacity_note(r: ScenarioResult) -> str:
     other = "decimal" if r.capacity_convention == "binary" else "binary"
     other_bytes = g.capacity_bytes(other)
     return (
-        f"**Capacity:** the datasheet says {g.memory_datasheet_value:g} {g.memory_datasheet_unit} "
-        f"{g.memory_type}; the lab reads it as **{r.capacity_bytes / GiB:,.1f} GiB** "
+        f"**Capacity:** the datasheet says {g.memory_datasheet_value:g} {g.memory_datasheet_unit}"
+        f"{' ' + g.memory_type if g.memory_type else ''}; the lab reads it as **{r.capacity_bytes / GiB:,.1f} GiB** "
         f"({CAPACITY_CONVENTIONS[r.capacity_convention]}). "
         f"The other reading ({CAPACITY_CONVENTIONS[other]}) gives {other_bytes / GiB:,.1f} GiB."
     )

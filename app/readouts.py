@@ -41,7 +41,6 @@ def rows(r: ScenarioResult) -> list[Readout]:
     k_note = " (k = prompt length in prefill)" if prefill else ""
     s_note = " (the prompt, in prefill)" if prefill else ""
     kv_share = 100 * r.kv_traffic_bytes / r.bytes_per_step
-    h_kv = r.model.kv_heads(r.gqa)
     m = r.model
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     return [
@@ -102,9 +101,9 @@ def rows(r: ScenarioResult) -> list[Readout]:
                 "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
                 f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
                 f"{r.speculative_speedup:.2f}× the tokens/s of k = 1"),
-        Readout("kv-token", "KV per token", f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB", "2·L·h_kv·d_head·p_kv",
-                f"2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
-                f"{r.kv_bytes_per_token:,.0f} bytes"),
+        Readout("kv-token", "KV per token", f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB",
+                "2·L·h_kv·d_head·p_kv (MLA: its latent)",
+                f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {r.kv_bytes_per_token:,.0f} bytes"),
         Readout("kv-total", "KV cache (whole batch)", f"{r.kv_bytes / GiB:,.2f} GiB", "KV_seq(S) × B",
                 f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
                 f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}; {m.name}: {m.attention_pattern()}"),

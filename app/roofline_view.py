@@ -114,8 +114,8 @@ class RooflineView:
                                 legend_label="ladder counting KV reads at S")
         fig.scatter("x", "y", source=self.other_phase, marker="diamond", size=18, fill_color="white",
                     line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=10, y_offset=-4,
-                                text_font_size="12px", text_color="#7a3b00"))
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=-12, y_offset=-18,
+                                text_align="right", text_font_size="12px", text_color="#7a3b00"))
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
@@ -202,8 +202,9 @@ class RooflineView:
         ref = get_accelerator(ref_id)
         peak = ref.dense_flops.get(r.compute_roof, ref.dense_flops["bf16"])
         x, y = roof_xy(peak, ref.hbm_bandwidth)
+        # Label the flat part well right of the ridge, clear of the ladder's labels.
         self.reference.data = {"x": x, "y": y, "label": [f"datasheet: {ref.name}", "", ""],
-                               "lx": [x[1], x[1], x[1]], "ly": [y[1], y[1], y[1]]}
+                               "lx": [x[1] * 8] * 3, "ly": [y[1] * 1.15] * 3}
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""

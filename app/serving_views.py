@@ -69,10 +69,10 @@ def kv_table_html(r: ScenarioResult) -> str:
         )
         body.append(f"<tr><th>{s // 1024}k</th>{cells}</tr>")
     note = (
-        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes): '
-        f"2·L·h_kv·d_head·S·B·p_kv with L = {r.model.n_layers}, h_kv = {r.model.kv_heads(gqa)} "
-        f"({'GQA' if gqa else 'GQA off: every query head'}), d_head = {r.model.head_dim}, KV cache in {kv_label} "
-        f"= {r.kv_bytes_per_token / 1024:,.0f} KiB per token; {escape(r.model.attention_pattern())}. "
+        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes), '
+        f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "
+        f"{escape(r.model.kv_formula(r.kv_bytes_per_element, gqa))} = {r.kv_bytes_per_token / 1024:,.0f} KiB, "
+        f"× S × users; {escape(r.model.attention_pattern())}. "
         f"Red cells exceed the "
         f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
     )

@@ -143,13 +143,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    if not (0.5 <= args.seconds <= 600):
-        raise OneLineError(f"--seconds {args.seconds}: out of range; accepted: 0.5 to 600")
+    if not (2 <= args.seconds <= 600):
+        # Below ~2 s a cold run can report a fraction of the real bandwidth.
+        raise OneLineError(f"--seconds {args.seconds}: out of range; accepted: 2 to 600")
     if args.datasheet:
         get_accelerator(args.datasheet)  # refuse an unknown id before measuring
     roofs = measure(args.seconds)
     gpu = custom_accelerator(f"This machine: {roofs.device}"[:60], bandwidth_tbs=roofs.bandwidth / 1e12,
-                             capacity_gb=max(roofs.memory_bytes, 1e9) / 1e9, bf16=roofs.flops / 1e12,
+                             capacity_gb=max(roofs.memory_bytes, GiB) / GiB, bf16=roofs.flops / 1e12,
                              reference=args.datasheet or catalogue_match(roofs.device))
     form = accelerator_form(gpu)
     print(f"{roofs.device}: {fmt_flops_rate(roofs.flops)} ({roofs.flops_kind}), {fmt_bandwidth(roofs.bandwidth)} "

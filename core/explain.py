@@ -25,7 +25,6 @@ def explain(r: ScenarioResult) -> str:
     """The derivation of ``r`` as plain text (one line per quantity)."""
     m, g, gqa = r.model, r.gpu, r.gqa
     w_label, kv_label = get_precision(r.weight_dtype).label, get_precision(r.kv_dtype).label
-    h_kv = m.kv_heads(gqa)
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
     lines = [
         f"{m.name} on {g.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
@@ -57,10 +56,11 @@ def explain(r: ScenarioResult) -> str:
            if r.phase == "decode" and r.spec_k > 1 else ""),
         "",
         "Step 3  KV cache",
-        f"  per token = 2·L·h_kv·d_head·p_kv = 2 × {m.n_layers} × {h_kv} × {m.head_dim} × {r.kv_bytes_per_element:g} = "
-        f"{fmt_bytes_small(r.kv_bytes_per_token)}",
+        f"  per token = {m.kv_formula(r.kv_bytes_per_element, gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
         f"  per sequence at S = {r.context:,}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
-        f"({fmt_bytes_gib(r.kv_bytes_per_sequence)})",
+        f"({fmt_bytes_gib(r.kv_bytes_per_sequence)})"
+        + ("" if all(w is None for w in m.layer_windows) else
+           f"  (sliding-window layers hold at most their window: {m.attention_pattern()})"),
         f"  whole batch × B = {r.batch}: {fmt_bytes_gb(r.kv_bytes)} ({fmt_bytes_gib(r.kv_bytes)})",
         "",
         "Step 4  what one step moves",

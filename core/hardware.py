@@ -155,6 +155,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     if peaks_tflops.get("bf16") is None:
         raise ValueError("the BF16/FP16 dense peak (TFLOP/s) is required")
     for label, v in values.items():
+        if v is None:
+            raise ValueError(f"{label} is missing: enter a positive number")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
             raise ValueError(f"{label} must be a positive number, got {v!r}")
     if reference is not None and reference not in load_accelerators():

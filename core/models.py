@@ -325,6 +325,19 @@ class ModelSpec:
             return self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         return 2 * self.kv_heads(gqa) * self.head_dim
 
+    def kv_formula(self, bytes_per_element: float, gqa: bool = True) -> str:
+        """The per-token KV formula with this model's numbers, e.g. ``2 × 32 × 8 × 128 × 2``."""
+        if self.mla and gqa:
+            a = self.mla
+            return (f"L·(kv_lora_rank + qk_rope_head_dim)·p_kv = {self.n_layers} × ({a.kv_lora_rank} + "
+                    f"{a.qk_rope_head_dim}) × {bytes_per_element:g}")
+        if self.mla:
+            a = self.mla
+            return (f"L·h·(d_nope + d_rope + d_v)·p_kv = {self.n_layers} × {self.n_heads} × ({a.qk_nope_head_dim} + "
+                    f"{a.qk_rope_head_dim} + {a.v_head_dim}) × {bytes_per_element:g}")
+        return (f"2·L·h_kv·d_head·p_kv = 2 × {self.n_layers} × {self.kv_heads(gqa)} × {self.head_dim} × "
+                f"{bytes_per_element:g}")
+
     def kv_bytes_per_token(self, bytes_per_element: float, gqa: bool = True) -> float:
         """KV bytes one token adds across all layers, ``2·L·h_kv·d_head·p_kv``.
 

@@ -161,6 +161,10 @@ def from_query(query: dict[str, str]) -> LinkState:
         if key == "gpu" and custom is not None and text == custom.id:
             levers["gpu"] = text
             continue
+        if key == "model" and text.startswith("config-"):
+            notices.append(f"ignored model={text!r}: a config.json read in another session does not travel in "
+                           "links; paste it again under Bring your own")
+            continue
         try:
             levers[PARAM_NAMES[key]] = decode_value(PARAM_NAMES[key], text)
         except ValueError as exc:
@@ -176,8 +180,13 @@ def _custom_gpu_from_query(text: str | None, notices: list[str]) -> Accelerator 
         form = json.loads(text)
         if not isinstance(form, dict):
             raise ValueError("not a JSON object")
+        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", "bf16", "fp8", "int8", "fp4"}
+        missing = {"name", "bandwidth_tbs", "capacity_gb", "bf16"} - set(form)
+        if missing or set(form) - known:
+            raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference); "
+                             f"missing {sorted(missing)}, unknown {sorted(set(form) - known)}")
         return custom_accelerator(**form)
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:
         notices.append(f"ignored custom-gpu: {exc}")
         return None
 

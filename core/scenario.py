@@ -24,6 +24,7 @@ Prefill is the same formula with ``k`` = the prompt length (article 004,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -226,12 +227,29 @@ class Scenario(param.Parameterized):
         """This scenario's own accelerator ``gpu_id``, else the catalogue's."""
         return self._custom_gpus.get(gpu_id) or get_accelerator(gpu_id)
 
-    def add_model(self, model: ModelSpec) -> None:
-        """Offer ``model`` in the model selector (replacing one of the same id) and select it."""
+    def add_model(self, model: ModelSpec) -> ModelSpec:
+        """Offer ``model`` in the model selector and select it.
+
+        A second model with the same id gets a numbered one (``config-x-2``), so
+        selecting it is a change every view sees.  A checkpoint quantised to a
+        width the lab has (4-bit GPTQ/AWQ, FP8) also selects that weight precision.
+
+        Returns:
+            the model as registered (its id may have been numbered).
+        """
+        model_id, n = model.id, 2
+        while model_id in self._custom_models or model_id in self.param["model"].objects:
+            model_id, n = f"{model.id}-{n}", n + 1
+        if model_id != model.id:
+            model = dataclasses.replace(model, id=model_id, name=f"{model.name} ({n - 1})")
         self._custom_models[model.id] = model
-        names = {k: v for k, v in self.param["model"].names.items() if v != model.id}
-        self.param["model"].objects = {**names, f"{model.name} (your config)": model.id}
-        self.model = model.id
+        self.param["model"].objects = {**self.param["model"].names, f"{model.name} (your config)": model.id}
+        levers = {"model": model.id}
+        quantised = {4: "int4", 8: "fp8" if model.quantization and model.quantization.method == "fp8" else "int8"}
+        if model.quantization and model.quantization.bits in quantised:
+            levers["weight_dtype"] = quantised[model.quantization.bits]
+        self.param.update(**levers)
+        return model
 
     def add_gpu(self, gpu: Accelerator) -> None:
         """Offer ``gpu`` in the GPU selector (replacing one of the same id) and select it."""

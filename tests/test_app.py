@@ -139,7 +139,7 @@ def test_a_custom_gpu_with_a_missing_number_is_refused():
     lab = Lab()
     lab.byo.peaks["bf16"].value = 500
     lab.byo._add_gpu()
-    assert "Not added: bandwidth (TB/s) must be a positive number, got None" in lab.byo.gpu_report.object
+    assert "Not added: bandwidth (TB/s) is missing: enter a positive number" in lab.byo.gpu_report.object
     assert lab.scenario.gpu == "h100-sxm"
 
 
@@ -152,3 +152,56 @@ def test_measurements_are_drawn_with_their_mbu():
     assert "72 %" in report and "row 4" in report
     lab.scenario.gpu = "h200"  # the same measurements against another roof
     assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s
+
+
+def test_a_second_config_of_the_same_name_becomes_the_model_shown():
+    lab = Lab()
+    lab.byo.config_text.value = ('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
+                                 '"intermediate_size": 128, "vocab_size": 100}')
+    lab.byo._read_config()
+    first = lab.result.n_params
+    lab.byo.config_text.value = ('{"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, '
+                                 '"intermediate_size": 128, "vocab_size": 100}')
+    lab.byo._read_config()
+    assert lab.scenario.model == "config-your-model-2"
+    assert lab.result.n_params != first and lab.result.model.n_layers == 4
+    assert "Your model (2) (your config)" in lab.scenario.param["model"].names
+
+
+def test_a_long_pasted_config_is_read_whole():
+    import json
+
+    cfg = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+           "vocab_size": 100, "id2label": {str(i): f"LABEL_{i}" for i in range(400)}}
+    lab = Lab()
+    assert lab.byo.config_text.max_length >= 2_000_000
+    lab.byo.config_text.value = json.dumps(cfg, indent=2)
+    assert len(lab.byo.config_text.value) > 5000
+    lab.byo._read_config()
+    assert lab.result.model.n_layers == 2
+
+
+def test_a_quantised_checkpoint_selects_its_precision():
+    lab = Lab()
+    lab.byo.config_text.value = ('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
+                                 '"intermediate_size": 128, "vocab_size": 100, '
+                                 '"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}}')
+    lab.byo._read_config()
+    assert lab.scenario.weight_dtype == "int4"
+    assert lab.result.bytes_per_weight == 0.5 + 2.5 / 128
+    assert "4-bit gptq" in lab.byo.config_report.object
+
+
+def test_mla_show_your_work_is_arithmetic_that_adds_up():
+    from app.readouts import rows
+
+    work = {x.key: x.work for x in rows(Scenario(model="deepseek-v3", gpu="b200").evaluate())}
+    assert work["kv-token"] == "L·(kv_lora_rank + qk_rope_head_dim)·p_kv = 61 × (512 + 64) × 2 = 70,272 bytes"
+
+
+def test_points_above_the_roof_are_flagged():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    lab.byo.csv_text.value = "batch,context,tokens_per_s\n1,128,150"
+    lab.byo._plot()
+    lab.scenario.model = "llama-3-70b"  # the same measurement against a roof it cannot have reached
+    assert "lie above the roof of Llama-3-70B" in lab.byo.measured_report.object

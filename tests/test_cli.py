@@ -105,3 +105,14 @@ def test_broken_config_file_is_one_line(tmp_path, capsys):
     assert main(["explain", "--config", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'num_attention_heads' must be a positive integer, got -2" in err
+
+
+def test_app_export_errors_are_one_line(tmp_path, capsys):
+    from app.__main__ import main as app_main
+
+    assert app_main(["export", "--out", str(tmp_path / "no" / "such" / "dir" / "x.html")]) == 2
+    assert "No such file or directory" in capsys.readouterr().err
+    assert app_main(["export", "--phase", "prefill", "--out", str(tmp_path / "x.html")]) == 2
+    assert "decode only" in capsys.readouterr().err
+    assert app_main(["export", "--out", str(tmp_path / "x.html"), "--model", "mixtral-8x7b"]) == 0
+    assert (tmp_path / "x.html").stat().st_size < 3e6

@@ -34,7 +34,7 @@ def test_measure_numpy_gives_positive_roofs_within_its_budget():
 
 def test_measure_command_refuses_a_silly_budget(capsys):
     assert main(["measure", "--seconds", "0.1"]) == 2
-    assert "--seconds 0.1: out of range; accepted: 0.5 to 600" in capsys.readouterr().err
+    assert "--seconds 0.1: out of range; accepted: 2 to 600" in capsys.readouterr().err
 
 
 def test_device_names_find_their_datasheet():
