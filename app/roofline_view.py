@@ -114,8 +114,9 @@ class RooflineView:
                                 legend_label="ladder counting KV reads at S")
         fig.scatter("x", "y", source=self.other_phase, marker="diamond", size=18, fill_color="white",
                     line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=-12, y_offset=-18,
-                                text_align="right", text_font_size="12px", text_color="#7a3b00"))
+        # Below the diamond: under the flat roof there is nothing else to collide with.
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, y_offset=-28,
+                                text_align="center", text_font_size="12px", text_color="#7a3b00"))
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
