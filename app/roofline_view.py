@@ -85,8 +85,8 @@ class RooflineView:
             toolbar_location="above",
             name="roofline",
         )
-        fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed", line_width=1.5,
-                 legend_label="sparse (2:4) headline: not attainable")
+        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed",
+                                        line_width=1.5, legend_label="sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
         self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
                                        legend_label=f"{lo:.0%}–{hi:.0%} of roof: typical measured",
@@ -231,6 +231,7 @@ class RooflineView:
             self.sparse_roof.data = (
                 dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
             )
+            self.sparse_renderer.visible = bool(sparse)  # greys its legend entry for parts with no such figure
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],

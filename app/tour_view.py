@@ -32,7 +32,7 @@ class TourView:
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
         self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False)
         self.prev.on_click(lambda _e: self.go(self.index - 1))
-        self.next.on_click(lambda _e: self.go(0 if self.index is None else self.index + 1))
+        self.next.on_click(lambda _e: self._next())
         self.leave.on_click(lambda _e: self.stop())
         self.layout = pn.Column(
             pn.Row(pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step", margin=(8, 10)),
@@ -41,12 +41,19 @@ class TourView:
             sizing_mode="stretch_width",
         )
 
+    def _next(self) -> None:
+        if self.index is None:
+            self.go(0)
+        elif self.index == len(TOUR) - 1:
+            self.stop()  # "Finish" on the last step
+        else:
+            self.go(self.index + 1)
+
     def go(self, index: int) -> None:
         """Show step ``index`` (0-based) and set the scenario to it."""
         self.index = max(0, min(index, len(TOUR) - 1))
         self.prev.disabled = self.index == 0
-        self.next.disabled = self.index == len(TOUR) - 1
-        self.next.label = "Next ▶"
+        self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
         self.leave.visible = True
         self.caption.visible = True
         TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views

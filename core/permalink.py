@@ -83,7 +83,10 @@ def decode_value(name: str, text: str):
                 raise ValueError
             value = gib * GiB
         elif isinstance(p, param.Integer):
-            value = int(text)
+            number = float(text)
+            if not number.is_integer():  # "4" and "4.0" are four; "4.5" is refused
+                raise ValueError
+            value = int(number)
         elif name == "acceptance":
             value = float(text)
         else:

@@ -205,3 +205,13 @@ def test_points_above_the_roof_are_flagged():
     lab.byo._plot()
     lab.scenario.model = "llama-3-70b"  # the same measurement against a roof it cannot have reached
     assert "lie above the roof of Llama-3-70B" in lab.byo.measured_report.object
+
+
+def test_the_tour_finishes_on_its_last_step():
+    from core.tour import TOUR
+
+    lab = Lab()
+    lab.tour.go(len(TOUR) - 1)
+    assert lab.tour.next.label == "Finish ✓" and not lab.tour.next.disabled
+    lab.tour._next()
+    assert lab.tour.index is None and not lab.tour.caption.visible

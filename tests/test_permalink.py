@@ -117,3 +117,8 @@ def test_a_link_to_a_session_config_says_why_it_does_not_travel():
     state = from_query({"model": "config-your-model", "batch": "4"})
     assert state.levers == {"batch": 4}
     assert "does not travel in links; paste it again" in state.notices[0]
+
+
+def test_whole_numbers_written_as_floats_are_accepted():
+    assert from_query({"spec-k": "2.0", "batch": "4"}).levers == {"spec_k": 2, "batch": 4}
+    assert "spec-k='2.5'" in from_query({"spec-k": "2.5"}).notices[0]
