@@ -22,14 +22,6 @@ class Readout:
     work: str
 
 
-def _tb(x: float) -> str:
-    return fmt_bandwidth(x)
-
-
-def _tf(x: float) -> str:
-    return fmt_flops_rate(x)
-
-
 def _fpb(x: float) -> str:
     return f"{fmt_sig(x)} FLOP/byte"
 
@@ -42,6 +34,9 @@ def rows(r: ScenarioResult) -> list[Readout]:
     s_note = " (the prompt, in prefill)" if prefill else ""
     kv_share = 100 * r.kv_traffic_bytes / r.bytes_per_step
     m = r.model
+    # Display strings used by several readouts.
+    peak, bw = fmt_flops_rate(r.peak_flops), fmt_bandwidth(r.bandwidth)
+    att, att_kv = fmt_flops_rate(r.attainable_flops), fmt_flops_rate(r.attainable_flops_with_kv)
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     return [
         Readout("intensity", "Arithmetic intensity (weights)", _fpb(r.arithmetic_intensity), "I = 2·B·k / p" + k_note,
@@ -52,22 +47,22 @@ def rows(r: ScenarioResult) -> list[Readout]:
                 f"{fmt_flop(r.flops_per_step)} / ({r.weight_bytes / GB:,.2f} GB + {r.kv_traffic_bytes / GB:,.2f} GB) = "
                 f"{_fpb(r.arithmetic_intensity_with_kv)}"),
         Readout("ridge", "Ridge point", f"{r.ridge_point:,.0f} FLOP/byte", "P_peak / BW",
-                f"{_tf(r.peak_flops)} / {_tb(r.bandwidth)} = {r.ridge_point:,.1f} FLOP/byte"),
-        Readout("attainable", "Attainable (weights roofline)", _tf(r.attainable_flops), "min(P_peak, BW·I)",
-                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {_fpb(r.arithmetic_intensity)}) = "
-                f"{_tf(r.attainable_flops)} = {fmt_sig(100 * r.peak_fraction, 3)} % of peak"),
+                f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte"),
+        Readout("attainable", "Attainable (weights roofline)", att, "min(P_peak, BW·I)",
+                f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity)}) = "
+                f"{att} = {fmt_sig(100 * r.peak_fraction, 3)} % of peak"),
         Readout("peak-fraction", "Fraction of peak (weights)", f"{fmt_sig(100 * r.peak_fraction, 3)} %",
                 "attainable / P_peak = min(1, I / ridge)",
-                f"{_tf(r.attainable_flops)} / {_tf(r.peak_flops)} = {fmt_sig(100 * r.peak_fraction, 3)} %"),
+                f"{att} / {peak} = {fmt_sig(100 * r.peak_fraction, 3)} %"),
         Readout("attainable-kv", "Attainable counting KV reads",
-                f"{_tf(r.attainable_flops_with_kv)} ({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)",
+                f"{att_kv} ({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)",
                 "min(P_peak, BW·I_kv): what the step really sustains",
-                f"min({_tf(r.peak_flops)}, {_tb(r.bandwidth)} × {_fpb(r.arithmetic_intensity_with_kv)}) = "
-                f"{_tf(r.attainable_flops_with_kv)} = {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"),
+                f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = "
+                f"{att_kv} = {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"),
         Readout("bound", "Bound", f"{r.bound}-bound", "intensity counting KV vs ridge point",
                 f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
                 f"{r.ridge_point:,.1f} FLOP/byte"),
-        Readout("roof", "Compute roof", _tf(r.peak_flops), "dense peak for the weight precision",
+        Readout("roof", "Compute roof", peak, "dense peak for the weight precision",
                 r.compute_roof_reason),
         Readout("weights", "Weight bytes read per step",
                 f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)",
@@ -83,7 +78,7 @@ def rows(r: ScenarioResult) -> list[Readout]:
                 f"{fmt_flop(r.flops_per_step)}"),
         Readout("step-time", "Step time", fmt_seconds(r.step_time_s), "max(FLOPs/P_peak, bytes/BW)",
                 f"max({fmt_seconds(r.flops_per_step / r.peak_flops)}, {r.bytes_per_step / GB:,.2f} GB / "
-                f"{_tb(r.bandwidth)} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s)}"),
+                f"{bw} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s)}"),
         Readout("tokens", "Tokens/s ceiling", f"{fmt_rate(r.tokens_per_s)} tokens/s",
                 "B·E / step time (counting KV; E = tokens gained per sequence per step)",
                 f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s)} = {fmt_rate(r.tokens_per_s)} tokens/s"),

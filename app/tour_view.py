@@ -56,10 +56,12 @@ class TourView:
         self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
         self.leave.visible = True
         self.caption.visible = True
-        TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views
-        # Two steps can share a scenario (Steps 1 and 2), and then no lever
-        # changes and no watcher fires: refresh the caption here.
-        self.update(self.scenario.evaluate())
+        before = self.scenario.levers()
+        TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views and this caption
+        if self.scenario.levers() == before:
+            # Two steps can share a scenario (Steps 1 and 2): no lever changed and
+            # no watcher fired, so refresh the caption here.
+            self.update(self.scenario.evaluate())
 
     def stop(self) -> None:
         """Leave the tour; the scenario stays where the step left it."""

@@ -58,6 +58,10 @@ class Ladder:
         tokens_per_s_without_kv: the ceiling ignoring KV traffic, tokens/s.
         attainable_flops_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
         fits: weights + KV + reserve within capacity, bool.
+        flops: FLOPs of one step, ``2·N_active·B·k``.
+        weight_bytes: weight bytes one step reads (MoE: the experts touched).
+        step_time_s: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
+        step_time_without_kv_s: the same ignoring KV traffic, seconds.
     """
 
     batch: np.ndarray
@@ -69,6 +73,10 @@ class Ladder:
     tokens_per_s_without_kv: np.ndarray
     attainable_flops_with_kv: np.ndarray
     fits: np.ndarray
+    flops: np.ndarray
+    weight_bytes: np.ndarray
+    step_time_s: np.ndarray
+    step_time_without_kv_s: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -315,7 +323,6 @@ def evaluate(
     p = model.weight_bytes_per_param(p)  # plus the checkpoint's scale/zero overhead, if quantised
     n, n_active = model.n_params, model.n_active_params
     weight_bytes_held = n * p
-    weight_bytes = float(model.params_read(batch * k)) * p
     kv_seq = model.kv_bytes_per_sequence(s_held, p_kv, gqa)
     free_for_kv = capacity - weight_bytes_held - reserve_bytes
     # Tokens each sequence gains per step: every prompt token in prefill; in
@@ -323,31 +330,30 @@ def evaluate(
     e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
     gained = e_tokens if phase == "decode" else float(prompt_len)
 
+    def at(b, tokens_per_read, kv_per_seq, tokens_gained=gained) -> Ladder:
+        """The step of ``b`` sequences, one mechanism for the ladder and every point below."""
+        return _ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
+                       reserve_bytes, capacity)
+
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
     ladder = _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
-    point = _ladder(np.array([batch]), model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
+    point = at(batch, k, kv_seq)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
     # of the prompt (k = prompt length, writing its cache), then decode steps
     # (k = speculation depth, reading a cache of S tokens).
     kv_prompt = model.kv_bytes_per_sequence(prompt_len, p_kv, gqa)
     kv_context = model.kv_bytes_per_sequence(context, p_kv, gqa)
-    prefill_i = float(roofline.arithmetic_intensity(batch, prompt_len, p))
-    decode_i = float(roofline.arithmetic_intensity(batch, spec_k, p))
-    # Time to first token of one request: its prompt alone, in one prefill pass.
-    def step(b, tokens_per_seq, kv_bytes):
-        read = float(model.params_read(b * tokens_per_seq)) * p
-        return float(roofline.step_time(roofline.decode_flops(n_active, b, tokens_per_seq), read + kv_bytes, peak, bw))
+    prefill = at(batch, prompt_len, kv_prompt)
+    verify = at(batch, spec_k, kv_context)
+    t_verify = float(verify.step_time_s[0])
+    t_plain = float(at(batch, 1, kv_context).step_time_s[0])
+    ttft = float(at(1, prompt_len, kv_prompt).step_time_s[0])  # one request's prompt, alone
 
-    ttft = step(1, prompt_len, kv_prompt)
-    t_verify = step(batch, spec_k, batch * kv_context)
-    t_plain = step(batch, 1, batch * kv_context)
-
-    flops = float(roofline.decode_flops(n_active, batch, k))
+    weight_bytes = float(point.weight_bytes[0])
+    flops = float(point.flops[0])
     kv_traffic = batch * kv_seq
     bytes_step = weight_bytes + kv_traffic
-    t_step = float(roofline.step_time(flops, bytes_step, peak, bw))
-    t_no_kv = float(roofline.step_time(flops, weight_bytes, peak, bw))
     ridge = float(roofline.ridge_point(peak, bw))
     intensity_kv = float(point.arithmetic_intensity_with_kv[0])
 
@@ -390,19 +396,19 @@ def evaluate(
         arithmetic_intensity_with_kv=intensity_kv,
         ridge_point=ridge,
         attainable_flops=float(point.attainable_flops[0]),
-        attainable_flops_with_kv=float(roofline.attainable_flops(intensity_kv, peak, bw)),
+        attainable_flops_with_kv=float(point.attainable_flops_with_kv[0]),
         peak_fraction=float(point.peak_fraction[0]),
-        peak_fraction_with_kv=float(roofline.attainable_flops(intensity_kv, peak, bw)) / peak,
+        peak_fraction_with_kv=float(point.attainable_flops_with_kv[0]) / peak,
         bound="memory" if intensity_kv < ridge else "compute",
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
         kv_bytes=float(batch * kv_seq),
         kv_traffic_bytes=float(kv_traffic),
         bytes_per_step=float(bytes_step),
-        step_time_s=t_step,
-        step_time_without_kv_s=t_no_kv,
-        tokens_per_s=batch * gained / t_step,
-        tokens_per_s_without_kv=batch * gained / t_no_kv,
+        step_time_s=float(point.step_time_s[0]),
+        step_time_without_kv_s=float(point.step_time_without_kv_s[0]),
+        tokens_per_s=float(point.tokens_per_s[0]),
+        tokens_per_s_without_kv=float(point.tokens_per_s_without_kv[0]),
         memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
         free_for_kv_bytes=float(free_for_kv),
         fits=bool(point.fits[0]),
@@ -410,10 +416,10 @@ def evaluate(
         acceptance=float(acceptance),
         expected_tokens_per_step=e_tokens,
         speculative_speedup=e_tokens * t_plain / t_verify,
-        prefill_intensity=prefill_i,
-        prefill_attainable_flops=float(roofline.attainable_flops(prefill_i, peak, bw)),
-        decode_intensity=decode_i,
-        decode_attainable_flops=float(roofline.attainable_flops(decode_i, peak, bw)),
+        prefill_intensity=float(prefill.arithmetic_intensity[0]),
+        prefill_attainable_flops=float(prefill.attainable_flops[0]),
+        decode_intensity=float(verify.arithmetic_intensity[0]),
+        decode_attainable_flops=float(verify.attainable_flops[0]),
         ttft_s=ttft,
         tpot_s=t_verify / e_tokens,
         ladder=ladder,
@@ -453,14 +459,20 @@ def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capac
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flops(intensity, peak, bw)
+    t_step = roofline.step_time(flops, bytes_step, peak, bw)
+    t_no_kv = roofline.step_time(flops, weight_bytes, peak, bw)
     return Ladder(
         batch=b,
         arithmetic_intensity=intensity,
         arithmetic_intensity_with_kv=intensity_kv,
         attainable_flops=attainable,
         peak_fraction=attainable / peak,
-        tokens_per_s=b * gained / roofline.step_time(flops, bytes_step, peak, bw),
-        tokens_per_s_without_kv=b * gained / roofline.step_time(flops, weight_bytes, peak, bw),
+        tokens_per_s=b * gained / t_step,
+        tokens_per_s_without_kv=b * gained / t_no_kv,
         attainable_flops_with_kv=roofline.attainable_flops(intensity_kv, peak, bw),
         fits=n * p + b * kv_seq + reserve_bytes <= capacity,
+        flops=flops,
+        weight_bytes=weight_bytes,
+        step_time_s=t_step,
+        step_time_without_kv_s=t_no_kv,
     )
