@@ -45,6 +45,7 @@ GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text")
 
 #: Defaults the transformers config classes apply when a published config leaves
 #: a field out (Gemma-3's text_config, for one, omits its vocabulary size).
+#: Source: transformers, models/gemma3/configuration_gemma3.py, Gemma3TextConfig.__init__.
 MODEL_TYPE_DEFAULTS = {
     "gemma3_text": {"vocab_size": 262_208, "head_dim": 256, "max_position_embeddings": 131_072,
                     "sliding_window_pattern": 6},
