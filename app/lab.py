@@ -228,9 +228,12 @@ def embed_summary(r: ScenarioResult) -> str:
     """One line of the key numbers for embed mode, where the legend and readouts are left out."""
     fits = "fits" if r.fits else "does not fit"
     return (
-        f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = {r.arithmetic_intensity:,.4g} '
-        f"FLOP/byte</b> · ridge {r.ridge_point:,.0f} · {r.attainable_flops / 1e12:,.4g} TFLOP/s attainable "
-        f"({100 * r.peak_fraction:.3g} % of peak) · {r.tokens_per_s:,.0f} tokens/s · memory {fits} · "
+        f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = '
+        f"{r.arithmetic_intensity_weights:,.4g} "
+        f"FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
+        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s attainable "
+        f"({100 * r.peak_fraction_weights:.3g} % of peak) · {r.tokens_per_s_with_kv:,.0f} tokens/s · "
+        f"memory {fits} · "
         '<span style="color:#ff7f0e">●</span> workload <span style="color:#1f77b4">●</span> batch ladder '
         '<span style="color:#2ca02c">━</span> roof</div>'
     )

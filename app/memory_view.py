@@ -29,7 +29,7 @@ MEMORY_CSS = """
 
 def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     """``(name, colour, GiB)`` for each stacked part of the bar."""
-    sizes = (r.weight_bytes, r.kv_bytes, r.reserve_bytes)
+    sizes = (r.weight_bytes_read, r.kv_bytes, r.reserve_bytes)
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 

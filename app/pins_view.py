@@ -112,11 +112,15 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {get_precision(r.weight_dtype).label}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}</td>"
-            f"<td>{r.arithmetic_intensity:,.4g}</td><td>{r.attainable_flops / TFLOP:,.4g}</td>"
-            f"<td>{r.tokens_per_s:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td><td>{'yes' if r.fits else 'no'}</td>"
+            f"<td>{r.arithmetic_intensity_weights:,.4g}</td><td>{r.attainable_flop_per_s_weights / TFLOP:,.4g}</td>"
+            f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"
+            f"<td>{'yes' if r.fits else 'no'}</td>"
             "</tr>"
-            + (f'<tr class="notes"><td></td><td colspan="7" class="notes">what still differs: {notes}</td></tr>'
-               if notes else "")
+            + (
+                f'<tr class="notes"><td></td><td colspan="7" class="notes">what still differs: {notes}</td></tr>'
+                if notes
+                else ""
+            )
         )
     return f'<div class="scroll"><table class="lab pins" data-readout="pins">{head}{"".join(body)}</table></div>'
 

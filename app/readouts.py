@@ -35,82 +35,171 @@ def rows(r: ScenarioResult) -> list[Readout]:
     kv_share = 100 * r.kv_traffic_bytes / r.bytes_per_step
     m = r.model
     # Display strings used by several readouts.
-    peak, bw = fmt_flops_rate(r.peak_flops), fmt_bandwidth(r.bandwidth)
-    att, att_kv = fmt_flops_rate(r.attainable_flops), fmt_flops_rate(r.attainable_flops_with_kv)
+    peak, bw = fmt_flops_rate(r.peak_flop_per_s), fmt_bandwidth(r.bandwidth)
+    att, att_kv = fmt_flops_rate(r.attainable_flop_per_s_weights), fmt_flops_rate(r.attainable_flop_per_s_with_kv)
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     return [
-        Readout("intensity", "Arithmetic intensity (weights)", _fpb(r.arithmetic_intensity), "I = 2·B·k / p" + k_note,
-                f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes = "
-                f"{_fpb(r.arithmetic_intensity)}"),
-        Readout("intensity-kv", "Intensity counting KV reads", _fpb(r.arithmetic_intensity_with_kv),
-                "2·N·B·k / (N·p + B·KV_seq(S))",
-                f"{fmt_flop(r.flops_per_step)} / ({r.weight_bytes / GB:,.2f} GB + {r.kv_traffic_bytes / GB:,.2f} GB) = "
-                f"{_fpb(r.arithmetic_intensity_with_kv)}"),
-        Readout("ridge", "Ridge point", f"{r.ridge_point:,.0f} FLOP/byte", "P_peak / BW",
-                f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte"),
-        Readout("attainable", "Attainable (weights roofline)", att, "min(P_peak, BW·I)",
-                f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity)}) = "
-                f"{att} = {fmt_sig(100 * r.peak_fraction, 3)} % of peak"),
-        Readout("peak-fraction", "Fraction of peak (weights)", f"{fmt_sig(100 * r.peak_fraction, 3)} %",
-                "attainable / P_peak = min(1, I / ridge)",
-                f"{att} / {peak} = {fmt_sig(100 * r.peak_fraction, 3)} %"),
-        Readout("attainable-kv", "Attainable counting KV reads",
-                f"{att_kv} ({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)",
-                "min(P_peak, BW·I_kv): what the step really sustains",
-                f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = "
-                f"{att_kv} = {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"),
-        Readout("bound", "Bound", f"{r.bound}-bound", "intensity counting KV vs ridge point",
-                f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
-                f"{r.ridge_point:,.1f} FLOP/byte"),
-        Readout("roof", "Compute roof", peak, "dense peak for the weight precision",
-                r.compute_roof_reason),
-        Readout("weights", "Weight bytes read per step",
-                f"{r.weight_bytes / GB:,.2f} GB ({r.weight_bytes / GiB:,.2f} GiB)",
-                "N·p (MoE: only the experts the step's tokens touch)",
-                (f"{r.weight_bytes / r.bytes_per_weight / 1e9:,.2f}e9 of {n_e9} parameters (the experts "
-                 f"{r.batch * r.tokens_per_read:,} tokens touch) × {r.bytes_per_weight:g} bytes = "
-                 f"{r.weight_bytes / GB:,.2f} GB; memory holds all {r.weight_bytes_held / GiB:,.2f} GiB")
-                if m.moe else
-                f"{n_e9} × {r.bytes_per_weight:g} bytes = {r.weight_bytes / GB:,.2f} GB = "
-                f"{r.weight_bytes / GiB:,.2f} GiB"),
-        Readout("flops", "FLOPs per step", fmt_flop(r.flops_per_step), "2·N_active·B·k",
-                f"2 × {r.n_active_params / 1e9:,.3f}e9 × {r.batch} × {r.tokens_per_read:,} = "
-                f"{fmt_flop(r.flops_per_step)}"),
-        Readout("step-time", "Step time", fmt_seconds(r.step_time_s), "max(FLOPs/P_peak, bytes/BW)",
-                f"max({fmt_seconds(r.flops_per_step / r.peak_flops)}, {r.bytes_per_step / GB:,.2f} GB / "
-                f"{bw} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s)}"),
-        Readout("tokens", "Tokens/s ceiling", f"{fmt_rate(r.tokens_per_s)} tokens/s",
-                "B·E / step time (counting KV; E = tokens gained per sequence per step)",
-                f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s)} = {fmt_rate(r.tokens_per_s)} tokens/s"),
-        Readout("tokens-no-kv", "Tokens/s ignoring KV", f"{fmt_rate(r.tokens_per_s_without_kv)} tokens/s",
-                "B·E / max(FLOPs/P_peak, N·p/BW)",
-                f"{r.batch} × {gained} / {fmt_seconds(r.step_time_without_kv_s)} = "
-                f"{fmt_rate(r.tokens_per_s_without_kv)} tokens/s"),
-        Readout("ttft", "Time to first token (one prompt)", fmt_seconds(r.ttft_s),
-                "prefill of one prompt: k = prompt length, B = 1",
-                f"prefill I = {_fpb(r.prefill_intensity / r.batch)} → {fmt_seconds(r.ttft_s)}"),
-        Readout("tpot", "Time per output token", fmt_seconds(r.tpot_s), "decode step at context S / E",
-                f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.tpot_s * r.expected_tokens_per_step)} "
-                f"per step / E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}"),
-        Readout("spec", "Speculation: tokens per verify", f"{r.expected_tokens_per_step:.2f}",
-                "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
-                f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
-                f"{r.speculative_speedup:.2f}× the tokens/s of k = 1"),
-        Readout("kv-token", "KV per token", f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB",
-                "2·L·h_kv·d_head·p_kv (MLA: its latent)",
-                f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {r.kv_bytes_per_token:,.0f} bytes"),
-        Readout("kv-total", "KV cache (whole batch)", f"{r.kv_bytes / GiB:,.2f} GiB", "KV_seq(S) × B",
-                f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
-                f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}; {m.name}: {m.attention_pattern()}"),
-        Readout("kv-share", "KV share of traffic", f"{kv_share:.0f} %", "KV bytes / bytes per step",
-                f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {kv_share:.1f} %"),
-        Readout("fits", "Fits in memory", "yes" if r.fits else "NO", "weights + KV + reserve ≤ capacity",
-                f"{r.weight_bytes / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
-                f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB"),
-        Readout("max-batch", "Largest batch at S", f"{r.max_batch:,}",
-                "floor(max(0, capacity − weights − reserve) / KV_seq(S))",
-                f"floor(max(0, {r.free_for_kv_bytes / GiB:,.2f} GiB) / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
-                f"{r.max_batch:,}"),
+        Readout(
+            "intensity",
+            "Arithmetic intensity (weights)",
+            _fpb(r.arithmetic_intensity_weights),
+            "I = 2·B·k / p" + k_note,
+            f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes = "
+            f"{_fpb(r.arithmetic_intensity_weights)}",
+        ),
+        Readout(
+            "intensity-kv",
+            "Intensity counting KV reads",
+            _fpb(r.arithmetic_intensity_with_kv),
+            "2·N·B·k / (N·p + B·KV_seq(S))",
+            f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + {r.kv_traffic_bytes / GB:,.2f} GB) = "
+            f"{_fpb(r.arithmetic_intensity_with_kv)}",
+        ),
+        Readout(
+            "ridge",
+            "Ridge point",
+            f"{r.ridge_point:,.0f} FLOP/byte",
+            "P_peak / BW",
+            f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
+        ),
+        Readout(
+            "attainable",
+            "Attainable (weights roofline)",
+            att,
+            "min(P_peak, BW·I)",
+            f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}) = "
+            f"{att} = {fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak",
+        ),
+        Readout(
+            "peak-fraction",
+            "Fraction of peak (weights)",
+            f"{fmt_sig(100 * r.peak_fraction_weights, 3)} %",
+            "attainable / P_peak = min(1, I / ridge)",
+            f"{att} / {peak} = {fmt_sig(100 * r.peak_fraction_weights, 3)} %",
+        ),
+        Readout(
+            "attainable-kv",
+            "Attainable counting KV reads",
+            f"{att_kv} ({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)",
+            "min(P_peak, BW·I_kv): what the step really sustains",
+            f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = "
+            f"{att_kv} = {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak",
+        ),
+        Readout(
+            "bound",
+            "Bound",
+            f"{r.bound}-bound",
+            "intensity counting KV vs ridge point",
+            f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
+            f"{r.ridge_point:,.1f} FLOP/byte",
+        ),
+        Readout("roof", "Compute roof", peak, "dense peak for the weight precision", r.compute_roof_reason),
+        Readout(
+            "weights",
+            "Weight bytes read per step",
+            f"{r.weight_bytes_read / GB:,.2f} GB ({r.weight_bytes_read / GiB:,.2f} GiB)",
+            "N·p (MoE: only the experts the step's tokens touch)",
+            (
+                f"{r.weight_bytes_read / r.bytes_per_weight / 1e9:,.2f}e9 of {n_e9} parameters (the experts "
+                f"{r.batch * r.tokens_per_read:,} tokens touch) × {r.bytes_per_weight:g} bytes = "
+                f"{r.weight_bytes_read / GB:,.2f} GB; memory holds all {r.weight_bytes_held / GiB:,.2f} GiB"
+            )
+            if m.moe
+            else f"{n_e9} × {r.bytes_per_weight:g} bytes = {r.weight_bytes_read / GB:,.2f} GB = "
+            f"{r.weight_bytes_read / GiB:,.2f} GiB",
+        ),
+        Readout(
+            "flops",
+            "FLOPs per step",
+            fmt_flop(r.flop_per_step),
+            "2·N_active·B·k",
+            f"2 × {r.n_active_params / 1e9:,.3f}e9 × {r.batch} × {r.tokens_per_read:,} = {fmt_flop(r.flop_per_step)}",
+        ),
+        Readout(
+            "step-time",
+            "Step time",
+            fmt_seconds(r.step_time_s_with_kv),
+            "max(FLOPs/P_peak, bytes/BW)",
+            f"max({fmt_seconds(r.flop_per_step / r.peak_flop_per_s)}, {r.bytes_per_step / GB:,.2f} GB / "
+            f"{bw} = {fmt_seconds(r.bytes_per_step / r.bandwidth)}) = {fmt_seconds(r.step_time_s_with_kv)}",
+        ),
+        Readout(
+            "tokens",
+            "Tokens/s ceiling",
+            f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s",
+            "B·E / step time (counting KV; E = tokens gained per sequence per step)",
+            f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
+            f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s",
+        ),
+        Readout(
+            "tokens-no-kv",
+            "Tokens/s ignoring KV",
+            f"{fmt_rate(r.tokens_per_s_weights)} tokens/s",
+            "B·E / max(FLOPs/P_peak, N·p/BW)",
+            f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
+            f"{fmt_rate(r.tokens_per_s_weights)} tokens/s",
+        ),
+        Readout(
+            "ttft",
+            "Time to first token (one prompt)",
+            fmt_seconds(r.ttft_s),
+            "prefill of one prompt: k = prompt length, B = 1",
+            f"prefill I = {_fpb(r.prefill_intensity / r.batch)} → {fmt_seconds(r.ttft_s)}",
+        ),
+        Readout(
+            "tpot",
+            "Time per output token",
+            fmt_seconds(r.tpot_s),
+            "decode step at context S / E",
+            f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.tpot_s * r.expected_tokens_per_step)} "
+            f"per step / E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}",
+        ),
+        Readout(
+            "spec",
+            "Speculation: tokens per verify",
+            f"{r.expected_tokens_per_step:.2f}",
+            "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
+            f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = {r.expected_tokens_per_step:.2f}; "
+            f"{r.speculative_speedup:.2f}× the tokens/s of k = 1",
+        ),
+        Readout(
+            "kv-token",
+            "KV per token",
+            f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB",
+            "2·L·h_kv·d_head·p_kv (MLA: its latent)",
+            f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {r.kv_bytes_per_token:,.0f} bytes",
+        ),
+        Readout(
+            "kv-total",
+            "KV cache (whole batch)",
+            f"{r.kv_bytes / GiB:,.2f} GiB",
+            "KV_seq(S) × B",
+            f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
+            f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}; {m.name}: {m.attention_pattern()}",
+        ),
+        Readout(
+            "kv-share",
+            "KV share of traffic",
+            f"{kv_share:.0f} %",
+            "KV bytes / bytes per step",
+            f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {kv_share:.1f} %",
+        ),
+        Readout(
+            "fits",
+            "Fits in memory",
+            "yes" if r.fits else "NO",
+            "weights + KV + reserve ≤ capacity",
+            f"{r.weight_bytes_read / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
+            f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB",
+        ),
+        Readout(
+            "max-batch",
+            "Largest batch at S",
+            f"{r.max_batch:,}",
+            "floor(max(0, capacity − weights − reserve) / KV_seq(S))",
+            f"floor(max(0, {r.free_for_kv_bytes / GiB:,.2f} GiB) / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
+            f"{r.max_batch:,}",
+        ),
     ]
 
 
@@ -125,8 +214,11 @@ def readouts_html(r: ScenarioResult, show_work: bool = False) -> str:
         f'<div class="ro" data-key="{x.key}"><div class="line">'
         f'<span class="q">{escape(x.quantity)}</span><span class="v" data-readout="{x.key}">{escape(x.value)}</span>'
         "</div>"
-        + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
-           if show_work else "")
+        + (
+            f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
+            if show_work
+            else ""
+        )
         + "</div>"
         for x in rows(r)
     )

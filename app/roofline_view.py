@@ -27,11 +27,11 @@ KV_LADDER_COLOR = "#9467bd"
 BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_FAR), 200)
 
 
-def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[float]]:
+def roof_xy(peak_flop_per_s: float, bandwidth: float) -> tuple[list[float], list[float]]:
     """The roof as three points (TFLOP/s): slope from the left edge, ridge, flat to the right edge."""
-    ridge = peak_flops / bandwidth
+    ridge = peak_flop_per_s / bandwidth
     x = [X_RANGE[0], ridge, X_FAR]
-    y = [bandwidth * X_RANGE[0] / TFLOP, peak_flops / TFLOP, peak_flops / TFLOP]
+    y = [bandwidth * X_RANGE[0] / TFLOP, peak_flop_per_s / TFLOP, peak_flop_per_s / TFLOP]
     return x, y
 
 
@@ -160,37 +160,37 @@ class RooflineView:
         lad = r.ladder
         fits = lad.fits
         return {
-            "x": lad.arithmetic_intensity,
-            "y": lad.attainable_flops / TFLOP,
+            "x": lad.arithmetic_intensity_weights,
+            "y": lad.attainable_flop_per_s_weights / TFLOP,
             "batch": lad.batch,
-            "pct": 100 * lad.peak_fraction,
+            "pct": 100 * lad.peak_fraction_weights,
             "fits": np.where(fits, "yes", "no"),
             "fill": np.where(fits, LADDER_COLOR, "white"),
             "line": np.full(len(fits), LADDER_COLOR),
             # Past the ridge the rungs crowd on the flat roof: label only the first.
-            "label": _rung_labels(lad.batch, lad.arithmetic_intensity, r.ridge_point),
+            "label": _rung_labels(lad.batch, lad.arithmetic_intensity_weights, r.ridge_point),
         }
 
     @staticmethod
     def _point_data(r: ScenarioResult) -> dict:
         return {
-            "x": [r.arithmetic_intensity],
-            "y": [r.attainable_flops / TFLOP],
+            "x": [r.arithmetic_intensity_weights],
+            "y": [r.attainable_flop_per_s_weights / TFLOP],
             "batch": [r.batch],
-            "pct": [100 * r.peak_fraction],
+            "pct": [100 * r.peak_fraction_weights],
             "fits": ["yes" if r.fits else "no"],
         }
 
     def show_pins(self, rows: list[tuple[str, str, str, ScenarioResult]]) -> None:
         """Draw pinned scenarios: ``(name, colour, marker, result)`` per pin."""
         self.pins.data = {
-            "x": [r.arithmetic_intensity for *_, r in rows],
-            "y": [r.attainable_flops / TFLOP for *_, r in rows],
+            "x": [r.arithmetic_intensity_weights for *_, r in rows],
+            "y": [r.attainable_flop_per_s_weights / TFLOP for *_, r in rows],
             "name": [name for name, *_ in rows],
             "color": [color for _, color, *_ in rows],
             "marker": [marker for _, _, marker, _ in rows],
             "batch": [r.batch for *_, r in rows],
-            "pct": [100 * r.peak_fraction for *_, r in rows],
+            "pct": [100 * r.peak_fraction_weights for *_, r in rows],
             "fits": ["yes" if r.fits else "no" for *_, r in rows],
             "yoff": [8 - 13 * i for i in range(len(rows))],
         }
@@ -201,7 +201,7 @@ class RooflineView:
             self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
             return
         ref = get_accelerator(ref_id)
-        peak = ref.dense_flops.get(r.compute_roof, ref.dense_flops["bf16"])
+        peak = ref.dense_flop_per_s.get(r.compute_roof, ref.dense_flop_per_s["bf16"])
         x, y = roof_xy(peak, ref.hbm_bandwidth)
         # Label the flat part well right of the ridge, clear of the ladder's labels.
         self.reference.data = {"x": x, "y": y, "label": [f"datasheet: {ref.name}", "", ""],
@@ -210,7 +210,7 @@ class RooflineView:
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
         self.measured.data = {
-            "x": [p.intensity for p in points], "y": [p.achieved_flops / TFLOP for p in points],
+            "x": [p.intensity for p in points], "y": [p.achieved_flop_per_s / TFLOP for p in points],
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
@@ -225,9 +225,9 @@ class RooflineView:
         roof_key = (r.gpu.id, r.compute_roof)
         if roof_key != self._roof_key:
             self._roof_key = roof_key
-            x, y = roof_xy(r.peak_flops, r.bandwidth)
+            x, y = roof_xy(r.peak_flop_per_s, r.bandwidth)
             self.roof.data = {"x": x, "y": y}
-            sparse = r.gpu.sparse_flops.get(r.compute_roof)
+            sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof)
             self.sparse_roof.data = (
                 dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
             )
@@ -236,29 +236,30 @@ class RooflineView:
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
                                "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
-            roof = np.minimum(r.peak_flops, r.bandwidth * BAND_X) / TFLOP
+            roof = np.minimum(r.peak_flop_per_s, r.bandwidth * BAND_X) / TFLOP
             self.band.data = {"x": BAND_X, "lo": EFFICIENCY_BAND[0] * roof, "hi": EFFICIENCY_BAND[1] * roof}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
         lad = r.ladder
         self.kv_ladder.data = {
-            "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flops_with_kv / TFLOP, "batch": lad.batch,
-            "pct": 100 * lad.attainable_flops_with_kv / r.peak_flops, "fits": np.where(lad.fits, "yes", "no"),
+            "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,
+            "pct": 100 * lad.attainable_flop_per_s_with_kv / r.peak_flop_per_s, "fits": np.where(lad.fits, "yes", "no"),
         }
-        self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flops_with_kv / TFLOP],
+        self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flop_per_s_with_kv / TFLOP],
                               "batch": [r.batch], "pct": [100 * r.peak_fraction_with_kv],
                               "fits": ["yes" if r.fits else "no"]}
         # Keep every point on the chart: widen the x range past the farthest one.
-        far = max(r.arithmetic_intensity, r.prefill_intensity, float(lad.arithmetic_intensity[-1]))
+        far = max(r.arithmetic_intensity_weights, r.prefill_intensity, float(lad.arithmetic_intensity_weights[-1]))
         self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
         if r.phase == "decode":
-            other = (r.prefill_intensity, r.prefill_attainable_flops, "prefill of the prompt")
+            other = (r.prefill_intensity, r.prefill_attainable_flop_per_s, "prefill of the prompt")
         else:
-            other = (r.decode_intensity, r.decode_attainable_flops, "decode")
+            other = (r.decode_intensity, r.decode_attainable_flop_per_s, "decode")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
         self.figure.title.text = (
             f"{r.model.name} on {r.gpu.name}, {r.phase}\n"
-            f"I = {fmt_sig(r.arithmetic_intensity)} FLOP/byte on the weights ({fmt_sig(100 * r.peak_fraction, 3)} % "
+            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte on the weights "
+            f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % "
             f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
             f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
         )

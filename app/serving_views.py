@@ -31,7 +31,7 @@ TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
 def traffic_html(r: ScenarioResult) -> str:
     """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
     contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
-    t = traffic_by_context(r.model, r.weight_bytes, r.batch, contexts, r.kv_bytes_per_element, r.gqa)
+    t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa)
     bars = []
     for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
         # Each bar is the whole step (100 %): the split, not the size, is the lesson.
@@ -45,7 +45,7 @@ def traffic_html(r: ScenarioResult) -> str:
             f'<div class="bar"><div style="width:{w_pct:.2f}%;background:#1f77b4">weights {w_pct:.0f} %</div>'
             f'<div style="width:{kv_pct:.2f}%;background:#d62728">KV cache {kv_pct:.0f} %</div></div>'
         )
-    dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes else "the weights"
+    dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes_read else "the weights"
     head = (
         f'<div class="caption" data-readout="traffic">Per {r.phase} step at batch B = {r.batch}: '
         f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
@@ -92,7 +92,7 @@ def speculation_html(r: ScenarioResult, scenario: Scenario) -> str:
         current = ' class="current"' if k == levers["spec_k"] else ""
         rows.append(
             f"<tr{current}><td>{k}</td><td>{sweep['intensity'][i]:,.4g}</td><td>{sweep['expected_tokens'][i]:.2f}</td>"
-            f"<td>{sweep['step_time_s'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s'][i]:,.0f}</td>"
+            f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
         )
     caption = (

@@ -62,17 +62,19 @@ class ThroughputView:
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""
         sweep = batch_sweep(r, BATCHES)
-        self.curves.data = {"batch": BATCHES, "no_kv": sweep.tokens_per_s_without_kv, "with_kv": sweep.tokens_per_s}
-        self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s]}
+        self.curves.data = {
+            "batch": BATCHES,
+            "no_kv": sweep.tokens_per_s_weights,
+            "with_kv": sweep.tokens_per_s_with_kv,
+        }
+        self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s_with_kv]}
         self.b_span.location = r.batch
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, 1), 1024)
         self.no_fit.right = 1024
         self.no_fit_label.x = self.no_fit.left
-        self.no_fit_label.text = (
-            f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
-        )
+        self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         self.figure.title.text = (
             f"{r.model.name} on {r.gpu.name}, S = {r.context:,}: {unit} vs batch "

@@ -160,8 +160,10 @@ def _measure(args: argparse.Namespace) -> int:
                                                     "gpu": gpu.id}))
     if gpu.reference_id:
         ref = get_accelerator(gpu.reference_id)
-        print(f"vs the {ref.name} datasheet: {100 * roofs.flops / ref.dense_flops['bf16']:.0f} % of its dense BF16 "
-              f"peak, {100 * roofs.bandwidth / ref.hbm_bandwidth:.0f} % of its bandwidth")
+        print(
+            f"vs the {ref.name} datasheet: {100 * roofs.flops / ref.dense_flop_per_s['bf16']:.0f} % of its dense BF16 "
+            f"peak, {100 * roofs.bandwidth / ref.hbm_bandwidth:.0f} % of its bandwidth"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
         print(f"wrote {args.out}")

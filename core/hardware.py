@@ -37,9 +37,9 @@ class Accelerator:
     Attributes:
         id: catalogue id (``"h100-sxm"``).
         name: display name.
-        dense_flops: dense peak FLOP/s keyed by compute roof (``"bf16"``, ``"fp8"``,
+        dense_flop_per_s: dense peak FLOP/s keyed by compute roof (``"bf16"``, ``"fp8"``,
             ``"int8"``, ``"fp4"``, ``"fp32"``); INT8 figures are OP/s.
-        sparse_flops: the 2:4 structured-sparsity figures, FLOP/s (not used for any
+        sparse_flop_per_s: the 2:4 structured-sparsity figures, FLOP/s (not used for any
             roof: dense LLM GEMMs have no 2:4 sparsity).
         hbm_bandwidth: peak DRAM bandwidth, bytes/s.
         memory_datasheet_value: capacity as printed, in ``memory_datasheet_unit``.
@@ -54,8 +54,8 @@ class Accelerator:
     vendor: str
     architecture: str
     year: int
-    dense_flops: dict[str, float]
-    sparse_flops: dict[str, float]
+    dense_flop_per_s: dict[str, float]
+    sparse_flop_per_s: dict[str, float]
     hbm_bandwidth: float
     memory_datasheet_value: float
     memory_datasheet_unit: str
@@ -83,7 +83,7 @@ class Accelerator:
 
         Source: Williams, Waterman & Patterson (2009); article 004, section 01.
         """
-        return self.dense_flops[roof] / self.hbm_bandwidth
+        return self.dense_flop_per_s[roof] / self.hbm_bandwidth
 
 
 def _from_record(rec: dict) -> Accelerator:
@@ -94,8 +94,8 @@ def _from_record(rec: dict) -> Accelerator:
         vendor=rec["vendor"],
         architecture=rec["architecture"],
         year=int(rec["year"]),
-        dense_flops={k: float(v) for k, v in rec["dense_flops"].items()},
-        sparse_flops={k: float(v) for k, v in rec.get("sparse_flops", {}).items()},
+        dense_flop_per_s={k: float(v) for k, v in rec["dense_flop_per_s"].items()},
+        sparse_flop_per_s={k: float(v) for k, v in rec.get("sparse_flop_per_s", {}).items()},
         hbm_bandwidth=float(rec["hbm_bandwidth"]),
         memory_datasheet_value=float(mem["datasheet_value"]),
         memory_datasheet_unit=mem["datasheet_unit"],
@@ -164,8 +164,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
     return Accelerator(
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
-        dense_flops={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
-        sparse_flops={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
+        dense_flop_per_s={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
+        sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
         memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
         notes="A custom accelerator: its numbers are the user's.", reference_id=reference,
     )
@@ -174,7 +174,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
 def accelerator_form(gpu: Accelerator) -> dict:
     """The datasheet-style numbers :func:`custom_accelerator` takes (for permalinks)."""
     form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, "capacity_gb": gpu.memory_datasheet_value}
-    form.update({k: v / 1e12 for k, v in gpu.dense_flops.items() if k in CUSTOM_ROOFS})
+    form.update({k: v / 1e12 for k, v in gpu.dense_flop_per_s.items() if k in CUSTOM_ROOFS})
     if gpu.reference_id:
         form["reference"] = gpu.reference_id
     return form
@@ -205,11 +205,11 @@ def sparse_warnings(gpu: Accelerator) -> list[str]:
     parts = [g for g in load_accelerators().values() if g.id != gpu.id]
     similar = min(parts, key=lambda g: abs(math.log(g.hbm_bandwidth / gpu.hbm_bandwidth)))
     warnings = []
-    for roof, peak in gpu.dense_flops.items():
-        dense = similar.dense_flops.get(roof)
+    for roof, peak in gpu.dense_flop_per_s.items():
+        dense = similar.dense_flop_per_s.get(roof)
         if not dense or peak < 1.6 * dense:
             continue
-        sparse = similar.sparse_flops.get(roof)
+        sparse = similar.sparse_flop_per_s.get(roof)
         if sparse is None or abs(peak / sparse - 1) <= 0.25:
             warnings.append(
                 f"{roof.upper()} {peak / 1e12:,.0f} TFLOP/s is about twice the dense {dense / 1e12:,.0f} of "

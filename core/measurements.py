@@ -42,7 +42,7 @@ class MeasuredPoint:
 
     measurement: Measurement
     intensity: float
-    achieved_flops: float
+    achieved_flop_per_s: float
     achieved_bandwidth: float
     mbu: float
     mfu: float
@@ -88,10 +88,10 @@ def analyse(levers: dict, measurements: list[Measurement], resolve_model, resolv
     for m in measurements:
         r: ScenarioResult = evaluate(gpu=gpu, model=model, **{**base, "batch": m.batch, "context": m.context})
         steps = m.tokens_per_s / m.batch
-        flops, bandwidth = r.flops_per_step * steps, r.bytes_per_step * steps
+        flops, bandwidth = r.flop_per_step * steps, r.bytes_per_step * steps
         points.append(MeasuredPoint(
-            measurement=m, intensity=r.arithmetic_intensity_with_kv, achieved_flops=flops,
-            achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flops,
-            ceiling_tokens_per_s=r.tokens_per_s, gap=r.tokens_per_s / m.tokens_per_s,
+            measurement=m, intensity=r.arithmetic_intensity_with_kv, achieved_flop_per_s=flops,
+            achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flop_per_s,
+            ceiling_tokens_per_s=r.tokens_per_s_with_kv, gap=r.tokens_per_s_with_kv / m.tokens_per_s,
         ))
     return points

@@ -52,7 +52,7 @@ def compare(pins: list[Pin], resolve_model=get_model, resolve_gpu=get_accelerato
 
 
 def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
-    return abs(a.arithmetic_intensity - b.arithmetic_intensity) <= 1e-9 * b.arithmetic_intensity
+    return abs(a.arithmetic_intensity_weights - b.arithmetic_intensity_weights) <= 1e-9 * b.arithmetic_intensity_weights
 
 
 def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
@@ -62,15 +62,15 @@ def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
         notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
                      f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
     if all(t.weight_dtype != r.weight_dtype for t in twins):
-        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes / GiB:,.1f} GiB — p changes "
+        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes_read / GiB:,.1f} GiB — p changes "
                      "the weights (and quality), not the KV cache")
     if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
         notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "
-                     f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s:,.0f} tokens/s")
+                     f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s_with_kv:,.0f} tokens/s")
     if all(t.kv_dtype != r.kv_dtype for t in twins):
         notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
     if all(t.gpu.id != r.gpu.id for t in twins):
-        notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction:.3g} % of its peak")
+        notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction_weights:.3g} % of its peak")
     return notes
 
 

@@ -50,33 +50,33 @@ class Ladder:
 
     Attributes:
         batch: B per rung (1, 2, 4, ...), int64.
-        arithmetic_intensity: ``2·B·k/p``, FLOP/byte.
+        arithmetic_intensity_weights: ``2·B·k/p``, FLOP/byte.
         arithmetic_intensity_with_kv: counting KV reads, FLOP/byte.
-        attainable_flops: ``min(P_peak, BW·I)``, FLOP/s.
-        peak_fraction: attainable / P_peak, 0..1.
+        attainable_flop_per_s_weights: ``min(P_peak, BW·I)``, FLOP/s.
+        peak_fraction_weights: attainable / P_peak, 0..1.
         tokens_per_s: roofline ceiling counting KV traffic, tokens/s.
-        tokens_per_s_without_kv: the ceiling ignoring KV traffic, tokens/s.
-        attainable_flops_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
+        tokens_per_s_weights: the ceiling ignoring KV traffic, tokens/s.
+        attainable_flop_per_s_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
         fits: weights + KV + reserve within capacity, bool.
-        flops: FLOPs of one step, ``2·N_active·B·k``.
-        weight_bytes: weight bytes one step reads (MoE: the experts touched).
-        step_time_s: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
-        step_time_without_kv_s: the same ignoring KV traffic, seconds.
+        flop: FLOP of one step, ``2·N_active·B·k``.
+        weight_bytes_read: weight bytes one step reads (MoE: the experts touched).
+        step_time_s_with_kv: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
+        step_time_s_weights: the same ignoring KV traffic, seconds.
     """
 
     batch: np.ndarray
-    arithmetic_intensity: np.ndarray
+    arithmetic_intensity_weights: np.ndarray
     arithmetic_intensity_with_kv: np.ndarray
-    attainable_flops: np.ndarray
-    peak_fraction: np.ndarray
-    tokens_per_s: np.ndarray
-    tokens_per_s_without_kv: np.ndarray
-    attainable_flops_with_kv: np.ndarray
+    attainable_flop_per_s_weights: np.ndarray
+    peak_fraction_weights: np.ndarray
+    tokens_per_s_with_kv: np.ndarray
+    tokens_per_s_weights: np.ndarray
+    attainable_flop_per_s_with_kv: np.ndarray
     fits: np.ndarray
-    flops: np.ndarray
-    weight_bytes: np.ndarray
-    step_time_s: np.ndarray
-    step_time_without_kv_s: np.ndarray
+    flop: np.ndarray
+    weight_bytes_read: np.ndarray
+    step_time_s_with_kv: np.ndarray
+    step_time_s_weights: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class ScenarioResult:
 
     Bytes are bytes, FLOP are FLOP, times are seconds, rates per second.
     ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
-    what one step moves (read in decode, written in prefill).  ``weight_bytes``
+    what one step moves (read in decode, written in prefill).  ``weight_bytes_read``
     is what one step reads; ``weight_bytes_held`` what memory holds (they differ
     only for mixture-of-experts, whose step reads the experts its tokens touch).
     """
@@ -107,19 +107,19 @@ class ScenarioResult:
     kv_bytes_per_element: float
     compute_roof: str
     compute_roof_reason: str
-    peak_flops: float
+    peak_flop_per_s: float
     bandwidth: float
     capacity_bytes: float
     capacity_convention: str
     reserve_bytes: float
-    weight_bytes: float
-    flops_per_step: float
-    arithmetic_intensity: float
+    weight_bytes_read: float
+    flop_per_step: float
+    arithmetic_intensity_weights: float
     arithmetic_intensity_with_kv: float
     ridge_point: float
-    attainable_flops: float
-    attainable_flops_with_kv: float
-    peak_fraction: float
+    attainable_flop_per_s_weights: float
+    attainable_flop_per_s_with_kv: float
+    peak_fraction_weights: float
     peak_fraction_with_kv: float
     bound: str
     kv_bytes_per_token: float
@@ -127,10 +127,10 @@ class ScenarioResult:
     kv_bytes: float
     kv_traffic_bytes: float
     bytes_per_step: float
-    step_time_s: float
-    step_time_without_kv_s: float
-    tokens_per_s: float
-    tokens_per_s_without_kv: float
+    step_time_s_with_kv: float
+    step_time_s_weights: float
+    tokens_per_s_with_kv: float
+    tokens_per_s_weights: float
     memory_used_bytes: float
     free_for_kv_bytes: float
     fits: bool
@@ -139,34 +139,31 @@ class ScenarioResult:
     expected_tokens_per_step: float
     speculative_speedup: float
     prefill_intensity: float
-    prefill_attainable_flops: float
+    prefill_attainable_flop_per_s: float
     decode_intensity: float
-    decode_attainable_flops: float
+    decode_attainable_flop_per_s: float
     ttft_s: float
     tpot_s: float
     ladder: Ladder
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
-        """The scalar results as a JSON-ready dict (SI units, keys as in the CLI)."""
-        keys = (
-            "phase weight_dtype kv_dtype gqa batch tokens_per_read context n_params n_active_params "
-            "weight_bytes_held bytes_per_weight "
-            "kv_bytes_per_element "
-            "compute_roof peak_flops bandwidth capacity_bytes capacity_convention reserve_bytes "
-            "weight_bytes flops_per_step arithmetic_intensity arithmetic_intensity_with_kv "
-            "ridge_point attainable_flops attainable_flops_with_kv peak_fraction peak_fraction_with_kv bound "
-            "kv_bytes_per_token kv_bytes_per_sequence kv_bytes kv_traffic_bytes bytes_per_step "
-            "step_time_s step_time_without_kv_s tokens_per_s tokens_per_s_without_kv "
-            "memory_used_bytes free_for_kv_bytes fits max_batch acceptance expected_tokens_per_step "
-            "speculative_speedup prefill_intensity prefill_attainable_flops "
-            "decode_intensity decode_attainable_flops ttft_s tpot_s"
-        ).split()
-        out = {"gpu": self.gpu.id, "model": self.model.id}
-        for key in keys:
-            value = getattr(self, key)
-            out[key] = value.item() if isinstance(value, np.generic) else value
-        out["warnings"] = list(self.warnings)
+        """Every scalar field as a JSON-ready dict (SI units; keys are the field names).
+
+        Generated from the dataclass fields, so a new field is exported without a
+        second list to keep in step; the GPU and model appear as their ids and the
+        ladder is left out (``core.export`` writes it as its own table).
+        """
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("gpu", "model"):
+                value = value.id
+            elif isinstance(value, Ladder):
+                continue
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value.item() if isinstance(value, np.generic) else value
         return out
 
 
@@ -309,8 +306,8 @@ def evaluate(
         raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
     p = get_precision(weight_dtype).bytes_per_element
     p_kv = get_precision(kv_dtype).bytes_per_element
-    roof, roof_reason = compute_roof(weight_dtype, gpu.dense_flops)
-    peak, bw = gpu.dense_flops[roof], gpu.hbm_bandwidth
+    roof, roof_reason = compute_roof(weight_dtype, gpu.dense_flop_per_s)
+    peak, bw = gpu.dense_flop_per_s[roof], gpu.hbm_bandwidth
     capacity = gpu.capacity_bytes(capacity_convention)
 
     # Decode reads each sequence's cache of S tokens every step; prefill writes
@@ -346,12 +343,12 @@ def evaluate(
     kv_context = model.kv_bytes_per_sequence(context, p_kv, gqa)
     prefill = at(batch, prompt_len, kv_prompt)
     verify = at(batch, spec_k, kv_context)
-    t_verify = float(verify.step_time_s[0])
-    t_plain = float(at(batch, 1, kv_context).step_time_s[0])
-    ttft = float(at(1, prompt_len, kv_prompt).step_time_s[0])  # one request's prompt, alone
+    t_verify = float(verify.step_time_s_with_kv[0])
+    t_plain = float(at(batch, 1, kv_context).step_time_s_with_kv[0])
+    ttft = float(at(1, prompt_len, kv_prompt).step_time_s_with_kv[0])  # one request's prompt, alone
 
-    weight_bytes = float(point.weight_bytes[0])
-    flops = float(point.flops[0])
+    weight_bytes = float(point.weight_bytes_read[0])
+    flops = float(point.flop[0])
     kv_traffic = batch * kv_seq
     bytes_step = weight_bytes + kv_traffic
     ridge = float(roofline.ridge_point(peak, bw))
@@ -385,30 +382,30 @@ def evaluate(
         kv_bytes_per_element=p_kv,
         compute_roof=roof,
         compute_roof_reason=roof_reason,
-        peak_flops=peak,
+        peak_flop_per_s=peak,
         bandwidth=bw,
         capacity_bytes=capacity,
         capacity_convention=capacity_convention,
         reserve_bytes=float(reserve_bytes),
-        weight_bytes=float(weight_bytes),
-        flops_per_step=flops,
-        arithmetic_intensity=float(point.arithmetic_intensity[0]),
+        weight_bytes_read=float(weight_bytes),
+        flop_per_step=flops,
+        arithmetic_intensity_weights=float(point.arithmetic_intensity_weights[0]),
         arithmetic_intensity_with_kv=intensity_kv,
         ridge_point=ridge,
-        attainable_flops=float(point.attainable_flops[0]),
-        attainable_flops_with_kv=float(point.attainable_flops_with_kv[0]),
-        peak_fraction=float(point.peak_fraction[0]),
-        peak_fraction_with_kv=float(point.attainable_flops_with_kv[0]) / peak,
+        attainable_flop_per_s_weights=float(point.attainable_flop_per_s_weights[0]),
+        attainable_flop_per_s_with_kv=float(point.attainable_flop_per_s_with_kv[0]),
+        peak_fraction_weights=float(point.peak_fraction_weights[0]),
+        peak_fraction_with_kv=float(point.attainable_flop_per_s_with_kv[0]) / peak,
         bound="memory" if intensity_kv < ridge else "compute",
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
         kv_bytes=float(batch * kv_seq),
         kv_traffic_bytes=float(kv_traffic),
         bytes_per_step=float(bytes_step),
-        step_time_s=float(point.step_time_s[0]),
-        step_time_without_kv_s=float(point.step_time_without_kv_s[0]),
-        tokens_per_s=float(point.tokens_per_s[0]),
-        tokens_per_s_without_kv=float(point.tokens_per_s_without_kv[0]),
+        step_time_s_with_kv=float(point.step_time_s_with_kv[0]),
+        step_time_s_weights=float(point.step_time_s_weights[0]),
+        tokens_per_s_with_kv=float(point.tokens_per_s_with_kv[0]),
+        tokens_per_s_weights=float(point.tokens_per_s_weights[0]),
         memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
         free_for_kv_bytes=float(free_for_kv),
         fits=bool(point.fits[0]),
@@ -416,10 +413,10 @@ def evaluate(
         acceptance=float(acceptance),
         expected_tokens_per_step=e_tokens,
         speculative_speedup=e_tokens * t_plain / t_verify,
-        prefill_intensity=float(prefill.arithmetic_intensity[0]),
-        prefill_attainable_flops=float(prefill.attainable_flops[0]),
-        decode_intensity=float(verify.arithmetic_intensity[0]),
-        decode_attainable_flops=float(verify.attainable_flops[0]),
+        prefill_intensity=float(prefill.arithmetic_intensity_weights[0]),
+        prefill_attainable_flop_per_s=float(prefill.attainable_flop_per_s_weights[0]),
+        decode_intensity=float(verify.arithmetic_intensity_weights[0]),
+        decode_attainable_flop_per_s=float(verify.attainable_flop_per_s_weights[0]),
         ttft_s=ttft,
         tpot_s=t_verify / e_tokens,
         ladder=ladder,
@@ -439,7 +436,7 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
     return _ladder(np.asarray(batches), r.model, r.bytes_per_weight, r.tokens_per_read, gained,
-                   r.kv_bytes_per_sequence, r.peak_flops, r.bandwidth, r.reserve_bytes, r.capacity_bytes)
+                   r.kv_bytes_per_sequence, r.peak_flop_per_s, r.bandwidth, r.reserve_bytes, r.capacity_bytes)
 
 
 def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
@@ -453,26 +450,26 @@ def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capac
     n, n_active = model.n_params, model.n_active_params
     read = model.params_read(b * k)
     weight_bytes = read * p
-    flops = roofline.decode_flops(n_active, b, k)
+    flops = roofline.decode_flop(n_active, b, k)
     # 2·B·k/p for a dense model (N_active = N read); MoE reads fewer weights than it holds.
-    intensity = roofline.arithmetic_intensity(b, k, p) * (n_active / read)
+    intensity = roofline.arithmetic_intensity_weights(b, k, p) * (n_active / read)
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
-    attainable = roofline.attainable_flops(intensity, peak, bw)
+    attainable = roofline.attainable_flop_per_s(intensity, peak, bw)
     t_step = roofline.step_time(flops, bytes_step, peak, bw)
     t_no_kv = roofline.step_time(flops, weight_bytes, peak, bw)
     return Ladder(
         batch=b,
-        arithmetic_intensity=intensity,
+        arithmetic_intensity_weights=intensity,
         arithmetic_intensity_with_kv=intensity_kv,
-        attainable_flops=attainable,
-        peak_fraction=attainable / peak,
-        tokens_per_s=b * gained / t_step,
-        tokens_per_s_without_kv=b * gained / t_no_kv,
-        attainable_flops_with_kv=roofline.attainable_flops(intensity_kv, peak, bw),
+        attainable_flop_per_s_weights=attainable,
+        peak_fraction_weights=attainable / peak,
+        tokens_per_s_with_kv=b * gained / t_step,
+        tokens_per_s_weights=b * gained / t_no_kv,
+        attainable_flop_per_s_with_kv=roofline.attainable_flop_per_s(intensity_kv, peak, bw),
         fits=n * p + b * kv_seq + reserve_bytes <= capacity,
-        flops=flops,
-        weight_bytes=weight_bytes,
-        step_time_s=t_step,
-        step_time_without_kv_s=t_no_kv,
+        flop=flops,
+        weight_bytes_read=weight_bytes,
+        step_time_s_with_kv=t_step,
+        step_time_s_weights=t_no_kv,
     )

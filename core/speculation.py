@@ -51,7 +51,7 @@ def speculation_sweep(levers: dict, depths, resolve_model=None, resolve_gpu=None
     Returns:
         dict of numpy arrays, one entry per depth: ``k``, ``intensity``
         (FLOP/byte), ``expected_tokens`` (E per sequence per verify step),
-        ``step_time_s`` (the verify pass), ``tokens_per_s`` (B·E / step) and
+        ``step_time_s_with_kv`` (the verify pass), ``tokens_per_s`` (B·E / step) and
         ``speedup`` (over k = 1 at the same batch).
     """
     # Imported here: scenario imports this module for expected_tokens_per_verify.
@@ -65,10 +65,10 @@ def speculation_sweep(levers: dict, depths, resolve_model=None, resolve_gpu=None
     rows = [evaluate(gpu=gpu, model=model, **{**base, "spec_k": int(k)}) for k in depths]
     out = {
         "k": np.array([r.tokens_per_read for r in rows]),
-        "intensity": np.array([r.arithmetic_intensity for r in rows]),
+        "intensity": np.array([r.arithmetic_intensity_weights for r in rows]),
         "expected_tokens": np.array([r.expected_tokens_per_step for r in rows]),
-        "step_time_s": np.array([r.step_time_s for r in rows]),
-        "tokens_per_s": np.array([r.tokens_per_s for r in rows]),
+        "step_time_s_with_kv": np.array([r.step_time_s_with_kv for r in rows]),
+        "tokens_per_s": np.array([r.tokens_per_s_with_kv for r in rows]),
         "speedup": np.array([r.speculative_speedup for r in rows]),
     }
     return out

@@ -115,7 +115,7 @@ def test_a_broken_config_is_refused_and_the_model_kept():
         lab.byo._read_config()
         assert "Refused" in lab.byo.config_report.object and "keeps Llama-3-8B" in lab.byo.config_report.object
         assert (lab.scenario.model, lab.scenario.batch) == ("llama-3-8b", 56)
-        assert round(lab.result.tokens_per_s) == 2462
+        assert round(lab.result.tokens_per_s_with_kv) == 2462
 
 
 def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_the_link():

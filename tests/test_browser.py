@@ -273,11 +273,11 @@ def test_downloads_carry_the_scenario(lab):
     with lab.expect_download() as info:
         lab.locator(".download-ladder").click()
     text = Path(info.value.path()).read_text()
-    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_flop_per_byte")
+    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_weights_flop_per_byte")
     with lab.expect_download() as info:
         lab.locator(".download-json").click()
     doc = json.loads(Path(info.value.path()).read_text())
-    assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity"] == 1
+    assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity_weights"] == 1
     with lab.expect_download() as info:
         lab.locator(".download-page").click()
     html = Path(info.value.path()).read_text()

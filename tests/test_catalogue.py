@@ -26,27 +26,27 @@ def test_catalogue_ids():
 @pytest.mark.parametrize("gpu_id", GPU_IDS)
 def test_every_gpu_number_has_a_source(gpu_id):
     g = get_accelerator(gpu_id)
-    for field in ("dense_flops", "hbm_bandwidth", "memory"):
+    for field in ("dense_flop_per_s", "hbm_bandwidth", "memory"):
         assert g.sources[field].startswith("https://"), field
-    if g.sparse_flops:
-        assert g.sources["sparse_flops"].startswith("https://")
-    assert "bf16" in g.dense_flops
+    if g.sparse_flop_per_s:
+        assert g.sources["sparse_flop_per_s"].startswith("https://")
+    assert "bf16" in g.dense_flop_per_s
 
 
 @pytest.mark.parametrize("gpu_id", GPU_IDS)
 def test_sparse_figures_are_twice_dense(gpu_id):
     # The headline numbers are 2:4-sparsity figures: about twice the dense ones.
     g = get_accelerator(gpu_id)
-    for roof, sparse in g.sparse_flops.items():
+    for roof, sparse in g.sparse_flop_per_s.items():
         # rel 3 %: the L40S datasheet itself prints 362.05 dense against 733 sparse.
-        assert sparse / g.dense_flops[roof] == pytest.approx(2.0, rel=0.03), roof
+        assert sparse / g.dense_flop_per_s[roof] == pytest.approx(2.0, rel=0.03), roof
 
 
 def test_hardware_file_is_si():
     raw = json.loads(CATALOGUE_PATH.read_text())
     for rec in raw["gpus"]:
         assert 1e11 < rec["hbm_bandwidth"] < 1e14  # bytes/s, not TB/s
-        assert all(1e12 < v < 1e17 for v in rec["dense_flops"].values())  # FLOP/s, not TFLOP/s
+        assert all(1e12 < v < 1e17 for v in rec["dense_flop_per_s"].values())  # FLOP/s, not TFLOP/s
 
 
 def test_capacity_conventions():
@@ -181,7 +181,7 @@ def test_broken_configs_are_refused_with_the_field_named(bad, message):
 
 # --- precisions and compute roofs ---------------------------------------------
 def test_compute_roof_rule():
-    h100, a100, b200 = (get_accelerator(i).dense_flops for i in ("h100-sxm", "a100-80gb", "b200"))
+    h100, a100, b200 = (get_accelerator(i).dense_flop_per_s for i in ("h100-sxm", "a100-80gb", "b200"))
     assert compute_roof("bf16", h100)[0] == "bf16"
     assert compute_roof("fp8", h100)[0] == "fp8"  # W8A8 on the FP8 roof
     assert compute_roof("int4", h100)[0] == "bf16"  # weight-only INT4 multiplies in BF16

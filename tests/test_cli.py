@@ -16,11 +16,11 @@ def run_json(capsys, *args):
 
 def test_llama3_8b_batch_56_walkthrough_json(capsys):
     out = run_json(capsys, "--model", "llama-3-8b", "--gpu", "h100-sxm", "--batch", "56", "--context", "8192")
-    assert round(out["weight_bytes"] / 1e9, 1) == 16.1
+    assert round(out["weight_bytes_read"] / 1e9, 1) == 16.1
     assert round(out["kv_bytes"] / 1e9, 1) == 60.1
-    assert round(out["step_time_s"] * 1e3, 1) == 22.7
-    assert out["tokens_per_s"] == pytest.approx(2470, rel=0.005)
-    assert out["arithmetic_intensity"] == 56
+    assert round(out["step_time_s_with_kv"] * 1e3, 1) == 22.7
+    assert out["tokens_per_s_with_kv"] == pytest.approx(2470, rel=0.005)
+    assert out["arithmetic_intensity_weights"] == 56
     assert out["bound"] == "memory"
     assert out["kv_bytes_per_token"] == 131072
     assert out["fits"] is True
@@ -28,10 +28,10 @@ def test_llama3_8b_batch_56_walkthrough_json(capsys):
 
 def test_llama3_70b_defaults_json(capsys):
     out = run_json(capsys)
-    assert out["arithmetic_intensity"] == 1
+    assert out["arithmetic_intensity_weights"] == 1
     assert round(out["ridge_point"]) == 295
-    assert round(out["attainable_flops"] / 1e12, 1) == 3.4
-    assert round(out["peak_fraction"] * 100, 2) == 0.34
+    assert round(out["attainable_flop_per_s_weights"] / 1e12, 1) == 3.4
+    assert round(out["peak_fraction_weights"] * 100, 2) == 0.34
     assert out["kv_bytes_per_token"] == 327680
 
 

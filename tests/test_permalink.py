@@ -69,8 +69,8 @@ def test_pins_in_links_carry_only_what_differs_from_the_defaults():
 def test_the_three_levers_coincide_and_the_table_says_what_differs():
     rows = compare(lever_preset(Scenario(model="llama-3-8b").levers()))
     assert [r.pin.name for r in rows] == ["batch 4", "INT4 weights", "4-token speculation"]
-    assert {r.result.arithmetic_intensity for r in rows} == {4.0}
-    assert len({r.result.attainable_flops for r in rows}) == 1
+    assert {r.result.arithmetic_intensity_weights for r in rows} == {4.0}
+    assert len({r.result.attainable_flop_per_s_weights for r in rows}) == 1
     batch, int4, spec = (r.notes for r in rows)
     assert batch == ("B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences",)
     assert int4 == ("INT4 weights: 3.7 GiB — p changes the weights (and quality), not the KV cache",)
@@ -87,7 +87,7 @@ def test_ladder_csv_has_unit_headers_and_real_values():
     r = Scenario(model="llama-3-8b").evaluate()
     rows = list(csv.DictReader(io.StringIO(ladder_csv(r))))
     assert list(rows[0]) == [h for _, h in LADDER_COLUMNS]
-    assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s"]) == 3.35e12
+    assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s_weights"]) == 3.35e12
     assert rows[-1]["fits_in_memory"] == "False"
 
 
@@ -95,9 +95,9 @@ def test_pins_csv_and_json():
     rows = compare(lever_preset(Scenario().levers()))
     table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
     assert [t["name"] for t in table] == ["batch 4", "INT4 weights", "4-token speculation"]
-    assert float(table[1]["weight_bytes"]) == pytest.approx(70_553_706_496 * 0.5)
+    assert float(table[1]["weight_bytes_read"]) == pytest.approx(70_553_706_496 * 0.5)
     doc = json.loads(to_json(Scenario().evaluate(), rows))
-    assert doc["scenario"]["arithmetic_intensity"] == 1
+    assert doc["scenario"]["arithmetic_intensity_weights"] == 1
     assert len(doc["ladder"]) == 11  # B = 1 ... 1024, the first power of two past twice the ridge batch 295
     assert doc["pins"][2]["spec_k"] == 4
 

@@ -12,10 +12,24 @@ from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 
 pytestmark = pytest.mark.browser
 
-KEYS = ("weight_bytes", "flops_per_step", "arithmetic_intensity", "arithmetic_intensity_with_kv", "ridge_point",
-        "attainable_flops", "peak_fraction", "step_time_s", "tokens_per_s", "tokens_per_s_without_kv",
-        "kv_bytes_per_token", "kv_bytes", "memory_used_bytes", "attainable_flops_with_kv", "peak_fraction_with_kv",
-        "expected_tokens_per_step")
+KEYS = (
+    "weight_bytes_read",
+    "flop_per_step",
+    "arithmetic_intensity_weights",
+    "arithmetic_intensity_with_kv",
+    "ridge_point",
+    "attainable_flop_per_s_weights",
+    "peak_fraction_weights",
+    "step_time_s_with_kv",
+    "tokens_per_s_with_kv",
+    "tokens_per_s_weights",
+    "kv_bytes_per_token",
+    "kv_bytes",
+    "memory_used_bytes",
+    "attainable_flop_per_s_with_kv",
+    "peak_fraction_with_kv",
+    "expected_tokens_per_step",
+)
 
 # Set the page's widgets as a reader would (through their models), then wait until
 # the page's results echo those inputs: CustomJS callbacks run asynchronously.
@@ -45,8 +59,9 @@ def offline_page(browser, tmp_path):
         page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: page.errors.append(str(e)))
         page.goto(path.as_uri())
-        page.wait_for_function("Bokeh.documents.length > 0 && "
-                               "Bokeh.documents[0].get_model_by_name('results').text.length > 0")
+        page.wait_for_function(
+            "Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('results').text.length > 0"
+        )
         return page, path
 
     yield open_page
@@ -54,8 +69,10 @@ def offline_page(browser, tmp_path):
         ctx.close()
 
 
-@pytest.mark.parametrize("model, gpu", [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"),
-                                        ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200")])
+@pytest.mark.parametrize(
+    "model, gpu",
+    [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"), ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200")],
+)
 def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, gpu):
     # Mistral-7B windows its cache at 4,096 tokens; the A100 has no FP8 roof; Mixtral reads only the experts
     # a batch touches; DeepSeek-V3 caches an MLA latent and carries FP8 block scales: all must match too.
@@ -73,8 +90,17 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
         page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
         got = page.evaluate(RESULTS)
-        result = Scenario(model=model, gpu=gpu, acceptance=0.75, batch=batches[b], spec_k=k, weight_dtype=w,
-                          kv_dtype=kv, context=contexts[s], gqa=g).evaluate()
+        result = Scenario(
+            model=model,
+            gpu=gpu,
+            acceptance=0.75,
+            batch=batches[b],
+            spec_k=k,
+            weight_dtype=w,
+            kv_dtype=kv,
+            context=contexts[s],
+            gqa=g,
+        ).evaluate()
         want = result.to_json()
         for key in KEYS:
             assert got[key] == pytest.approx(want[key], rel=1e-12), key

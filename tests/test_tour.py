@@ -53,5 +53,5 @@ def test_the_three_levers_coincide_on_the_tour():
         s = Scenario()
         TOUR[i].apply(s)
         results.append(s.evaluate())
-    assert {r.arithmetic_intensity for r in results} == {4.0}
-    assert len({r.attainable_flops for r in results}) == 1
+    assert {r.arithmetic_intensity_weights for r in results} == {4.0}
+    assert len({r.attainable_flop_per_s_weights for r in results}) == 1

@@ -1,0 +1,120 @@
+// The offline page's model and its update, run by a Bokeh CustomJS callback.
+// The same formulas as core/scenario.py, core/roofline.py and core/models.py, in the same
+// order of operations; tests/test_standalone.py checks them against core over random
+// scenarios.  Constants (the model's shape, the GPU's roofs, labels) come from Python in C.
+function kvPerSeq(C, S, pkv, gqa) {
+  let tokens = 0;
+  for (const w of C.windows) { tokens += (w === null) ? S : Math.min(S, w); }
+  return (gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv * tokens;
+}
+function paramsRead(C, tokens) {
+  // Mixture-of-experts reads only the experts its tokens touch: E·(1 − (1 − k_e/E)^tokens).
+  if (!C.moe) { return C.n_params; }
+  const m = C.moe;
+  return m.fixed + m.layers * m.per_expert * (m.experts * (1.0 - (1.0 - m.per_token / m.experts) ** tokens));
+}
+function evaluate(C, s) {
+  const p = C.bytes_per_weight[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
+  const peak = C.peak[s.weight_dtype], bw = C.bandwidth, N = C.n_params, Na = C.n_active;
+  const held = N * p;
+  const kvseq = kvPerSeq(C, s.context, pkv, s.gqa);
+  // Tokens each sequence gains per verify pass (Leviathan et al. 2023); 1 at k = 1.
+  const a = C.acceptance;
+  const E = (a === 1.0) ? s.spec_k : (1.0 - a ** s.spec_k) / (1.0 - a);
+  const ladder = [];
+  const ridge = peak / bw;
+  const top = Math.max(2.0 * (ridge * p / (2.0 * s.spec_k)), 2.0);
+  const n = Math.ceil(Math.log2(top));
+  for (let i = 0; i <= n; i++) { ladder.push(rung(2 ** i)); }
+  function rung(b) {
+    const read = paramsRead(C, b * s.spec_k);
+    const weight = read * p;
+    const flops = 2.0 * Na * b * s.spec_k;
+    const I = 2.0 * b * s.spec_k / p * (Na / read);
+    const bytes = weight + b * kvseq;
+    const Ikv = flops / bytes;
+    const att = Math.min(peak, bw * I);
+    return {batch: b, flop: flops, intensity: I, intensity_kv: Ikv, attainable: att,
+            attainable_kv: Math.min(peak, bw * Ikv), peak_fraction_weights: att / peak,
+            tokens_per_s_with_kv: b * E / Math.max(flops / peak, bytes / bw),
+            tokens_per_s_weights: b * E / Math.max(flops / peak, weight / bw),
+            weight: weight, fits: held + b * kvseq + C.reserve <= C.capacity};
+  }
+  const point = rung(s.batch);
+  const weight = point.weight;
+  const free = C.capacity - held - C.reserve;
+  const kvTraffic = s.batch * kvseq;
+  return {
+    weight_bytes_read: weight, weight_bytes_held: held, flop_per_step: point.flop,
+    arithmetic_intensity_weights: point.intensity,
+    arithmetic_intensity_with_kv: point.intensity_kv, ridge_point: ridge,
+    attainable_flop_per_s_weights: point.attainable,
+    peak_fraction_weights: point.peak_fraction_weights, bound: point.intensity_kv < ridge ? "memory" : "compute",
+    attainable_flop_per_s_with_kv: point.attainable_kv, peak_fraction_with_kv: point.attainable_kv / peak,
+    expected_tokens_per_step: E,
+    step_time_s_with_kv: Math.max(point.flop / peak, (weight + kvTraffic) / bw),
+    tokens_per_s_with_kv: point.tokens_per_s_with_kv, tokens_per_s_weights: point.tokens_per_s_weights,
+    kv_bytes_per_token: C.n_layers * (s.gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv,
+    kv_bytes: kvTraffic, fits: point.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvseq),
+    memory_used_bytes: held + kvTraffic + C.reserve, peak_flop_per_s: peak, ladder: ladder,
+  };
+}
+
+// ---- update: runs on every widget change ----
+const s = {
+  batch: C.batch_stops[batch.value], spec_k: spec_k.value, weight_dtype: weight.value, kv_dtype: kv.value,
+  context: C.context_stops[context.value], gqa: gqa.active,
+};
+const r = evaluate(C, s);
+const T = 1e12, GiB = 2 ** 30;
+const lad = r.ladder;
+ladder.data = {
+  x: lad.map(q => q.intensity), y: lad.map(q => q.attainable / T), batch: lad.map(q => q.batch),
+  pct: lad.map(q => 100 * q.peak_fraction_weights), fits: lad.map(q => q.fits ? "yes" : "no"),
+  fill: lad.map(q => q.fits ? "#1f77b4" : "white"), line: lad.map(q => "#1f77b4"),
+  label: lad.map(q => "B=" + q.batch),
+};
+kv_ladder.data = {
+  x: lad.map(q => q.intensity_kv), y: lad.map(q => q.attainable_kv / T), batch: lad.map(q => q.batch),
+  pct: lad.map(q => 100 * q.attainable_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),
+};
+point.data = {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
+              pct: [100 * r.peak_fraction_weights], fits: [r.fits ? "yes" : "no"]};
+point_kv.data = {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flop_per_s_with_kv / T], batch: [s.batch],
+                 pct: [100 * r.peak_fraction_with_kv], fits: [r.fits ? "yes" : "no"]};
+const far = Math.max(r.arithmetic_intensity_weights, lad[lad.length - 1].intensity);
+fig.x_range.end = Math.max(1e5, 10 ** Math.ceil(Math.log10(far * 3)));
+const X0 = 0.1, X1 = 1e9;
+roof.data = {x: [X0, r.ridge_point, X1], y: [C.bandwidth * X0 / T, r.peak_flop_per_s / T, r.peak_flop_per_s / T]};
+const sp = C.sparse[s.weight_dtype];
+sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};
+ridge.data = {x: [r.ridge_point], y: [0.01], text: ["ridge " + Math.round(r.ridge_point) + " FLOP/byte"]};
+span.location = r.ridge_point;
+const fmt = (x, d) => x.toLocaleString("en-US", {maximumFractionDigits: d});
+const sig = (x) => Number(x.toPrecision(4)).toLocaleString("en-US", {maximumFractionDigits: 10});
+const rows = [
+  ["intensity", "Arithmetic intensity I = 2·B·k/p", sig(r.arithmetic_intensity_weights) + " FLOP/byte"],
+  ["intensity-kv", "Intensity counting KV reads", sig(r.arithmetic_intensity_with_kv) + " FLOP/byte"],
+  ["ridge", "Ridge point P_peak/BW", fmt(r.ridge_point, 0) + " FLOP/byte"],
+  ["attainable", "Attainable min(P_peak, BW·I)", sig(r.attainable_flop_per_s_weights / T) + " TFLOP/s"],
+  ["peak-fraction", "Fraction of peak (weights)", Number((100 * r.peak_fraction_weights).toPrecision(3)) + " %"],
+  ["attainable-kv", "Attainable counting KV reads", sig(r.attainable_flop_per_s_with_kv / T) + " TFLOP/s (" +
+   Number((100 * r.peak_fraction_with_kv).toPrecision(3)) + " %)"],
+  ["bound", "Bound", r.bound + "-bound"],
+  ["weights", "Weight bytes N·p", fmt(r.weight_bytes_read / 1e9, 2) + " GB"],
+  ["step-time", "Step time", sig(r.step_time_s_with_kv * 1e3) + " ms"],
+  ["tokens", "Tokens/s ceiling (counting KV; α = " + C.acceptance + ")", fmt(r.tokens_per_s_with_kv, 0) + " tokens/s"],
+  ["tokens-no-kv", "Tokens/s ignoring KV", fmt(r.tokens_per_s_weights, 0) + " tokens/s"],
+  ["kv-token", "KV per token 2·L·h_kv·d_head·p_kv", sig(r.kv_bytes_per_token / 1024) + " KiB"],
+  ["kv-total", "KV cache (whole batch)", fmt(r.kv_bytes / GiB, 2) + " GiB"],
+  ["fits", "Fits in memory", r.fits ? "yes" : "NO"],
+  ["max-batch", "Largest batch at S", fmt(r.max_batch, 0)],
+];
+readouts.text = '<table style="font-size:13px;border-collapse:collapse">' + rows.map(
+  ([k, q, v]) => '<tr><td style="padding:2px 10px 2px 0">' + q + '</td><td style="font-weight:600;' +
+  'text-align:right" data-readout="' + k + '">' + v + '</td></tr>').join("") + '</table>';
+results.text = JSON.stringify({...r, inputs: s});
+fig.title.text = C.model_name + " on " + C.gpu_name + ", decode\nI = " + sig(r.arithmetic_intensity_weights) +
+  " FLOP/byte on the weights (" + Number((100 * r.peak_fraction_weights).toPrecision(3)) +
+  " % of peak); counting KV reads " +
+  sig(r.arithmetic_intensity_with_kv) + " (" + Number((100 * r.peak_fraction_with_kv).toPrecision(3)) + " %)";
