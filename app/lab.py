@@ -3,29 +3,37 @@
 Importable and testable without a server (``create_app()`` returns a Panel
 layout); ``app/main.py`` marks it servable for ``panel serve app``.
 
-Data flow: the controls (and the tour, and a permalink) write the
-:class:`core.Scenario`; one watcher evaluates it once per change and hands the
-:class:`core.ScenarioResult` to each view, which only reads it and replaces its
-data in place.
+Data flow, the HoloViz way: the controls, the tour, a permalink and the
+bring-your-own forms write the :class:`core.Scenario` (or the pins and
+measurements) held by a :class:`app.state.LabState`; the state evaluates the
+scenario once per change, and every view is a ``pn.viewable.Viewer`` that
+depends on the state's parameters and redraws itself in place.  Tabs are named;
+a tab's view is built when it is first opened.
 """
 
 from __future__ import annotations
 
-import panel as pn
+from html import escape
 
-from core.measurements import analyse
+import panel as pn
+import param
+
 from core.permalink import from_query
-from core.scenario import LEVERS, Scenario, ScenarioResult
+from core.pins import Pin
+from core.precision import get_precision
+from core.scenario import Scenario, ScenarioResult
 
 from .byo_view import BringYourOwnView
 from .controls import build_controls
 from .exports_view import build_exports
-from .memory_view import MEMORY_CSS, capacity_note, memory_html
-from .permalink_view import PermalinkView, session_query
+from .memory_view import MemoryView
+from .permalink_view import APP_KEYS, PermalinkView, session_query
 from .pins_view import PinsView
-from .readouts import READOUT_CSS, readouts_html
+from .readouts import ReadoutsView
 from .roofline_view import RooflineView
-from .serving_views import SERVING_CSS, kv_table_html, speculation_html, traffic_html
+from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
+from .state import TABS, LabState
+from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 
@@ -38,190 +46,144 @@ KV cache (**2·L·h_kv·d_head·S·B·p_kv**) decides whether the batch fits at 
 Try batch 4, INT4 weights, or speculation depth 4: all three land on the same spot.
 """
 
-# Indices of the view tabs.  Tabs are dynamic (only the open one reaches the
-# browser); the throughput chart, the bring-your-own forms and the export tab
-# are also built only when first opened, and the HTML views are recomputed only
-# while open: most sessions look at the roofline and never pay for the rest.
-THROUGHPUT_TAB, TRAFFIC_TAB, KV_TAB, SPECULATION_TAB, PINS_TAB, BYO_TAB, EXPORT_TAB = range(1, 8)
+#: The levers of embed mode's compact control strip.
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
 
 
-class Lab:
-    """One session: a scenario, its controls and the views that read it.
+def _flag(query: dict, key: str) -> bool:
+    value = query.get(key, "")
+    value = value[0] if isinstance(value, (list, tuple)) and value else value
+    return str(value).lower() in ("true", "1")
+
+
+class Lab(pn.viewable.Viewer):
+    """One session: a scenario, its controls and the views that follow it.
 
     Args:
         scenario: the scenario to show (a new default one if None).
-        query: permalink query parameters (flag name -> text); by default the
-            page request's.  ``embed=true`` selects the compact embed layout.
+        query: permalink query parameters (key -> text, or key -> list of texts);
+            by default the page's.  ``embed=true`` selects the compact embed layout.
     """
 
-    def __init__(self, scenario: Scenario | None = None, query: dict[str, str] | None = None):
-        self.scenario = scenario or Scenario()
+    state = param.ClassSelector(class_=LabState, doc="The session state every view follows.")
+
+    def __init__(self, scenario: Scenario | None = None, query: dict | None = None):
+        scenario = scenario or Scenario()
         query = session_query() if query is None else query
-        levers, pins, notices, custom_gpu = from_query(query)
-        self.embed = query.get("embed", "").lower() in ("true", "1")
-        if custom_gpu is not None:
-            self.scenario.add_gpu(custom_gpu)
-        self.scenario.param.update(**levers)
-        self.result = result = self.scenario.evaluate()
-
-        self.roofline = RooflineView(result, compact=self.embed)
-        # The throughput chart is built when its tab first opens: a Bokeh figure
-        # is a third of a session's build cost, and most sessions never open it.
-        self.throughput: ThroughputView | None = None
-        self.throughput_tab = pn.Column(sizing_mode="stretch_width", min_height=520)
-        self.show_work = pn.widgets.Checkbox(label="Show your work (formulas with values)", value=False,
-                                             css_classes=["show-work"])
-        self.band = pn.widgets.Checkbox(label="Show the 60–85 % measured-efficiency band", value=False,
-                                        css_classes=["band"])
-        self.readouts = pn.pane.HTML(readouts_html(result), stylesheets=[READOUT_CSS], sizing_mode="stretch_width")
-        self.memory = pn.pane.HTML(memory_html(result), stylesheets=[MEMORY_CSS], sizing_mode="stretch_width",
-                                   margin=(24, 10, 5, 10))
-        self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width")
-        self.traffic = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.kv_table = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.speculation = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.active_tab = 0
+        link = from_query(query, ignore=APP_KEYS)
+        if link.custom_gpu is not None:
+            scenario.add_gpu(link.custom_gpu)
+        scenario.param.update(**link.levers)
+        super().__init__(state=LabState(scenario, pins=link.pins, notices=link.notices, embed=_flag(query, "embed")))
+        state = self.state
+        self.scenario = scenario
+        self.embed = state.embed
+        self.roofline = RooflineView(state=state, compact=self.embed)
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
-        self.link = PermalinkView(notices, self.embed)
-        self.pins = PinsView(self.scenario, draw=self.roofline.show_pins, on_change=self._write_link)
-        self.pins.set_pins(pins)
-        self.tour = TourView(self.scenario)
-        self.measurements: list = []
+        self.link = PermalinkView(state=state)
+        self.pins = PinsView(state=state)
+        self.tour = TourView(state=state)
+        self.readouts = ReadoutsView(state=state)
+        self.memory_view = MemoryView(state=state)
+        self.throughput: ThroughputView | None = None
         self._byo: BringYourOwnView | None = None
-        self.byo_tab = pn.Column(sizing_mode="stretch_width")
-        self.export_tab = pn.Column(sizing_mode="stretch_width")
-
-        self.scenario.param.watch(self._on_change, list(LEVERS))
-        self.show_work.param.watch(lambda _e: self._redraw_readouts(), "value")
-        self.band.param.watch(lambda e: setattr(self.roofline.band_renderer, "visible", e.new), "value")
-        # The address bar is rewritten at the first change; until then the link
-        # the page was opened with already reproduces what it shows.
+        self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
+        self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
+
+    def __panel__(self):
+        return self.layout
+
+    # -- what tests and the benchmark read ---------------------------------------------
+    @property
+    def result(self) -> ScenarioResult:
+        return self.state.result
+
+    @property
+    def memory(self) -> pn.pane.HTML:
+        return self.memory_view.bar
+
+    @property
+    def byo(self) -> BringYourOwnView:
+        """The bring-your-own forms, built on first use."""
+        if self._byo is None:
+            self._byo = BringYourOwnView(state=self.state)
+            self._tab_bodies["Bring your own"].append(self._byo)
+        return self._byo
 
     # -- layouts ----------------------------------------------------------------
     def _layout(self) -> pn.viewable.Viewable:
         controls = pn.Column("### Levers", build_controls(self.scenario), width=320, margin=(0, 20, 0, 5))
-        tabs = pn.Tabs(
-            ("Roofline", pn.Column(pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540),
-                                   self.band, sizing_mode="stretch_width")),
-            ("Throughput vs B", self.throughput_tab),
-            ("Traffic", self.traffic),
-            ("KV table", self.kv_table),
-            ("Speculation", self.speculation),
-            ("Pins", self.pins.layout),
-            ("Bring your own", self.byo_tab),
-            ("Export", self.export_tab),
-            dynamic=True, sizing_mode="stretch_width",
-        )
-        tabs.param.watch(self._on_tab, "active")
-        readouts = pn.Column("### Readouts", self.show_work, self.readouts, width=380)
+        band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
+                                              css_classes=["band"])
+        self._tab_bodies["Roofline"].extend([self.roofline, band])
+        tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,
+                       sizing_mode="stretch_width")
+        tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
+        self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
+        self.state.param.watch(lambda e: self._open(e.new), "tab")
+        self.tabs = tabs
         views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
                           styles={"flex": "1 1 480px"}, min_width=0)
         # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
-        main = pn.Column(self.link.notice, self.tour.layout, self.error,
-                         pn.FlexBox(views, readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
-                         self.memory, self.capacity, sizing_mode="stretch_width")
+        main = pn.Column(self.link.notice, self.tour, self.error,
+                         pn.FlexBox(views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
+                         self.memory_view, sizing_mode="stretch_width")
         return pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             pn.Row(controls, main, sizing_mode="stretch_width"),
-            self.link.writer,
+            self.link,
             sizing_mode="stretch_width",
         )
 
     def _embed_layout(self) -> pn.viewable.Viewable:
         """``?embed=true``: the roofline and a compact control strip, no page chrome."""
         strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
-        summary = pn.pane.HTML(embed_summary(self.result), sizing_mode="stretch_width", margin=(0, 10))
-        self._embed_summary = summary
-        chart = pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width")
-        return pn.Column(self.link.notice, strip, self.error, summary, chart, self.link.writer,
+        self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
+                                           margin=(0, 10))
+        self._on_embed_result()
+        return pn.Column(self.link.notice, strip, self.error, self._embed_summary, self.roofline, self.link,
                          sizing_mode="stretch_width", css_classes=["embed"])
 
-    # -- updates ------------------------------------------------------------------
-    @property
-    def byo(self) -> BringYourOwnView:
-        """The bring-your-own forms, built on first use."""
-        if self._byo is None:
-            self._byo = BringYourOwnView(self.scenario, on_measured=self._on_measured)
-            self.byo_tab.append(self._byo.layout)
-        return self._byo
-
-    def _on_tab(self, event) -> None:
-        self.active_tab = event.new
-        if event.new == THROUGHPUT_TAB and self.throughput is None:
-            self.throughput = ThroughputView(self.result)
-            self.throughput.show_measured(self._measured_points())
-            self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
-                                                     min_height=520))
-        elif event.new == BYO_TAB:
-            self.byo  # noqa: B018 - building it is the point
-        elif event.new == EXPORT_TAB and not self.export_tab.objects:
-            self.export_tab.append(build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
-                                                 self.scenario))
-        self._refresh_open_tab(self.result)
-
-    def _refresh_open_tab(self, result: ScenarioResult) -> None:
-        """Recompute the HTML view of the open tab (the others wait until opened)."""
-        if self.active_tab == TRAFFIC_TAB:
-            self.traffic.object = traffic_html(result)
-        elif self.active_tab == KV_TAB:
-            self.kv_table.object = kv_table_html(result)
-        elif self.active_tab == SPECULATION_TAB:
-            self.speculation.object = speculation_html(result, self.scenario)
-
-    def _measured_points(self) -> list:
-        """The measurements against the current model's and GPU's roof."""
-        return analyse(self.scenario.levers(), self.measurements, self.scenario.resolve_model,
-                       self.scenario.resolve_gpu)
-
-    def _on_measured(self, measurements: list) -> None:
-        self.measurements = measurements
-        self._show_measured()
-
-    def _show_measured(self) -> None:
-        points = self._measured_points()
-        self.roofline.show_measured(points)
-        if self.throughput is not None:
-            self.throughput.show_measured(points)
-        if self._byo is not None:
-            self._byo.show_measured(points)
-
-    def _on_change(self, *_events) -> None:
-        # A failure shows a message and keeps the last good views: no traceback
-        # reaches the page, and nothing already shown is lost.
-        try:
-            result = self.scenario.evaluate()
-        except Exception as exc:  # noqa: BLE001 - any failure must stay off the page
-            self.error.object = f"Could not evaluate this scenario: {exc}"
-            self.error.visible = True
+    # -- following the state ------------------------------------------------------------
+    def _open(self, name: str) -> None:
+        """Build a tab's view the first time it opens: most sessions look at the roofline only."""
+        body = self._tab_bodies[name]
+        if body.objects:
             return
-        self.error.visible = False
-        self.show(result)
-        self._write_link()
+        if name == "Throughput vs B":
+            self.throughput = ThroughputView(state=self.state)
+            body.append(self.throughput)
+        elif name == "Traffic":
+            body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
+        elif name == "KV table":
+            body.append(TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name))
+        elif name == "Speculation":
+            body.append(TabHTMLView(speculation_html, state=self.state, tab=name))
+        elif name == "Pins":
+            body.append(self.pins)
+        elif name == "Bring your own":
+            self.byo  # noqa: B018 - building it is the point
+        elif name == "Export":
+            body.append(build_exports(self.state, self.roofline.figure))
 
-    def _write_link(self) -> None:
-        self.link.write(self.scenario.levers(), self.pins.pins, self.scenario.custom_gpu())
+    def _on_tab(self, index: int) -> None:
+        """Open tab ``index`` as a click would (tests and the benchmark use this)."""
+        self.state.tab = TABS[index]
 
-    def _redraw_readouts(self) -> None:
-        self.readouts.object = readouts_html(self.result, self.show_work.value)
+    @param.depends("state.error", watch=True)
+    def _on_error(self) -> None:
+        self.error.object = escape(self.state.error)
+        self.error.visible = bool(self.state.error)
 
-    def show(self, result: ScenarioResult) -> None:
-        """Push ``result`` into every view (data only; no figure is rebuilt)."""
-        self.result = result
-        with pn.io.hold():
-            self.roofline.update(result)
-            if self.throughput is not None:
-                self.throughput.update(result)
-            self._redraw_readouts()
-            self.memory.object = memory_html(result)
-            self.capacity.object = capacity_note(result)
-            self._refresh_open_tab(result)
-            self.tour.update(result)
-            if self.measurements:
-                self._show_measured()
-            if self.embed:
-                self._embed_summary.object = embed_summary(result)
+    @param.depends("state.result", watch=True)
+    def _on_embed_result(self) -> None:
+        if self.embed:
+            self._embed_summary.object = embed_summary(self.state.result)
+
+    def pin_current(self) -> None:
+        """Pin the current scenario under a default name."""
+        self.pins.add(Pin(self.pins.default_name(), self.scenario.levers()))
 
 
 def embed_summary(r: ScenarioResult) -> str:
@@ -229,19 +191,29 @@ def embed_summary(r: ScenarioResult) -> str:
     fits = "fits" if r.fits else "does not fit"
     return (
         f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = '
-        f"{r.arithmetic_intensity_weights:,.4g} "
-        f"FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
+        f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s attainable "
         f"({100 * r.peak_fraction_weights:.3g} % of peak) · {r.tokens_per_s_with_kv:,.0f} tokens/s · "
-        f"memory {fits} · "
-        '<span style="color:#ff7f0e">●</span> workload <span style="color:#1f77b4">●</span> batch ladder '
-        '<span style="color:#2ca02c">━</span> roof</div>'
+        f"memory {fits} · weights {escape(get_precision(r.weight_dtype).label)} · "
+        f'<span style="color:{PALETTE["workload"]}">●</span> workload '
+        f'<span style="color:{PALETTE["ladder"]}">●</span> batch ladder '
+        f'<span style="color:{PALETTE["roof"]}">━</span> roof</div>'
     )
 
 
-def create_app(scenario: Scenario | None = None, query: dict[str, str] | None = None) -> pn.viewable.Viewable:
+def create_app(scenario: Scenario | None = None, query: dict | None = None) -> pn.viewable.Viewable:
     """The dashboard for ``scenario`` (defaults: Llama-3-70B, BF16, batch 1, H100 SXM).
 
-    ``query`` (flag name -> text) restores a permalink; by default the page request's.
+    ``query`` (key -> text or texts) restores a permalink; by default the page's.
+    A link that cannot be opened at all still opens the lab, at the defaults,
+    saying why: never a blank page.
     """
-    return Lab(scenario, query).layout
+    try:
+        return Lab(scenario, query).layout
+    except Exception as exc:  # noqa: BLE001 - a link must never leave a blank page
+        lab = Lab(Scenario(), {})
+        lab.state.notices = [f"this link could not be opened ({type(exc).__name__}: {exc}); showing the defaults"]
+        lab.link.notice.object = ("<b>This link could not be opened</b>; the lab shows its defaults.<ul>"
+                                  f"<li>{escape(lab.state.notices[0])}</li></ul>")
+        lab.link.notice.visible = True
+        return lab.layout

@@ -9,27 +9,44 @@ from __future__ import annotations
 
 from html import escape
 
+import panel as pn
+import param
+
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
 from core.units import GiB
 
-PARTS = (("weights", "#1f77b4"), ("KV cache", "#d62728"), ("reserve", "#9e9e9e"))
+from .state import LabState
+from .style import PALETTE, STYLESHEET
 
-MEMORY_CSS = """
-.mem-title { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
-.mem-title.fits { color: #2e7d32; } .mem-title.nofit { color: #c62828; }
-.mem-track { position: relative; height: 34px; background: #f3f3f3; border: 1px solid #ccc; }
-.mem-seg { position: absolute; top: 0; bottom: 0; color: white; font-size: 11px; line-height: 34px;
-           overflow: hidden; white-space: nowrap; padding-left: 4px; box-sizing: border-box; }
-.mem-cap { position: absolute; top: -6px; bottom: -6px; width: 3px; background: black; }
-.mem-legend { font-size: 12px; color: #444; margin-top: 8px; }
-.mem-legend i { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
-"""
+PARTS = (("weights", PALETTE["weights"]), ("KV cache", PALETTE["kv_cache"]), ("reserve", PALETTE["reserve"]))
+
+
+class MemoryView(pn.viewable.Viewer):
+    """The memory bar and the capacity note, following the session's result."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.bar = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(24, 10, 5, 10))
+        self.note = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._refresh()
+
+    def __panel__(self):
+        return pn.Column(self.bar, self.note, sizing_mode="stretch_width")
+
+    @param.depends("state.result", watch=True)
+    def _refresh(self) -> None:
+        r = self.state.result
+        self.bar.object = memory_html(r)
+        self.note.object = capacity_note(r)
+
 
 
 def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     """``(name, colour, GiB)`` for each stacked part of the bar."""
-    sizes = (r.weight_bytes_read, r.kv_bytes, r.reserve_bytes)
+    sizes = (r.weight_bytes_held, r.kv_bytes, r.reserve_bytes)  # what memory holds, not what a step reads
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 

@@ -1,46 +1,67 @@
-"""Permalinks: the whole state (scenario and pins) lives in the URL query.
+"""Permalinks: the whole state (scenario, a session's own GPU, pins) lives in the URL query.
 
-Reading: the query of the page request (``pn.state.session_args``) is decoded
-by :func:`core.permalink.from_query`; what is invalid is ignored with a visible
-notice and the rest applies.  Writing: every change replaces the browser's
-history entry (``history.replaceState``), so dragging a slider does not add one
-entry per tick and the address bar is always a link to what is on screen.
+Reading: the page's address comes through Panel's ``pn.state.location``; its raw
+query (every value of a repeated key kept) is decoded by
+:func:`core.permalink.from_query`, which leaves out what is invalid with a notice
+and applies the rest.  Writing: every change replaces the browser's history entry
+(``history.replaceState``), so dragging a slider does not add one entry per tick
+and the address bar is always a link to what is on screen.  (Writing through
+``pn.state.location.search`` would push a new history entry per change: Panel
+1.9's Location model calls ``history.pushState``.)
 """
 
 from __future__ import annotations
 
 from html import escape
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import panel as pn
+import param
 
-from core.permalink import Pin, to_query
+from core.permalink import to_query
+
+from .state import LabState
+
+#: Query keys of the app itself (not levers): left to the app, never reported as unknown.
+APP_KEYS = ("embed",)
 
 
-def session_query() -> dict[str, str]:
-    """The page request's query parameters (first value of each), or {} outside a server session."""
-    args = pn.state.session_args if pn.state.curdoc and pn.state.curdoc.session_context else {}
-    return {key: values[0].decode("utf-8", "replace") for key, values in (args or {}).items() if values}
+def session_query() -> dict[str, list[str]]:
+    """The page's query parameters (key -> every value given), or {} outside a server session."""
+    if not (pn.state.curdoc and pn.state.curdoc.session_context) or pn.state.location is None:
+        return {}
+    return parse_qs(pn.state.location.search.lstrip("?"), keep_blank_values=True)
 
 
-class PermalinkView:
-    """A hidden element whose value change rewrites the URL in place, plus the notices."""
+class PermalinkView(pn.viewable.Viewer):
+    """The notices of the opening link, and a hidden element whose value change rewrites the URL in place."""
 
-    def __init__(self, notices: list[str], embed: bool):
-        self.embed = embed
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
         # The value is the query string; a browser-side callback swaps it into the
         # address bar without a reload and without a new history entry.
         self.writer = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink"])
         self.writer.jscallback(value="if (source.value) { window.history.replaceState(null, '', source.value) }")
+        notices = self.state.notices
+        # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
-        self.notice = pn.pane.Alert(
-            f"**Part of this link was ignored**; the rest of it applies.<ul>{items}</ul>" if notices else "",
-            alert_type="warning", visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
+        self.notice = pn.pane.HTML(
+            f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else "",
+            visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
+            styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
+                    "border-radius": "4px"},
         )
 
-    def write(self, levers: dict, pins: list[Pin], custom_gpu=None) -> None:
-        """Point the address bar at ``levers``, ``pins`` and the session's own GPU, if selected."""
-        query = to_query(levers, pins, custom_gpu)
-        if self.embed:
+    def __panel__(self):
+        return self.writer
+
+    @param.depends("state.result", "state.pins", watch=True)
+    def write(self) -> None:
+        """Point the address bar at the levers, the pins and the session's own GPU, if selected."""
+        s = self.state.scenario
+        query = to_query(s.levers(), self.state.pins, s.custom_gpu())
+        if self.state.embed:
             query["embed"] = "true"
         self.writer.value = "?" + urlencode(query)

@@ -1,38 +1,43 @@
 """The log-log roofline chart: roof, ridge point, batch ladder and the workload.
 
 x is arithmetic intensity (FLOP/byte), y attainable performance.  The chart is
-built once per session; :meth:`RooflineView.update` only replaces the data of
+built once per session; it depends on the session state's result, pins,
+measurements and band switch (``param.depends``) and only replaces the data of
 its ColumnDataSources, so the browser repaints without rebuilding the figure.
+Every number it draws comes from the :class:`core.ScenarioResult` (roofs through
+:func:`core.roofline.attainable_flop_per_s`); the view computes no formula.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import panel as pn
+import param
 from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
-from core.hardware import get_accelerator
-from core.roofline import EFFICIENCY_BAND
+from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
+
+from .state import LabState
+from .style import PALETTE, PIN_STYLES
 
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
 
-ROOF_COLOR = "#2ca02c"
-LADDER_COLOR = "#1f77b4"
-POINT_COLOR = "#ff7f0e"
-KV_LADDER_COLOR = "#9467bd"
+ROOF_COLOR = PALETTE["roof"]
+LADDER_COLOR = PALETTE["ladder"]
+POINT_COLOR = PALETTE["workload"]
+KV_LADDER_COLOR = PALETTE["kv"]
 BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_FAR), 200)
 
 
-def roof_xy(peak_flop_per_s: float, bandwidth: float) -> tuple[list[float], list[float]]:
-    """The roof as three points (TFLOP/s): slope from the left edge, ridge, flat to the right edge."""
-    ridge = peak_flop_per_s / bandwidth
-    x = [X_RANGE[0], ridge, X_FAR]
-    y = [bandwidth * X_RANGE[0] / TFLOP, peak_flop_per_s / TFLOP, peak_flop_per_s / TFLOP]
-    return x, y
+def roof_xy(peak_flop_per_s: float, bandwidth: float) -> dict[str, list[float]]:
+    """The roof as three points: the left edge, the ridge and the right edge (x FLOP/byte, y TFLOP/s)."""
+    x = np.array([X_RANGE[0], peak_flop_per_s / bandwidth, X_FAR])
+    return {"x": list(x), "y": list(attainable_flop_per_s(x, peak_flop_per_s, bandwidth) / TFLOP)}
 
 
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
@@ -44,11 +49,19 @@ def _rung_labels(batches, intensities, ridge: float) -> list[str]:
     return labels
 
 
-class RooflineView:
-    """A Bokeh roofline figure driven by :class:`ScenarioResult` values."""
+class RooflineView(pn.viewable.Viewer):
+    """A Bokeh roofline figure that follows a :class:`LabState` (or shows one result, for the offline page).
 
-    def __init__(self, result: ScenarioResult, compact: bool = False):
-        self.compact = compact  # embed mode: no legend (a one-line key is shown instead)
+    Args:
+        result: the result to draw first (default: the state's).
+    """
+
+    state = param.ClassSelector(class_=LabState, default=None, doc="The session state it follows (None: static).")
+    compact = param.Boolean(default=False, doc="Embed mode: no legend (a one-line key is shown instead).")
+
+    def __init__(self, result: ScenarioResult | None = None, **params):
+        super().__init__(**params)
+        result = result if result is not None else self.state.result
         # Named so that browser tests and the benchmark can find them in the document.
         self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
         self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
@@ -70,6 +83,28 @@ class RooflineView:
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
+        if self.state is not None:
+            self._on_pins()
+            self._on_measured()
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=380 if self.compact else 540)
+
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
+
+    @param.depends("state.pin_rows", watch=True)
+    def _on_pins(self) -> None:
+        self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
+
+    @param.depends("state.measured", watch=True)
+    def _on_measured(self) -> None:
+        self.show_measured(self.state.measured)
+
+    @param.depends("state.band", watch=True)
+    def _on_band(self) -> None:
+        self.band_renderer.visible = self.state.band
 
     def _build(self):
         fig = figure(
@@ -85,7 +120,7 @@ class RooflineView:
             toolbar_location="above",
             name="roofline",
         )
-        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed",
+        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color=PALETTE["sparse"], line_dash="dashed",
                                         line_width=1.5, legend_label="sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
         self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
@@ -94,9 +129,9 @@ class RooflineView:
         self.band_renderer.visible = False
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
-        fig.line("x", "y", source=self.reference, color="#424242", line_width=2, line_dash="dotdash")
+        fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
-                                text_font_size="11px", text_color="#424242"))
+                                text_font_size="11px", text_color=PALETTE["text"]))
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
@@ -124,10 +159,12 @@ class RooflineView:
         # stacked labels rather than overprinted ones.
         fig.add_layout(LabelSet(x="x", y="y", text="name", source=self.pins, x_offset=12, y_offset="yoff",
                                 text_font_size="11px", text_color="color"))
-        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3, color="#c62828")
+        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3,
+                               color=PALETTE["measured"])
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=8, y_offset=-14,
-                                text_font_size="10px", text_color="#c62828"))
-        point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
+                                text_font_size="10px", text_color=PALETTE["measured"]))
+        point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR,
+                            line_color=PALETTE["workload_line"],
                             line_width=2, legend_label="your workload")
         tooltips = [
             ("batch B", "@batch"),
@@ -196,16 +233,14 @@ class RooflineView:
         }
 
     def _draw_reference(self, r: ScenarioResult) -> None:
-        ref_id = r.gpu.reference_id
-        if not ref_id:
+        ref = r.reference_gpu
+        if ref is None:
             self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
             return
-        ref = get_accelerator(ref_id)
-        peak = ref.dense_flop_per_s.get(r.compute_roof, ref.dense_flop_per_s["bf16"])
-        x, y = roof_xy(peak, ref.hbm_bandwidth)
+        xy = roof_xy(r.reference_peak_flop_per_s, ref.hbm_bandwidth)
         # Label the flat part well right of the ridge, clear of the ladder's labels.
-        self.reference.data = {"x": x, "y": y, "label": [f"datasheet: {ref.name}", "", ""],
-                               "lx": [x[1] * 8] * 3, "ly": [y[1] * 1.15] * 3}
+        self.reference.data = {**xy, "label": [f"datasheet: {ref.name}", "", ""],
+                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1] * 1.15] * 3}
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
@@ -225,25 +260,22 @@ class RooflineView:
         roof_key = (r.gpu.id, r.compute_roof)
         if roof_key != self._roof_key:
             self._roof_key = roof_key
-            x, y = roof_xy(r.peak_flop_per_s, r.bandwidth)
-            self.roof.data = {"x": x, "y": y}
+            self.roof.data = roof_xy(r.peak_flop_per_s, r.bandwidth)
             sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof)
-            self.sparse_roof.data = (
-                dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
-            )
+            self.sparse_roof.data = roof_xy(sparse, r.bandwidth) if sparse else {"x": [], "y": []}
             self.sparse_renderer.visible = bool(sparse)  # greys its legend entry for parts with no such figure
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
                                "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
-            roof = np.minimum(r.peak_flop_per_s, r.bandwidth * BAND_X) / TFLOP
-            self.band.data = {"x": BAND_X, "lo": EFFICIENCY_BAND[0] * roof, "hi": EFFICIENCY_BAND[1] * roof}
+            lo, hi = r.efficiency_band(BAND_X)
+            self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
         lad = r.ladder
         self.kv_ladder.data = {
             "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,
-            "pct": 100 * lad.attainable_flop_per_s_with_kv / r.peak_flop_per_s, "fits": np.where(lad.fits, "yes", "no"),
+            "pct": 100 * lad.peak_fraction_with_kv, "fits": np.where(lad.fits, "yes", "no"),
         }
         self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flop_per_s_with_kv / TFLOP],
                               "batch": [r.batch], "pct": [100 * r.peak_fraction_with_kv],

@@ -1,29 +1,50 @@
 """Serving views drawn as HTML tables and bars: per-step traffic, the KV-cache
 table and speculation that pays.  Each is one HTML element per session (no
-Bokeh models), updated by replacing its markup."""
+Bokeh models), recomputed from the session's result only while its tab is open
+(:class:`TabHTMLView`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
+import panel as pn
+import param
+
 from core.precision import get_precision
-from core.scenario import Scenario, ScenarioResult
+from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
-from core.speculation import speculation_sweep
+from core.sweeps import speculation_sweep
 from core.units import GB, GiB
 
-SERVING_CSS = """
-table.lab { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
-table.lab th, table.lab td { padding: 4px 8px; border: 1px solid #e0e0e0; text-align: right; }
-table.lab th { background: #fafafa; }
-table.lab td.over { background: #fde0dc; color: #b71c1c; }
-table.lab tr.current td { font-weight: 700; background: #fff3e0; }
-.bar { display: flex; height: 26px; margin: 2px 0 10px 0; border: 1px solid #ccc; }
-.bar div { color: white; font-size: 11px; line-height: 26px; padding-left: 4px; overflow: hidden;
-           white-space: nowrap; box-sizing: border-box; }
-.caption { font-size: 13px; color: #444; max-width: 760px; }
-.row-label { font-size: 13px; margin-top: 6px; }
-"""
+from .state import TABS, LabState
+from .style import PALETTE, STYLESHEET
+
+
+class TabHTMLView(pn.viewable.Viewer):
+    """An HTML view of one tab: ``render(state)`` is recomputed on each new result while the tab is open.
+
+    Args:
+        render: the session state -> HTML.
+    """
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+    tab = param.Selector(objects=list(TABS), doc="The tab that shows this view.")
+
+    def __init__(self, render: Callable[[LabState], str], **params):
+        super().__init__(**params)
+        self._render = render
+        self.pane = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self._refresh()
+
+    def __panel__(self):
+        return self.pane
+
+    @param.depends("state.result", "state.tab", watch=True)
+    def _refresh(self) -> None:
+        if self.state.tab == self.tab:
+            self.pane.object = self._render(self.state)
+
 
 TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
 
@@ -42,8 +63,9 @@ def traffic_html(r: ScenarioResult) -> str:
             f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.1f} GB per step, '
             f"KV {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, KV {kv / GB:,.1f} GB = "
             f"{kv / GiB:,.1f} GiB)</div>"
-            f'<div class="bar"><div style="width:{w_pct:.2f}%;background:#1f77b4">weights {w_pct:.0f} %</div>'
-            f'<div style="width:{kv_pct:.2f}%;background:#d62728">KV cache {kv_pct:.0f} %</div></div>'
+            f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '
+            f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">KV cache '
+            f"{kv_pct:.0f} %</div></div>"
         )
     dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes_read else "the weights"
     head = (
@@ -82,17 +104,16 @@ def kv_table_html(r: ScenarioResult) -> str:
 SPEC_DEPTHS = tuple(range(1, 9))
 
 
-def speculation_html(r: ScenarioResult, scenario: Scenario) -> str:
+def speculation_html(state: LabState) -> str:
     """Speculation at depths 1-8 (and the current one) for the current batch, context and acceptance α."""
-    levers = scenario.levers()
-    sweep = speculation_sweep(levers, sorted({*SPEC_DEPTHS, levers["spec_k"]}), scenario.resolve_model,
-                              scenario.resolve_gpu)
+    levers = state.scenario.levers()
+    sweep = speculation_sweep(state.scenario, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""
         rows.append(
             f"<tr{current}><td>{k}</td><td>{sweep['intensity'][i]:,.4g}</td><td>{sweep['expected_tokens'][i]:.2f}</td>"
-            f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s'][i]:,.0f}</td>"
+            f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
         )
     caption = (

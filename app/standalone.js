@@ -71,7 +71,7 @@ const lad = r.ladder;
 ladder.data = {
   x: lad.map(q => q.intensity), y: lad.map(q => q.attainable / T), batch: lad.map(q => q.batch),
   pct: lad.map(q => 100 * q.peak_fraction_weights), fits: lad.map(q => q.fits ? "yes" : "no"),
-  fill: lad.map(q => q.fits ? "#1f77b4" : "white"), line: lad.map(q => "#1f77b4"),
+  fill: lad.map(q => q.fits ? C.colors.ladder : "white"), line: lad.map(q => C.colors.ladder),
   label: lad.map(q => "B=" + q.batch),
 };
 kv_ladder.data = {
@@ -92,27 +92,32 @@ ridge.data = {x: [r.ridge_point], y: [0.01], text: ["ridge " + Math.round(r.ridg
 span.location = r.ridge_point;
 const fmt = (x, d) => x.toLocaleString("en-US", {maximumFractionDigits: d});
 const sig = (x) => Number(x.toPrecision(4)).toLocaleString("en-US", {maximumFractionDigits: 10});
+// Labels and formulas come from Python (core/explain.py's derivation), values from evaluate().
 const rows = [
-  ["intensity", "Arithmetic intensity I = 2·B·k/p", sig(r.arithmetic_intensity_weights) + " FLOP/byte"],
-  ["intensity-kv", "Intensity counting KV reads", sig(r.arithmetic_intensity_with_kv) + " FLOP/byte"],
-  ["ridge", "Ridge point P_peak/BW", fmt(r.ridge_point, 0) + " FLOP/byte"],
-  ["attainable", "Attainable min(P_peak, BW·I)", sig(r.attainable_flop_per_s_weights / T) + " TFLOP/s"],
-  ["peak-fraction", "Fraction of peak (weights)", Number((100 * r.peak_fraction_weights).toPrecision(3)) + " %"],
-  ["attainable-kv", "Attainable counting KV reads", sig(r.attainable_flop_per_s_with_kv / T) + " TFLOP/s (" +
+  ["intensity", sig(r.arithmetic_intensity_weights) + " FLOP/byte"],
+  ["intensity-kv", sig(r.arithmetic_intensity_with_kv) + " FLOP/byte"],
+  ["ridge", fmt(r.ridge_point, 0) + " FLOP/byte"],
+  ["attainable", sig(r.attainable_flop_per_s_weights / T) + " TFLOP/s"],
+  ["peak-fraction", Number((100 * r.peak_fraction_weights).toPrecision(3)) + " %"],
+  ["attainable-kv", sig(r.attainable_flop_per_s_with_kv / T) + " TFLOP/s (" +
    Number((100 * r.peak_fraction_with_kv).toPrecision(3)) + " %)"],
-  ["bound", "Bound", r.bound + "-bound"],
-  ["weights", "Weight bytes N·p", fmt(r.weight_bytes_read / 1e9, 2) + " GB"],
-  ["step-time", "Step time", sig(r.step_time_s_with_kv * 1e3) + " ms"],
-  ["tokens", "Tokens/s ceiling (counting KV; α = " + C.acceptance + ")", fmt(r.tokens_per_s_with_kv, 0) + " tokens/s"],
-  ["tokens-no-kv", "Tokens/s ignoring KV", fmt(r.tokens_per_s_weights, 0) + " tokens/s"],
-  ["kv-token", "KV per token 2·L·h_kv·d_head·p_kv", sig(r.kv_bytes_per_token / 1024) + " KiB"],
-  ["kv-total", "KV cache (whole batch)", fmt(r.kv_bytes / GiB, 2) + " GiB"],
-  ["fits", "Fits in memory", r.fits ? "yes" : "NO"],
-  ["max-batch", "Largest batch at S", fmt(r.max_batch, 0)],
+  ["bound", r.bound + "-bound"],
+  ["weights", fmt(r.weight_bytes_read / 1e9, 2) + " GB (" + fmt(r.weight_bytes_read / GiB, 2) + " GiB)"],
+  ["step-time", sig(r.step_time_s_with_kv * 1e3) + " ms"],
+  ["tokens", fmt(r.tokens_per_s_with_kv, 0) + " tokens/s"],
+  ["tokens-no-kv", fmt(r.tokens_per_s_weights, 0) + " tokens/s"],
+  ["kv-token", sig(r.kv_bytes_per_token / 1024) + " KiB"],
+  ["kv-total", fmt(r.kv_bytes / GiB, 2) + " GiB"],
+  ["fits", r.fits ? "yes" : "NO"],
+  ["max-batch", fmt(r.max_batch, 0)],
 ];
+// Every text written as HTML is escaped: a name typed by a user stays text.
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+  "'": "&#39;"})[c]);
 readouts.text = '<table style="font-size:13px;border-collapse:collapse">' + rows.map(
-  ([k, q, v]) => '<tr><td style="padding:2px 10px 2px 0">' + q + '</td><td style="font-weight:600;' +
-  'text-align:right" data-readout="' + k + '">' + v + '</td></tr>').join("") + '</table>';
+  ([k, v]) => '<tr><td style="padding:2px 10px 2px 0">' + esc(C.labels[k]) +
+  '<div style="color:#555;font-size:12px">' + esc(C.formulas[k]) + '</div></td><td style="font-weight:600;' +
+  'text-align:right" data-readout="' + k + '">' + esc(v) + '</td></tr>').join("") + '</table>';
 results.text = JSON.stringify({...r, inputs: s});
 fig.title.text = C.model_name + " on " + C.gpu_name + ", decode\nI = " + sig(r.arithmetic_intensity_weights) +
   " FLOP/byte on the weights (" + Number((100 * r.peak_fraction_weights).toPrecision(3)) +

@@ -14,8 +14,10 @@ The model and the GPU are fixed when the page is written, as are the phase
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
+import param
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.events import DocumentReady
@@ -23,11 +25,14 @@ from bokeh.layouts import column, row
 from bokeh.models import Checkbox, CustomJS, CustomJSTickFormatter, Div, Select, Slider
 from bokeh.resources import Resources
 
-from core.precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof
-from core.scenario import Scenario, ScenarioResult
+from core.explain import quantities
+from core.levers import Lever
+from core.precision import PRECISIONS, WEIGHT_PRECISIONS, compute_roof
+from core.scenario import LEVERS, Scenario, ScenarioResult
+from core.units import GiB
 
-from .controls import BATCH_STOPS, CONTEXT_STOPS
 from .roofline_view import RooflineView
+from .style import PALETTE
 
 # The browser-side model and update: its own file, fed constants from Python.
 SCRIPT = Path(__file__).with_name("standalone.js")
@@ -54,7 +59,7 @@ class BokehOnlyInline(Resources):
 
 
 def constants(scenario: Scenario, result: ScenarioResult) -> dict:
-    """What the browser needs to re-evaluate the scenario: SI values and the model's shape."""
+    """What the browser needs to re-evaluate the scenario: SI values, the model's shape, labels and colours."""
     g, m = result.gpu, result.model
     peak, sparse = {}, {}
     for wd in WEIGHT_PRECISIONS:
@@ -71,6 +76,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
             "experts": m.moe.n_experts,
             "per_token": m.moe.experts_per_token,
         }
+    derived = quantities(result)
     return {
         "model_name": m.name,
         "gpu_name": g.name,
@@ -89,18 +95,49 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "capacity": result.capacity_bytes,
         "reserve": result.reserve_bytes,
         "acceptance": result.acceptance,
-        "batch_stops": _stops(BATCH_STOPS, scenario.batch),
-        "context_stops": _stops(CONTEXT_STOPS, scenario.context),
+        "batch_stops": _stops(LEVERS["batch"], scenario.batch),
+        "context_stops": _stops(LEVERS["context"], scenario.context),
+        "labels": {key: q.label for key, q in derived.items()},
+        "formulas": {key: q.formula for key, q in derived.items()},
+        "colors": PALETTE,
     }
 
 
-def _stops(stops: list[int], value: int) -> list[int]:
-    return sorted({*stops, value})
+def _stops(lever: Lever, value: int) -> list[int]:
+    return sorted({*lever.stops, value})
+
+
+#: The levers the offline page can move (the rest are fixed when the page is written).
+PAGE_LEVERS = ("batch", "spec_k", "context", "weight_dtype", "kv_dtype", "gqa")
+
+
+def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
+    """A Bokeh widget for ``lever``, generated from the lever table like the served controls."""
+    p, value = lever.parameter, getattr(scenario, lever.name)
+    if stops:
+        return Slider(title=p.label, start=0, end=len(stops) - 1, step=1, value=stops.index(value),
+                      css_classes=[lever.css], width=260,
+                      format=CustomJSTickFormatter(args={"stops": stops},
+                                                   code="const v = stops[Math.round(tick)]; "
+                                                        "return v === undefined ? '' : v.toLocaleString('en-US')"))
+    if isinstance(p, param.Boolean):
+        return Checkbox(label=p.label, active=bool(value), css_classes=[lever.css])
+    if isinstance(p, param.Selector):
+        return Select(title=p.label, value=value, width=160, css_classes=[lever.css],
+                      options=[(v, k) for k, v in p.names.items()] if p.names else list(p.objects))
+    lo, hi = p.get_soft_bounds()
+    return Slider(title=p.label, start=lo, end=max(hi, value), step=1, value=value, css_classes=[lever.css],
+                  width=200)
 
 
 def standalone_html(scenario: Scenario) -> str:
-    """The page for ``scenario`` as one HTML string (Bokeh resources inline)."""
-    result = Scenario(**{**scenario.levers(), "phase": "decode"}).evaluate()
+    """The page for ``scenario`` as one HTML string (Bokeh resources inline).
+
+    Every name written into the page is escaped, so a custom GPU or model named
+    ``<img onerror=…>`` shows as text.
+    """
+    scenario = scenario.clone(phase="decode")  # the page shows decode; a session's own GPU and model travel
+    result = scenario.evaluate()
     c = constants(scenario, result)
     view = RooflineView(result)
     view.other_phase.data = {"x": [], "y": [], "label": []}
@@ -113,64 +150,27 @@ def standalone_html(scenario: Scenario) -> str:
         for item in legend.items
         if item.label.value != "same request, other phase" and not item.label.value.startswith("60%")
     ]
-    batch = Slider(
-        title="Batch B",
-        start=0,
-        end=len(c["batch_stops"]) - 1,
-        step=1,
-        value=c["batch_stops"].index(scenario.batch),
-        css_classes=["batch"],
-        width=260,
-        format=CustomJSTickFormatter(args={"stops": c["batch_stops"]}, code="return stops[tick]"),
-    )
-    spec_k = Slider(
-        title="Speculation depth k", start=1, end=16, step=1, value=scenario.spec_k, css_classes=["spec-k"], width=200
-    )
-    context = Slider(
-        title="Context S (tokens)",
-        start=0,
-        end=len(c["context_stops"]) - 1,
-        step=1,
-        value=c["context_stops"].index(scenario.context),
-        css_classes=["context"],
-        width=260,
-        format=CustomJSTickFormatter(
-            args={"stops": c["context_stops"]}, code="return stops[tick].toLocaleString('en-US')"
-        ),
-    )
-    weight = Select(
-        title="Weight precision p",
-        value=scenario.weight_dtype,
-        width=140,
-        css_classes=["weight"],
-        options=[(p, PRECISIONS[p].label) for p in WEIGHT_PRECISIONS],
-    )
-    kv = Select(
-        title="KV-cache precision p_kv",
-        value=scenario.kv_dtype,
-        width=160,
-        css_classes=["kv"],
-        options=[(p, PRECISIONS[p].label) for p in KV_PRECISIONS],
-    )
-    gqa = Checkbox(label="Grouped-query attention", active=scenario.gqa, css_classes=["gqa"])
+    stops = {"batch": c["batch_stops"], "context": c["context_stops"]}
+    widgets = {name: _widget(LEVERS[name], scenario, stops.get(name)) for name in PAGE_LEVERS}
     readouts = Div(text="", name="readouts")
-    results = Div(text="", visible=False, name="results")
+    results = Div(text="", visible=False, name="results", render_as_text=True)
+    title = f"{result.model.name} on {result.gpu.name}"
     header = Div(
         text=(
-            f"<h2 style='margin:4px 0'>Roofline Lab — {result.model.name} on {result.gpu.name}</h2>"
+            f"<h2 style='margin:4px 0'>Roofline Lab — {escape(title)}</h2>"
             "<div style='font-size:13px;color:#444'>A self-contained copy of the lab: no server, no network. "
             "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I); KV cache 2·L·h_kv·d_head·S·B·p_kv. "
-            f"Capacity {result.capacity_bytes / 2**30:,.1f} GiB, reserve {result.reserve_bytes / 2**30:,.1f} GiB.</div>"
+            f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB.</div>"
         )
     )
     args = dict(
         C=c,
-        batch=batch,
-        spec_k=spec_k,
-        context=context,
-        weight=weight,
-        kv=kv,
-        gqa=gqa,
+        batch=widgets["batch"],
+        spec_k=widgets["spec_k"],
+        context=widgets["context"],
+        weight=widgets["weight_dtype"],
+        kv=widgets["kv_dtype"],
+        gqa=widgets["gqa"],
         readouts=readouts,
         results=results,
         fig=fig,
@@ -184,18 +184,11 @@ def standalone_html(scenario: Scenario) -> str:
         span=view.ridge_span,
     )
     callback = CustomJS(args=args, code=SCRIPT.read_text(encoding="utf-8"))
-    for widget, prop in (
-        (batch, "value"),
-        (spec_k, "value"),
-        (context, "value"),
-        (weight, "value"),
-        (kv, "value"),
-        (gqa, "active"),
-    ):
-        widget.js_on_change(prop, callback)
+    for widget in widgets.values():
+        widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
     layout = column(
         header,
-        row(batch, spec_k, context, weight, kv, gqa),
+        row(*widgets.values()),
         row(fig, readouts, sizing_mode="stretch_width"),
         results,
         sizing_mode="stretch_width",
@@ -204,4 +197,4 @@ def standalone_html(scenario: Scenario) -> str:
     doc.add_root(layout)
     # The browser evaluates once on load, so the page shows its own numbers from the start.
     doc.js_on_event(DocumentReady, callback)
-    return file_html(doc, BokehOnlyInline(), title=f"Roofline Lab — {result.model.name} on {result.gpu.name}")
+    return file_html(doc, BokehOnlyInline(), title=f"Roofline Lab — {title}")

@@ -9,18 +9,28 @@ whose cache does not fit shaded, and the current B marked.
 from __future__ import annotations
 
 import numpy as np
+import panel as pn
+import param
 from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
 from bokeh.plotting import figure
 
-from core.scenario import ScenarioResult, batch_sweep
+from core.scenario import ScenarioResult
+from core.sweeps import batch_sweep
+
+from .state import LabState
+from .style import PALETTE
 
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
 
-class ThroughputView:
-    """A Bokeh tokens/s-vs-batch figure; :meth:`update` only replaces data."""
+class ThroughputView(pn.viewable.Viewer):
+    """A Bokeh tokens/s-vs-batch figure following a :class:`LabState`; updates only replace data."""
 
-    def __init__(self, result: ScenarioResult):
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        result = self.state.result
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
         self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
@@ -35,15 +45,16 @@ class ThroughputView:
         self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
                                   text_color="#616161", text_font_size="12px")
         fig.add_layout(self.no_fit_label)
-        fig.line("batch", "no_kv", source=self.curves, color="#2ca02c", line_width=3, line_dash="dashed",
+        fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
                  legend_label="roofline ceiling ignoring the KV cache")
-        kv = fig.line("batch", "with_kv", source=self.curves, color="#1f77b4", line_width=3,
+        kv = fig.line("batch", "with_kv", source=self.curves, color=PALETTE["kv"], line_width=3,
                       legend_label="achievable, counting KV reads at context S")
-        fig.scatter("batch", "tok", source=self.current, size=14, color="#ff7f0e", line_color="#7a3b00",
+        fig.scatter("batch", "tok", source=self.current, size=14, color=PALETTE["workload"],
+                    line_color=PALETTE["workload_line"],
                     legend_label="current B")
-        fig.scatter("batch", "tok", source=self.measured, marker="x", size=14, line_width=3, color="#c62828",
+        fig.scatter("batch", "tok", source=self.measured, marker="x", size=14, line_width=3, color=PALETTE["measured"],
                     legend_label="your measurements")
-        self.b_span = Span(location=1, dimension="height", line_color="#ff7f0e", line_dash="dotted")
+        self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
             ("B", "@batch"), ("ignoring KV", "@no_kv{0,0} tok/s"), ("counting KV", "@with_kv{0,0} tok/s")]))
@@ -53,6 +64,18 @@ class ThroughputView:
         fig.add_layout(legend, "below")
         self.figure = fig
         self.update(result)
+        self._on_measured()
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=520)
+
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
+
+    @param.depends("state.measured", watch=True)
+    def _on_measured(self) -> None:
+        self.show_measured(self.state.measured)
 
     def show_measured(self, points) -> None:
         """Draw measured throughput at its batch."""

@@ -10,27 +10,29 @@ from __future__ import annotations
 from html import escape
 
 import panel as pn
+import param
 
-from core.scenario import Scenario, ScenarioResult
+from core.scenario import ScenarioResult
 from core.tour import TOUR
 
-TOUR_CSS = """
-.tour-card { background: #fff8e1; border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; }
-.tour-card h4 { margin: 4px 0; } .tour-card .src { color: #777; font-size: 12px; }
-"""
+from .state import LabState
+from .style import STYLESHEET
 
 
-class TourView:
-    """Tour controls and caption for one session."""
+class TourView(pn.viewable.Viewer):
+    """Tour controls and caption for one session; the caption follows the session's result."""
 
-    def __init__(self, scenario: Scenario):
-        self.scenario = scenario
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.scenario = self.state.scenario
         self.index: int | None = None
         self.prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["tour-prev"])
         self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
                                       css_classes=["tour-next"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
-        self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False)
+        self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False)
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self._next())
         self.leave.on_click(lambda _e: self.stop())
@@ -40,6 +42,13 @@ class TourView:
             self.caption,
             sizing_mode="stretch_width",
         )
+
+    def __panel__(self):
+        return self.layout
+
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
 
     def _next(self) -> None:
         if self.index is None:
@@ -61,7 +70,7 @@ class TourView:
         if self.scenario.levers() == before:
             # Two steps can share a scenario (Steps 1 and 2): no lever changed and
             # no watcher fired, so refresh the caption here.
-            self.update(self.scenario.evaluate())
+            self.update(self.state.result)
 
     def stop(self) -> None:
         """Leave the tour; the scenario stays where the step left it."""

@@ -20,9 +20,15 @@ import io
 import math
 from dataclasses import dataclass
 
-from .scenario import ScenarioResult, evaluate
+from .scenario import LEVERS, Scenario, ScenarioResult
 
 MAX_ROWS = 1000
+#: A measured bandwidth this far over the datasheet's is still read as on the roof (datasheet
+#: bandwidths are rounded, and a streaming copy can beat them slightly); beyond it a point
+#: is "above the roof": measured on another model, GPU or precision.
+BANDWIDTH_SLACK = 0.05
+#: Highest plausible measured decode throughput of one GPU, tokens/s (the fastest parts serve ~1e5).
+MAX_TOKENS_PER_S = 1e9
 COLUMNS = {"batch": ("batch", "b", "batch_size"), "context": ("context", "s", "context_tokens", "seq_len"),
            "tokens_per_s": ("tokens_per_s", "tokens/s", "tok/s", "tok_s", "throughput")}
 
@@ -48,6 +54,7 @@ class MeasuredPoint:
     mfu: float
     ceiling_tokens_per_s: float
     gap: float
+    above_roof: bool  #: achieved bandwidth or FLOP/s beyond the GPU's roof (see BANDWIDTH_SLACK)
 
 
 def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
@@ -69,29 +76,40 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
             problems.append(f"only the first {MAX_ROWS} rows are read")
             break
         try:
-            b, s, t = (float(rec[found[k]]) for k in ("batch", "context", "tokens_per_s"))
-            if not (b >= 1 and b == int(b) and s >= 1 and s == int(s) and math.isfinite(t) and t > 0):
-                raise ValueError
-        except (TypeError, ValueError):
-            problems.append(f"row {line}: needs a whole batch >= 1, a whole context >= 1 and tokens/s > 0 "
-                            f"(got {', '.join(str(rec.get(found[k])) for k in COLUMNS)})")
+            # Batch and context are the Scenario's own levers: the same validation and bounds.
+            b = LEVERS["batch"].decode(rec[found["batch"]] or "")
+            s = LEVERS["context"].decode(rec[found["context"]] or "")
+            text = str(rec[found["tokens_per_s"]] or "")
+            t = _number(text)
+            if not (0 < t <= MAX_TOKENS_PER_S):
+                raise ValueError(f"tokens/s={text[:20]!r} is not a number above 0 and at most {MAX_TOKENS_PER_S:g}")
+        except ValueError as exc:
+            reason = str(exc) or "not a number"
+            problems.append(f"row {line}: {reason}")
             continue
         rows.append(Measurement(int(b), int(s), t))
     return rows, problems
 
 
-def analyse(levers: dict, measurements: list[Measurement], resolve_model, resolve_gpu) -> list[MeasuredPoint]:
-    """Each measurement against the roof of ``levers``' model, GPU and precisions."""
-    base = {**levers, "phase": "decode", "spec_k": 1}
-    gpu, model = resolve_gpu(base.pop("gpu")), resolve_model(base.pop("model"))
+def _number(text: str) -> float:
+    """``text`` as a float, NaN when it is not one (or is implausibly long)."""
+    try:
+        return float(text) if len(text) <= 64 else math.nan
+    except ValueError:
+        return math.nan
+
+
+def analyse(scenario: Scenario, measurements: list[Measurement]) -> list[MeasuredPoint]:
+    """Each measurement against the roof of ``scenario``'s model, GPU and precisions (plain decode, k = 1)."""
     points = []
     for m in measurements:
-        r: ScenarioResult = evaluate(gpu=gpu, model=model, **{**base, "batch": m.batch, "context": m.context})
+        r: ScenarioResult = scenario.clone(phase="decode", spec_k=1, batch=m.batch, context=m.context).evaluate()
         steps = m.tokens_per_s / m.batch
         flops, bandwidth = r.flop_per_step * steps, r.bytes_per_step * steps
         points.append(MeasuredPoint(
             measurement=m, intensity=r.arithmetic_intensity_with_kv, achieved_flop_per_s=flops,
             achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flop_per_s,
             ceiling_tokens_per_s=r.tokens_per_s_with_kv, gap=r.tokens_per_s_with_kv / m.tokens_per_s,
+            above_roof=bandwidth > (1 + BANDWIDTH_SLACK) * r.bandwidth or flops > r.peak_flop_per_s,
         ))
     return points

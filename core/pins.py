@@ -1,25 +1,34 @@
 """Pinned scenarios and their comparison.
 
-The lab keeps up to :data:`MAX_PINS` scenarios on the roofline while the
-controls move on.  :func:`compare` evaluates them side by side and says what
-still differs between pins that land on the same intensity — "batch 4 vs INT4
-vs 4-token speculation" coincide at I = 4 (article 004, section 03) but are not
-the same thing: KV memory grows with B only, INT4 changes the weights (and
-quality) but not the cache, and speculation pays only with acceptance.
+A :class:`Pin` keeps a scenario (a label and every lever) while the controls move
+on.  :func:`compare` evaluates pins side by side and says what still differs
+between pins that land on the same intensity — "batch 4 vs INT4 vs 4-token
+speculation" coincide at I = 4 (article 004, section 03) but are not the same
+thing: KV memory grows with B only, INT4 changes the weights (and quality) but
+not the cache, and speculation pays only with acceptance.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hardware import get_accelerator
-from .model_catalogue import get_model
-from .permalink import MAX_PINS, Pin
+from .catalogue import Catalogue
 from .precision import get_precision
 from .scenario import ScenarioResult, evaluate
 from .units import GiB
 
-__all__ = ["MAX_PINS", "Pin", "PinRow", "compare", "lever_preset"]
+__all__ = ["MAX_PINS", "Pin", "PinRow", "compare", "evaluate_pin", "lever_preset"]
+
+#: Pins a session keeps at once.
+MAX_PINS = 8
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A pinned scenario: a label and every lever (Scenario parameter names, SI values)."""
+
+    name: str
+    levers: dict
 
 
 @dataclass(frozen=True)
@@ -31,19 +40,24 @@ class PinRow:
     notes: tuple[str, ...]
 
 
-def evaluate_pin(pin: Pin, resolve_model=get_model, resolve_gpu=get_accelerator) -> ScenarioResult:
-    """The :class:`ScenarioResult` of a pin's levers (ids looked up with the resolvers)."""
+def evaluate_pin(pin: Pin, catalogue: Catalogue | None = None) -> ScenarioResult:
+    """The :class:`ScenarioResult` of a pin's levers, its ids looked up in ``catalogue``.
+
+    Raises:
+        ValueError: a model or GPU the catalogue does not hold.
+    """
+    catalogue = catalogue or Catalogue()
     levers = dict(pin.levers)
-    return evaluate(gpu=resolve_gpu(levers.pop("gpu")), model=resolve_model(levers.pop("model")), **levers)
+    return evaluate(gpu=catalogue.gpu(levers.pop("gpu")), model=catalogue.model(levers.pop("model")), **levers)
 
 
-def compare(pins: list[Pin], resolve_model=get_model, resolve_gpu=get_accelerator) -> list[PinRow]:
+def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]:
     """Evaluate ``pins`` and note, for pins sharing an intensity, what still differs.
 
-    ``resolve_model`` and ``resolve_gpu`` turn ids into specs (a session's own
-    models and GPUs as well as the catalogue's: :meth:`core.Scenario.resolve_model`).
+    ``catalogue`` resolves ids (a session's own models and GPUs as well as the
+    shipped ones: :attr:`core.Scenario.catalogue`).
     """
-    results = [evaluate_pin(p, resolve_model, resolve_gpu) for p in pins]
+    results = [evaluate_pin(p, catalogue) for p in pins]
     rows = []
     for i, (pin, r) in enumerate(zip(pins, results, strict=True)):
         twins = [o for j, o in enumerate(results) if j != i and _same_point(o, r)]
@@ -62,8 +76,8 @@ def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
         notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
                      f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
     if all(t.weight_dtype != r.weight_dtype for t in twins):
-        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes_read / GiB:,.1f} GiB — p changes "
-                     "the weights (and quality), not the KV cache")
+        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes_held / GiB:,.1f} GiB held — "
+                     "p changes the weights (and quality), not the KV cache")
     if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
         notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "
                      f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s_with_kv:,.0f} tokens/s")

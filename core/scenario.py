@@ -1,8 +1,10 @@
 """The Scenario: one model, on one accelerator, at one operating point.
 
-A :class:`Scenario` holds the levers (``param`` parameters, validated with
-bounds) and :meth:`Scenario.evaluate` derives everything the lab shows, in SI
-units, as a :class:`ScenarioResult`.  Nothing here imports a UI library: the
+A :class:`Scenario` holds the levers — ``param`` parameters declared once, in
+:data:`LEVERS` (the lever table: every surface is generated from it) — and a
+:class:`core.catalogue.Catalogue` (the shipped models and GPUs plus a session's
+own); :meth:`Scenario.evaluate` derives everything the lab shows, in SI units, as
+a :class:`ScenarioResult`.  Nothing here imports a UI library: the
 Panel app, the command line and a notebook all read the same object.
 
 Formulas (articles in ``shared/seeds``):
@@ -31,8 +33,10 @@ import numpy as np
 import param
 
 from . import kvcache, roofline
+from .catalogue import Catalogue
 from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
-from .model_catalogue import get_model, load_models
+from .levers import Lever, LeverTable
+from .model_catalogue import load_models
 from .models import ModelSpec
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof, get_precision
 from .speculation import expected_tokens_per_verify
@@ -42,6 +46,64 @@ from .units import GiB
 #: 3 GiB reproduces article 000, Step 5: ~59 sequences of 8k context fit an
 #: 80e9-byte H100 with no reserve, "56 once you leave headroom".
 DEFAULT_RESERVE_BYTES = 3 * GiB
+
+#: The lever table: one row per lever, in the order the controls show them.
+#: Adding a lever is a row here plus its formula in :func:`evaluate`.
+LEVERS = LeverTable(
+    Lever("model", param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
+                                  label="Model", doc="Model, by catalogue id (core/model_configs/)."),
+          flag="model"),
+    Lever("gpu", param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_accelerators().values()},
+                                label="GPU", doc="Accelerator, by catalogue id (core/hardware.json)."),
+          flag="gpu"),
+    Lever("weight_dtype", param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
+                                         label="Weight precision p",
+                                         doc="Weight format; p = its bytes per weight."),
+          flag="weight-dtype"),
+    Lever("kv_dtype", param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in KV_PRECISIONS},
+                                     label="KV-cache precision p_kv",
+                                     doc="KV-cache format; p_kv = its bytes per element."),
+          flag="kv-dtype"),
+    Lever("batch", param.Integer(default=1, bounds=(1, 65536), label="Batch B",
+                                 doc="B: concurrent sequences sharing one read of the weights."),
+          flag="batch",
+          # Dense where the articles work (1-8, 56) and roughly logarithmic beyond,
+          # so 1 -> 4 is a short drag, not a pixel.
+          stops=(1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 256, 384, 512, 768, 1024)),
+    Lever("spec_k", param.Integer(default=1, bounds=(1, 64), softbounds=(1, 16), label="Speculation depth k",
+                                  doc="k: tokens produced per read of the weights in decode "
+                                      "(speculative decoding verifies k tokens in one pass)."),
+          flag="spec-k"),
+    Lever("context", param.Integer(default=8192, bounds=(1, 2**21), label="Context S (tokens)",
+                                   doc="S: tokens of context each sequence holds in the KV cache during decode."),
+          flag="context", stops=(128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)),
+    Lever("gqa", param.Boolean(default=True, label="Grouped-query attention",
+                               doc="Off: every query head keeps its own K and V (h_kv = number of query heads)."),
+          flag="no-gqa", negated=True),
+    Lever("phase", param.Selector(default="decode", objects=["decode", "prefill"], label="Phase",
+                                  doc="decode: k = speculation depth; prefill: k = prompt length."),
+          flag="phase"),
+    Lever("prompt_len", param.Integer(default=2000, bounds=(1, 2**21), label="Prompt length",
+                                      doc="Tokens in the prompt processed by prefill (k in prefill)."),
+          flag="prompt-len", stops=(128, 256, 512, 1000, 2000, 4000, 8000, 16000, 32000)),
+    Lever("acceptance", param.Number(default=0.7, bounds=(0.0, 1.0), step=0.05, label="Acceptance rate α",
+                                     doc="Probability that the target model accepts each draft token "
+                                         "(speculative decoding; an assumption, not a property of the hardware)."),
+          flag="acceptance"),
+    Lever("capacity_convention", param.Selector(default="binary",
+                                                objects={"GB read as GiB (as built)": "binary",
+                                                         "GB = 1e9 bytes (article 000)": "decimal"},
+                                                label="Capacity convention",
+                                                doc="How the datasheet's 'GB' becomes bytes: " + "; ".join(
+                                                    f"{k}: {v}" for k, v in CAPACITY_CONVENTIONS.items())),
+          flag="capacity"),
+    Lever("reserve_bytes", param.Number(default=DEFAULT_RESERVE_BYTES, bounds=(0, 1024 * GiB),
+                                        softbounds=(0, 16 * GiB), step=GiB / 2,
+                                        label="Reserve for activations and slack",
+                                        doc="Memory held back for activations, CUDA context and allocator slack "
+                                            "(bytes inside; GiB at the edges)."),
+          flag="reserve", unit="GiB", scale=GiB),
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +119,7 @@ class Ladder:
         tokens_per_s: roofline ceiling counting KV traffic, tokens/s.
         tokens_per_s_weights: the ceiling ignoring KV traffic, tokens/s.
         attainable_flop_per_s_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
+        peak_fraction_with_kv: attainable counting KV reads / P_peak, 0..1.
         fits: weights + KV + reserve within capacity, bool.
         flop: FLOP of one step, ``2·N_active·B·k``.
         weight_bytes_read: weight bytes one step reads (MoE: the experts touched).
@@ -72,6 +135,7 @@ class Ladder:
     tokens_per_s_with_kv: np.ndarray
     tokens_per_s_weights: np.ndarray
     attainable_flop_per_s_with_kv: np.ndarray
+    peak_fraction_with_kv: np.ndarray
     fits: np.ndarray
     flop: np.ndarray
     weight_bytes_read: np.ndarray
@@ -142,10 +206,28 @@ class ScenarioResult:
     prefill_attainable_flop_per_s: float
     decode_intensity: float
     decode_attainable_flop_per_s: float
+    ttft_intensity: float
     ttft_s: float
+    verify_step_time_s: float
     tpot_s: float
+    reference_gpu: Accelerator | None
+    reference_peak_flop_per_s: float | None
     ladder: Ladder
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def roof(self, intensity):
+        """The roof of this scenario's GPU and compute precision, ``min(P_peak, BW·I)`` in FLOP/s.
+
+        Args:
+            intensity: FLOP/byte, scalar or array.
+        """
+        return roofline.attainable_flop_per_s(intensity, self.peak_flop_per_s, self.bandwidth)
+
+    def efficiency_band(self, intensity):
+        """``(low, high)`` FLOP/s: :data:`core.roofline.EFFICIENCY_BAND` of the roof at ``intensity``."""
+        lo, hi = roofline.EFFICIENCY_BAND
+        roof = self.roof(intensity)
+        return lo * roof, hi * roof
 
     def to_json(self) -> dict:
         """Every scalar field as a JSON-ready dict (SI units; keys are the field names).
@@ -157,8 +239,8 @@ class ScenarioResult:
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name in ("gpu", "model"):
-                value = value.id
+            if f.name in ("gpu", "model", "reference_gpu"):
+                value = value.id if value is not None else None
             elif isinstance(value, Ladder):
                 continue
             elif isinstance(value, tuple):
@@ -168,140 +250,103 @@ class ScenarioResult:
 
 
 class Scenario(param.Parameterized):
-    """The levers of one inference workload on one accelerator.
+    """The levers of one inference workload on one accelerator, and the catalogue they pick from.
 
-    Every parameter is validated by ``param`` (selectors for ids, bounds for
-    numbers): an invalid value raises ``ValueError`` and leaves the scenario as
-    it was.
+    The levers are the rows of :data:`LEVERS` (added to this class below), each
+    validated by ``param`` (selectors for ids, bounds for numbers): an invalid
+    value raises ``ValueError`` and leaves the scenario as it was.  The model and
+    GPU selectors offer the scenario's :attr:`catalogue`, a session's own entries
+    included; :meth:`clone` hands the catalogue to every copy.
     """
 
-    gpu = param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_accelerators().values()},
-                         label="GPU",
-                         doc="Accelerator, by catalogue id (core/hardware.json).")
-    model = param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
-                           label="Model",
-                           doc="Model, by catalogue id (core/model_configs/).")
-    weight_dtype = param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
-                                  label="Weight precision p",
-                                  doc="Weight format; p = its bytes per weight.")
-    kv_dtype = param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in KV_PRECISIONS},
-                              label="KV-cache precision p_kv",
-                              doc="KV-cache format; p_kv = its bytes per element.")
-    batch = param.Integer(default=1, bounds=(1, 65536), label="Batch B",
-                          doc="B: concurrent sequences sharing one read of the weights.")
-    spec_k = param.Integer(default=1, bounds=(1, 64), label="Speculation depth k",
-                           doc="k: tokens produced per read of the weights in decode "
-                               "(speculative decoding verifies k tokens in one pass).")
-    context = param.Integer(default=8192, bounds=(1, 2**21), label="Context S (tokens)",
-                            doc="S: tokens of context each sequence holds in the KV cache during decode.")
-    gqa = param.Boolean(default=True, label="Grouped-query attention",
-                        doc="Off: every query head keeps its own K and V (h_kv = number of query heads).")
-    reserve_bytes = param.Number(default=DEFAULT_RESERVE_BYTES, bounds=(0, None), label="Reserve (bytes)",
-                                 doc="Memory held back for activations, CUDA context and allocator slack, bytes.")
-    capacity_convention = param.Selector(default="binary",
-                                         objects={"GB read as GiB (as built)": "binary",
-                                                  "GB = 1e9 bytes (article 000)": "decimal"},
-                                         label="Capacity convention",
-                                         doc="How the datasheet's 'GB' becomes bytes: " + "; ".join(
-                                             f"{k}: {v}" for k, v in CAPACITY_CONVENTIONS.items()))
-    phase = param.Selector(default="decode", objects=["decode", "prefill"], label="Phase",
-                           doc="decode: k = speculation depth; prefill: k = prompt length.")
-    prompt_len = param.Integer(default=2000, bounds=(1, 2**21), label="Prompt length",
-                               doc="Tokens in the prompt processed by prefill (k in prefill).")
-    acceptance = param.Number(default=0.7, bounds=(0.0, 1.0), step=0.05, label="Acceptance rate α",
-                              doc="Probability that the target model accepts each draft token "
-                                  "(speculative decoding; an assumption, not a property of the hardware).")
+    catalogue = param.ClassSelector(class_=Catalogue, default=Catalogue(), instantiate=False, precedence=-1,
+                                    doc="The models and accelerators the selectors offer (shipped + a session's own).")
 
-    def __init__(self, **params):
-        # A session's own models (read from a config.json) and accelerators (a
-        # form, or `python -m core measure`) join the catalogue's, for this
-        # scenario only.
-        super().__init__(**params)
-        self._custom_models: dict[str, ModelSpec] = {}
-        self._custom_gpus: dict[str, Accelerator] = {}
+    def __init__(self, catalogue: Catalogue | None = None, **levers):
+        unknown = sorted(set(levers) - set(LEVERS.names) - {"name"})
+        if unknown:
+            raise ValueError(f"unknown lever {unknown[0]!r}; accepted: {', '.join(LEVERS.names)}")
+        super().__init__(catalogue=catalogue or Catalogue())
+        self._offer_catalogue()
+        self.param.watch(lambda _e: self._offer_catalogue(), "catalogue")
+        if levers:
+            self.param.update(**levers)
+
+    def _offer_catalogue(self) -> None:
+        self.param["model"].objects = self.catalogue.model_options()
+        self.param["gpu"].objects = self.catalogue.gpu_options()
 
     def levers(self) -> dict:
         """The scenario's levers as keyword arguments of :func:`evaluate` (ids, SI units)."""
-        return {name: getattr(self, name) for name in LEVERS}
+        return {name: getattr(self, name) for name in LEVERS.names}
 
-    def resolve_model(self, model_id: str) -> ModelSpec:
-        """This scenario's own model ``model_id``, else the catalogue's."""
-        return self._custom_models.get(model_id) or get_model(model_id)
+    def clone(self, **overrides) -> Scenario:
+        """A copy with the same catalogue and levers, ``overrides`` applied.
 
-    def resolve_gpu(self, gpu_id: str) -> Accelerator:
-        """This scenario's own accelerator ``gpu_id``, else the catalogue's."""
-        return self._custom_gpus.get(gpu_id) or get_accelerator(gpu_id)
+        Raises:
+            ValueError: an unknown lever or an invalid value.
+        """
+        return Scenario(catalogue=self.catalogue, **{**self.levers(), **overrides})
 
     def add_model(self, model: ModelSpec) -> ModelSpec:
-        """Offer ``model`` in the model selector and select it.
+        """Add ``model`` to this scenario's catalogue and select it.
 
-        A second model with the same id gets a numbered one (``config-x-2``), so
-        selecting it is a change every view sees.  A checkpoint quantised to a
-        width the lab has (4-bit GPTQ/AWQ, FP8) also selects that weight precision.
+        A checkpoint quantised to a width the lab has (4-bit GPTQ/AWQ, FP8) also
+        selects that weight precision.
 
         Returns:
-            the model as registered (its id may have been numbered).
+            the model as registered (its id may have been numbered: :meth:`Catalogue.with_model`).
         """
-        model_id, n = model.id, 2
-        while model_id in self._custom_models or model_id in self.param["model"].objects:
-            model_id, n = f"{model.id}-{n}", n + 1
-        if model_id != model.id:
-            model = dataclasses.replace(model, id=model_id, name=f"{model.name} ({n - 1})")
-        self._custom_models[model.id] = model
-        self.param["model"].objects = {**self.param["model"].names, f"{model.name} (your config)": model.id}
-        levers = {"model": model.id}
+        catalogue, model = self.catalogue.with_model(model)
+        levers = {"catalogue": catalogue, "model": model.id}
         quantised = {4: "int4", 8: "fp8" if model.quantization and model.quantization.method == "fp8" else "int8"}
         if model.quantization and model.quantization.bits in quantised:
             levers["weight_dtype"] = quantised[model.quantization.bits]
-        self.param.update(**levers)
+        self.catalogue = catalogue  # offers it in the selector before it is selected
+        self.param.update(**{k: v for k, v in levers.items() if k != "catalogue"})
         return model
 
     def add_gpu(self, gpu: Accelerator) -> None:
-        """Offer ``gpu`` in the GPU selector (replacing one of the same id) and select it."""
-        self._custom_gpus[gpu.id] = gpu
-        names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
-        self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
+        """Add ``gpu`` to this scenario's catalogue (replacing a session GPU of the same id) and select it."""
+        self.catalogue = self.catalogue.with_gpu(gpu)
         self.gpu = gpu.id
 
     def custom_gpu(self) -> Accelerator | None:
-        """The selected accelerator if it is this scenario's own, else None."""
-        return self._custom_gpus.get(self.gpu)
+        """The selected accelerator if it is this session's own, else None."""
+        return self.catalogue.own_gpus.get(self.gpu)
 
     def evaluate(self) -> ScenarioResult:
         """Derive every number of the scenario (see the module docstring)."""
         levers = self.levers()
-        return evaluate(gpu=self.resolve_gpu(levers.pop("gpu")), model=self.resolve_model(levers.pop("model")),
+        return evaluate(gpu=self.catalogue.gpu(levers.pop("gpu")), model=self.catalogue.model(levers.pop("model")),
                         **levers)
 
 
-#: The Scenario's parameters, in the order the controls show them.
-LEVERS = (
-    "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context", "gqa", "phase", "prompt_len",
-    "acceptance", "capacity_convention", "reserve_bytes",
-)
+for _lever in LEVERS:
+    Scenario.param.add_parameter(_lever.name, _lever.parameter)
+del _lever
 
 
-def evaluate(
-    *,
-    gpu: Accelerator,
-    model: ModelSpec,
-    weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16",
-    batch: int = 1,
-    spec_k: int = 1,
-    context: int = 8192,
-    gqa: bool = True,
-    reserve_bytes: float = DEFAULT_RESERVE_BYTES,
-    capacity_convention: str = "binary",
-    phase: str = "decode",
-    prompt_len: int = 2000,
-    acceptance: float = 0.7,
-) -> ScenarioResult:
-    """The :class:`ScenarioResult` of explicit levers (what :meth:`Scenario.evaluate` calls).
+def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
+    """The :class:`ScenarioResult` of a model on a GPU at explicit levers (what :meth:`Scenario.evaluate` calls).
+
+    Args:
+        gpu, model: the accelerator and the model themselves (not ids).
+        **levers: any of :data:`LEVERS` but ``model`` and ``gpu`` (SI values); a
+            lever left out takes the table's default.
 
     Raises:
-        ValueError: unknown precision, phase or capacity convention.
+        ValueError: an unknown lever, precision, phase or capacity convention.
     """
+    unknown = sorted(set(levers) - set(LEVERS.names) | {"model", "gpu"} & set(levers))
+    if unknown:
+        raise ValueError(f"unknown lever {unknown[0]!r} for evaluate(); accepted: "
+                         f"{', '.join(n for n in LEVERS.names if n not in ('model', 'gpu'))}")
+    v = {**LEVERS.defaults(), **levers}
+    weight_dtype, kv_dtype, batch, spec_k = v["weight_dtype"], v["kv_dtype"], v["batch"], v["spec_k"]
+    context, gqa, reserve_bytes, capacity_convention = v["context"], v["gqa"], v["reserve_bytes"], \
+        v["capacity_convention"]
+    phase, prompt_len, acceptance = v["phase"], v["prompt_len"], v["acceptance"]
     if phase not in ("decode", "prefill"):
         raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
     p = get_precision(weight_dtype).bytes_per_element
@@ -329,11 +374,11 @@ def evaluate(
 
     def at(b, tokens_per_read, kv_per_seq, tokens_gained=gained) -> Ladder:
         """The step of ``b`` sequences, one mechanism for the ladder and every point below."""
-        return _ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
+        return step_ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
                        reserve_bytes, capacity)
 
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
-    ladder = _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
+    ladder = step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
     point = at(batch, k, kv_seq)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
@@ -345,7 +390,12 @@ def evaluate(
     verify = at(batch, spec_k, kv_context)
     t_verify = float(verify.step_time_s_with_kv[0])
     t_plain = float(at(batch, 1, kv_context).step_time_s_with_kv[0])
-    ttft = float(at(1, prompt_len, kv_prompt).step_time_s_with_kv[0])  # one request's prompt, alone
+    ttft_step = at(1, prompt_len, kv_prompt)  # one request's prompt, alone
+    ttft, ttft_intensity = float(ttft_step.step_time_s_with_kv[0]), float(ttft_step.arithmetic_intensity_weights[0])
+    # A custom or measured part's datasheet twin, drawn beside it on the same compute roof.
+    reference = get_accelerator(gpu.reference_id) if gpu.reference_id else None
+    reference_peak = (reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"])
+                      if reference else None)
 
     weight_bytes = float(point.weight_bytes_read[0])
     flops = float(point.flop[0])
@@ -417,34 +467,33 @@ def evaluate(
         prefill_attainable_flop_per_s=float(prefill.attainable_flop_per_s_weights[0]),
         decode_intensity=float(verify.arithmetic_intensity_weights[0]),
         decode_attainable_flop_per_s=float(verify.attainable_flop_per_s_weights[0]),
+        ttft_intensity=ttft_intensity,
         ttft_s=ttft,
+        verify_step_time_s=t_verify,
         tpot_s=t_verify / e_tokens,
+        reference_gpu=reference,
+        reference_peak_flop_per_s=reference_peak,
         ladder=ladder,
         warnings=tuple(warnings),
     )
 
 
-def batch_sweep(r: ScenarioResult, batches) -> Ladder:
-    """The per-batch numbers of ``r``'s scenario at other batch sizes.
-
-    Everything but B is held (model, GPU, precisions, k, S, reserve), so this is
-    the throughput-vs-batch curve of article 000 (chart after Step 5).
+def step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
+    """The numbers of one step at each batch size: the one mechanism behind the
+    ladder, the workload point, prefill, verify, TTFT and every sweep.
 
     Args:
-        r: a result of :func:`evaluate`.
-        batches: 1-D array of batch sizes (>= 1).
-    """
-    gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
-    return _ladder(np.asarray(batches), r.model, r.bytes_per_weight, r.tokens_per_read, gained,
-                   r.kv_bytes_per_sequence, r.peak_flop_per_s, r.bandwidth, r.reserve_bytes, r.capacity_bytes)
+        batches: 1-D int array of batch sizes B (>= 1).
+        model: the :class:`ModelSpec`.
+        p: bytes per weight (with any quantisation overhead).
+        k: tokens of arithmetic per weight read (speculation depth, or prompt length).
+        gained: tokens each sequence gains per step (E in decode, the prompt in prefill).
+        kv_seq: KV bytes each sequence moves per step.
+        peak, bw: the compute roof (FLOP/s) and memory bandwidth (bytes/s).
+        reserve_bytes, capacity: bytes held back, and the memory capacity in bytes.
 
-
-def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
-    """Vectorised per-batch numbers (used for the ladder and for the point itself).
-
-    ``p`` is bytes per weight (with any quantisation overhead); ``k`` the tokens
-    of arithmetic per weight read; ``gained`` the tokens each sequence gains per
-    step (k in prefill, the expected accepted tokens in decode).
+    Returns:
+        a :class:`Ladder` with one entry per batch size.
     """
     b = np.asarray(batches)
     n, n_active = model.n_params, model.n_active_params
@@ -456,6 +505,7 @@ def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capac
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flop_per_s(intensity, peak, bw)
+    attainable_kv = roofline.attainable_flop_per_s(intensity_kv, peak, bw)
     t_step = roofline.step_time(flops, bytes_step, peak, bw)
     t_no_kv = roofline.step_time(flops, weight_bytes, peak, bw)
     return Ladder(
@@ -466,7 +516,8 @@ def _ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capac
         peak_fraction_weights=attainable / peak,
         tokens_per_s_with_kv=b * gained / t_step,
         tokens_per_s_weights=b * gained / t_no_kv,
-        attainable_flop_per_s_with_kv=roofline.attainable_flop_per_s(intensity_kv, peak, bw),
+        attainable_flop_per_s_with_kv=attainable_kv,
+        peak_fraction_with_kv=attainable_kv / peak,
         fits=n * p + b * kv_seq + reserve_bytes <= capacity,
         flop=flops,
         weight_bytes_read=weight_bytes,

@@ -196,7 +196,8 @@ def test_mla_show_your_work_is_arithmetic_that_adds_up():
     from app.readouts import rows
 
     work = {x.key: x.work for x in rows(Scenario(model="deepseek-v3", gpu="b200").evaluate())}
-    assert work["kv-token"] == "L·(kv_lora_rank + qk_rope_head_dim)·p_kv = 61 × (512 + 64) × 2 = 70,272 bytes"
+    assert work["kv-token"] == ("L·(kv_lora_rank + qk_rope_head_dim)·p_kv = 61 × (512 + 64) × 2 = "
+                                "70,272 bytes (68.62 KiB)")
 
 
 def test_points_above_the_roof_are_flagged():

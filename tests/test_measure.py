@@ -18,7 +18,7 @@ def test_parse_measurements_reads_rows_and_names_bad_ones():
 def test_mbu_and_mfu_of_a_measured_point_by_hand():
     # Llama-3-8B, H100, batch 1, 128 tokens of context, 150 tokens/s measured (article 000: 130-180).
     s = Scenario(model="llama-3-8b")
-    (p,) = analyse(s.levers(), [Measurement(1, 128, 150.0)], s.resolve_model, s.resolve_gpu)
+    (p,) = analyse(s, [Measurement(1, 128, 150.0)])
     bytes_per_step = 8_030_261_248 * 2 + 128 * 131_072
     assert p.achieved_bandwidth == pytest.approx(bytes_per_step * 150)
     assert p.mbu == pytest.approx(bytes_per_step * 150 / 3.35e12)

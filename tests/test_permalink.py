@@ -9,8 +9,9 @@ import pytest
 from core import Scenario
 from core.cli import build_parser
 from core.export import LADDER_COLUMNS, ladder_csv, pins_csv, to_json
-from core.permalink import FLAG_NAMES, MAX_PINS, Pin, from_query, to_query
-from core.pins import compare, lever_preset
+from core.permalink import from_query, to_query
+from core.pins import MAX_PINS, Pin, compare, lever_preset
+from core.scenario import LEVERS
 from core.units import GiB
 
 
@@ -28,7 +29,7 @@ def test_round_trip_restores_levers_and_pins_exactly():
 def test_query_names_are_the_command_line_flags():
     explain = build_parser()._subparsers._group_actions[0].choices["explain"]
     flags = {s.lstrip("-") for a in explain._actions for s in a.option_strings}
-    assert set(FLAG_NAMES.values()) <= flags
+    assert {lever.flag for lever in LEVERS} <= flags
 
 
 def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
@@ -39,10 +40,10 @@ def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
     assert levers == {"model": "llama-3-8b", "spec_k": 4}
     assert pins == []
     text = "\n".join(notices)
-    for fragment in ("batch='0' is not a whole number from 1 to 65536", "gpu='h900' is not one of v100",
+    for fragment in ("batch='0' is not a whole number from 1 to 65,536", "gpu='h900' is not one of v100",
                      "context='lots'", "no-gqa='maybe' is not true or false", "reserve='-2'",
                      "acceptance='1.5' is not a number from 0 to 1", "unknown parameter 'colour'",
-                     "pins: not a JSON list"):
+                     "pins: not valid JSON"):
         assert fragment in text, fragment
 
 
@@ -73,7 +74,7 @@ def test_the_three_levers_coincide_and_the_table_says_what_differs():
     assert len({r.result.attainable_flop_per_s_weights for r in rows}) == 1
     batch, int4, spec = (r.notes for r in rows)
     assert batch == ("B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences",)
-    assert int4 == ("INT4 weights: 3.7 GiB — p changes the weights (and quality), not the KV cache",)
+    assert int4 == ("INT4 weights: 3.7 GiB held — p changes the weights (and quality), not the KV cache",)
     assert spec[0].startswith("k = 4: pays only with acceptance — at α = 0.70 a verify step yields 2.53 tokens")
 
 
@@ -116,7 +117,7 @@ def test_a_custom_gpu_travels_in_the_link():
 def test_a_link_to_a_session_config_says_why_it_does_not_travel():
     state = from_query({"model": "config-your-model", "batch": "4"})
     assert state.levers == {"batch": 4}
-    assert "does not travel in links; paste it again" in state.notices[0]
+    assert "does not travel in links: paste it again" in state.notices[0]
 
 
 def test_whole_numbers_written_as_floats_are_accepted():

@@ -5,9 +5,9 @@ import pytest
 
 from core import Scenario, evaluate, get_accelerator, get_model
 from core.roofline import EFFICIENCY_BAND
-from core.scenario import batch_sweep
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
-from core.speculation import expected_tokens_per_verify, speculation_sweep
+from core.speculation import expected_tokens_per_verify
+from core.sweeps import batch_sweep, speculation_sweep
 from core.units import GB, GiB
 
 H100 = get_accelerator("h100-sxm")
@@ -29,17 +29,17 @@ def test_expected_tokens_refuses_impossible_acceptance():
 
 
 def test_speculation_is_free_only_while_memory_bound():
-    base = Scenario(model="llama-3-8b", context=128, acceptance=0.7).levers()
+    base = Scenario(model="llama-3-8b", context=128, acceptance=0.7)
     sweep = speculation_sweep(base, [1, 4])
     # Batch 1: the verify pass of 4 tokens costs what a plain step costs, so the speedup is E.
     assert sweep["step_time_s_with_kv"][1] == pytest.approx(sweep["step_time_s_with_kv"][0])
     assert sweep["speedup"][1] == pytest.approx((1 - 0.7**4) / 0.3)
     # Batch 256 at k = 4 is compute-bound: the verify pass costs more and the speedup falls below E.
-    busy = speculation_sweep({**base, "batch": 256}, [1, 4])
+    busy = speculation_sweep(base.clone(batch=256), [1, 4])
     assert busy["step_time_s_with_kv"][1] > 2 * busy["step_time_s_with_kv"][0]
     assert busy["speedup"][1] < 0.6 * (1 - 0.7**4) / 0.3
     # With no acceptance, speculation never pays.
-    assert speculation_sweep({**base, "acceptance": 0.0}, [4])["speedup"][0] == pytest.approx(1.0)
+    assert speculation_sweep(base.clone(acceptance=0.0), [4])["speedup"][0] == pytest.approx(1.0)
 
 
 # --- article 004, section 04: the KV cache table --------------------------------

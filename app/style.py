@@ -1,0 +1,35 @@
+"""The lab's look, in one place: the palette and the stylesheet.
+
+Colours are Okabe & Ito's colour-blind-safe set ("Color Universal Design", 2008),
+each with a role; every view takes its colours from :data:`PALETTE` and its CSS
+from ``app/lab.css`` (:data:`STYLESHEET`), so a change of look is one edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Okabe-Ito colours by role.
+PALETTE = {
+    "roof": "#009E73",        # bluish green
+    "ladder": "#0072B2",      # blue
+    "workload": "#E69F00",    # orange
+    "workload_line": "#7a3b00",
+    "kv": "#CC79A7",          # reddish purple: anything counting KV reads
+    "measured": "#D55E00",    # vermillion
+    "reference": "#000000",
+    "sparse": "#999999",
+    "weights": "#0072B2",
+    "kv_cache": "#D55E00",
+    "reserve": "#999999",
+    "text": "#424242",
+}
+
+#: One colour and one marker per pin slot: colour and shape both tell pins apart.
+PIN_STYLES = (
+    ("#CC79A7", "triangle"), ("#56B4E9", "square"), ("#D55E00", "inverted_triangle"), ("#000000", "hex"),
+    ("#E69F00", "star"), ("#0072B2", "square_pin"), ("#009E73", "triangle_pin"), ("#F0E442", "plus"),
+)
+
+#: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
+STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
