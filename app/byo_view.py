@@ -21,7 +21,7 @@ import param
 
 from core.config_reader import from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_accelerators, sparse_warnings
-from core.measurements import MeasuredPoint, parse_measurements
+from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
 
 from .state import LabState

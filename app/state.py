@@ -13,7 +13,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from core.measurements import MeasuredPoint, Measurement, analyse
+from core.measured_points import MeasuredPoint, Measurement, analyse
 from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 

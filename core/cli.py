@@ -24,7 +24,7 @@ from .hardware import (
     get_accelerator,
     load_accelerators,
 )
-from .measure import measure
+from .machine_roofs import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
 from .scenario import LEVERS, Scenario

@@ -4,8 +4,8 @@ import pytest
 
 from core import Scenario
 from core.cli import main
-from core.measure import measure_numpy
-from core.measurements import Measurement, analyse, parse_measurements
+from core.machine_roofs import measure_numpy
+from core.measured_points import Measurement, analyse, parse_measurements
 
 
 def test_parse_measurements_reads_rows_and_names_bad_ones():
