@@ -197,6 +197,7 @@ class ScenarioResult:
     tokens_per_s_weights: float
     memory_used_bytes: float
     free_for_kv_bytes: float
+    weights_shortfall_bytes: float
     fits: bool
     max_batch: int
     acceptance: float
@@ -377,7 +378,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         return step_ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
                        reserve_bytes, capacity)
 
-    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
+    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k, LEVERS["batch"].parameter.bounds[1])
     ladder = step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
     point = at(batch, k, kv_seq)
 
@@ -457,7 +458,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         tokens_per_s_with_kv=float(point.tokens_per_s_with_kv[0]),
         tokens_per_s_weights=float(point.tokens_per_s_weights[0]),
         memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
-        free_for_kv_bytes=float(free_for_kv),
+        free_for_kv_bytes=float(max(free_for_kv, 0.0)),
+        weights_shortfall_bytes=float(max(-free_for_kv, 0.0)),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
         acceptance=float(acceptance),
