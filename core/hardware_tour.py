@@ -19,7 +19,7 @@ from .generations import GENERATIONS, GHOLAMI_RATES_PER_2Y, bound_by_generation,
 from .hardware import get_accelerator
 from .kernels import ELEMENTWISE, decode_attention, decode_matvec, flash_attention, fuse, gemm, naive_attention
 from .overhead import kernels_per_step, three_ceilings
-from .waves import TILES, gemm_quantisation, padded, waves
+from .waves import TILES, gemm_quantisation, padded, sm_count_for_waves, waves
 
 #: Every lever of the hardware view a tour step sets (names are the view's params).
 HARDWARE_BASE: dict = {
@@ -28,7 +28,7 @@ HARDWARE_BASE: dict = {
     "ew_chain": ["LayerNorm", "GeLU", "residual add"], "fused": False, "attn_n": 4096, "attn_d": 128,
     "kv_context": 8192, "kv_heads": 8, "kv_d_head": 128, "step_params": 8.03e9, "layers": 32,
     "launch_latency_us": 4.0, "fusion_level": "unfused", "cuda_graphs": False, "tile": "128×128",
-    "wave_m": 132 * 128, "wave_k": 4096, "n_min": 240, "n_max": 400, "generations": list(GENERATIONS),
+    "wave_m": 132 * 128, "wave_k": 4096, "n_min": 240, "n_max": 400, "n_probe": 257, "generations": list(GENERATIONS),
     "show_sparse": False,
 }
 
@@ -83,7 +83,7 @@ def hardware_values(lv: dict) -> dict:
     step = three_ceilings(2 * lv["step_params"] * lv["batch"], 2 * lv["step_params"], n_kernels, gpu,
                           launch_latency_s=lv["launch_latency_us"] * 1e-6, cuda_graphs=lv["cuda_graphs"])
     tm, tn = TILES[lv["tile"]]
-    sms = gpu.sm_count or 132
+    sms, _ = sm_count_for_waves(gpu)
     q = gemm_quantisation(lv["wave_m"], 257, lv["wave_k"], tm, tn, sms, peak)
     ridges = ridge_points(lv["generations"]) if lv["generations"] else {}
     trend = catalogue_trend()

@@ -140,3 +140,19 @@ def staircase(n_values, m: int, k: int, tile_m: int, tile_n: int, sm_count: int,
         "blocks": np.array([r.blocks for r in rows]),
         "padded_n": np.array([r.padded_n for r in rows]),
     }
+
+
+#: SMs assumed where a part's count is unpublished or it is not a GPU: the H100 SXM's 132 (article 000's example).
+ASSUMED_SMS = 132
+
+
+def sm_count_for_waves(gpu) -> tuple[int, str]:
+    """SMs (or AMD CUs) to run thread-block waves on for ``gpu``, and a note when it is assumed.
+
+    TPUs and Gaudi do not run CUDA-style thread blocks, and some GPUs' SM counts
+    are unpublished: those get :data:`ASSUMED_SMS` and a note saying so.
+    """
+    if gpu.is_gpu and gpu.sm_count:
+        return int(gpu.sm_count), ""
+    why = "is not a GPU (no thread-block waves)" if not gpu.is_gpu else "has no published SM count"
+    return ASSUMED_SMS, f"{gpu.name} {why}: {ASSUMED_SMS} SMs (H100 SXM) assumed to illustrate"

@@ -53,3 +53,15 @@ def test_achieved_throughput_never_exceeds_peak():
 def test_bad_shapes_are_refused(bad):
     with pytest.raises(ValueError):
         gemm_quantisation(bad, 128, 128, 128, 128, 132, H100_PEAK)
+
+
+def test_sm_count_for_waves_says_when_it_assumes():
+    from core.hardware import get_accelerator
+    from core.waves import sm_count_for_waves
+
+    assert sm_count_for_waves(get_accelerator("h100-sxm")) == (132, "")
+    assert sm_count_for_waves(get_accelerator("mi300x")) == (304, "")
+    n, note = sm_count_for_waves(get_accelerator("b200"))
+    assert n == 132 and "no published SM count" in note
+    n, note = sm_count_for_waves(get_accelerator("tpu-v5e"))
+    assert n == 132 and "not a GPU" in note
