@@ -64,6 +64,18 @@ CSS = """
 .hw-decision .bind { font-weight: bold; color: #b00020; } .hw-card { background: #fff8e1;
  border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; } .hw-card .src { color: #777; font-size: 12px; }
 """
+LABELS = {
+    "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
+    "matvec_k": "K (columns of W)",
+    "gemm_m": "M", "gemm_k": "K", "gemm_n": "N", "ew_chain": "Ops, in order", "fused": "Fuse them into one kernel",
+    "ew_elements": "Elements in the tensor", "attn_n": "Sequence length N", "attn_d": "Head dimension d",
+    "kv_context": "Context S (cached tokens)", "kv_heads": "KV heads h_kv", "step_params": "Parameters read per step",
+    "layers": "Decoder layers", "launch_latency_us": "Launch latency (µs per kernel)",
+    "fusion_level": "Kernels per layer",
+    "cuda_graphs": "Capture the step as one CUDA graph", "tile": "Output tile", "wave_m": "M (GEMM rows)",
+    "wave_k": "K", "n_min": "N from", "n_max": "N to", "n_probe": "Readout at N", "generations": "Parts to overlay",
+    "show_sparse": "Show the 2:4-sparsity headline roof",
+}
 SENTINEL = 1e-30  # Bokeh log axes cannot show zero
 FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
 SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assumes an H100's 228 KiB, "
@@ -73,6 +85,18 @@ SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assum
 def sram_bytes(gpu) -> float:
     """FlashAttention's SRAM size M for ``gpu`` in bytes (the H100's where the part publishes none; see SRAM_NOTE)."""
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
+
+
+def _stagger(values, log_gap: float = 0.25, step: int = 14) -> list[int]:
+    """Label y offsets (px) that step labels of nearby values (within ``log_gap`` decades) apart."""
+    order = np.argsort(values)
+    offsets = [0] * len(values)
+    run = 0
+    for prev, cur in zip(order[:-1], order[1:], strict=True):
+        close = abs(np.log10(max(values[cur], 1e-30)) - np.log10(max(values[prev], 1e-30))) < log_gap
+        run = run + 1 if close else 0
+        offsets[cur] = -step * run
+    return [o - 5 for o in offsets]
 
 
 def _roof(peak: float, bandwidth: float) -> list[float]:
@@ -105,7 +129,8 @@ class HardwareView(pn.viewable.Viewer):
         generations, show_sparse: parts overlaid in the generations chart; the 2:4 headline roof.
     """
 
-    gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects=list(load_catalogue()), doc="catalogue id")
+    gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects={g.name: g.id for g in load_catalogue().values()},
+                         doc="catalogue id")
     section = param.Selector(default=SECTIONS[0], objects=list(SECTIONS))
     batch = param.Integer(default=1, bounds=(1, 4096), doc="B")
     matvec_n = param.Integer(default=4096, bounds=(1, 131072))
@@ -132,7 +157,8 @@ class HardwareView(pn.viewable.Viewer):
     n_min = param.Integer(default=240, bounds=(1, 100_000))
     n_max = param.Integer(default=400, bounds=(2, 100_000))
     n_probe = param.Integer(default=257, bounds=(1, 100_000))
-    generations = param.ListSelector(default=list(GENERATIONS), objects=list(load_catalogue()))
+    generations = param.ListSelector(default=list(GENERATIONS),
+                                     objects={g.name: g.id for g in load_catalogue().values()})
     show_sparse = param.Boolean(default=False)
 
     def __init__(self, **params):
@@ -149,8 +175,8 @@ class HardwareView(pn.viewable.Viewer):
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
         self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
-        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "time": [], "bound": []},
-                                             name="hw-kernels")
+        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "time": [], "bound": [],
+                                              "yoff": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
         self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": []}, name="hw-step")
@@ -163,7 +189,7 @@ class HardwareView(pn.viewable.Viewer):
         self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "mb": []},
                                             name="hw-attention")
         self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": []}, name="hw-gen-roofs")
-        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": []}, name="hw-ridges")
+        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "yoff": []}, name="hw-ridges")
         self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
                                            "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
@@ -182,7 +208,7 @@ class HardwareView(pn.viewable.Viewer):
         self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         f.add_layout(self.atlas_ridge)
         f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black")
-        f.add_layout(LabelSet(x="x", y="y", text="name", source=self.atlas_points, x_offset=7, y_offset=-5,
+        f.add_layout(LabelSet(x="x", y="y", text="name", source=self.atlas_points, x_offset=7, y_offset="yoff",
                               text_font_size="11px"))
         f.legend.location = "bottom_right"
         self.atlas_fig = f
@@ -233,7 +259,7 @@ class HardwareView(pn.viewable.Viewer):
         gfig = _log_figure("hw-generations", height=460)
         gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3)
         gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
-                                 x_offset=4, y_offset=-16, text_font_size="11px", text_font_style="bold"))
+                                 x_offset=6, y_offset="yoff", text_font_size="11px", text_font_style="bold"))
         gfig.scatter("x", "y", source=self.gen_ridges, size=8, color="color")
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
         gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
@@ -246,15 +272,16 @@ class HardwareView(pn.viewable.Viewer):
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-trend",
                    tooltips=[("part", "@name"), ("series", "@series"), ("× 2017", "@rel{0,0.0}")])
-        t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dashed", line_width=2)
+        t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dashed", line_width=2,
+                     legend_label="Gholami et al. 2024: 3.0× / 1.6× / 1.4× per 2 years")
         t.scatter("year", "rel", source=self.trend_points, size=10, color="color", legend_field="series")
         t.legend.location = "top_left"
         self.trend_fig = t
         ev = MEMORY_WALL_TIMELINE
-        tl_src = ColumnDataSource({"year": [e.year for e in ev], "y": [(i % 2) * 1.0 for i in range(len(ev))],
+        tl_src = ColumnDataSource({"year": [e.year for e in ev], "y": [(i % 4) * 0.6 for i in range(len(ev))],
                                    "title": [e.title for e in ev], "detail": [e.detail for e in ev],
                                    "source": [e.source for e in ev]}, name="hw-timeline")
-        tl = figure(height=190, sizing_mode="stretch_width", x_range=(1992, 2032), y_range=(-0.8, 2.0),
+        tl = figure(height=230, sizing_mode="stretch_width", x_range=(1992, 2034), y_range=(-0.6, 2.3),
                     tools="hover", toolbar_location=None, name="hw-timeline-fig", x_axis_label="year",
                     tooltips=[("", "@title"), ("", "@detail"), ("source", "@source")])
         tl.yaxis.visible = False
@@ -283,6 +310,7 @@ class HardwareView(pn.viewable.Viewer):
         self.tour_leave.on_click(lambda _e: self.stop_tour())
 
     def _w(self, name, widget=None, **kw):
+        kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
     def _layout(self):
@@ -394,7 +422,7 @@ class HardwareView(pn.viewable.Viewer):
             "x": [k.intensity for k, _ in kernels], "y": [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels],
             "name": [k.name for k, _ in kernels], "color": [c for _, c in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
-            "bound": [k.bound(gpu) for k, _ in kernels]}
+            "bound": [k.bound(gpu) for k, _ in kernels], "yoff": _stagger([k.intensity for k, _ in kernels])}
         self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
                                      f"({gpu.roof_kind or 'compute roof'})")
         rows = [f"<b>{escape(k.name)}</b>: {escape(k.formula)}; {k.bound(gpu)}-bound, "
@@ -504,7 +532,7 @@ class HardwareView(pn.viewable.Viewer):
             short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
             rt.append(f"{short}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors}
-        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors}
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "yoff": _stagger(ry, log_gap=0.15)}
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth
@@ -536,7 +564,7 @@ class HardwareView(pn.viewable.Viewer):
                 f"figure: it would put the ridge at {sparse / gpu.hbm_bandwidth:,.0f}, twice the dense "
                 f"{gpu.ridge_point():,.0f}." if sparse else "")
         self.gen_text.object = (
-            f"<div>Dashed lines: Gholami et al. (2024), {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
+            f"<div>Dashed lines: {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
             f"1.6×, interconnect 1.4× per two years. Dots: this catalogue's NVIDIA flagships (V100 → B200), fitted "
             f"per two years: {escape(rates)}. Triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, "
             f"batch-56 decode 56, training GEMM 500).{trap}</div>")
