@@ -132,7 +132,7 @@ class HardwareView(pn.viewable.Viewer):
     gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects={g.name: g.id for g in load_catalogue().values()},
                          doc="catalogue id")
     section = param.Selector(default=SECTIONS[0], objects=list(SECTIONS))
-    batch = param.Integer(default=1, bounds=(1, 4096), doc="B")
+    batch = param.Integer(default=1, bounds=(1, 65536), doc="B (the main lab's Scenario.batch has the same bounds)")
     matvec_n = param.Integer(default=4096, bounds=(1, 131072))
     matvec_k = param.Integer(default=4096, bounds=(1, 131072))
     gemm_m = param.Integer(default=4096, bounds=(1, 65536))
@@ -162,6 +162,7 @@ class HardwareView(pn.viewable.Viewer):
     show_sparse = param.Boolean(default=False)
 
     def __init__(self, **params):
+        self._custom_gpus: dict = {}
         super().__init__(**params)
         self.tour_index: int | None = None
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
@@ -171,6 +172,18 @@ class HardwareView(pn.viewable.Viewer):
         self._refresh_all()
         self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section")])
         self.param.watch(self._on_section, "section")
+
+    def add_gpu(self, gpu) -> None:
+        """Offer a custom or measured :class:`core.hardware.Accelerator` (the main lab's "bring your own" part)
+        in the selector and select it; its unpublished fields (SMs, SRAM, L2) get the stated assumptions."""
+        self._custom_gpus[gpu.id] = gpu
+        names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
+        self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
+        self.gpu = gpu.id
+
+    def accelerator(self):
+        """The selected :class:`core.hardware.Accelerator`."""
+        return self._custom_gpus.get(self.gpu) or load_catalogue()[self.gpu]
 
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
@@ -388,7 +401,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _refresh_all(self):
         try:
-            gpu = load_catalogue()[self.gpu]
+            gpu = self.accelerator()
             self._refresh_atlas(gpu)
             self._refresh_ceilings(gpu)
             self._refresh_stairs(gpu)

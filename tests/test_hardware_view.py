@@ -128,3 +128,13 @@ def test_params_refuse_bad_values(view):
 def test_user_text_is_escaped(view):
     view.gpu = "rtx-5090"
     assert "<script" not in view.atlas_work.object
+
+
+def test_links_to_the_main_lab_custom_gpu_and_large_batch(view):
+    from core.hardware import custom_accelerator
+
+    view.batch = 8192  # the lab's B goes to 65,536
+    assert not view.error.visible
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    assert view.gpu == "custom-my-gpu" and view.atlas_ridge.location == pytest.approx(200)
+    assert "My GPU has no published SM count" in view.stairs_readout.object
