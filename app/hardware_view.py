@@ -76,6 +76,7 @@ LABELS = {
     "wave_k": "K", "n_min": "N from", "n_max": "N to", "n_probe": "Readout at N", "generations": "Parts to overlay",
     "show_sparse": "Show the 2:4-sparsity headline roof",
 }
+MAX_STAIRS = 4000  # points on the staircase chart
 SENTINEL = 1e-30  # Bokeh log axes cannot show zero
 FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
 SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assumes an H100's 228 KiB, "
@@ -474,8 +475,10 @@ class HardwareView(pn.viewable.Viewer):
         tm, tn = TILES[self.tile]
         sms, sm_note = sm_count_for_waves(gpu)
         peak = gpu.dense_flop_per_s["bf16"]
-        lo, hi = sorted((self.n_min, self.n_max))
-        hi = min(hi, lo + 4000)  # at most 4,000 points
+        lo, asked_hi = sorted((self.n_min, self.n_max))
+        hi = min(asked_hi, lo + MAX_STAIRS)
+        capped = (f" The chart shows N = {lo:,} to {hi:,} (at most {MAX_STAIRS:,} points), not to {asked_hi:,}."
+                  if hi < asked_hi else "")
         s = staircase(range(lo, hi + 1), self.wave_m, self.wave_k, tm, tn, sms, peak)
         self.stairs.data = {"n": list(s["n"]), "tflops": list(s["achieved_flop_per_s"] / TFLOP),
                             "waves": list(s["waves"]), "padded": list(s["padded_n"]), "eff": list(s["efficiency"])}
@@ -488,7 +491,7 @@ class HardwareView(pn.viewable.Viewer):
             f"{sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
             f"({100 * q.wave_efficiency:.1f} % of SM slots busy): "
             f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s. "
-            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.</div>")
+            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.{capped}</div>")
 
     def _refresh_hierarchy(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]
