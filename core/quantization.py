@@ -27,8 +27,9 @@ scales and zero points, amortised per weight):
 
 Only the weight matrices of linear layers are quantised; norms, biases,
 convolutions and the embedding table stay 16-bit, and so does the LM head
-unless a rule names it (GPTQ's ``lm_head: true``, compressed-tensors'
-``Linear`` targets without ``lm_head`` in ``ignore``).  The ignore list is the
+unless a rule names it (GPTQ's ``lm_head: true``; compressed-tensors'
+``Linear`` targets and ModelOpt's algorithms cover it unless ``ignore`` /
+``exclude_modules`` names it).  The ignore list is the
 union of ``modules_to_not_convert``, ``ignore``, ``exclude_modules``,
 ``ignored_layers`` and ``llm_int8_skip_modules``; an entry matches a module
 whose dotted name contains it (a run of whole segments), with ``*`` wildcards,
@@ -304,6 +305,7 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
     elif method == "mxfp4":
         rules = ((("Linear",), TensorFormat("MXFP4", 4, 1 / 32)),)
     elif method == "modelopt":
+        lm_head = True  # ModelOpt quantises every linear layer its exclude_modules does not name
         algo = str(qc.get("quant_algo") or "")[:40].upper()
         group = int(_number(qc, "group_size", sub, 16 if algo == "NVFP4" else 128, low=1, high=1 << 20))
         if algo == "NVFP4":
@@ -319,6 +321,7 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
             return Quantization(method, 16, 0.0, (), ignore, False, modelled=False)
     elif method == "compressed-tensors":
         rules = _compressed_tensors(qc, hidden, sub, notes)
+        lm_head = True  # "Linear" targets the LM head too unless ``ignore`` names it
     elif method == "bitsandbytes":
         if qc.get("load_in_4bit"):
             kind = str(qc.get("bnb_4bit_quant_type") or "fp4")[:10].upper()
