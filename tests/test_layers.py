@@ -229,3 +229,19 @@ def test_unknown_quantisation_is_named_not_silent():
 def test_broken_quantization_config_is_refused_by_name(qc, field):
     with pytest.raises(ConfigError, match=field):
         read({**QBASE, "quantization_config": qc})
+
+
+# -- "what was read": the strip ------------------------------------------------------------------------------------
+def test_layer_strip_shows_runs_with_counts_letters_and_escapes_text():
+    from app.layer_strip import layer_strip_html
+
+    cfg = json.loads((FIELD / "hybrid-linear-attention.json").read_text())["input"]["config"]
+    m = read(cfg)
+    html = layer_strip_html(m.stack)
+    assert html.count('class="layer-run"') == 20  # (3 linear + 1 full) × 10 runs
+    assert 'data-kind="linear"' in html and "LE×3" in html and "FE</span>" in html
+    assert "30 × linear attention (fixed state) + MoE" in html and "10 × full attention + MoE" in html
+    assert "#E69F00" in html and "#0072B2" in html  # Okabe–Ito orange and blue
+    rows = [{"first": 0, "count": 2, "attention": "<script>", "mlp": "gated", "label": "<img src=x onerror=alert(1)>"}]
+    evil = layer_strip_html(rows)
+    assert "<img" not in evil and "<script>" not in evil and "&lt;img src=x" in evil
