@@ -279,8 +279,8 @@ class _Reader:
         return default
 
     def _check(self, name: str, value, low: int, high: int) -> int | None:
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-              and not isinstance(value, _TooLong) and math.isfinite(value) and int(value) == value)
+        ok = ((isinstance(value, int) and not isinstance(value, bool))
+              or (isinstance(value, float) and math.isfinite(value) and value.is_integer()))
         if not ok or not low <= value <= high:
             kind = "a positive integer" if low >= 1 else "a non-negative integer"
             self.problems.append(f"{name!r} must be {kind}, got {_show(value)} (plausible: {low:,}..{high:,})")
@@ -385,6 +385,8 @@ def from_hf_config(
     where = _depth_problem(config)
     if where:
         raise ConfigError(f"config nests deeper than {MAX_DEPTH} levels (at {where[:80]})")
+    if "text_config" in config and config["text_config"] is not None and not isinstance(config["text_config"], dict):
+        raise ConfigError(f"cannot read config: 'text_config' must be an object, got {_show(config['text_config'])}")
     cfg, notes, outer = _language_model(config)
     defaults = MODEL_TYPE_DEFAULTS.get(str(cfg.get("model_type", "")).lower(), {})
     for key, value in defaults.items():

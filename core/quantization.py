@@ -163,7 +163,7 @@ def _number(qc: dict, key: str, problems: list[str], default, *, low: float, hig
     value = qc.get(key, default)
     if value is None:
         return default
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and math.isfinite(value))
     if not ok or not low <= value <= high:
         problems.append(f"quantization_config.{key} must be a number in {low:g}..{high:g}, got {str(value)[:40]!r}")
         return default
