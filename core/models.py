@@ -547,7 +547,7 @@ class ModelSpec:
             n = self.stack.count(lambda k, word=word: k.attention == word)
             if n:
                 parts.append(f"{text} on {n}")
-        return kind + "; ".join(parts) + f" of {self.n_layers} layers"
+        return kind + f"{self.n_layers} layers: " + "; ".join(parts)
 
     def architecture(self) -> dict:
         """What was read, for a person to check against the model card (display values)."""
