@@ -468,7 +468,8 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
                  "sliding_attention": "sliding", "local_attention": "sliding", "chunked_attention": "chunked",
                  "linear_attention": "linear", "mamba": "mamba", "mamba2": "mamba"}
         if not isinstance(types, list) or len(types) != n_layers or not all(isinstance(t, str) for t in types):
-            r.problems.append(f"'layer_types' must be a list of {n_layers} layer-type names")
+            r.problems.append(f"'layer_types' must be a list of {n_layers} layer-type names "
+                              f"('num_hidden_layers' is {n_layers})")
             raise _Refused
         bad = sorted({t for t in types if t not in names})
         if bad:
@@ -479,13 +480,15 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
     if pattern is not None:
         letters = {"M": "mamba", "*": "full", "-": "mlp", "E": "moe"}
         if not isinstance(pattern, str) or len(pattern) != n_layers or set(pattern) - set(letters):
-            r.problems.append(f"'hybrid_override_pattern' must be {n_layers} letters of M, *, -, E")
+            r.problems.append(f"'hybrid_override_pattern' must be {n_layers} letters of M, *, -, E "
+                              f"('num_hidden_layers' is {n_layers})")
             raise _Refused
         return [letters[c] for c in pattern]
     if blocks is not None:
         names = {"mamba": "mamba", "attention": "full", "linear_attention": "linear"}
         if not isinstance(blocks, list) or len(blocks) != n_layers or not all(b in names for b in blocks):
-            r.problems.append(f"'layers_block_type' must be a list of {n_layers} of mamba, attention")
+            r.problems.append(f"'layers_block_type' must be a list of {n_layers} of mamba, attention "
+                              f"('num_hidden_layers' is {n_layers})")
             raise _Refused
         return [names[b] for b in blocks]
     if cfg.get("attn_layer_period") is not None:
@@ -638,7 +641,10 @@ def _llama(r: _Reader) -> dict:
     else:
         is_moe = [False] * n_layers
     if moe and not any(is_moe):
-        r.problems.append("the config names experts but its layer layout puts them on no layer")
+        where = ("'hybrid_override_pattern' has no E" if pattern is not None else
+                 "'first_k_dense_replace', 'interleave_moe_layer_step', 'moe_layer_freq', 'decoder_sparse_step', "
+                 "'expert_layer_period' or 'mlp_only_layers' leave no MoE layer")
+        r.problems.append(f"{experts_key or 'num_experts'!r} names experts but {where}")
     if not dense_width and not all(is_moe) and pattern is None:
         r.problems.append("missing 'intermediate_size' for the dense MLP layers")
 
