@@ -224,6 +224,11 @@ def get_accelerator(gpu_id: str) -> Accelerator:
 
 CUSTOM_ROOFS = ("bf16", "fp8", "int8", "fp4")
 
+#: Plausible ranges of a custom part's numbers, in the form's units: from a laptop CPU's
+#: roofs (10 GFLOP/s, 1 GB/s, 0.1 GB) to a thousand times past today's largest parts.
+#: Outside them a number is a typo, and the arithmetic would overflow.
+CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1, 1e7)}
+
 
 def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
                        **peaks_tflops: float) -> Accelerator:
@@ -239,7 +244,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             ``int8``, ``fp4`` optional), TFLOP/s.
 
     Raises:
-        ValueError: a missing or non-positive number, or an unknown roof, naming it.
+        ValueError: a missing number, one outside :data:`CUSTOM_RANGES`, or an unknown roof, naming it.
     """
     name = str(name).strip()
     if not 1 <= len(name) <= 60:
@@ -247,15 +252,17 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
     if unknown:
         raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
-    values = {"bandwidth (TB/s)": bandwidth_tbs, "capacity (GB)": capacity_gb,
-              **{f"{k.upper()} peak (TFLOP/s)": v for k, v in peaks_tflops.items() if v is not None}}
+    values = {"bandwidth (TB/s)": (bandwidth_tbs, CUSTOM_RANGES["bandwidth"]),
+              "capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"]),
+              **{f"{k.upper()} peak (TFLOP/s)": (v, CUSTOM_RANGES["peak"]) for k, v in peaks_tflops.items()
+                 if v is not None}}
     if peaks_tflops.get("bf16") is None:
         raise ValueError("the BF16/FP16 dense peak (TFLOP/s) is required")
-    for label, v in values.items():
+    for label, (v, (lo, hi)) in values.items():
         if v is None:
             raise ValueError(f"{label} is missing: enter a positive number")
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
-            raise ValueError(f"{label} must be a positive number, got {v!r}")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (lo <= v <= hi):
+            raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
     if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
         raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"

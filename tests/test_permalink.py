@@ -111,7 +111,8 @@ def test_a_custom_gpu_travels_in_the_link():
     assert state.notices == []
     assert state.custom_gpu == gpu and state.levers["gpu"] == gpu.id
     bad = from_query({"custom-gpu": '{"name": "x", "bandwidth_tbs": -1, "capacity_gb": 8, "bf16": 10}'})
-    assert bad.custom_gpu is None and "bandwidth (TB/s) must be a positive number, got -1" in bad.notices[0]
+    assert bad.custom_gpu is None
+    assert "bandwidth (TB/s) must be a positive number from 0.001 to 10000, got -1" in bad.notices[0]
 
 
 def test_a_link_to_a_session_config_says_why_it_does_not_travel():

@@ -105,7 +105,8 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
     contexts = sorted({*LEVERS["context"].stops, scenario.context})
     for _ in range(13):
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
-        k, w, kv, g = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"]), rng.choice(KV_PRECISIONS), rng.random() < 0.7
+        k, w = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"])
+        kv, g = rng.choice(KV_PRECISIONS), rng.random() < 0.7
         page.evaluate(SET, [b, k, w, kv, s, g])
         inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
