@@ -567,7 +567,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         bound="memory" if intensity_kv < ridge else "compute",
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
-        kv_bytes=float(batch * kv_seq),
+        kv_bytes=float(batch * kv_held_per_seq),
         kv_traffic_bytes=float(kv_traffic),
         bytes_per_step=float(bytes_step),
         step_time_s_with_kv=float(point.step_time_s_with_kv[0]),
