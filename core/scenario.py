@@ -660,6 +660,10 @@ def _plan(gpu: Accelerator, model: ModelSpec, v: dict, warnings: list[str]) -> P
         warnings.append(f"{gpu.name} has no interconnect bandwidth in the catalogue: communication time counts "
                         "only the per-call latency")
     node = link.max_node if link else None
+    if link and not node and bandwidth and tp * ep > 1:
+        warnings.append(f"{gpu.name} has no scale-up node: its {tp * ep} GPUs talk over {link.kind} "
+                        f"({bandwidth / 1e9:,.0f} GB/s per direction assumed for every GPU, as if each had its own "
+                        "x16 link)")
     if node and tp * ep > node:
         warnings.append(f"TP·EP = {tp * ep} GPUs exceed {gpu.name}'s largest {link.kind} node of {node}: past it "
                         "the collectives cross the slower scale-out network, which the lab does not model (it "

@@ -190,3 +190,14 @@ def test_cli_and_permalink_carry_the_new_levers(capsys):
     assert query["tp"] == "4" and query["pp"] == "2" and query["replicas"] == "3"
     state = from_query({"tp": ["4"]})
     assert state.levers["tp"] == 4
+
+
+def test_pins_at_different_tp_share_the_intensity_and_say_what_tp_buys():
+    from core.catalogue import Catalogue
+    from core.pins import Pin, compare
+
+    base = Scenario().levers()
+    rows = compare([Pin("TP 2", {**base, "tp": 2}), Pin("TP 8", {**base, "tp": 8})], Catalogue())
+    assert rows[0].result.arithmetic_intensity_weights == pytest.approx(rows[1].result.arithmetic_intensity_weights,
+                                                                        rel=1e-9)
+    assert any("TP = 8: same intensity" in note and "16.4 GiB of weights per GPU" in note for note in rows[1].notes)
