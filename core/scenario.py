@@ -306,6 +306,11 @@ class ScenarioResult:
         """
         return roofline.attainable_flop_per_s(intensity, self.peak_flop_per_s, self.bandwidth)
 
+    @property
+    def kv_share_per_gpu(self) -> float:
+        """Fraction of one sequence's KV cache one GPU reads per step (1 on one GPU; see :mod:`core.parallelism`)."""
+        return self.parallelism().kv_share(self.gqa)
+
     def parallelism(self) -> Parallelism:
         """How this scenario splits its model over GPUs (:class:`core.parallelism.Parallelism`)."""
         return Parallelism(self.model, tp=self.tp, pp=self.pp, ep=self.ep, replicas=self.replicas,

@@ -83,3 +83,14 @@ def test_offline_page_keeps_one_gpu_and_says_so():
     html = standalone_html(Scenario(tp=4))
     assert "this page keeps TP = PP = EP = 1" in html
     assert "the lab&#x27;s scenario had TP = 4" in html or "the lab's scenario had TP = 4" in html
+
+
+def test_kv_table_and_traffic_are_per_gpu_when_split():
+    from app.serving_views import kv_table_html, traffic_html
+
+    r = Scenario(tp=8).evaluate()
+    html = kv_table_html(r)
+    # 40,960 bytes per token per GPU × 8,192 tokens × 8 users = 2.5 GiB (the whole model's would be 20.0)
+    assert '<td class="" data-ctx="8192" data-users="8">2.5</td>' in html
+    assert "× 0.125 (one GPU's share)" in html
+    assert "of one GPU (of 8)" in traffic_html(r)
