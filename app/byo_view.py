@@ -27,6 +27,16 @@ from core.models import ConfigError
 from .state import LabState
 from .style import STYLESHEET
 
+#: Largest file the browser sends (FilePond units): configs are read up to 1 MB, CSVs are small.
+UPLOAD_LIMIT = "2MB"
+
+
+def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
+    """The dropped file as ``(name, content)``, or None when there is none."""
+    files = widget.value or {}
+    return next(iter(files.items()), None)
+
+
 EXAMPLE_CSV = "batch,context,tokens_per_s\n1,2048,150\n8,2048,1000\n32,2048,3100"
 
 
@@ -43,7 +53,11 @@ class BringYourOwnView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.scenario = self.state.scenario
-        self.config_file = pn.widgets.FileInput(accept=".json", css_classes=["config-file"])
+        # The browser refuses a file over the limit before sending it (FilePond's size check), so
+        # a 16 MB upload never reaches, let alone closes, the session's websocket.
+        self.config_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
+                                                  css_classes=["config-file"], height=90,
+                                                  sizing_mode="stretch_width")
         # Text areas cap input at 5,000 characters by default; a config can be longer, and one
         # over the reader's 1 MB limit should get its message rather than be cut silently.
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
@@ -66,7 +80,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                                            options=datasheets)
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
         self.gpu_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.csv_file = pn.widgets.FileInput(accept=".csv,.txt", css_classes=["measured-file"])
+        self.csv_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
+                                               css_classes=["measured-file"], height=90, sizing_mode="stretch_width")
         self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=2_000_000,
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
@@ -98,15 +113,16 @@ class BringYourOwnView(pn.viewable.Viewer):
     # -- your model -----------------------------------------------------------------
     def _read_config(self) -> None:
         text = self.config_text.value_input or self.config_text.value or ""
-        raw = self.config_file.value if self._config_from == "file" and self.config_file.value else text
+        uploaded = _upload(self.config_file)
+        raw = uploaded[1] if self._config_from == "file" and uploaded else text
         current = self.scenario.catalogue.model(self.scenario.model).name
         try:
             if not raw:
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
-            from_file = raw is self.config_file.value
-            name = str(config.get("_name_or_path") or (self.config_file.filename if from_file else "")
-                       or "Your model").split("/")[-1]
+            from_file = bool(uploaded) and raw is uploaded[1]
+            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Your model")
+            name = name.replace("\\", "/").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
         except ConfigError as exc:
@@ -142,8 +158,10 @@ class BringYourOwnView(pn.viewable.Viewer):
 
     # -- your measurements ------------------------------------------------------------
     def _plot(self) -> None:
-        raw = self.csv_file.value.decode("utf-8", "replace") if self.csv_file.value else (
-            self.csv_text.value_input or self.csv_text.value or "")
+        uploaded = _upload(self.csv_file)
+        raw = uploaded[1] if uploaded else (self.csv_text.value_input or self.csv_text.value or "")
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
         rows, problems = parse_measurements(raw or "")
         self.state.param.update(measurement_problems=problems, measurements=rows)
         self.show_measured()  # the problems alone change nothing the state watches

@@ -76,6 +76,7 @@ LABELS = {
     "wave_k": "K", "n_min": "N from", "n_max": "N to", "n_probe": "Readout at N", "generations": "Parts to overlay",
     "show_sparse": "Show the 2:4-sparsity headline roof",
 }
+MAX_STAIRS = 4000  # points on the staircase chart
 SENTINEL = 1e-30  # Bokeh log axes cannot show zero
 FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
 SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assumes an H100's 228 KiB, "
@@ -132,7 +133,7 @@ class HardwareView(pn.viewable.Viewer):
     gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects={g.name: g.id for g in load_catalogue().values()},
                          doc="catalogue id")
     section = param.Selector(default=SECTIONS[0], objects=list(SECTIONS))
-    batch = param.Integer(default=1, bounds=(1, 4096), doc="B")
+    batch = param.Integer(default=1, bounds=(1, 65536), doc="B (the main lab's Scenario.batch has the same bounds)")
     matvec_n = param.Integer(default=4096, bounds=(1, 131072))
     matvec_k = param.Integer(default=4096, bounds=(1, 131072))
     gemm_m = param.Integer(default=4096, bounds=(1, 65536))
@@ -162,6 +163,7 @@ class HardwareView(pn.viewable.Viewer):
     show_sparse = param.Boolean(default=False)
 
     def __init__(self, **params):
+        self._custom_gpus: dict = {}
         super().__init__(**params)
         self.tour_index: int | None = None
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
@@ -171,6 +173,18 @@ class HardwareView(pn.viewable.Viewer):
         self._refresh_all()
         self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section")])
         self.param.watch(self._on_section, "section")
+
+    def add_gpu(self, gpu) -> None:
+        """Offer a custom or measured :class:`core.hardware.Accelerator` (the main lab's "bring your own" part)
+        in the selector and select it; its unpublished fields (SMs, SRAM, L2) get the stated assumptions."""
+        self._custom_gpus[gpu.id] = gpu
+        names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
+        self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
+        self.gpu = gpu.id
+
+    def accelerator(self):
+        """The selected :class:`core.hardware.Accelerator`."""
+        return self._custom_gpus.get(self.gpu) or load_catalogue()[self.gpu]
 
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
@@ -388,7 +402,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _refresh_all(self):
         try:
-            gpu = load_catalogue()[self.gpu]
+            gpu = self.accelerator()
             self._refresh_atlas(gpu)
             self._refresh_ceilings(gpu)
             self._refresh_stairs(gpu)
@@ -461,8 +475,10 @@ class HardwareView(pn.viewable.Viewer):
         tm, tn = TILES[self.tile]
         sms, sm_note = sm_count_for_waves(gpu)
         peak = gpu.dense_flop_per_s["bf16"]
-        lo, hi = sorted((self.n_min, self.n_max))
-        hi = min(hi, lo + 4000)  # at most 4,000 points
+        lo, asked_hi = sorted((self.n_min, self.n_max))
+        hi = min(asked_hi, lo + MAX_STAIRS)
+        capped = (f" The chart shows N = {lo:,} to {hi:,} (at most {MAX_STAIRS:,} points), not to {asked_hi:,}."
+                  if hi < asked_hi else "")
         s = staircase(range(lo, hi + 1), self.wave_m, self.wave_k, tm, tn, sms, peak)
         self.stairs.data = {"n": list(s["n"]), "tflops": list(s["achieved_flop_per_s"] / TFLOP),
                             "waves": list(s["waves"]), "padded": list(s["padded_n"]), "eff": list(s["efficiency"])}
@@ -475,7 +491,7 @@ class HardwareView(pn.viewable.Viewer):
             f"{sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
             f"({100 * q.wave_efficiency:.1f} % of SM slots busy): "
             f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s. "
-            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.</div>")
+            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.{capped}</div>")
 
     def _refresh_hierarchy(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]

@@ -44,6 +44,11 @@ class OneLineParser(argparse.ArgumentParser):
         raise OneLineError(message)
 
 
+def one_line(message: str) -> str:
+    """``message`` with control characters (a newline typed into a flag) written as escapes: one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def scenario_flags(p: argparse.ArgumentParser) -> None:
     """One ``--flag`` per lever of the lever table (:data:`core.scenario.LEVERS`)."""
     LEVERS.add_arguments(p)
@@ -109,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             text = explain(result)
     except (OneLineError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     print(text)
     return 0

@@ -181,12 +181,15 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
                  f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
                  fmt_bytes_gib(r.capacity_bytes)),
-        Quantity("free", "Free for KV", "capacity − weights held − reserve",
-                 f"{r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − {r.reserve_bytes / GiB:,.2f} "
-                 f"GiB = {fmt_bytes_gib(r.free_for_kv_bytes)}", fmt_bytes_gib(r.free_for_kv_bytes)),
-        Quantity("max-batch", "Largest batch at S", "floor(max(0, free) / KV_seq(S))"
+        Quantity("free", "Free for KV", "max(0, capacity − weights held − reserve)",
+                 f"max(0, {r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − "
+                 f"{r.reserve_bytes / GiB:,.2f} GiB) = {fmt_bytes_gib(r.free_for_kv_bytes)}"
+                 + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
+                    if r.weights_shortfall_bytes else ""),
+                 fmt_bytes_gib(r.free_for_kv_bytes)),
+        Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))"
                  + (" (per GPU: its KV share × PP micro-batches)" if split else ""),
-                 f"floor(max(0, {r.free_for_kv_bytes / GiB:,.2f} GiB) / {kv_held_seq / GiB:,.3f} GiB) = "
+                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {kv_held_seq / GiB:,.3f} GiB) = "
                  f"{r.max_batch:,}", f"{r.max_batch:,}"),
         Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity" + (" (per GPU)" if split else ""),
                  f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "

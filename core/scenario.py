@@ -244,6 +244,7 @@ class ScenarioResult:
     tokens_per_s_weights: float
     memory_used_bytes: float
     free_for_kv_bytes: float
+    weights_shortfall_bytes: float
     fits: bool
     max_batch: int
     acceptance: float
@@ -483,7 +484,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         return step_ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
                            reserve_bytes, capacity, plan)
 
-    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
+    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k, LEVERS["batch"].parameter.bounds[1])
     ladder = step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity, plan)
     point = at(batch, k, kv_seq)
 
@@ -580,7 +581,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         tokens_per_s_with_kv=float(point.tokens_per_s_with_kv[0]),
         tokens_per_s_weights=float(point.tokens_per_s_weights[0]),
         memory_used_bytes=float(weight_bytes_held + batch * kv_held_per_seq + reserve_bytes),
-        free_for_kv_bytes=float(free_for_kv),
+        free_for_kv_bytes=float(max(free_for_kv, 0.0)),
+        weights_shortfall_bytes=float(max(-free_for_kv, 0.0)),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_held_per_seq)),
         acceptance=float(acceptance),
@@ -638,21 +640,26 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
 
 
 def _plan(gpu: Accelerator, model: ModelSpec, v: dict, warnings: list[str]) -> Parallelism:
-    """The :class:`Parallelism` of the levers ``v``, refusing impossible splits and naming doubtful ones.
+    """The :class:`Parallelism` of the levers ``v``; impossible or doubtful splits are named in ``warnings``.
 
-    Raises:
-        ValueError: TP above the query heads, PP above the layers, EP above the experts.
+    TP above the query heads, PP above the layers and EP above the experts are
+    evaluated at those limits (the result's ``tp``, ``pp``, ``ep`` say what was used).
     """
     tp, pp, ep, replicas = (int(v[name]) for name in ("tp", "pp", "ep", "replicas"))
+    # A split the model cannot take is evaluated at the largest it can, and named: a lever
+    # set within the table's bounds always evaluates (tests/test_fuzz.py).
     if tp > model.n_heads:
-        raise ValueError(f"tp={tp} is more than {model.name}'s {model.n_heads} query heads; accepted: 1 to "
-                         f"{model.n_heads}")
+        warnings.append(f"TP = {tp} is more than {model.name}'s {model.n_heads} query heads: evaluated at "
+                        f"TP = {model.n_heads}")
+        tp = model.n_heads
     if pp > model.n_layers:
-        raise ValueError(f"pp={pp} is more than {model.name}'s {model.n_layers} layers; accepted: 1 to "
-                         f"{model.n_layers}")
+        warnings.append(f"PP = {pp} is more than {model.name}'s {model.n_layers} layers: evaluated at "
+                        f"PP = {model.n_layers}")
+        pp = model.n_layers
     if model.moe and ep > model.moe.n_experts:
-        raise ValueError(f"ep={ep} is more than {model.name}'s {model.moe.n_experts} experts; accepted: 1 to "
-                         f"{model.moe.n_experts}")
+        warnings.append(f"EP = {ep} is more than {model.name}'s {model.moe.n_experts} experts: evaluated at "
+                        f"EP = {model.moe.n_experts}")
+        ep = model.moe.n_experts
     if ep > 1 and not model.moe:
         warnings.append(f"EP = {ep} is ignored: {model.name} is dense (no experts to spread); counted as EP = 1")
         ep = 1

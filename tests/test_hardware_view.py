@@ -128,3 +128,21 @@ def test_params_refuse_bad_values(view):
 def test_user_text_is_escaped(view):
     view.gpu = "rtx-5090"
     assert "<script" not in view.atlas_work.object
+
+
+def test_links_to_the_main_lab_custom_gpu_and_large_batch(view):
+    from core.hardware import custom_accelerator
+
+    view.batch = 8192  # the lab's B goes to 65,536
+    assert not view.error.visible
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    assert view.gpu == "custom-my-gpu" and view.atlas_ridge.location == pytest.approx(200)
+    assert "My GPU has no published SM count" in view.stairs_readout.object
+
+
+def test_a_wide_staircase_range_is_capped_and_says_so(view):
+    view.param.update(n_min=1, n_max=100_000)
+    assert len(view.stairs.data["n"]) == 4001
+    assert "N = 1 to 4,001 (at most 4,000 points), not to 100,000" in view.stairs_readout.object
+    view.param.update(n_min=500, n_max=100)  # reversed: read as 100 to 500
+    assert view.stairs.data["n"][0] == 100 and view.stairs.data["n"][-1] == 500

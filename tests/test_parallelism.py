@@ -147,13 +147,12 @@ def test_cost_per_million_tokens():
     assert r.cost_per_million_prompt_tokens < r.cost_per_million_output_tokens / 10  # prefill is compute-rich
 
 
-def test_refusals_name_the_lever():
-    with pytest.raises(ValueError, match="tp=128 is more than Llama-3-70B's 64 query heads"):
-        Scenario(tp=128).evaluate()
-    with pytest.raises(ValueError, match="pp=81"):
-        Scenario(pp=81).evaluate()
-    with pytest.raises(ValueError, match="ep=16"):
-        Scenario(model="mixtral-8x7b", ep=16).evaluate()
+def test_impossible_splits_are_evaluated_at_the_limit_and_named():
+    r = Scenario(tp=128).evaluate()
+    assert r.tp == 64 and "TP = 128 is more than Llama-3-70B's 64 query heads: evaluated at TP = 64" in r.warnings
+    assert Scenario(pp=81).evaluate().pp == 80
+    r = Scenario(model="mixtral-8x7b", ep=16).evaluate()
+    assert r.ep == 8 and any("EP = 16 is more than" in w for w in r.warnings)
 
 
 def test_past_the_node_is_named():
