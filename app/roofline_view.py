@@ -302,6 +302,7 @@ class RooflineView(pn.viewable.Viewer):
             f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % "
             f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
             f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
-            + (f"; per GPU of {r.gpus_per_replica}, communication I = {fmt_sig(r.communication_intensity)} FLOP per "
-               f"byte sent" if r.communication_intensity is not None else "")
+            + (f"\nper GPU of {r.gpus_per_replica}: communication I = {fmt_sig(r.communication_intensity)} FLOP per "
+               f"byte sent; interconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)}"
+               if r.communication_intensity is not None else "")
         )
