@@ -22,6 +22,12 @@ Formulas (articles in ``shared/seeds``):
 
 Prefill is the same formula with ``k`` = the prompt length (article 004,
 "Go deeper"): its traffic is the weights plus the KV cache it writes.
+
+Many GPUs (TP, PP, EP, replicas: :mod:`core.parallelism`): the roofline stays per
+GPU — FLOPs, bytes and memory are one GPU's share — and the step adds the time
+that GPU spends communicating; cost per million tokens is the price per GPU-hour
+times the GPUs over the tokens/s the roofline allows (article 000: from bytes
+moved, not FLOPs).
 """
 
 from __future__ import annotations
