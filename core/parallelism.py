@@ -35,8 +35,10 @@ Layout and formulas:
   over EP GPU groups (E/EP each, split TP ways inside a group); attention is data
   parallel across the groups, each serving its own B sequences.  Each MoE layer
   dispatches every token to its k_e experts and combines the results, an
-  all-to-all of ``B·k·k_e·h·a·(EP−1)/EP`` bytes each way per group (DeepSpeed-MoE,
-  Rajbhandari et al. 2022, arXiv:2201.05596, section 5).  A GPU's experts see the
+  all-to-all of ``B·k·k_e·h·a·(EP−1)/EP`` bytes each way per group (the dispatch
+  and combine AllToAll of GShard, Lepikhin et al. 2020, arXiv:2006.16668, section 2),
+  sent TP ways in slices; each call also pays :data:`CALL_LATENCY_S` (as does the
+  pipeline's send — the same small-message figure, an assumption).  A GPU's experts see the
   tokens of all EP groups, ``EP·B·k``, so it touches
   ``(E/EP)·(1 − (1 − k_e/E)^(EP·B·k))`` of them per step (uniform routing, as
   :meth:`ModelSpec.params_read`).
