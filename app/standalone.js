@@ -3,9 +3,18 @@
 // order of operations; tests/test_standalone.py checks them against core over random
 // scenarios.  Constants (the model's shape, the GPU's roofs, labels) come from Python in C.
 function kvPerSeq(C, S, pkv, gqa) {
-  let tokens = 0;
-  for (const w of C.windows) { tokens += (w === null) ? S : Math.min(S, w); }
-  return (gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv * tokens;
+  // Σ over the model's layer groups (ModelSpec.kv_terms): layers · elements · p_kv · min(S, cap); a window or
+  // chunk caps a group's cache, shared-KV and fixed-state layers hold no KV (their state is not KV).
+  let bytes = 0;
+  for (const t of (gqa ? C.kv_terms_gqa : C.kv_terms_mha)) {
+    bytes += t.layers * t.elements * pkv * ((t.cap === null) ? S : Math.min(S, t.cap));
+  }
+  return bytes;
+}
+function kvPerToken(C, pkv, gqa) {
+  let bytes = 0;
+  for (const t of (gqa ? C.kv_terms_gqa : C.kv_terms_mha)) { bytes += t.layers * t.elements * pkv; }
+  return bytes;
 }
 function paramsRead(C, tokens) {
   // Mixture-of-experts reads only the experts its tokens touch: E·(1 − (1 − k_e/E)^tokens).
@@ -54,7 +63,7 @@ function evaluate(C, s) {
     expected_tokens_per_step: E,
     step_time_s_with_kv: Math.max(point.flop / peak, (weight + kvTraffic) / bw),
     tokens_per_s_with_kv: point.tokens_per_s_with_kv, tokens_per_s_weights: point.tokens_per_s_weights,
-    kv_bytes_per_token: C.n_layers * (s.gqa ? C.kv_elements_gqa : C.kv_elements_mha) * pkv,
+    kv_bytes_per_token: kvPerToken(C, pkv, s.gqa),
     kv_bytes: kvTraffic, fits: point.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvseq),
     memory_used_bytes: held + kvTraffic + C.reserve, peak_flop_per_s: peak, ladder: ladder,
   };

@@ -86,9 +86,9 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_active": m.n_active_params,
         "moe": moe,
         "n_layers": m.n_layers,
-        "windows": list(m.layer_windows),
-        "kv_elements_gqa": m.kv_elements_per_token_per_layer(True),
-        "kv_elements_mha": m.kv_elements_per_token_per_layer(False),
+        # KV per sequence as a short list of layer groups (ModelSpec.kv_terms, in elements: p_kv = 1).
+        "kv_terms_gqa": _kv_terms(m, True),
+        "kv_terms_mha": _kv_terms(m, False),
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": {p.id: m.weight_bytes_per_param(p.bytes_per_element) for p in PRECISIONS.values()},
         "peak": peak,
@@ -103,6 +103,12 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "formulas": {key: q.formula for key, q in derived.items()},
         "colors": PALETTE,
     }
+
+
+def _kv_terms(m, gqa: bool) -> list[dict]:
+    """The model's cache-holding layer groups for the page's ``kvPerSeq`` (fixed-state groups hold no KV)."""
+    return [{"layers": t.layers, "elements": t.bytes_per_token, "cap": t.cap}
+            for t in m.kv_terms(1.0, gqa) if t.bytes_per_token]
 
 
 def _stops(lever: Lever, value: int) -> list[int]:
