@@ -24,6 +24,7 @@ from core.hardware import custom_accelerator, load_accelerators, sparse_warnings
 from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
 
+from .layer_strip import layer_strip_html
 from .state import LabState
 from .style import STYLESHEET
 
@@ -131,14 +132,22 @@ class BringYourOwnView(pn.viewable.Viewer):
             return
         model = self.scenario.add_model(model)
         precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
-                     f"precision is set to match." if model.quantization else "")
+                     "precision is set to as stored (each tensor group in its own format)."
+                     if model.quantization and model.quantization.modelled else "")
         rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
                        for k, v in model.architecture().items())
-        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions) or "<li>none</li>"
+        stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
+                         f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
+        warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
+        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
         self.config_report.object = (
             f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
-            f"{escape(precision)} Check what was read against the model card.</div><table class=\"lab\">{rows}</table>"
-            f'<div class="warn">Assumed for fields the config left out:<ul>{assumed}</ul></div>'
+            f"{escape(precision)} Check what was read against the model card.</div>"
+            f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+            + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
+               f"<ul>{warned}</ul></div>" if warned else "")
+            + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
+            f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
         )
 
     # -- your GPU ---------------------------------------------------------------------

@@ -20,7 +20,6 @@ import param
 
 from core.permalink import from_query
 from core.pins import Pin
-from core.precision import get_precision
 from core.scenario import Scenario, ScenarioResult
 
 from .byo_view import BringYourOwnView
@@ -198,7 +197,7 @@ def embed_summary(r: ScenarioResult) -> str:
         f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s attainable "
         f"({100 * r.peak_fraction_weights:.3g} % of peak) · {r.tokens_per_s_with_kv:,.0f} tokens/s · "
-        f"memory {fits} · weights {escape(get_precision(r.weight_dtype).label)} · "
+        f"memory {fits} · weights {escape(r.weight_format)} · "
         f'<span style="color:{PALETTE["workload"]}">●</span> workload '
         f'<span style="color:{PALETTE["ladder"]}">●</span> batch ladder '
         f'<span style="color:{PALETTE["roof"]}">━</span> roof</div>'

@@ -58,7 +58,7 @@ class PinsView(pn.viewable.Viewer):
 
     def default_name(self) -> str:
         s = self.scenario
-        label = f"B={s.batch} k={s.spec_k} {get_precision(s.weight_dtype).label} S={s.context:,}"
+        label = f"B={s.batch} k={s.spec_k} {self.state.result.weight_format} S={s.context:,}"
         names = {p.name for p in self.pins}
         return label if label not in names else f"{label} ({len(self.pins) + 1})"
 
@@ -111,7 +111,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
         body.append(
             f'<tr data-pin="{i + 1}"><td style="color:{color}">●</td><td class="name">{escape(row.pin.name)}</td>'
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
-            f"p = {get_precision(r.weight_dtype).label}, p_kv = {get_precision(r.kv_dtype).label}, "
+            f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}</td>"
             f"<td>{r.arithmetic_intensity_weights:,.4g}</td><td>{r.attainable_flop_per_s_weights / TFLOP:,.4g}</td>"
             f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"

@@ -727,6 +727,20 @@ class ModelSpec:
                 total = total + n * per_key * (s if cap is None else np.minimum(s, cap))
         return float(total) if total.ndim == 0 else total
 
+    def decode_attention_terms(self) -> tuple[tuple[float, int | None], ...]:
+        """:meth:`decode_attention_flop` as ``((flop_per_key, cap), …)`` plus a constant term ``(flop, 0)``.
+
+        ``Σ flop_per_key · min(S, cap)`` (cap None: S) over the terms is the decode
+        attention FLOP per token, for the offline page's JavaScript.
+        """
+        per_key = float(self.attention_flop_per_key())
+        caps: dict[int | None, int] = {}
+        for kind, n in self.stack.groups():
+            if kind.mixer == "attention":
+                caps[kind.token_cap] = caps.get(kind.token_cap, 0) + n
+        terms = [(n * per_key, cap) for cap, n in caps.items()]
+        return (*terms, (float(self._state_flop_per_token()), 0))
+
     @staticmethod
     def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
         """(query, key) pairs of causal attention over P tokens (broadcasts over P).

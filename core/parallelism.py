@@ -92,6 +92,7 @@ class Parallelism:
             when the catalogue has no figure (communication is then not counted).
         call_latency_s: fixed seconds per collective call.
         activation_bytes: bytes per activation element sent.
+        gqa: grouped-query attention on (the lab's GQA lever): which h_kv the KV split uses.
 
     Per-GPU quantities are for the most loaded pipeline stage (it sets the step).
     """
@@ -104,6 +105,7 @@ class Parallelism:
     link_bandwidth: float | None = None
     call_latency_s: float = CALL_LATENCY_S
     activation_bytes: float = ACTIVATION_BYTES
+    gqa: bool = True
 
     # -- shape -------------------------------------------------------------------
     @property
@@ -130,8 +132,9 @@ class Parallelism:
         """Layers of the largest stage, ``ceil(L / PP)``."""
         return max(self.stage_layers())
 
-    def kv_heads_per_gpu(self, gqa: bool = True) -> int:
+    def kv_heads_per_gpu(self, gqa: bool | None = None) -> int:
         """KV heads one GPU keeps: ``ceil(h_kv / TP)`` (replicated once TP > h_kv); MLA: its one latent."""
+        gqa = self.gqa if gqa is None else gqa
         if self.model.mla and gqa:
             return 1
         return math.ceil(self._h_kv(gqa) / self.tp)
@@ -140,7 +143,8 @@ class Parallelism:
         """Query heads per GPU, ``ceil(n_heads / TP)``."""
         return math.ceil(self.model.n_heads / self.tp)
 
-    def _h_kv(self, gqa: bool) -> int:
+    def _h_kv(self, gqa: bool | None = None) -> int:
+        gqa = self.gqa if gqa is None else gqa
         return self.model.n_kv_heads if gqa else self.model.n_heads
 
     # -- parameters per GPU --------------------------------------------------------
@@ -222,16 +226,37 @@ class Parallelism:
                                                ** (self.ep * float(tokens))))
 
     # -- KV cache per GPU -------------------------------------------------------------
-    def kv_share(self, gqa: bool = True) -> float:
+    def kv_share(self, gqa: bool | None = None) -> float:
         """Fraction of one sequence's KV cache one GPU holds and reads per step.
 
         ``ceil(h_kv/TP)/h_kv`` of the heads (1 for an MLA latent: replicated) times
-        the largest stage's share of the layers.
+        the largest stage's share of the layers.  A recurrent layer's fixed state
+        (Mamba, linear attention) is assumed to split the same way.
         """
         if self.identity:
             return 1.0
+        gqa = self.gqa if gqa is None else gqa
         heads = 1.0 if (self.model.mla and gqa) else self.kv_heads_per_gpu(gqa) / self._h_kv(gqa)
         return heads * self.layers_per_gpu / self.model.n_layers
+
+    def attention_share(self) -> float:
+        """Fraction of a step's attention FLOPs one GPU does: its query heads and layers."""
+        if self.identity:
+            return 1.0
+        return self.query_heads_per_gpu() / self.model.n_heads * self.layers_per_gpu / self.model.n_layers
+
+    def held_fraction(self) -> float:
+        """Fraction of the model's weight bytes one GPU holds (1 on one GPU)."""
+        return 1.0 if self.identity else self.n_params / self.model.n_params
+
+    def read_fraction(self, tokens):
+        """Fraction of the model's weight bytes read per step that one GPU reads (broadcasts; 1 on one GPU).
+
+        Applied to the bytes as stored, so a checkpoint's mixed formats keep their mean.
+        """
+        if self.identity:
+            return 1.0
+        return self.params_read(tokens) / self.model.params_read(tokens)
 
     # -- communication per GPU per step ------------------------------------------------
     def message_bytes(self, batch, tokens_per_read):
@@ -291,9 +316,9 @@ class Parallelism:
 
     # -- memory per GPU ---------------------------------------------------------------
     def memory_bytes(self, bytes_per_weight: float, kv_bytes_per_sequence: float, batch: int,
-                     reserve_bytes: float, gqa: bool = True) -> float:
+                     reserve_bytes: float) -> float:
         """Bytes one GPU holds: its weights, the KV of PP micro-batches of ``batch`` for its layers, the reserve."""
-        kv = self.pp * batch * kv_bytes_per_sequence * self.kv_share(gqa)
+        kv = self.pp * batch * kv_bytes_per_sequence * self.kv_share()
         return self.n_params * bytes_per_weight + kv + reserve_bytes
 
 
@@ -314,8 +339,8 @@ def smallest_fit(model: ModelSpec, *, bytes_per_weight: float, kv_bytes_per_sequ
     tps = [t for t in (2 ** i for i in range(11)) if t <= min(node, model.n_heads)]
 
     def fits(tp: int, pp: int) -> bool:
-        plan = Parallelism(model, tp=tp, pp=pp, ep=ep)
-        return plan.memory_bytes(bytes_per_weight, kv_bytes_per_sequence, batch, reserve_bytes, gqa) <= capacity
+        plan = Parallelism(model, tp=tp, pp=pp, ep=ep, gqa=gqa)
+        return plan.memory_bytes(bytes_per_weight, kv_bytes_per_sequence, batch, reserve_bytes) <= capacity
 
     for tp in tps:
         if fits(tp, 1):

@@ -76,7 +76,7 @@ def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
         notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
                      f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
     if all(t.weight_dtype != r.weight_dtype for t in twins):
-        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes_held / GiB:,.1f} GiB held — "
+        notes.append(f"{r.weight_format} weights: {r.weight_bytes_held / GiB:,.1f} GiB held — "
                      "p changes the weights (and quality), not the KV cache")
     if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
         notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "

@@ -8,9 +8,9 @@ import random
 import pytest
 from test_standalone import KEYS, RESULTS, SET, offline_page  # noqa: F401  (offline_page is a fixture)
 
-from app.controls import BATCH_STOPS, CONTEXT_STOPS
 from core import Scenario
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.scenario import LEVERS
 
 pytestmark = pytest.mark.browser
 
@@ -21,8 +21,8 @@ def test_page_numbers_equal_the_core_on_every_layer_kind(offline_page, model, gp
     scenario = Scenario(model=model, gpu=gpu)
     page, _ = offline_page(scenario)
     rng = random.Random(model)
-    batches = sorted({*BATCH_STOPS, scenario.batch})
-    contexts = sorted({*CONTEXT_STOPS, scenario.context})
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
     for _ in range(5):
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
         k, w, kv, g = rng.randint(1, 8), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7

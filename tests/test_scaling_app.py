@@ -55,7 +55,9 @@ def test_interconnect_roof_appears_when_gpus_talk():
     # the roof bends at P_peak / link = 989.4 TFLOP/s / 450 GB/s
     assert data["x"][1] == pytest.approx(989.4e12 / 450e9, rel=1e-3)
     assert data["y"][2] == pytest.approx(989.4, rel=1e-3)
-    assert "communication I = 3,845 FLOP per byte sent" in lab.roofline.figure.title.text
+    r = lab.result  # FLOP per step (weights and attention) over the 160 all-reduces' bytes
+    assert r.communication_intensity == pytest.approx(r.flop_per_step / (160 * 2 * 7 / 8 * 16_384))
+    assert f"communication I = {r.communication_intensity:,.0f} FLOP per byte sent" in lab.roofline.figure.title.text
 
 
 def test_readouts_carry_the_many_gpu_quantities():
