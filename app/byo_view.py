@@ -20,7 +20,7 @@ import panel as pn
 import param
 
 from core.config_reader import from_hf_config, parse_config_text
-from core.hardware import custom_accelerator, load_accelerators, sparse_warnings
+from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
 
@@ -76,7 +76,7 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                css_classes=["gpu-bw"])
         self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
                                               css_classes=["gpu-capacity"])
-        datasheets = {"(none)": None, **{g.name: g.id for g in load_accelerators().values()}}
+        datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
                                            options=datasheets)
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)

@@ -25,6 +25,7 @@ from core.scenario import Scenario, ScenarioResult
 from .byo_view import BringYourOwnView
 from .controls import build_controls
 from .exports_view import build_exports
+from .hardware_view import HardwareView
 from .memory_view import MemoryView
 from .permalink_view import APP_KEYS, PermalinkView, session_query
 from .pins_view import PinsView
@@ -86,6 +87,7 @@ class Lab(pn.viewable.Viewer):
         self.readouts = ReadoutsView(state=state)
         self.memory_view = MemoryView(state=state)
         self.throughput: ThroughputView | None = None
+        self.hardware: HardwareView | None = None
         self._byo: BringYourOwnView | None = None
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
@@ -165,10 +167,30 @@ class Lab(pn.viewable.Viewer):
             body.append(TabHTMLView(speculation_html, state=self.state, tab=name))
         elif name == "Pins":
             body.append(self.pins)
+        elif name == "Hardware":
+            self.hardware = self._hardware_view()
+            body.append(self.hardware)
         elif name == "Bring your own":
             self.byo  # noqa: B018 - building it is the point
         elif name == "Export":
             body.append(build_exports(self.state, self.roofline.figure))
+
+    def _hardware_view(self) -> HardwareView:
+        """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),
+        on the lab's GPU and batch, following them as they move."""
+        view = HardwareView(batch=self.scenario.batch)
+
+        def follow_gpu(*_events) -> None:
+            gpu = self.scenario.custom_gpu()
+            if gpu is not None:
+                view.add_gpu(gpu)
+            else:
+                view.gpu = self.scenario.gpu
+
+        follow_gpu()
+        self.scenario.param.watch(follow_gpu, "gpu")
+        self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
+        return view
 
     def _on_tab(self, index: int) -> None:
         """Open tab ``index`` as a click would (tests and the benchmark use this)."""

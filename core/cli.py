@@ -22,7 +22,7 @@ from .hardware import (
     catalogue_match,
     custom_accelerator,
     get_accelerator,
-    load_accelerators,
+    load_catalogue,
 )
 from .machine_roofs import measure
 from .model_catalogue import load_models
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "measure":
             return _measure(args)
         if args.command == "list":
-            print("GPUs:   " + ", ".join(load_accelerators()))
+            print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))
             return 0
         scenario = scenario_from_args(args)

@@ -256,7 +256,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             raise ValueError(f"{label} is missing: enter a positive number")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
             raise ValueError(f"{label} must be a positive number, got {v!r}")
-    if reference is not None and reference not in load_accelerators():
+    if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
         raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
     return Accelerator(

@@ -40,7 +40,7 @@ import param
 
 from . import kvcache, roofline
 from .catalogue import Catalogue
-from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
+from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_catalogue
 from .levers import Lever, LeverTable
 from .model_catalogue import load_models
 from .models import ModelSpec
@@ -60,7 +60,7 @@ LEVERS = LeverTable(
     Lever("model", param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
                                   label="Model", doc="Model, by catalogue id (core/model_configs/)."),
           flag="model"),
-    Lever("gpu", param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_accelerators().values()},
+    Lever("gpu", param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_catalogue().values()},
                                 label="GPU", doc="Accelerator, by catalogue id (core/hardware.json)."),
           flag="gpu"),
     Lever("weight_dtype", param.Selector(default="bf16",
