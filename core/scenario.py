@@ -777,7 +777,7 @@ def _link_text(gpu: Accelerator) -> str:
         return "no interconnect in the catalogue"
     bw = link.per_direction_bandwidth
     per_dir = f", {bw / 1e9:,.0f} GB/s per direction" if bw else ""
-    node = f", up to {link.max_node} GPUs per node" if link.max_node else ", no scale-up node"
+    node = f", up to {link.max_node} accelerators per node" if link.max_node else ", no scale-up node"
     return f"{link.kind} {link.generation}".strip() + f" ({link.as_printed}{per_dir}{node})"
 
 
