@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -125,12 +126,13 @@ class Parallelism:
 
     def stage_layers(self) -> tuple[int, ...]:
         """Layers per pipeline stage (the first ``L mod PP`` stages take one more)."""
-        return tuple(int(len(s)) for s in np.array_split(np.arange(self.model.n_layers), self.pp))
+        q, r = divmod(self.model.n_layers, self.pp)
+        return (q + 1,) * r + (q,) * (self.pp - r)
 
     @property
     def layers_per_gpu(self) -> int:
         """Layers of the largest stage, ``ceil(L / PP)``."""
-        return max(self.stage_layers())
+        return -(-self.model.n_layers // self.pp)
 
     def kv_heads_per_gpu(self, gqa: bool | None = None) -> int:
         """KV heads one GPU keeps: ``ceil(h_kv / TP)`` (replicated once TP > h_kv); MLA: its one latent."""
@@ -174,7 +176,7 @@ class Parallelism:
             best = max(best, params)
         return best
 
-    @property
+    @cached_property
     def n_params(self) -> float:
         """Parameters one GPU holds (the most loaded stage)."""
         if self.identity:
@@ -183,7 +185,7 @@ class Parallelism:
         experts = moe_layers * self.model.moe.n_experts * per_expert if self.model.moe else 0
         return self._per_gpu(experts)
 
-    @property
+    @cached_property
     def n_active_params(self) -> float:
         """Parameters one GPU computes with per token (FLOP per token per GPU = 2 × this)."""
         if self.identity:
