@@ -31,6 +31,7 @@ from .permalink_view import APP_KEYS, PermalinkView, session_query
 from .pins_view import PinsView
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
+from .scaling_view import ScalingView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
 from .style import PALETTE, STYLESHEET
@@ -155,6 +156,9 @@ class Lab(pn.viewable.Viewer):
         if name == "Throughput vs B":
             self.throughput = ThroughputView(state=self.state)
             body.append(self.throughput)
+        elif name == "Scaling":
+            self.scaling = ScalingView(state=self.state)
+            body.append(self.scaling)
         elif name == "Traffic":
             body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
         elif name == "KV table":

@@ -1,4 +1,7 @@
-"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB).
+"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB), per GPU.
+
+With several GPUs the bar is one GPU's (the most loaded pipeline stage); when the
+scenario does not fit, a button offers the smallest TP (then PP) that does.
 
 Drawn as one HTML element rather than a Bokeh figure: a stacked bar needs no
 axes, tools or glyph renderers, and a Bokeh figure for it cost every session
@@ -31,16 +34,39 @@ class MemoryView(pn.viewable.Viewer):
         super().__init__(**params)
         self.bar = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(24, 10, 5, 10))
         self.note = pn.pane.Markdown("", sizing_mode="stretch_width")
+        # One click to the smallest split that fits (core: ScenarioResult.suggested_tp / suggested_pp).
+        self.suggest = pn.widgets.Button(label="", color="primary", visible=False, css_classes=["suggest-tp"])
+        self.suggest.on_click(lambda _e: self.apply_suggestion())
         self._refresh()
 
     def __panel__(self):
-        return pn.Column(self.bar, self.note, sizing_mode="stretch_width")
+        return pn.Column(self.bar, self.suggest, self.note, sizing_mode="stretch_width")
 
     @param.depends("state.result", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
         self.bar.object = memory_html(r)
         self.note.object = capacity_note(r)
+        target = suggestion(r)
+        self.suggest.visible = target is not None
+        if target is not None:
+            tp, pp = target
+            self.suggest.label = (f"Does not fit: use TP = {tp}" + (f", PP = {pp}" if pp > 1 else "")
+                                 + f" ({tp * pp * r.ep} GPUs{' per replica' if r.replicas > 1 else ''}), the "
+                                   "smallest split that fits")
+
+    def apply_suggestion(self) -> None:
+        """Set the scenario to the suggested TP and PP (nothing when it fits or nothing does)."""
+        target = suggestion(self.state.result)
+        if target is not None:
+            self.state.scenario.param.update(tp=target[0], pp=target[1])
+
+
+def suggestion(r: ScenarioResult) -> tuple[int, int] | None:
+    """``(TP, PP)`` to offer when ``r`` does not fit and a split that fits exists, else None."""
+    if r.fits or r.suggested_tp is None:
+        return None
+    return r.suggested_tp, r.suggested_pp
 
 
 
@@ -62,9 +88,10 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{name} {gib:,.1f}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
+    per_gpu = f" per GPU (1 of {r.gpus_per_replica}, TP = {r.tp}, PP = {r.pp})" if r.gpus_per_replica > 1 else ""
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
-        f'<div class="mem-title {cls}" data-readout="memory">Memory: {used:,.1f} GiB of {cap:,.1f} GiB → '
+        f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         f'<div class="mem-track">{"".join(segs)}'

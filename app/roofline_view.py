@@ -80,6 +80,7 @@ class RooflineView(pn.viewable.Viewer):
                                            "pct": [], "fits": [], "yoff": []}, name="pins")
         self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": []},
                                          name="measured")
+        self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
@@ -128,6 +129,9 @@ class RooflineView(pn.viewable.Viewer):
                                        name="band-area")
         self.band_renderer.visible = False
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
+        fig.line("x", "y", source=self.interconnect, color=PALETTE["interconnect"], line_width=2, line_dash="dashed",
+                 legend_label="interconnect roof: min(P_peak, link·I), I = FLOP per byte sent")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
         fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
@@ -272,6 +276,10 @@ class RooflineView(pn.viewable.Viewer):
             self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
+        sends = r.communication_intensity is not None and r.link_bandwidth
+        x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
+        self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
+                                  else {"x": [], "y": []})
         lad = r.ladder
         self.kv_ladder.data = {
             "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,
@@ -294,4 +302,7 @@ class RooflineView(pn.viewable.Viewer):
             f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % "
             f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
             f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
+            + (f"\nper GPU of {r.gpus_per_replica}: communication I = {fmt_sig(r.communication_intensity)} FLOP per "
+               f"byte sent; interconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)}"
+               if r.communication_intensity is not None else "")
         )

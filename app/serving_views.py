@@ -52,7 +52,8 @@ TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
 def traffic_html(r: ScenarioResult) -> str:
     """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
     contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
-    t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa)
+    t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa,
+                           r.kv_share_per_gpu)
     bars = []
     for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
         # Each bar is the whole step (100 %): the split, not the size, is the lesson.
@@ -68,8 +69,9 @@ def traffic_html(r: ScenarioResult) -> str:
             f"{kv_pct:.0f} %</div></div>"
         )
     dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes_read else "the weights"
+    per_gpu = f" of one GPU (of {r.gpus_per_replica})" if r.gpus_per_replica > 1 else ""
     head = (
-        f'<div class="caption" data-readout="traffic">Per {r.phase} step at batch B = {r.batch}: '
+        f'<div class="caption" data-readout="traffic">Per {r.phase} step{per_gpu} at batch B = {r.batch}: '
         f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
         "read once per step whatever the batch; the cache grows with B × S and does not amortise.</div>"
     )
@@ -80,7 +82,11 @@ def kv_table_html(r: ScenarioResult) -> str:
     """KV-cache GiB for contexts 1k-128k × users 1-64; cells over the free memory marked."""
     gqa = r.gqa
     kv_label = get_precision(r.kv_dtype).label
-    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa)
+    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa, r.kv_share_per_gpu * r.pp)
+    split = (f" per GPU (TP = {r.tp}: {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} and "
+             f"{r.layers_per_gpu} of {r.model.n_layers} layers each"
+             + (f", {r.pp} micro-batches in flight" if r.pp > 1 else "") + ")") if r.gpus_per_replica > 1 else ""
+    share = f" × {r.kv_share_per_gpu * r.pp:.4g} (one GPU's share)" if r.gpus_per_replica > 1 else ""
     free = r.free_for_kv_bytes
     head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
     body = []
@@ -91,10 +97,10 @@ def kv_table_html(r: ScenarioResult) -> str:
         )
         body.append(f"<tr><th>{s // 1024}k</th>{cells}</tr>")
     note = (
-        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes), '
+        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)}{split} in GiB (2^30 bytes), '
         f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "
         f"{escape(r.model.kv_formula(r.kv_bytes_per_element, gqa))} = {r.kv_bytes_per_token / 1024:,.0f} KiB, "
-        f"× S × users; {escape(r.model.attention_pattern())}. "
+        f"× S × users{share}; {escape(r.model.attention_pattern())}. "
         f"Red cells exceed the "
         f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
     )

@@ -9,7 +9,9 @@ model's shape, the GPU's roofs) with the same formulas as :mod:`core.scenario`,
 which ``tests/test_standalone.py`` checks over random scenarios.
 
 The model and the GPU are fixed when the page is written, as are the phase
-(decode), the reserve and the capacity convention.
+(decode), the reserve and the capacity convention; the page models one GPU
+(TP = PP = EP = 1, one replica: :data:`ONE_GPU`) and says so when the lab's
+scenario used more.
 """
 
 from __future__ import annotations
@@ -124,6 +126,9 @@ def _stops(lever: Lever, value: int) -> list[int]:
 #: The levers the offline page can move (the rest are fixed when the page is written).
 PAGE_LEVERS = ("batch", "spec_k", "context", "weight_dtype", "kv_dtype", "gqa")
 
+#: Levers the page holds at 1: its JavaScript models one GPU (no TP/PP/EP split, one replica).
+ONE_GPU = ("tp", "pp", "ep", "replicas")
+
 
 def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
     """A Bokeh widget for ``lever``, generated from the lever table like the served controls."""
@@ -150,7 +155,9 @@ def standalone_html(scenario: Scenario) -> str:
     Every name written into the page is escaped, so a custom GPU or model named
     ``<img onerror=…>`` shows as text.
     """
-    scenario = scenario.clone(phase="decode")  # the page shows decode; a session's own GPU and model travel
+    split = [f"{LEVERS[n].flag.upper()} = {getattr(scenario, n)}" for n in ONE_GPU if getattr(scenario, n) != 1]
+    # the page shows decode on one GPU; a session's own GPU and model travel
+    scenario = scenario.clone(phase="decode", **dict.fromkeys(ONE_GPU, 1))
     result = scenario.evaluate()
     c = constants(scenario, result)
     view = RooflineView(result)
@@ -174,7 +181,10 @@ def standalone_html(scenario: Scenario) -> str:
             f"<h2 style='margin:4px 0'>Roofline Lab — {escape(title)}</h2>"
             "<div style='font-size:13px;color:#444'>A self-contained copy of the lab: no server, no network. "
             "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I); KV cache 2·L·h_kv·d_head·S·B·p_kv. "
-            f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB.</div>"
+            f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB. "
+            "One GPU: this page keeps TP = PP = EP = 1 and one replica"
+            + (f" (the lab's scenario had {escape(', '.join(split))}; open the served lab for many GPUs)"
+               if split else "") + ".</div>"
         )
     )
     args = dict(

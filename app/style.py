@@ -23,6 +23,7 @@ PALETTE = {
     "kv_cache": "#D55E00",
     "reserve": "#999999",
     "text": "#424242",
+    "interconnect": "#56B4E9",  # sky blue: the scale-up link and communication time
 }
 
 #: One colour and one marker per pin slot: colour and shape both tell pins apart.

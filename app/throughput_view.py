@@ -99,7 +99,9 @@ class ThroughputView(pn.viewable.Viewer):
         self.no_fit_label.x = self.no_fit.left
         self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
+        split = f" (one model copy on {r.gpus_per_replica} GPUs, TP = {r.tp}, PP = {r.pp})" \
+            if r.gpus_per_replica > 1 else ""
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, S = {r.context:,}: {unit} vs batch "
+            f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}: {unit} vs batch "
             f"(largest batch that fits: {r.max_batch:,})"
         )

@@ -80,6 +80,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     n_read = r.weight_bytes_read / r.bytes_per_weight
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
+    split = r.gpus_per_replica > 1
+    per_gpu_note = f" (one GPU of {r.gpus_per_replica}: its share, see Step 7)" if split else ""
     stored = r.weight_dtype == "stored"
     weights = (
         Quantity("params", "Parameters N",
@@ -94,8 +96,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
                   f"({fmt_bytes_gib(r.weight_bytes_read)}); memory holds all {fmt_bytes_gib(r.weight_bytes_held)}")
                  if m.moe else
                  f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
-                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)})"
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
                  if stored else
+                 f"{n_read:,.0f} parameters on this GPU × {r.bytes_per_weight:g} bytes = "
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 if split else
                  f"{r.n_params:,} × {r.bytes_per_weight:g} bytes = {fmt_bytes_gb(r.weight_bytes_read)} "
                  f"({fmt_bytes_gib(r.weight_bytes_read)})",
                  f"{r.weight_bytes_read / GB:,.2f} GB ({r.weight_bytes_read / GiB:,.2f} GiB)"),
@@ -114,11 +119,13 @@ def derivation(r: ScenarioResult) -> list[Step]:
     else:
         intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
+    n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
     attention_where = ("causal (query, key) pairs of the prompt" if prefill
                        else f"each of B·k tokens attending to S = {r.context:,} cached keys")
     roofline = (
-        Quantity("flops", "FLOP per step", "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)",
-                 f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} = "
+        Quantity("flops", "FLOP per step", "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)"
+                 + (" (this GPU's share of both)" if split else ""),
+                 f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
                  f"{fmt_flop(r.attention_flop_per_step)} of attention ({attention_where}) = "
                  f"{fmt_flop(r.flop_per_step)}",
@@ -157,6 +164,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("kv-total", "KV cache (whole batch)", "KV_seq(S) × B",
                  f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
                  f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
+                 f"{r.kv_bytes / GiB:,.2f} GiB")
+        if not split else
+        Quantity("kv-total", "KV cache per GPU (whole batch)", "KV_seq(S) × GPU share × B × PP micro-batches",
+                 f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.3f} GiB × {r.batch} × {r.pp} = {r.kv_bytes / GiB:,.2f} GiB"
+                 f" = {r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB"),
     )
     moves = (
@@ -176,13 +188,15 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("bound", "Bound", "intensity counting KV vs ridge point",
                  f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
                  f"{r.ridge_point:,.1f} FLOP/byte", f"{r.bound}-bound"),
-        Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)",
-                 f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw}) = "
-                 f"{fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
+        Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)" + (" + communication" if split else ""),
+                 f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw})"
+                 + (f" + {fmt_seconds(r.communication_time_s)}" if split else "")
+                 + f" = {fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
         Quantity("tokens", "Tokens/s ceiling", "B·E / step time (counting KV; E = tokens gained per sequence per step)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s", f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s"),
     )
+    kv_held_seq = r.kv_bytes_per_sequence_per_gpu * r.pp
     fits = (
         Quantity("capacity", "Capacity", "datasheet GB read by the capacity convention",
                  f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
@@ -194,10 +208,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
                     if r.weights_shortfall_bytes else ""),
                  fmt_bytes_gib(r.free_for_kv_bytes)),
-        Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))",
-                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
+        Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))"
+                 + (" (per GPU: its KV share × PP micro-batches)" if split else ""),
+                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {kv_held_seq / GiB:,.3f} GiB) = "
                  f"{r.max_batch:,}", f"{r.max_batch:,}"),
-        Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity",
+        Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity" + (" (per GPU)" if split else ""),
                  f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
                  f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB",
                  "yes" if r.fits else "NO"),
@@ -214,14 +229,90 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1",
                  f"{r.expected_tokens_per_step:.2f}"),
     )
-    return [
+    steps = [
         Step("Step 1  weight traffic per step", weights),
         Step("Step 2  arithmetic and the roofline", roofline),
         Step("Step 3  KV cache", kv),
         Step("Step 4  what one step moves", moves),
         Step("Step 5  what fits", fits),
         Step("Step 6  latency", latency),
+        Step("Step 7  many GPUs and what a token costs", _many_gpus(r)),
     ]
+    return steps
+
+
+def _money(x: float | None) -> str:
+    return "no price given" if x is None else f"${fmt_sig(x, 3)}"
+
+
+def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
+    """TP/PP/EP/replicas: per-GPU shares, communication, the interconnect roof, throughput and cost."""
+    m = r.model
+    h_kv = m.n_kv_heads if r.gqa else m.n_heads
+    link = fmt_bandwidth(r.link_bandwidth) if r.link_bandwidth else "no link figure"
+    mla = m.mla is not None and r.gqa
+    fit = ("fits as set" if r.fits and r.tp == (r.suggested_tp or r.tp) else
+           f"TP = {r.suggested_tp}" + (f", PP = {r.suggested_pp}" if (r.suggested_pp or 1) > 1 else "")
+           if r.suggested_tp else "none up to the node and 1,024 GPUs")
+    fit += f" (at EP = {r.ep})" if r.ep > 1 and r.suggested_tp else ""
+    comm_i = "—" if r.communication_intensity is None else _fpb(r.communication_intensity)
+    sent = r.bytes_sent_per_step
+    return (
+        Quantity("gpus", "GPUs", "TP × PP × EP × replicas",
+                 f"{r.tp} × {r.pp} × {r.ep} × {r.replicas} = {r.gpus_total:,} ({r.interconnect})",
+                 f"{r.gpus_total:,}"),
+        Quantity("weights-gpu", "Weights held per GPU", "(N − norms)·p / TP + norms·p, per pipeline stage "
+                 "(MoE experts / (TP·EP))",
+                 f"{fmt_bytes_gib(r.model_weight_bytes)} in all → {fmt_bytes_gib(r.weight_bytes_held)} on the most "
+                 f"loaded GPU ({r.layers_per_gpu} of {m.n_layers} layers)", fmt_bytes_gib(r.weight_bytes_held)),
+        Quantity("kv-gpu", "KV per token per GPU",
+                 "MLA latent: replicated on every GPU" if mla else "2·L·ceil(h_kv/TP)·d_head·p_kv (per stage)",
+                 (f"{fmt_bytes_small(r.kv_bytes_per_token)} on each of the {r.tp} TP GPUs" if mla else
+                  f"ceil({h_kv}/{r.tp}) = {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} per "
+                  f"GPU" + (" (replicated: TP > h_kv)" if r.tp > h_kv else "")
+                  + f", {r.layers_per_gpu} layers → {fmt_bytes_small(r.kv_bytes_per_token_per_gpu)}"),
+                 f"{fmt_sig(r.kv_bytes_per_token_per_gpu / KiB)} KiB"),
+        Quantity("allreduce", "One all-reduce (ring)", "2·(TP−1)/TP · B·k·h·a / link + t_call (Patarasuk & Yuan "
+                 "2009; nccl-tests PERFORMANCE.md)",
+                 (f"2 × {r.tp - 1}/{r.tp} × {fmt_bytes_small(r.allreduce_bytes)} / {link} per direction + "
+                  f"{fmt_seconds(r.allreduce_time_s - 2 * (r.tp - 1) / r.tp * r.allreduce_bytes / r.link_bandwidth) if r.link_bandwidth else 'the call latency'}"  # noqa: E501
+                  f" = {fmt_seconds(r.allreduce_time_s)}; two per layer") if r.tp > 1 else "TP = 1: none",
+                 fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
+        Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped",
+                 f"{fmt_bytes_small(sent)} sent per GPU → {fmt_seconds(r.communication_time_s)}, against "
+                 f"{fmt_seconds(r.memory_time_s)} of memory and {fmt_seconds(r.compute_time_s)} of compute",
+                 fmt_seconds(r.communication_time_s)),
+        Quantity("comm-intensity", "Communication intensity", "FLOP per byte a GPU sends, vs P_peak / link",
+                 (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
+                  + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" if r.interconnect_ridge_point else "unknown")
+                  + (" → communication-bound" if r.communication_intensity and r.interconnect_ridge_point
+                     and r.communication_intensity < r.interconnect_ridge_point else ""))
+                 if sent else "nothing sent on one GPU", comm_i),
+        Quantity("pipeline", "Pipeline", "latency adds over PP stages; bubble (PP−1)/(M+PP−1) (article 004, §07)",
+                 (f"{r.pp} stages of ≤ {r.layers_per_gpu} layers; a token takes {r.pp} × "
+                  f"{fmt_seconds(r.verify_step_time_s)}; throughput needs {r.pp} micro-batches of B in flight; one "
+                  f"pass of M = {r.pp} idles {100 * r.pipeline_bubble:.0f} %") if r.pp > 1 else "PP = 1: one stage",
+                 f"{r.pp} stage{'s' if r.pp > 1 else ''}"),
+        Quantity("experts-gpu", "Experts per GPU (MoE)", "E / EP; touched: (E/EP)·(1 − (1 − k_e/E)^(EP·B·k))",
+                 (f"{m.moe.n_experts} / {r.ep} = {fmt_sig(r.experts_per_gpu)} per MoE layer; "
+                  f"{fmt_sig(r.experts_touched_per_gpu, 3)} touched per step") if m.moe else "dense model: no experts",
+                 fmt_sig(r.experts_per_gpu) if m.moe else "—"),
+        Quantity("tokens-aggregate", "Tokens/s, all GPUs", "B·E / step × EP groups × replicas",
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} × {r.ep} × {r.replicas} = {fmt_rate(r.tokens_per_s_aggregate)}"
+                 f" tokens/s ({r.sequences_in_flight:,} sequences in flight); per sequence "
+                 f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s",
+                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s"),
+        Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
+                 f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
+        Quantity("cost-output", "Cost per million output tokens", "price × GPUs / 3600 / output tokens/s × 1e6",
+                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens
+                 else "set a price per GPU-hour", _money(r.cost_per_million_output_tokens)),
+        Quantity("cost-prompt", "Cost per million prompt tokens", "price × GPUs / 3600 / prompt tokens/s × 1e6",
+                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens
+                 else "set a price per GPU-hour", _money(r.cost_per_million_prompt_tokens)),
+    )
 
 
 def quantities(r: ScenarioResult) -> dict[str, Quantity]:

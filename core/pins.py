@@ -83,6 +83,10 @@ def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
                      f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s_with_kv:,.0f} tokens/s")
     if all(t.kv_dtype != r.kv_dtype for t in twins):
         notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
+    if all(t.tp != r.tp for t in twins):
+        notes.append(f"TP = {r.tp}: same intensity (TP divides FLOPs and weight bytes alike) — "
+                     f"{r.weight_bytes_held / GiB:,.1f} GiB of weights per GPU, {r.tpot_s * 1e3:.2f} ms per token, "
+                     f"{r.communication_time_s * 1e3:.2f} ms of it communication")
     if all(t.gpu.id != r.gpu.id for t in twins):
         notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction_weights:.3g} % of its peak")
     return notes

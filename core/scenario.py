@@ -22,6 +22,12 @@ Formulas (articles in ``shared/seeds``):
 
 Prefill is the same formula with ``k`` = the prompt length (article 004,
 "Go deeper"): its traffic is the weights plus the KV cache it writes.
+
+Many GPUs (TP, PP, EP, replicas: :mod:`core.parallelism`): the roofline stays per
+GPU — FLOPs, bytes and memory are one GPU's share — and the step adds the time
+that GPU spends communicating; cost per million tokens is the price per GPU-hour
+times the GPUs over the tokens/s the roofline allows (article 000: from bytes
+moved, not FLOPs).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_c
 from .levers import Lever, LeverTable
 from .model_catalogue import load_models
 from .models import ModelSpec
+from .parallelism import Parallelism, smallest_fit
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, compute_roof, get_precision
 from .speculation import expected_tokens_per_verify
 from .units import GiB
@@ -106,6 +113,26 @@ LEVERS = LeverTable(
                                         doc="Memory held back for activations, CUDA context and allocator slack "
                                             "(bytes inside; GiB at the edges)."),
           flag="reserve", unit="GiB", scale=GiB),
+    Lever("tp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Tensor parallel TP",
+                              doc="TP: GPUs each weight matrix is split over (per GPU: weights / TP, query heads / TP, "
+                                  "KV heads ceil(h_kv / TP); two all-reduces per layer)."),
+          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72)),
+    Lever("pp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Pipeline parallel PP",
+                              doc="PP: stages the layers are split into (latency adds across stages; throughput "
+                                  "needs PP micro-batches of B in flight)."),
+          flag="pp", stops=(1, 2, 4, 8, 16)),
+    Lever("ep", param.Integer(default=1, bounds=(1, 1024), softbounds=(1, 64), label="Expert parallel EP (MoE)",
+                              doc="EP: GPU groups a mixture-of-experts model's routed experts are spread over, each "
+                                  "group serving its own B sequences (ignored, with a warning, for a dense model)."),
+          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64)),
+    Lever("replicas", param.Integer(default=1, bounds=(1, 1_000_000), softbounds=(1, 64), label="Replicas",
+                                    doc="Whole copies of the model (data parallel): throughput, GPUs and memory "
+                                        "multiply."),
+          flag="replicas"),
+    Lever("gpu_hour_price", param.Number(default=0.0, bounds=(0.0, 1e6), softbounds=(0.0, 10.0), step=0.05,
+                                         label="Price per GPU-hour (USD)",
+                                         doc="USD per GPU per hour, for the cost per million tokens (0: not given)."),
+          flag="gpu-hour-price"),
 )
 
 
@@ -129,6 +156,13 @@ class Ladder:
         weight_bytes_read: weight bytes one step reads (MoE: the experts touched).
         step_time_s_with_kv: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
         step_time_s_weights: the same ignoring KV traffic, seconds.
+        compute_time_s: ``FLOPs / P_peak`` of one GPU's step, seconds.
+        memory_time_s: ``(weights + KV) / BW`` of one GPU's step, seconds.
+        communication_time_s: what one GPU spends sending per step (0 on one GPU), seconds.
+        bytes_sent: bytes one GPU sends per step (TP all-reduces, PP send, EP all-to-all).
+
+    With several GPUs (:mod:`core.parallelism`) every entry is one GPU's (the
+    most loaded pipeline stage), and the step times add the communication time.
     """
 
     batch: np.ndarray
@@ -146,6 +180,10 @@ class Ladder:
     weight_bytes_read: np.ndarray
     step_time_s_with_kv: np.ndarray
     step_time_s_weights: np.ndarray
+    compute_time_s: np.ndarray
+    memory_time_s: np.ndarray
+    communication_time_s: np.ndarray
+    bytes_sent: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -157,6 +195,21 @@ class ScenarioResult:
     what one step moves (read in decode, written in prefill).  ``weight_bytes_read``
     is what one step reads; ``weight_bytes_held`` what memory holds (they differ
     only for mixture-of-experts, whose step reads the experts its tokens touch).
+
+    Several GPUs (:mod:`core.parallelism`): the roofline stays per GPU, so the
+    step's FLOPs, bytes, times, the memory fields (``weight_bytes_held``,
+    ``kv_bytes``, ``memory_used_bytes``, ``free_for_kv_bytes``, ``fits``,
+    ``max_batch``: B per micro-batch) are one GPU's (the most loaded pipeline
+    stage); ``kv_bytes_per_token`` and ``kv_bytes_per_sequence`` stay the whole
+    model's, with ``_per_gpu`` twins; ``model_weight_bytes`` is N·p.  The step
+    time adds ``communication_time_s``; ``communication_intensity`` is FLOP per
+    byte a GPU sends (None when it sends nothing) against
+    ``interconnect_ridge_point = P_peak / link``.  ``tokens_per_s_with_kv`` is one
+    model copy's (B·E per stage step, PP micro-batches in flight);
+    ``tokens_per_s_aggregate`` multiplies by EP groups and replicas;
+    ``pipeline_bubble`` is ``(PP−1)/(M+PP−1)`` for one pass of M = PP micro-batches
+    (article 004, section 07; steady decode with PP micro-batches in flight has
+    none).  The costs are USD per million tokens (None without a price).
     """
 
     phase: str
@@ -220,6 +273,42 @@ class ScenarioResult:
     ttft_s: float
     verify_step_time_s: float
     tpot_s: float
+    tp: int
+    pp: int
+    ep: int
+    replicas: int
+    gpus_per_replica: int
+    gpus_total: int
+    interconnect: str
+    link_bandwidth: float | None
+    model_weight_bytes: float
+    query_heads_per_gpu: int
+    kv_heads_per_gpu: int
+    kv_bytes_per_token_per_gpu: float
+    kv_bytes_per_sequence_per_gpu: float
+    layers_per_gpu: int
+    compute_time_s: float
+    memory_time_s: float
+    communication_time_s: float
+    allreduce_bytes: float
+    allreduce_time_s: float
+    bytes_sent_per_step: float
+    communication_intensity: float | None
+    interconnect_ridge_point: float | None
+    experts_per_gpu: float
+    experts_touched_per_gpu: float
+    pipeline_bubble: float
+    sequences_in_flight: int
+    tokens_per_s_aggregate: float
+    tokens_per_s_per_sequence: float
+    total_memory_bytes: float
+    suggested_tp: int | None
+    suggested_pp: int | None
+    gpu_hour_price: float
+    output_tokens_per_s_aggregate: float
+    prompt_tokens_per_s_aggregate: float
+    cost_per_million_output_tokens: float | None
+    cost_per_million_prompt_tokens: float | None
     reference_gpu: Accelerator | None
     reference_peak_flop_per_s: float | None
     ladder: Ladder
@@ -232,6 +321,25 @@ class ScenarioResult:
             intensity: FLOP/byte, scalar or array.
         """
         return roofline.attainable_flop_per_s(intensity, self.peak_flop_per_s, self.bandwidth)
+
+    @property
+    def kv_share_per_gpu(self) -> float:
+        """Fraction of one sequence's KV cache one GPU reads per step (1 on one GPU; see :mod:`core.parallelism`)."""
+        return self.parallelism().kv_share()
+
+    def parallelism(self) -> Parallelism:
+        """How this scenario splits its model over GPUs (:class:`core.parallelism.Parallelism`)."""
+        return Parallelism(self.model, tp=self.tp, pp=self.pp, ep=self.ep, replicas=self.replicas,
+                           link_bandwidth=self.link_bandwidth, gqa=self.gqa)
+
+    def interconnect_roof(self, intensity):
+        """The interconnect roof at communication intensity ``intensity``: ``min(P_peak, link·I)`` FLOP/s.
+
+        None when the catalogue gives no link bandwidth.  Args: FLOP per byte sent, scalar or array.
+        """
+        if not self.link_bandwidth:
+            return None
+        return roofline.attainable_flop_per_s(intensity, self.peak_flop_per_s, self.link_bandwidth)
 
     def efficiency_band(self, intensity):
         """``(low, high)`` FLOP/s: :data:`core.roofline.EFFICIENCY_BAND` of the roof at ``intensity``."""
@@ -419,6 +527,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
     weights = weights_as(model, weight_dtype)
     p = weights.bytes_per_weight
+    warnings = []
+    plan = _plan(gpu, model, v, warnings)
     p_kv = get_precision(kv_dtype).bytes_per_element
     roof, roof_reason = compute_roof(weights.roof_precision, gpu.dense_flop_per_s)
     if weights.stored:
@@ -434,7 +544,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     # Memory holds every weight; a step reads the weights its tokens use (all of
     # them for a dense model; for MoE only the experts the batch's tokens touch).
     n, n_active = model.n_params, model.n_active_params
-    weight_bytes_held = weights.held_bytes
+    weight_bytes_held = weights.held_bytes * plan.held_fraction()  # per GPU (the most loaded stage)
     # What a sequence holds and a step moves: its KV cache plus any fixed recurrent
     # state (linear-attention / Mamba layers), read every decode step.
     kv_seq = model.cache_bytes_per_sequence(s_held, p_kv, gqa)
@@ -442,6 +552,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     # k tokens attends to S cached keys in decode; the prompt's causal pairs in prefill.
     attn_seq = (spec_k * model.decode_attention_flop(context) if phase == "decode"
                 else model.prefill_attention_flop(prompt_len))
+    kv_share = plan.kv_share(gqa)
+    kv_held_per_seq = plan.pp * kv_seq * kv_share  # a stage holds its layers' KV for PP micro-batches
     free_for_kv = capacity - weight_bytes_held - reserve_bytes
     # Tokens each sequence gains per step: every prompt token in prefill; in
     # decode the expected accepted tokens of a verify pass of depth k (E = 1 at k = 1).
@@ -451,10 +563,10 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     def at(b, tokens_per_read, kv_per_seq, attn_per_seq, tokens_gained=gained) -> Ladder:
         """The step of ``b`` sequences, one mechanism for the ladder and every point below."""
         return step_ladder(np.array([b]), weights, tokens_per_read, tokens_gained, kv_per_seq, attn_per_seq, peak,
-                           bw, reserve_bytes, capacity)
+                           bw, reserve_bytes, capacity, plan)
 
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k, LEVERS["batch"].parameter.bounds[1])
-    ladder = step_ladder(batches, weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity)
+    ladder = step_ladder(batches, weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity, plan)
     point = at(batch, k, kv_seq, attn_seq)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
@@ -477,17 +589,34 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     weight_bytes = float(point.weight_bytes_read[0])
     flops = float(point.flop[0])
     attention_flops = float(point.attention_flop[0])
-    kv_traffic = batch * kv_seq
+    kv_traffic = batch * kv_seq * kv_share
     bytes_step = weight_bytes + kv_traffic
     ridge = float(roofline.ridge_point(peak, bw))
     intensity_kv = float(point.arithmetic_intensity_with_kv[0])
 
-    warnings = []
+    fit = smallest_fit(model, bytes_per_weight=p, kv_bytes_per_sequence=kv_seq, batch=int(batch),
+                       reserve_bytes=reserve_bytes, capacity=capacity, ep=plan.ep, gqa=gqa,
+                       max_node=gpu.interconnect.max_node if gpu.interconnect else None)
     if weight_bytes_held + reserve_bytes > capacity:
+        per_gpu = " per GPU" if not plan.identity else ""
+        hint = (f" (TP = {fit[0]}" + (f", PP = {fit[1]}" if fit[1] > 1 else "") + " fits)") if fit else ""
         warnings.append(
-            f"the weights alone ({weight_bytes_held / GiB:,.1f} GiB) and the reserve do not fit in "
-            f"{capacity / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller weights"
+            f"the weights alone ({weight_bytes_held / GiB:,.1f} GiB{per_gpu}) and the reserve do not fit in "
+            f"{capacity / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller weights{hint}"
         )
+    # Throughput of the whole deployment and what a token costs (article 000: from
+    # bytes moved, i.e. the roofline step time, not from FLOPs).
+    groups = plan.ep * plan.replicas  # groups each serving their own B sequences per micro-batch
+    decode_tps = groups * batch * e_tokens / t_verify
+    prefill_tps = groups * batch * prompt_len / float(prefill.step_time_s_with_kv[0])
+    price = float(v["gpu_hour_price"])
+
+    def per_million(tokens_per_s: float) -> float | None:
+        return price * plan.gpus / 3600.0 / tokens_per_s * 1e6 if price > 0 else None
+
+    t_step = float(point.step_time_s_with_kv[0])
+    sent = float(point.bytes_sent[0])
+    link = plan.link_bandwidth
     if model.max_context and s_held > model.max_context:
         warnings.append(
             f"S = {s_held:,} tokens is beyond {model.name}'s trained context of {model.max_context:,}"
@@ -531,18 +660,18 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         bound="memory" if intensity_kv < ridge else "compute",
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
-        kv_bytes=float(batch * kv_seq),
+        kv_bytes=float(batch * kv_held_per_seq),
         kv_traffic_bytes=float(kv_traffic),
         bytes_per_step=float(bytes_step),
         step_time_s_with_kv=float(point.step_time_s_with_kv[0]),
         step_time_s_weights=float(point.step_time_s_weights[0]),
         tokens_per_s_with_kv=float(point.tokens_per_s_with_kv[0]),
         tokens_per_s_weights=float(point.tokens_per_s_weights[0]),
-        memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
+        memory_used_bytes=float(weight_bytes_held + batch * kv_held_per_seq + reserve_bytes),
         free_for_kv_bytes=float(max(free_for_kv, 0.0)),
         weights_shortfall_bytes=float(max(-free_for_kv, 0.0)),
         fits=bool(point.fits[0]),
-        max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
+        max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_held_per_seq)),
         acceptance=float(acceptance),
         expected_tokens_per_step=e_tokens,
         speculative_speedup=e_tokens * t_plain / t_verify,
@@ -551,9 +680,45 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         decode_intensity=float(verify.arithmetic_intensity_weights[0]),
         decode_attainable_flop_per_s=float(verify.attainable_flop_per_s_weights[0]),
         ttft_intensity=ttft_intensity,
-        ttft_s=ttft,
+        ttft_s=ttft * plan.pp if plan.pp > 1 else ttft,
         verify_step_time_s=t_verify,
-        tpot_s=t_verify / e_tokens,
+        tpot_s=t_verify * plan.pp / e_tokens if plan.pp > 1 else t_verify / e_tokens,
+        tp=plan.tp,
+        pp=plan.pp,
+        ep=plan.ep,
+        replicas=plan.replicas,
+        gpus_per_replica=plan.gpus_per_replica,
+        gpus_total=plan.gpus,
+        interconnect=_link_text(gpu),
+        link_bandwidth=link,
+        model_weight_bytes=float(n * p),
+        query_heads_per_gpu=plan.query_heads_per_gpu(),
+        kv_heads_per_gpu=plan.kv_heads_per_gpu(gqa),
+        kv_bytes_per_token_per_gpu=model.kv_bytes_per_token(p_kv, gqa) * kv_share,
+        kv_bytes_per_sequence_per_gpu=float(kv_seq * kv_share),
+        layers_per_gpu=plan.layers_per_gpu,
+        compute_time_s=float(point.compute_time_s[0]),
+        memory_time_s=float(point.memory_time_s[0]),
+        communication_time_s=float(point.communication_time_s[0]),
+        allreduce_bytes=float(plan.message_bytes(batch, k)),
+        allreduce_time_s=float(plan.allreduce_time_s(plan.message_bytes(batch, k))),
+        bytes_sent_per_step=sent,
+        communication_intensity=flops / sent if sent > 0 else None,
+        interconnect_ridge_point=peak / link if link else None,
+        experts_per_gpu=plan.experts_per_gpu(),
+        experts_touched_per_gpu=plan.experts_touched_per_gpu(batch * k),
+        pipeline_bubble=(plan.pp - 1) / (2 * plan.pp - 1),
+        sequences_in_flight=int(batch * plan.pp * groups),
+        tokens_per_s_aggregate=float(point.tokens_per_s_with_kv[0]) * groups,
+        tokens_per_s_per_sequence=gained / (plan.pp * t_step),
+        total_memory_bytes=float(weight_bytes_held + batch * kv_held_per_seq + reserve_bytes) * plan.gpus,
+        suggested_tp=fit[0] if fit else None,
+        suggested_pp=fit[1] if fit else None,
+        gpu_hour_price=price,
+        output_tokens_per_s_aggregate=float(decode_tps),
+        prompt_tokens_per_s_aggregate=float(prefill_tps),
+        cost_per_million_output_tokens=per_million(decode_tps),
+        cost_per_million_prompt_tokens=per_million(prefill_tps),
         reference_gpu=reference,
         reference_peak_flop_per_s=reference_peak,
         ladder=ladder,
@@ -561,7 +726,63 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     )
 
 
-def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
+def _plan(gpu: Accelerator, model: ModelSpec, v: dict, warnings: list[str]) -> Parallelism:
+    """The :class:`Parallelism` of the levers ``v``; impossible or doubtful splits are named in ``warnings``.
+
+    TP above the query heads, PP above the layers and EP above the experts are
+    evaluated at those limits (the result's ``tp``, ``pp``, ``ep`` say what was used).
+    """
+    tp, pp, ep, replicas = (int(v[name]) for name in ("tp", "pp", "ep", "replicas"))
+    # A split the model cannot take is evaluated at the largest it can, and named: a lever
+    # set within the table's bounds always evaluates (tests/test_fuzz.py).
+    if tp > model.n_heads:
+        warnings.append(f"TP = {tp} is more than {model.name}'s {model.n_heads} query heads: evaluated at "
+                        f"TP = {model.n_heads}")
+        tp = model.n_heads
+    if pp > model.n_layers:
+        warnings.append(f"PP = {pp} is more than {model.name}'s {model.n_layers} layers: evaluated at "
+                        f"PP = {model.n_layers}")
+        pp = model.n_layers
+    if model.moe and ep > model.moe.n_experts:
+        warnings.append(f"EP = {ep} is more than {model.name}'s {model.moe.n_experts} experts: evaluated at "
+                        f"EP = {model.moe.n_experts}")
+        ep = model.moe.n_experts
+    if ep > 1 and not model.moe:
+        warnings.append(f"EP = {ep} is ignored: {model.name} is dense (no experts to spread); counted as EP = 1")
+        ep = 1
+    if model.n_heads % tp:
+        warnings.append(f"TP = {tp} does not divide {model.name}'s {model.n_heads} query heads: engines refuse "
+                        f"this split; the lab gives each GPU ceil({model.n_heads}/{tp}) heads")
+    link = gpu.interconnect
+    bandwidth = link.per_direction_bandwidth if link else None
+    if tp * ep > 1 and not bandwidth:
+        warnings.append(f"{gpu.name} has no interconnect bandwidth in the catalogue: communication time counts "
+                        "only the per-call latency")
+    node = link.max_node if link else None
+    if link and not node and bandwidth and tp * ep > 1:
+        warnings.append(f"{gpu.name} has no scale-up node: its {tp * ep} GPUs talk over {link.kind} "
+                        f"({bandwidth / 1e9:,.0f} GB/s per direction assumed for every GPU, as if each had its own "
+                        "x16 link)")
+    if node and tp * ep > node:
+        warnings.append(f"TP·EP = {tp * ep} GPUs exceed {gpu.name}'s largest {link.kind} node of {node}: past it "
+                        "the collectives cross the slower scale-out network, which the lab does not model (it "
+                        "still uses the scale-up link)")
+    return Parallelism(model, tp=tp, pp=pp, ep=ep, replicas=replicas, link_bandwidth=bandwidth, gqa=bool(v["gqa"]))
+
+
+def _link_text(gpu: Accelerator) -> str:
+    """The scale-up link in words, as the catalogue prints it."""
+    link = gpu.interconnect
+    if link is None:
+        return "no interconnect in the catalogue"
+    bw = link.per_direction_bandwidth
+    per_dir = f", {bw / 1e9:,.0f} GB/s per direction" if bw else ""
+    node = f", up to {link.max_node} accelerators per node" if link.max_node else ", no scale-up node"
+    return f"{link.kind} {link.generation}".strip() + f" ({link.as_printed}{per_dir}{node})"
+
+
+def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity,
+                plan: Parallelism | None = None) -> Ladder:
     """The numbers of one step at each batch size: the one mechanism behind the
     ladder, the workload point, prefill, verify, TTFT and every sweep.
 
@@ -570,18 +791,31 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
         weights: the model's weights at the weight-precision choice (:func:`weights_as`).
         k: tokens of arithmetic per weight read (speculation depth, or prompt length).
         gained: tokens each sequence gains per step (E in decode, the prompt in prefill).
-        kv_seq: KV-cache (and fixed-state) bytes each sequence moves per step.
-        attn_seq: attention FLOP each sequence adds per step (beyond the weights' 2·N_active·k).
-        peak, bw: the compute roof (FLOP/s) and memory bandwidth (bytes/s).
-        reserve_bytes, capacity: bytes held back, and the memory capacity in bytes.
+        kv_seq: KV-cache (and fixed-state) bytes each sequence moves per step (the whole
+            model's; one GPU's share is taken here).
+        attn_seq: attention FLOP each sequence adds per step (beyond the weights' 2·N_active·k;
+            the whole model's).
+        peak, bw: the compute roof (FLOP/s) and memory bandwidth (bytes/s) of one GPU.
+        reserve_bytes, capacity: bytes held back, and the memory capacity in bytes, per GPU.
+        plan: how the model is split over GPUs (:class:`core.parallelism.Parallelism`);
+            None is one GPU.  Per GPU: weights, FLOPs, KV and attention divide as the
+            plan says, each pipeline stage holds KV for PP micro-batches, and the
+            communication time is added to the step (not overlapped).
 
     Returns:
-        a :class:`Ladder` with one entry per batch size.
+        a :class:`Ladder` with one entry per batch size, per GPU.
     """
     b = np.asarray(batches)
     model = weights.model
+    plan = plan if plan is not None else Parallelism(model)
     weight_bytes = weights.read_bytes(b * k) * np.ones(b.shape)
-    flop_weights = roofline.decode_flop(model.n_active_params, b, k)
+    held = weights.held_bytes
+    if not plan.identity:  # one GPU's share of what the whole model holds and reads
+        weight_bytes = weight_bytes * plan.read_fraction(b * k)
+        held = held * plan.held_fraction()
+        kv_seq = kv_seq * plan.kv_share()
+        attn_seq = attn_seq * plan.attention_share()
+    flop_weights = roofline.decode_flop(plan.n_active_params, b, k)
     attention = b * attn_seq
     flops = flop_weights + attention
     # 2·B·k/p for a dense model (N_active = N read); MoE reads fewer weights than it holds.
@@ -590,8 +824,9 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
     intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flop_per_s(intensity, peak, bw)
     attainable_kv = roofline.attainable_flop_per_s(intensity_kv, peak, bw)
-    t_step = roofline.step_time(flops, bytes_step, peak, bw)
-    t_no_kv = roofline.step_time(flop_weights, weight_bytes, peak, bw)
+    t_comm = plan.comm_time_s(b, k) * np.ones(b.shape)
+    t_step = roofline.step_time(flops, bytes_step, peak, bw) + t_comm
+    t_no_kv = roofline.step_time(flop_weights, weight_bytes, peak, bw) + t_comm
     return Ladder(
         batch=b,
         arithmetic_intensity_weights=intensity,
@@ -602,10 +837,14 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
         tokens_per_s_weights=b * gained / t_no_kv,
         attainable_flop_per_s_with_kv=attainable_kv,
         peak_fraction_with_kv=attainable_kv / peak,
-        fits=weights.held_bytes + b * kv_seq + reserve_bytes <= capacity,
+        fits=held + plan.pp * b * kv_seq + reserve_bytes <= capacity,
         flop=flops,
         attention_flop=attention,
         weight_bytes_read=weight_bytes,
         step_time_s_with_kv=t_step,
         step_time_s_weights=t_no_kv,
+        compute_time_s=flops / peak,
+        memory_time_s=bytes_step / bw,
+        communication_time_s=t_comm,
+        bytes_sent=plan.bytes_sent(b, k) * np.ones(b.shape),
     )

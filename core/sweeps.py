@@ -3,7 +3,9 @@
 * :func:`batch_sweep`: tokens/s and the rest at other batch sizes — article 000's
   throughput-vs-batch chart (after Step 5);
 * :func:`speculation_sweep`: decode at other speculation depths k, with the
-  expected accepted tokens E (Leviathan et al. 2023) — when speculation pays.
+  expected accepted tokens E (Leviathan et al. 2023) — when speculation pays;
+* :func:`tp_sweep`: the scenario at tensor-parallel degrees 1…64 — when more TP
+  stops paying (communication overtakes the memory time).
 """
 
 from __future__ import annotations
@@ -23,9 +25,44 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
         batches: 1-D array of batch sizes (>= 1).
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
+    plan = r.parallelism()
+    # the result's attention FLOPs are one GPU's; step_ladder takes the whole model's per sequence
+    attn_seq = r.attention_flop_per_step / r.batch / plan.attention_share()
     return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
-                       r.kv_bytes_per_sequence, r.attention_flop_per_step / r.batch, r.peak_flop_per_s, r.bandwidth,
-                       r.reserve_bytes, r.capacity_bytes)
+                       r.kv_bytes_per_sequence, attn_seq, r.peak_flop_per_s, r.bandwidth,
+                       r.reserve_bytes, r.capacity_bytes, plan)
+
+
+def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:
+    """The scenario at each tensor-parallel degree in ``degrees``, its other levers held.
+
+    Degrees above the model's query heads are left out.
+
+    Returns:
+        dict of numpy arrays, one entry per degree: ``tp``, ``tokens_per_s_aggregate``
+        (tokens/s of every GPU group and replica), ``tokens_per_s_per_sequence``,
+        ``tpot_s`` (time per output token), ``compute_time_s``, ``memory_time_s``,
+        ``communication_time_s`` (one GPU's step, seconds), ``fits`` (bool) and
+        ``crossover`` (the first TP whose communication time exceeds its memory
+        time, or None).
+    """
+    model = scenario.catalogue.model(scenario.model)
+    rows = [scenario.clone(tp=int(t)).evaluate() for t in degrees if int(t) <= model.n_heads]
+    comm = np.array([r.communication_time_s for r in rows])
+    memory = np.array([r.memory_time_s for r in rows])
+    tps = np.array([r.tp for r in rows])
+    over = np.nonzero(comm > memory)[0]
+    return {
+        "tp": tps,
+        "tokens_per_s_aggregate": np.array([r.tokens_per_s_aggregate for r in rows]),
+        "tokens_per_s_per_sequence": np.array([r.tokens_per_s_per_sequence for r in rows]),
+        "tpot_s": np.array([r.tpot_s for r in rows]),
+        "compute_time_s": np.array([r.compute_time_s for r in rows]),
+        "memory_time_s": memory,
+        "communication_time_s": comm,
+        "fits": np.array([r.fits for r in rows]),
+        "crossover": int(tps[over[0]]) if len(over) else None,
+    }
 
 
 def speculation_sweep(scenario: Scenario, depths) -> dict:

@@ -219,3 +219,76 @@ TOUR: tuple[TourStep, ...] = (
         "8× less. Long context became practical because the cached thing got narrower, not because memory grew.",
     ),
 )
+
+
+# -- Many GPUs (issue 10): appended after the articles' walk-through -------------------
+
+
+def gpu_caption_values(r: ScenarioResult) -> dict:
+    """:func:`caption_values` plus the many-GPU numbers (per GPU, communication, cost in USD)."""
+    held = r.weight_bytes_held + r.reserve_bytes
+    return {
+        **caption_values(r),
+        "tp": r.tp,
+        "gpus": r.gpus_total,
+        "replicas": r.replicas,
+        "held_gib": r.weight_bytes_held / GiB,
+        "held_reserve_gib": held / GiB,
+        "fits": "fits" if r.fits else "DOES NOT FIT",
+        "suggested_tp": r.suggested_tp,
+        "comm_ms": r.communication_time_s * 1e3,
+        "memory_ms": r.memory_time_s * 1e3,
+        "comm_pct": 100 * r.communication_time_s / r.step_time_s_with_kv,
+        "kv_per_gpu": r.kv_bytes_per_token_per_gpu,
+        "tok_all": r.tokens_per_s_aggregate,
+        "cost_out": r.cost_per_million_output_tokens or 0.0,
+        "price": r.gpu_hour_price,
+    }
+
+
+@dataclass(frozen=True)
+class GpuTourStep(TourStep):
+    """A tour step whose caption may also quote :func:`gpu_caption_values`."""
+
+    def render(self, result: ScenarioResult) -> tuple[str, str]:
+        values = gpu_caption_values(result)
+        return self.title.format(**values), self.caption.format(**values)
+
+
+#: The many-GPU steps, at $2 per GPU-hour so the cost shows.
+GPU_TOUR: tuple[TourStep, ...] = (
+    GpuTourStep(
+        "Many GPUs: 70B does not fit one H100",
+        "issue 10; article 004, section 07",
+        {"model": "llama-3-70b", "gpu_hour_price": 2.0},
+        "{model} in BF16 is {held_gib:.0f} GiB of weights; with the reserve that is {held_reserve_gib:.0f} GiB "
+        "against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = {suggested_tp} (the button "
+        "under the memory bar).",
+    ),
+    GpuTourStep(
+        "TP = 2: it fits",
+        "issue 10; Megatron-LM (Shoeybi et al. 2019)",
+        {"model": "llama-3-70b", "tp": 2, "gpu_hour_price": 2.0},
+        "Each GPU holds half of every matrix, {held_gib:.1f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
+        "output token, room for {max_batch} sequences of 8k. The roofline stays per GPU and the point does not "
+        "move: TP divides the FLOPs and the bytes alike; it buys bandwidth and capacity.",
+    ),
+    GpuTourStep(
+        "TP = 8: fast, and communication shows",
+        "issue 10; article 004, section 07",
+        {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
+        "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
+        "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
+        "shrinking too ({kv_per_gpu:,.0f} bytes per token per GPU: TP = h_kv). ${cost_out:.2f} per million "
+        "output tokens at batch 1 (Scaling tab).",
+    ),
+    GpuTourStep(
+        "8B on one GPU, times eight: cheapest per token",
+        "issue 10; article 000, Where It Breaks (cost from bytes moved)",
+        {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
+        "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
+        "communication at all, ${cost_out:.2f} per million output tokens at ${price:.2f} per GPU-hour.",
+    ),
+)
+
+TOUR = TOUR + GPU_TOUR

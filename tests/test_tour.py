@@ -3,7 +3,7 @@
 import pytest
 
 from core import Scenario
-from core.tour import BASE, TOUR
+from core.tour import BASE, GPU_TOUR, TOUR
 
 # (step index, levers the step must set, strings its caption must show)
 EXPECTED = [
@@ -27,7 +27,7 @@ EXPECTED = [
 
 
 def test_every_step_is_checked():
-    assert len(EXPECTED) == len(TOUR)
+    assert len(EXPECTED) + len(GPU_TOUR) == len(TOUR)  # the many-GPU steps: tests/test_scaling_app.py
 
 
 @pytest.mark.parametrize("index, levers, quotes", EXPECTED)
