@@ -19,7 +19,6 @@ import panel as pn
 import param
 
 from core.permalink import from_query
-from core.pins import Pin
 from core.precision import get_precision
 from core.scenario import Scenario, ScenarioResult
 
@@ -183,7 +182,7 @@ class Lab(pn.viewable.Viewer):
 
     def pin_current(self) -> None:
         """Pin the current scenario under a default name."""
-        self.pins.add(Pin(self.pins.default_name(), self.scenario.levers()))
+        self.pins.pin_current()
 
 
 def embed_summary(r: ScenarioResult) -> str:

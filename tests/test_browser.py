@@ -232,7 +232,7 @@ def test_permalink_round_trip(lab, browser):
     fresh.locator("[data-readout=ridge]").wait_for()
     for key in ("intensity", "ridge", "tokens", "kv-total", "fits"):
         assert readout(fresh, key) == readout(lab, key), key
-    assert fresh.evaluate(PIN_NAMES) == ["batch 4", "INT4 weights", "4-token speculation"]
+    assert [n.split(" · ")[0] for n in fresh.evaluate(PIN_NAMES)] == ["batch 4", "INT4 weights", "speculation k=4"]
     fresh.close()
 
 
