@@ -23,6 +23,7 @@ from core.precision import get_precision
 from core.scenario import Scenario, ScenarioResult
 
 from .byo_view import BringYourOwnView
+from .compare_view import CompareView
 from .controls import build_controls
 from .exports_view import build_exports
 from .memory_view import MemoryView
@@ -85,6 +86,7 @@ class Lab(pn.viewable.Viewer):
         self.readouts = ReadoutsView(state=state)
         self.memory_view = MemoryView(state=state)
         self.throughput: ThroughputView | None = None
+        self.compare: CompareView | None = None
         self._byo: BringYourOwnView | None = None
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
@@ -153,6 +155,9 @@ class Lab(pn.viewable.Viewer):
         if name == "Throughput vs B":
             self.throughput = ThroughputView(state=self.state)
             body.append(self.throughput)
+        elif name == "Compare":
+            self.compare = CompareView(state=self.state)
+            body.append(self.compare)
         elif name == "Traffic":
             body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
         elif name == "KV table":

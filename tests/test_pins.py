@@ -76,3 +76,24 @@ def test_compare_metrics_part_the_trio():
     assert values["tokens_aggregate"][batch] > values["tokens_aggregate"][spec] > values["tokens_aggregate"][int4] / 4
     assert values["tokens_per_sequence"][batch] == values["tokens_aggregate"][batch] / 4
     assert all(0 < f <= 100 for f in values["roof_fraction"])
+
+
+def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
+    from app.lab import Lab
+
+    lab = Lab(Scenario(), {})
+    for gpu in ("h100-sxm", "a100-80gb"):
+        lab.scenario.gpu = gpu
+        lab.pins.add_preset()
+    lab.state.tab = "Compare"
+    lab.state.tab = "Throughput vs B"
+    kv = lab.compare.sources["kv"].data["value"]
+    assert kv[0] == 4 * kv[1] and len(kv) == 6  # batch 4 holds four caches, INT4 one
+    assert lab.compare.x_range.factors == ["1", "2", "3", "4", "5", "6"]
+    roofs = lab.roofline.pin_roofs.data
+    assert len(roofs["xs"]) == 2  # a faint roof per pinned GPU
+    assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
+    a100_pin_y = lab.roofline.pins.data["y"][3]
+    assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
+    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3", "pins 4, 5, 6"]
+    assert lab.throughput.pins.data["batch"] == [4, 1, 1, 4, 1, 1]
