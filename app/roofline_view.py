@@ -15,6 +15,7 @@ import panel as pn
 import param
 from bokeh.models import (
     ColumnDataSource,
+    CustomJS,
     CustomJSTicker,
     CustomJSTickFormatter,
     HoverTool,
@@ -33,6 +34,7 @@ from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
+PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
@@ -129,23 +131,10 @@ class RooflineView(pn.viewable.Viewer):
     def _on_present(self) -> None:
         present = self.state.present
         present_figure(self.figure, present)
-        legend = self.figure.legend[0]
-        # On a projector the legend moves beside the chart, one entry a line, so the chart keeps its height.
-        if not self.compact:
-            legend.ncols = 1 if present else 2
-            self._move_legend("right" if present else "below")
-        self.figure.height = self.height if not present else 430
+        # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
+        self.figure.height = PRESENT_HEIGHT if present else self.height
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
-
-    def _move_legend(self, side: str) -> None:
-        legend = self.figure.legend[0]
-        for where in ("below", "right"):
-            panel = getattr(self.figure, where)
-            if legend in panel and where != side:
-                panel.remove(legend)
-        if legend not in getattr(self.figure, side):
-            self.figure.add_layout(legend, side)
 
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
@@ -214,18 +203,18 @@ class RooflineView(pn.viewable.Viewer):
                                 fill_color=KV_LADDER_COLOR,
                                 line_color=KV_LADDER_COLOR, fill_alpha=0.8,
                                 legend_label="ladder counting KV reads at S")
-        fig.scatter("x", "y", source=self.other_phase, marker=SERIES_MARKERS["other_phase"], size=18,
+        fig.scatter("x", "y", source=self.other_phase, marker=SERIES_MARKERS["other_phase"], size=18, name="other",
                     fill_color="white", line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
-        # Labels sit right of and below their point: the roof and both ladders run up and to the right
-        # on the slope, so that corner is clear of them.
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, x_offset=14, y_offset=-12,
-                                text_baseline="top", text_font_size="12px", text_color="#7a3b00",
-                                name="other-phase-label"))
+        # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
+        # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
+        self.other_phase_item = next(i for i in fig.legend[0].items if i.label.value == "same request, other phase")
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
         # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
         # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
+        # Labels sit right of and below their point: the roof, the sparse roof and both ladders run up and to
+        # the right, so that corner is clear of them.
         fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
                                 text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
                                 name="pin-label"))
@@ -257,11 +246,17 @@ class RooflineView(pn.viewable.Viewer):
         fig.height = self.height
         legend = fig.legend[0]
         legend.visible = not self.compact
+        if self.compact:  # a 500 × 450 iframe: short axis titles; the key under the chart explains the marks
+            fig.yaxis.axis_label = "TFLOP/s"
+            rung_axis.axis_label = None
         legend.click_policy = "hide"
         legend.label_text_font_size = "11px"
         legend.ncols = 2
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
+        # Two legend columns need about 500 px: a phone-width page gets one, so the chart is never wider than it.
+        fig.js_on_change("inner_width", CustomJS(args={"legend": legend},
+                                                 code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
         return fig
 
     @staticmethod
@@ -306,7 +301,8 @@ class RooflineView(pn.viewable.Viewer):
             "number": numbers,
             "gpu": [r.gpu.name for *_, r in rows],
         }
-        self.pin_labels.data = pin_groups(xs, ys, numbers)
+        groups = pin_groups(xs, ys, numbers)
+        self.pin_labels.data = groups
         roofs: dict[tuple, ScenarioResult] = {}
         for *_, r in rows:
             roofs.setdefault((r.gpu.id, r.compute_roof), r)
@@ -371,10 +367,16 @@ class RooflineView(pn.viewable.Viewer):
         else:
             other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
+        if self.state is not None:  # the offline page leaves the other phase out, legend entry included
+            self.other_phase_item.label = {"value": f"same request, other phase: {other[2]}"}
+        if self.compact:  # embed mode: the summary above the chart carries the numbers
+            self.figure.title.text = f"{r.model.name} · {r.gpu.name} · {r.phase}"
+            return
+        # Short lines: a title line does not wrap, and a long one would widen a phone-width page.
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, {r.phase}\n"
-            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte on the weights "
-            f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % "
-            f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
-            f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
+            f"{r.model.name} · {r.gpu.name} · {r.phase}\n"
+            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte (weights): "
+            f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
+            f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
+            f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
         )
