@@ -24,6 +24,7 @@ from core.precision import get_precision
 from core.scenario import Scenario, ScenarioResult
 from core.tour import TOUR
 
+from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
 from .compare_view import CompareView
 from .controls import build_controls
@@ -144,7 +145,8 @@ class Lab(pn.viewable.Viewer):
                                styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.header = pn.FlexBox(pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10)),
-                                 self.present_toggle, align_items="center", sizing_mode="stretch_width")
+                                 self.present_toggle, A11yFixes(width=0, height=0, margin=0), align_items="center",
+                                 sizing_mode="stretch_width")
         self.body = pn.Column(sizing_mode="stretch_width")
         self._arrange()
         return pn.Column(self.header, self.body, self.link, sizing_mode="stretch_width", css_classes=["lab"])
@@ -191,7 +193,8 @@ class Lab(pn.viewable.Viewer):
         self._on_embed_result()
         self._on_embed_link()
         return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
-                         drawer, self._embed_open, self.link, sizing_mode="stretch_width", css_classes=["embed"])
+                         drawer, self._embed_open, self.link, A11yFixes(width=0, height=0, margin=0),
+                         sizing_mode="stretch_width", css_classes=["embed"])
 
     # -- following the state ------------------------------------------------------------
     def _open(self, name: str) -> None:

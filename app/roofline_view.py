@@ -186,9 +186,12 @@ class RooflineView(pn.viewable.Viewer):
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
-        # The ridge label sits at the foot of the dotted line, clear of the ladder.
-        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
-                                text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px"))
+        # The ridge label sits at the foot of the dotted line, clear of the ladder, on the side with more
+        # room (two short lines, so it fits a phone-width chart in present mode).
+        self.ridge_label = LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
+                                    text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px",
+                                    name="ridge-label")
+        fig.add_layout(self.ridge_label)
         ladder = fig.scatter("x", "y", source=self.ladder, marker=SERIES_MARKERS["ladder"], size=11, fill_color="fill",
                              line_color="line", line_width=2, legend_label="batch ladder (hollow: does not fit)")
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
@@ -345,7 +348,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
-                               "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
+                               "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
             lo, hi = r.efficiency_band(BAND_X)
             self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
@@ -361,6 +364,9 @@ class RooflineView(pn.viewable.Viewer):
         # Keep every point on the chart: widen the x range past the farthest one.
         far = max(r.arithmetic_intensity_weights, r.prefill_intensity, float(lad.arithmetic_intensity_weights[-1]))
         self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
+        left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
+        self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
+                                   else dict(text_align="left", x_offset=6)))
         if r.phase == "decode":
             # The same quantity as the time-to-first-token readout: one prompt, alone.
             other = (r.ttft_intensity, float(r.roof(r.ttft_intensity)), "prefill of one prompt (TTFT)")

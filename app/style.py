@@ -20,8 +20,8 @@ PALETTE = {
     "reference": "#000000",
     "sparse": "#999999",
     "weights": "#0072B2",
-    "kv_cache": "#D55E00",
-    "reserve": "#999999",
+    "kv_cache": "#B34F00",    # vermillion, darkened so white labels on it reach 4.5:1 (WCAG AA)
+    "reserve": "#6B6B6B",     # grey dark enough for white text (the Okabe-Ito grey is not)
     "text": "#424242",
 }
 
