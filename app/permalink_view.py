@@ -18,12 +18,32 @@ from urllib.parse import parse_qs, urlencode
 import panel as pn
 import param
 
-from core.permalink import to_query
+from core.permalink import from_query, to_query
 
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
 APP_KEYS = ("embed", "present", "tour", "tab")
+
+
+WRITE_JS = """
+if (source.value) {
+  const pins = (q) => new URLSearchParams(q).get("pins");
+  if (pins(source.value) !== pins(window.location.search) && !window._labRestoring) {
+    window.history.pushState(null, "", source.value);
+  } else {
+    window.history.replaceState(null, "", source.value);
+  }
+  window._labRestoring = false;
+  if (!window._labBack) {
+    window._labBack = true;
+    window.addEventListener("popstate", () => {
+      window._labRestoring = true;
+      reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
+    });
+  }
+}
+"""
 
 
 def _first(query: dict, key: str) -> str | None:
@@ -86,7 +106,11 @@ class PermalinkView(pn.viewable.Viewer):
         # The value is the query string; a browser-side callback swaps it into the
         # address bar without a reload and without a new history entry.
         self.writer = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink"])
-        self.writer.jscallback(value="if (source.value) { window.history.replaceState(null, '', source.value) }")
+        # A change of pins adds a history entry, so the browser's Back restores the previous pin set (the
+        # reader hands the entry's query back to the server); everything else replaces the entry.
+        self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
+        self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS)
+        self.reader.param.watch(self._back, "value")
         notices = self.state.notices
         # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
@@ -98,7 +122,13 @@ class PermalinkView(pn.viewable.Viewer):
         )
 
     def __panel__(self):
-        return self.writer
+        return pn.Column(self.writer, self.reader, visible=False)
+
+    def _back(self, event) -> None:
+        """The browser went Back (or Forward) to an entry: restore that entry's pins."""
+        query = parse_qs(str(event.new).split("#")[0].lstrip("?"), keep_blank_values=True)  # '#' + a nonce
+        pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
+        self.state.set_pins(pins)
 
     @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", watch=True)
     def write(self) -> None:

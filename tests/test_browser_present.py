@@ -220,3 +220,16 @@ def test_checkbox_labels_toggle_their_box(page, lab_url):
     page.get_by_text("Show the 60–85 % measured-efficiency band").click()
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
     assert box.is_checked()
+
+
+def test_browser_back_restores_the_previous_pin_set(page, lab_url):
+    _open(page, lab_url, PROJECTOR)
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.wait_for_function("window.location.search.includes('pins=')", timeout=5000)
+    page.get_by_text("Pins", exact=True).click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    page.go_back()
+    page.locator("[data-pin='1']").wait_for(timeout=5000)
+    page.locator("[data-pin='2']").wait_for(state="detached", timeout=5000)
+    assert page.url.startswith(lab_url)  # still the lab, one pin
