@@ -64,6 +64,7 @@ class CompareView(pn.viewable.Viewer):
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
                                                              (metric.label, f"@text {metric.unit}")]))
         fig.y_range.start = 0
+        fig.y_range.range_padding = 0.3  # room above the tallest mark and its value
         fig.xaxis.visible = False
         fig.xaxis.axis_label = "pin"
         fig.title.text_font_size = "12px"

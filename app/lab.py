@@ -135,8 +135,10 @@ class Lab(pn.viewable.Viewer):
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])
         self._tab_bodies["Roofline"].extend([self.roofline, band])
+        # Tab names wrap onto a second line on a narrow page instead of scrolling out of sight.
         tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,
-                       sizing_mode="stretch_width")
+                       sizing_mode="stretch_width",
+                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
@@ -144,9 +146,9 @@ class Lab(pn.viewable.Viewer):
         self.views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
                                styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
-        self.header = pn.FlexBox(pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10)),
-                                 self.present_toggle, A11yFixes(width=0, height=0, margin=0), align_items="center",
-                                 sizing_mode="stretch_width")
+        self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
+        self.header = pn.FlexBox(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+                                 align_items="center", sizing_mode="stretch_width")
         self.body = pn.Column(sizing_mode="stretch_width")
         self._arrange()
         return pn.Column(self.header, self.body, self.link, sizing_mode="stretch_width", css_classes=["lab"])
@@ -164,6 +166,7 @@ class Lab(pn.viewable.Viewer):
         for pane in (self.tour.caption, self.memory_view.bar, self.readouts.pane, self.pins.table):
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
+        self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
         if present:
             side = pn.Column(self.memory_view, self.tour, width=460, styles={"flex": "0 1 460px"}, min_width=0,

@@ -81,7 +81,9 @@ class TourView(pn.viewable.Viewer):
                                       css_classes=["tour-next"])
         self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
-        self.jump = pn.widgets.Select(label="Jump to step", options={}, width=260, css_classes=["tour-jump"])
+        # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
+        self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=None, width=260,
+                                      css_classes=["tour-jump"])
         self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False)
         self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
         self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
@@ -107,8 +109,9 @@ class TourView(pn.viewable.Viewer):
         # On a projector the buttons say enough; the room reads the card.
         self.intro.visible = not self.state.present
 
-    def _jump_options(self) -> dict:
-        return {f"{i + 1}. {title}": i for i, title in enumerate(step_titles())}
+    @staticmethod
+    def _jump_options() -> dict:
+        return {"choose a step…": None, **{f"{i + 1}. {title}": i for i, title in enumerate(step_titles())}}
 
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
@@ -139,8 +142,6 @@ class TourView(pn.viewable.Viewer):
     def go(self, index: int) -> None:
         """Show step ``index`` (0-based) and set the scenario to it."""
         self.index = max(0, min(index, len(TOUR) - 1))
-        if not self.jump.options:
-            self.jump.options = self._jump_options()  # the titles are built on the first use of the tour
         self.prev.disabled = self.index == 0
         self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
         self.leave.visible = True
@@ -171,6 +172,7 @@ class TourView(pn.viewable.Viewer):
         if self.last_index is not None:
             self.resume.label = f"Resume at step {self.last_index + 1} ▶"
         self.state.tour_step = None
+        self.jump.value = None
 
     def update(self, result: ScenarioResult) -> None:
         """Refill the current caption from ``result`` (it follows the controls)."""
