@@ -2,7 +2,7 @@
 
 On the roofline, batch 4, INT4 and 4-token speculation land on one point by
 construction; here they part where they differ (memory, tokens/s, time per
-token, intensity counting KV reads, the fraction of the roof reached).  The rows
+token, intensity counting KV reads, the fraction of peak reached).  The rows
 are :data:`core.pins.COMPARE_METRICS`, read from each pin's own result (its model,
 GPU and levers); the view computes no formula.  Every row shares one x axis of
 pin numbers, each mark keeps its pin's colour and shape, and a key below names

@@ -20,7 +20,6 @@ import panel as pn
 import param
 
 from core.permalink import from_query
-from core.precision import get_precision
 from core.scenario import Scenario, ScenarioResult
 from core.tour import TOUR
 
@@ -29,6 +28,7 @@ from .byo_view import BringYourOwnView
 from .compare_view import CompareView
 from .controls import build_controls
 from .exports_view import build_exports
+from .hardware_view import HardwareView
 from .memory_view import MemoryView
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
@@ -90,6 +90,7 @@ class Lab(pn.viewable.Viewer):
         self.memory_view = MemoryView(state=state)
         self.throughput: ThroughputView | None = None
         self.compare: CompareView | None = None
+        self.hardware: HardwareView | None = None
         self._byo: BringYourOwnView | None = None
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
@@ -219,10 +220,30 @@ class Lab(pn.viewable.Viewer):
             body.append(TabHTMLView(speculation_html, state=self.state, tab=name))
         elif name == "Pins":
             body.append(self.pins)
+        elif name == "Hardware":
+            self.hardware = self._hardware_view()
+            body.append(self.hardware)
         elif name == "Bring your own":
             self.byo  # noqa: B018 - building it is the point
         elif name == "Export":
             body.append(build_exports(self.state, self.roofline.figure))
+
+    def _hardware_view(self) -> HardwareView:
+        """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),
+        on the lab's GPU and batch, following them as they move."""
+        view = HardwareView(batch=self.scenario.batch)
+
+        def follow_gpu(*_events) -> None:
+            gpu = self.scenario.custom_gpu()
+            if gpu is not None:
+                view.add_gpu(gpu)
+            else:
+                view.gpu = self.scenario.gpu
+
+        follow_gpu()
+        self.scenario.param.watch(follow_gpu, "gpu")
+        self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
+        return view
 
     def _on_tab(self, index: int) -> None:
         """Open tab ``index`` as a click would (tests and the benchmark use this)."""
@@ -264,7 +285,7 @@ def embed_summary(r: ScenarioResult) -> str:
         f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s ({100 * r.peak_fraction_weights:.3g} % of peak) · "
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
-        f"{escape(r.model.name)}, {escape(get_precision(r.weight_dtype).label)}, {escape(r.gpu.id)}</div>"
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )
 
 

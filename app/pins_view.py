@@ -131,7 +131,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<span class="marker">{escape(marker.replace("_", " "))}</span></td>'
             f'<td class="name">{escape(row.pin.name)}</td>'
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
-            f"p = {get_precision(r.weight_dtype).label}, p_kv = {get_precision(r.kv_dtype).label}, "
+            f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}</td>"
             f"<td>{r.arithmetic_intensity_weights:,.4g}</td><td>{r.attainable_flop_per_s_weights / TFLOP:,.4g}</td>"
             f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"

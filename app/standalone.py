@@ -27,8 +27,8 @@ from bokeh.resources import Resources
 
 from core.explain import quantities
 from core.levers import Lever
-from core.precision import PRECISIONS, WEIGHT_PRECISIONS, compute_roof
-from core.scenario import LEVERS, Scenario, ScenarioResult
+from core.precision import PRECISIONS, compute_roof
+from core.scenario import LEVERS, Scenario, ScenarioResult, weights_as
 from core.units import GiB
 
 from .roofline_view import RooflineView
@@ -61,11 +61,13 @@ class BokehOnlyInline(Resources):
 def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     """What the browser needs to re-evaluate the scenario: SI values, the model's shape, labels and colours."""
     g, m = result.gpu, result.model
-    peak, sparse = {}, {}
-    for wd in WEIGHT_PRECISIONS:
-        roof, _ = compute_roof(wd, g.dense_flop_per_s)
-        peak[wd] = g.dense_flop_per_s[roof]
-        sparse[wd] = g.sparse_flop_per_s.get(roof)
+    peak, sparse, held, per_weight = {}, {}, {}, {}
+    for wd in LEVERS["weight_dtype"].parameter.objects:
+        weights = weights_as(m, wd)
+        roof, _ = compute_roof(weights.roof_precision, g.dense_flop_per_s)
+        peak[wd], sparse[wd] = g.dense_flop_per_s[roof], g.sparse_flop_per_s.get(roof)
+        held[wd], per_weight[wd] = weights.held_bytes, weights.bytes_per_weight
+    routed = sum(group.bytes for group in m.stored_breakdown() if group.routed)
     moe = None
     if m.moe:
         _, moe_layers, per_expert = m.layer_split()
@@ -84,11 +86,17 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_active": m.n_active_params,
         "moe": moe,
         "n_layers": m.n_layers,
-        "windows": list(m.layer_windows),
-        "kv_elements_gqa": m.kv_elements_per_token_per_layer(True),
-        "kv_elements_mha": m.kv_elements_per_token_per_layer(False),
+        # KV per sequence as a short list of layer groups (ModelSpec.kv_terms, in elements: p_kv = 1).
+        "kv_terms_gqa": _kv_terms(m, True),
+        "kv_terms_mha": _kv_terms(m, False),
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
-        "bytes_per_weight": {p.id: m.weight_bytes_per_param(p.bytes_per_element) for p in PRECISIONS.values()},
+        "bytes_per_weight": per_weight,
+        "held": held,
+        "stored": {"fixed": m.weight_bytes_held_as_stored() - routed, "routed": routed},
+        "state_bytes": m.state_bytes_per_sequence(),
+        "attention_terms": [{"flop": flop, "cap": cap} for flop, cap in m.decode_attention_terms()[:-1]],
+        "attention_fixed": m.decode_attention_terms()[-1][0],
+        "max_batch": LEVERS["batch"].parameter.bounds[1],
         "peak": peak,
         "sparse": sparse,
         "bandwidth": g.hbm_bandwidth,
@@ -101,6 +109,12 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "formulas": {key: q.formula for key, q in derived.items()},
         "colors": PALETTE,
     }
+
+
+def _kv_terms(m, gqa: bool) -> list[dict]:
+    """The model's cache-holding layer groups for the page's ``kvPerSeq`` (fixed-state groups hold no KV)."""
+    return [{"layers": t.layers, "elements": t.bytes_per_token, "cap": t.cap}
+            for t in m.kv_terms(1.0, gqa) if t.bytes_per_token]
 
 
 def _stops(lever: Lever, value: int) -> list[int]:

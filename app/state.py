@@ -18,8 +18,8 @@ from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
-TABS = ("Roofline", "Throughput vs B", "Compare", "Traffic", "KV table", "Speculation", "Pins", "Bring your own",
-        "Export")
+TABS = ("Roofline", "Throughput vs B", "Compare", "Traffic", "KV table", "Speculation", "Pins", "Hardware",
+        "Bring your own", "Export")
 #: Pin sets kept for undo.
 UNDO_DEPTH = 20
 

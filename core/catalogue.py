@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .hardware import Accelerator, load_accelerators
+from .hardware import Accelerator, load_catalogue
 from .model_catalogue import load_models
 from .models import ModelSpec
 
@@ -56,7 +56,7 @@ class Catalogue:
         Raises:
             ValueError: unknown id, listing the accepted ones.
         """
-        found = self.own_gpus.get(gpu_id) or load_accelerators().get(gpu_id)
+        found = self.own_gpus.get(gpu_id) or load_catalogue().get(gpu_id)
         if found is None:
             raise ValueError(f"unknown GPU {gpu_id!r}; accepted: {', '.join(self.gpu_ids())}")
         return found
@@ -65,7 +65,7 @@ class Catalogue:
         return [*load_models(), *(k for k in self.own_models if k not in load_models())]
 
     def gpu_ids(self) -> list[str]:
-        return [*load_accelerators(), *(k for k in self.own_gpus if k not in load_accelerators())]
+        return [*load_catalogue(), *(k for k in self.own_gpus if k not in load_catalogue())]
 
     def is_own(self, entry_id: str) -> bool:
         """True for a model or accelerator this session added (not shipped)."""
@@ -80,7 +80,7 @@ class Catalogue:
 
     def gpu_options(self) -> dict[str, str]:
         """Display name -> id, shipped first, a session's own marked "(yours)"."""
-        options = {g.name: g.id for g in load_accelerators().values() if g.id not in self.own_gpus}
+        options = {g.name: g.id for g in load_catalogue().values() if g.id not in self.own_gpus}
         options.update({f"{g.name} (yours)": g.id for g in self.own_gpus.values()})
         return options
 

@@ -22,7 +22,7 @@ from .hardware import (
     catalogue_match,
     custom_accelerator,
     get_accelerator,
-    load_accelerators,
+    load_catalogue,
 )
 from .machine_roofs import measure
 from .model_catalogue import load_models
@@ -42,6 +42,11 @@ class OneLineParser(argparse.ArgumentParser):
     # line naming the bad value and what is accepted.
     def error(self, message: str):
         raise OneLineError(message)
+
+
+def one_line(message: str) -> str:
+    """``message`` with control characters (a newline typed into a flag) written as escapes: one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def scenario_flags(p: argparse.ArgumentParser) -> None:
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "measure":
             return _measure(args)
         if args.command == "list":
-            print("GPUs:   " + ", ".join(load_accelerators()))
+            print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))
             return 0
         scenario = scenario_from_args(args)
@@ -109,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             text = explain(result)
     except (OneLineError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     print(text)
     return 0

@@ -80,6 +80,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     n_read = r.weight_bytes_read / r.bytes_per_weight
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
+    stored = r.weight_dtype == "stored"
     weights = (
         Quantity("params", "Parameters N",
                  "from config.json" + (" (MoE: total held; active per token)" if m.moe else ""),
@@ -88,9 +89,13 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("weights", "Weight bytes read per step",
                  "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
                  (f"{n_read:,.0f} of {r.n_params:,} parameters (the experts {r.batch * r.tokens_per_read:,} tokens "
-                  f"touch) × {r.bytes_per_weight:g} bytes = {fmt_bytes_gb(r.weight_bytes_read)} "
+                  f"touch) {'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
+                  f"{fmt_bytes_gb(r.weight_bytes_read)} "
                   f"({fmt_bytes_gib(r.weight_bytes_read)}); memory holds all {fmt_bytes_gib(r.weight_bytes_held)}")
                  if m.moe else
+                 f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)})"
+                 if stored else
                  f"{r.n_params:,} × {r.bytes_per_weight:g} bytes = {fmt_bytes_gb(r.weight_bytes_read)} "
                  f"({fmt_bytes_gib(r.weight_bytes_read)})",
                  f"{r.weight_bytes_read / GB:,.2f} GB ({r.weight_bytes_read / GiB:,.2f} GiB)"),
@@ -98,13 +103,25 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_bytes_gb(r.weight_bytes_read)} / {bw} = {fmt_seconds(r.weight_bytes_read / r.bandwidth)}",
                  fmt_seconds(r.weight_bytes_read / r.bandwidth)),
     )
-    intensity_formula = "I = 2·B·k·N_active / (N_read·p)" if m.moe else "I = 2·B·k / p"
-    intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {r.n_active_params:,} / ({n_read:,.0f} × "
-                      f"{r.bytes_per_weight:g} bytes)" if m.moe else
-                      f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes")
+    if stored:  # each tensor group in its own format: the bytes read, not N·p, are the denominator
+        intensity_formula = "I = 2·N_active·B·k / weight bytes read"
+        intensity_work = (f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} / "
+                          f"{fmt_bytes_gb(r.weight_bytes_read)}")
+    elif m.moe:
+        intensity_formula = "I = 2·B·k·N_active / (N_read·p)"
+        intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {r.n_active_params:,} / ({n_read:,.0f} × "
+                          f"{r.bytes_per_weight:g} bytes)")
+    else:
+        intensity_formula = "I = 2·B·k / p"
+        intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
+    attention_where = ("causal (query, key) pairs of the prompt" if prefill
+                       else f"each of B·k tokens attending to S = {r.context:,} cached keys")
     roofline = (
-        Quantity("flops", "FLOP per step", "2·N_active·B·k",
-                 f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} = {fmt_flop(r.flop_per_step)}",
+        Quantity("flops", "FLOP per step", "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)",
+                 f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} = "
+                 f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
+                 f"{fmt_flop(r.attention_flop_per_step)} of attention ({attention_where}) = "
+                 f"{fmt_flop(r.flop_per_step)}",
                  fmt_flop(r.flop_per_step)),
         Quantity("roof", "Compute roof", "dense peak for the weight precision",
                  f"{peak} dense ({r.compute_roof_reason})", peak),
@@ -126,12 +143,16 @@ def derivation(r: ScenarioResult) -> list[Step]:
     )
     window = "" if all(w is None for w in m.layer_windows) else f"; {m.attention_pattern()}"
     kv = (
-        Quantity("kv-token", "KV per token", "2·L·h_kv·d_head·p_kv (MLA: its latent)",
+        Quantity("kv-token", "KV per token", "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
                  f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
-        Quantity("kv-seq", "KV per sequence", "KV per token × S (windowed layers hold at most their window)",
+        Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),
+                 "KV per token × S (windowed layers hold at most their window)"
+                 + (" + the fixed state of linear-attention / Mamba layers" if r.state_bytes_per_sequence else ""),
                  f"at S = {r.context:,}{s_note}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
-                 f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}",
+                 f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}"
+                 + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
+                    if r.state_bytes_per_sequence else ""),
                  fmt_bytes_gib(r.kv_bytes_per_sequence, 3)),
         Quantity("kv-total", "KV cache (whole batch)", "KV_seq(S) × B",
                  f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
@@ -167,11 +188,14 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
                  f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
                  fmt_bytes_gib(r.capacity_bytes)),
-        Quantity("free", "Free for KV", "capacity − weights held − reserve",
-                 f"{r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − {r.reserve_bytes / GiB:,.2f} "
-                 f"GiB = {fmt_bytes_gib(r.free_for_kv_bytes)}", fmt_bytes_gib(r.free_for_kv_bytes)),
-        Quantity("max-batch", "Largest batch at S", "floor(max(0, free) / KV_seq(S))",
-                 f"floor(max(0, {r.free_for_kv_bytes / GiB:,.2f} GiB) / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
+        Quantity("free", "Free for KV", "max(0, capacity − weights held − reserve)",
+                 f"max(0, {r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − "
+                 f"{r.reserve_bytes / GiB:,.2f} GiB) = {fmt_bytes_gib(r.free_for_kv_bytes)}"
+                 + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
+                    if r.weights_shortfall_bytes else ""),
+                 fmt_bytes_gib(r.free_for_kv_bytes)),
+        Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))",
+                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {r.kv_bytes_per_sequence / GiB:,.3f} GiB) = "
                  f"{r.max_batch:,}", f"{r.max_batch:,}"),
         Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity",
                  f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
@@ -179,8 +203,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  "yes" if r.fits else "NO"),
     )
     latency = (
-        Quantity("ttft", "Time to first token (one prompt)", "prefill of one prompt: k = prompt length, B = 1",
-                 f"prefill I = {_fpb(r.ttft_intensity)} → {fmt_seconds(r.ttft_s)}", fmt_seconds(r.ttft_s)),
+        Quantity("ttft", "Time to first token (one prompt)",
+                 "prefill of one prompt: k = prompt length, B = 1, weights + causal attention FLOP",
+                 f"prefill I (weights) = {_fpb(r.ttft_intensity)} → {fmt_seconds(r.ttft_s)}", fmt_seconds(r.ttft_s)),
         Quantity("tpot", "Time per output token", "decode step at context S / E",
                  f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step / "
                  f"E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
@@ -207,7 +232,7 @@ def quantities(r: ScenarioResult) -> dict[str, Quantity]:
 def explain(r: ScenarioResult) -> str:
     """The derivation of ``r`` as plain text (one line per quantity), then the model as read."""
     m = r.model
-    w_label, kv_label = get_precision(r.weight_dtype).label, get_precision(r.kv_dtype).label
+    w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
     lines = [
         f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "

@@ -83,14 +83,30 @@ def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
         "ladder": ladder_records(r),
         "pins": pin_records(list(pins)),
     }
-    return json.dumps(doc, indent=2)
+    return json.dumps(doc, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value):
+    """A CSV cell that a spreadsheet shows as text, never runs.
+
+    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    gets a leading apostrophe, OWASP's rule against CSV injection (a pin renamed
+    ``=HYPERLINK(…)`` stays that text); numbers and booleans pass unchanged.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _csv(records: list[dict], columns) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({key: neutralise(value) for key, value in rec.items()} for rec in records)
     return buf.getvalue()
 
 

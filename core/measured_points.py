@@ -64,14 +64,17 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
         ``(measurements, problems)``: every valid row, and one line per refused
         row or missing column saying what and why (nothing raised).
     """
-    reader = csv.DictReader(io.StringIO(text.strip()))
-    header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
+    reader = csv.DictReader(io.StringIO(text.strip(), newline=""))
+    try:
+        header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
+    except csv.Error as exc:
+        return [], [f"not CSV: {exc}"]
     found = {key: next((header[a] for a in aliases if a in header), None) for key, aliases in COLUMNS.items()}
     missing = [key for key, col in found.items() if col is None]
     if missing:
         return [], [f"the header must name {', '.join(missing)} (got: {', '.join(header) or 'nothing'})"]
     rows, problems = [], []
-    for line, rec in enumerate(reader, start=2):
+    for line, rec in _rows(reader, problems):
         if len(rows) >= MAX_ROWS:
             problems.append(f"only the first {MAX_ROWS} rows are read")
             break
@@ -89,6 +92,16 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
             continue
         rows.append(Measurement(int(b), int(s), t))
     return rows, problems
+
+
+def _rows(reader: csv.DictReader, problems: list[str]):
+    """``(line, record)`` pairs; a malformed row ends the reading, said in ``problems`` (earlier rows stand)."""
+    line = 1
+    try:
+        for line, rec in enumerate(reader, start=2):  # noqa: B007 - the last line is reported below
+            yield line, rec
+    except csv.Error as exc:
+        problems.append(f"row {line + 1}: not CSV ({exc}); the rows after it are not read")
 
 
 def _number(text: str) -> float:

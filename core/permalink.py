@@ -18,7 +18,7 @@ import json
 from typing import NamedTuple
 
 from .catalogue import Catalogue
-from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_accelerators
+from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_catalogue
 from .pins import MAX_PINS, Pin
 from .scenario import LEVERS, Scenario
 
@@ -144,8 +144,8 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
         if not isinstance(form["name"], str):
             raise ValueError("name must be text")
         reference = form.get("reference")
-        if reference is not None and (not isinstance(reference, str) or reference not in load_accelerators()):
-            raise ValueError(f"reference must be a catalogue GPU id ({', '.join(load_accelerators())})")
+        if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
+            raise ValueError(f"reference must be a catalogue GPU id ({', '.join(load_catalogue())})")
         return custom_accelerator(**form)
     except ValueError as exc:
         notices.append(f"ignored custom-gpu: {exc}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .catalogue import Catalogue
 from .precision import get_precision
-from .scenario import LEVERS, ScenarioResult, evaluate
+from .scenario import LEVERS, STORED, ScenarioResult, evaluate
 from .units import GiB
 
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
@@ -73,7 +73,7 @@ def lever_text(name: str, value) -> str:
     if name == "context":
         return f"S={value:,}"
     if name == "weight_dtype":
-        return get_precision(value).label
+        return "as stored" if value == STORED else get_precision(value).label
     if name == "kv_dtype":
         return f"KV {get_precision(value).label}"
     if name == "gqa":
@@ -146,7 +146,7 @@ def _notes(r: ScenarioResult, levers: list[str]) -> list[str]:
             notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
                          f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
         elif name == "weight_dtype":
-            notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes_held / GiB:,.1f} GiB held "
+            notes.append(f"{r.weight_format} weights: {r.weight_bytes_held / GiB:,.1f} GiB held "
                          "— p changes the weights (and quality), not the KV cache")
         elif name == "spec_k":
             if r.spec_k > 1:
@@ -233,6 +233,6 @@ COMPARE_METRICS = (
     CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held / GiB),
     CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes / GiB),
     CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv),
-    CompareMetric("roof_fraction", "fraction of its roof reached, counting KV reads", "%",
-                  lambda r: 100 * r.attainable_flop_per_s_with_kv / float(r.roof(r.arithmetic_intensity_weights))),
+    CompareMetric("peak_fraction", "fraction of its GPU's peak reached, counting KV reads", "%",
+                  lambda r: 100 * r.peak_fraction_with_kv),
 )

@@ -59,17 +59,19 @@ def step_time(flops, bytes_moved, peak_flop_per_s, bandwidth):
     )
 
 
-def batch_ladder(ridge, bytes_per_weight, tokens_per_read):
+def batch_ladder(ridge, bytes_per_weight, tokens_per_read, max_batch: int = 2**16):
     """Batch sizes 1, 2, 4, ... up to the first power of two past the ridge.
 
     The ladder stops at the first power of two at or above twice the batch that
     reaches the ridge (``B_ridge = I_ridge·p / (2k)``), and has at least two
-    rungs, so a chart always shows rungs on both sides of the ridge.
+    rungs, so a chart always shows rungs on both sides of the ridge; it never
+    climbs past ``max_batch`` (a part with an absurd ridge gets a ladder of
+    bounded length, not an overflow).
 
     Returns:
         int64 array of batch sizes.
     """
     b_ridge = float(ridge) * bytes_per_weight / (2.0 * tokens_per_read)
-    top = max(2.0 * b_ridge, 2.0)
+    top = min(max(2.0 * b_ridge, 2.0), float(max_batch))
     n = int(np.ceil(np.log2(top)))
     return 2 ** np.arange(n + 1, dtype=np.int64)

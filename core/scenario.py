@@ -34,7 +34,7 @@ import param
 
 from . import kvcache, roofline
 from .catalogue import Catalogue
-from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_accelerators
+from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_catalogue
 from .levers import Lever, LeverTable
 from .model_catalogue import load_models
 from .models import ModelSpec
@@ -53,12 +53,15 @@ LEVERS = LeverTable(
     Lever("model", param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
                                   label="Model", doc="Model, by catalogue id (core/model_configs/)."),
           flag="model"),
-    Lever("gpu", param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_accelerators().values()},
+    Lever("gpu", param.Selector(default="h100-sxm", objects={g.name: g.id for g in load_catalogue().values()},
                                 label="GPU", doc="Accelerator, by catalogue id (core/hardware.json)."),
           flag="gpu"),
-    Lever("weight_dtype", param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
+    Lever("weight_dtype", param.Selector(default="bf16",
+                                         objects={**{PRECISIONS[p].label: p for p in WEIGHT_PRECISIONS},
+                                                  "As stored (checkpoint)": "stored"},
                                          label="Weight precision p",
-                                         doc="Weight format; p = its bytes per weight."),
+                                         doc="Weight format, every weight in it; or 'stored': the checkpoint as "
+                                             "published, each tensor group in its own format. p = bytes per weight."),
           flag="weight-dtype"),
     Lever("kv_dtype", param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in KV_PRECISIONS},
                                      label="KV-cache precision p_kv",
@@ -121,7 +124,8 @@ class Ladder:
         attainable_flop_per_s_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
         peak_fraction_with_kv: attainable counting KV reads / P_peak, 0..1.
         fits: weights + KV + reserve within capacity, bool.
-        flop: FLOP of one step, ``2·N_active·B·k``.
+        flop: FLOP of one step, ``2·N_active·B·k`` plus attention.
+        attention_flop: the attention part of ``flop`` (scores and weighting over the cache).
         weight_bytes_read: weight bytes one step reads (MoE: the experts touched).
         step_time_s_with_kv: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
         step_time_s_weights: the same ignoring KV traffic, seconds.
@@ -138,6 +142,7 @@ class Ladder:
     peak_fraction_with_kv: np.ndarray
     fits: np.ndarray
     flop: np.ndarray
+    attention_flop: np.ndarray
     weight_bytes_read: np.ndarray
     step_time_s_with_kv: np.ndarray
     step_time_s_weights: np.ndarray
@@ -158,6 +163,7 @@ class ScenarioResult:
     gpu: Accelerator
     model: ModelSpec
     weight_dtype: str
+    weight_format: str
     kv_dtype: str
     gqa: bool
     batch: int
@@ -178,6 +184,9 @@ class ScenarioResult:
     reserve_bytes: float
     weight_bytes_read: float
     flop_per_step: float
+    flop_per_step_weights: float
+    attention_flop_per_step: float
+    state_bytes_per_sequence: float
     arithmetic_intensity_weights: float
     arithmetic_intensity_with_kv: float
     ridge_point: float
@@ -197,6 +206,7 @@ class ScenarioResult:
     tokens_per_s_weights: float
     memory_used_bytes: float
     free_for_kv_bytes: float
+    weights_shortfall_bytes: float
     fits: bool
     max_batch: int
     acceptance: float
@@ -291,19 +301,18 @@ class Scenario(param.Parameterized):
     def add_model(self, model: ModelSpec) -> ModelSpec:
         """Add ``model`` to this scenario's catalogue and select it.
 
-        A checkpoint quantised to a width the lab has (4-bit GPTQ/AWQ, FP8) also
-        selects that weight precision.
+        A quantised checkpoint also selects the weight precision "as stored": each
+        tensor group in its own format, as the checkpoint holds it.
 
         Returns:
             the model as registered (its id may have been numbered: :meth:`Catalogue.with_model`).
         """
         catalogue, model = self.catalogue.with_model(model)
-        levers = {"catalogue": catalogue, "model": model.id}
-        quantised = {4: "int4", 8: "fp8" if model.quantization and model.quantization.method == "fp8" else "int8"}
-        if model.quantization and model.quantization.bits in quantised:
-            levers["weight_dtype"] = quantised[model.quantization.bits]
+        levers = {"model": model.id}
+        if model.quantization and model.quantization.modelled:
+            levers["weight_dtype"] = STORED
         self.catalogue = catalogue  # offers it in the selector before it is selected
-        self.param.update(**{k: v for k, v in levers.items() if k != "catalogue"})
+        self.param.update(**levers)
         return model
 
     def add_gpu(self, gpu: Accelerator) -> None:
@@ -325,6 +334,65 @@ class Scenario(param.Parameterized):
 for _lever in LEVERS:
     Scenario.param.add_parameter(_lever.name, _lever.parameter)
 del _lever
+
+
+#: The weight-precision choice that keeps the checkpoint as it is stored.
+STORED = "stored"
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How a model's weights sit in memory and what a step reads, at one weight-precision choice.
+
+    Attributes:
+        held_bytes: bytes memory holds (every expert), bytes.
+        bytes_per_weight: mean bytes per weight held, p.
+        roof_precision: the precision id whose compute-roof rule applies (:func:`core.precision.compute_roof`).
+        label: how the choice is named in a derivation.
+    """
+
+    model: ModelSpec
+    held_bytes: float
+    bytes_per_weight: float
+    roof_precision: str
+    label: str
+    stored: bool
+
+    def read_bytes(self, tokens):
+        """Weight bytes one step reads for ``tokens`` tokens (MoE: only the experts they touch; broadcasts)."""
+        if self.stored:
+            return self.model.weight_bytes_read_as_stored(tokens)
+        return self.model.params_read(tokens) * self.bytes_per_weight
+
+
+def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
+    """The model's weights at a weight-precision lever value (a format, or :data:`STORED`).
+
+    A format applies to every weight, with the checkpoint's scale/zero overhead when
+    its width matches (:meth:`ModelSpec.weight_bytes_per_param`).  ``"stored"`` is the
+    checkpoint as published: each tensor group in its own format, embeddings and
+    ignored modules 16-bit (:meth:`ModelSpec.stored_breakdown`), on the compute roof
+    of its main quantised format (4-bit MXFP4/NVFP4 on an FP4 roof where the part has
+    one; other 4-bit formats weight-only on BF16; FP8 on FP8).
+
+    Raises:
+        ValueError: an unknown precision id.
+    """
+    if weight_dtype == STORED:
+        q = model.quantization
+        if q is None or not q.modelled:
+            roof = "bf16"
+        elif q.bits == 4:  # MXFP4 / NVFP4 multiply natively on an FP4 roof; INT4 formats are weight-only
+            roof = "fp4" if any("FP4" in fmt.name.upper() and "NF4" not in fmt.name.upper()
+                                and "BITSANDBYTES" not in fmt.name.upper() for _, fmt in q.rules) else "int4"
+        elif q.bits == 8:
+            roof = "fp8" if any("FP8" in fmt.name.upper() for _, fmt in q.rules) else "int8"
+        else:
+            roof = "bf16"
+        return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
+                       f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True)
+    p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
+    return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)
 
 
 def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
@@ -349,9 +417,12 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     phase, prompt_len, acceptance = v["phase"], v["prompt_len"], v["acceptance"]
     if phase not in ("decode", "prefill"):
         raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
-    p = get_precision(weight_dtype).bytes_per_element
+    weights = weights_as(model, weight_dtype)
+    p = weights.bytes_per_weight
     p_kv = get_precision(kv_dtype).bytes_per_element
-    roof, roof_reason = compute_roof(weight_dtype, gpu.dense_flop_per_s)
+    roof, roof_reason = compute_roof(weights.roof_precision, gpu.dense_flop_per_s)
+    if weights.stored:
+        roof_reason = f"{weights.label}: {roof_reason}"
     peak, bw = gpu.dense_flop_per_s[roof], gpu.hbm_bandwidth
     capacity = gpu.capacity_bytes(capacity_convention)
 
@@ -362,35 +433,41 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
 
     # Memory holds every weight; a step reads the weights its tokens use (all of
     # them for a dense model; for MoE only the experts the batch's tokens touch).
-    p = model.weight_bytes_per_param(p)  # plus the checkpoint's scale/zero overhead, if quantised
     n, n_active = model.n_params, model.n_active_params
-    weight_bytes_held = n * p
-    kv_seq = model.kv_bytes_per_sequence(s_held, p_kv, gqa)
+    weight_bytes_held = weights.held_bytes
+    # What a sequence holds and a step moves: its KV cache plus any fixed recurrent
+    # state (linear-attention / Mamba layers), read every decode step.
+    kv_seq = model.cache_bytes_per_sequence(s_held, p_kv, gqa)
+    # Attention FLOPs per sequence per step, beyond the weights' 2·N_active·k: each of
+    # k tokens attends to S cached keys in decode; the prompt's causal pairs in prefill.
+    attn_seq = (spec_k * model.decode_attention_flop(context) if phase == "decode"
+                else model.prefill_attention_flop(prompt_len))
     free_for_kv = capacity - weight_bytes_held - reserve_bytes
     # Tokens each sequence gains per step: every prompt token in prefill; in
     # decode the expected accepted tokens of a verify pass of depth k (E = 1 at k = 1).
     e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
     gained = e_tokens if phase == "decode" else float(prompt_len)
 
-    def at(b, tokens_per_read, kv_per_seq, tokens_gained=gained) -> Ladder:
+    def at(b, tokens_per_read, kv_per_seq, attn_per_seq, tokens_gained=gained) -> Ladder:
         """The step of ``b`` sequences, one mechanism for the ladder and every point below."""
-        return step_ladder(np.array([b]), model, p, tokens_per_read, tokens_gained, kv_per_seq, peak, bw,
-                       reserve_bytes, capacity)
+        return step_ladder(np.array([b]), weights, tokens_per_read, tokens_gained, kv_per_seq, attn_per_seq, peak,
+                           bw, reserve_bytes, capacity)
 
-    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k)
-    ladder = step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity)
-    point = at(batch, k, kv_seq)
+    batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k, LEVERS["batch"].parameter.bounds[1])
+    ladder = step_ladder(batches, weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity)
+    point = at(batch, k, kv_seq, attn_seq)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
     # of the prompt (k = prompt length, writing its cache), then decode steps
     # (k = speculation depth, reading a cache of S tokens).
-    kv_prompt = model.kv_bytes_per_sequence(prompt_len, p_kv, gqa)
-    kv_context = model.kv_bytes_per_sequence(context, p_kv, gqa)
-    prefill = at(batch, prompt_len, kv_prompt)
-    verify = at(batch, spec_k, kv_context)
+    kv_prompt = model.cache_bytes_per_sequence(prompt_len, p_kv, gqa)
+    kv_context = model.cache_bytes_per_sequence(context, p_kv, gqa)
+    attn_prompt, attn_token = model.prefill_attention_flop(prompt_len), model.decode_attention_flop(context)
+    prefill = at(batch, prompt_len, kv_prompt, attn_prompt)
+    verify = at(batch, spec_k, kv_context, spec_k * attn_token)
     t_verify = float(verify.step_time_s_with_kv[0])
-    t_plain = float(at(batch, 1, kv_context).step_time_s_with_kv[0])
-    ttft_step = at(1, prompt_len, kv_prompt)  # one request's prompt, alone
+    t_plain = float(at(batch, 1, kv_context, attn_token).step_time_s_with_kv[0])
+    ttft_step = at(1, prompt_len, kv_prompt, attn_prompt)  # one request's prompt, alone
     ttft, ttft_intensity = float(ttft_step.step_time_s_with_kv[0]), float(ttft_step.arithmetic_intensity_weights[0])
     # A custom or measured part's datasheet twin, drawn beside it on the same compute roof.
     reference = get_accelerator(gpu.reference_id) if gpu.reference_id else None
@@ -399,6 +476,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
 
     weight_bytes = float(point.weight_bytes_read[0])
     flops = float(point.flop[0])
+    attention_flops = float(point.attention_flop[0])
     kv_traffic = batch * kv_seq
     bytes_step = weight_bytes + kv_traffic
     ridge = float(roofline.ridge_point(peak, bw))
@@ -419,6 +497,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         gpu=gpu,
         model=model,
         weight_dtype=weight_dtype,
+        weight_format=weights.label,
         kv_dtype=kv_dtype,
         gqa=bool(gqa),
         batch=int(batch),
@@ -439,6 +518,9 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         reserve_bytes=float(reserve_bytes),
         weight_bytes_read=float(weight_bytes),
         flop_per_step=flops,
+        flop_per_step_weights=flops - attention_flops,
+        attention_flop_per_step=attention_flops,
+        state_bytes_per_sequence=float(model.state_bytes_per_sequence()),
         arithmetic_intensity_weights=float(point.arithmetic_intensity_weights[0]),
         arithmetic_intensity_with_kv=intensity_kv,
         ridge_point=ridge,
@@ -457,7 +539,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         tokens_per_s_with_kv=float(point.tokens_per_s_with_kv[0]),
         tokens_per_s_weights=float(point.tokens_per_s_weights[0]),
         memory_used_bytes=float(weight_bytes_held + batch * kv_seq + reserve_bytes),
-        free_for_kv_bytes=float(free_for_kv),
+        free_for_kv_bytes=float(max(free_for_kv, 0.0)),
+        weights_shortfall_bytes=float(max(-free_for_kv, 0.0)),
         fits=bool(point.fits[0]),
         max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_seq)),
         acceptance=float(acceptance),
@@ -478,17 +561,17 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     )
 
 
-def step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
+def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity) -> Ladder:
     """The numbers of one step at each batch size: the one mechanism behind the
     ladder, the workload point, prefill, verify, TTFT and every sweep.
 
     Args:
         batches: 1-D int array of batch sizes B (>= 1).
-        model: the :class:`ModelSpec`.
-        p: bytes per weight (with any quantisation overhead).
+        weights: the model's weights at the weight-precision choice (:func:`weights_as`).
         k: tokens of arithmetic per weight read (speculation depth, or prompt length).
         gained: tokens each sequence gains per step (E in decode, the prompt in prefill).
-        kv_seq: KV bytes each sequence moves per step.
+        kv_seq: KV-cache (and fixed-state) bytes each sequence moves per step.
+        attn_seq: attention FLOP each sequence adds per step (beyond the weights' 2·N_active·k).
         peak, bw: the compute roof (FLOP/s) and memory bandwidth (bytes/s).
         reserve_bytes, capacity: bytes held back, and the memory capacity in bytes.
 
@@ -496,18 +579,19 @@ def step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, c
         a :class:`Ladder` with one entry per batch size.
     """
     b = np.asarray(batches)
-    n, n_active = model.n_params, model.n_active_params
-    read = model.params_read(b * k)
-    weight_bytes = read * p
-    flops = roofline.decode_flop(n_active, b, k)
+    model = weights.model
+    weight_bytes = weights.read_bytes(b * k) * np.ones(b.shape)
+    flop_weights = roofline.decode_flop(model.n_active_params, b, k)
+    attention = b * attn_seq
+    flops = flop_weights + attention
     # 2·B·k/p for a dense model (N_active = N read); MoE reads fewer weights than it holds.
-    intensity = roofline.arithmetic_intensity_weights(b, k, p) * (n_active / read)
+    intensity = flop_weights / weight_bytes
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
     attainable = roofline.attainable_flop_per_s(intensity, peak, bw)
     attainable_kv = roofline.attainable_flop_per_s(intensity_kv, peak, bw)
     t_step = roofline.step_time(flops, bytes_step, peak, bw)
-    t_no_kv = roofline.step_time(flops, weight_bytes, peak, bw)
+    t_no_kv = roofline.step_time(flop_weights, weight_bytes, peak, bw)
     return Ladder(
         batch=b,
         arithmetic_intensity_weights=intensity,
@@ -518,8 +602,9 @@ def step_ladder(batches, model, p, k, gained, kv_seq, peak, bw, reserve_bytes, c
         tokens_per_s_weights=b * gained / t_no_kv,
         attainable_flop_per_s_with_kv=attainable_kv,
         peak_fraction_with_kv=attainable_kv / peak,
-        fits=n * p + b * kv_seq + reserve_bytes <= capacity,
+        fits=weights.held_bytes + b * kv_seq + reserve_bytes <= capacity,
         flop=flops,
+        attention_flop=attention,
         weight_bytes_read=weight_bytes,
         step_time_s_with_kv=t_step,
         step_time_s_weights=t_no_kv,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scenario import Ladder, Scenario, ScenarioResult, step_ladder
+from .scenario import Ladder, Scenario, ScenarioResult, step_ladder, weights_as
 
 
 def batch_sweep(r: ScenarioResult, batches) -> Ladder:
@@ -23,8 +23,9 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
         batches: 1-D array of batch sizes (>= 1).
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
-    return step_ladder(np.asarray(batches), r.model, r.bytes_per_weight, r.tokens_per_read, gained,
-                       r.kv_bytes_per_sequence, r.peak_flop_per_s, r.bandwidth, r.reserve_bytes, r.capacity_bytes)
+    return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
+                       r.kv_bytes_per_sequence, r.attention_flop_per_step / r.batch, r.peak_flop_per_s, r.bandwidth,
+                       r.reserve_bytes, r.capacity_bytes)
 
 
 def speculation_sweep(scenario: Scenario, depths) -> dict:

@@ -187,8 +187,13 @@ def test_a_quantised_checkpoint_selects_its_precision():
                                  '"intermediate_size": 128, "vocab_size": 100, '
                                  '"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}}')
     lab.byo._read_config()
-    assert lab.scenario.weight_dtype == "int4"
-    assert lab.result.bytes_per_weight == 0.5 + 2.5 / 128
+    # As stored: the GPTQ linears at 4 bits plus a 16-bit scale and 4-bit zero per 128, the embeddings
+    # and LM head at 16 bits; p is the mean over every weight held.
+    assert lab.scenario.weight_dtype == "stored"
+    m = lab.result.model
+    assert lab.result.bytes_per_weight == m.stored_bytes_per_param()
+    linear = sum(g.params for g in m.stored_breakdown() if g.bytes_per_weight < 1)
+    assert lab.result.weight_bytes_held == pytest.approx(linear * (0.5 + 2.5 / 128) + (m.n_params - linear) * 2)
     assert "4-bit gptq" in lab.byo.config_report.object
 
 

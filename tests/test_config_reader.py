@@ -131,7 +131,7 @@ def test_multimodal_text_config_and_missing_fields_are_reported():
     [
         ("{not json", "invalid JSON at line 1, column 2"),
         ("[1, 2]", "must be a JSON object"),
-        (" " * 2_000_000, "limit 1 MB"),
+        (" " * 2_000_001, "limit 2 MB"),
         ('{"num_hidden_layers": NaN}', "'num_hidden_layers' must be a positive integer, got nan"),
     ],
 )

@@ -144,3 +144,14 @@ def test_a_key_given_twice_is_used_once_and_said():
     state = from_query({"batch": ["4", "8"]})
     assert state.levers == {"batch": 4}
     assert state.notices == ["'batch' was given 2 times; used the first, '4'"]
+
+
+def test_the_hardware_tab_follows_the_lab_gpu_and_batch():
+    lab = Lab()
+    lab.state.tab = "Hardware"
+    view = lab.hardware
+    assert (view.gpu, view.batch) == ("h100-sxm", 1)
+    lab.scenario.param.update(gpu="h200", batch=8)
+    assert (view.gpu, view.batch) == ("h200", 8)
+    lab.scenario.add_gpu(GPU)  # a session's own part is offered in the view too
+    assert view.accelerator().id == GPU.id

@@ -23,7 +23,8 @@ def test_mbu_and_mfu_of_a_measured_point_by_hand():
     assert p.achieved_bandwidth == pytest.approx(bytes_per_step * 150)
     assert p.mbu == pytest.approx(bytes_per_step * 150 / 3.35e12)
     assert round(100 * p.mbu) == 72
-    assert p.mfu == pytest.approx(2 * 8_030_261_248 * 150 / 989.4e12)
+    # MFU counts every FLOP of the step: the weights' 2·N and attention's 4·h_q·d_head·S·L.
+    assert p.mfu == pytest.approx((2 * 8_030_261_248 + 4 * 32 * 128 * 128 * 32) * 150 / 989.4e12)
     assert p.gap == pytest.approx(p.ceiling_tokens_per_s / 150) and round(p.ceiling_tokens_per_s) == 208
 
 

@@ -125,3 +125,11 @@ def test_a_link_to_a_session_config_says_why_it_does_not_travel():
 def test_whole_numbers_written_as_floats_are_accepted():
     assert from_query({"spec-k": "2.0", "batch": "4"}).levers == {"spec_k": 2, "batch": 4}
     assert "spec-k='2.5'" in from_query({"spec-k": "2.5"}).notices[0]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
+    pins = [Pin('=HYPERLINK("https://evil.example","x")', Scenario().levers()), Pin("+1", Scenario().levers()),
+            Pin("plain", Scenario().levers())]
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare(pins)))))
+    assert [r["name"] for r in rows] == ['\'=HYPERLINK("https://evil.example","x")', "'+1", "plain"]
+    assert float(rows[0]["tokens_per_s_with_kv"]) > 0  # numbers stay numbers

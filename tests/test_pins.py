@@ -75,7 +75,7 @@ def test_compare_metrics_part_the_trio():
     assert values["weights"][int4] == values["weights"][batch] / 4
     assert values["tokens_aggregate"][batch] > values["tokens_aggregate"][spec] > values["tokens_aggregate"][int4] / 4
     assert values["tokens_per_sequence"][batch] == values["tokens_aggregate"][batch] / 4
-    assert all(0 < f <= 100 for f in values["roof_fraction"])
+    assert all(0 < f <= 100 for f in values["peak_fraction"])
 
 
 def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():

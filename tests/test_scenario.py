@@ -56,7 +56,10 @@ def test_hand_computed_70b_int4_on_h100():
 def test_prefill_uses_prompt_length_as_k():
     r = Scenario(phase="prefill", prompt_len=2000, batch=1).evaluate()
     assert r.tokens_per_read == 2000
-    assert r.flop_per_step == 2 * r.n_params * 2000
+    assert r.flop_per_step_weights == 2 * r.n_params * 2000
+    # Causal attention over the prompt: 4·h_q·d_head per (query, key) pair per layer, P(P+1)/2 pairs.
+    assert r.attention_flop_per_step == 4 * 64 * 128 * (2000 * 2001 // 2) * 80
+    assert r.flop_per_step == r.flop_per_step_weights + r.attention_flop_per_step
     assert r.context == 2000
 
 
@@ -124,9 +127,13 @@ def test_batch4_equals_int4_equals_speculation4(gpu, model):
 
 @settings(max_examples=50)
 @given(b=st.integers(1, 2048), s=st.integers(1, 131072), gqa=st.booleans())
-def test_kv_intensity_never_above_weight_intensity_and_fits_matches_max_batch(b, s, gqa):
+def test_kv_intensity_lies_between_its_parts_and_fits_matches_max_batch(b, s, gqa):
     r = evaluate(gpu=H100, model=get_model("llama-3-8b"), batch=b, context=s, gqa=gqa)
-    assert r.arithmetic_intensity_with_kv <= r.arithmetic_intensity_weights
+    # Counting KV mixes two streams: the weights (2·B·k/p) and attention over the cache
+    # (its FLOPs over its bytes); the step's intensity lies between the two.
+    attention_intensity = r.attention_flop_per_step / r.kv_traffic_bytes
+    lo, hi = sorted((r.arithmetic_intensity_weights, attention_intensity))
+    assert lo * (1 - 1e-12) <= r.arithmetic_intensity_with_kv <= hi * (1 + 1e-12)
     assert r.fits == (b <= r.max_batch)
     assert r.step_time_s_with_kv >= r.step_time_s_weights
 

@@ -90,12 +90,13 @@ def _scenario(model: str, gpu: str) -> Scenario:
 @pytest.mark.parametrize(
     "model, gpu",
     [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"), ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200"),
-     ("pasted", "custom")],
+     ("pasted", "custom"), ("gpt-oss-120b", "b200"), ("nemotron-h-56b", "h100-sxm")],
 )
 def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, gpu):
     # Mistral-7B windows its cache at 4,096 tokens; the A100 has no FP8 roof; Mixtral reads only the experts
     # a batch touches; DeepSeek-V3 caches an MLA latent and carries FP8 block scales; a session's own GPU and
-    # a pasted config travel into the page: all must match too.
+    # a pasted config travel into the page; gpt-oss as stored reads MXFP4 experts beside BF16 attention; the
+    # Nemotron-H hybrid holds a fixed Mamba state beside a few KV layers: all must match too.
     scenario = _scenario(model, gpu)
     page, path = offline_page(scenario)
     assert path.stat().st_size <= 3e6
@@ -104,7 +105,7 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
     contexts = sorted({*LEVERS["context"].stops, scenario.context})
     for _ in range(13):
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
-        k, w, kv, g = rng.randint(1, 16), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7
+        k, w, kv, g = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"]), rng.choice(KV_PRECISIONS), rng.random() < 0.7
         page.evaluate(SET, [b, k, w, kv, s, g])
         inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
