@@ -144,7 +144,7 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     # The toggle leaves present mode, and the link follows.
     page.locator(".present-toggle button").click()
     page.wait_for_function("!window.location.search.includes('present=true')")
-    assert min(v for *_, v in page.evaluate(CHART_TEXT_SIZES)) < 18
+    page.wait_for_function(f"Math.min(...({CHART_TEXT_SIZES})().map(s => s[2])) < 18", timeout=10_000)
     assert page.errors == []
 
 
