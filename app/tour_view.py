@@ -82,7 +82,7 @@ class TourView(pn.viewable.Viewer):
         self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
-        self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=None, width=260,
+        self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
                                       css_classes=["tour-jump"])
         self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False)
         self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
@@ -111,7 +111,7 @@ class TourView(pn.viewable.Viewer):
 
     @staticmethod
     def _jump_options() -> dict:
-        return {"choose a step…": None, **{f"{i + 1}. {title}": i for i, title in enumerate(step_titles())}}
+        return {"choose a step…": -1, **{f"{i + 1}. {title}": i for i, title in enumerate(step_titles())}}
 
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
@@ -128,7 +128,7 @@ class TourView(pn.viewable.Viewer):
             self.stop()
 
     def _on_jump(self, event) -> None:
-        if event.new is not None and event.new != self.index:
+        if event.new is not None and event.new >= 0 and event.new != self.index:
             self.go(event.new)
 
     def _next(self) -> None:
@@ -172,7 +172,7 @@ class TourView(pn.viewable.Viewer):
         if self.last_index is not None:
             self.resume.label = f"Resume at step {self.last_index + 1} ▶"
         self.state.tour_step = None
-        self.jump.value = None
+        self.jump.value = -1
 
     def update(self, result: ScenarioResult) -> None:
         """Refill the current caption from ``result`` (it follows the controls)."""
