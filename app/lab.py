@@ -32,6 +32,7 @@ from .hardware_view import HardwareView
 from .memory_view import MemoryView
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
+from .present import present_figure
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
@@ -223,6 +224,7 @@ class Lab(pn.viewable.Viewer):
         elif name == "Hardware":
             self.hardware = self._hardware_view()
             body.append(self.hardware)
+            self._present_hardware()
         elif name == "Bring your own":
             self.byo  # noqa: B018 - building it is the point
         elif name == "Export":
@@ -244,6 +246,14 @@ class Lab(pn.viewable.Viewer):
         self.scenario.param.watch(follow_gpu, "gpu")
         self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
         return view
+
+    @param.depends("state.present", watch=True)
+    def _present_hardware(self) -> None:
+        """The Hardware tab's charts follow present mode like the lab's own (its view keeps its figures)."""
+        if self.hardware is None:
+            return
+        for pane in pn.panel(self.hardware).select(pn.pane.Bokeh):
+            present_figure(pane.object, self.state.present)
 
     def _on_tab(self, index: int) -> None:
         """Open tab ``index`` as a click would (tests and the benchmark use this)."""

@@ -64,3 +64,11 @@ def test_embed_key_names_every_mark_and_the_link_opens_the_full_lab():
                  "sparse (2:4)"):
         assert mark in key, mark
     assert "model=llama-3-8b" in lab._embed_open.object and "embed" not in lab._embed_open.object
+
+
+def test_the_hardware_tab_follows_present_mode():
+    import panel as pn
+
+    lab = Lab(query={"present": "true", "tab": "Hardware"})
+    figures = [pane.object for pane in pn.panel(lab.hardware).select(pn.pane.Bokeh)]
+    assert figures and all(min(_text_sizes(f)) >= PRESENT_TEXT_PX for f in figures)
