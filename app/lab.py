@@ -14,21 +14,25 @@ a tab's view is built when it is first opened.
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import urlencode
 
 import panel as pn
 import param
 
 from core.permalink import from_query
-from core.pins import Pin
 from core.scenario import Scenario, ScenarioResult
+from core.tour import TOUR
 
+from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
+from .compare_view import CompareView
 from .controls import build_controls
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .memory_view import MemoryView
-from .permalink_view import APP_KEYS, PermalinkView, session_query
+from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
+from .present import present_figure
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -49,12 +53,8 @@ Try batch 4, INT4 weights, or speculation depth 4: all three land on the same sp
 
 #: The levers of embed mode's compact control strip.
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
-
-
-def _flag(query: dict, key: str) -> bool:
-    value = query.get(key, "")
-    value = value[0] if isinstance(value, (list, tuple)) and value else value
-    return str(value).lower() in ("true", "1")
+#: The chart's height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe.
+EMBED_CHART_HEIGHT = 250
 
 
 class Lab(pn.viewable.Viewer):
@@ -63,7 +63,8 @@ class Lab(pn.viewable.Viewer):
     Args:
         scenario: the scenario to show (a new default one if None).
         query: permalink query parameters (key -> text, or key -> list of texts);
-            by default the page's.  ``embed=true`` selects the compact embed layout.
+            by default the page's.  ``embed=true`` selects the compact embed layout,
+            ``present=true`` present mode, ``tour=5`` a tour step, ``tab=Compare`` a tab.
     """
 
     state = param.ClassSelector(class_=LabState, doc="The session state every view follows.")
@@ -72,14 +73,17 @@ class Lab(pn.viewable.Viewer):
         scenario = scenario or Scenario()
         query = session_query() if query is None else query
         link = from_query(query, ignore=APP_KEYS)
+        app, app_notices = app_link_state(query, TABS, len(TOUR))
         if link.custom_gpu is not None:
             scenario.add_gpu(link.custom_gpu)
         scenario.param.update(**link.levers)
-        super().__init__(state=LabState(scenario, pins=link.pins, notices=link.notices, embed=_flag(query, "embed")))
+        super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
+                                        embed=app["embed"], present=app["present"] and not app["embed"]))
         state = self.state
         self.scenario = scenario
         self.embed = state.embed
-        self.roofline = RooflineView(state=state, compact=self.embed)
+        self.roofline = RooflineView(state=state, compact=self.embed,
+                                     height=EMBED_CHART_HEIGHT if self.embed else 540)
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self.link = PermalinkView(state=state)
         self.pins = PinsView(state=state)
@@ -87,11 +91,20 @@ class Lab(pn.viewable.Viewer):
         self.readouts = ReadoutsView(state=state)
         self.memory_view = MemoryView(state=state)
         self.throughput: ThroughputView | None = None
+        self.compare: CompareView | None = None
         self.hardware: HardwareView | None = None
         self._byo: BringYourOwnView | None = None
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
+        if not self.embed:
+            if app["tab"]:
+                state.tab = app["tab"]
+            if app["tour_step"]:
+                # The link's levers win over the step's: a link made mid-tour after a slider move keeps it.
+                self.tour.go(app["tour_step"] - 1)
+                if link.levers:
+                    scenario.param.update(**link.levers)
 
     def __panel__(self):
         return self.layout
@@ -115,36 +128,78 @@ class Lab(pn.viewable.Viewer):
 
     # -- layouts ----------------------------------------------------------------
     def _layout(self) -> pn.viewable.Viewable:
-        controls = pn.Column("### Levers", build_controls(self.scenario), width=320, margin=(0, 20, 0, 5))
+        # The levers fold away (a drawer on a phone, out of the way on a projector); beside the views on
+        # a wide screen, above them when the page is narrow or zoomed.
+        self.controls = pn.Card(build_controls(self.scenario), title="Levers", collapsible=True,
+                                collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
+                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
         band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
                                               css_classes=["band"])
+        self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
+                                                           width=230, css_classes=["present-toggle"])
         self._tab_bodies["Roofline"].extend([self.roofline, band])
+        # Tab names wrap onto a second line on a narrow page instead of scrolling out of sight.
         tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,
-                       sizing_mode="stretch_width")
+                       sizing_mode="stretch_width",
+                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
         self.tabs = tabs
-        views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
-                          styles={"flex": "1 1 480px"}, min_width=0)
-        # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
-        main = pn.Column(self.link.notice, self.tour, self.error,
-                         pn.FlexBox(views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
-                         self.memory_view, sizing_mode="stretch_width")
-        return pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-            pn.Row(controls, main, sizing_mode="stretch_width"),
-            self.link,
-            sizing_mode="stretch_width",
-        )
+        self.views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
+                               styles={"flex": "1 1 480px"}, min_width=0)
+        self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
+        self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
+        self.header = pn.FlexBox(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+                                 align_items="center", sizing_mode="stretch_width")
+        self.body = pn.Column(sizing_mode="stretch_width")
+        self._arrange()
+        return pn.Column(self.header, self.body, self.link, sizing_mode="stretch_width", css_classes=["lab"])
+
+    @param.depends("state.present", watch=True)
+    def _arrange(self) -> None:
+        """Place the intro, the levers, the views with the readouts, the tour and the memory bar.
+
+        In present mode (a 1280 × 720 projector) the intro and the levers fold away and the tour card and the
+        memory verdict sit beside the chart, so all three show without scrolling.
+        """
+        if self.embed:
+            return
+        present = self.state.present
+        for pane in (self.tour.caption, self.memory_view.bar, self.readouts.pane, self.pins.table):
+            pane.css_classes = ["present"] if present else []
+        self.controls.collapsed = present
+        self.title.visible = present  # the intro carries the name otherwise
+        self.memory_view.note.visible = not present
+        if present:
+            side = pn.Column(self.memory_view, self.tour, width=460, styles={"flex": "0 1 460px"}, min_width=0,
+                             css_classes=["present-side"])
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
+                                           sizing_mode="stretch_width")]
+        else:
+            # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
+            main = pn.Column(self.link.notice, self.tour, self.error,
+                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
+                             self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
+                             min_width=0)
+            self.body.objects = [self.intro, pn.FlexBox(self.controls, main, flex_wrap="wrap",
+                                                        sizing_mode="stretch_width")]
 
     def _embed_layout(self) -> pn.viewable.Viewable:
-        """``?embed=true``: the roofline and a compact control strip, no page chrome."""
+        """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every
+        mark, the levers folded into a drawer, and a link to the full lab with the same state."""
         strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
+        drawer = pn.Card(strip, title="Levers", collapsed=True, sizing_mode="stretch_width", margin=(0, 5),
+                         css_classes=["levers"])
         self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
-                                           margin=(0, 10))
+                                           margin=(0, 8))
+        self._embed_key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
+        self._embed_open = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
         self._on_embed_result()
-        return pn.Column(self.link.notice, strip, self.error, self._embed_summary, self.roofline, self.link,
+        self._on_embed_link()
+        return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
+                         drawer, self._embed_open, self.link, A11yFixes(width=0, height=0, margin=0),
                          sizing_mode="stretch_width", css_classes=["embed"])
 
     # -- following the state ------------------------------------------------------------
@@ -159,6 +214,9 @@ class Lab(pn.viewable.Viewer):
         elif name == "Scaling":
             self.scaling = ScalingView(state=self.state)
             body.append(self.scaling)
+        elif name == "Compare":
+            self.compare = CompareView(state=self.state)
+            body.append(self.compare)
         elif name == "Traffic":
             body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
         elif name == "KV table":
@@ -170,6 +228,7 @@ class Lab(pn.viewable.Viewer):
         elif name == "Hardware":
             self.hardware = self._hardware_view()
             body.append(self.hardware)
+            self._present_hardware()
         elif name == "Bring your own":
             self.byo  # noqa: B018 - building it is the point
         elif name == "Export":
@@ -192,6 +251,14 @@ class Lab(pn.viewable.Viewer):
         self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
         return view
 
+    @param.depends("state.present", watch=True)
+    def _present_hardware(self) -> None:
+        """The Hardware tab's charts follow present mode like the lab's own (its view keeps its figures)."""
+        if self.hardware is None:
+            return
+        for pane in pn.panel(self.hardware).select(pn.pane.Bokeh):
+            present_figure(pane.object, self.state.present)
+
     def _on_tab(self, index: int) -> None:
         """Open tab ``index`` as a click would (tests and the benchmark use this)."""
         self.state.tab = TABS[index]
@@ -206,24 +273,61 @@ class Lab(pn.viewable.Viewer):
         if self.embed:
             self._embed_summary.object = embed_summary(self.state.result)
 
+    @param.depends("state.result", "state.pins", "state.measured", watch=True)
+    def _on_embed_link(self) -> None:
+        if not self.embed:
+            return
+        r = self.state.result
+        self._embed_key.object = embed_key(
+            sparse=bool(r.gpu.sparse_flop_per_s.get(r.compute_roof)), reference=r.reference_gpu is not None,
+            pins=len(self.state.pins), measured=len(self.state.measured),
+            other_phase=self.roofline.other_phase.data["label"][0])
+        query = {k: v for k, v in self.link.query().items() if k != "embed"}
+        self._embed_open.object = (f'<a class="open-full" href="?{escape(urlencode(query))}" target="_blank" '
+                                   'rel="noopener">Open in the full lab ↗</a>')
+
     def pin_current(self) -> None:
         """Pin the current scenario under a default name."""
-        self.pins.add(Pin(self.pins.default_name(), self.scenario.levers()))
+        self.pins.pin_current()
 
 
 def embed_summary(r: ScenarioResult) -> str:
-    """One line of the key numbers for embed mode, where the legend and readouts are left out."""
+    """One line of the key numbers for embed mode, where the readouts are left out."""
     fits = "fits" if r.fits else "does not fit"
     return (
-        f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = '
+        f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
         f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
-        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s attainable "
-        f"({100 * r.peak_fraction_weights:.3g} % of peak) · {r.tokens_per_s_with_kv:,.0f} tokens/s · "
-        f"memory {fits} · weights {escape(r.weight_format)} · "
-        f'<span style="color:{PALETTE["workload"]}">●</span> workload '
-        f'<span style="color:{PALETTE["ladder"]}">●</span> batch ladder '
-        f'<span style="color:{PALETTE["roof"]}">━</span> roof</div>'
+        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s ({100 * r.peak_fraction_weights:.3g} % of peak) · "
+        f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )
+
+
+def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str) -> str:
+    """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room)."""
+
+    def item(symbol: str, color: str, text: str) -> str:
+        return f'<span class="k-item"><span style="color:{color}">{symbol}</span> {escape(text)}</span>'
+
+    items = [
+        item("━", PALETTE["roof"], "roof min(P_peak, BW·I)"),
+        item("┆", PALETTE["roof"], "ridge point"),
+        item("★", PALETTE["workload"], "your workload"),
+        item("△", PALETTE["kv"], "it, counting KV reads"),
+        item("●○", PALETTE["ladder"], "batch ladder, B on the top axis (hollow: does not fit)"),
+        item("■", PALETTE["kv"], "ladder counting KV reads"),
+        item("◇", PALETTE["workload"], other_phase),
+    ]
+    if sparse:
+        items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
+    if reference:
+        items.append(item("─·", PALETTE["reference"], "datasheet roof"))
+    if pins:
+        items.append(item("▲■", PALETTE["text"],
+                          f"{pins} pin{'s' if pins > 1 else ''}, each under its GPU's faint dotted roof"))
+    if measured:
+        items.append(item("✕", PALETTE["measured"], "your measurements"))
+    return f'<div class="embed-key" data-readout="embed-key">{" ".join(items)}</div>'
 
 
 def create_app(scenario: Scenario | None = None, query: dict | None = None) -> pn.viewable.Viewable:

@@ -18,12 +18,75 @@ from urllib.parse import parse_qs, urlencode
 import panel as pn
 import param
 
-from core.permalink import to_query
+from core.permalink import from_query, to_query
 
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
-APP_KEYS = ("embed",)
+APP_KEYS = ("embed", "present", "tour", "tab")
+
+
+WRITE_JS = """
+if (source.value) {
+  const pins = (q) => new URLSearchParams(q).get("pins");
+  if (pins(source.value) !== pins(window.location.search) && !window._labRestoring) {
+    window.history.pushState(null, "", source.value);
+  } else {
+    window.history.replaceState(null, "", source.value);
+  }
+  window._labRestoring = false;
+  if (!window._labBack) {
+    window._labBack = true;
+    window.addEventListener("popstate", () => {
+      window._labRestoring = true;
+      reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
+    });
+  }
+}
+"""
+
+
+def _first(query: dict, key: str) -> str | None:
+    value = query.get(key)
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else None
+    return None if value is None else str(value)
+
+
+def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict, list[str]]:
+    """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name).
+
+    Returns:
+        ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None}, notices)``;
+        a value that cannot be used is left out with a notice naming it and what is accepted.
+    """
+    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None}
+    notices = []
+    for key in ("embed", "present"):
+        text = _first(query, key)
+        if text is None:
+            continue
+        if text.lower() in ("true", "1", "false", "0", ""):
+            out[key] = text.lower() in ("true", "1")
+        else:
+            notices.append(f"ignored {key}={text[:40]!r}: accepted true or false")
+    text = _first(query, "tour")
+    if text is not None:
+        try:
+            step = int(float(text))
+            if step != float(text) or not 1 <= step <= steps:
+                raise ValueError
+            out["tour_step"] = step
+        except (ValueError, OverflowError):
+            notices.append(f"ignored tour={text[:40]!r}: accepted a step from 1 to {steps}")
+    text = _first(query, "tab")
+    if text is not None:
+        match = next((t for t in tabs if t.lower() == text.strip().lower()), None)
+        if match is None:
+            notices.append(f"ignored tab={text[:40]!r}: accepted {', '.join(tabs)}")
+        else:
+            out["tab"] = match
+    return out, notices
 
 
 def session_query() -> dict[str, list[str]]:
@@ -43,7 +106,11 @@ class PermalinkView(pn.viewable.Viewer):
         # The value is the query string; a browser-side callback swaps it into the
         # address bar without a reload and without a new history entry.
         self.writer = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink"])
-        self.writer.jscallback(value="if (source.value) { window.history.replaceState(null, '', source.value) }")
+        # A change of pins adds a history entry, so the browser's Back restores the previous pin set (the
+        # reader hands the entry's query back to the server); everything else replaces the entry.
+        self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
+        self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS)
+        self.reader.param.watch(self._back, "value")
         notices = self.state.notices
         # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
@@ -55,13 +122,30 @@ class PermalinkView(pn.viewable.Viewer):
         )
 
     def __panel__(self):
-        return self.writer
+        return pn.Column(self.writer, self.reader, visible=False)
 
-    @param.depends("state.result", "state.pins", watch=True)
+    def _back(self, event) -> None:
+        """The browser went Back (or Forward) to an entry: restore that entry's pins."""
+        query = parse_qs(str(event.new).split("#")[0].lstrip("?"), keep_blank_values=True)  # '#' + a nonce
+        pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
+        self.state.set_pins(pins)
+
+    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", watch=True)
     def write(self) -> None:
-        """Point the address bar at the levers, the pins and the session's own GPU, if selected."""
+        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode and
+        the tour's step."""
+        self.writer.value = "?" + urlencode(self.query())
+
+    def query(self) -> dict[str, str]:
+        """The permalink's query parameters for what is on screen."""
         s = self.state.scenario
         query = to_query(s.levers(), self.state.pins, s.custom_gpu())
         if self.state.embed:
             query["embed"] = "true"
-        self.writer.value = "?" + urlencode(query)
+        if self.state.present:
+            query["present"] = "true"
+        if self.state.tour_step is not None:
+            query["tour"] = str(self.state.tour_step)
+        if self.state.tab != self.state.param.tab.default:
+            query["tab"] = self.state.tab
+        return query

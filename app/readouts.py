@@ -64,7 +64,9 @@ class ReadoutsView(pn.viewable.Viewer):
         self._refresh()
 
     def __panel__(self):
-        return pn.Column("### Readouts", self.show_work, self.pane, width=380)
+        # At most 380 px, less on a phone-width page (nothing is cut off at 360 px).
+        return pn.Column("### Readouts", self.show_work, self.pane, max_width=380, min_width=0,
+                         sizing_mode="stretch_width", styles={"flex": "1 1 300px"})
 
     @param.depends("state.result", "state.show_work", watch=True)
     def _refresh(self) -> None:

@@ -18,8 +18,10 @@ from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
-TABS = ("Roofline", "Throughput vs B", "Scaling", "Traffic", "KV table", "Speculation", "Pins", "Hardware",
-        "Bring your own", "Export")
+TABS = ("Roofline", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Pins",
+        "Hardware", "Bring your own", "Export")
+#: Pin sets kept for undo.
+UNDO_DEPTH = 20
 
 
 class LabState(param.Parameterized):
@@ -41,6 +43,10 @@ class LabState(param.Parameterized):
     show_work = param.Boolean(default=False, doc="Readouts show their formulas with values.")
     band = param.Boolean(default=False, doc="The roofline shows the 60-85 % measured-efficiency band.")
     embed = param.Boolean(default=False, doc="?embed=true: the compact layout for an iframe.")
+    present = param.Boolean(default=False, doc="?present=true: large text, thick lines, for a projector.")
+    tour_step = param.Integer(default=None, allow_None=True, bounds=(1, None),
+                              doc="The tour's step shown, 1-based (None: not touring); ?tour=5 in a link.")
+    pin_undo = param.List(default=[], doc="Earlier pin sets (lists of Pin), newest last, for undo.")
     notices = param.List(default=[], item_type=str, doc="What the opening link could not apply, and why.")
 
     def __init__(self, scenario: Scenario | None = None, **params):
@@ -73,5 +79,26 @@ class LabState(param.Parameterized):
         """Pin ``pin``; False (nothing changes) when :data:`MAX_PINS` are pinned."""
         if len(self.pins) >= MAX_PINS:
             return False
-        self.pins = [*self.pins, pin]
+        self.set_pins([*self.pins, pin])
+        return True
+
+    def set_pins(self, pins: list[Pin]) -> list[Pin]:
+        """Replace the pins (at most :data:`MAX_PINS` kept), remembering the old set for :meth:`undo_pins`.
+
+        Returns:
+            the pins that did not fit (beyond :data:`MAX_PINS`), or [].
+        """
+        pins = list(pins)
+        if pins != self.pins:
+            self.pin_undo = [*self.pin_undo, list(self.pins)][-UNDO_DEPTH:]
+            self.pins = pins[:MAX_PINS]
+        return pins[MAX_PINS:]
+
+    def undo_pins(self) -> bool:
+        """Restore the pin set before the last change; False when there is nothing to undo."""
+        if not self.pin_undo:
+            return False
+        *rest, last = self.pin_undo
+        self.pins = last
+        self.pin_undo = rest
         return True

@@ -17,8 +17,9 @@ from bokeh.plotting import figure
 from core.scenario import ScenarioResult
 from core.sweeps import batch_sweep
 
+from .present import present_figure
 from .state import LabState
-from .style import PALETTE
+from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
@@ -34,6 +35,8 @@ class ThroughputView(pn.viewable.Viewer):
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
         self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
+        self.pins = ColumnDataSource(data={"batch": [], "tok": [], "name": [], "color": [], "marker": [],
+                                           "number": []}, name="throughput-pins")
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
             x_range=(1, 1024), x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
@@ -49,10 +52,16 @@ class ThroughputView(pn.viewable.Viewer):
                  legend_label="roofline ceiling ignoring the KV cache")
         kv = fig.line("batch", "with_kv", source=self.curves, color=PALETTE["kv"], line_width=3,
                       legend_label="achievable, counting KV reads at context S")
-        fig.scatter("batch", "tok", source=self.current, size=14, color=PALETTE["workload"],
+        pins = fig.scatter("batch", "tok", source=self.pins, marker="marker", size=15, fill_color="color",
+                           line_color="black", fill_alpha=0.85, legend_label="pins (each on its own scenario)")
+        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("B", "@batch"),
+                                                            ("tokens/s", "@tok{0,0}")]))
+        fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
+                    color=PALETTE["workload"],
                     line_color=PALETTE["workload_line"],
                     legend_label="current B")
-        fig.scatter("batch", "tok", source=self.measured, marker="x", size=14, line_width=3, color=PALETTE["measured"],
+        fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
+                    size=14, line_width=3, color=PALETTE["measured"],
                     legend_label="your measurements")
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
@@ -65,10 +74,25 @@ class ThroughputView(pn.viewable.Viewer):
         self.figure = fig
         self.update(result)
         self._on_measured()
+        self._on_pins()
+        self._on_present()
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=520)
 
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        present_figure(self.figure, self.state.present)
+
+    @param.depends("state.pin_rows", watch=True)
+    def _on_pins(self) -> None:
+        """Each pin at its own batch and its own tokens/s (its model, GPU and levers, not the current ones)."""
+        rows = self.state.pin_rows
+        self.pins.data = {
+            "batch": [row.result.batch for row in rows], "tok": [row.result.tokens_per_s_with_kv for row in rows],
+            "name": [row.pin.name for row in rows], "color": [PIN_STYLES[i][0] for i in range(len(rows))],
+            "marker": [PIN_STYLES[i][1] for i in range(len(rows))], "number": list(range(1, len(rows) + 1)),
+        }
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
         self.update(self.state.result)

@@ -66,7 +66,7 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
                         r.kv_bytes,
                         r.weight_bytes_read,
                         r.fits,
-                        "; ".join(row.notes),
+                        "; ".join(row.differs_by),
                     ),
                     strict=True,
                 )

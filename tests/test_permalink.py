@@ -54,11 +54,11 @@ def test_a_bad_pin_field_drops_only_that_field():
     assert any("pin 2: not an object" in n for n in notices)
 
 
-def test_at_most_eight_pins():
-    many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(10)]
+def test_at_most_sixteen_pins():
+    many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(18)]
     _, pins, notices, _ = from_query({"pins": json.dumps(many)})
-    assert len(pins) == MAX_PINS
-    assert any("after the first 8" in n for n in notices)
+    assert len(pins) == MAX_PINS == 16
+    assert any("after the first 16" in n for n in notices)
 
 
 def test_pins_in_links_carry_only_what_differs_from_the_defaults():
@@ -69,7 +69,8 @@ def test_pins_in_links_carry_only_what_differs_from_the_defaults():
 # --- pins ----------------------------------------------------------------------
 def test_the_three_levers_coincide_and_the_table_says_what_differs():
     rows = compare(lever_preset(Scenario(model="llama-3-8b").levers()))
-    assert [r.pin.name for r in rows] == ["batch 4", "INT4 weights", "4-token speculation"]
+    assert [r.pin.name for r in rows] == ["batch 4 · Llama-3-8B · h100-sxm", "INT4 weights · Llama-3-8B · h100-sxm",
+                                          "speculation k=4 · Llama-3-8B · h100-sxm"]
     assert {r.result.arithmetic_intensity_weights for r in rows} == {4.0}
     assert len({r.result.attainable_flop_per_s_weights for r in rows}) == 1
     batch, int4, spec = (r.notes for r in rows)
@@ -95,7 +96,8 @@ def test_ladder_csv_has_unit_headers_and_real_values():
 def test_pins_csv_and_json():
     rows = compare(lever_preset(Scenario().levers()))
     table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
-    assert [t["name"] for t in table] == ["batch 4", "INT4 weights", "4-token speculation"]
+    assert [t["name"].split(" · ")[0] for t in table] == ["batch 4", "INT4 weights", "speculation k=4"]
+    assert [t["differs_by"] for t in table] == ["batch=4", "weight-dtype=int4", "spec-k=4"]
     assert float(table[1]["weight_bytes_read"]) == pytest.approx(70_553_706_496 * 0.5)
     doc = json.loads(to_json(Scenario().evaluate(), rows))
     assert doc["scenario"]["arithmetic_intensity_weights"] == 1
