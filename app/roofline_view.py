@@ -182,7 +182,7 @@ class RooflineView(pn.viewable.Viewer):
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
         # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
         fig.line("x", "y", source=self.interconnect, color=PALETTE["interconnect"], line_width=2, line_dash="dashed",
-                 legend_label="interconnect roof: min(P_peak, link·I), I = FLOP per byte sent")
+                 legend_label="interconnect roof (I = FLOP per byte sent)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
         fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
@@ -215,6 +215,9 @@ class RooflineView(pn.viewable.Viewer):
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
         self.other_phase_item = next(i for i in fig.legend[0].items if i.label.value == "same request, other phase")
+        # Keys of series that are often empty: shown only while their series has something to draw.
+        self._optional_items = {label: next(i for i in fig.legend[0].items if i.label.value.startswith(label))
+                                for label in ("roof of a pinned GPU", "interconnect roof", "sparse (2:4)")}
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
@@ -261,7 +264,8 @@ class RooflineView(pn.viewable.Viewer):
         legend.ncols = 2
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
-        # Two legend columns need about 500 px: a phone-width page gets one, so the chart is never wider than it.
+        # Two legend columns need about 500 px at 11 px text: a phone-width page, or present mode's 18 px
+        # text, gets one, so the legend is never wider than the chart.
         fig.js_on_change("inner_width", CustomJS(args={"legend": legend},
                                                  code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
         return fig
@@ -316,6 +320,7 @@ class RooflineView(pn.viewable.Viewer):
         lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
         self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
                                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
+        self._optional_items["roof of a pinned GPU"].visible = bool(lines)
 
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
@@ -348,7 +353,8 @@ class RooflineView(pn.viewable.Viewer):
             self.roof.data = roof_xy(r.peak_flop_per_s, r.bandwidth)
             sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof)
             self.sparse_roof.data = roof_xy(sparse, r.bandwidth) if sparse else {"x": [], "y": []}
-            self.sparse_renderer.visible = bool(sparse)  # greys its legend entry for parts with no such figure
+            self.sparse_renderer.visible = bool(sparse)
+            self._optional_items["sparse (2:4)"].visible = bool(sparse)
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
@@ -361,6 +367,7 @@ class RooflineView(pn.viewable.Viewer):
         x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
         self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
                                   else {"x": [], "y": []})
+        self._optional_items["interconnect roof"].visible = bool(sends)
         lad = r.ladder
         self.kv_ladder.data = {
             "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,
@@ -382,7 +389,7 @@ class RooflineView(pn.viewable.Viewer):
             other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
         if self.state is not None:  # the offline page leaves the other phase out, legend entry included
-            self.other_phase_item.label = {"value": f"same request, other phase: {other[2]}"}
+            self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = f"{r.model.name} · {r.gpu.name} · {r.phase}"
             return

@@ -133,7 +133,7 @@ class ScalingView(pn.viewable.Viewer):
         self.crossover.location = over or 1
         node = r.gpu.interconnect.max_node if r.gpu.interconnect else None
         self.past_node.left = node * 1.41 if node else 1e3
-        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name}, B = {r.batch}, S = {r.context:,}: "
+        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name}, B = {r.batch}, S = {r.context:,}\n"
                                      "one GPU's step against TP (hollow: does not fit)")
         self.rates_fig.title.text = "tokens/s against TP"
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
