@@ -164,6 +164,7 @@ class Lever:
                                 const="true", default=None, help=doc)
             return
         shown = self.encode(self.default)
+        doc = doc if doc.endswith(".") else doc + "."
         parser.add_argument(f"--{self.flag}", dest=self.name, default=None, metavar=self._metavar(),
                             help=f"{doc} Accepted: {self.accepted()}. Default: {shown}.")
 
