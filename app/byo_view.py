@@ -23,6 +23,7 @@ from core.config_reader import from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
+from core.units import fmt_sig
 
 from .layer_strip import layer_strip_html
 from .state import LabState
@@ -122,7 +123,7 @@ class BringYourOwnView(pn.viewable.Viewer):
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
             from_file = bool(uploaded) and raw is uploaded[1]
-            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Your model")
+            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Pasted config")
             name = name.replace("\\", "/").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
@@ -187,7 +188,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
             f"<td>{p.measurement.tokens_per_s:,.0f}</td><td>{p.ceiling_tokens_per_s:,.0f}</td>"
-            f"<td>{100 * p.mbu:.0f} %</td><td>{100 * p.mfu:.2f} %</td><td>{p.gap:.2f}×</td></tr>"
+            f"<td>{100 * p.mbu:,.0f} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td><td>{fmt_sig(p.gap, 3)}×</td></tr>"
             for p in points
         )
         head = ("<tr><th>B</th><th>S</th><th>measured tokens/s</th><th>roofline ceiling</th><th>MBU</th>"

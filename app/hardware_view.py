@@ -55,6 +55,8 @@ from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
+from .tour_view import TourKeys
+
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf"]
@@ -321,6 +323,8 @@ class HardwareView(pn.viewable.Viewer):
                                             css_classes=["hw-tour-leave"])
         self.tour_prev.on_click(lambda _e: self.go(self.tour_index - 1))
         self.tour_next.on_click(lambda _e: self._tour_next())
+        # The same keys and clickers as the main tour: → / PageDown / Space, ← / PageUp, Esc.
+        self.tour_keys = TourKeys(on_key=self._tour_key, width=0, height=0, margin=0)
         self.tour_leave.on_click(lambda _e: self.stop_tour())
 
     def _w(self, name, widget=None, **kw):
@@ -380,7 +384,7 @@ class HardwareView(pn.viewable.Viewer):
                             active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
         tour = pn.Column(pn.Row(pn.pane.Markdown("**Hardware tour** — article 000's hardware sections", margin=(8, 10)),
-                                self.tour_prev, self.tour_next, self.tour_leave), self.tour_caption,
+                                self.tour_prev, self.tour_next, self.tour_leave, self.tour_keys), self.tour_caption,
                          sizing_mode="stretch_width")
         return pn.Column(pn.Row(self._w("gpu", pn.widgets.Select, width=300)), tour, self.error, self.tabs,
                          sizing_mode="stretch_width")
@@ -586,6 +590,14 @@ class HardwareView(pn.viewable.Viewer):
             f"batch-56 decode 56, training GEMM 500).{trap}</div>")
 
     # -- the tour ------------------------------------------------------------------------
+    def _tour_key(self, action: str) -> None:
+        if action == "next":
+            self._tour_next()
+        elif action == "previous" and self.tour_index:
+            self.go(self.tour_index - 1)
+        elif action == "leave":
+            self.stop_tour()
+
     def _tour_next(self):
         if self.tour_index is None:
             self.go(0)
@@ -600,12 +612,14 @@ class HardwareView(pn.viewable.Viewer):
         self.tour_prev.disabled = self.tour_index == 0
         self.tour_next.label = "Finish ✓" if self.tour_index == len(HARDWARE_TOUR) - 1 else "Next ▶"
         self.tour_leave.visible = self.tour_caption.visible = True
+        self.tour_keys.active = True
         HARDWARE_TOUR[self.tour_index].apply(self)
         self._render_tour()
 
     def stop_tour(self) -> None:
         """Leave the tour; the levers stay where the step left them."""
         self.tour_index = None
+        self.tour_keys.active = False
         self.tour_caption.visible = self.tour_leave.visible = False
         self.tour_prev.disabled = True
         self.tour_next.label = "Start the hardware tour ▶"

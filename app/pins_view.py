@@ -41,9 +41,11 @@ class PinsView(pn.viewable.Viewer):
         self.clear.on_click(lambda _e: self.set_pins([]))
         self.undo.on_click(lambda _e: self.undo_last())
         self.layout = pn.Column(
-            pn.Row(self.preset, self.clear, self.undo),
+            # Rows that wrap: on a narrow column the buttons go under each other, never over the readouts.
+            pn.FlexBox(self.preset, self.clear, self.undo, flex_wrap="wrap", sizing_mode="stretch_width"),
             self.table,
-            pn.Row(self.which, self.new_name, self.rename, self.remove, align="end"),
+            pn.FlexBox(self.which, self.new_name, self.rename, self.remove, flex_wrap="wrap", align_items="flex-end",
+                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
         self._refresh()

@@ -19,8 +19,8 @@ from .style import STYLESHEET
 #: The quantities the readouts panel shows, in display order.
 READOUT_KEYS = (
     "intensity", "intensity-kv", "ridge", "attainable", "peak-fraction", "attainable-kv", "bound", "roof",
-    "weights", "flops", "step-time", "tokens", "tokens-no-kv", "ttft", "tpot", "spec", "kv-token", "kv-total",
-    "kv-share", "fits", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
+    "weights", "flops", "step-time", "overhead", "tokens", "tokens-no-kv", "ttft", "tpot", "spec", "kv-token",
+    "kv-total", "kv-share", "fits", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
     "tokens-aggregate", "smallest-fit", "cost-output", "cost-prompt",
 )
 

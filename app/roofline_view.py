@@ -116,6 +116,7 @@ class RooflineView(pn.viewable.Viewer):
         self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": []},
                                          name="measured")
         self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
+        self.overhead = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
@@ -183,6 +184,9 @@ class RooflineView(pn.viewable.Viewer):
         # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
         fig.line("x", "y", source=self.interconnect, color=PALETTE["interconnect"], line_width=2, line_dash="dashed",
                  legend_label="interconnect roof (I = FLOP per byte sent)")
+        # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
+        fig.line("x", "y", source=self.overhead, color=PALETTE["overhead"], line_width=2, line_dash="dotted",
+                 legend_label="overhead ceiling (kernel launches)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
         fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
@@ -218,6 +222,8 @@ class RooflineView(pn.viewable.Viewer):
         # Keys of series that are often empty: shown only while their series has something to draw.
         self._optional_items = {label: next(i for i in fig.legend[0].items if i.label.value.startswith(label))
                                 for label in ("roof of a pinned GPU", "interconnect roof", "sparse (2:4)")}
+        for item in self._optional_items.values():
+            item.visible = False  # until its series has something to draw
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
@@ -368,6 +374,10 @@ class RooflineView(pn.viewable.Viewer):
         self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
                                   else {"x": [], "y": []})
         self._optional_items["interconnect roof"].visible = bool(sends)
+        ceiling = r.overhead_ceiling_flop_per_s / TFLOP
+        self.overhead.data = {"x": [X_RANGE[0], X_FAR], "y": [ceiling, ceiling],
+                              "label": [f"overhead ceiling: {r.kernels_per_step:,} kernels × launch "
+                                        f"= {fmt_sig(r.launch_overhead_s * 1e3, 3)} ms", ""]}
         lad = r.ladder
         self.kv_ladder.data = {
             "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,

@@ -23,6 +23,7 @@ PALETTE = {
     "kv_cache": "#B34F00",    # vermillion, darkened so white labels on it reach 4.5:1 (WCAG AA)
     "reserve": "#6B6B6B",     # grey dark enough for white text (the Okabe-Ito grey is not)
     "text": "#424242",
+    "overhead": "#555555",      # dark grey, dotted: the launch-overhead ceiling
     "interconnect": "#56B4E9",  # sky blue: the scale-up link and communication time
 }
 

@@ -104,6 +104,10 @@ class TourView(pn.viewable.Viewer):
     def __panel__(self):
         return self.layout
 
+    @param.depends("state.tab", watch=True)
+    def _on_tab(self) -> None:
+        self.keys.active = self.index is not None and self.state.tab != "Hardware"
+
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
         # On a projector the buttons say enough; the room reads the card.
@@ -147,7 +151,7 @@ class TourView(pn.viewable.Viewer):
         self.leave.visible = True
         self.resume.visible = False
         self.caption.visible = True
-        self.keys.active = True
+        self.keys.active = self.state.tab != "Hardware"  # that tab's own tour takes the keys there
         self.jump.value = self.index
         before = self.scenario.levers()
         TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views and this caption

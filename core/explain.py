@@ -188,6 +188,12 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("bound", "Bound", "intensity counting KV vs ridge point",
                  f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
                  f"{r.ridge_point:,.1f} FLOP/byte", f"{r.bound}-bound"),
+        Quantity("overhead", "Launch overhead (the third ceiling)",
+                 "kernels × launch latency (CUDA graphs: one launch + 1 µs per kernel)",
+                 f"{r.kernels_per_step:,} kernels → {fmt_seconds(r.launch_overhead_s)} against "
+                 f"{fmt_seconds(r.compute_time_s)} of compute and {fmt_seconds(r.memory_time_s)} of memory: "
+                 f"{r.regime}-bound of the three; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
+                 f"{fmt_seconds(r.launch_overhead_s)} ({r.regime}-bound)"),
         Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)" + (" + communication" if split else ""),
                  f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw})"
                  + (f" + {fmt_seconds(r.communication_time_s)}" if split else "")
@@ -225,8 +231,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step / "
                  f"E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
         Quantity("spec", "Speculation: tokens per verify", "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
-                 f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
-                 f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1",
+                 (f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
+                  if r.acceptance < 1 else "α = 1: every draft accepted, E = k = ")
+                 + f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1",
                  f"{r.expected_tokens_per_step:.2f}"),
     )
     steps = [

@@ -261,6 +261,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     for label, (v, (lo, hi)) in values.items():
         if v is None:
             raise ValueError(f"{label} is missing: enter a positive number")
+        if isinstance(v, str):
+            raise ValueError(f"{label} must be a JSON number, not text: got {v[:20]!r}")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (lo <= v <= hi):
             raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
     if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):

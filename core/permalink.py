@@ -122,7 +122,10 @@ def _load_json(key: str, text: str, notices: list[str]):
         return None
     try:
         return json.loads(text)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        notices.append(f"ignored {key}: nests deeper than the JSON reader allows")
+        return None
+    except ValueError:
         notices.append(f"ignored {key}: not valid JSON")
         return None
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import param
 
-from . import kvcache, roofline
+from . import kvcache, overhead, roofline
 from .catalogue import Catalogue
 from .hardware import CAPACITY_CONVENTIONS, Accelerator, get_accelerator, load_catalogue
 from .levers import Lever, LeverTable
@@ -133,6 +133,11 @@ LEVERS = LeverTable(
                                          label="Price per GPU-hour (USD)",
                                          doc="USD per GPU per hour, for the cost per million tokens (0: not given)."),
           flag="gpu-hour-price"),
+    Lever("cuda_graphs", param.Boolean(default=False, label="CUDA graphs",
+                                       doc="Launch each step as one captured CUDA graph: the launch overhead falls "
+                                           "from kernels × 4 µs to one launch plus 1 µs per kernel (article 000, "
+                                           "the third ceiling)."),
+          flag="cuda-graphs"),
 )
 
 
@@ -288,6 +293,10 @@ class ScenarioResult:
     kv_bytes_per_sequence_per_gpu: float
     layers_per_gpu: int
     compute_time_s: float
+    kernels_per_step: int
+    launch_overhead_s: float
+    overhead_ceiling_flop_per_s: float
+    regime: str
     memory_time_s: float
     communication_time_s: float
     allreduce_bytes: float
@@ -615,6 +624,11 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         return price * plan.gpus / 3600.0 / tokens_per_s * 1e6 if price > 0 else None
 
     t_step = float(point.step_time_s_with_kv[0])
+    # The third ceiling (article 000): a step of many small kernels waits on their launches.
+    n_kernels = overhead.kernels_per_step(model.n_layers)
+    t_launch = overhead.overhead_time(n_kernels, cuda_graphs=bool(v["cuda_graphs"]))
+    times = {"compute": float(point.compute_time_s[0]), "memory": float(point.memory_time_s[0]),
+             "overhead": t_launch}
     sent = float(point.bytes_sent[0])
     link = plan.link_bandwidth
     if model.max_context and s_held > model.max_context:
@@ -698,6 +712,10 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         kv_bytes_per_sequence_per_gpu=float(kv_seq * kv_share),
         layers_per_gpu=plan.layers_per_gpu,
         compute_time_s=float(point.compute_time_s[0]),
+        kernels_per_step=n_kernels,
+        launch_overhead_s=t_launch,
+        overhead_ceiling_flop_per_s=flops / t_launch,
+        regime=max(times, key=times.get),
         memory_time_s=float(point.memory_time_s[0]),
         communication_time_s=float(point.communication_time_s[0]),
         allreduce_bytes=float(plan.message_bytes(batch, k)),

@@ -163,9 +163,9 @@ def test_a_second_config_of_the_same_name_becomes_the_model_shown():
     lab.byo.config_text.value = ('{"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, '
                                  '"intermediate_size": 128, "vocab_size": 100}')
     lab.byo._read_config()
-    assert lab.scenario.model == "config-your-model-2"
+    assert lab.scenario.model == "config-pasted-config-2"
     assert lab.result.n_params != first and lab.result.model.n_layers == 4
-    assert "Your model (2) (your config)" in lab.scenario.param["model"].names
+    assert "Pasted config (2) (your config)" in lab.scenario.param["model"].names
 
 
 def test_a_long_pasted_config_is_read_whole():
