@@ -55,7 +55,6 @@ import os
 import platform
 import random
 import re
-import statistics
 import sys
 import threading
 import time
@@ -64,9 +63,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 import panel  # noqa: F401 - registers Panel's Bokeh models, so the client can rebuild the session's document
+import psutil
 from bokeh.client import connection as bokeh_connection
 from bokeh.client import pull_session
 from bokeh.document.events import MessageSentEvent
@@ -434,9 +432,8 @@ def profile_session_build(lines: int = 45) -> tuple[str, float]:
     into Bokeh models; then the document is serialised as ``PULL-DOC`` does.
     """
     from bokeh.command.util import build_single_handler_application
-    from pyinstrument import Profiler
-
     from panel.io.session import generate_session
+    from pyinstrument import Profiler
 
     application = build_single_handler_application(str(ROOT / "app"))
 
