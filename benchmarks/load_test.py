@@ -96,24 +96,30 @@ SERVER_ENV = {"PANEL_LOG_LEVEL": "info"}
 LAUNCHED = re.compile(r"Session \d+ launching")
 DESTROYED = re.compile(r"Session \d+ destroyed")
 
-# The source address of the current thread's connections.  Students behind a
-# load balancer come from different machines; on loopback they come from
-# 127.0.<i>.1 instead, so that nginx's ip_hash (which hashes the first three
-# octets) spreads them as it would spread a class.  Tornado's websocket client
-# takes the source address as the request's ``network_interface``; bokeh.client
-# builds that request itself, so its ``websocket_connect`` is wrapped here.
-_SOURCE = threading.local()
+# How the current thread's websocket connects.  bokeh.client builds the
+# websocket request itself, so its ``websocket_connect`` is wrapped here to set:
+# * the source address: students behind a load balancer come from different
+#   machines; on loopback they come from 127.0.<i>.1 instead, so that nginx's
+#   ip_hash (which hashes the first three octets) spreads them as it would
+#   spread a class;
+# * the handshake's timeout: Tornado's default (20 s) gives up on a busy
+#   server long before a browser would, which would count as an error what a
+#   student sees as a slow page.
+_CLIENT = threading.local()
 _websocket_connect = bokeh_connection.websocket_connect
 
 
-def _websocket_connect_from_source(request, *args, **kwargs):
-    source = getattr(_SOURCE, "ip", None)
+def _websocket_connect_as_student(request, *args, **kwargs):
+    source = getattr(_CLIENT, "ip", None)
     if source:
         request.network_interface = source
+    timeout = getattr(_CLIENT, "timeout", None)
+    if timeout:
+        request.connect_timeout = request.request_timeout = timeout
     return _websocket_connect(request, *args, **kwargs)
 
 
-bokeh_connection.websocket_connect = _websocket_connect_from_source
+bokeh_connection.websocket_connect = _websocket_connect_as_student
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -285,7 +291,7 @@ class Student(threading.Thread):
         self.latencies.append(t1 - t0)
 
     def run(self) -> None:
-        _SOURCE.ip = self.source
+        _CLIENT.ip, _CLIENT.timeout = self.source, self.args.timeout
         cpu0 = time.thread_time()
         rng = random.Random(self.index)
         try:
@@ -536,7 +542,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=float, default=10.0, help="seconds within which they all join; default 10")
     p.add_argument("--moves", type=int, default=5, help="slider moves per student; default 5")
     p.add_argument("--think", type=float, default=1.0, help="mean seconds between a student's moves; default 1")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds before a move counts as lost; default 60")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds before a join or a move counts as failed; default 120")
     p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                    help="extra `panel serve` argument (repeat; e.g. --server-arg=--num-procs --server-arg=2)")
     p.add_argument("--soak", type=int, metavar="N", help="open and close N sessions (>= 200 for the issue's soak)")
