@@ -56,6 +56,7 @@ import os
 import platform
 import random
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -212,6 +213,16 @@ def start_single_server(extra_args: list[str], log: Path) -> tuple[Servers, obje
     os.environ.update(SERVER_ENV)
     proc, url = start_lab(log, extra_args, timeout=120)
     return Servers([psutil.Process(proc.pid)], [log], url), proc
+
+
+def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:
+    """Terminate a server process; kill it if it has not exited after ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=grace)
 
 
 # -- one student ---------------------------------------------------------------------
@@ -578,8 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             result.update(run_class(servers, args))
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop(proc)
     result["server_log_errors"] = servers.log_errors()[:50]
     name = args.name or (f"load-soak-{args.soak}" if args.soak else f"load-{args.clients}")
     path = write_result(name, result)

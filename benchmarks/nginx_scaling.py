@@ -36,7 +36,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import load_test  # noqa: E402
-from load_test import SERVER_ENV, Servers, fmt, machine, run_class, write_result  # noqa: E402
+from load_test import SERVER_ENV, Servers, fmt, machine, run_class, stop, write_result  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import start_lab  # noqa: E402
@@ -115,11 +115,9 @@ def run_k(k: int, args, workdir: Path) -> dict:
         return result
     finally:
         if nginx is not None:
-            nginx.terminate()
-            nginx.wait(timeout=10)
+            stop(nginx)
         for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop(proc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,11 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: nginx is not installed (Debian: apt-get install nginx)", file=sys.stderr)
         return 2
     runs = []
+    result = {"machine": machine(), "nginx_conf": str(NGINX_CONF.relative_to(ROOT)), "runs": runs}
     with tempfile.TemporaryDirectory(prefix="roofline-nginx-") as tmp:
         for k in args.procs:
             runs.append(run_k(k, args, Path(tmp)))
-    result = {"machine": machine(), "nginx_conf": str(NGINX_CONF.relative_to(ROOT)), "runs": runs}
-    path = write_result(f"nginx-scaling-{args.clients}", result)
+            path = write_result(f"nginx-scaling-{args.clients}", result)  # kept if a later run fails
     m = result["machine"]
     print(f"{m['date_utc']} UTC · {m['cpus']} × {m['cpu_model']} · nginx {nginx_version()} · {args.clients} clients "
           f"joining within {args.window:g} s, {args.moves} moves each\n")
