@@ -582,7 +582,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     RESULTS.mkdir(parents=True, exist_ok=True)
     log = RESULTS / "load-server.log"
-    servers, proc = start_single_server([*(SOAK_ARGS if args.soak else []), *args.server_arg], log)
+    server_args = [*(SOAK_ARGS if args.soak else []), *args.server_arg]
+    result["server_args"] = server_args
+    servers, proc = start_single_server(server_args, log)
     try:
         if args.soak:
             result.update(run_soak(servers, args.soak, args))
@@ -595,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     path = write_result(name, result)
     m = result["machine"]
     print(f"{m['date_utc']} UTC · {m['cpus']} × {m['cpu_model']} · {m['memory_gb']} GB · Python {m['python']} · "
-          f"Panel {m['panel']} · Bokeh {m['bokeh']} · panel serve {' '.join(args.server_arg) or '(defaults)'}\n")
+          f"Panel {m['panel']} · Bokeh {m['bokeh']} · panel serve {' '.join(server_args) or '(defaults)'}\n")
     print_soak_table(result) if args.soak else print_class_table(result)
     for line in result["server_log_errors"][:5]:
         print(f"    server log: {line[:200]}")
