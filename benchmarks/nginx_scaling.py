@@ -95,8 +95,8 @@ def run_k(k: int, args, workdir: Path) -> dict:
     try:
         for i in range(k):
             log = workdir / f"panel-{k}-{i}.log"
-            proc, _url = start_lab(log, ["--use-xheaders", "--allow-websocket-origin", f"127.0.0.1:{listen}"],
-                                   timeout=120)
+            proc, _url = start_lab(log, ["--use-xheaders", "--allow-websocket-origin", f"127.0.0.1:{listen}",
+                                         *args.server_arg], timeout=120)
             procs.append(proc)
             logs.append(log)
         ports = [int(p.args[p.args.index("--port") + 1]) for p in procs]
@@ -128,19 +128,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--moves", type=int, default=3)
     p.add_argument("--think", type=float, default=1.0)
     p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                   help="extra `panel serve` argument for every process (repeat), e.g. --server-arg=--reuse-sessions")
+    p.add_argument("--name", help="result file name (default nginx-scaling-<clients>)")
     args = p.parse_args(argv)
     if shutil.which("nginx") is None:
         print("error: nginx is not installed (Debian: apt-get install nginx)", file=sys.stderr)
         return 2
     runs = []
-    result = {"machine": machine(), "nginx_conf": str(NGINX_CONF.relative_to(ROOT)), "runs": runs}
+    result = {"machine": machine(), "nginx_conf": str(NGINX_CONF.relative_to(ROOT)), "server_args": args.server_arg,
+              "runs": runs}
     with tempfile.TemporaryDirectory(prefix="roofline-nginx-") as tmp:
         for k in args.procs:
             runs.append(run_k(k, args, Path(tmp)))
-            path = write_result(f"nginx-scaling-{args.clients}", result)  # kept if a later run fails
+            path = write_result(args.name or f"nginx-scaling-{args.clients}", result)  # kept if a later run fails
     m = result["machine"]
     print(f"{m['date_utc']} UTC · {m['cpus']} × {m['cpu_model']} · nginx {nginx_version()} · {args.clients} clients "
-          f"joining within {args.window:g} s, {args.moves} moves each\n")
+          f"joining within {args.window:g} s, {args.moves} moves each · panel serve "
+          f"{' '.join(args.server_arg) or '(defaults)'}\n")
     print("| processes | sessions/s | ready p50 / p95 | update p50 / p95 | built / students | per process "
           "| lost / wrong / errors |")
     print("|---|---|---|---|---|---|---|")
