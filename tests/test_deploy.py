@@ -72,6 +72,7 @@ def test_upstream_servers_are_the_compose_lab_services():
         assert command[command.index("--port") + 1] == port
         assert port in labs[host]["expose"]
         assert "--use-xheaders" in command  # the client's address comes from nginx's X- headers
+        assert "--reuse-sessions" in command  # one session built per page, when its websocket arrives
 
 
 def test_compose_publishes_nginx_with_this_config_and_the_allowed_origin():
