@@ -146,6 +146,9 @@ class Servers:
     procs: list[psutil.Process]
     logs: list[Path]
     url: str
+    #: sessions that never expire: with --reuse-sessions each process keeps the
+    #: one it answers page requests from.
+    permanent: int = 0
 
     def _all(self) -> list[psutil.Process]:
         """The processes and their children (``--num-procs`` forks workers)."""
@@ -197,7 +200,7 @@ class Servers:
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout:
             held = self.live_sessions()
-            if held == 0:
+            if held <= self.permanent:
                 return time.monotonic() - t0
             time.sleep(0.5)
         return None
@@ -212,7 +215,12 @@ class Servers:
 def start_single_server(extra_args: list[str], log: Path) -> tuple[Servers, object]:
     os.environ.update(SERVER_ENV)
     proc, url = start_lab(log, extra_args, timeout=120)
-    return Servers([psutil.Process(proc.pid)], [log], url), proc
+    return Servers([psutil.Process(proc.pid)], [log], url, permanent=reused_sessions(extra_args)), proc
+
+
+def reused_sessions(server_args: list[str]) -> int:
+    """Sessions a process keeps for good: one with ``--reuse-sessions`` (the page cache), else none."""
+    return 1 if "--reuse-sessions" in server_args else 0
 
 
 def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:

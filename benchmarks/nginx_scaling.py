@@ -36,7 +36,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import load_test  # noqa: E402
-from load_test import SERVER_ENV, Servers, fmt, machine, run_class, stop, write_result  # noqa: E402
+from load_test import SERVER_ENV, Servers, fmt, machine, reused_sessions, run_class, stop, write_result  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import start_lab  # noqa: E402
@@ -103,7 +103,8 @@ def run_k(k: int, args, workdir: Path) -> dict:
         nginx = start_nginx(loopback_conf(ports, listen), workdir / f"nginx-{k}")
         url = f"http://127.0.0.1:{listen}/app"
         wait_for(url)
-        servers = Servers([psutil.Process(p.pid) for p in procs], logs, url)
+        servers = Servers([psutil.Process(p.pid) for p in procs], logs, url,
+                          permanent=k * reused_sessions(args.server_arg))
         servers.wait_sessions_gone()  # the GET above built a session; let it go
         before = [len(load_test.LAUNCHED.findall(log.read_text())) for log in logs]
         result = run_class(servers, args, spread=True)
