@@ -219,8 +219,13 @@ def start_single_server(extra_args: list[str], log: Path) -> tuple[Servers, obje
 
 
 def reused_sessions(server_args: list[str]) -> int:
-    """Sessions a process keeps for good: one with ``--reuse-sessions`` (the page cache), else none."""
-    return 1 if "--reuse-sessions" in server_args else 0
+    """Sessions the server keeps for good: with ``--reuse-sessions`` one page cache per
+    process (``--num-procs N`` forks N), else none."""
+    if "--reuse-sessions" not in server_args:
+        return 0
+    if "--num-procs" in server_args:
+        return max(1, int(server_args[server_args.index("--num-procs") + 1]))
+    return 1
 
 
 def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:
