@@ -8,17 +8,17 @@ views rather than in ``core``, which imports no UI library.
 import sys
 from pathlib import Path
 
-from core.cli import OneLineError, _Parser, _scenario_flags, scenario_from_args
+from core.cli import OneLineError, OneLineParser, scenario_flags, scenario_from_args
 
 from .standalone import standalone_html
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m app", description="Roofline Lab: write the offline standalone page.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="python -m app", description="Roofline Lab: write the offline standalone page.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     export = sub.add_parser("export", help="write one self-contained HTML file (no server, no network)")
     export.add_argument("--out", default="roofline-lab.html", help="output file (default: roofline-lab.html)")
-    _scenario_flags(export)
+    scenario_flags(export)
     try:
         args = parser.parse_args(argv)
         scenario = scenario_from_args(args)

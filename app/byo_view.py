@@ -14,42 +14,58 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from html import escape
 
 import panel as pn
+import param
 
 from core.config_reader import from_hf_config, parse_config_text
-from core.hardware import custom_accelerator, load_accelerators, sparse_warnings
-from core.measurements import MeasuredPoint, Measurement, parse_measurements
+from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
+from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
-from core.scenario import Scenario
 
-from .serving_views import SERVING_CSS
+from .layer_strip import layer_strip_html
+from .state import LabState
+from .style import STYLESHEET
 
-BYO_CSS = """
-.ok { color: #2e7d32; font-size: 13px; } .bad { color: #c62828; font-size: 13px; }
-.warn { color: #b45309; font-size: 13px; }
-table.lab td.k { text-align: left; color: #444; } table.lab td.v { text-align: left; font-weight: 600; }
-"""
+#: Largest file the browser sends (FilePond units): configs are read up to 1 MB, CSVs are small.
+UPLOAD_LIMIT = "2MB"
+
+
+def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
+    """The dropped file as ``(name, content)``, or None when there is none."""
+    files = widget.value or {}
+    return next(iter(files.items()), None)
+
+
 EXAMPLE_CSV = "batch,context,tokens_per_s\n1,2048,150\n8,2048,1000\n32,2048,3100"
 
 
-class BringYourOwnView:
-    """The controls and reports of the "Your model, GPU, measurements" tab."""
+class BringYourOwnView(pn.viewable.Viewer):
+    """The controls and reports of the "Bring your own" tab: a model, a GPU, measurements.
 
-    def __init__(self, scenario: Scenario, on_measured: Callable[[list[Measurement]], None]):
-        self.scenario = scenario
-        self.on_measured = on_measured
-        self.problems: list[str] = []
-        self.config_file = pn.widgets.FileInput(accept=".json", css_classes=["config-file"])
+    What it reads goes into the session state: a model or GPU into the scenario's
+    catalogue (selected at once), measurements into ``state.measurements``; the
+    measured table follows ``state.measured``.
+    """
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it writes and follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.scenario = self.state.scenario
+        # The browser refuses a file over the limit before sending it (FilePond's size check), so
+        # a 16 MB upload never reaches, let alone closes, the session's websocket.
+        self.config_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
+                                                  css_classes=["config-file"], height=90,
+                                                  sizing_mode="stretch_width")
         # Text areas cap input at 5,000 characters by default; a config can be longer, and one
         # over the reader's 1 MB limit should get its message rather than be cut silently.
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
                                                     max_length=2_000_000, sizing_mode="stretch_width",
                                                     css_classes=["config-text"])
         self.read_config = pn.widgets.Button(label="Read config", css_classes=["config-read"], width=140)
-        self.config_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
+        self.config_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"])
         self.peaks = {
             roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, start=0, width=170,
@@ -60,16 +76,17 @@ class BringYourOwnView:
                                                css_classes=["gpu-bw"])
         self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
                                               css_classes=["gpu-capacity"])
-        datasheets = {"(none)": None, **{g.name: g.id for g in load_accelerators().values()}}
+        datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
                                            options=datasheets)
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
-        self.gpu_report = pn.pane.HTML("", stylesheets=[BYO_CSS], sizing_mode="stretch_width")
-        self.csv_file = pn.widgets.FileInput(accept=".csv,.txt", css_classes=["measured-file"])
+        self.gpu_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.csv_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
+                                               css_classes=["measured-file"], height=90, sizing_mode="stretch_width")
         self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=2_000_000,
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
-        self.measured_report = pn.pane.HTML("", stylesheets=[SERVING_CSS, BYO_CSS], sizing_mode="stretch_width")
+        self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         # Whichever was given last, the file or the pasted text, is what "Read config" reads.
         self._config_from = "text"
         self.config_file.param.watch(lambda _e: setattr(self, "_config_from", "file"), "value")
@@ -89,19 +106,24 @@ class BringYourOwnView:
             self.csv_file, self.csv_text, self.plot, self.measured_report,
             sizing_mode="stretch_width",
         )
+        self.show_measured()
+
+    def __panel__(self):
+        return self.layout
 
     # -- your model -----------------------------------------------------------------
     def _read_config(self) -> None:
         text = self.config_text.value_input or self.config_text.value or ""
-        raw = self.config_file.value if self._config_from == "file" and self.config_file.value else text
-        current = self.scenario.resolve_model(self.scenario.model).name
+        uploaded = _upload(self.config_file)
+        raw = uploaded[1] if self._config_from == "file" and uploaded else text
+        current = self.scenario.catalogue.model(self.scenario.model).name
         try:
             if not raw:
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
-            from_file = raw is self.config_file.value
-            name = str(config.get("_name_or_path") or (self.config_file.filename if from_file else "")
-                       or "Your model").split("/")[-1]
+            from_file = bool(uploaded) and raw is uploaded[1]
+            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Your model")
+            name = name.replace("\\", "/").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
         except ConfigError as exc:
@@ -110,14 +132,22 @@ class BringYourOwnView:
             return
         model = self.scenario.add_model(model)
         precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
-                     f"precision is set to match." if model.quantization else "")
+                     "precision is set to as stored (each tensor group in its own format)."
+                     if model.quantization and model.quantization.modelled else "")
         rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
                        for k, v in model.architecture().items())
-        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions) or "<li>none</li>"
+        stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
+                         f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
+        warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
+        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
         self.config_report.object = (
             f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
-            f"{escape(precision)} Check what was read against the model card.</div><table class=\"lab\">{rows}</table>"
-            f'<div class="warn">Assumed for fields the config left out:<ul>{assumed}</ul></div>'
+            f"{escape(precision)} Check what was read against the model card.</div>"
+            f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+            + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
+               f"<ul>{warned}</ul></div>" if warned else "")
+            + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
+            f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
         )
 
     # -- your GPU ---------------------------------------------------------------------
@@ -137,16 +167,20 @@ class BringYourOwnView:
 
     # -- your measurements ------------------------------------------------------------
     def _plot(self) -> None:
-        raw = self.csv_file.value.decode("utf-8", "replace") if self.csv_file.value else (
-            self.csv_text.value_input or self.csv_text.value or "")
+        uploaded = _upload(self.csv_file)
+        raw = uploaded[1] if uploaded else (self.csv_text.value_input or self.csv_text.value or "")
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
         rows, problems = parse_measurements(raw or "")
-        self.problems = problems
-        self.on_measured(rows)
+        self.state.param.update(measurement_problems=problems, measurements=rows)
+        self.show_measured()  # the problems alone change nothing the state watches
 
-    def show_measured(self, points: list[MeasuredPoint], problems: list[str] | None = None) -> None:
-        """The MBU/MFU table for ``points`` (and what was refused)."""
-        problems = self.problems if problems is None else problems
-        flags = [p for p in points if p.mbu > 1.05 or p.mfu > 1.0]
+    @param.depends("state.measured", watch=True)
+    def show_measured(self) -> None:
+        """The MBU/MFU table of the session's measured points (and what was refused)."""
+        points: list[MeasuredPoint] = self.state.measured
+        problems = list(self.state.measurement_problems)
+        flags = [p for p in points if p.above_roof]
         if flags:
             problems = [*problems, f"{len(flags)} point(s) lie above the roof of {self._roof_name()}: measured on "
                         "another model, GPU or precision?"]
@@ -164,6 +198,5 @@ class BringYourOwnView:
         self.measured_report.object = issues + table
 
     def _roof_name(self) -> str:
-        s = self.scenario
-        return (f"{s.resolve_model(s.model).name} on {s.resolve_gpu(s.gpu).name}, weights "
-                f"{s.weight_dtype.upper()}, KV {s.kv_dtype.upper()}")
+        r = self.state.result
+        return f"{r.model.name} on {r.gpu.name}, weights {r.weight_dtype.upper()}, KV {r.kv_dtype.upper()}"

@@ -1,82 +1,86 @@
-"""Controls generated from the Scenario's parameters.
+"""Controls generated from the lever table (:data:`core.scenario.LEVERS`).
 
-``pn.Param`` derives one widget per parameter (labels, options and bounds come
-from ``core.scenario.Scenario``); only the widget *type* is chosen here, plus
-one edge conversion: the reserve is edited in GiB while the model keeps bytes.
+``pn.Param`` derives one widget per parameter (labels, options, bounds, soft
+bounds and steps come from the table); the table's extras choose the rest: a
+lever with stops gets a discrete slider, a lever shown in another unit than the
+model keeps (the reserve: GiB at the edge, bytes inside) gets a slider in that
+unit, and every widget gets the lever's CSS class.  Nothing here restates a
+bound or a default.
 """
 
 from __future__ import annotations
 
 import panel as pn
 
+from core.levers import Lever
 from core.scenario import LEVERS, Scenario
-from core.units import GiB
-
-#: Batch sizes offered by the slider: dense where the articles work (1-8, 56)
-#: and roughly logarithmic beyond, so 1 -> 4 is a short drag, not a pixel.
-BATCH_STOPS = [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
-CONTEXT_STOPS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
-PROMPT_STOPS = [128, 256, 512, 1000, 2000, 4000, 8000, 16000, 32000]
-
-# Every lever but the reserve, which gets a GiB slider below (the model keeps bytes).
-PARAMETERS = [name for name in LEVERS if name != "reserve_bytes"]
 
 
-def _token_label(n: int) -> str:
-    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
-
-
-def _stops(values: list[int], label=str) -> dict[str, int]:
-    return {label(v): v for v in values}
+def stop_label(value: int) -> str:
+    """A slider stop as text: multiples of 1024 as "8k", others with thousands separators."""
+    return f"{value // 1024}k" if value >= 1024 and value % 1024 == 0 else f"{value:,}"
 
 
 def build_controls(scenario: Scenario, parameters: list[str] | None = None, compact: bool = False) -> pn.Column:
     """The controls for ``scenario`` (widgets stay linked to it both ways).
 
     Args:
-        parameters: which levers (default: all but the reserve, plus a GiB reserve slider).
+        parameters: which levers, in table order (default: all of them).
         compact: one horizontal strip of narrow widgets (embed mode).
     """
-    widgets = {
-        "batch": {"type": pn.widgets.DiscreteSlider, "options": _stops(BATCH_STOPS), "css_classes": ["batch"]},
-        "spec_k": {"type": pn.widgets.IntSlider, "start": 1, "end": 16, "css_classes": ["spec-k"]},
-        "context": {"type": pn.widgets.DiscreteSlider, "options": _stops(CONTEXT_STOPS, _token_label),
-                    "css_classes": ["context"]},
-        "prompt_len": {"type": pn.widgets.DiscreteSlider, "options": _stops(PROMPT_STOPS, lambda v: f"{v:,}"),
-                       "css_classes": ["prompt-len"]},
-        "gqa": {"type": pn.widgets.Checkbox, "css_classes": ["gqa"]},
-        "acceptance": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 1.0, "step": 0.05,
-                       "css_classes": ["acceptance"]},
-    }
-    parameters = parameters or PARAMETERS
-    if compact:
-        widgets = {name: {**widgets.get(name, {}), "width": 150} for name in parameters}
-    panel = pn.Param(scenario, parameters=parameters, widgets=widgets, show_name=False, sizing_mode="stretch_width",
+    parameters = [name for name in LEVERS.names if name in (parameters or LEVERS.names)]
+    direct = [name for name in parameters if LEVERS[name].scale == 1]
+    widgets = {name: _widget_spec(LEVERS[name], compact) for name in direct}
+    panel = pn.Param(scenario, parameters=direct, widgets=widgets, show_name=False, sizing_mode="stretch_width",
                      default_layout=pn.FlexBox if compact else pn.Column)
-    for name in ("batch", "context", "prompt_len"):
-        if name in parameters:
-            _keep_in_options(scenario, panel, name)
-    if compact:
+    for name in direct:
+        if LEVERS[name].stops:
+            _keep_in_options(scenario, panel, LEVERS[name])
+    scaled = [_scaled_slider(scenario, LEVERS[name]) for name in parameters if LEVERS[name].scale != 1]
+    if compact or not scaled:
         return panel
-    reserve = pn.widgets.FloatSlider(label="Reserve for activations and slack (GiB)", start=0, end=16, step=0.5,
-                                     value=round(scenario.reserve_bytes / GiB * 2) / 2, sizing_mode="stretch_width")
-    reserve.param.watch(lambda e: setattr(scenario, "reserve_bytes", e.new * GiB), "value")
-    scenario.param.watch(lambda e: setattr(reserve, "value", e.new / GiB), "reserve_bytes")
-    return pn.Column(panel, reserve, sizing_mode="stretch_width")
+    return pn.Column(panel, *scaled, sizing_mode="stretch_width")
 
 
-def _keep_in_options(scenario: Scenario, panel: pn.Param, name: str) -> None:
+def _widget_spec(lever: Lever, compact: bool) -> dict:
+    spec: dict = {"css_classes": [lever.css]}
+    if lever.stops:
+        spec.update(type=pn.widgets.DiscreteSlider, options={stop_label(v): v for v in lever.stops})
+    if compact:
+        spec["width"] = 150
+    return spec
+
+
+def _scaled_slider(scenario: Scenario, lever: Lever) -> pn.widgets.FloatSlider:
+    """A slider in the lever's edge unit (``value × scale`` is the SI value), linked both ways."""
+    p = scenario.param[lever.name]
+    lo, hi = p.get_soft_bounds()
+    value = getattr(scenario, lever.name) / lever.scale
+    # A value beyond the soft bounds (set by a link or the command line) widens the
+    # slider rather than being clamped: the widget never rewrites the model.
+    widget = pn.widgets.FloatSlider(label=lever.label, start=lo / lever.scale, end=max(hi / lever.scale, value),
+                                    step=(p.step or lever.scale) / lever.scale, value=value,
+                                    sizing_mode="stretch_width", css_classes=[lever.css])
+    widget.param.watch(lambda e: setattr(scenario, lever.name, e.new * lever.scale), "value")
+
+    def follow(event) -> None:
+        shown = event.new / lever.scale
+        widget.param.update(end=max(widget.end, shown), value=shown)
+
+    scenario.param.watch(follow, lever.name)
+    return widget
+
+
+def _keep_in_options(scenario: Scenario, panel: pn.Param, lever: Lever) -> None:
     """A discrete slider only shows values it offers; a scenario value set elsewhere
-    (the command line, a tour step) that is not a stop becomes one, so the slider
-    never silently disagrees with the model."""
-    label = scenario.param[name].label
-    widget = next(w for w in panel.select(pn.widgets.DiscreteSlider) if w.label == label)
+    (the command line, a tour step, a link) that is not a stop becomes one, so the
+    slider never silently disagrees with the model."""
+    widget = next(w for w in panel.select(pn.widgets.DiscreteSlider) if lever.css in w.css_classes)
 
     def admit(value: int) -> None:
         if value not in widget.values:
-            text = _token_label(value) if name == "context" else f"{value:,}"
-            widget.options = dict(sorted({**widget.options, text: value}.items(), key=lambda kv: kv[1]))
+            widget.options = dict(sorted({**widget.options, stop_label(value): value}.items(), key=lambda kv: kv[1]))
         widget.value = value
 
-    admit(getattr(scenario, name))
-    scenario.param.watch(lambda e: admit(e.new), name)
+    admit(getattr(scenario, lever.name))
+    scenario.param.watch(lambda e: admit(e.new), lever.name)

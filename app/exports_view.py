@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 
 import panel as pn
 
 from core.export import ladder_csv, pins_csv, to_json
-from core.scenario import Scenario
 
 from .standalone import standalone_html
+from .state import LabState
 
 
-def build_exports(result: Callable, pin_rows: Callable, figure, scenario: Scenario) -> pn.Column:
+def build_exports(state: LabState, figure) -> pn.Column:
     """Download buttons for the current scenario, its ladder and the pins.
 
     Args:
-        result: returns the current :class:`core.ScenarioResult`.
-        pin_rows: returns the current :class:`core.pins.PinRow` list.
+        state: the session state (its scenario, result and pins are read at download time).
         figure: the roofline figure, whose save tool exports PNG, or SVG when
             drawn with the SVG backend.
-        scenario: the live scenario, written into the offline page.
     """
+    def result():
+        return state.result
+
+    def pin_rows():
+        return state.pin_rows
+
     page = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(standalone_html(scenario)), filename="roofline-lab.html",
+        callback=lambda: io.StringIO(standalone_html(state.scenario)), filename="roofline-lab.html",
         label="Download page (offline, one HTML file)", width=300, css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",

@@ -3,29 +3,42 @@
 Importable and testable without a server (``create_app()`` returns a Panel
 layout); ``app/main.py`` marks it servable for ``panel serve app``.
 
-Data flow: the controls (and the tour, and a permalink) write the
-:class:`core.Scenario`; one watcher evaluates it once per change and hands the
-:class:`core.ScenarioResult` to each view, which only reads it and replaces its
-data in place.
+Data flow, the HoloViz way: the controls, the tour, a permalink and the
+bring-your-own forms write the :class:`core.Scenario` (or the pins and
+measurements) held by a :class:`app.state.LabState`; the state evaluates the
+scenario once per change, and every view is a ``pn.viewable.Viewer`` that
+depends on the state's parameters and redraws itself in place.  Tabs are named;
+a tab's view is built when it is first opened.
 """
 
 from __future__ import annotations
 
+from html import escape
+from urllib.parse import urlencode
+
 import panel as pn
+import param
 
-from core.measurements import analyse
 from core.permalink import from_query
-from core.scenario import LEVERS, Scenario, ScenarioResult
+from core.scenario import Scenario, ScenarioResult
+from core.tour import TOUR
 
+from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
+from .compare_view import CompareView
 from .controls import build_controls
 from .exports_view import build_exports
-from .memory_view import MEMORY_CSS, capacity_note, memory_html
-from .permalink_view import PermalinkView, session_query
+from .hardware_view import HardwareView
+from .memory_view import MemoryView
+from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
-from .readouts import READOUT_CSS, readouts_html
+from .present import present_figure
+from .readouts import ReadoutsView
 from .roofline_view import RooflineView
-from .serving_views import SERVING_CSS, kv_table_html, speculation_html, traffic_html
+from .scaling_view import ScalingView
+from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
+from .state import TABS, LabState
+from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 
@@ -38,207 +51,298 @@ KV cache (**2·L·h_kv·d_head·S·B·p_kv**) decides whether the batch fits at 
 Try batch 4, INT4 weights, or speculation depth 4: all three land on the same spot.
 """
 
-# Indices of the view tabs.  Tabs are dynamic (only the open one reaches the
-# browser); the throughput chart, the bring-your-own forms and the export tab
-# are also built only when first opened, and the HTML views are recomputed only
-# while open: most sessions look at the roofline and never pay for the rest.
-THROUGHPUT_TAB, TRAFFIC_TAB, KV_TAB, SPECULATION_TAB, PINS_TAB, BYO_TAB, EXPORT_TAB = range(1, 8)
+#: The levers of embed mode's compact control strip.
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
+#: The chart's height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe.
+EMBED_CHART_HEIGHT = 250
 
 
-class Lab:
-    """One session: a scenario, its controls and the views that read it.
+class Lab(pn.viewable.Viewer):
+    """One session: a scenario, its controls and the views that follow it.
 
     Args:
         scenario: the scenario to show (a new default one if None).
-        query: permalink query parameters (flag name -> text); by default the
-            page request's.  ``embed=true`` selects the compact embed layout.
+        query: permalink query parameters (key -> text, or key -> list of texts);
+            by default the page's.  ``embed=true`` selects the compact embed layout,
+            ``present=true`` present mode, ``tour=5`` a tour step, ``tab=Compare`` a tab.
     """
 
-    def __init__(self, scenario: Scenario | None = None, query: dict[str, str] | None = None):
-        self.scenario = scenario or Scenario()
+    state = param.ClassSelector(class_=LabState, doc="The session state every view follows.")
+
+    def __init__(self, scenario: Scenario | None = None, query: dict | None = None):
+        scenario = scenario or Scenario()
         query = session_query() if query is None else query
-        levers, pins, notices, custom_gpu = from_query(query)
-        self.embed = query.get("embed", "").lower() in ("true", "1")
-        if custom_gpu is not None:
-            self.scenario.add_gpu(custom_gpu)
-        self.scenario.param.update(**levers)
-        self.result = result = self.scenario.evaluate()
-
-        self.roofline = RooflineView(result, compact=self.embed)
-        # The throughput chart is built when its tab first opens: a Bokeh figure
-        # is a third of a session's build cost, and most sessions never open it.
-        self.throughput: ThroughputView | None = None
-        self.throughput_tab = pn.Column(sizing_mode="stretch_width", min_height=520)
-        self.show_work = pn.widgets.Checkbox(label="Show your work (formulas with values)", value=False,
-                                             css_classes=["show-work"])
-        self.band = pn.widgets.Checkbox(label="Show the 60–85 % measured-efficiency band", value=False,
-                                        css_classes=["band"])
-        self.readouts = pn.pane.HTML(readouts_html(result), stylesheets=[READOUT_CSS], sizing_mode="stretch_width")
-        self.memory = pn.pane.HTML(memory_html(result), stylesheets=[MEMORY_CSS], sizing_mode="stretch_width",
-                                   margin=(24, 10, 5, 10))
-        self.capacity = pn.pane.Markdown(capacity_note(result), sizing_mode="stretch_width")
-        self.traffic = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.kv_table = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.speculation = pn.pane.HTML("", stylesheets=[SERVING_CSS], sizing_mode="stretch_width")
-        self.active_tab = 0
+        link = from_query(query, ignore=APP_KEYS)
+        app, app_notices = app_link_state(query, TABS, len(TOUR))
+        if link.custom_gpu is not None:
+            scenario.add_gpu(link.custom_gpu)
+        scenario.param.update(**link.levers)
+        super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
+                                        embed=app["embed"], present=app["present"] and not app["embed"]))
+        state = self.state
+        self.scenario = scenario
+        self.embed = state.embed
+        self.roofline = RooflineView(state=state, compact=self.embed,
+                                     height=EMBED_CHART_HEIGHT if self.embed else 540)
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
-        self.link = PermalinkView(notices, self.embed)
-        self.pins = PinsView(self.scenario, draw=self.roofline.show_pins, on_change=self._write_link)
-        self.pins.set_pins(pins)
-        self.tour = TourView(self.scenario)
-        self.measurements: list = []
+        self.link = PermalinkView(state=state)
+        self.pins = PinsView(state=state)
+        self.tour = TourView(state=state)
+        self.readouts = ReadoutsView(state=state)
+        self.memory_view = MemoryView(state=state)
+        self.throughput: ThroughputView | None = None
+        self.compare: CompareView | None = None
+        self.hardware: HardwareView | None = None
         self._byo: BringYourOwnView | None = None
-        self.byo_tab = pn.Column(sizing_mode="stretch_width")
-        self.export_tab = pn.Column(sizing_mode="stretch_width")
-
-        self.scenario.param.watch(self._on_change, list(LEVERS))
-        self.show_work.param.watch(lambda _e: self._redraw_readouts(), "value")
-        self.band.param.watch(lambda e: setattr(self.roofline.band_renderer, "visible", e.new), "value")
-        # The address bar is rewritten at the first change; until then the link
-        # the page was opened with already reproduces what it shows.
+        self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
+        self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
+        if not self.embed:
+            if app["tab"]:
+                state.tab = app["tab"]
+            if app["tour_step"]:
+                # The link's levers win over the step's: a link made mid-tour after a slider move keeps it.
+                self.tour.go(app["tour_step"] - 1)
+                if link.levers:
+                    scenario.param.update(**link.levers)
 
-    # -- layouts ----------------------------------------------------------------
-    def _layout(self) -> pn.viewable.Viewable:
-        controls = pn.Column("### Levers", build_controls(self.scenario), width=320, margin=(0, 20, 0, 5))
-        tabs = pn.Tabs(
-            ("Roofline", pn.Column(pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width", min_height=540),
-                                   self.band, sizing_mode="stretch_width")),
-            ("Throughput vs B", self.throughput_tab),
-            ("Traffic", self.traffic),
-            ("KV table", self.kv_table),
-            ("Speculation", self.speculation),
-            ("Pins", self.pins.layout),
-            ("Bring your own", self.byo_tab),
-            ("Export", self.export_tab),
-            dynamic=True, sizing_mode="stretch_width",
-        )
-        tabs.param.watch(self._on_tab, "active")
-        readouts = pn.Column("### Readouts", self.show_work, self.readouts, width=380)
-        views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
-                          styles={"flex": "1 1 480px"}, min_width=0)
-        # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
-        main = pn.Column(self.link.notice, self.tour.layout, self.error,
-                         pn.FlexBox(views, readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
-                         self.memory, self.capacity, sizing_mode="stretch_width")
-        return pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-            pn.Row(controls, main, sizing_mode="stretch_width"),
-            self.link.writer,
-            sizing_mode="stretch_width",
-        )
+    def __panel__(self):
+        return self.layout
 
-    def _embed_layout(self) -> pn.viewable.Viewable:
-        """``?embed=true``: the roofline and a compact control strip, no page chrome."""
-        strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
-        summary = pn.pane.HTML(embed_summary(self.result), sizing_mode="stretch_width", margin=(0, 10))
-        self._embed_summary = summary
-        chart = pn.pane.Bokeh(self.roofline.figure, sizing_mode="stretch_width")
-        return pn.Column(self.link.notice, strip, self.error, summary, chart, self.link.writer,
-                         sizing_mode="stretch_width", css_classes=["embed"])
+    # -- what tests and the benchmark read ---------------------------------------------
+    @property
+    def result(self) -> ScenarioResult:
+        return self.state.result
 
-    # -- updates ------------------------------------------------------------------
+    @property
+    def memory(self) -> pn.pane.HTML:
+        return self.memory_view.bar
+
     @property
     def byo(self) -> BringYourOwnView:
         """The bring-your-own forms, built on first use."""
         if self._byo is None:
-            self._byo = BringYourOwnView(self.scenario, on_measured=self._on_measured)
-            self.byo_tab.append(self._byo.layout)
+            self._byo = BringYourOwnView(state=self.state)
+            self._tab_bodies["Bring your own"].append(self._byo)
         return self._byo
 
-    def _on_tab(self, event) -> None:
-        self.active_tab = event.new
-        if event.new == THROUGHPUT_TAB and self.throughput is None:
-            self.throughput = ThroughputView(self.result)
-            self.throughput.show_measured(self._measured_points())
-            self.throughput_tab.append(pn.pane.Bokeh(self.throughput.figure, sizing_mode="stretch_width",
-                                                     min_height=520))
-        elif event.new == BYO_TAB:
-            self.byo  # noqa: B018 - building it is the point
-        elif event.new == EXPORT_TAB and not self.export_tab.objects:
-            self.export_tab.append(build_exports(lambda: self.result, lambda: self.pins.rows, self.roofline.figure,
-                                                 self.scenario))
-        self._refresh_open_tab(self.result)
+    # -- layouts ----------------------------------------------------------------
+    def _layout(self) -> pn.viewable.Viewable:
+        # The levers fold away (a drawer on a phone, out of the way on a projector); beside the views on
+        # a wide screen, above them when the page is narrow or zoomed.
+        self.controls = pn.Card(build_controls(self.scenario), title="Levers", collapsible=True,
+                                collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
+                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
+        band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
+                                              css_classes=["band"])
+        self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
+                                                           width=230, css_classes=["present-toggle"])
+        self._tab_bodies["Roofline"].extend([self.roofline, band])
+        # Tab names wrap onto a second line on a narrow page instead of scrolling out of sight.
+        tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,
+                       sizing_mode="stretch_width",
+                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
+        tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
+        self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
+        self.state.param.watch(lambda e: self._open(e.new), "tab")
+        self.tabs = tabs
+        self.views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
+                               styles={"flex": "1 1 480px"}, min_width=0)
+        self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
+        self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
+        self.header = pn.FlexBox(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+                                 align_items="center", sizing_mode="stretch_width")
+        self.body = pn.Column(sizing_mode="stretch_width")
+        self._arrange()
+        return pn.Column(self.header, self.body, self.link, sizing_mode="stretch_width", css_classes=["lab"])
 
-    def _refresh_open_tab(self, result: ScenarioResult) -> None:
-        """Recompute the HTML view of the open tab (the others wait until opened)."""
-        if self.active_tab == TRAFFIC_TAB:
-            self.traffic.object = traffic_html(result)
-        elif self.active_tab == KV_TAB:
-            self.kv_table.object = kv_table_html(result)
-        elif self.active_tab == SPECULATION_TAB:
-            self.speculation.object = speculation_html(result, self.scenario)
+    @param.depends("state.present", watch=True)
+    def _arrange(self) -> None:
+        """Place the intro, the levers, the views with the readouts, the tour and the memory bar.
 
-    def _measured_points(self) -> list:
-        """The measurements against the current model's and GPU's roof."""
-        return analyse(self.scenario.levers(), self.measurements, self.scenario.resolve_model,
-                       self.scenario.resolve_gpu)
-
-    def _on_measured(self, measurements: list) -> None:
-        self.measurements = measurements
-        self._show_measured()
-
-    def _show_measured(self) -> None:
-        points = self._measured_points()
-        self.roofline.show_measured(points)
-        if self.throughput is not None:
-            self.throughput.show_measured(points)
-        if self._byo is not None:
-            self._byo.show_measured(points)
-
-    def _on_change(self, *_events) -> None:
-        # A failure shows a message and keeps the last good views: no traceback
-        # reaches the page, and nothing already shown is lost.
-        try:
-            result = self.scenario.evaluate()
-        except Exception as exc:  # noqa: BLE001 - any failure must stay off the page
-            self.error.object = f"Could not evaluate this scenario: {exc}"
-            self.error.visible = True
+        In present mode (a 1280 × 720 projector) the intro and the levers fold away and the tour card and the
+        memory verdict sit beside the chart, so all three show without scrolling.
+        """
+        if self.embed:
             return
-        self.error.visible = False
-        self.show(result)
-        self._write_link()
+        present = self.state.present
+        for pane in (self.tour.caption, self.memory_view.bar, self.readouts.pane, self.pins.table):
+            pane.css_classes = ["present"] if present else []
+        self.controls.collapsed = present
+        self.title.visible = present  # the intro carries the name otherwise
+        self.memory_view.note.visible = not present
+        if present:
+            side = pn.Column(self.memory_view, self.tour, width=460, styles={"flex": "0 1 460px"}, min_width=0,
+                             css_classes=["present-side"])
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
+                                           sizing_mode="stretch_width")]
+        else:
+            # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
+            main = pn.Column(self.link.notice, self.tour, self.error,
+                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
+                             self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
+                             min_width=0)
+            self.body.objects = [self.intro, pn.FlexBox(self.controls, main, flex_wrap="wrap",
+                                                        sizing_mode="stretch_width")]
 
-    def _write_link(self) -> None:
-        self.link.write(self.scenario.levers(), self.pins.pins, self.scenario.custom_gpu())
+    def _embed_layout(self) -> pn.viewable.Viewable:
+        """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every
+        mark, the levers folded into a drawer, and a link to the full lab with the same state."""
+        strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
+        drawer = pn.Card(strip, title="Levers", collapsed=True, sizing_mode="stretch_width", margin=(0, 5),
+                         css_classes=["levers"])
+        self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
+                                           margin=(0, 8))
+        self._embed_key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
+        self._embed_open = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
+        self._on_embed_result()
+        self._on_embed_link()
+        return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
+                         drawer, self._embed_open, self.link, A11yFixes(width=0, height=0, margin=0),
+                         sizing_mode="stretch_width", css_classes=["embed"])
 
-    def _redraw_readouts(self) -> None:
-        self.readouts.object = readouts_html(self.result, self.show_work.value)
+    # -- following the state ------------------------------------------------------------
+    def _open(self, name: str) -> None:
+        """Build a tab's view the first time it opens: most sessions look at the roofline only."""
+        body = self._tab_bodies[name]
+        if body.objects:
+            return
+        if name == "Throughput vs B":
+            self.throughput = ThroughputView(state=self.state)
+            body.append(self.throughput)
+        elif name == "Scaling":
+            self.scaling = ScalingView(state=self.state)
+            body.append(self.scaling)
+        elif name == "Compare":
+            self.compare = CompareView(state=self.state)
+            body.append(self.compare)
+        elif name == "Traffic":
+            body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
+        elif name == "KV table":
+            body.append(TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name))
+        elif name == "Speculation":
+            body.append(TabHTMLView(speculation_html, state=self.state, tab=name))
+        elif name == "Pins":
+            body.append(self.pins)
+        elif name == "Hardware":
+            self.hardware = self._hardware_view()
+            body.append(self.hardware)
+            self._present_hardware()
+        elif name == "Bring your own":
+            self.byo  # noqa: B018 - building it is the point
+        elif name == "Export":
+            body.append(build_exports(self.state, self.roofline.figure))
 
-    def show(self, result: ScenarioResult) -> None:
-        """Push ``result`` into every view (data only; no figure is rebuilt)."""
-        self.result = result
-        with pn.io.hold():
-            self.roofline.update(result)
-            if self.throughput is not None:
-                self.throughput.update(result)
-            self._redraw_readouts()
-            self.memory.object = memory_html(result)
-            self.capacity.object = capacity_note(result)
-            self._refresh_open_tab(result)
-            self.tour.update(result)
-            if self.measurements:
-                self._show_measured()
-            if self.embed:
-                self._embed_summary.object = embed_summary(result)
+    def _hardware_view(self) -> HardwareView:
+        """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),
+        on the lab's GPU and batch, following them as they move."""
+        view = HardwareView(batch=self.scenario.batch)
+
+        def follow_gpu(*_events) -> None:
+            gpu = self.scenario.custom_gpu()
+            if gpu is not None:
+                view.add_gpu(gpu)
+            else:
+                view.gpu = self.scenario.gpu
+
+        follow_gpu()
+        self.scenario.param.watch(follow_gpu, "gpu")
+        self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
+        return view
+
+    @param.depends("state.present", watch=True)
+    def _present_hardware(self) -> None:
+        """The Hardware tab's charts follow present mode like the lab's own (its view keeps its figures)."""
+        if self.hardware is None:
+            return
+        for pane in pn.panel(self.hardware).select(pn.pane.Bokeh):
+            present_figure(pane.object, self.state.present)
+
+    def _on_tab(self, index: int) -> None:
+        """Open tab ``index`` as a click would (tests and the benchmark use this)."""
+        self.state.tab = TABS[index]
+
+    @param.depends("state.error", watch=True)
+    def _on_error(self) -> None:
+        self.error.object = escape(self.state.error)
+        self.error.visible = bool(self.state.error)
+
+    @param.depends("state.result", watch=True)
+    def _on_embed_result(self) -> None:
+        if self.embed:
+            self._embed_summary.object = embed_summary(self.state.result)
+
+    @param.depends("state.result", "state.pins", "state.measured", watch=True)
+    def _on_embed_link(self) -> None:
+        if not self.embed:
+            return
+        r = self.state.result
+        self._embed_key.object = embed_key(
+            sparse=bool(r.gpu.sparse_flop_per_s.get(r.compute_roof)), reference=r.reference_gpu is not None,
+            pins=len(self.state.pins), measured=len(self.state.measured),
+            other_phase=self.roofline.other_phase.data["label"][0])
+        query = {k: v for k, v in self.link.query().items() if k != "embed"}
+        self._embed_open.object = (f'<a class="open-full" href="?{escape(urlencode(query))}" target="_blank" '
+                                   'rel="noopener">Open in the full lab ↗</a>')
+
+    def pin_current(self) -> None:
+        """Pin the current scenario under a default name."""
+        self.pins.pin_current()
 
 
 def embed_summary(r: ScenarioResult) -> str:
-    """One line of the key numbers for embed mode, where the legend and readouts are left out."""
+    """One line of the key numbers for embed mode, where the readouts are left out."""
     fits = "fits" if r.fits else "does not fit"
     return (
-        f'<div style="font-size:13px" data-readout="embed-summary"><b>I = 2·B·k/p = {r.arithmetic_intensity:,.4g} '
-        f"FLOP/byte</b> · ridge {r.ridge_point:,.0f} · {r.attainable_flops / 1e12:,.4g} TFLOP/s attainable "
-        f"({100 * r.peak_fraction:.3g} % of peak) · {r.tokens_per_s:,.0f} tokens/s · memory {fits} · "
-        '<span style="color:#ff7f0e">●</span> workload <span style="color:#1f77b4">●</span> batch ladder '
-        '<span style="color:#2ca02c">━</span> roof</div>'
+        f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
+        f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
+        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s ({100 * r.peak_fraction_weights:.3g} % of peak) · "
+        f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )
 
 
-def create_app(scenario: Scenario | None = None, query: dict[str, str] | None = None) -> pn.viewable.Viewable:
+def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str) -> str:
+    """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room)."""
+
+    def item(symbol: str, color: str, text: str) -> str:
+        return f'<span class="k-item"><span style="color:{color}">{symbol}</span> {escape(text)}</span>'
+
+    items = [
+        item("━", PALETTE["roof"], "roof min(P_peak, BW·I)"),
+        item("┆", PALETTE["roof"], "ridge point"),
+        item("★", PALETTE["workload"], "your workload"),
+        item("△", PALETTE["kv"], "it, counting KV reads"),
+        item("●○", PALETTE["ladder"], "batch ladder, B on the top axis (hollow: does not fit)"),
+        item("■", PALETTE["kv"], "ladder counting KV reads"),
+        item("◇", PALETTE["workload"], other_phase),
+    ]
+    if sparse:
+        items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
+    if reference:
+        items.append(item("─·", PALETTE["reference"], "datasheet roof"))
+    if pins:
+        items.append(item("▲■", PALETTE["text"],
+                          f"{pins} pin{'s' if pins > 1 else ''}, each under its GPU's faint dotted roof"))
+    if measured:
+        items.append(item("✕", PALETTE["measured"], "your measurements"))
+    return f'<div class="embed-key" data-readout="embed-key">{" ".join(items)}</div>'
+
+
+def create_app(scenario: Scenario | None = None, query: dict | None = None) -> pn.viewable.Viewable:
     """The dashboard for ``scenario`` (defaults: Llama-3-70B, BF16, batch 1, H100 SXM).
 
-    ``query`` (flag name -> text) restores a permalink; by default the page request's.
+    ``query`` (key -> text or texts) restores a permalink; by default the page's.
+    A link that cannot be opened at all still opens the lab, at the defaults,
+    saying why: never a blank page.
     """
-    return Lab(scenario, query).layout
+    try:
+        return Lab(scenario, query).layout
+    except Exception as exc:  # noqa: BLE001 - a link must never leave a blank page
+        lab = Lab(Scenario(), {})
+        lab.state.notices = [f"this link could not be opened ({type(exc).__name__}: {exc}); showing the defaults"]
+        lab.link.notice.object = ("<b>This link could not be opened</b>; the lab shows its defaults.<ul>"
+                                  f"<li>{escape(lab.state.notices[0])}</li></ul>")
+        lab.link.notice.visible = True
+        return lab.layout

@@ -1,4 +1,7 @@
-"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB).
+"""Memory bar: weights + KV cache + reserve against the card's capacity (GiB), per GPU.
+
+With several GPUs the bar is one GPU's (the most loaded pipeline stage); when the
+scenario does not fit, a button offers the smallest TP (then PP) that does.
 
 Drawn as one HTML element rather than a Bokeh figure: a stacked bar needs no
 axes, tools or glyph renderers, and a Bokeh figure for it cost every session
@@ -9,27 +12,67 @@ from __future__ import annotations
 
 from html import escape
 
+import panel as pn
+import param
+
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
 from core.units import GiB
 
-PARTS = (("weights", "#1f77b4"), ("KV cache", "#d62728"), ("reserve", "#9e9e9e"))
+from .state import LabState
+from .style import PALETTE, STYLESHEET
 
-MEMORY_CSS = """
-.mem-title { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
-.mem-title.fits { color: #2e7d32; } .mem-title.nofit { color: #c62828; }
-.mem-track { position: relative; height: 34px; background: #f3f3f3; border: 1px solid #ccc; }
-.mem-seg { position: absolute; top: 0; bottom: 0; color: white; font-size: 11px; line-height: 34px;
-           overflow: hidden; white-space: nowrap; padding-left: 4px; box-sizing: border-box; }
-.mem-cap { position: absolute; top: -6px; bottom: -6px; width: 3px; background: black; }
-.mem-legend { font-size: 12px; color: #444; margin-top: 8px; }
-.mem-legend i { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
-"""
+PARTS = (("weights", PALETTE["weights"]), ("KV cache", PALETTE["kv_cache"]), ("reserve", PALETTE["reserve"]))
+
+
+class MemoryView(pn.viewable.Viewer):
+    """The memory bar and the capacity note, following the session's result."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.bar = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(24, 10, 5, 10))
+        self.note = pn.pane.Markdown("", sizing_mode="stretch_width")
+        # One click to the smallest split that fits (core: ScenarioResult.suggested_tp / suggested_pp).
+        self.suggest = pn.widgets.Button(label="", color="primary", visible=False, css_classes=["suggest-tp"])
+        self.suggest.on_click(lambda _e: self.apply_suggestion())
+        self._refresh()
+
+    def __panel__(self):
+        return pn.Column(self.bar, self.suggest, self.note, sizing_mode="stretch_width")
+
+    @param.depends("state.result", watch=True)
+    def _refresh(self) -> None:
+        r = self.state.result
+        self.bar.object = memory_html(r)
+        self.note.object = capacity_note(r)
+        target = suggestion(r)
+        self.suggest.visible = target is not None
+        if target is not None:
+            tp, pp = target
+            self.suggest.label = (f"Does not fit: use TP = {tp}" + (f", PP = {pp}" if pp > 1 else "")
+                                 + f" ({tp * pp * r.ep} GPUs{' per replica' if r.replicas > 1 else ''}), the "
+                                   "smallest split that fits")
+
+    def apply_suggestion(self) -> None:
+        """Set the scenario to the suggested TP and PP (nothing when it fits or nothing does)."""
+        target = suggestion(self.state.result)
+        if target is not None:
+            self.state.scenario.param.update(tp=target[0], pp=target[1])
+
+
+def suggestion(r: ScenarioResult) -> tuple[int, int] | None:
+    """``(TP, PP)`` to offer when ``r`` does not fit and a split that fits exists, else None."""
+    if r.fits or r.suggested_tp is None:
+        return None
+    return r.suggested_tp, r.suggested_pp
+
 
 
 def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     """``(name, colour, GiB)`` for each stacked part of the bar."""
-    sizes = (r.weight_bytes, r.kv_bytes, r.reserve_bytes)
+    sizes = (r.weight_bytes_held, r.kv_bytes, r.reserve_bytes)  # what memory holds, not what a step reads
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 
@@ -45,9 +88,10 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{name} {gib:,.1f}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
+    per_gpu = f" per GPU (1 of {r.gpus_per_replica}, TP = {r.tp}, PP = {r.pp})" if r.gpus_per_replica > 1 else ""
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
-        f'<div class="mem-title {cls}" data-readout="memory">Memory: {used:,.1f} GiB of {cap:,.1f} GiB → '
+        f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         f'<div class="mem-track">{"".join(segs)}'

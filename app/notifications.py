@@ -16,8 +16,6 @@ it is a fixed string here and never holds user text.
 
 from __future__ import annotations
 
-import panel as pn
-
 #: Shown, and kept, when the connection to the server is lost.  ``href=""`` is
 #: the current address, query included, as last rewritten by the lab.
 DISCONNECT_NOTICE = (
@@ -28,8 +26,11 @@ DISCONNECT_NOTICE = (
 READY_NOTICE = "Connected: the lab is live."
 
 
-def enable_connection_notices() -> None:
-    """Turn on Panel's notification area with the lab's connection notices (call before the app is made servable)."""
-    pn.config.param.update(
-        notifications=True, disconnect_notification=DISCONNECT_NOTICE, ready_notification=READY_NOTICE
-    )
+#: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
+#: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page
+#: also loads the notification library's script.
+CONNECTION_NOTICES = {
+    "notifications": True,
+    "disconnect_notification": DISCONNECT_NOTICE,
+    "ready_notification": READY_NOTICE,
+}

@@ -1,46 +1,151 @@
-"""Permalinks: the whole state (scenario and pins) lives in the URL query.
+"""Permalinks: the whole state (scenario, a session's own GPU, pins) lives in the URL query.
 
-Reading: the query of the page request (``pn.state.session_args``) is decoded
-by :func:`core.permalink.from_query`; what is invalid is ignored with a visible
-notice and the rest applies.  Writing: every change replaces the browser's
-history entry (``history.replaceState``), so dragging a slider does not add one
-entry per tick and the address bar is always a link to what is on screen.
+Reading: the page's address comes through Panel's ``pn.state.location``; its raw
+query (every value of a repeated key kept) is decoded by
+:func:`core.permalink.from_query`, which leaves out what is invalid with a notice
+and applies the rest.  Writing: every change replaces the browser's history entry
+(``history.replaceState``), so dragging a slider does not add one entry per tick
+and the address bar is always a link to what is on screen.  (Writing through
+``pn.state.location.search`` would push a new history entry per change: Panel
+1.9's Location model calls ``history.pushState``.)
 """
 
 from __future__ import annotations
 
 from html import escape
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import panel as pn
+import param
 
-from core.permalink import Pin, to_query
+from core.permalink import from_query, to_query
+
+from .state import LabState
+
+#: Query keys of the app itself (not levers): left to the app, never reported as unknown.
+APP_KEYS = ("embed", "present", "tour", "tab")
 
 
-def session_query() -> dict[str, str]:
-    """The page request's query parameters (first value of each), or {} outside a server session."""
-    args = pn.state.session_args if pn.state.curdoc and pn.state.curdoc.session_context else {}
-    return {key: values[0].decode("utf-8", "replace") for key, values in (args or {}).items() if values}
+WRITE_JS = """
+if (source.value) {
+  const pins = (q) => new URLSearchParams(q).get("pins");
+  if (pins(source.value) !== pins(window.location.search) && !window._labRestoring) {
+    window.history.pushState(null, "", source.value);
+  } else {
+    window.history.replaceState(null, "", source.value);
+  }
+  window._labRestoring = false;
+  if (!window._labBack) {
+    window._labBack = true;
+    window.addEventListener("popstate", () => {
+      window._labRestoring = true;
+      reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
+    });
+  }
+}
+"""
 
 
-class PermalinkView:
-    """A hidden element whose value change rewrites the URL in place, plus the notices."""
+def _first(query: dict, key: str) -> str | None:
+    value = query.get(key)
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else None
+    return None if value is None else str(value)
 
-    def __init__(self, notices: list[str], embed: bool):
-        self.embed = embed
+
+def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict, list[str]]:
+    """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name).
+
+    Returns:
+        ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None}, notices)``;
+        a value that cannot be used is left out with a notice naming it and what is accepted.
+    """
+    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None}
+    notices = []
+    for key in ("embed", "present"):
+        text = _first(query, key)
+        if text is None:
+            continue
+        if text.lower() in ("true", "1", "false", "0", ""):
+            out[key] = text.lower() in ("true", "1")
+        else:
+            notices.append(f"ignored {key}={text[:40]!r}: accepted true or false")
+    text = _first(query, "tour")
+    if text is not None:
+        try:
+            step = int(float(text))
+            if step != float(text) or not 1 <= step <= steps:
+                raise ValueError
+            out["tour_step"] = step
+        except (ValueError, OverflowError):
+            notices.append(f"ignored tour={text[:40]!r}: accepted a step from 1 to {steps}")
+    text = _first(query, "tab")
+    if text is not None:
+        match = next((t for t in tabs if t.lower() == text.strip().lower()), None)
+        if match is None:
+            notices.append(f"ignored tab={text[:40]!r}: accepted {', '.join(tabs)}")
+        else:
+            out["tab"] = match
+    return out, notices
+
+
+def session_query() -> dict[str, list[str]]:
+    """The page's query parameters (key -> every value given), or {} outside a server session."""
+    if not (pn.state.curdoc and pn.state.curdoc.session_context) or pn.state.location is None:
+        return {}
+    return parse_qs(pn.state.location.search.lstrip("?"), keep_blank_values=True)
+
+
+class PermalinkView(pn.viewable.Viewer):
+    """The notices of the opening link, and a hidden element whose value change rewrites the URL in place."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
         # The value is the query string; a browser-side callback swaps it into the
         # address bar without a reload and without a new history entry.
         self.writer = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink"])
-        self.writer.jscallback(value="if (source.value) { window.history.replaceState(null, '', source.value) }")
+        # A change of pins adds a history entry, so the browser's Back restores the previous pin set (the
+        # reader hands the entry's query back to the server); everything else replaces the entry.
+        self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
+        self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS)
+        self.reader.param.watch(self._back, "value")
+        notices = self.state.notices
+        # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
-        self.notice = pn.pane.Alert(
-            f"**Part of this link was ignored**; the rest of it applies.<ul>{items}</ul>" if notices else "",
-            alert_type="warning", visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
+        self.notice = pn.pane.HTML(
+            f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else "",
+            visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
+            styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
+                    "border-radius": "4px"},
         )
 
-    def write(self, levers: dict, pins: list[Pin], custom_gpu=None) -> None:
-        """Point the address bar at ``levers``, ``pins`` and the session's own GPU, if selected."""
-        query = to_query(levers, pins, custom_gpu)
-        if self.embed:
+    def __panel__(self):
+        return pn.Column(self.writer, self.reader, visible=False)
+
+    def _back(self, event) -> None:
+        """The browser went Back (or Forward) to an entry: restore that entry's pins."""
+        query = parse_qs(str(event.new).split("#")[0].lstrip("?"), keep_blank_values=True)  # '#' + a nonce
+        pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
+        self.state.set_pins(pins)
+
+    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", watch=True)
+    def write(self) -> None:
+        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode and
+        the tour's step."""
+        self.writer.value = "?" + urlencode(self.query())
+
+    def query(self) -> dict[str, str]:
+        """The permalink's query parameters for what is on screen."""
+        s = self.state.scenario
+        query = to_query(s.levers(), self.state.pins, s.custom_gpu())
+        if self.state.embed:
             query["embed"] = "true"
-        self.writer.value = "?" + urlencode(query)
+        if self.state.present:
+            query["present"] = "true"
+        if self.state.tour_step is not None:
+            query["tour"] = str(self.state.tour_step)
+        if self.state.tab != self.state.param.tab.default:
+            query["tab"] = self.state.tab
+        return query

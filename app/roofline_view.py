@@ -1,38 +1,55 @@
 """The log-log roofline chart: roof, ridge point, batch ladder and the workload.
 
 x is arithmetic intensity (FLOP/byte), y attainable performance.  The chart is
-built once per session; :meth:`RooflineView.update` only replaces the data of
+built once per session; it depends on the session state's result, pins,
+measurements and band switch (``param.depends``) and only replaces the data of
 its ColumnDataSources, so the browser repaints without rebuilding the figure.
+Every number it draws comes from the :class:`core.ScenarioResult` (roofs through
+:func:`core.roofline.attainable_flop_per_s`); the view computes no formula.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+import panel as pn
+import param
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    CustomJSTicker,
+    CustomJSTickFormatter,
+    HoverTool,
+    LabelSet,
+    LogAxis,
+    NoOverlap,
+    Span,
+)
 from bokeh.plotting import figure
 
-from core.hardware import get_accelerator
-from core.roofline import EFFICIENCY_BAND
+from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
+from .present import present_figure
+from .state import LabState
+from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
+
+PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
 
-ROOF_COLOR = "#2ca02c"
-LADDER_COLOR = "#1f77b4"
-POINT_COLOR = "#ff7f0e"
-KV_LADDER_COLOR = "#9467bd"
+ROOF_COLOR = PALETTE["roof"]
+LADDER_COLOR = PALETTE["ladder"]
+POINT_COLOR = PALETTE["workload"]
+KV_LADDER_COLOR = PALETTE["kv"]
 BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_FAR), 200)
 
 
-def roof_xy(peak_flops: float, bandwidth: float) -> tuple[list[float], list[float]]:
-    """The roof as three points (TFLOP/s): slope from the left edge, ridge, flat to the right edge."""
-    ridge = peak_flops / bandwidth
-    x = [X_RANGE[0], ridge, X_FAR]
-    y = [bandwidth * X_RANGE[0] / TFLOP, peak_flops / TFLOP, peak_flops / TFLOP]
-    return x, y
+def roof_xy(peak_flop_per_s: float, bandwidth: float) -> dict[str, list[float]]:
+    """The roof as three points: the left edge, the ridge and the right edge (x FLOP/byte, y TFLOP/s)."""
+    x = np.array([X_RANGE[0], peak_flop_per_s / bandwidth, X_FAR])
+    return {"x": list(x), "y": list(attainable_flop_per_s(x, peak_flop_per_s, bandwidth) / TFLOP)}
 
 
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
@@ -44,11 +61,40 @@ def _rung_labels(batches, intensities, ridge: float) -> list[str]:
     return labels
 
 
-class RooflineView:
-    """A Bokeh roofline figure driven by :class:`ScenarioResult` values."""
+def pin_groups(xs, ys, numbers) -> dict[str, list]:
+    """One label per distinct point: pins that coincide (batch 4, INT4 and k = 4) share ``"pins 1, 2, 3"``."""
+    groups: dict[tuple[float, float], list[int]] = {}
+    for x, y, n in zip(xs, ys, numbers, strict=True):
+        groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(n)
+    return {
+        "x": [x for x, _ in groups], "y": [y for _, y in groups],
+        "text": [("pin " if len(ns) == 1 else "pins ") + ", ".join(map(str, ns)) for ns in groups.values()],
+    }
 
-    def __init__(self, result: ScenarioResult, compact: bool = False):
-        self.compact = compact  # embed mode: no legend (a one-line key is shown instead)
+# The batch ladder's labels live on an axis above the chart, one tick per rung
+# (B = 1, 2, 4, ...): thinned by Bokeh's NoOverlap policy, they can never sit on a
+# rung, the workload, the sparse roof or each other, at any zoom or font size.
+RUNG_TICKS = "return Array.from(ladder.data.x)"
+RUNG_LABEL = ("const xs = ladder.data.x, bs = ladder.data.batch;"
+              "for (let i = 0; i < xs.length; i++) {"
+              "  if (Math.abs(Math.log(tick / xs[i])) < 1e-6) { return 'B=' + bs[i].toLocaleString('en-US'); } }"
+              "return '';")
+
+
+class RooflineView(pn.viewable.Viewer):
+    """A Bokeh roofline figure that follows a :class:`LabState` (or shows one result, for the offline page).
+
+    Args:
+        result: the result to draw first (default: the state's).
+    """
+
+    state = param.ClassSelector(class_=LabState, default=None, doc="The session state it follows (None: static).")
+    compact = param.Boolean(default=False, doc="Embed mode: no legend (a one-line key is shown instead).")
+    height = param.Integer(default=540, doc="The chart's height in px (present mode and embed mode set it).")
+
+    def __init__(self, result: ScenarioResult | None = None, **params):
+        super().__init__(**params)
+        result = result if result is not None else self.state.result
         # Named so that browser tests and the benchmark can find them in the document.
         self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
         self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
@@ -64,12 +110,48 @@ class RooflineView:
         self.reference = ColumnDataSource(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
                                           name="reference-roof")
         self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
-                                           "pct": [], "fits": [], "yoff": []}, name="pins")
+                                           "pct": [], "fits": [], "number": [], "gpu": []}, name="pins")
+        self.pin_labels = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="pin-labels")
+        self.pin_roofs = ColumnDataSource(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs")
         self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": []},
                                          name="measured")
+        self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
         self._roof_key = None
         self.figure = self._build()
         self.update(result)
+        if self.state is not None:
+            self._on_pins()
+            self._on_measured()
+            self._on_present()
+        self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)
+
+    def __panel__(self):
+        return self.pane
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        present = self.state.present
+        present_figure(self.figure, present)
+        # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
+        self.figure.height = PRESENT_HEIGHT if present else self.height
+        if hasattr(self, "pane"):
+            self.pane.min_height = self.figure.height
+
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
+
+    @param.depends("state.pin_rows", watch=True)
+    def _on_pins(self) -> None:
+        self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
+
+    @param.depends("state.measured", watch=True)
+    def _on_measured(self) -> None:
+        self.show_measured(self.state.measured)
+
+    @param.depends("state.band", watch=True)
+    def _on_band(self) -> None:
+        self.band_renderer.visible = self.state.band
 
     def _build(self):
         fig = figure(
@@ -85,49 +167,75 @@ class RooflineView:
             toolbar_location="above",
             name="roofline",
         )
-        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color="#999999", line_dash="dashed",
+        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color=PALETTE["sparse"],
+                                        line_dash=SERIES_DASHES["sparse"],
                                         line_width=1.5, legend_label="sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
         self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
                                        legend_label=f"{lo:.0%}–{hi:.0%} of roof: typical measured",
                                        name="band-area")
         self.band_renderer.visible = False
+        # A faint roof per GPU among the pins: a pin from another GPU is read against its own roof.
+        pin_roofs = fig.multi_line("xs", "ys", source=self.pin_roofs, color=PALETTE["text"], line_alpha=0.35,
+                                   line_width=2, line_dash=SERIES_DASHES["pinned_roof"],
+                                   legend_label="roof of a pinned GPU (faint)")
         fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
+        fig.line("x", "y", source=self.interconnect, color=PALETTE["interconnect"], line_width=2, line_dash="dashed",
+                 legend_label="interconnect roof (I = FLOP per byte sent)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
-        fig.line("x", "y", source=self.reference, color="#424242", line_width=2, line_dash="dotdash")
+        fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
-                                text_font_size="11px", text_color="#424242"))
+                                text_font_size="11px", text_color=PALETTE["text"]))
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
-        # The ridge label sits at the foot of the dotted line, clear of the ladder.
-        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
-                                text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px"))
-        ladder = fig.scatter("x", "y", source=self.ladder, size=11, fill_color="fill", line_color="line",
-                             line_width=2, legend_label="batch ladder (hollow: does not fit)")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.ladder, x_offset=-4, y_offset=9,
-                                text_font_size="10px", text_color="#555555"))
-        fig.scatter("x", "y", source=self.point_kv, size=16, fill_color=None, line_color=KV_LADDER_COLOR,
-                    line_width=3, legend_label="your workload counting KV reads")
-        kv_ladder = fig.scatter("x", "y", source=self.kv_ladder, marker="square", size=8, fill_color=KV_LADDER_COLOR,
+        # The ridge label sits at the foot of the dotted line, clear of the ladder, on the side with more
+        # room (two short lines, so it fits a phone-width chart in present mode).
+        self.ridge_label = LabelSet(x="x", y="y", text="text", source=self.ridge, x_offset=6, y_offset=4,
+                                    text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px",
+                                    name="ridge-label")
+        fig.add_layout(self.ridge_label)
+        ladder = fig.scatter("x", "y", source=self.ladder, marker=SERIES_MARKERS["ladder"], size=11, fill_color="fill",
+                             line_color="line", line_width=2, legend_label="batch ladder (hollow: does not fit)")
+        rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
+                            formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
+                            major_label_policy=NoOverlap(min_distance=8), axis_label="batch ladder: B at each rung",
+                            major_label_text_color=LADDER_COLOR, axis_label_text_font_size="11px",
+                            axis_label_text_font_style="normal", name="rung-axis")
+        fig.add_layout(rung_axis, "above")
+        fig.scatter("x", "y", source=self.point_kv, marker=SERIES_MARKERS["workload_kv"], size=16, fill_color=None,
+                    line_color=KV_LADDER_COLOR, line_width=3, legend_label="your workload counting KV reads")
+        kv_ladder = fig.scatter("x", "y", source=self.kv_ladder, marker=SERIES_MARKERS["kv_ladder"], size=8,
+                                fill_color=KV_LADDER_COLOR,
                                 line_color=KV_LADDER_COLOR, fill_alpha=0.8,
                                 legend_label="ladder counting KV reads at S")
-        fig.scatter("x", "y", source=self.other_phase, marker="diamond", size=18, fill_color="white",
-                    line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
-        # Below the diamond: under the flat roof there is nothing else to collide with.
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.other_phase, y_offset=-28,
-                                text_align="center", text_font_size="12px", text_color="#7a3b00"))
+        fig.scatter("x", "y", source=self.other_phase, marker=SERIES_MARKERS["other_phase"], size=18, name="other",
+                    fill_color="white", line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
+        # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
+        # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
+        self.other_phase_item = next(i for i in fig.legend[0].items if i.label.value == "same request, other phase")
+        # Keys of series that are often empty: shown only while their series has something to draw.
+        self._optional_items = {label: next(i for i in fig.legend[0].items if i.label.value.startswith(label))
+                                for label in ("roof of a pinned GPU", "interconnect roof", "sparse (2:4)")}
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
         pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
                            line_color="black", line_width=1, fill_alpha=0.85)
-        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) get
-        # stacked labels rather than overprinted ones.
-        fig.add_layout(LabelSet(x="x", y="y", text="name", source=self.pins, x_offset=12, y_offset="yoff",
-                                text_font_size="11px", text_color="color"))
-        measured = fig.scatter("x", "y", source=self.measured, marker="x", size=14, line_width=3, color="#c62828")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=8, y_offset=-14,
-                                text_font_size="10px", text_color="#c62828"))
-        point = fig.scatter("x", "y", source=self.point, size=20, fill_color=POINT_COLOR, line_color="#7a3b00",
+        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
+        # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
+        # Labels sit right of and below their point: the roof, the sparse roof and both ladders run up and to
+        # the right, so that corner is clear of them.
+        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
+                                text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
+                                name="pin-label"))
+        measured = fig.scatter("x", "y", source=self.measured, marker=SERIES_MARKERS["measured"], size=14,
+                               line_width=3, color=PALETTE["measured"])
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=10, y_offset=-12,
+                                text_baseline="top", text_font_size="10px", text_color=PALETTE["measured"],
+                                name="measured-label"))
+        point = fig.scatter("x", "y", source=self.point, marker=SERIES_MARKERS["workload"], size=22,
+                            fill_color=POINT_COLOR,
+                            line_color=PALETTE["workload_line"],
                             line_width=2, legend_label="your workload")
         tooltips = [
             ("batch B", "@batch"),
@@ -138,21 +246,28 @@ class RooflineView:
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.title.text_font_size = "12px"  # the title carries both intensities
-        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@name"), *tooltips]))
+        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
+        fig.add_tools(HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]))
         fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
                                                                 ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
                                                                 ("achieved", "@y{0,0.[00]} TFLOP/s"),
                                                                 ("of peak (MFU)", "@pct{0.[00]} %")]))
         fig.toolbar.autohide = True
-        if self.compact:
-            fig.height = 380
+        fig.height = self.height
         legend = fig.legend[0]
         legend.visible = not self.compact
+        if self.compact:  # a 500 × 450 iframe: short axis titles; the key under the chart explains the marks
+            fig.yaxis.axis_label = "TFLOP/s"
+            rung_axis.axis_label = None
         legend.click_policy = "hide"
         legend.label_text_font_size = "11px"
         legend.ncols = 2
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
+        # Two legend columns need about 500 px at 11 px text: a phone-width page, or present mode's 18 px
+        # text, gets one, so the legend is never wider than the chart.
+        fig.js_on_change("inner_width", CustomJS(args={"legend": legend},
+                                                 code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
         return fig
 
     @staticmethod
@@ -160,57 +275,67 @@ class RooflineView:
         lad = r.ladder
         fits = lad.fits
         return {
-            "x": lad.arithmetic_intensity,
-            "y": lad.attainable_flops / TFLOP,
+            "x": lad.arithmetic_intensity_weights,
+            "y": lad.attainable_flop_per_s_weights / TFLOP,
             "batch": lad.batch,
-            "pct": 100 * lad.peak_fraction,
+            "pct": 100 * lad.peak_fraction_weights,
             "fits": np.where(fits, "yes", "no"),
             "fill": np.where(fits, LADDER_COLOR, "white"),
             "line": np.full(len(fits), LADDER_COLOR),
             # Past the ridge the rungs crowd on the flat roof: label only the first.
-            "label": _rung_labels(lad.batch, lad.arithmetic_intensity, r.ridge_point),
+            "label": _rung_labels(lad.batch, lad.arithmetic_intensity_weights, r.ridge_point),
         }
 
     @staticmethod
     def _point_data(r: ScenarioResult) -> dict:
         return {
-            "x": [r.arithmetic_intensity],
-            "y": [r.attainable_flops / TFLOP],
+            "x": [r.arithmetic_intensity_weights],
+            "y": [r.attainable_flop_per_s_weights / TFLOP],
             "batch": [r.batch],
-            "pct": [100 * r.peak_fraction],
+            "pct": [100 * r.peak_fraction_weights],
             "fits": ["yes" if r.fits else "no"],
         }
 
     def show_pins(self, rows: list[tuple[str, str, str, ScenarioResult]]) -> None:
-        """Draw pinned scenarios: ``(name, colour, marker, result)`` per pin."""
+        """Draw pinned scenarios, each under its own GPU's roof: ``(name, colour, marker, result)`` per pin."""
+        xs = [r.arithmetic_intensity_weights for *_, r in rows]
+        ys = [r.attainable_flop_per_s_weights / TFLOP for *_, r in rows]
+        numbers = list(range(1, len(rows) + 1))
         self.pins.data = {
-            "x": [r.arithmetic_intensity for *_, r in rows],
-            "y": [r.attainable_flops / TFLOP for *_, r in rows],
+            "x": xs, "y": ys,
             "name": [name for name, *_ in rows],
             "color": [color for _, color, *_ in rows],
             "marker": [marker for _, _, marker, _ in rows],
             "batch": [r.batch for *_, r in rows],
-            "pct": [100 * r.peak_fraction for *_, r in rows],
+            "pct": [100 * r.peak_fraction_weights for *_, r in rows],
             "fits": ["yes" if r.fits else "no" for *_, r in rows],
-            "yoff": [8 - 13 * i for i in range(len(rows))],
+            "number": numbers,
+            "gpu": [r.gpu.name for *_, r in rows],
         }
+        groups = pin_groups(xs, ys, numbers)
+        self.pin_labels.data = groups
+        roofs: dict[tuple, ScenarioResult] = {}
+        for *_, r in rows:
+            roofs.setdefault((r.gpu.id, r.compute_roof), r)
+        lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
+        self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
+                               "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
+        self._optional_items["roof of a pinned GPU"].visible = bool(lines)
 
     def _draw_reference(self, r: ScenarioResult) -> None:
-        ref_id = r.gpu.reference_id
-        if not ref_id:
+        ref = r.reference_gpu
+        if ref is None:
             self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
             return
-        ref = get_accelerator(ref_id)
-        peak = ref.dense_flops.get(r.compute_roof, ref.dense_flops["bf16"])
-        x, y = roof_xy(peak, ref.hbm_bandwidth)
+        xy = roof_xy(r.reference_peak_flop_per_s, ref.hbm_bandwidth)
         # Label the flat part well right of the ridge, clear of the ladder's labels.
-        self.reference.data = {"x": x, "y": y, "label": [f"datasheet: {ref.name}", "", ""],
-                               "lx": [x[1] * 8] * 3, "ly": [y[1] * 1.15] * 3}
+        self.reference.data = {**xy, "label": [f"datasheet: {ref.name}", "", ""],
+                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1] * 1.15] * 3}
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
         self.measured.data = {
-            "x": [p.intensity for p in points], "y": [p.achieved_flops / TFLOP for p in points],
+            "x": [p.intensity for p in points], "y": [p.achieved_flop_per_s / TFLOP for p in points],
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
@@ -225,40 +350,57 @@ class RooflineView:
         roof_key = (r.gpu.id, r.compute_roof)
         if roof_key != self._roof_key:
             self._roof_key = roof_key
-            x, y = roof_xy(r.peak_flops, r.bandwidth)
-            self.roof.data = {"x": x, "y": y}
-            sparse = r.gpu.sparse_flops.get(r.compute_roof)
-            self.sparse_roof.data = (
-                dict(zip(("x", "y"), roof_xy(sparse, r.bandwidth), strict=True)) if sparse else {"x": [], "y": []}
-            )
-            self.sparse_renderer.visible = bool(sparse)  # greys its legend entry for parts with no such figure
+            self.roof.data = roof_xy(r.peak_flop_per_s, r.bandwidth)
+            sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof)
+            self.sparse_roof.data = roof_xy(sparse, r.bandwidth) if sparse else {"x": [], "y": []}
+            self.sparse_renderer.visible = bool(sparse)
+            self._optional_items["sparse (2:4)"].visible = bool(sparse)
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
-                               "text": [f"ridge {r.ridge_point:,.0f} FLOP/byte"]}
-            roof = np.minimum(r.peak_flops, r.bandwidth * BAND_X) / TFLOP
-            self.band.data = {"x": BAND_X, "lo": EFFICIENCY_BAND[0] * roof, "hi": EFFICIENCY_BAND[1] * roof}
+                               "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
+            lo, hi = r.efficiency_band(BAND_X)
+            self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
+        sends = r.communication_intensity is not None and r.link_bandwidth
+        x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
+        self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
+                                  else {"x": [], "y": []})
+        self._optional_items["interconnect roof"].visible = bool(sends)
         lad = r.ladder
         self.kv_ladder.data = {
-            "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flops_with_kv / TFLOP, "batch": lad.batch,
-            "pct": 100 * lad.attainable_flops_with_kv / r.peak_flops, "fits": np.where(lad.fits, "yes", "no"),
+            "x": lad.arithmetic_intensity_with_kv, "y": lad.attainable_flop_per_s_with_kv / TFLOP, "batch": lad.batch,
+            "pct": 100 * lad.peak_fraction_with_kv, "fits": np.where(lad.fits, "yes", "no"),
         }
-        self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flops_with_kv / TFLOP],
+        self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flop_per_s_with_kv / TFLOP],
                               "batch": [r.batch], "pct": [100 * r.peak_fraction_with_kv],
                               "fits": ["yes" if r.fits else "no"]}
         # Keep every point on the chart: widen the x range past the farthest one.
-        far = max(r.arithmetic_intensity, r.prefill_intensity, float(lad.arithmetic_intensity[-1]))
+        far = max(r.arithmetic_intensity_weights, r.prefill_intensity, float(lad.arithmetic_intensity_weights[-1]))
         self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
+        left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
+        self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
+                                   else dict(text_align="left", x_offset=6)))
         if r.phase == "decode":
-            other = (r.prefill_intensity, r.prefill_attainable_flops, "prefill of the prompt")
+            # The same quantity as the time-to-first-token readout: one prompt, alone.
+            other = (r.ttft_intensity, float(r.roof(r.ttft_intensity)), "prefill of one prompt (TTFT)")
         else:
-            other = (r.decode_intensity, r.decode_attainable_flops, "decode")
+            other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
+        if self.state is not None:  # the offline page leaves the other phase out, legend entry included
+            self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
+        if self.compact:  # embed mode: the summary above the chart carries the numbers
+            self.figure.title.text = f"{r.model.name} · {r.gpu.name} · {r.phase}"
+            return
+        # Short lines: a title line does not wrap, and a long one would widen a phone-width page.
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, {r.phase}\n"
-            f"I = {fmt_sig(r.arithmetic_intensity)} FLOP/byte on the weights ({fmt_sig(100 * r.peak_fraction, 3)} % "
-            f"of peak); counting KV reads {fmt_sig(r.arithmetic_intensity_with_kv)} "
-            f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} %)"
+            f"{r.model.name} · {r.gpu.name} · {r.phase}\n"
+            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte (weights): "
+            f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
+            f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
+            f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
+            + (f"\nper GPU of {r.gpus_per_replica}: communication I = {fmt_sig(r.communication_intensity)} "
+               f"FLOP per byte sent; interconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)}"
+               if r.communication_intensity is not None else "")
         )

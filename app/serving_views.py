@@ -1,29 +1,50 @@
 """Serving views drawn as HTML tables and bars: per-step traffic, the KV-cache
 table and speculation that pays.  Each is one HTML element per session (no
-Bokeh models), updated by replacing its markup."""
+Bokeh models), recomputed from the session's result only while its tab is open
+(:class:`TabHTMLView`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
+import panel as pn
+import param
+
 from core.precision import get_precision
-from core.scenario import Scenario, ScenarioResult
+from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
-from core.speculation import speculation_sweep
+from core.sweeps import speculation_sweep
 from core.units import GB, GiB
 
-SERVING_CSS = """
-table.lab { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
-table.lab th, table.lab td { padding: 4px 8px; border: 1px solid #e0e0e0; text-align: right; }
-table.lab th { background: #fafafa; }
-table.lab td.over { background: #fde0dc; color: #b71c1c; }
-table.lab tr.current td { font-weight: 700; background: #fff3e0; }
-.bar { display: flex; height: 26px; margin: 2px 0 10px 0; border: 1px solid #ccc; }
-.bar div { color: white; font-size: 11px; line-height: 26px; padding-left: 4px; overflow: hidden;
-           white-space: nowrap; box-sizing: border-box; }
-.caption { font-size: 13px; color: #444; max-width: 760px; }
-.row-label { font-size: 13px; margin-top: 6px; }
-"""
+from .state import TABS, LabState
+from .style import PALETTE, STYLESHEET
+
+
+class TabHTMLView(pn.viewable.Viewer):
+    """An HTML view of one tab: ``render(state)`` is recomputed on each new result while the tab is open.
+
+    Args:
+        render: the session state -> HTML.
+    """
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+    tab = param.Selector(objects=list(TABS), doc="The tab that shows this view.")
+
+    def __init__(self, render: Callable[[LabState], str], **params):
+        super().__init__(**params)
+        self._render = render
+        self.pane = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self._refresh()
+
+    def __panel__(self):
+        return self.pane
+
+    @param.depends("state.result", "state.tab", watch=True)
+    def _refresh(self) -> None:
+        if self.state.tab == self.tab:
+            self.pane.object = self._render(self.state)
+
 
 TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
 
@@ -31,7 +52,8 @@ TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)
 def traffic_html(r: ScenarioResult) -> str:
     """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
     contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
-    t = traffic_by_context(r.model, r.weight_bytes, r.batch, contexts, r.kv_bytes_per_element, r.gqa)
+    t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa,
+                           r.kv_share_per_gpu)
     bars = []
     for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
         # Each bar is the whole step (100 %): the split, not the size, is the lesson.
@@ -42,12 +64,14 @@ def traffic_html(r: ScenarioResult) -> str:
             f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.1f} GB per step, '
             f"KV {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, KV {kv / GB:,.1f} GB = "
             f"{kv / GiB:,.1f} GiB)</div>"
-            f'<div class="bar"><div style="width:{w_pct:.2f}%;background:#1f77b4">weights {w_pct:.0f} %</div>'
-            f'<div style="width:{kv_pct:.2f}%;background:#d62728">KV cache {kv_pct:.0f} %</div></div>'
+            f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '
+            f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">KV cache '
+            f"{kv_pct:.0f} %</div></div>"
         )
-    dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes else "the weights"
+    dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes_read else "the weights"
+    per_gpu = f" of one GPU (of {r.gpus_per_replica})" if r.gpus_per_replica > 1 else ""
     head = (
-        f'<div class="caption" data-readout="traffic">Per {r.phase} step at batch B = {r.batch}: '
+        f'<div class="caption" data-readout="traffic">Per {r.phase} step{per_gpu} at batch B = {r.batch}: '
         f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
         "read once per step whatever the batch; the cache grows with B × S and does not amortise.</div>"
     )
@@ -58,7 +82,11 @@ def kv_table_html(r: ScenarioResult) -> str:
     """KV-cache GiB for contexts 1k-128k × users 1-64; cells over the free memory marked."""
     gqa = r.gqa
     kv_label = get_precision(r.kv_dtype).label
-    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa)
+    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa, r.kv_share_per_gpu * r.pp)
+    split = (f" per GPU (TP = {r.tp}: {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} and "
+             f"{r.layers_per_gpu} of {r.model.n_layers} layers each"
+             + (f", {r.pp} micro-batches in flight" if r.pp > 1 else "") + ")") if r.gpus_per_replica > 1 else ""
+    share = f" × {r.kv_share_per_gpu * r.pp:.4g} (one GPU's share)" if r.gpus_per_replica > 1 else ""
     free = r.free_for_kv_bytes
     head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
     body = []
@@ -69,10 +97,10 @@ def kv_table_html(r: ScenarioResult) -> str:
         )
         body.append(f"<tr><th>{s // 1024}k</th>{cells}</tr>")
     note = (
-        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)} in GiB (2^30 bytes), '
+        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)}{split} in GiB (2^30 bytes), '
         f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "
         f"{escape(r.model.kv_formula(r.kv_bytes_per_element, gqa))} = {r.kv_bytes_per_token / 1024:,.0f} KiB, "
-        f"× S × users; {escape(r.model.attention_pattern())}. "
+        f"× S × users{share}; {escape(r.model.attention_pattern())}. "
         f"Red cells exceed the "
         f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
     )
@@ -82,17 +110,16 @@ def kv_table_html(r: ScenarioResult) -> str:
 SPEC_DEPTHS = tuple(range(1, 9))
 
 
-def speculation_html(r: ScenarioResult, scenario: Scenario) -> str:
+def speculation_html(state: LabState) -> str:
     """Speculation at depths 1-8 (and the current one) for the current batch, context and acceptance α."""
-    levers = scenario.levers()
-    sweep = speculation_sweep(levers, sorted({*SPEC_DEPTHS, levers["spec_k"]}), scenario.resolve_model,
-                              scenario.resolve_gpu)
+    levers = state.scenario.levers()
+    sweep = speculation_sweep(state.scenario, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""
         rows.append(
             f"<tr{current}><td>{k}</td><td>{sweep['intensity'][i]:,.4g}</td><td>{sweep['expected_tokens'][i]:.2f}</td>"
-            f"<td>{sweep['step_time_s'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s'][i]:,.0f}</td>"
+            f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
         )
     caption = (

@@ -9,21 +9,34 @@ whose cache does not fit shaded, and the current B marked.
 from __future__ import annotations
 
 import numpy as np
+import panel as pn
+import param
 from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
 from bokeh.plotting import figure
 
-from core.scenario import ScenarioResult, batch_sweep
+from core.scenario import ScenarioResult
+from core.sweeps import batch_sweep
+
+from .present import present_figure
+from .state import LabState
+from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
 
-class ThroughputView:
-    """A Bokeh tokens/s-vs-batch figure; :meth:`update` only replaces data."""
+class ThroughputView(pn.viewable.Viewer):
+    """A Bokeh tokens/s-vs-batch figure following a :class:`LabState`; updates only replace data."""
 
-    def __init__(self, result: ScenarioResult):
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        result = self.state.result
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
         self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
+        self.pins = ColumnDataSource(data={"batch": [], "tok": [], "name": [], "color": [], "marker": [],
+                                           "number": []}, name="throughput-pins")
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
             x_range=(1, 1024), x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
@@ -35,15 +48,22 @@ class ThroughputView:
         self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
                                   text_color="#616161", text_font_size="12px")
         fig.add_layout(self.no_fit_label)
-        fig.line("batch", "no_kv", source=self.curves, color="#2ca02c", line_width=3, line_dash="dashed",
+        fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
                  legend_label="roofline ceiling ignoring the KV cache")
-        kv = fig.line("batch", "with_kv", source=self.curves, color="#1f77b4", line_width=3,
+        kv = fig.line("batch", "with_kv", source=self.curves, color=PALETTE["kv"], line_width=3,
                       legend_label="achievable, counting KV reads at context S")
-        fig.scatter("batch", "tok", source=self.current, size=14, color="#ff7f0e", line_color="#7a3b00",
+        pins = fig.scatter("batch", "tok", source=self.pins, marker="marker", size=15, fill_color="color",
+                           line_color="black", fill_alpha=0.85, legend_label="pins (each on its own scenario)")
+        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("B", "@batch"),
+                                                            ("tokens/s", "@tok{0,0}")]))
+        fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
+                    color=PALETTE["workload"],
+                    line_color=PALETTE["workload_line"],
                     legend_label="current B")
-        fig.scatter("batch", "tok", source=self.measured, marker="x", size=14, line_width=3, color="#c62828",
+        fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
+                    size=14, line_width=3, color=PALETTE["measured"],
                     legend_label="your measurements")
-        self.b_span = Span(location=1, dimension="height", line_color="#ff7f0e", line_dash="dotted")
+        self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
             ("B", "@batch"), ("ignoring KV", "@no_kv{0,0} tok/s"), ("counting KV", "@with_kv{0,0} tok/s")]))
@@ -53,6 +73,33 @@ class ThroughputView:
         fig.add_layout(legend, "below")
         self.figure = fig
         self.update(result)
+        self._on_measured()
+        self._on_pins()
+        self._on_present()
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=520)
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        present_figure(self.figure, self.state.present)
+
+    @param.depends("state.pin_rows", watch=True)
+    def _on_pins(self) -> None:
+        """Each pin at its own batch and its own tokens/s (its model, GPU and levers, not the current ones)."""
+        rows = self.state.pin_rows
+        self.pins.data = {
+            "batch": [row.result.batch for row in rows], "tok": [row.result.tokens_per_s_with_kv for row in rows],
+            "name": [row.pin.name for row in rows], "color": [PIN_STYLES[i][0] for i in range(len(rows))],
+            "marker": [PIN_STYLES[i][1] for i in range(len(rows))], "number": list(range(1, len(rows) + 1)),
+        }
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
+
+    @param.depends("state.measured", watch=True)
+    def _on_measured(self) -> None:
+        self.show_measured(self.state.measured)
 
     def show_measured(self, points) -> None:
         """Draw measured throughput at its batch."""
@@ -62,19 +109,23 @@ class ThroughputView:
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""
         sweep = batch_sweep(r, BATCHES)
-        self.curves.data = {"batch": BATCHES, "no_kv": sweep.tokens_per_s_without_kv, "with_kv": sweep.tokens_per_s}
-        self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s]}
+        self.curves.data = {
+            "batch": BATCHES,
+            "no_kv": sweep.tokens_per_s_weights,
+            "with_kv": sweep.tokens_per_s_with_kv,
+        }
+        self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s_with_kv]}
         self.b_span.location = r.batch
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, 1), 1024)
         self.no_fit.right = 1024
         self.no_fit_label.x = self.no_fit.left
-        self.no_fit_label.text = (
-            f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
-        )
+        self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
+        split = f" (one model copy on {r.gpus_per_replica} GPUs, TP = {r.tp}, PP = {r.pp})" \
+            if r.gpus_per_replica > 1 else ""
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, S = {r.context:,}: {unit} vs batch "
+            f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}: {unit} vs batch "
             f"(largest batch that fits: {r.max_batch:,})"
         )

@@ -1,8 +1,12 @@
-"""The guided tour panel: previous / next through :data:`core.tour.TOUR`.
+"""The guided tour panel: previous / next through :data:`core.tour.TOUR`, by mouse, keyboard or clicker.
 
 A step sets the scenario (every lever) and shows a caption whose numbers are
-filled from the live result; the class can leave the tour at any step and keep
-exploring from there, or come back to it.
+filled from the live result, with a footnote where the article rounds
+differently; the class can leave the tour at any step and keep exploring from
+there, come back to it (the lab offers to resume where it left), or jump to any
+step.  Keys (presenter clickers send the same): → / PageDown / Space next,
+← / PageUp previous, Esc leaves.  The step travels in the permalink
+(``tour=5``) through :attr:`LabState.tour_step`.
 """
 
 from __future__ import annotations
@@ -10,36 +14,122 @@ from __future__ import annotations
 from html import escape
 
 import panel as pn
+import param
+from panel.custom import JSComponent
 
-from core.scenario import Scenario, ScenarioResult
-from core.tour import TOUR
+from core.scenario import ScenarioResult
+from core.tour import TOUR, step_titles
 
-TOUR_CSS = """
-.tour-card { background: #fff8e1; border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; }
-.tour-card h4 { margin: 4px 0; } .tour-card .src { color: #777; font-size: 12px; }
-"""
+from .state import LabState
+from .style import STYLESHEET
 
 
-class TourView:
-    """Tour controls and caption for one session."""
+class TourKeys(JSComponent):
+    """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
-    def __init__(self, scenario: Scenario):
-        self.scenario = scenario
+    Keys typed into a field, or pressed on a slider, a button or a menu, are left to them.
+    """
+
+    active = param.Boolean(default=False, doc="Only a running tour takes the keys.")
+
+    _esm = """
+    const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
+    const PREVIOUS = ["ArrowLeft", "PageUp"];
+    function owned(path) {
+      return path.some((el) => el instanceof Element && (
+        ["INPUT", "TEXTAREA", "SELECT", "BUTTON"].includes(el.tagName) || el.isContentEditable ||
+        el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle")));
+    }
+    export function render({ model }) {
+      const handler = (event) => {
+        if (!model.active || event.altKey || event.ctrlKey || event.metaKey || owned(event.composedPath())) return;
+        let action = null;
+        if (NEXT.includes(event.key)) action = "next";
+        else if (PREVIOUS.includes(event.key)) action = "previous";
+        else if (event.key === "Escape") action = "leave";
+        if (action) { event.preventDefault(); model.send_msg(action); }
+      };
+      document.addEventListener("keydown", handler);
+      model.on("remove", () => document.removeEventListener("keydown", handler));
+      const el = document.createElement("span");
+      el.className = "tour-keys";
+      return el;
+    }
+    """
+
+    def __init__(self, on_key, **params):
+        super().__init__(**params)
+        self._on_key = on_key
+
+    def _handle_msg(self, msg) -> None:
+        if msg in ("next", "previous", "leave"):
+            self._on_key(msg)
+
+
+class TourView(pn.viewable.Viewer):
+    """Tour controls and caption for one session; the caption follows the session's result."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.scenario = self.state.scenario
         self.index: int | None = None
+        self.last_index: int | None = None  # where the tour was left, to offer a resume
         self.prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["tour-prev"])
         self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
                                       css_classes=["tour-next"])
+        self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
-        self.caption = pn.pane.HTML("", stylesheets=[TOUR_CSS], sizing_mode="stretch_width", visible=False)
+        # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
+        self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
+                                      css_classes=["tour-jump"])
+        self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False)
+        self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
+        self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
+                                      "(keys: → next, ← previous, Esc leaves)", margin=(8, 10))
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self._next())
+        self.resume.on_click(lambda _e: self.go(self.last_index or 0))
         self.leave.on_click(lambda _e: self.stop())
+        self.jump.param.watch(self._on_jump, "value")
         self.layout = pn.Column(
-            pn.Row(pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step", margin=(8, 10)),
-                   self.prev, self.next, self.leave),
+            pn.FlexBox(self.intro, self.prev, self.next, self.resume, self.leave, self.jump, self.keys,
+                       align_items="center", sizing_mode="stretch_width"),
             self.caption,
-            sizing_mode="stretch_width",
+            sizing_mode="stretch_width", css_classes=["tour"],
         )
+        self._on_present()
+
+    def __panel__(self):
+        return self.layout
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        # On a projector the buttons say enough; the room reads the card.
+        self.intro.visible = not self.state.present
+
+    @staticmethod
+    def _jump_options() -> dict:
+        return {"choose a step…": -1, **{f"{i + 1}. {title}": i for i, title in enumerate(step_titles())}}
+
+    @param.depends("state.result", watch=True)
+    def _on_result(self) -> None:
+        self.update(self.state.result)
+
+    def _key(self, action: str) -> None:
+        if self.index is None:
+            return
+        if action == "next":
+            self._next()
+        elif action == "previous":
+            self.go(self.index - 1)
+        else:
+            self.stop()
+
+    def _on_jump(self, event) -> None:
+        if event.new is not None and event.new >= 0 and event.new != self.index:
+            self.go(event.new)
 
     def _next(self) -> None:
         if self.index is None:
@@ -55,22 +145,34 @@ class TourView:
         self.prev.disabled = self.index == 0
         self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
         self.leave.visible = True
+        self.resume.visible = False
         self.caption.visible = True
+        self.keys.active = True
+        self.jump.value = self.index
         before = self.scenario.levers()
         TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views and this caption
+        self.state.tour_step = self.index + 1
         if self.scenario.levers() == before:
             # Two steps can share a scenario (Steps 1 and 2): no lever changed and
             # no watcher fired, so refresh the caption here.
-            self.update(self.scenario.evaluate())
+            self.update(self.state.result)
 
     def stop(self) -> None:
-        """Leave the tour; the scenario stays where the step left it."""
+        """Leave the tour; the scenario stays where the step left it, and a resume is offered."""
+        finished = self.index == len(TOUR) - 1
+        self.last_index = None if finished or self.index is None else self.index
         self.index = None
         self.caption.visible = False
         self.leave.visible = False
+        self.keys.active = False
         self.prev.disabled = True
         self.next.disabled = False
-        self.next.label = "Start the tour ▶"
+        self.next.label = "Start the tour ▶" if self.last_index is None else "Start again ▶"
+        self.resume.visible = self.last_index is not None
+        if self.last_index is not None:
+            self.resume.label = f"Resume at step {self.last_index + 1} ▶"
+        self.state.tour_step = None
+        self.jump.value = -1
 
     def update(self, result: ScenarioResult) -> None:
         """Refill the current caption from ``result`` (it follows the controls)."""
@@ -78,8 +180,10 @@ class TourView:
             return
         step = TOUR[self.index]
         title, text = step.render(result)
+        note = step.render_footnote(result)
+        footnote = f'<div class="footnote">Note: {escape(note)}</div>' if note else ""
         self.caption.object = (
             f'<div class="tour-card" data-step="{self.index + 1}"><h4>{escape(title)}</h4>'
-            f'<div>{escape(text)}</div><div class="src">Step {self.index + 1} of {len(TOUR)} · '
+            f'<div>{escape(text)}</div>{footnote}<div class="src">Step {self.index + 1} of {len(TOUR)} · '
             f"{escape(step.source)}</div></div>"
         )

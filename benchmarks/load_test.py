@@ -79,7 +79,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import start_lab  # noqa: E402
 
-from app.controls import BATCH_STOPS  # noqa: E402
+from core.scenario import LEVERS  # noqa: E402
+
+#: The batch slider's stops, index -> batch (the lever table's).
+BATCH_STOPS = LEVERS["batch"].stops
 
 RESULTS = ROOT / "benchmarks" / "results"
 # Lines of a server log that mean something went wrong in a session.
@@ -121,6 +124,26 @@ def _websocket_connect_as_student(request, *args, **kwargs):
 
 
 bokeh_connection.websocket_connect = _websocket_connect_as_student
+
+
+def alias_generated_models(max_copies: int = 9) -> None:
+    """Let the client read the app's own Panel components whatever copy number the server gave them.
+
+    Panel names the Bokeh data model of a custom component (e.g. ``app.a11y.A11yFixes``)
+    after its class, with a counter for each time the class is defined; the server
+    defines the app's classes once per import path (``A11yFixes2``), this process
+    after its own imports (``A11yFixes1``).  The client needs the app's classes
+    (``profile_session_build`` imports them the server's way) and these aliases.
+    """
+    from bokeh.core.has_props import _default_resolver
+    from bokeh.model import DataModel
+
+    registry = _default_resolver._known_models  # the deserialiser's name -> class table
+    for name, cls in list(registry.items()):
+        match = re.fullmatch(r"(.+?)(\d+)", name)
+        if match and isinstance(cls, type) and issubclass(cls, DataModel):
+            for i in range(1, max_copies + 1):
+                registry.setdefault(f"{match.group(1)}{i}", cls)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -588,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --clients and --soak must be >= 1, --moves and --window >= 0", file=sys.stderr)
         return 2
     profile, build_cpu = profile_session_build()
+    alias_generated_models()
     result: dict = {"machine": machine(), "server_args": args.server_arg,
                     "in_process_build_cpu_s": build_cpu}
     if args.profile:

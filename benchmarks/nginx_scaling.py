@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("nginx") is None:
         print("error: nginx is not installed (Debian: apt-get install nginx)", file=sys.stderr)
         return 2
+    load_test.profile_session_build()  # imports the app's components the server's way
+    load_test.alias_generated_models()
     runs = []
     result = {"machine": machine(), "nginx_conf": str(NGINX_CONF.relative_to(ROOT)), "server_args": args.server_arg,
               "runs": runs}

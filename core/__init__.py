@@ -4,7 +4,7 @@ Usable from a notebook::
 
     from core import Scenario
     r = Scenario(model="llama-3-8b", batch=56).evaluate()
-    r.tokens_per_s
+    r.tokens_per_s_with_kv
 """
 
 from .config_reader import from_hf_config, parse_config_text

@@ -15,21 +15,19 @@ import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
-from .config_reader import from_hf_config, parse_config_text
+from .config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from .explain import explain
 from .hardware import (
-    CAPACITY_CONVENTIONS,
     accelerator_form,
     catalogue_match,
     custom_accelerator,
     get_accelerator,
-    load_accelerators,
+    load_catalogue,
 )
-from .measure import measure
+from .machine_roofs import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
-from .permalink import FLAG_NAMES
-from .scenario import Scenario, evaluate
+from .scenario import LEVERS, Scenario
 from .units import GiB, fmt_bandwidth, fmt_flops_rate
 
 
@@ -37,34 +35,30 @@ class OneLineError(Exception):
     """A user error, reported as one line."""
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (:class:`OneLineError`), not a usage block."""
+
     # argparse prints the whole usage block on an error; the lab promises one
     # line naming the bad value and what is accepted.
     def error(self, message: str):
         raise OneLineError(message)
 
 
-def _scenario_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="llama-3-70b", help="model id (see `python -m core list`)")
-    p.add_argument("--gpu", default="h100-sxm", help="accelerator id (see `python -m core list`)")
-    p.add_argument("--weight-dtype", default="bf16", help="fp32, bf16, fp16, fp8, int8, int4, fp4")
-    p.add_argument("--kv-dtype", default="bf16", help="fp32, bf16, fp16, fp8, int8, int4")
-    p.add_argument("--batch", type=int, default=1, help="B, concurrent sequences")
-    p.add_argument("--spec-k", type=int, default=1, help="k, tokens per weight read (speculation depth)")
-    p.add_argument("--context", type=int, default=8192, help="S, tokens of context per sequence")
-    p.add_argument("--no-gqa", action="store_true", help="every query head keeps its own K/V")
-    p.add_argument("--phase", default="decode", help="decode or prefill")
-    p.add_argument("--prompt-len", type=int, default=2000, help="prompt tokens (prefill's k)")
-    p.add_argument("--acceptance", type=float, default=0.7, help="α, draft-token acceptance rate (0 to 1)")
-    p.add_argument("--reserve", type=float, default=3.0, help="GiB held back for activations and slack")
-    p.add_argument("--capacity", default="binary", help="capacity convention: " + ", ".join(CAPACITY_CONVENTIONS))
+def one_line(message: str) -> str:
+    """``message`` with control characters (a newline typed into a flag) written as escapes: one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def scenario_flags(p: argparse.ArgumentParser) -> None:
+    """One ``--flag`` per lever of the lever table (:data:`core.scenario.LEVERS`)."""
+    LEVERS.add_arguments(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m core", description="Roofline Lab: decode and prefill on the roofline.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="python -m core", description="Roofline Lab: decode and prefill on the roofline.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     ex = sub.add_parser("explain", help="step-by-step derivation of one scenario")
-    _scenario_flags(ex)
+    scenario_flags(ex)
     ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     sub.add_parser("list", help="catalogue ids")
@@ -77,39 +71,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
-    """A :class:`Scenario` from parsed flags.
+    """A :class:`Scenario` from parsed flags (levers not given keep the table's defaults).
 
     Raises:
-        OneLineError: an unknown id or an out-of-range value, naming it.
+        OneLineError: an unknown id or an out-of-range value, naming the flag and
+            what it accepts (the permalink's validation: :meth:`core.levers.Lever.decode`).
     """
-    values = dict(
-        model=args.model, gpu=args.gpu, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-        batch=args.batch, spec_k=args.spec_k, context=args.context, gqa=not args.no_gqa,
-        phase=args.phase, prompt_len=args.prompt_len, capacity_convention=args.capacity,
-        acceptance=args.acceptance,
-    )
-    # Ids are lower case; accept "FP4" or "H100-SXM" as typed.
-    for name in ("model", "gpu", "weight_dtype", "kv_dtype", "phase", "capacity_convention"):
-        values[name] = values[name].lower()
-    scenario = Scenario()
-    for name, value in values.items():
-        _set(scenario, name, value)
-    if not (args.reserve >= 0 and args.reserve < float("inf")):
-        raise OneLineError(f"--reserve {args.reserve}: must be a finite number of GiB >= 0")
-    scenario.reserve_bytes = args.reserve * GiB
-    return scenario
-
-
-def _set(scenario: Scenario, name: str, value) -> None:
-    p = scenario.param[name]
-    flag = "--" + FLAG_NAMES[name]
-    if hasattr(p, "objects") and p.objects and value not in p.objects:
-        raise OneLineError(f"{flag} {value!r}: unknown; accepted: {', '.join(map(str, p.objects))}")
-    if getattr(p, "bounds", None) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        lo, hi = p.bounds
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise OneLineError(f"{flag} {value}: out of range; accepted: {lo} to {hi}")
-    setattr(scenario, name, value)
+    levers = {}
+    for lever in LEVERS:
+        text = getattr(args, lever.name, None)
+        if text is None:
+            continue
+        try:
+            levers[lever.name] = lever.decode(text)
+        except ValueError as exc:
+            raise OneLineError(f"--{exc}") from None
+    return Scenario(**levers)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,27 +95,28 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "measure":
             return _measure(args)
         if args.command == "list":
-            print("GPUs:   " + ", ".join(load_accelerators()))
+            print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))
             return 0
         scenario = scenario_from_args(args)
         if args.config:
-            model = model_from_file(args.config)
-            levers = scenario.levers()
-            del levers["model"]
-            result = evaluate(gpu=get_accelerator(levers.pop("gpu")), model=model, **levers)
+            # The bring-your-own tab's mechanism: the model joins the scenario's catalogue
+            # (a quantised checkpoint selects its precision, unless --weight-dtype was given).
+            scenario.add_model(model_from_file(args.config))
+            if args.weight_dtype is not None:
+                scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
+        result = scenario.evaluate()
+        if args.json:
+            out = result.to_json()
+            out["model_read"] = result.model.architecture()
+            out["assumptions"] = list(result.model.assumptions)
+            text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
-            result = scenario.evaluate()
+            text = explain(result)
     except (OneLineError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    if args.json:
-        out = result.to_json()
-        out["model_read"] = result.model.architecture()
-        out["assumptions"] = list(result.model.assumptions)
-        print(json.dumps(out, indent=2))
-    else:
-        print(explain(result))
+    print(text)
     return 0
 
 
@@ -160,8 +138,10 @@ def _measure(args: argparse.Namespace) -> int:
                                                     "gpu": gpu.id}))
     if gpu.reference_id:
         ref = get_accelerator(gpu.reference_id)
-        print(f"vs the {ref.name} datasheet: {100 * roofs.flops / ref.dense_flops['bf16']:.0f} % of its dense BF16 "
-              f"peak, {100 * roofs.bandwidth / ref.hbm_bandwidth:.0f} % of its bandwidth")
+        print(
+            f"vs the {ref.name} datasheet: {100 * roofs.flops / ref.dense_flop_per_s['bf16']:.0f} % of its dense BF16 "
+            f"peak, {100 * roofs.bandwidth / ref.hbm_bandwidth:.0f} % of its bandwidth"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
         print(f"wrote {args.out}")
@@ -176,7 +156,8 @@ def model_from_file(path: str) -> ModelSpec:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with p.open("rb") as f:  # never more than the limit and one byte: /dev/zero is a file too
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise OneLineError(f"--config {path}: {exc.strerror}") from None
     try:

@@ -2,46 +2,118 @@
 
 Every dialect in common use, not only Llama's:
 
-* **Llama family** (Llama, Mistral, Mixtral, Qwen2/2.5/3 and their MoE, Gemma
-  1-3, DeepSeek-V2/V3): ``num_hidden_layers``, ``hidden_size``,
-  ``num_attention_heads``, ``num_key_value_heads`` (absent or null = MHA),
-  ``head_dim`` (absent = ``hidden_size / num_attention_heads``, except Gemma,
-  whose default is 256), ``intermediate_size``, ``vocab_size``,
-  ``tie_word_embeddings`` (absent = untied, except Gemma), ``attention_bias``
-  (Qwen2 always has q/k/v biases), sliding windows (``sliding_window`` with
-  ``use_sliding_window``; Gemma-2 alternates local and global layers, Gemma-3
-  has ``sliding_window_pattern`` local layers per global one; an explicit
-  ``layer_types`` list wins), mixture-of-experts (``num_local_experts`` /
-  ``num_experts`` / ``n_routed_experts``, ``num_experts_per_tok``,
-  ``moe_intermediate_size``, shared experts, ``first_k_dense_replace``) and
-  multi-head latent attention (``kv_lora_rank``, ``qk_rope_head_dim``, ...).
+* **Llama family** (Llama 1-4, Mistral, Mixtral, Qwen2/2.5/3, Qwen3-MoE,
+  Qwen3-Next, Gemma 1-3n, DeepSeek-V2/V3, gpt-oss, Nemotron-H, Granite-4.0-H,
+  Jamba): ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``,
+  ``num_key_value_heads`` (absent or null = MHA), ``head_dim`` (absent =
+  ``hidden_size / num_attention_heads``, except Gemma, whose default is 256),
+  ``intermediate_size``, ``vocab_size``, ``tie_word_embeddings`` (absent =
+  untied, except Gemma), ``attention_bias``, mixture-of-experts
+  (``num_local_experts`` / ``num_experts`` / ``n_routed_experts``,
+  ``num_experts_per_tok`` / ``experts_per_token``, ``moe_intermediate_size``,
+  shared experts) and multi-head latent attention (``kv_lora_rank``, ...).
 * **GPT-2** (``n_layer``, ``n_embd``, ``n_head``, ``n_inner``, ``n_positions``).
 * **Falcon** (``n_layer``/``num_hidden_layers``, ``n_head``, ``multi_query``,
   ``new_decoder_architecture`` with ``num_kv_heads``, ``parallel_attn``, ``bias``).
 * **ChatGLM 2/3** (``num_layers``, ``multi_query_group_num``, ``kv_channels``,
   ``ffn_hidden_size``, ``padded_vocab_size``, ``seq_length``).
 
+The layer stack (:mod:`core.layers`) is read from every way configs mark it:
+``layer_types`` (full / sliding / chunked / linear attention, mamba),
+``hybrid_override_pattern`` (``M`` Mamba, ``*`` attention, ``-`` MLP, ``E``
+MoE), ``layers_block_type``, ``attn_layer_period``/``attn_layer_offset``,
+``full_attention_interval``, ``sliding_window`` (with ``use_sliding_window``,
+``max_window_layers``, Gemma-2's alternation and Gemma-3's
+``sliding_window_pattern``), ``attention_chunk_size`` with
+``no_rope_layers``/``nope_layer_interval``, ``num_kv_shared_layers``, and for
+the MLPs ``interleave_moe_layer_step``, ``moe_layer_freq``,
+``mlp_only_layers``, ``decoder_sparse_step``, ``first_k_dense_replace``,
+``expert_layer_period``/``expert_layer_offset`` and ``intermediate_size_mlp``.
+
 A multimodal config's language model under ``text_config`` is used.
 ``rope_scaling`` is reported but never multiplies the context: the extended
-length is already ``max_position_embeddings``.  ``quantization_config`` (GPTQ,
-AWQ, FP8 blocks) gives the checkpoint's bits and its scale/zero overhead.
+length is already ``max_position_embeddings``.  ``quantization_config`` is
+read per tensor group (:mod:`core.quantization`).
 
-Everything assumed for a missing field is listed in ``ModelSpec.assumptions``;
-anything missing, non-positive or contradictory raises :class:`ConfigError`
-naming the fields.
+Nothing is silent: everything assumed for a missing field is listed in
+``ModelSpec.assumptions``; every key the reader does not read and does not
+know to be irrelevant to memory and FLOPs is named in ``ModelSpec.warnings``
+(and in the assumptions) with what the numbers assume instead.  Anything
+missing, out of its plausible range (:data:`LIMITS`), of the wrong type, or
+contradictory raises one :class:`ConfigError` naming the fields.  Every size
+is range-checked before any per-layer work, so reading costs at most
+``O(MAX_LAYERS)`` whatever the numbers say.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+from .layers import LayerKind, LayerStack, LinearAttentionSpec, MambaSpec, MLPKind
 from .models import ConfigError, MLASpec, ModelSpec, MoESpec, Quantization
+from .quantization import read_quantization
 
-#: Largest config text accepted (a real config.json is a few kB).
-MAX_CONFIG_BYTES = 1_000_000
+__all__ = ["LIMITS", "MAX_CONFIG_BYTES", "ConfigError", "from_hf_config", "parse_config_text", "read_config_file",
+           "Quantization"]
 
-GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text")
+#: Largest config text accepted (a real config.json is a few kB; long ``layer_types`` lists stay far below).
+MAX_CONFIG_BYTES = 2_000_000
+#: Deepest JSON nesting accepted (real configs nest 3-4 levels).
+MAX_DEPTH = 32
+#: Longest integer literal accepted, in digits (larger ones are refused by the field that holds them).
+MAX_INT_DIGITS = 24
+
+#: Plausible ranges of the sizes a config gives (inclusive).  Far beyond any published model,
+#: small enough that no evaluation can blow up: L × widths stay well inside float64.
+LIMITS = {
+    "layers": (1, 2048),
+    "hidden": (1, 131_072),
+    "heads": (1, 4096),
+    "head_dim": (1, 4096),
+    "intermediate": (1, 1_048_576),
+    "vocab": (1, 10_000_000),
+    "experts": (1, 16_384),
+    "window": (1, 1 << 30),
+    "context": (1, 1 << 30),
+    "rank": (1, 65_536),
+    "state": (1, 65_536),
+    "kernel": (1, 1024),
+    "count": (0, 2048),
+}
+
+#: Field → range name.
+FIELD_LIMITS = {
+    "num_hidden_layers": "layers", "n_layer": "layers", "num_layers": "layers",
+    "hidden_size": "hidden", "n_embd": "hidden",
+    "num_attention_heads": "heads", "n_head": "heads", "num_key_value_heads": "heads", "num_kv_heads": "heads",
+    "multi_query_group_num": "heads", "linear_num_key_heads": "heads", "linear_num_value_heads": "heads",
+    "mamba_num_heads": "heads", "mamba_n_heads": "heads", "n_groups": "heads", "mamba_n_groups": "heads",
+    "head_dim": "head_dim", "kv_channels": "head_dim", "attention_head_dim": "head_dim",
+    "linear_key_head_dim": "head_dim", "linear_value_head_dim": "head_dim", "mamba_head_dim": "head_dim",
+    "mamba_d_head": "head_dim", "qk_rope_head_dim": "head_dim", "qk_nope_head_dim": "head_dim",
+    "v_head_dim": "head_dim",
+    "intermediate_size": "intermediate", "moe_intermediate_size": "intermediate", "ffn_hidden_size": "intermediate",
+    "n_inner": "intermediate", "shared_expert_intermediate_size": "intermediate",
+    "intermediate_size_mlp": "intermediate", "shared_intermediate_size": "intermediate",
+    "vocab_size": "vocab", "padded_vocab_size": "vocab",
+    "num_local_experts": "experts", "num_experts": "experts", "n_routed_experts": "experts",
+    "num_experts_per_tok": "experts", "experts_per_token": "experts", "n_shared_experts": "count",
+    "sliding_window": "window", "attention_chunk_size": "window",
+    "max_position_embeddings": "context", "n_positions": "context", "n_ctx": "context", "seq_length": "context",
+    "kv_lora_rank": "rank", "q_lora_rank": "rank", "time_step_rank": "rank",
+    "ssm_state_size": "state", "mamba_d_state": "state",
+    "conv_kernel": "kernel", "mamba_d_conv": "kernel", "linear_conv_kernel_dim": "kernel",
+    "expand": "kernel", "mamba_expand": "kernel",
+    "first_k_dense_replace": "count", "num_kv_shared_layers": "count", "max_window_layers": "count",
+    "sliding_window_pattern": "layers", "interleave_moe_layer_step": "layers", "decoder_sparse_step": "layers",
+    "moe_layer_freq": "layers", "full_attention_interval": "layers", "attn_layer_period": "layers",
+    "attn_layer_offset": "count", "expert_layer_period": "layers", "expert_layer_offset": "count",
+    "nope_layer_interval": "layers", "no_rope_layer_interval": "layers",
+}
+
+GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text")
 
 #: Defaults the transformers config classes apply when a published config leaves
 #: a field out (Gemma-3's text_config, for one, omits its vocabulary size).
@@ -50,31 +122,143 @@ MODEL_TYPE_DEFAULTS = {
     "gemma3_text": {"vocab_size": 262_208, "head_dim": 256, "max_position_embeddings": 131_072,
                     "sliding_window_pattern": 6},
 }
-QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")
+QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "qwen3_5_moe_text", "qwen3_5_moe",
+                 "qwen3_5_text", "gemma3n", "gemma3n_text")
+#: Model types whose MoE shared expert is scaled by a sigmoid gate h → 1.
+SHARED_GATE_TYPES = ("qwen2_moe", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text")
+
+#: Keys that do not change memory traffic or FLOPs (ids, training settings,
+#: numerics, rope details, names); every other key not read is named in a warning.
+IRRELEVANT_KEYS = frozenset("""
+architectures auto_map bos_token_id eos_token_id pad_token_id sep_token_id decoder_start_token_id unk_token_id
+torch_dtype dtype transformers_version _name_or_path model_type use_cache initializer_range initializer_factor
+rms_norm_eps layer_norm_eps layer_norm_epsilon norm_eps epsilon rope_theta rope_scaling rope_parameters
+rope_local_base_freq partial_rotary_factor rotary_pct rotary_emb_base rope_ratio rope_type rope_interleaved
+attention_dropout hidden_dropout embd_pdrop resid_pdrop attn_pdrop summary_type summary_use_proj
+summary_activation summary_proj_to_labels summary_first_dropout hidden_dropout_prob attention_probs_dropout_prob
+dropout activation_dropout ffn_dropout output_attentions output_hidden_states output_router_logits
+router_aux_loss_coef router_z_loss_coef router_jitter_noise aux_loss_alpha seq_aux norm_topk_prob
+routed_scaling_factor scoring_func topk_method n_group topk_group moe_router_topk_scaling_factor
+hidden_act hidden_activation activation_function mlp_hidden_act mamba_hidden_act swiglu_limit
+use_sliding_window attn_logit_softcapping final_logit_softcapping query_pre_attn_scalar attn_scale
+attn_temperature_tuning floor_scale use_qk_norm qk_layernorm pretraining_tp task_specific_params
+scale_attn_weights scale_attn_by_inverse_layer_idx reorder_and_upcast_attn tokenizer_class
+image_token_index image_token_id video_token_id boi_token_index eoi_token_index vision_start_token_id
+vision_end_token_id audio_token_id mm_tokens_per_image vision_feature_layer vision_feature_select_strategy
+text_config vision_config audio_config quantization_config num_logits_to_keep use_mamba_kernels
+residual_in_fp32 rescale_prenorm_residual time_step_min time_step_max time_step_floor time_step_limit
+mamba_chunk_size chunk_size ssm_chunk_size mamba_dt_rank mamba_proj_bias mamba_conv_bias use_conv_bias use_bias
+mlp_bias attention_multiplier embedding_multiplier residual_multiplier logits_scaling attention_bias
+initial_context_length ep_size num_nextn_predict_layers max_window_layers apply_residual_connection_post_layernorm
+alibi multi_query new_decoder_architecture parallel_attn bias use_cache_quantization rope_percent
+original_max_position_embeddings attention_softmax_in_fp32 fp32_residual_connection post_layer_norm
+add_bias_linear add_qkv_bias multi_query_attention layernorm_epsilon rmsnorm apply_query_key_layer_scaling
+bias_dropout_fusion use_mrope mrope_section vocab_size_per_layer_input sliding_window_pattern
+layer_types hybrid_override_pattern layers_block_type full_attention_interval attention_chunk_size
+no_rope_layers nope_layer_interval no_rope_layer_interval num_kv_shared_layers interleave_moe_layer_step
+moe_layer_freq mlp_only_layers decoder_sparse_step first_k_dense_replace expert_layer_period
+expert_layer_offset attn_layer_period attn_layer_offset intermediate_size_mlp mamba_ssm_dtype
+attn_output_gate cache_implementation is_encoder_decoder tie_encoder_decoder position_embedding_type
+mamba_d_conv mamba_d_state mamba_expand mamba_n_heads mamba_d_head mamba_n_groups expand conv_kernel n_groups
+ssm_state_size time_step_rank mamba_num_heads mamba_head_dim attention_head_dim linear_conv_kernel_dim
+linear_key_head_dim linear_value_head_dim linear_num_key_heads linear_num_value_heads
+shared_intermediate_size shared_expert_intermediate_size n_shared_experts moe_intermediate_size
+num_experts num_local_experts n_routed_experts num_experts_per_tok experts_per_token
+kv_lora_rank q_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim sliding_window
+max_position_embeddings n_positions n_ctx seq_length vocab_size padded_vocab_size hidden_size n_embd
+num_hidden_layers n_layer num_layers num_attention_heads n_head num_key_value_heads num_kv_heads
+multi_query_group_num head_dim kv_channels intermediate_size ffn_hidden_size n_inner tie_word_embeddings
+hidden_size_per_layer_input
+""".split())
+
+#: Keys known to change the architecture in ways not modelled: what the numbers assume instead.
+NOT_MODELLED = {
+    "mtp_num_hidden_layers": "multi-token-prediction layers are not counted (held only when speculating with them)",
+    "num_nextn_predict_layers": "multi-token-prediction layers are not counted",
+    "altup_num_inputs": "Gemma-3n AltUp streams are not counted (one residual stream assumed)",
+    "laurel_rank": "Gemma-3n LAuReL blocks are not counted",
+    "activation_sparsity_pattern": "activation sparsity is ignored: every MLP weight is read",
+    "hidden_size_per_layer_input": "Gemma-3n per-layer input embeddings are not counted",
+    "num_nextn_predict_layer": "multi-token-prediction layers are not counted",
+}
 
 
-def parse_config_text(text: str | bytes) -> dict:
+class _TooLong(str):
+    """An integer literal with more digits than :data:`MAX_INT_DIGITS` (refused where a number is read)."""
+
+
+def _parse_int(text: str):
+    digits = text.lstrip("-")
+    return _TooLong(text[:MAX_INT_DIGITS] + "…") if len(digits) > MAX_INT_DIGITS else int(text)
+
+
+def _depth_problem(value, limit: int = MAX_DEPTH) -> str | None:
+    """The path of the first value nested deeper than ``limit``, or None (iterative: no recursion)."""
+    stack = [(value, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if depth > limit:
+            return path or "(top level)"
+        if isinstance(v, dict):
+            stack.extend((x, f"{path}.{k}" if path else str(k), depth + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, f"{path}[{i}]", depth + 1) for i, x in enumerate(v))
+    return None
+
+
+def parse_config_text(text) -> dict:
     """Parse config text, refusing what cannot be a config.
 
+    Args:
+        text: ``str``, ``bytes`` or a binary file object (read up to the limit plus one byte).
+
     Raises:
-        ConfigError: larger than :data:`MAX_CONFIG_BYTES`, not UTF-8, not JSON, or
-            not a JSON object; the message says which and where.
+        ConfigError: larger than :data:`MAX_CONFIG_BYTES`, not UTF-8, not JSON, nested
+            deeper than :data:`MAX_DEPTH`, or not a JSON object; the message says which and where.
     """
-    size = len(text.encode() if isinstance(text, str) else text)
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config is {size / 1e6:,.1f} MB; a config.json is a few kB (limit 1 MB)")
-    if isinstance(text, bytes):
+    limit = MAX_CONFIG_BYTES
+    if hasattr(text, "read"):
+        text = text.read(limit + 1)
+    if isinstance(text, str) and len(text) > limit:
+        raise ConfigError(f"config is over {limit / 1e6:,.0f} MB; a config.json is a few kB (limit 2 MB)")
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(raw) > limit:
+        raise ConfigError(f"config is over {limit / 1e6:,.0f} MB; a config.json is a few kB (limit 2 MB)")
+    if not isinstance(text, str):
         try:
-            text = text.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(f"config is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
-        config = json.loads(text)
+        config = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"config nests deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeError) as exc:
+        raise ConfigError(f"invalid JSON: {str(exc)[:80]}") from None
     if not isinstance(config, dict):
         raise ConfigError("config must be a JSON object")
+    where = _depth_problem(config)
+    if where:
+        raise ConfigError(f"config nests deeper than {MAX_DEPTH} levels (at {where[:80]})")
     return config
+
+
+def read_config_file(path) -> dict:
+    """Read and parse a config file, reading at most :data:`MAX_CONFIG_BYTES` + 1 bytes.
+
+    Raises:
+        ConfigError: as :func:`parse_config_text`.
+        OSError: the file cannot be opened or read.
+    """
+    with Path(path).open("rb") as f:
+        return parse_config_text(f.read(MAX_CONFIG_BYTES + 1))
+
+
+def _show(value) -> str:
+    text = repr(value) if not isinstance(value, _TooLong) else f"a {MAX_INT_DIGITS}+-digit number"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class _Reader:
@@ -84,37 +268,86 @@ class _Reader:
         self.cfg = cfg
         self.problems: list[str] = []
         self.assumptions: list[str] = []
+        self.read: set[str] = set()
 
     def get(self, *keys, default=None):
         """The first of ``keys`` present with a non-null value."""
         for key in keys:
+            self.read.add(key)
             if self.cfg.get(key) is not None:
                 return self.cfg[key]
         return default
 
+    def _check(self, name: str, value, low: int, high: int) -> int | None:
+        ok = ((isinstance(value, int) and not isinstance(value, bool))
+              or (isinstance(value, float) and math.isfinite(value) and value.is_integer()))
+        if not ok or not low <= value <= high:
+            kind = "a positive integer" if low >= 1 else "a non-negative integer"
+            self.problems.append(f"{name!r} must be {kind}, got {_show(value)} (plausible: {low:,}..{high:,})")
+            return None
+        return int(value)
+
     def positive_int(self, *keys, required: bool = True, default: int | None = None) -> int:
-        """A positive integer under the first present key; problems are recorded, not raised."""
+        """A positive integer in its plausible range under the first present key; problems are recorded."""
+        self.read.update(keys)
         name = next((k for k in keys if self.cfg.get(k) is not None), None)
         if name is None:
             if required:
                 self.problems.append(f"missing {' or '.join(repr(k) for k in keys)}")
             return default or 0
-        value = self.cfg[name]
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value <= 0 or int(value) != value:
-            self.problems.append(f"{name!r} must be a positive integer, got {value!r}")
-            return 0
-        return int(value)
+        low, high = LIMITS[FIELD_LIMITS.get(name, "intermediate")]
+        value = self._check(name, self.cfg[name], max(low, 1), high)
+        return 0 if value is None else value
+
+    def count(self, key: str, default: int = 0, low: int = 0, high: int | None = None) -> int:
+        """A non-negative integer (a count or an index) under ``key``, or ``default`` if absent."""
+        self.read.add(key)
+        value = self.cfg.get(key)
+        if value is None:
+            return default
+        rng = LIMITS[FIELD_LIMITS.get(key, "count")]
+        checked = self._check(key, value, low, rng[1] if high is None else high)
+        return default if checked is None else checked
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        """A boolean under ``key`` (null or absent: ``default``)."""
+        self.read.add(key)
+        value = self.cfg.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.problems.append(f"{key!r} must be true or false, got {_show(value)}")
+            return default
+        return value
+
+    def int_list(self, key: str, length: int | None = None, high: int = 1 << 20) -> list[int] | None:
+        """A list of non-negative integers under ``key`` (optionally of ``length``), or None."""
+        self.read.add(key)
+        value = self.cfg.get(key)
+        if value is None:
+            return None
+        if (not isinstance(value, list) or (length is not None and len(value) != length)
+                or not all(isinstance(v, int) and not isinstance(v, (bool, _TooLong)) and 0 <= v <= high
+                           for v in value)):
+            size = f" of {length} " if length is not None else " of "
+            self.problems.append(f"{key!r} must be a list{size}integers in 0..{high:,}")
+            return None
+        return value
 
 
-def _language_model(config: dict) -> tuple[dict, list[str]]:
+def _language_model(config: dict) -> tuple[dict, list[str], set[str]]:
     if "text_config" in config and isinstance(config["text_config"], dict) and not any(
         k in config for k in ("num_hidden_layers", "n_layer", "num_layers")
     ):
         text = dict(config["text_config"])
         text.setdefault("model_type", config.get("model_type", ""))
-        return text, [f"multimodal config ({config.get('model_type', '?')}): language model read from text_config"]
-    return config, []
+        for key in ("tie_word_embeddings", "quantization_config"):
+            if key in config and key not in text:
+                text[key] = config[key]
+        notes = [f"multimodal config ({_show(config.get('model_type', '?'))}): language model read from "
+                 "text_config; the vision/audio towers are not counted"]
+        return text, notes, set(config)
+    return config, [], set()
 
 
 def _dialect(cfg: dict) -> str:
@@ -126,6 +359,11 @@ def _dialect(cfg: dict) -> str:
     if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
         return "falcon"
     return "llama"
+
+
+def _dtype_bytes(value, default: float) -> float:
+    return {"float32": 4.0, "fp32": 4.0, "float": 4.0, "bfloat16": 2.0, "float16": 2.0, "half": 2.0,
+            "fp16": 2.0, "bf16": 2.0}.get(str(value).lower(), default) if value is not None else default
 
 
 def from_hf_config(
@@ -140,11 +378,16 @@ def from_hf_config(
     """A :class:`ModelSpec` from a Hugging Face ``config.json`` (as a dict).
 
     Raises:
-        ConfigError: missing, non-positive or contradictory fields, all named.
+        ConfigError: missing, out-of-range, mistyped or contradictory fields, all named in one message.
     """
     if not isinstance(config, dict):
         raise ConfigError("config must be a JSON object")
-    cfg, notes = _language_model(config)
+    where = _depth_problem(config)
+    if where:
+        raise ConfigError(f"config nests deeper than {MAX_DEPTH} levels (at {where[:80]})")
+    if "text_config" in config and config["text_config"] is not None and not isinstance(config["text_config"], dict):
+        raise ConfigError(f"cannot read config: 'text_config' must be an object, got {_show(config['text_config'])}")
+    cfg, notes, outer = _language_model(config)
     defaults = MODEL_TYPE_DEFAULTS.get(str(cfg.get("model_type", "")).lower(), {})
     for key, value in defaults.items():
         if cfg.get(key) is None:
@@ -153,20 +396,25 @@ def from_hf_config(
     dialect = _dialect(cfg)
     r = _Reader(cfg)
     r.assumptions.extend(notes)
-    fields = {"gpt2": _gpt2, "chatglm": _chatglm, "falcon": _falcon, "llama": _llama}[dialect](r)
-    if not r.problems:
+    try:
+        fields = {"gpt2": _gpt2, "chatglm": _chatglm, "falcon": _falcon, "llama": _llama}[dialect](r)
+    except _Refused:
+        fields = None
+    if not r.problems and fields:
         heads, kv = fields["n_heads"], fields["n_kv_heads"]
-        if heads % kv:
+        if kv > heads or heads % kv:
             r.problems.append(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv}")
+    quant = read_quantization(cfg.get("quantization_config"), hidden=(fields or {}).get("hidden_size", 1),
+                              problems=r.problems, notes=r.assumptions)
     if r.problems:
-        raise ConfigError("cannot read config: " + "; ".join(r.problems))
+        raise ConfigError("cannot read config: " + "; ".join(dict.fromkeys(r.problems)))
     rope = cfg.get("rope_scaling")
     if isinstance(rope, dict):
         kind = rope.get("rope_type") or rope.get("type") or "?"
         r.assumptions.append(
-            f"rope_scaling {kind} (factor {rope.get('factor', '?')}): the trained context is "
+            f"rope_scaling {_show(kind)} (factor {_show(rope.get('factor', '?'))}): the trained context is "
             "max_position_embeddings as given, not multiplied again")
-    quant = _quantization(r, config.get("quantization_config") or cfg.get("quantization_config"))
+    warnings = _unread(cfg, r, outer)
     return ModelSpec(
         id=model_id,
         name=name,
@@ -175,34 +423,167 @@ def from_hf_config(
         config_url=config_url,
         official_parameters=official_parameters,
         official_active_parameters=official_active_parameters,
-        assumptions=tuple(r.assumptions),
+        assumptions=tuple(r.assumptions) + warnings,
+        warnings=warnings,
         **fields,
     )
 
 
-def _windows(r: _Reader, n_layers: int) -> tuple[int | None, ...]:
-    """Per-layer sliding windows (None = global attention)."""
-    cfg, model_type = r.cfg, str(r.cfg.get("model_type", "")).lower()
-    window = cfg.get("sliding_window")
-    types = cfg.get("layer_types")
-    if isinstance(types, list) and len(types) == n_layers and window:
-        return tuple(int(window) if t == "sliding_attention" else None for t in types)
-    if not window or cfg.get("use_sliding_window") is False:
-        if window and cfg.get("use_sliding_window") is False:
-            r.assumptions.append("sliding_window is switched off (use_sliding_window: false): global attention")
-        return (None,) * n_layers
-    window = int(window)
-    if model_type == "gemma2":
-        r.assumptions.append("Gemma-2: local (sliding) and global layers alternate, starting local")
-        return tuple(window if i % 2 == 0 else None for i in range(n_layers))
-    if model_type in ("gemma3", "gemma3_text"):
-        pattern = int(cfg.get("sliding_window_pattern") or 6)
-        r.assumptions.append(f"Gemma-3: {pattern - 1} local layers per global layer (sliding_window_pattern {pattern})")
-        return tuple(None if (i + 1) % pattern == 0 else window for i in range(n_layers))
-    if model_type.startswith("qwen2") and cfg.get("use_sliding_window"):
-        start = int(cfg.get("max_window_layers") or 0)
-        return tuple(window if i >= start else None for i in range(n_layers))
-    return (window,) * n_layers
+def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[str, ...]:
+    """Warnings for architecture keys not modelled and for keys neither read nor known to be irrelevant."""
+    out = []
+    for key, what in NOT_MODELLED.items():
+        value = cfg.get(key)
+        if value not in (None, 0, False, [], {}):
+            out.append(f"{key} not modelled: {what}")
+    unknown = sorted(k for k in cfg if isinstance(k, str) and k not in IRRELEVANT_KEYS and k not in NOT_MODELLED
+                     and k not in r.read and not k.startswith(("_", "id2label", "label2id"))
+                     and k not in ("id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
+                                   "return_dict", "prefix", "chunk_size_feed_forward", "torchscript", "tf_legacy_loss",
+                                   "use_bfloat16", "tie_encoder_decoder", "add_cross_attention", "is_decoder"))
+    if unknown:
+        shown = ", ".join(_show(k)[1:-1] for k in unknown[:12]) + (f" and {len(unknown) - 12} more"
+                                                                   if len(unknown) > 12 else "")
+        out.append(f"keys not read: {shown}: the numbers assume they do not change the layers, their sizes or "
+                   "what the cache holds")
+    extra = sorted(k for k in outer if k.endswith("_config") and k not in ("text_config", "quantization_config"))
+    if extra:
+        out.append(f"{', '.join(_show(k)[1:-1] for k in extra[:6])} not counted: the weights and FLOPs are the "
+                   "language model's only")
+    return tuple(out)
+
+
+class _Refused(Exception):
+    """Internal: stop reading after a problem that makes the rest meaningless."""
+
+
+def _mixers(r: _Reader, n_layers: int) -> list[str]:
+    """Per layer: ``full``, ``sliding``, ``chunked``, ``linear``, ``mamba``, ``mlp`` or ``moe`` (pattern letters)."""
+    cfg = r.cfg
+    types = r.get("layer_types")
+    pattern = r.get("hybrid_override_pattern")
+    blocks = r.get("layers_block_type")
+    if types is not None:
+        names = {"full_attention": "full", "attention": "full", "global_attention": "full",
+                 "sliding_attention": "sliding", "local_attention": "sliding", "chunked_attention": "chunked",
+                 "linear_attention": "linear", "mamba": "mamba", "mamba2": "mamba"}
+        if not isinstance(types, list) or len(types) != n_layers or not all(isinstance(t, str) for t in types):
+            r.problems.append(f"'layer_types' must be a list of {n_layers} layer-type names "
+                              f"('num_hidden_layers' is {n_layers})")
+            raise _Refused
+        bad = sorted({t for t in types if t not in names})
+        if bad:
+            r.problems.append(f"'layer_types' has kinds this lab cannot model: {', '.join(_show(b) for b in bad[:5])} "
+                              f"(accepted: {', '.join(names)})")
+            raise _Refused
+        return [names[t] for t in types]
+    if pattern is not None:
+        letters = {"M": "mamba", "*": "full", "-": "mlp", "E": "moe"}
+        if not isinstance(pattern, str) or len(pattern) != n_layers or set(pattern) - set(letters):
+            r.problems.append(f"'hybrid_override_pattern' must be {n_layers} letters of M, *, -, E "
+                              f"('num_hidden_layers' is {n_layers})")
+            raise _Refused
+        return [letters[c] for c in pattern]
+    if blocks is not None:
+        names = {"mamba": "mamba", "attention": "full", "linear_attention": "linear"}
+        if not isinstance(blocks, list) or len(blocks) != n_layers or not all(b in names for b in blocks):
+            r.problems.append(f"'layers_block_type' must be a list of {n_layers} of mamba, attention "
+                              f"('num_hidden_layers' is {n_layers})")
+            raise _Refused
+        return [names[b] for b in blocks]
+    if cfg.get("attn_layer_period") is not None:
+        period = r.count("attn_layer_period", 1, low=1)
+        offset = r.count("attn_layer_offset", 0, high=period - 1)
+        return ["full" if i % period == offset else "mamba" for i in range(n_layers)]
+    if cfg.get("full_attention_interval") is not None:
+        interval = r.count("full_attention_interval", 1, low=1)
+        r.assumptions.append(f"no layer_types: every {interval}th layer full attention, the others linear "
+                             "attention (full_attention_interval)")
+        return ["full" if (i + 1) % interval == 0 else "linear" for i in range(n_layers)]
+    return ["full"] * n_layers
+
+
+def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int | None]]:
+    """Per layer (window, chunk) for attention layers."""
+    model_type, n = str(r.cfg.get("model_type", "")).lower(), len(mixers)
+    window = r.positive_int("sliding_window", required=False) or None
+    windows: list[int | None] = [None] * n
+    if "sliding" in mixers:
+        if not window:
+            r.problems.append("'layer_types' names sliding_attention layers but 'sliding_window' is not given")
+            raise _Refused
+        windows = [window if m == "sliding" else None for m in mixers]
+    elif r.get("layer_types") is not None or r.get("hybrid_override_pattern") is not None:
+        pass  # the explicit list has no sliding layers: a sliding_window key, if any, applies to none
+    elif window and r.flag("use_sliding_window", True) is False:
+        r.assumptions.append("sliding_window is switched off (use_sliding_window: false): global attention")
+    elif window:
+        if model_type == "gemma2":
+            r.assumptions.append("Gemma-2: local (sliding) and global layers alternate, starting local")
+            windows = [window if i % 2 == 0 else None for i in range(n)]
+        elif model_type in ("gemma3", "gemma3_text"):
+            pattern = r.count("sliding_window_pattern", 6, low=1)
+            r.assumptions.append(f"Gemma-3: {pattern - 1} local layers per global layer "
+                                 f"(sliding_window_pattern {pattern})")
+            windows = [None if (i + 1) % pattern == 0 else window for i in range(n)]
+        elif model_type.startswith("qwen2") and r.flag("use_sliding_window"):
+            start = r.count("max_window_layers", 0)
+            windows = [window if i >= start else None for i in range(n)]
+        elif model_type.startswith("qwen") and not r.flag("use_sliding_window"):
+            r.assumptions.append("sliding_window given but use_sliding_window is not true: global attention")
+        else:
+            windows = [window] * n
+        windows = [w if m in ("full", "sliding") else None for w, m in zip(windows, mixers, strict=True)]
+    chunks: list[int | None] = [None] * n
+    chunk = r.positive_int("attention_chunk_size", required=False) or None
+    if "chunked" in mixers:
+        if not chunk:
+            r.problems.append("'layer_types' names chunked_attention layers but 'attention_chunk_size' is not given")
+            raise _Refused
+        chunks = [chunk if m == "chunked" else None for m in mixers]
+    elif chunk:
+        rope = r.int_list("no_rope_layers", length=n, high=1)
+        if rope is None:
+            interval = r.count("nope_layer_interval", 0, low=1) or r.count("no_rope_layer_interval", 4, low=1)
+            rope = [int((i + 1) % interval != 0) for i in range(n)]
+            r.assumptions.append(f"no no_rope_layers: every {interval}th layer is a NoPE layer with global "
+                                 "attention, the others attend within chunks (Llama-4's default)")
+        chunks = [chunk if (use and mixers[i] == "full" and windows[i] is None) else None
+                  for i, use in enumerate(rope)]
+    return windows, chunks
+
+
+def _moe_layers(r: _Reader, n_layers: int, model_type: str) -> list[bool]:
+    """Per layer: whether its MLP is mixture-of-experts (for configs without a hybrid pattern)."""
+    cfg = r.cfg
+    first = r.count("first_k_dense_replace", 0, high=n_layers)
+    moe = [i >= first for i in range(n_layers)]
+    if first >= n_layers:
+        r.problems.append(f"first_k_dense_replace {first} leaves no MoE layer of {n_layers}")
+    if cfg.get("interleave_moe_layer_step") is not None:
+        step = r.count("interleave_moe_layer_step", 1, low=1)
+        moe = [m and (i + 1) % step == 0 for i, m in enumerate(moe)]
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list):
+        flags = r.int_list("moe_layer_freq", length=n_layers, high=1)
+        if flags is not None:
+            moe = [m and bool(f) for m, f in zip(moe, flags, strict=True)]
+    elif freq is not None:
+        step = r.count("moe_layer_freq", 1, low=1)
+        moe = [m and (i - first) % step == 0 for i, m in enumerate(moe)] if model_type.startswith("deepseek") \
+            else [m and (i + 1) % step == 0 for i, m in enumerate(moe)]
+    if cfg.get("decoder_sparse_step") is not None:
+        step = r.count("decoder_sparse_step", 1, low=1)
+        moe = [m and (i + 1) % step == 0 for i, m in enumerate(moe)]
+    if cfg.get("expert_layer_period") is not None:
+        period = r.count("expert_layer_period", 1, low=1)
+        offset = r.count("expert_layer_offset", 0, high=period - 1)
+        moe = [m and i % period == offset for i, m in enumerate(moe)]
+    only = r.int_list("mlp_only_layers", high=1 << 20)
+    if only:
+        dense = set(only)
+        moe = [m and i not in dense for i, m in enumerate(moe)]
+    return moe
 
 
 def _llama(r: _Reader) -> dict:
@@ -211,6 +592,8 @@ def _llama(r: _Reader) -> dict:
     n_layers = r.positive_int("num_hidden_layers")
     hidden = r.positive_int("hidden_size")
     heads = r.positive_int("num_attention_heads")
+    pattern = cfg.get("hybrid_override_pattern")
+    experts_key = next((k for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
     inter = r.positive_int("intermediate_size", required="moe_intermediate_size" not in cfg, default=0)
     vocab = r.positive_int("vocab_size")
     if cfg.get("num_key_value_heads") is None:
@@ -219,8 +602,8 @@ def _llama(r: _Reader) -> dict:
                              if cfg.get("multi_query") else "multi-head attention (h_kv = num_attention_heads)"))
     else:
         kv = r.positive_int("num_key_value_heads")
-    if cfg.get("head_dim") is not None:
-        head_dim = r.positive_int("head_dim")
+    if cfg.get("head_dim") is not None or cfg.get("attention_head_dim") is not None:
+        head_dim = r.positive_int("head_dim", "attention_head_dim")
     elif model_type in GEMMA_TYPES:
         head_dim = 256
         r.assumptions.append("head_dim absent: Gemma's default 256")
@@ -232,45 +615,154 @@ def _llama(r: _Reader) -> dict:
     gemma = model_type in GEMMA_TYPES
     if "tie_word_embeddings" not in cfg:
         r.assumptions.append("tie_word_embeddings absent: " + ("tied (Gemma's default)" if gemma else "untied LM head"))
-    norms = (4 if model_type in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
-    if model_type in QK_NORM_TYPES:
-        norms += 2 * head_dim
+    if r.problems or not n_layers:
+        raise _Refused  # sizes needed below are missing or out of range
+    norms = (4 if model_type in ("gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text") else 2) * hidden
+    qk_norm = 2 * head_dim if model_type in QK_NORM_TYPES else 0
+    if pattern is not None:
+        norms = hidden  # Nemotron-H: one RMSNorm per block (each block is a mixer or an MLP)
+
+    mixers = _mixers(r, n_layers)
+    windows, chunks = _windows(r, mixers)
+    shared_from = n_layers - r.count("num_kv_shared_layers", 0, high=n_layers - 1)
+
+    # MLPs.
+    moe = _moe(r, n_layers, model_type, inter, bool(experts_key) or "moe" in mixers)
+    gated = not (str(cfg.get("mlp_hidden_act") or "").lower() in ("relu2", "squared_relu") or pattern is not None)
+    dense_kind = "squared_relu" if str(cfg.get("mlp_hidden_act") or "").lower() in ("relu2", "squared_relu") \
+        else ("gated" if gated else "plain")
+    dense_width = r.positive_int("intermediate_size_mlp", required=False) or inter
+    mlp_bias = r.flag("mlp_bias") and model_type != "gpt_oss"
+    dense_mlp = MLPKind(dense_kind, dense_width, mlp_bias)
+    if pattern is not None:
+        is_moe = [m == "moe" for m in mixers]
+    elif moe:
+        is_moe = _moe_layers(r, n_layers, model_type)
+    else:
+        is_moe = [False] * n_layers
+    if moe and not any(is_moe):
+        where = ("'hybrid_override_pattern' has no E" if pattern is not None else
+                 "'first_k_dense_replace', 'interleave_moe_layer_step', 'moe_layer_freq', 'decoder_sparse_step', "
+                 "'expert_layer_period' or 'mlp_only_layers' leave no MoE layer")
+        r.problems.append(f"{experts_key or 'num_experts'!r} names experts but {where}")
+    if not dense_width and not all(is_moe) and pattern is None:
+        r.problems.append("missing 'intermediate_size' for the dense MLP layers")
+
+    mamba = _mamba(r, hidden) if ("mamba" in mixers) else None
+    linear = _linear_attention(r) if ("linear" in mixers) else None
+    if r.problems:
+        raise _Refused
+    granite_shared = model_type.startswith("granitemoehybrid") and r.positive_int("shared_intermediate_size",
+                                                                                required=False)
+    kinds = []
+    for i, m in enumerate(mixers):
+        if m in ("mlp", "moe"):  # Nemotron-H MLP-only blocks
+            kinds.append(LayerKind("none", mlp=MLPKind("moe") if m == "moe" else dense_mlp))
+            continue
+        mixer = {"full": "attention", "sliding": "attention", "chunked": "attention", "linear": "linear_attention",
+                 "mamba": "mamba"}[m]
+        if pattern is not None:
+            mlp = MLPKind("none")
+        elif is_moe[i]:
+            mlp = MLPKind("moe")
+        else:
+            mlp = dense_mlp
+        kinds.append(LayerKind(mixer, window=windows[i] if mixer == "attention" else None,
+                               chunk=chunks[i] if mixer == "attention" else None,
+                               kv_shared=mixer == "attention" and i >= shared_from, mlp=mlp))
+    if shared_from < n_layers:
+        r.assumptions.append(f"num_kv_shared_layers {n_layers - shared_from}: the last {n_layers - shared_from} "
+                             "layers reuse earlier layers' KV cache and allocate none")
+    stack = LayerStack.from_kinds(kinds)
+    gpt_oss = model_type == "gpt_oss"
+    attention_bias = r.flag("attention_bias")
     fields = dict(
         n_layers=n_layers, hidden_size=hidden, n_heads=heads, n_kv_heads=kv, head_dim=head_dim,
         intermediate_size=inter, vocab_size=vocab,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", gemma)),
-        qkv_bias=bool(cfg.get("attention_bias", False)) or model_type.startswith("qwen2"),
-        gated_mlp=True,
-        max_context=int(cfg.get("max_position_embeddings") or 0),
-        layer_windows=_windows(r, n_layers) if n_layers else (),
+        tie_word_embeddings=r.flag("tie_word_embeddings", gemma),
+        qkv_bias=attention_bias or model_type.startswith("qwen2"),
+        attention_out_bias=attention_bias and not model_type.startswith("qwen"),
+        attention_norm_params=qk_norm,
+        attention_extra_params=heads if gpt_oss else 0,  # one learned sink logit per head
+        q_gate=r.flag("attn_output_gate", model_type in ("qwen3_next",)),
+        gated_mlp=gated,
+        max_context=r.positive_int("max_position_embeddings", required=False) or 0,
+        stack=stack,
         norm_params_per_layer=norms,
-        moe=_moe(r, n_layers),
+        moe=moe,
         mla=_mla(r),
+        linear_attention=linear,
+        mamba=mamba,
+        state_bytes_per_element=_dtype_bytes(cfg.get("mamba_ssm_dtype") or cfg.get("ssm_state_dtype"), 2.0),
+        conv_state_bytes_per_element=_dtype_bytes(cfg.get("torch_dtype") or cfg.get("dtype"), 2.0),
     )
+    if granite_shared and moe:
+        fields["moe"] = MoESpec(**{**moe.__dict__, "n_shared_experts": 1, "shared_intermediate": granite_shared})
+    if (linear or mamba) and cfg.get("mamba_ssm_dtype") is None and cfg.get("ssm_state_dtype") is None:
+        r.assumptions.append("mamba_ssm_dtype absent: the recurrent state is counted at 16 bits")
     if fields["mla"]:
-        fields["qkv_bias"] = False
+        fields["qkv_bias"] = fields["attention_out_bias"] = False
+    if fields["mla"] and fields["q_gate"]:
+        fields["q_gate"] = False
     return fields
 
 
-def _moe(r: _Reader, n_layers: int) -> MoESpec | None:
+def _moe(r: _Reader, n_layers: int, model_type: str, inter: int, wanted: bool) -> MoESpec | None:
     cfg = r.cfg
-    experts = r.get("num_local_experts", "num_experts", "n_routed_experts")
-    if not experts:
+    if not wanted:
         return None
-    per_token = r.positive_int("num_experts_per_tok")
-    width = r.positive_int("moe_intermediate_size", required=False) or r.positive_int("intermediate_size")
-    shared = int(cfg.get("n_shared_experts") or (1 if cfg.get("shared_expert_intermediate_size") else 0))
-    shared_width = int(cfg.get("shared_expert_intermediate_size") or width)
-    first_dense = int(cfg.get("first_k_dense_replace") or 0)
-    if cfg.get("mlp_only_layers"):
-        r.assumptions.append("mlp_only_layers ignored: every layer after the first dense ones counted as MoE")
-    if not isinstance(experts, int) or experts <= 0 or per_token > experts:
-        r.problems.append(f"experts {experts!r} must be a positive integer >= num_experts_per_tok {per_token}")
+    experts = r.positive_int("num_local_experts", "num_experts", "n_routed_experts")
+    per_token = r.positive_int("num_experts_per_tok", "experts_per_token")
+    width = r.positive_int("moe_intermediate_size", required=False) or inter
+    if not width:
+        r.problems.append("missing 'moe_intermediate_size' (or 'intermediate_size') for the experts")
+    shared_width = r.positive_int("shared_expert_intermediate_size", required=False)
+    shared = r.count("n_shared_experts", 1 if shared_width else 0)
+    if model_type in ("llama4", "llama4_text"):
+        shared, shared_width = 1, width
+        r.assumptions.append("Llama-4: one shared expert of the routed experts' width on every MoE layer "
+                             "(the model has it; the config does not name it)")
+    if experts and per_token > experts:
+        r.problems.append(f"num_experts_per_tok {per_token} exceeds the {experts} experts")
+    if r.problems:
         return None
-    if first_dense >= n_layers > 0:
-        r.problems.append(f"first_k_dense_replace {first_dense} leaves no MoE layer of {n_layers}")
+    squared = str(cfg.get("mlp_hidden_act") or "").lower() in ("relu2", "squared_relu")
     return MoESpec(n_experts=experts, experts_per_token=per_token, expert_intermediate=width,
-                   n_shared_experts=shared, shared_intermediate=shared_width, first_dense_layers=first_dense)
+                   n_shared_experts=shared, shared_intermediate=shared_width or width,
+                   first_dense_layers=r.count("first_k_dense_replace", 0, high=n_layers),
+                   expert_matrices=2 if squared else 3,
+                   expert_bias=model_type == "gpt_oss", router_bias=model_type == "gpt_oss",
+                   shared_gate=model_type in SHARED_GATE_TYPES)
+
+
+def _mamba(r: _Reader, hidden: int) -> MambaSpec | None:
+    cfg = r.cfg
+    d_state = r.positive_int("ssm_state_size", "mamba_d_state")
+    d_conv = r.positive_int("conv_kernel", "mamba_d_conv", required=False) or 4
+    expand = r.positive_int("expand", "mamba_expand", required=False) or 2
+    heads = r.positive_int("mamba_num_heads", "mamba_n_heads", required=False)
+    if heads:  # Mamba-2
+        head_dim = r.positive_int("mamba_head_dim", "mamba_d_head", required=False) or (expand * hidden // heads)
+        groups = r.positive_int("n_groups", "mamba_n_groups", required=False) or 1
+        return MambaSpec(version=2, d_inner=heads * head_dim, d_state=d_state, d_conv=d_conv, n_heads=heads,
+                         head_dim=head_dim, n_groups=groups,
+                         conv_bias=r.flag("use_conv_bias", r.flag("mamba_conv_bias", True)),
+                         proj_bias=r.flag("use_bias", r.flag("mamba_proj_bias", False)))
+    d_inner = expand * hidden
+    dt_rank = r.count("mamba_dt_rank", 0) if isinstance(cfg.get("mamba_dt_rank"), int) else 0
+    return MambaSpec(version=1, d_inner=d_inner, d_state=d_state, d_conv=d_conv,
+                     dt_rank=dt_rank or math.ceil(hidden / 16),
+                     conv_bias=r.flag("mamba_conv_bias", True), proj_bias=r.flag("mamba_proj_bias", False))
+
+
+def _linear_attention(r: _Reader) -> LinearAttentionSpec:
+    return LinearAttentionSpec(
+        n_key_heads=r.positive_int("linear_num_key_heads"),
+        n_value_heads=r.positive_int("linear_num_value_heads"),
+        key_head_dim=r.positive_int("linear_key_head_dim"),
+        value_head_dim=r.positive_int("linear_value_head_dim"),
+        conv_kernel=r.positive_int("linear_conv_kernel_dim", required=False) or 4,
+    )
 
 
 def _mla(r: _Reader) -> MLASpec | None:
@@ -283,6 +775,10 @@ def _mla(r: _Reader) -> MLASpec | None:
         v_head_dim=r.positive_int("v_head_dim"),
         q_lora_rank=r.positive_int("q_lora_rank", required=False) or None,
     )
+
+
+def _plain_stack(n_layers: int, width: int, gated: bool) -> LayerStack:
+    return LayerStack.uniform(LayerKind(mlp=MLPKind("gated" if gated else "plain", width)), n_layers)
 
 
 def _gpt2(r: _Reader) -> dict:
@@ -300,7 +796,7 @@ def _gpt2(r: _Reader) -> dict:
         n_layers=n_layers, hidden_size=hidden, n_heads=heads, n_kv_heads=heads,
         head_dim=hidden // heads if heads else 0, intermediate_size=inner, vocab_size=vocab,
         tie_word_embeddings=True, qkv_bias=True, gated_mlp=False, max_context=positions,
-        layer_windows=(None,) * n_layers,
+        stack=_plain_stack(n_layers, inner, False),
         norm_params_per_layer=4 * hidden,  # two LayerNorms with biases
         final_norm_params=2 * hidden,
         extra_params=positions * hidden,  # learned position embeddings (wpe)
@@ -314,25 +810,25 @@ def _falcon(r: _Reader) -> dict:
     hidden = r.positive_int("hidden_size")
     heads = r.positive_int("num_attention_heads", "n_head")
     vocab = r.positive_int("vocab_size")
-    new_arch = bool(cfg.get("new_decoder_architecture"))
+    new_arch = r.flag("new_decoder_architecture")
     if new_arch:
         kv = r.positive_int("num_kv_heads")
     else:
-        kv = 1 if cfg.get("multi_query", True) else heads
+        kv = 1 if r.flag("multi_query", True) else heads
     if heads and hidden % heads:
         r.problems.append(f"hidden_size {hidden} is not divisible by heads {heads}")
-    bias = bool(cfg.get("bias", False))
+    bias = r.flag("bias")
     if "tie_word_embeddings" not in cfg:
         r.assumptions.append("tie_word_embeddings absent: untied (Falcon checkpoints store lm_head separately)")
-    inner = int(cfg.get("ffn_hidden_size") or 4 * hidden)
+    inner = r.positive_int("ffn_hidden_size", required=False) or 4 * hidden
     # parallel attention with the old architecture has one LayerNorm per block.
-    norms_per_block = 2 if new_arch or not cfg.get("parallel_attn", True) else 1
+    norms_per_block = 2 if new_arch or not r.flag("parallel_attn", True) else 1
     return dict(
         n_layers=n_layers, hidden_size=hidden, n_heads=heads, n_kv_heads=kv,
         head_dim=hidden // heads if heads else 0, intermediate_size=inner, vocab_size=vocab,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)), qkv_bias=bias, gated_mlp=False,
-        max_context=int(cfg.get("max_position_embeddings") or 2048),
-        layer_windows=(None,) * n_layers,
+        tie_word_embeddings=r.flag("tie_word_embeddings"), qkv_bias=bias, gated_mlp=False,
+        max_context=r.positive_int("max_position_embeddings", required=False) or 2048,
+        stack=_plain_stack(n_layers, inner, False),
         norm_params_per_layer=norms_per_block * 2 * hidden,
         final_norm_params=2 * hidden,
         block_bias_params=(hidden + inner + hidden) if bias else 0,
@@ -340,38 +836,19 @@ def _falcon(r: _Reader) -> dict:
 
 
 def _chatglm(r: _Reader) -> dict:
-    cfg = r.cfg
     n_layers = r.positive_int("num_layers")
     hidden = r.positive_int("hidden_size")
     heads = r.positive_int("num_attention_heads")
-    kv = r.positive_int("multi_query_group_num") if cfg.get("multi_query_attention") else heads
+    kv = r.positive_int("multi_query_group_num") if r.flag("multi_query_attention") else heads
     head_dim = r.positive_int("kv_channels", required=False) or (hidden // heads if heads else 0)
+    ffn = r.positive_int("ffn_hidden_size")
     return dict(
         n_layers=n_layers, hidden_size=hidden, n_heads=heads, n_kv_heads=kv, head_dim=head_dim,
-        intermediate_size=r.positive_int("ffn_hidden_size"),
+        intermediate_size=ffn,
         vocab_size=r.positive_int("padded_vocab_size", "vocab_size"),
         tie_word_embeddings=False,
-        qkv_bias=bool(cfg.get("add_qkv_bias", False) or cfg.get("add_bias_linear", False)),
+        qkv_bias=r.flag("add_qkv_bias") or r.flag("add_bias_linear"),
         gated_mlp=True,  # SwiGLU: dense_h_to_4h is h × 2·ffn
-        max_context=int(cfg.get("seq_length") or 0),
-        layer_windows=(None,) * n_layers,
+        max_context=r.positive_int("seq_length", required=False) or 0,
+        stack=_plain_stack(n_layers, ffn, True),
     )
-
-
-def _quantization(r: _Reader, qc) -> Quantization | None:
-    if not isinstance(qc, dict):
-        return None
-    method = str(qc.get("quant_method", "unknown")).lower()
-    if method in ("gptq", "awq"):
-        bits = int(qc.get("bits") or qc.get("w_bit") or 4)
-        group = int(qc.get("group_size") or qc.get("q_group_size") or 128)
-        if group <= 0:  # group_size -1 means one group per output row: negligible overhead
-            return Quantization(method, bits, 0.0)
-        # A 16-bit scale and a bits-wide zero point per group of `group` weights.
-        return Quantization(method, bits, (2 + bits / 8) / group)
-    if method == "fp8":
-        block = qc.get("weight_block_size") or [128, 128]
-        # One FP32 scale per block (DeepSeek-V3: 128 × 128).
-        return Quantization(method, 8, 4 / (block[0] * block[1]))
-    r.assumptions.append(f"quantization_config {method!r} not modelled: no scale overhead counted")
-    return Quantization(method, int(qc.get("bits") or 16), 0.0)

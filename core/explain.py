@@ -1,7 +1,17 @@
-"""A step-by-step derivation of a scenario, in the style of article 000's
-"A Concrete Example": every number with its formula, values and unit."""
+"""The derivation of a scenario, step by step, in the style of article 000's
+"A Concrete Example": every quantity with its formula, this scenario's values
+substituted with their units, and the result.
+
+One derivation, several renderings: :func:`derivation` returns structured
+:class:`Step` s of :class:`Quantity` records; :func:`explain` renders them as
+the command line's text, the app's readouts render the same records as HTML
+(``app/readouts.py``), and the offline page takes their labels and formulas.
+Bytes are written as GB (1e9) or GiB (2^30), each named.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
 from .precision import get_precision
@@ -9,6 +19,7 @@ from .scenario import ScenarioResult
 from .units import (
     GB,
     GiB,
+    KiB,
     fmt_bandwidth,
     fmt_bytes_gb,
     fmt_bytes_gib,
@@ -20,69 +31,307 @@ from .units import (
     fmt_sig,
 )
 
+__all__ = ["Quantity", "Step", "derivation", "explain", "quantities"]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One derived quantity.
+
+    Attributes:
+        key: a stable name (readouts are found by it: ``data-readout=<key>``).
+        label: what it is, in words ("Arithmetic intensity (weights)").
+        formula: the formula in the articles' symbols ("I = 2·B·k / p").
+        work: the formula with this scenario's values and units, ending in the result.
+        value: the result alone, with its unit ("1 FLOP/byte").
+    """
+
+    key: str
+    label: str
+    formula: str
+    work: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A titled group of quantities (article 000's Steps 1-6)."""
+
+    title: str
+    quantities: tuple[Quantity, ...]
+
+
+def _fpb(x: float) -> str:
+    return f"{fmt_sig(x)} FLOP/byte"
+
+
+def _pct(x: float) -> str:
+    return f"{fmt_sig(100 * x, 3)} %"
+
+
+def derivation(r: ScenarioResult) -> list[Step]:
+    """The steps of ``r``'s derivation, each quantity with formula, work and value."""
+    m, g = r.model, r.gpu
+    prefill = r.phase == "prefill"
+    k_note = " (k = prompt length in prefill)" if prefill else ""
+    s_note = " (the prompt, in prefill)" if prefill else ""
+    peak, bw = fmt_flops_rate(r.peak_flop_per_s), fmt_bandwidth(r.bandwidth)
+    att, att_kv = fmt_flops_rate(r.attainable_flop_per_s_weights), fmt_flops_rate(r.attainable_flop_per_s_with_kv)
+    gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
+    n_read = r.weight_bytes_read / r.bytes_per_weight
+    kv_share = r.kv_traffic_bytes / r.bytes_per_step
+    split = r.gpus_per_replica > 1
+    per_gpu_note = f" (one GPU of {r.gpus_per_replica}: its share, see Step 7)" if split else ""
+    stored = r.weight_dtype == "stored"
+    weights = (
+        Quantity("params", "Parameters N",
+                 "from config.json" + (" (MoE: total held; active per token)" if m.moe else ""),
+                 f"{r.n_params:,} held" + (f"; {r.n_active_params:,} active per token" if m.moe else ""),
+                 f"{r.n_params / 1e9:,.2f}e9"),
+        Quantity("weights", "Weight bytes read per step",
+                 "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
+                 (f"{n_read:,.0f} of {r.n_params:,} parameters (the experts {r.batch * r.tokens_per_read:,} tokens "
+                  f"touch) {'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
+                  f"{fmt_bytes_gb(r.weight_bytes_read)} "
+                  f"({fmt_bytes_gib(r.weight_bytes_read)}); memory holds all {fmt_bytes_gib(r.weight_bytes_held)}")
+                 if m.moe else
+                 f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 if stored else
+                 f"{n_read:,.0f} parameters on this GPU × {r.bytes_per_weight:g} bytes = "
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 if split else
+                 f"{r.n_params:,} × {r.bytes_per_weight:g} bytes = {fmt_bytes_gb(r.weight_bytes_read)} "
+                 f"({fmt_bytes_gib(r.weight_bytes_read)})",
+                 f"{r.weight_bytes_read / GB:,.2f} GB ({r.weight_bytes_read / GiB:,.2f} GiB)"),
+        Quantity("weight-time", "Weight read time", "weight bytes / BW",
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} / {bw} = {fmt_seconds(r.weight_bytes_read / r.bandwidth)}",
+                 fmt_seconds(r.weight_bytes_read / r.bandwidth)),
+    )
+    if stored:  # each tensor group in its own format: the bytes read, not N·p, are the denominator
+        intensity_formula = "I = 2·N_active·B·k / weight bytes read"
+        intensity_work = (f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} / "
+                          f"{fmt_bytes_gb(r.weight_bytes_read)}")
+    elif m.moe:
+        intensity_formula = "I = 2·B·k·N_active / (N_read·p)"
+        intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {r.n_active_params:,} / ({n_read:,.0f} × "
+                          f"{r.bytes_per_weight:g} bytes)")
+    else:
+        intensity_formula = "I = 2·B·k / p"
+        intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
+    n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
+    attention_where = ("causal (query, key) pairs of the prompt" if prefill
+                       else f"each of B·k tokens attending to S = {r.context:,} cached keys")
+    roofline = (
+        Quantity("flops", "FLOP per step", "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)"
+                 + (" (this GPU's share of both)" if split else ""),
+                 f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
+                 f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
+                 f"{fmt_flop(r.attention_flop_per_step)} of attention ({attention_where}) = "
+                 f"{fmt_flop(r.flop_per_step)}",
+                 fmt_flop(r.flop_per_step)),
+        Quantity("roof", "Compute roof", "dense peak for the weight precision",
+                 f"{peak} dense ({r.compute_roof_reason})", peak),
+        Quantity("compute-time", "Compute time", "FLOP / P_peak",
+                 f"{fmt_flop(r.flop_per_step)} / {peak} = {fmt_seconds(r.flop_per_step / r.peak_flop_per_s)}",
+                 fmt_seconds(r.flop_per_step / r.peak_flop_per_s)),
+        Quantity("intensity", "Arithmetic intensity (weights)", intensity_formula + k_note,
+                 f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}", _fpb(r.arithmetic_intensity_weights)),
+        Quantity("ridge", "Ridge point", "P_peak / BW", f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
+                 f"{r.ridge_point:,.0f} FLOP/byte"),
+        Quantity("attainable", "Attainable (weights roofline)", "min(P_peak, BW·I)",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}) = {att} = "
+                 f"{_pct(r.peak_fraction_weights)} of peak", att),
+        Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak = min(1, I / ridge)",
+                 f"{att} / {peak} = {_pct(r.peak_fraction_weights)}", _pct(r.peak_fraction_weights)),
+        Quantity("tokens-no-kv", "Tokens/s ignoring KV", "B·E / max(FLOP/P_peak, N_read·p/BW)",
+                 f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
+                 f"{fmt_rate(r.tokens_per_s_weights)} tokens/s", f"{fmt_rate(r.tokens_per_s_weights)} tokens/s"),
+    )
+    window = "" if all(w is None for w in m.layer_windows) else f"; {m.attention_pattern()}"
+    kv = (
+        Quantity("kv-token", "KV per token", "over the layers that hold their own cache",
+                 f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
+                 f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
+        Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),
+                 "KV per token × S (windowed layers hold at most their window)"
+                 + (" + the fixed state of linear-attention / Mamba layers" if r.state_bytes_per_sequence else ""),
+                 f"at S = {r.context:,}{s_note}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
+                 f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}"
+                 + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
+                    if r.state_bytes_per_sequence else ""),
+                 fmt_bytes_gib(r.kv_bytes_per_sequence, 3)),
+        Quantity("kv-total", "KV cache (whole batch)", "KV_seq(S) × B",
+                 f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
+                 f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
+                 f"{r.kv_bytes / GiB:,.2f} GiB")
+        if not split else
+        Quantity("kv-total", "KV cache per GPU (whole batch)", "KV_seq(S) × GPU share × B × PP micro-batches",
+                 f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.3f} GiB × {r.batch} × {r.pp} = {r.kv_bytes / GiB:,.2f} GiB"
+                 f" = {r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
+                 f"{r.kv_bytes / GiB:,.2f} GiB"),
+    )
+    moves = (
+        Quantity("bytes-step", "Bytes per step", "weights read + KV",
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
+                 f"{fmt_bytes_gb(r.bytes_per_step)}", fmt_bytes_gb(r.bytes_per_step)),
+        Quantity("kv-share", "KV share of traffic", "KV bytes / bytes per step",
+                 f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {100 * kv_share:.1f} %",
+                 f"{100 * kv_share:.0f} %"),
+        Quantity("intensity-kv", "Intensity counting KV reads", "FLOP / (N_read·p + B·KV_seq(S))",
+                 f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + "
+                 f"{r.kv_traffic_bytes / GB:,.2f} GB) = {_fpb(r.arithmetic_intensity_with_kv)}",
+                 _fpb(r.arithmetic_intensity_with_kv)),
+        Quantity("attainable-kv", "Attainable counting KV reads", "min(P_peak, BW·I_kv): what the step sustains",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = {att_kv} = "
+                 f"{_pct(r.peak_fraction_with_kv)} of peak", f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
+        Quantity("bound", "Bound", "intensity counting KV vs ridge point",
+                 f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
+                 f"{r.ridge_point:,.1f} FLOP/byte", f"{r.bound}-bound"),
+        Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)" + (" + communication" if split else ""),
+                 f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw})"
+                 + (f" + {fmt_seconds(r.communication_time_s)}" if split else "")
+                 + f" = {fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
+        Quantity("tokens", "Tokens/s ceiling", "B·E / step time (counting KV; E = tokens gained per sequence per step)",
+                 f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s", f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s"),
+    )
+    kv_held_seq = r.kv_bytes_per_sequence_per_gpu * r.pp
+    fits = (
+        Quantity("capacity", "Capacity", "datasheet GB read by the capacity convention",
+                 f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
+                 f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
+                 fmt_bytes_gib(r.capacity_bytes)),
+        Quantity("free", "Free for KV", "max(0, capacity − weights held − reserve)",
+                 f"max(0, {r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − "
+                 f"{r.reserve_bytes / GiB:,.2f} GiB) = {fmt_bytes_gib(r.free_for_kv_bytes)}"
+                 + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
+                    if r.weights_shortfall_bytes else ""),
+                 fmt_bytes_gib(r.free_for_kv_bytes)),
+        Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))"
+                 + (" (per GPU: its KV share × PP micro-batches)" if split else ""),
+                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {kv_held_seq / GiB:,.3f} GiB) = "
+                 f"{r.max_batch:,}", f"{r.max_batch:,}"),
+        Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity" + (" (per GPU)" if split else ""),
+                 f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
+                 f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB",
+                 "yes" if r.fits else "NO"),
+    )
+    latency = (
+        Quantity("ttft", "Time to first token (one prompt)",
+                 "prefill of one prompt: k = prompt length, B = 1, weights + causal attention FLOP",
+                 f"prefill I (weights) = {_fpb(r.ttft_intensity)} → {fmt_seconds(r.ttft_s)}", fmt_seconds(r.ttft_s)),
+        Quantity("tpot", "Time per output token", "decode step at context S / E",
+                 f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step / "
+                 f"E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
+        Quantity("spec", "Speculation: tokens per verify", "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
+                 f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
+                 f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1",
+                 f"{r.expected_tokens_per_step:.2f}"),
+    )
+    steps = [
+        Step("Step 1  weight traffic per step", weights),
+        Step("Step 2  arithmetic and the roofline", roofline),
+        Step("Step 3  KV cache", kv),
+        Step("Step 4  what one step moves", moves),
+        Step("Step 5  what fits", fits),
+        Step("Step 6  latency", latency),
+        Step("Step 7  many GPUs and what a token costs", _many_gpus(r)),
+    ]
+    return steps
+
+
+def _money(x: float | None) -> str:
+    return "no price given" if x is None else f"${fmt_sig(x, 3)}"
+
+
+def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
+    """TP/PP/EP/replicas: per-GPU shares, communication, the interconnect roof, throughput and cost."""
+    m = r.model
+    h_kv = m.n_kv_heads if r.gqa else m.n_heads
+    link = fmt_bandwidth(r.link_bandwidth) if r.link_bandwidth else "no link figure"
+    mla = m.mla is not None and r.gqa
+    fit = ("fits as set" if r.fits and r.tp == (r.suggested_tp or r.tp) else
+           f"TP = {r.suggested_tp}" + (f", PP = {r.suggested_pp}" if (r.suggested_pp or 1) > 1 else "")
+           if r.suggested_tp else "none up to the node and 1,024 GPUs")
+    fit += f" (at EP = {r.ep})" if r.ep > 1 and r.suggested_tp else ""
+    comm_i = "—" if r.communication_intensity is None else _fpb(r.communication_intensity)
+    sent = r.bytes_sent_per_step
+    return (
+        Quantity("gpus", "GPUs", "TP × PP × EP × replicas",
+                 f"{r.tp} × {r.pp} × {r.ep} × {r.replicas} = {r.gpus_total:,} ({r.interconnect})",
+                 f"{r.gpus_total:,}"),
+        Quantity("weights-gpu", "Weights held per GPU", "(N − norms)·p / TP + norms·p, per pipeline stage "
+                 "(MoE experts / (TP·EP))",
+                 f"{fmt_bytes_gib(r.model_weight_bytes)} in all → {fmt_bytes_gib(r.weight_bytes_held)} on the most "
+                 f"loaded GPU ({r.layers_per_gpu} of {m.n_layers} layers)", fmt_bytes_gib(r.weight_bytes_held)),
+        Quantity("kv-gpu", "KV per token per GPU",
+                 "MLA latent: replicated on every GPU" if mla else "2·L·ceil(h_kv/TP)·d_head·p_kv (per stage)",
+                 (f"{fmt_bytes_small(r.kv_bytes_per_token)} on each of the {r.tp} TP GPUs" if mla else
+                  f"ceil({h_kv}/{r.tp}) = {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} per "
+                  f"GPU" + (" (replicated: TP > h_kv)" if r.tp > h_kv else "")
+                  + f", {r.layers_per_gpu} layers → {fmt_bytes_small(r.kv_bytes_per_token_per_gpu)}"),
+                 f"{fmt_sig(r.kv_bytes_per_token_per_gpu / KiB)} KiB"),
+        Quantity("allreduce", "One all-reduce (ring)", "2·(TP−1)/TP · B·k·h·a / link + t_call (Patarasuk & Yuan "
+                 "2009; nccl-tests PERFORMANCE.md)",
+                 (f"2 × {r.tp - 1}/{r.tp} × {fmt_bytes_small(r.allreduce_bytes)} / {link} per direction + "
+                  f"{fmt_seconds(r.allreduce_time_s - 2 * (r.tp - 1) / r.tp * r.allreduce_bytes / r.link_bandwidth) if r.link_bandwidth else 'the call latency'}"  # noqa: E501
+                  f" = {fmt_seconds(r.allreduce_time_s)}; two per layer") if r.tp > 1 else "TP = 1: none",
+                 fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
+        Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped",
+                 f"{fmt_bytes_small(sent)} sent per GPU → {fmt_seconds(r.communication_time_s)}, against "
+                 f"{fmt_seconds(r.memory_time_s)} of memory and {fmt_seconds(r.compute_time_s)} of compute",
+                 fmt_seconds(r.communication_time_s)),
+        Quantity("comm-intensity", "Communication intensity", "FLOP per byte a GPU sends, vs P_peak / link",
+                 (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
+                  + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" if r.interconnect_ridge_point else "unknown")
+                  + (" → communication-bound" if r.communication_intensity and r.interconnect_ridge_point
+                     and r.communication_intensity < r.interconnect_ridge_point else ""))
+                 if sent else "nothing sent on one GPU", comm_i),
+        Quantity("pipeline", "Pipeline", "latency adds over PP stages; bubble (PP−1)/(M+PP−1) (article 004, §07)",
+                 (f"{r.pp} stages of ≤ {r.layers_per_gpu} layers; a token takes {r.pp} × "
+                  f"{fmt_seconds(r.verify_step_time_s)}; throughput needs {r.pp} micro-batches of B in flight; one "
+                  f"pass of M = {r.pp} idles {100 * r.pipeline_bubble:.0f} %") if r.pp > 1 else "PP = 1: one stage",
+                 f"{r.pp} stage{'s' if r.pp > 1 else ''}"),
+        Quantity("experts-gpu", "Experts per GPU (MoE)", "E / EP; touched: (E/EP)·(1 − (1 − k_e/E)^(EP·B·k))",
+                 (f"{m.moe.n_experts} / {r.ep} = {fmt_sig(r.experts_per_gpu)} per MoE layer; "
+                  f"{fmt_sig(r.experts_touched_per_gpu, 3)} touched per step") if m.moe else "dense model: no experts",
+                 fmt_sig(r.experts_per_gpu) if m.moe else "—"),
+        Quantity("tokens-aggregate", "Tokens/s, all GPUs", "B·E / step × EP groups × replicas",
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} × {r.ep} × {r.replicas} = {fmt_rate(r.tokens_per_s_aggregate)}"
+                 f" tokens/s ({r.sequences_in_flight:,} sequences in flight); per sequence "
+                 f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s",
+                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s"),
+        Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
+                 f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
+        Quantity("cost-output", "Cost per million output tokens", "price × GPUs / 3600 / output tokens/s × 1e6",
+                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens
+                 else "set a price per GPU-hour", _money(r.cost_per_million_output_tokens)),
+        Quantity("cost-prompt", "Cost per million prompt tokens", "price × GPUs / 3600 / prompt tokens/s × 1e6",
+                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens
+                 else "set a price per GPU-hour", _money(r.cost_per_million_prompt_tokens)),
+    )
+
+
+def quantities(r: ScenarioResult) -> dict[str, Quantity]:
+    """Every quantity of ``r``'s derivation by key, in derivation order."""
+    return {q.key: q for step in derivation(r) for q in step.quantities}
+
 
 def explain(r: ScenarioResult) -> str:
-    """The derivation of ``r`` as plain text (one line per quantity)."""
-    m, g, gqa = r.model, r.gpu, r.gqa
-    w_label, kv_label = get_precision(r.weight_dtype).label, get_precision(r.kv_dtype).label
+    """The derivation of ``r`` as plain text (one line per quantity), then the model as read."""
+    m = r.model
+    w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
     lines = [
-        f"{m.name} on {g.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
-        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if gqa else 'off'}",
-        "",
-        "Step 1  weight traffic per step",
-        f"  N = {r.n_params:,} parameters (derived from config.json)"
-        + (f"; {r.n_active_params:,} active per token; this step reads {r.weight_bytes / r.bytes_per_weight:,.0f} "
-           f"(the experts {r.batch * r.tokens_per_read:,} tokens touch)" if m.moe else ""),
-        f"  weight bytes read = N_read·p = {r.weight_bytes / r.bytes_per_weight:,.0f} × {r.bytes_per_weight:g} B = "
-        f"{fmt_bytes_gb(r.weight_bytes)} ({fmt_bytes_gib(r.weight_bytes)})",
-        f"  weight read time = {fmt_bytes_gb(r.weight_bytes)} / {fmt_bandwidth(r.bandwidth)} = "
-        f"{fmt_seconds(r.weight_bytes / r.bandwidth)}",
-        "",
-        "Step 2  arithmetic and the roofline",
-        f"  FLOPs per step = 2·N_active·B·k = 2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} = "
-        f"{fmt_flop(r.flops_per_step)}",
-        f"  compute roof = {fmt_flops_rate(r.peak_flops)} dense ({r.compute_roof_reason})",
-        f"  compute time = {fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)} = "
-        f"{fmt_seconds(r.flops_per_step / r.peak_flops)}",
-        f"  arithmetic intensity I = 2·B·k/p = 2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} = "
-        f"{fmt_sig(r.arithmetic_intensity)} FLOP/byte",
-        f"  ridge point = P_peak/BW = {fmt_flops_rate(r.peak_flops)} / {fmt_bandwidth(r.bandwidth)} = "
-        f"{r.ridge_point:,.1f} FLOP/byte",
-        f"  attainable = min(P_peak, BW·I) = {fmt_flops_rate(r.attainable_flops)} = "
-        f"{fmt_sig(100 * r.peak_fraction, 3)} % of peak",
-        f"  ceiling ignoring KV = B·E / max(compute, weight read) = {fmt_rate(r.tokens_per_s_without_kv)} tokens/s"
-        + (f"  (E = {r.expected_tokens_per_step:.3g} expected tokens per verify at α = {r.acceptance:g})"
-           if r.phase == "decode" and r.spec_k > 1 else ""),
-        "",
-        "Step 3  KV cache",
-        f"  per token = {m.kv_formula(r.kv_bytes_per_element, gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
-        f"  per sequence at S = {r.context:,}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
-        f"({fmt_bytes_gib(r.kv_bytes_per_sequence)})"
-        + ("" if all(w is None for w in m.layer_windows) else
-           f"  (sliding-window layers hold at most their window: {m.attention_pattern()})"),
-        f"  whole batch × B = {r.batch}: {fmt_bytes_gb(r.kv_bytes)} ({fmt_bytes_gib(r.kv_bytes)})",
-        "",
-        "Step 4  what one step moves",
-        f"  bytes per step = weights + KV = {fmt_bytes_gb(r.weight_bytes)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
-        f"{fmt_bytes_gb(r.bytes_per_step)}  (KV share {100 * r.kv_traffic_bytes / r.bytes_per_step:.0f} %)",
-        f"  intensity counting KV = FLOPs / bytes = {fmt_sig(r.arithmetic_intensity_with_kv)} FLOP/byte -> "
-        f"{r.bound}-bound, {fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak",
-        f"  step time = max({fmt_flop(r.flops_per_step)} / {fmt_flops_rate(r.peak_flops)}, "
-        f"{r.bytes_per_step / GB:,.2f} GB / {fmt_bandwidth(r.bandwidth)}) = {fmt_seconds(r.step_time_s)}",
-        f"  tokens/s = B·E / step time = {fmt_sig(r.tokens_per_s * r.step_time_s)} / {fmt_seconds(r.step_time_s)} = "
-        f"{fmt_rate(r.tokens_per_s)} tokens/s  (E = tokens each sequence gains per step)",
-        "",
-        "Step 5  what fits",
-        f"  capacity = {g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
-        f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
-        f"  free for KV = capacity - weights - reserve = {r.capacity_bytes / GiB:,.2f} - {r.weight_bytes / GiB:,.2f} - "
-        f"{r.reserve_bytes / GiB:,.2f} GiB = {fmt_bytes_gib(r.free_for_kv_bytes)}",
-        f"  largest batch at S = {r.context:,}: floor(max(0, free) / KV per sequence) = {r.max_batch:,}",
-        f"  attention: {m.attention_pattern()}",
-        f"  B = {r.batch}: weights + KV + reserve = {fmt_bytes_gib(r.memory_used_bytes)} -> "
-        + ("fits" if r.fits else "DOES NOT FIT"),
+        f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
+        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}",
     ]
+    for step in derivation(r):
+        lines += ["", step.title]
+        lines += [f"  {q.label}: {q.formula} = {q.work}" for q in step.quantities]
     lines += [f"  note: {w}" for w in r.warnings]
     lines += ["", f"Model as read from its config.json ({m.config_url or m.name})"]
     lines += [f"  {key}: {value}" for key, value in m.architecture().items()]

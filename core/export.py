@@ -16,19 +16,19 @@ from .scenario import ScenarioResult
 
 LADDER_COLUMNS = (
     ("batch", "batch"),
-    ("arithmetic_intensity", "arithmetic_intensity_flop_per_byte"),
+    ("arithmetic_intensity_weights", "arithmetic_intensity_weights_flop_per_byte"),
     ("arithmetic_intensity_with_kv", "arithmetic_intensity_with_kv_flop_per_byte"),
-    ("attainable_flops", "attainable_flop_per_s"),
-    ("peak_fraction", "peak_fraction"),
-    ("tokens_per_s", "tokens_per_s"),
-    ("tokens_per_s_without_kv", "tokens_per_s_without_kv"),
+    ("attainable_flop_per_s_weights", "attainable_flop_per_s_weights"),
+    ("peak_fraction_weights", "peak_fraction_weights"),
+    ("tokens_per_s_with_kv", "tokens_per_s_with_kv"),
+    ("tokens_per_s_weights", "tokens_per_s_weights"),
     ("fits", "fits_in_memory"),
 )
 
 PIN_COLUMNS = (
     "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
-    "arithmetic_intensity_flop_per_byte", "attainable_flop_per_s", "tokens_per_s", "kv_cache_bytes",
-    "weight_bytes", "fits_in_memory", "differs_by",
+    "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "tokens_per_s_with_kv",
+    "kv_cache_bytes", "weight_bytes_read", "fits_in_memory", "differs_by",
 )
 
 
@@ -46,11 +46,32 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
     out = []
     for row in rows:
         r = row.result
-        out.append(dict(zip(PIN_COLUMNS, (
-            row.pin.name, r.model.id, r.gpu.id, r.weight_dtype, r.kv_dtype, r.batch, r.spec_k, r.context, r.gqa,
-            r.arithmetic_intensity, r.attainable_flops, r.tokens_per_s, r.kv_bytes, r.weight_bytes, r.fits,
-            "; ".join(row.notes),
-        ), strict=True)))
+        out.append(
+            dict(
+                zip(
+                    PIN_COLUMNS,
+                    (
+                        row.pin.name,
+                        r.model.id,
+                        r.gpu.id,
+                        r.weight_dtype,
+                        r.kv_dtype,
+                        r.batch,
+                        r.spec_k,
+                        r.context,
+                        r.gqa,
+                        r.arithmetic_intensity_weights,
+                        r.attainable_flop_per_s_weights,
+                        r.tokens_per_s_with_kv,
+                        r.kv_bytes,
+                        r.weight_bytes_read,
+                        r.fits,
+                        "; ".join(row.differs_by),
+                    ),
+                    strict=True,
+                )
+            )
+        )
     return out
 
 
@@ -62,14 +83,30 @@ def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
         "ladder": ladder_records(r),
         "pins": pin_records(list(pins)),
     }
-    return json.dumps(doc, indent=2)
+    return json.dumps(doc, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value):
+    """A CSV cell that a spreadsheet shows as text, never runs.
+
+    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    gets a leading apostrophe, OWASP's rule against CSV injection (a pin renamed
+    ``=HYPERLINK(…)`` stays that text); numbers and booleans pass unchanged.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _csv(records: list[dict], columns) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({key: neutralise(value) for key, value in rec.items()} for rec in records)
     return buf.getvalue()
 
 

@@ -37,9 +37,9 @@ class Accelerator:
     Attributes:
         id: catalogue id (``"h100-sxm"``).
         name: display name.
-        dense_flops: dense peak FLOP/s keyed by compute roof (``"bf16"``, ``"fp8"``,
+        dense_flop_per_s: dense peak FLOP/s keyed by compute roof (``"bf16"``, ``"fp8"``,
             ``"int8"``, ``"fp4"``, ``"fp32"``); INT8 figures are OP/s.
-        sparse_flops: the 2:4 structured-sparsity figures, FLOP/s (not used for any
+        sparse_flop_per_s: the 2:4 structured-sparsity figures, FLOP/s (not used for any
             roof: dense LLM GEMMs have no 2:4 sparsity).
         hbm_bandwidth: peak DRAM bandwidth, bytes/s.
         memory_datasheet_value: capacity as printed, in ``memory_datasheet_unit``.
@@ -47,6 +47,16 @@ class Accelerator:
         sources: datasheet or whitepaper for each field.
         reference_id: for a measured or custom part, the catalogue part whose
             datasheet roof is drawn beside it.
+        sm_count: streaming multiprocessors (or CUs, MMEs, TensorCores: ``compute_unit``
+            says which); None where no source prints it.
+        compute_unit: ``"SM"``, ``"CU"``, ``"MME"`` or ``"TensorCore"``.
+        l2_bytes: last-level on-chip cache (L2), bytes; None where unpublished.
+        sram_per_sm_bytes: the largest shared memory (LDS) one thread block may use
+            on one SM, bytes: FlashAttention's SRAM size M.  None where unpublished.
+        roof_kind: what the compute roof is (GPU tensor cores, TPU MXU, Gaudi MME).
+        interconnect: the scale-up link, or None.
+        l2_bandwidth: L2 bandwidth, bytes/s, where a source gives it (else None).
+        sram_bandwidth: aggregate shared-memory bandwidth, bytes/s (else None).
     """
 
     id: str
@@ -54,8 +64,8 @@ class Accelerator:
     vendor: str
     architecture: str
     year: int
-    dense_flops: dict[str, float]
-    sparse_flops: dict[str, float]
+    dense_flop_per_s: dict[str, float]
+    sparse_flop_per_s: dict[str, float]
     hbm_bandwidth: float
     memory_datasheet_value: float
     memory_datasheet_unit: str
@@ -63,6 +73,14 @@ class Accelerator:
     sources: dict[str, str] = field(default_factory=dict)
     notes: str = ""
     reference_id: str | None = None
+    sm_count: int | None = None
+    compute_unit: str = "SM"
+    l2_bytes: float | None = None
+    sram_per_sm_bytes: float | None = None
+    roof_kind: str = ""
+    interconnect: Interconnect | None = None
+    l2_bandwidth: float | None = None
+    sram_bandwidth: float | None = None
 
     def capacity_bytes(self, convention: str = "binary") -> float:
         """Memory capacity in bytes under a :data:`CAPACITY_CONVENTIONS` reading.
@@ -70,6 +88,8 @@ class Accelerator:
         Raises:
             ValueError: unknown convention.
         """
+        if self.memory_datasheet_unit == "GiB" and convention in CAPACITY_CONVENTIONS:
+            return self.memory_datasheet_value * GiB  # printed in GiB: one reading only
         if convention == "binary":
             return self.memory_datasheet_value * GiB
         if convention == "decimal":
@@ -83,7 +103,68 @@ class Accelerator:
 
         Source: Williams, Waterman & Patterson (2009); article 004, section 01.
         """
-        return self.dense_flops[roof] / self.hbm_bandwidth
+        return self.dense_flop_per_s[roof] / self.hbm_bandwidth
+
+    @property
+    def is_gpu(self) -> bool:
+        """False for TPUs and Gaudi parts, whose roofs are not GPU tensor cores."""
+        return self.compute_unit in ("SM", "CU")
+
+    def memory_levels(self) -> list[tuple[str, float, float | None]]:
+        """The memory hierarchy's bandwidth ceilings the catalogue has, fastest first.
+
+        Returns:
+            ``(level, bandwidth bytes/s, capacity bytes or None)`` for SRAM (all SMs'
+            shared memory together), L2 and DRAM (HBM), each only where a source
+            gives the bandwidth.
+        """
+        levels = []
+        if self.sram_bandwidth:
+            cap = self.sram_per_sm_bytes * self.sm_count if self.sram_per_sm_bytes and self.sm_count else None
+            levels.append(("SRAM", self.sram_bandwidth, cap))
+        if self.l2_bandwidth:
+            levels.append(("L2", self.l2_bandwidth, self.l2_bytes))
+        levels.append(("HBM", self.hbm_bandwidth, self.capacity_bytes()))
+        return levels
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """An accelerator's scale-up link, as its datasheet prints it.
+
+    Attributes:
+        kind: ``"NVLink"``, ``"NVLink bridge"``, ``"PCIe"``, ``"Infinity Fabric"``, ``"ICI"``, ...
+        generation: e.g. ``"4"`` for NVLink 4 or PCIe Gen4.
+        bandwidth: bytes/s per GPU as printed (None where no per-chip figure is printed).
+        direction: whether the printed figure is both directions together or one
+            (``"bidirectional, total"``, ``"per direction"``, ``"not stated: ..."``).
+        max_node: the most accelerators one scale-up domain joins (8 for HGX, 72 for
+            NVL72, the pod for TPUs); None for PCIe-only cards (no scale-up domain).
+        as_printed: the datasheet's wording.
+    """
+
+    kind: str
+    generation: str
+    bandwidth: float | None
+    direction: str
+    max_node: int | None
+    as_printed: str
+
+    @property
+    def per_direction_bandwidth(self) -> float | None:
+        """Bytes/s one way: half a bidirectional total, else the figure as printed (None if unknown)."""
+        if self.bandwidth is None:
+            return None
+        return self.bandwidth / 2 if self.direction.startswith("bidirectional") else self.bandwidth
+
+
+def _interconnect(rec: dict | None) -> Interconnect | None:
+    if not rec:
+        return None
+    bw = rec.get("bandwidth_bytes_per_s")
+    return Interconnect(kind=rec["kind"], generation=str(rec["generation"]),
+                        bandwidth=None if bw is None else float(bw), direction=rec["direction"],
+                        max_node=rec.get("max_node"), as_printed=rec["as_printed"])
 
 
 def _from_record(rec: dict) -> Accelerator:
@@ -94,22 +175,38 @@ def _from_record(rec: dict) -> Accelerator:
         vendor=rec["vendor"],
         architecture=rec["architecture"],
         year=int(rec["year"]),
-        dense_flops={k: float(v) for k, v in rec["dense_flops"].items()},
-        sparse_flops={k: float(v) for k, v in rec.get("sparse_flops", {}).items()},
+        dense_flop_per_s={k: float(v) for k, v in rec["dense_flop_per_s"].items()},
+        sparse_flop_per_s={k: float(v) for k, v in rec.get("sparse_flop_per_s", {}).items()},
         hbm_bandwidth=float(rec["hbm_bandwidth"]),
         memory_datasheet_value=float(mem["datasheet_value"]),
         memory_datasheet_unit=mem["datasheet_unit"],
         memory_type=mem["type"],
         sources=dict(rec["sources"]),
         notes=rec.get("notes", ""),
+        sm_count=rec.get("sm_count"),
+        compute_unit=rec.get("compute_unit", "SM"),
+        l2_bytes=None if rec.get("l2_bytes") is None else float(rec["l2_bytes"]),
+        sram_per_sm_bytes=None if rec.get("sram_per_sm_bytes") is None else float(rec["sram_per_sm_bytes"]),
+        roof_kind=rec.get("roof_kind", ""),
+        interconnect=_interconnect(rec.get("interconnect")),
+        l2_bandwidth=rec.get("hierarchy", {}).get("l2_bandwidth"),
+        sram_bandwidth=rec.get("hierarchy", {}).get("sram_bandwidth"),
     )
 
 
 @cache
 def load_accelerators(path: Path = CATALOGUE_PATH) -> dict[str, Accelerator]:
-    """All catalogue accelerators keyed by id, in file order."""
+    """The lab's selector list (``"gpus"`` in the file) keyed by id, in file order."""
     records = json.loads(Path(path).read_text())["gpus"]
     return {rec["id"]: _from_record(rec) for rec in records}
+
+
+@cache
+def load_catalogue(path: Path = CATALOGUE_PATH) -> dict[str, Accelerator]:
+    """Every catalogue accelerator: the selector list, then ``"more_accelerators"`` (TPUs,
+    Gaudi, further GPUs) used by the hardware views, keyed by id in file order."""
+    raw = json.loads(Path(path).read_text())
+    return {rec["id"]: _from_record(rec) for rec in raw["gpus"] + raw.get("more_accelerators", [])}
 
 
 def get_accelerator(gpu_id: str) -> Accelerator:
@@ -118,7 +215,7 @@ def get_accelerator(gpu_id: str) -> Accelerator:
     Raises:
         ValueError: unknown id; the message lists the accepted ids.
     """
-    gpus = load_accelerators()
+    gpus = load_catalogue()
     try:
         return gpus[gpu_id]
     except KeyError:
@@ -126,6 +223,11 @@ def get_accelerator(gpu_id: str) -> Accelerator:
 
 
 CUSTOM_ROOFS = ("bf16", "fp8", "int8", "fp4")
+
+#: Plausible ranges of a custom part's numbers, in the form's units: from a laptop CPU's
+#: roofs (10 GFLOP/s, 1 GB/s, 0.1 GB) to a thousand times past today's largest parts.
+#: Outside them a number is a typo, and the arithmetic would overflow.
+CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1, 1e7)}
 
 
 def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
@@ -142,7 +244,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             ``int8``, ``fp4`` optional), TFLOP/s.
 
     Raises:
-        ValueError: a missing or non-positive number, or an unknown roof, naming it.
+        ValueError: a missing number, one outside :data:`CUSTOM_RANGES`, or an unknown roof, naming it.
     """
     name = str(name).strip()
     if not 1 <= len(name) <= 60:
@@ -150,22 +252,24 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
     if unknown:
         raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
-    values = {"bandwidth (TB/s)": bandwidth_tbs, "capacity (GB)": capacity_gb,
-              **{f"{k.upper()} peak (TFLOP/s)": v for k, v in peaks_tflops.items() if v is not None}}
+    values = {"bandwidth (TB/s)": (bandwidth_tbs, CUSTOM_RANGES["bandwidth"]),
+              "capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"]),
+              **{f"{k.upper()} peak (TFLOP/s)": (v, CUSTOM_RANGES["peak"]) for k, v in peaks_tflops.items()
+                 if v is not None}}
     if peaks_tflops.get("bf16") is None:
         raise ValueError("the BF16/FP16 dense peak (TFLOP/s) is required")
-    for label, v in values.items():
+    for label, (v, (lo, hi)) in values.items():
         if v is None:
             raise ValueError(f"{label} is missing: enter a positive number")
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (0 < v < 1e7):
-            raise ValueError(f"{label} must be a positive number, got {v!r}")
-    if reference is not None and reference not in load_accelerators():
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (lo <= v <= hi):
+            raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
+    if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
         raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
     return Accelerator(
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
-        dense_flops={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
-        sparse_flops={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
+        dense_flop_per_s={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
+        sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
         memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
         notes="A custom accelerator: its numbers are the user's.", reference_id=reference,
     )
@@ -174,7 +278,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
 def accelerator_form(gpu: Accelerator) -> dict:
     """The datasheet-style numbers :func:`custom_accelerator` takes (for permalinks)."""
     form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, "capacity_gb": gpu.memory_datasheet_value}
-    form.update({k: v / 1e12 for k, v in gpu.dense_flops.items() if k in CUSTOM_ROOFS})
+    form.update({k: v / 1e12 for k, v in gpu.dense_flop_per_s.items() if k in CUSTOM_ROOFS})
     if gpu.reference_id:
         form["reference"] = gpu.reference_id
     return form
@@ -205,11 +309,11 @@ def sparse_warnings(gpu: Accelerator) -> list[str]:
     parts = [g for g in load_accelerators().values() if g.id != gpu.id]
     similar = min(parts, key=lambda g: abs(math.log(g.hbm_bandwidth / gpu.hbm_bandwidth)))
     warnings = []
-    for roof, peak in gpu.dense_flops.items():
-        dense = similar.dense_flops.get(roof)
+    for roof, peak in gpu.dense_flop_per_s.items():
+        dense = similar.dense_flop_per_s.get(roof)
         if not dense or peak < 1.6 * dense:
             continue
-        sparse = similar.sparse_flops.get(roof)
+        sparse = similar.sparse_flop_per_s.get(roof)
         if sparse is None or abs(peak / sparse - 1) <= 0.25:
             warnings.append(
                 f"{roof.upper()} {peak / 1e12:,.0f} TFLOP/s is about twice the dense {dense / 1e12:,.0f} of "

@@ -1,21 +1,32 @@
 """Model architectures as far as memory traffic is concerned.
 
-A :class:`ModelSpec` says how many parameters a model holds and reads, and how
-many bytes of KV cache a token adds.  Attention is described per layer
-(``layer_windows``: a sliding-window size or ``None`` for global attention);
-mixture-of-experts (:class:`MoESpec`: every expert held in memory, only the
-routed ones read), multi-head latent attention (:class:`MLASpec`: a compressed
-latent cached instead of K and V heads) and a checkpoint's quantisation
-(:class:`Quantization`) are optional parts.  :mod:`core.config_reader` builds
-specs from Hugging Face ``config.json`` files; :mod:`core.model_catalogue`
-loads the shipped ones.
+A :class:`ModelSpec` says how many parameters a model holds and reads, how
+many bytes of KV cache a token adds and how much fixed state a sequence keeps.
+Its blocks are a :class:`core.layers.LayerStack` (full, sliding-window,
+chunked, shared-KV, linear-attention and Mamba mixers; gated, plain,
+squared-ReLU and mixture-of-experts MLPs); every quantity is a sum over the
+stack's kinds × counts, so no cost grows with the number of layers.
+Mixture-of-experts (:class:`MoESpec`: every expert held in memory, only the
+routed ones read), multi-head latent attention (:class:`MLASpec`), fixed-state
+mixers (:class:`core.layers.LinearAttentionSpec`, :class:`core.layers.MambaSpec`)
+and the checkpoint's quantisation as stored
+(:class:`core.quantization.Quantization`) are optional parts.
+:mod:`core.config_reader` builds specs from Hugging Face ``config.json``
+files; :mod:`core.model_catalogue` loads the shipped ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
+
+from .layers import LayerKind, LayerStack, LinearAttentionSpec, MambaSpec
+from .quantization import BF16, Quantization, TensorFormat
+
+__all__ = ["ConfigError", "KVTerm", "MLASpec", "ModelSpec", "MoESpec", "ParameterCounts", "Quantization",
+           "StoredGroup"]
 
 
 class ConfigError(ValueError):
@@ -41,7 +52,7 @@ class ParameterCounts:
 
 @dataclass(frozen=True)
 class MoESpec:
-    """Mixture-of-experts MLP layers.
+    """Mixture-of-experts MLP layers (every MoE layer of a model has this layout).
 
     Attributes:
         n_experts: E, routed experts per MoE layer.
@@ -50,7 +61,12 @@ class MoESpec:
         n_shared_experts: always-on shared experts per MoE layer.
         shared_intermediate: MLP width of one shared expert.
         first_dense_layers: leading layers with a dense MLP instead (DeepSeek's
-            ``first_k_dense_replace``); their width is ``intermediate_size``.
+            ``first_k_dense_replace``); kept for reference, the stack says which
+            layers are MoE.
+        expert_matrices: weight matrices per expert (3 gated, 2 squared-ReLU/plain).
+        expert_bias: experts' matrices carry biases (gpt-oss).
+        router_bias: the router carries a bias per expert (gpt-oss).
+        shared_gate: a sigmoid gate ``h → 1`` scales the shared expert (Qwen2-MoE, Qwen3-Next).
     """
 
     n_experts: int
@@ -59,6 +75,10 @@ class MoESpec:
     n_shared_experts: int = 0
     shared_intermediate: int = 0
     first_dense_layers: int = 0
+    expert_matrices: int = 3
+    expert_bias: bool = False
+    router_bias: bool = False
+    shared_gate: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,25 +98,61 @@ class MLASpec:
 
 
 @dataclass(frozen=True)
-class Quantization:
-    """A checkpoint's ``quantization_config``: what its linear weights are stored in.
+class KVTerm:
+    """One group of layers in the per-sequence cache sum (see :meth:`ModelSpec.kv_terms`).
+
+    A sequence of S tokens holds ``layers · (bytes_per_token · min(S, cap) + fixed_bytes)``
+    bytes in these layers (``cap`` None: no cap).
 
     Attributes:
-        method: ``"gptq"``, ``"awq"``, ``"fp8"``, ...
-        bits: bits per quantised weight.
-        overhead_bytes_per_weight: scales and zero points, amortised per weight
-            (a 16-bit scale and a ``bits``-bit zero point per group of ``group_size``
-            for GPTQ/AWQ; one FP32 scale per 128×128 block for DeepSeek's FP8).
+        layers: how many layers.
+        bytes_per_token: KV bytes one token adds in one layer (0 for fixed-state layers).
+        cap: window or chunk size in tokens, or None.
+        fixed_bytes: state bytes per sequence per layer, independent of S (linear attention, Mamba).
     """
 
-    method: str
-    bits: int
-    overhead_bytes_per_weight: float
+    layers: int
+    bytes_per_token: float
+    cap: int | None
+    fixed_bytes: float
+
+
+@dataclass(frozen=True)
+class StoredGroup:
+    """One group of tensors of the checkpoint as stored (see :meth:`ModelSpec.stored_breakdown`).
+
+    Attributes:
+        name: ``"routed experts"``, ``"attention"``, ``"embeddings"``, ...
+        params: parameters in the group (held).
+        format: the storage format's name (``"MXFP4"``, ``"BF16"``, ...).
+        bytes_per_weight: bytes per parameter, scales included.
+        routed: the group is routed experts (a step reads only the experts its tokens touch).
+    """
+
+    name: str
+    params: int
+    format: str
+    bytes_per_weight: float
+    routed: bool = False
+
+    @property
+    def bytes(self) -> float:
+        """Bytes held: ``params × bytes_per_weight``."""
+        return self.params * self.bytes_per_weight
+
+
+def _prefixed(names: list[str]) -> tuple[str, ...]:
+    """Module names with the multimodal prefixes checkpoints use as well."""
+    out = list(names)
+    for n in names:
+        if n.startswith("model."):
+            out += ["model.language_model." + n[6:], "language_model." + n]
+    return tuple(out)
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A decoder-only transformer, as far as memory traffic is concerned.
+    """A decoder-only model, as far as memory traffic is concerned.
 
     Symbols follow the articles: L = ``n_layers``, h_kv = ``n_kv_heads``,
     d_head = ``head_dim``.
@@ -104,9 +160,9 @@ class ModelSpec:
     Attributes:
         id: catalogue id (``"llama-3-8b"``).
         name: display name.
-        n_layers: L, transformer blocks.
+        n_layers: L, blocks (equal to ``stack.n_layers``).
         hidden_size: model width h.
-        n_heads: query heads.
+        n_heads: h_q, query heads.
         n_kv_heads: h_kv, key/value heads (``n_heads`` for multi-head attention,
             fewer with grouped-query attention, 1 with multi-query attention).
         head_dim: d_head.
@@ -118,24 +174,33 @@ class ModelSpec:
             weights) rather than up and down (2·h·i).
         max_context: the trained context length (``max_position_embeddings``;
             with ``rope_scaling`` this is already the extended length).
-        layer_windows: per layer, the sliding-window size in tokens, or ``None``
-            for global attention; the KV cache of a windowed layer stops growing
-            at the window.
+        stack: the blocks, kind by kind (:class:`core.layers.LayerStack`).
         dialect: which key names the config used (``"llama"``, ``"gpt2"``, ...).
         norm_params_per_layer: normalisation weights per block; ``None`` means
-            two RMSNorms, 2·h (LayerNorms with biases and q/k norms add more).
+            two RMSNorms, 2·h (LayerNorms with biases add more).
         final_norm_params: the final norm's weights; ``None`` means h.
         extra_params: parameters outside the blocks not covered above (GPT-2's
-            learned position embeddings).
+            learned position embeddings, Gemma-3n's per-layer embeddings).
         block_bias_params: per-block biases other than q/k/v (GPT-2's output and
             MLP biases).
         moe: mixture-of-experts layout, or ``None`` for a dense MLP.
         mla: multi-head latent attention, or ``None``.
         quantization: the checkpoint's quantisation, or ``None``.
+        linear_attention: the linear-attention (gated delta-net) layers' shape, or None.
+        mamba: the Mamba layers' shape, or None.
+        attention_out_bias: the output projection carries a bias (Llama-style ``attention_bias``).
+        attention_norm_params: per attention layer, q/k norm weights (Qwen3, Gemma-3).
+        attention_extra_params: per attention layer, other weights (gpt-oss's sinks).
+        q_gate: the query projection also produces an output gate (``attn_output_gate``: 2·h_q·d_head outputs).
+        state_bytes_per_element: bytes of a recurrent-state element (``mamba_ssm_dtype``; 16-bit if not given).
+        conv_state_bytes_per_element: bytes of a convolution-state element (the model's dtype).
         config_url: where the config came from.
         official_parameters: the published parameter count, if known.
         official_active_parameters: the published active count (MoE), if known.
-        assumptions: what was assumed for fields the config left out.
+        assumptions: what was assumed for fields the config left out, and every
+            warning (below) as well, so that it is shown wherever assumptions are.
+        warnings: config keys that change the architecture and are not modelled,
+            each with what the numbers assume instead.
     """
 
     id: str
@@ -151,7 +216,7 @@ class ModelSpec:
     qkv_bias: bool
     gated_mlp: bool
     max_context: int
-    layer_windows: tuple[int | None, ...]
+    stack: LayerStack
     dialect: str = "llama"
     norm_params_per_layer: int | None = None
     final_norm_params: int | None = None
@@ -160,64 +225,135 @@ class ModelSpec:
     moe: MoESpec | None = None
     mla: MLASpec | None = None
     quantization: Quantization | None = None
+    linear_attention: LinearAttentionSpec | None = None
+    mamba: MambaSpec | None = None
+    attention_out_bias: bool = False
+    attention_norm_params: int = 0
+    attention_extra_params: int = 0
+    q_gate: bool = False
+    state_bytes_per_element: float = 2.0
+    conv_state_bytes_per_element: float = 2.0
     config_url: str = ""
     official_parameters: int | None = None
     official_active_parameters: int | None = None
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    # -- the stack --------------------------------------------------------------
+    @property
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer, the tokens its attention looks at (sliding window or chunk), or None.
+
+        Kept for callers of the per-layer view; L is bounded by the config
+        reader (:data:`core.config_reader.LIMITS`).  New code uses
+        :attr:`stack` (kinds × counts).
+        """
+        return tuple(w for kind, n in self.stack.runs for w in [kind.token_cap] * n)
 
     # -- parameters ---------------------------------------------------------
-    def _attention_params(self) -> int:
+    def _attention_parts(self) -> tuple[int, int]:
+        """One attention layer's (linear weights, other parameters: biases, norms, sinks)."""
         h, d = self.hidden_size, self.head_dim
         if self.mla:
             a = self.mla
             qk = a.qk_nope_head_dim + a.qk_rope_head_dim
             if a.q_lora_rank:
-                q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * self.n_heads * qk
+                q, q_norm = h * a.q_lora_rank + a.q_lora_rank * self.n_heads * qk, a.q_lora_rank
             else:
-                q = h * self.n_heads * qk
-            kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
-            kv += a.kv_lora_rank * self.n_heads * (a.qk_nope_head_dim + a.v_head_dim)
-            return q + kv + self.n_heads * a.v_head_dim * h
+                q, q_norm = h * self.n_heads * qk, 0
+            kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank * self.n_heads * (
+                a.qk_nope_head_dim + a.v_head_dim)
+            linear = q + kv + self.n_heads * a.v_head_dim * h
+            return linear, q_norm + a.kv_lora_rank + self.attention_norm_params + self.attention_extra_params
         q_width, kv_width = self.n_heads * d, self.n_kv_heads * d
-        params = 2 * h * q_width + 2 * h * kv_width
+        linear = (2 if self.q_gate else 1) * h * q_width + h * q_width + 2 * h * kv_width
+        other = self.attention_norm_params + self.attention_extra_params
         if self.qkv_bias:
-            params += q_width + 2 * kv_width
-        return params
+            other += (2 if self.q_gate else 1) * q_width + 2 * kv_width
+        if self.attention_out_bias:
+            other += h
+        return linear, other
+
+    def _attention_params(self) -> int:
+        return sum(self._attention_parts())
+
+    def _mixer_parts(self, kind: LayerKind) -> tuple[int, int]:
+        """A block's mixer: (linear weights, other parameters)."""
+        h = self.hidden_size
+        if kind.mixer == "attention":
+            return self._attention_parts()
+        if kind.mixer == "linear_attention" and self.linear_attention:
+            la = self.linear_attention
+            linear = h * (2 * la.n_key_heads * la.key_head_dim + 2 * la.n_value_heads * la.value_head_dim) \
+                + h * 2 * la.n_value_heads + la.n_value_heads * la.value_head_dim * h
+            return linear, la.params(h) - linear
+        if kind.mixer == "mamba" and self.mamba:
+            m = self.mamba
+            if m.version == 1:
+                linear = h * 2 * m.d_inner + m.d_inner * h + m.d_inner * (m.dt_rank + 2 * m.d_state)
+            else:
+                linear = h * (2 * m.d_inner + 2 * m.n_groups * m.d_state + m.n_heads) + m.d_inner * h
+            return linear, m.params(h) - linear
+        return 0, 0
+
+    def _dense_mlp_parts(self, kind: LayerKind) -> tuple[int, int]:
+        mlp = kind.mlp
+        linear = mlp.matrices * self.hidden_size * mlp.width
+        bias = ((mlp.matrices - 1) * mlp.width + self.hidden_size) if (mlp.bias and mlp.matrices) else 0
+        return linear, bias
 
     def _mlp_params(self, width: int) -> int:
         return (3 if self.gated_mlp else 2) * self.hidden_size * width
 
+    def _expert_parts(self) -> tuple[int, int]:
+        """One routed expert: (linear weights, biases)."""
+        m, h = self.moe, self.hidden_size
+        linear = m.expert_matrices * h * m.expert_intermediate
+        bias = ((m.expert_matrices - 1) * m.expert_intermediate + h) if m.expert_bias else 0
+        return linear, bias
+
+    def _moe_fixed_parts(self) -> dict[str, tuple[int, int]]:
+        """Per MoE layer, what every token reads: router and shared experts, as (linear, other)."""
+        m, h = self.moe, self.hidden_size
+        shared = m.n_shared_experts * m.expert_matrices * h * m.shared_intermediate
+        return {"router": (h * m.n_experts, m.n_experts if m.router_bias else 0),
+                "shared experts": (shared, h if (m.shared_gate and m.n_shared_experts) else 0)}
+
     def layer_split(self) -> tuple[int, int, int]:
-        """(dense MLP layers, MoE layers, parameters of one routed expert)."""
-        if not self.moe:
-            return self.n_layers, 0, 0
-        m = self.moe
-        return m.first_dense_layers, self.n_layers - m.first_dense_layers, self._mlp_params(m.expert_intermediate)
+        """(layers with a dense MLP, MoE layers, parameters of one routed expert)."""
+        moe_layers = self.stack.count(lambda k: k.mlp.kind == "moe") if self.moe else 0
+        dense = self.stack.count(lambda k: k.mlp.matrices > 0)
+        return dense, moe_layers, (sum(self._expert_parts()) if self.moe else 0)
+
+    def _norms(self) -> int:
+        return self.norm_params_per_layer if self.norm_params_per_layer is not None else 2 * self.hidden_size
+
+    def _layer_fixed_params(self, kind: LayerKind) -> int:
+        """One block's parameters a step always reads: all but its routed experts."""
+        p = sum(self._mixer_parts(kind)) + self._norms() + self.block_bias_params + sum(self._dense_mlp_parts(kind))
+        if kind.mlp.kind == "moe" and self.moe:
+            p += sum(sum(v) for v in self._moe_fixed_parts().values())
+        return p
 
     def fixed_params(self) -> int:
         """Everything read on every step whatever the batch: all but the routed experts."""
         h = self.hidden_size
-        norms = self.norm_params_per_layer if self.norm_params_per_layer is not None else 2 * h
-        dense_layers, moe_layers, _ = self.layer_split()
-        per_layer = self._attention_params() + norms + self.block_bias_params
-        fixed = self.n_layers * per_layer + dense_layers * self._mlp_params(self.intermediate_size)
-        if self.moe:
-            m = self.moe
-            router = h * m.n_experts
-            shared = m.n_shared_experts * self._mlp_params(m.shared_intermediate)
-            fixed += moe_layers * (router + shared)
+        blocks = sum(n * self._layer_fixed_params(kind) for kind, n in self.stack.groups())
         embedding = self.vocab_size * h
         head = 0 if self.tie_word_embeddings else self.vocab_size * h
         final_norm = h if self.final_norm_params is None else self.final_norm_params
-        return embedding + head + final_norm + self.extra_params + fixed
+        return embedding + head + final_norm + self.extra_params + blocks
 
     def parameter_counts(self) -> ParameterCounts:
-        """Parameters from the architecture (embeddings, attention, MLP or experts, norms, head).
+        """Parameters from the architecture, summed over the stack's kinds.
 
-        Per layer: q and o projections ``h·(n_heads·d_head)`` each, k and v
-        ``h·(h_kv·d_head)`` each (the MLA projections instead, when present),
-        optional q/k/v biases, the MLP (``3·h·i`` gated or ``2·h·i``) or the
-        router, routed and shared experts, and the norms.  Plus the embedding
+        Per attention layer: q and o projections ``h·(n_heads·d_head)`` each
+        (q twice with an output gate), k and v ``h·(h_kv·d_head)`` each (the MLA
+        projections instead, when present), biases, q/k norms and sinks; per
+        linear-attention or Mamba layer its mixer
+        (:class:`core.layers.LinearAttentionSpec`, :class:`core.layers.MambaSpec`);
+        per block its MLP (``3·h·i`` gated, ``2·h·i`` plain or squared-ReLU) or
+        router, shared and routed experts, and its norms.  Plus the embedding
         ``V·h``, a final norm and the LM head ``V·h`` unless tied.  Active
         counts a token's ``k_e`` routed experts instead of all ``E``.
         """
@@ -237,50 +373,181 @@ class ModelSpec:
         """Parameters one token is computed with (FLOPs per token = 2 × this)."""
         return self.parameter_counts().active
 
+    def experts_touched(self, tokens):
+        """Distinct routed experts per MoE layer that ``tokens`` tokens touch: ``E·(1 − (1 − k_e/E)^tokens)``.
+
+        Uniform, independent routing; broadcasts over ``tokens``.  0 for dense models.
+        """
+        if not self.moe:
+            return np.zeros(np.shape(tokens)) if np.ndim(tokens) else 0.0
+        m = self.moe
+        return m.n_experts * (1.0 - (1.0 - m.experts_per_token / m.n_experts) ** np.asarray(tokens, dtype=float))
+
     def params_read(self, tokens):
         """Parameters one forward step reads from memory for ``tokens`` tokens (broadcasts).
 
         Dense models read every weight once.  A mixture-of-experts layer reads
-        only the experts its tokens are routed to: with E experts and k_e per
-        token, ``tokens`` tokens touch ``E·(1 − (1 − k_e/E)^tokens)`` distinct
-        experts on average (uniform, independent routing), so at batch 1 it
-        reads about k_e experts and at large batch all E (article 000, "Where
-        It Breaks": MoE breaks the batching argument).
+        its router and shared experts and only the routed experts its tokens
+        touch: with E experts and k_e per token, ``tokens`` tokens touch
+        ``E·(1 − (1 − k_e/E)^tokens)`` distinct experts on average (uniform,
+        independent routing), so at batch 1 it reads about k_e experts and at
+        large batch all E (article 000, "Where It Breaks": MoE breaks the
+        batching argument).  Dense layers between MoE layers are read whole.
         """
         if not self.moe:
             return np.full(np.shape(tokens), float(self.n_params)) if np.ndim(tokens) else float(self.n_params)
-        m = self.moe
         _, moe_layers, per_expert = self.layer_split()
-        touched = m.n_experts * (1.0 - (1.0 - m.experts_per_token / m.n_experts) ** np.asarray(tokens, dtype=float))
-        return self.fixed_params() + moe_layers * per_expert * touched
+        return self.fixed_params() + moe_layers * per_expert * self.experts_touched(tokens)
+
+    # -- the checkpoint as stored ----------------------------------------------
+    def _tensor_groups(self) -> list[tuple[str, int, tuple[str, ...], bool, bool, bool]]:
+        """(group, params, module names, linear, routed, explicit-only) for the whole model.
+
+        With an ignore or target list that names layer indices the groups are
+        evaluated per layer (L is bounded by the reader); otherwise per kind.
+        """
+        h = self.hidden_size
+        rows = [("embeddings", self.vocab_size * h, _prefixed(["model.embed_tokens", "backbone.embeddings"]),
+                 False, False, False)]
+        if not self.tie_word_embeddings:
+            rows.append(("LM head", self.vocab_size * h, ("lm_head",), True, False, True))
+        rows.append(("norms", (h if self.final_norm_params is None else self.final_norm_params) + self.extra_params
+                     + self.n_layers * (self._norms() + self.block_bias_params), (), False, False, False))
+        per_index = bool(self.quantization and self.quantization.index_sensitive())
+        start = 0
+        for kind, n in self.stack.runs:
+            indices = range(start, start + n) if per_index else [start]
+            weight = 1 if per_index else n
+            for i in indices:
+                lay = [f"model.layers.{i}", f"backbone.layers.{i}"]
+                mixer = {"attention": ("attention", ["self_attn", "attention", "mixer"]),
+                         "linear_attention": ("linear attention", ["linear_attn"]),
+                         "mamba": ("Mamba", ["mamba", "mixer"]), "none": ("", [])}[kind.mixer]
+                linear, other = self._mixer_parts(kind)
+                names = _prefixed([f"{p}.{s}" for p in lay for s in mixer[1]])
+                if linear:
+                    rows.append((mixer[0], weight * linear, names, True, False, False))
+                if other:
+                    rows.append((mixer[0] + " (biases, norms)", weight * other, names, False, False, False))
+                mlp_names = _prefixed([f"{p}.{s}" for p in lay for s in ("mlp", "feed_forward", "mixer")])
+                if kind.mlp.matrices:
+                    linear, other = self._dense_mlp_parts(kind)
+                    rows.append(("dense MLP", weight * linear, mlp_names, True, False, False))
+                    if other:
+                        rows.append(("dense MLP (biases)", weight * other, mlp_names, False, False, False))
+                if kind.mlp.kind == "moe" and self.moe:
+                    sub = {"router": ("gate", "router"), "shared experts": ("shared_expert", "shared_experts"),
+                           "routed experts": ("experts",)}
+                    parts = dict(self._moe_fixed_parts())
+                    lin, bias = self._expert_parts()
+                    parts["routed experts"] = (lin * self.moe.n_experts, bias * self.moe.n_experts)
+                    for group, (linear, other) in parts.items():
+                        names = _prefixed([f"{p}.{s}.{x}" for p in lay for s in ("mlp", "block_sparse_moe",
+                                                                                   "feed_forward", "mixer")
+                                           for x in sub[group]])
+                        routed = group == "routed experts"
+                        if linear:
+                            rows.append((group, weight * linear, names, True, routed, group == "router"))
+                        if other:
+                            rows.append((group + " (biases)", weight * other, names, False, routed, False))
+            start += n
+        return rows
+
+    @cached_property
+    def _stored(self) -> tuple[StoredGroup, ...]:
+        q = self.quantization
+        merged: dict[tuple[str, str, float, bool], int] = {}
+        for group, params, names, linear, routed, explicit in self._tensor_groups():
+            fmt: TensorFormat = q.format_for(names, linear, explicit) if q else BF16
+            key = (group, fmt.name, fmt.bytes_per_weight, routed)
+            merged[key] = merged.get(key, 0) + params
+        return tuple(StoredGroup(g, p, f, b, r) for (g, f, b, r), p in merged.items() if p)
+
+    def stored_breakdown(self) -> tuple[StoredGroup, ...]:
+        """The checkpoint as stored, per tensor group: params, format, bytes per weight, bytes held.
+
+        Unquantised checkpoints and every tensor a ``quantization_config`` leaves
+        out (its ignore list, norms, biases, embeddings, the LM head unless a
+        rule names it) are counted at 2 bytes (BF16).  Sums to :attr:`n_params`.
+        """
+        return self._stored
+
+    def weight_bytes_held_as_stored(self) -> float:
+        """Bytes the checkpoint's weights occupy in memory as stored (all experts)."""
+        return float(sum(g.bytes for g in self._stored))
+
+    def stored_bytes_per_param(self) -> float:
+        """Mean bytes per weight as stored, over every weight held: held bytes / N."""
+        return self.weight_bytes_held_as_stored() / self.n_params
+
+    def weight_bytes_read_as_stored(self, tokens):
+        """Weight bytes one step reads as stored, for ``tokens`` tokens (broadcasts).
+
+        Everything but the routed experts, plus the routed experts' bytes times
+        the fraction of experts the tokens touch (:meth:`experts_touched` / E).
+        """
+        fixed = sum(g.bytes for g in self._stored if not g.routed)
+        routed = sum(g.bytes for g in self._stored if g.routed)
+        if not self.moe:
+            return fixed + routed + (np.zeros(np.shape(tokens)) if np.ndim(tokens) else 0.0)
+        return fixed + routed * self.experts_touched(tokens) / self.moe.n_experts
+
+    def stored_bytes_per_param_read(self, tokens):
+        """Mean bytes per weight over what a step reads for ``tokens`` tokens (broadcasts).
+
+        Differs from :meth:`stored_bytes_per_param` for MoE checkpoints whose
+        experts are stored narrower than the rest (gpt-oss: MXFP4 experts, BF16
+        attention): at batch 1 a step reads mostly 16-bit weights.
+        """
+        return self.weight_bytes_read_as_stored(tokens) / self.params_read(tokens)
 
     def weight_bytes_per_param(self, bytes_per_element: float) -> float:
-        """Bytes per weight at a precision, with the checkpoint's scale and zero overhead.
+        """Bytes per weight at a weight precision of ``bytes_per_element``, as if every weight had it.
 
-        When the chosen precision has the checkpoint's quantised width (INT4 for
-        a 4-bit GPTQ/AWQ config, FP8 for DeepSeek's), its per-weight overhead is
-        added; otherwise the precision's bytes alone.
+        When the precision has the width of the checkpoint's main quantised
+        format (INT4/FP4 for a 4-bit GPTQ/AWQ/MXFP4/NVFP4 checkpoint, FP8/INT8
+        for an 8-bit one), that format's per-weight scale and zero-point
+        overhead is added; otherwise the precision's bytes alone.  This is the
+        lever's what-if figure; the checkpoint as it is stored (16-bit
+        embeddings, attention left out by the ignore list, ...) is
+        :meth:`stored_bytes_per_param` and :meth:`stored_bytes_per_param_read`.
         """
         q = self.quantization
-        if q and abs(q.bits / 8 - bytes_per_element) < 1e-9:
+        if q and q.modelled and abs(q.bits / 8 - bytes_per_element) < 1e-9:
             return bytes_per_element + q.overhead_bytes_per_weight
         return bytes_per_element
 
+    # -- description ------------------------------------------------------------
     def attention_pattern(self) -> str:
         """The attention layout in words, e.g. ``"global attention on all 32 layers"``."""
         kind = ""
         if self.mla:
             kind = (f"multi-head latent attention ({self.mla.kv_lora_rank} + {self.mla.qk_rope_head_dim} cached "
                     "elements per token per layer); ")
-        windows = [w for w in self.layer_windows if w is not None]
-        if not windows:
+        groups = self.stack.groups()
+        words = {k.attention for k, _ in groups}
+        if words == {"full"}:
             return kind + f"global attention on all {self.n_layers} layers"
-        if len(windows) == self.n_layers and len(set(windows)) == 1:
-            return kind + (f"a {windows[0]:,}-token sliding window on all {self.n_layers} layers "
-                           f"(the KV cache stops growing at {windows[0]:,} tokens)")
-        return kind + (f"a {max(windows):,}-token sliding window on {len(windows)} of {self.n_layers} layers, "
-                       f"global attention on the other {self.n_layers - len(windows)} (local layers' cache stops "
-                       "growing at the window)")
+        if words == {"sliding"} and len({k.window for k, _ in groups}) == 1:
+            w = groups[0][0].window
+            return kind + (f"a {w:,}-token sliding window on all {self.n_layers} layers "
+                           f"(the KV cache stops growing at {w:,} tokens)")
+        if words == {"sliding", "full"} and len({k.window for k, _ in groups if k.window}) == 1:
+            n_local = self.stack.count(lambda k: k.window is not None)
+            w = next(k.window for k, _ in groups if k.window)
+            return kind + (f"a {w:,}-token sliding window on {n_local} of {self.n_layers} layers, "
+                           f"global attention on the other {self.n_layers - n_local} (local layers' cache stops "
+                           "growing at the window)")
+        parts = []
+        for word, text in (("full", "global attention"), ("sliding", "sliding-window attention (cache ≤ window)"),
+                           ("chunked", "chunked attention (cache ≤ one chunk)"),
+                           ("shared_kv", "attention reusing an earlier layer's KV cache (none of its own)"),
+                           ("linear", "linear attention (a fixed state, no KV cache)"),
+                           ("mamba", "Mamba (a fixed state, no KV cache)"), ("none", "no mixer (MLP only)")):
+            n = self.stack.count(lambda k, word=word: k.attention == word)
+            if n:
+                parts.append(f"{text} on {n}")
+        return kind + f"{self.n_layers} layers: " + "; ".join(parts)
 
     def architecture(self) -> dict:
         """What was read, for a person to check against the model card (display values)."""
@@ -296,24 +563,30 @@ class ModelSpec:
             "parameters (active per token)": f"{counts.active:,}",
             "KV per token (BF16)": f"{self.kv_bytes_per_token(2):,.0f} bytes",
             "attention": self.attention_pattern(),
+            "layers by kind": self.stack.describe(),
             "trained context": f"{self.max_context:,}" if self.max_context else "not given",
         }
+        state = self.state_bytes_per_sequence()
+        if state:
+            out["state per sequence"] = f"{state:,.0f} bytes (fixed, whatever S; beside the KV cache)"
         if self.moe:
             m = self.moe
+            dense, moe_layers, _ = self.layer_split()
             out["experts"] = (f"{m.n_experts} routed ({m.experts_per_token} per token), {m.n_shared_experts} shared, "
-                              f"first {m.first_dense_layers} layers dense")
+                              f"on {moe_layers} MoE layers; {dense} layers with a dense MLP")
         if self.quantization:
             q = self.quantization
-            out["quantization"] = f"{q.method}, {q.bits}-bit, +{q.overhead_bytes_per_weight:.4f} bytes/weight overhead"
+            out["quantization"] = (f"{q.method}, {q.main_format.name}: {self.stored_bytes_per_param():.4f} bytes per "
+                                   f"weight as stored on average ({self.weight_bytes_held_as_stored() / 1e9:,.2f} GB)")
         return out
 
-    # -- KV cache -------------------------------------------------------------
+    # -- KV cache and state -----------------------------------------------------
     def kv_heads(self, gqa: bool = True) -> int:
         """h_kv in effect: the config's KV heads, or every query head when GQA is off."""
         return self.n_kv_heads if gqa else self.n_heads
 
     def kv_elements_per_token_per_layer(self, gqa: bool = True) -> int:
-        """Cached elements per token per layer: ``2·h_kv·d_head``, or MLA's latent.
+        """Cached elements per token per attention layer: ``2·h_kv·d_head``, or MLA's latent.
 
         With MLA "GQA off" means the uncompressed cache the latent replaces:
         every head's K (nope + rope dims) and V.
@@ -325,32 +598,184 @@ class ModelSpec:
             return self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         return 2 * self.kv_heads(gqa) * self.head_dim
 
+    @property
+    def n_kv_layers(self) -> int:
+        """Layers that allocate a KV cache of their own (attention layers that do not share one)."""
+        return self.stack.count(lambda k: k.allocates_kv)
+
     def kv_formula(self, bytes_per_element: float, gqa: bool = True) -> str:
-        """The per-token KV formula with this model's numbers, e.g. ``2 × 32 × 8 × 128 × 2``."""
+        """The per-token KV formula with this model's numbers, e.g. ``2 × 32 × 8 × 128 × 2``.
+
+        ``L`` when every layer holds a cache; ``L_kv`` (the layers that do) otherwise.
+        """
+        n, sym = self.n_kv_layers, ("L" if self.n_kv_layers == self.n_layers else "L_kv")
         if self.mla and gqa:
             a = self.mla
-            return (f"L·(kv_lora_rank + qk_rope_head_dim)·p_kv = {self.n_layers} × ({a.kv_lora_rank} + "
+            return (f"{sym}·(kv_lora_rank + qk_rope_head_dim)·p_kv = {n} × ({a.kv_lora_rank} + "
                     f"{a.qk_rope_head_dim}) × {bytes_per_element:g}")
         if self.mla:
             a = self.mla
-            return (f"L·h·(d_nope + d_rope + d_v)·p_kv = {self.n_layers} × {self.n_heads} × ({a.qk_nope_head_dim} + "
+            return (f"{sym}·h·(d_nope + d_rope + d_v)·p_kv = {n} × {self.n_heads} × ({a.qk_nope_head_dim} + "
                     f"{a.qk_rope_head_dim} + {a.v_head_dim}) × {bytes_per_element:g}")
-        return (f"2·L·h_kv·d_head·p_kv = 2 × {self.n_layers} × {self.kv_heads(gqa)} × {self.head_dim} × "
+        return (f"2·{sym}·h_kv·d_head·p_kv = 2 × {n} × {self.kv_heads(gqa)} × {self.head_dim} × "
                 f"{bytes_per_element:g}")
 
     def kv_bytes_per_token(self, bytes_per_element: float, gqa: bool = True) -> float:
-        """KV bytes one token adds across all layers, ``2·L·h_kv·d_head·p_kv``.
+        """KV bytes one token adds across the layers that hold a cache, ``2·L_kv·h_kv·d_head·p_kv``.
 
-        Source: article 004, section 04 (Llama-3-70B: 327,680 bytes = 320 KiB).
+        ``L_kv`` counts attention layers with a cache of their own (not
+        shared-KV, linear-attention or Mamba layers); windowed and chunked
+        layers count while S is within their window.  Source: article 004,
+        section 04 (Llama-3-70B: 327,680 bytes = 320 KiB).
         """
-        return float(self.n_layers * self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
+        return float(self.n_kv_layers * self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
 
-    def kv_bytes_per_sequence(self, context: int, bytes_per_element: float, gqa: bool = True) -> float:
-        """KV bytes held by one sequence of ``context`` tokens.
+    def kv_terms(self, bytes_per_element: float, gqa: bool = True) -> tuple[KVTerm, ...]:
+        """The per-sequence cache as a short list of layer groups (for the offline page's JavaScript).
 
-        ``Σ_layers 2·h_kv·d_head·min(S, window)·p_kv``: equal to
-        ``kv_bytes_per_token · S`` unless some layers use a sliding window.
+        ``Σ_terms layers · (bytes_per_token · min(S, cap) + fixed_bytes)`` is
+        :meth:`kv_bytes_per_sequence` plus :meth:`state_bytes_per_sequence`.
+        One term per distinct (cap) among cache-holding layers, one per
+        fixed-state mixer; shared-KV and MLP-only layers hold nothing.
         """
-        per_layer_token = float(self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
-        tokens = sum(context if w is None else min(context, w) for w in self.layer_windows)
-        return per_layer_token * tokens
+        per = float(self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
+        caps: dict[int | None, int] = {}
+        for kind, n in self.stack.groups():
+            if kind.allocates_kv:
+                caps[kind.token_cap] = caps.get(kind.token_cap, 0) + n
+        terms = [KVTerm(n, per, cap, 0.0) for cap, n in caps.items()]
+        for mixer, spec in (("linear_attention", self.linear_attention), ("mamba", self.mamba)):
+            n = self.stack.count(lambda k, mixer=mixer: k.mixer == mixer)
+            if n and spec:
+                terms.append(KVTerm(n, 0.0, None, self._state_bytes_per_layer(spec)))
+        return tuple(terms)
+
+    def kv_bytes_per_sequence(self, context, bytes_per_element: float, gqa: bool = True):
+        """KV bytes held by one sequence of ``context`` tokens S (broadcasts over S).
+
+        ``Σ_layers with a cache 2·h_kv·d_head·min(S, cap)·p_kv`` where cap is
+        the layer's sliding window or attention chunk (a chunked layer holds at
+        most one chunk), none for global layers.  Equal to
+        ``kv_bytes_per_token · S`` when no layer caps.  The fixed state of
+        linear-attention and Mamba layers is not KV: see
+        :meth:`state_bytes_per_sequence`.
+        """
+        s = np.asarray(context, dtype=float)
+        total = np.zeros(s.shape)
+        for t in self.kv_terms(bytes_per_element, gqa):
+            if t.bytes_per_token:
+                total = total + t.layers * t.bytes_per_token * (s if t.cap is None else np.minimum(s, t.cap))
+        return float(total) if total.ndim == 0 else total
+
+    def _state_bytes_per_layer(self, spec) -> float:
+        return (spec.state_elements() * self.state_bytes_per_element
+                + spec.conv_elements() * self.conv_state_bytes_per_element)
+
+    def state_bytes_per_sequence(self) -> float:
+        """Fixed-state bytes one sequence holds, whatever its length (0 without such layers).
+
+        Linear-attention (gated delta-net) and Mamba layers keep a recurrent
+        state and a convolution state per sequence instead of a KV cache:
+        ``Σ layers · (state elements · p_state + conv elements · p_conv)`` with
+        p_state from ``mamba_ssm_dtype`` (16-bit if not given) and p_conv the
+        model's dtype.  Independent of the KV precision lever.
+        """
+        return float(sum(t.layers * t.fixed_bytes for t in self.kv_terms(2.0)))
+
+    def cache_bytes_per_sequence(self, context, bytes_per_element: float, gqa: bool = True):
+        """KV plus fixed state held by one sequence of S tokens (broadcasts): what serving allocates."""
+        return self.kv_bytes_per_sequence(context, bytes_per_element, gqa) + self.state_bytes_per_sequence()
+
+    # -- attention FLOPs ----------------------------------------------------------
+    def attention_flop_per_key(self) -> int:
+        """FLOP per (query, key) pair per attention layer: ``4·h_q·d_head``.
+
+        2·d_head for the score q·k and 2·d_head for weighting v, per query head
+        (MLA: ``2·h_q·(d_nope + d_rope) + 2·h_q·d_v``, the uncompressed form).
+        Source: Kaplan et al. 2020, table 1 (``2·n_layer·n_ctx·d_attn`` per
+        token forward, counting both products); the field case
+        prefill-attention-flops.json.
+        """
+        if self.mla:
+            a = self.mla
+            return 2 * self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * self.n_heads * a.v_head_dim
+        return 4 * self.n_heads * self.head_dim
+
+    def _state_flop_per_token(self) -> int:
+        flop = 0
+        for mixer, spec in (("linear_attention", self.linear_attention), ("mamba", self.mamba)):
+            n = self.stack.count(lambda k, mixer=mixer: k.mixer == mixer)
+            if n and spec:
+                flop += n * spec.flop_per_token()
+        return flop
+
+    def decode_attention_flop(self, context):
+        """Attention FLOP for one new token at context S (broadcasts over S), beyond the 2·N_active weights term.
+
+        ``Σ_attention layers 4·h_q·d_head·S_eff`` with S_eff = min(S, cap) for
+        windowed and chunked layers (chunked: at most one chunk) and S
+        otherwise; shared-KV layers attend like the others.  Fixed-state layers
+        add their own per-token cost (:meth:`core.layers.LinearAttentionSpec.flop_per_token`,
+        :meth:`core.layers.MambaSpec.flop_per_token`), independent of S.
+        """
+        s = np.asarray(context, dtype=float)
+        per_key = float(self.attention_flop_per_key())
+        total = np.full(s.shape, float(self._state_flop_per_token()))
+        for kind, n in self.stack.groups():
+            if kind.mixer == "attention":
+                cap = kind.token_cap
+                total = total + n * per_key * (s if cap is None else np.minimum(s, cap))
+        return float(total) if total.ndim == 0 else total
+
+    def decode_attention_terms(self) -> tuple[tuple[float, int | None], ...]:
+        """:meth:`decode_attention_flop` as ``((flop_per_key, cap), …)`` plus a constant term ``(flop, 0)``.
+
+        ``Σ flop_per_key · min(S, cap)`` (cap None: S) over the terms is the decode
+        attention FLOP per token, for the offline page's JavaScript.
+        """
+        per_key = float(self.attention_flop_per_key())
+        caps: dict[int | None, int] = {}
+        for kind, n in self.stack.groups():
+            if kind.mixer == "attention":
+                caps[kind.token_cap] = caps.get(kind.token_cap, 0) + n
+        terms = [(n * per_key, cap) for cap, n in caps.items()]
+        return (*terms, (float(self._state_flop_per_token()), 0))
+
+    @staticmethod
+    def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
+        """(query, key) pairs of causal attention over P tokens (broadcasts over P).
+
+        ``P(P+1)/2``; with a sliding window w (a query sees itself and the
+        w − 1 before it): ``w(w+1)/2 + (P − w)·w`` once P > w; with chunks of c:
+        ``n·c(c+1)/2 + r(r+1)/2`` where P = n·c + r.
+        """
+        p = np.asarray(prompt, dtype=float)
+        if window is not None:
+            w = float(window)
+            return np.where(p <= w, p * (p + 1) / 2, w * (w + 1) / 2 + (p - w) * w)
+        if chunk is not None:
+            c = float(chunk)
+            whole = np.floor(p / c)
+            rest = p - whole * c
+            return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2
+        return p * (p + 1) / 2
+
+    def prefill_attention_flop(self, prompt):
+        """Attention FLOP of a prefill of P prompt tokens (broadcasts over P), beyond the 2·N_active·P term.
+
+        ``Σ_attention layers 4·h_q·d_head · pairs(P)`` over causal (query, key)
+        pairs: ``P(P+1)/2`` for global layers, capped by a sliding window w
+        (``w(w+1)/2 + (P − w)·w`` for P > w) or chunks of c (``n·c(c+1)/2 +
+        r(r+1)/2``, P = n·c + r); fixed-state layers add ``P ×`` their per-token
+        cost.  Source: the field case prefill-attention-flops.json (Llama-3-8B,
+        P = 32,768: 2.81e14 FLOP, 35 % of the prefill).
+        """
+        p = np.asarray(prompt, dtype=float)
+        per_key = float(self.attention_flop_per_key())
+        total = p * float(self._state_flop_per_token())
+        for kind, n in self.stack.groups():
+            if kind.mixer != "attention":
+                continue
+            pairs = self.causal_pairs(p, kind.window, kind.chunk)
+            total = total + n * per_key * pairs
+        return float(total) if total.ndim == 0 else total

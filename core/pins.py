@@ -1,84 +1,242 @@
 """Pinned scenarios and their comparison.
 
-The lab keeps up to :data:`MAX_PINS` scenarios on the roofline while the
-controls move on.  :func:`compare` evaluates them side by side and says what
-still differs between pins that land on the same intensity — "batch 4 vs INT4
-vs 4-token speculation" coincide at I = 4 (article 004, section 03) but are not
-the same thing: KV memory grows with B only, INT4 changes the weights (and
-quality) but not the cache, and speculation pays only with acceptance.
+A :class:`Pin` keeps a scenario (a label and every lever) while the controls move
+on.  :func:`compare` evaluates pins side by side and says what still differs
+between pins that land on the same intensity — "batch 4 vs INT4 vs 4-token
+speculation" coincide at I = 4 (article 004, section 03) but are not the same
+thing: KV memory grows with B only, INT4 changes the weights (and quality) but
+not the cache, and speculation pays only with acceptance.  :data:`COMPARE_METRICS`
+are the rows of the Compare view's small multiples, read from each pin's result.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .hardware import get_accelerator
-from .model_catalogue import get_model
-from .permalink import MAX_PINS, Pin
+from .catalogue import Catalogue
 from .precision import get_precision
-from .scenario import ScenarioResult, evaluate
+from .scenario import LEVERS, STORED, ScenarioResult, evaluate
 from .units import GiB
 
-__all__ = ["MAX_PINS", "Pin", "PinRow", "compare", "lever_preset"]
+__all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
+           "evaluate_pin", "lever_preset", "lever_text"]
+
+#: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
+MAX_PINS = 16
+#: Longest pin name kept (a permalink's, a rename's and a default name's).
+MAX_PIN_NAME = 40
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A pinned scenario: a label and every lever (Scenario parameter names, SI values)."""
+
+    name: str
+    levers: dict
 
 
 @dataclass(frozen=True)
 class PinRow:
-    """One pin, evaluated: its result and what distinguishes it from pins at the same intensity."""
+    """One pin, evaluated.
+
+    Attributes:
+        notes: what distinguishes it from pins at the same intensity, and what that means (sentences).
+        differs_by: the levers on which it departs from the other pins, as ``flag=value`` texts
+            (empty for a lone pin, or one that holds every lever's most common value).
+    """
 
     pin: Pin
     result: ScenarioResult
     notes: tuple[str, ...]
+    differs_by: tuple[str, ...] = ()
 
 
-def evaluate_pin(pin: Pin, resolve_model=get_model, resolve_gpu=get_accelerator) -> ScenarioResult:
-    """The :class:`ScenarioResult` of a pin's levers (ids looked up with the resolvers)."""
-    levers = dict(pin.levers)
-    return evaluate(gpu=resolve_gpu(levers.pop("gpu")), model=resolve_model(levers.pop("model")), **levers)
+def evaluate_pin(pin: Pin, catalogue: Catalogue | None = None) -> ScenarioResult:
+    """The :class:`ScenarioResult` of a pin's levers, its ids looked up in ``catalogue``.
 
-
-def compare(pins: list[Pin], resolve_model=get_model, resolve_gpu=get_accelerator) -> list[PinRow]:
-    """Evaluate ``pins`` and note, for pins sharing an intensity, what still differs.
-
-    ``resolve_model`` and ``resolve_gpu`` turn ids into specs (a session's own
-    models and GPUs as well as the catalogue's: :meth:`core.Scenario.resolve_model`).
+    Raises:
+        ValueError: a model or GPU the catalogue does not hold.
     """
-    results = [evaluate_pin(p, resolve_model, resolve_gpu) for p in pins]
+    catalogue = catalogue or Catalogue()
+    levers = dict(pin.levers)
+    return evaluate(gpu=catalogue.gpu(levers.pop("gpu")), model=catalogue.model(levers.pop("model")), **levers)
+
+
+def lever_text(name: str, value) -> str:
+    """A lever's value in the articles' notation, short enough for a pin name (``B=4``, ``INT4``, ``k=4``)."""
+    if name == "batch":
+        return f"B={value}"
+    if name == "spec_k":
+        return f"k={value}"
+    if name == "context":
+        return f"S={value:,}"
+    if name == "weight_dtype":
+        return "as stored" if value == STORED else get_precision(value).label
+    if name == "kv_dtype":
+        return f"KV {get_precision(value).label}"
+    if name == "gqa":
+        return "GQA" if value else "GQA off"
+    if name == "prompt_len":
+        return f"prompt {value:,}"
+    if name == "acceptance":
+        return f"α={value:.2f}"
+    if name == "reserve_bytes":
+        return f"reserve {value / GiB:g} GiB"
+    if name == "capacity_convention":
+        return "GB=1e9" if value == "decimal" else "GB as GiB"
+    return str(value)
+
+
+def _most_common(values: list):
+    """The strictly most common value, or None on a tie (no value stands for the group)."""
+    counts = Counter(values).most_common(2)
+    if len(counts) == 1 or counts[0][1] > counts[1][1]:
+        return counts[0][0]
+    return _TIE
+
+
+_TIE = object()
+
+
+def _departures(levers: dict, group: list[dict], names=None) -> list[str]:
+    """Lever names on which ``levers`` departs from ``group``: the group varies there and
+    ``levers`` does not hold its strictly most common value."""
+    out = []
+    for name in names or LEVERS.names:
+        values = [g[name] for g in group]
+        if len(set(map(repr, values))) > 1 and _most_common(values) != levers[name]:
+            out.append(name)
+    return out
+
+
+def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]:
+    """Evaluate ``pins`` and say what differs.
+
+    For pins sharing an intensity, ``notes`` explain each lever on which a pin
+    departs from the others at that point (the lever whose value is not the
+    group's most common one; on a tie, every pin's value is named), so that 8 or
+    more coinciding pins still part.  ``differs_by`` does the same against all
+    pins.  ``catalogue`` resolves ids (a session's own models and GPUs as well as
+    the shipped ones: :attr:`core.Scenario.catalogue`).
+    """
+    results = [evaluate_pin(p, catalogue) for p in pins]
+    all_levers = [p.levers for p in pins]
     rows = []
-    for i, (pin, r) in enumerate(zip(pins, results, strict=True)):
-        twins = [o for j, o in enumerate(results) if j != i and _same_point(o, r)]
-        rows.append(PinRow(pin, r, tuple(_differences(r, twins)) if twins else ()))
+    for pin, r in zip(pins, results, strict=True):
+        group = [p.levers for p, o in zip(pins, results, strict=True) if _same_point(o, r)]
+        notes = tuple(_notes(r, _departures(pin.levers, group))) if len(group) > 1 else ()
+        differs = tuple(f"{LEVERS[n].flag}={LEVERS[n].encode(pin.levers[n])}"
+                        for n in _departures(pin.levers, all_levers))
+        rows.append(PinRow(pin, r, notes, differs))
     return rows
 
 
 def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
-    return abs(a.arithmetic_intensity - b.arithmetic_intensity) <= 1e-9 * b.arithmetic_intensity
+    return abs(a.arithmetic_intensity_weights - b.arithmetic_intensity_weights) <= 1e-9 * b.arithmetic_intensity_weights
 
 
-def _differences(r: ScenarioResult, twins: list[ScenarioResult]) -> list[str]:
-    """The levers on which ``r`` differs from every other pin at its intensity, and what that means."""
+def _notes(r: ScenarioResult, levers: list[str]) -> list[str]:
+    """What each lever on which ``r`` departs from its point's other pins means."""
     notes = []
-    if all(t.batch != r.batch for t in twins):
-        notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
-                     f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
-    if all(t.weight_dtype != r.weight_dtype for t in twins):
-        notes.append(f"{get_precision(r.weight_dtype).label} weights: {r.weight_bytes / GiB:,.1f} GiB — p changes "
-                     "the weights (and quality), not the KV cache")
-    if all(t.spec_k != r.spec_k for t in twins) and r.spec_k > 1:
-        notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step yields "
-                     f"{r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s:,.0f} tokens/s")
-    if all(t.kv_dtype != r.kv_dtype for t in twins):
-        notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
-    if all(t.gpu.id != r.gpu.id for t in twins):
-        notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction:.3g} % of its peak")
+    # The lever that moved first; which model and GPU it was, after.
+    for name in sorted(levers, key=lambda n: n in ("model", "gpu")):
+        if name == "batch":
+            notes.append(f"B = {r.batch}: KV memory grows with B only — {r.kv_bytes / GiB:,.2f} GiB of cache for "
+                         f"{r.batch} sequence{'s' if r.batch > 1 else ''}")
+        elif name == "weight_dtype":
+            notes.append(f"{r.weight_format} weights: {r.weight_bytes_held / GiB:,.1f} GiB held "
+                         "— p changes the weights (and quality), not the KV cache")
+        elif name == "spec_k":
+            if r.spec_k > 1:
+                notes.append(f"k = {r.spec_k}: pays only with acceptance — at α = {r.acceptance:.2f} a verify step "
+                             f"yields {r.expected_tokens_per_step:.2f} tokens, {r.tokens_per_s_with_kv:,.0f} tokens/s")
+            else:
+                notes.append(f"k = 1: no speculation, one token per step, {r.tokens_per_s_with_kv:,.0f} tokens/s")
+        elif name == "kv_dtype":
+            notes.append(f"KV cache in {get_precision(r.kv_dtype).label}: {r.kv_bytes / GiB:,.2f} GiB")
+        elif name == "tp":
+            notes.append(f"TP = {r.tp}: same intensity (TP divides FLOPs and weight bytes alike) — "
+                         f"{r.weight_bytes_held / GiB:,.1f} GiB of weights per GPU, {r.tpot_s * 1e3:.2f} ms per token, "
+                         f"{r.communication_time_s * 1e3:.2f} ms of it communication")
+        elif name == "gpu":
+            notes.append(f"{r.gpu.name}: ridge {r.ridge_point:,.0f}, {100 * r.peak_fraction_weights:.3g} % of its peak")
+        elif name == "model":
+            notes.append(f"{r.model.name}: {r.weight_bytes_held / GiB:,.1f} GiB of weights, "
+                         f"{r.kv_bytes_per_token / 1024:,.0f} KiB of KV per token")
+        elif name == "context":
+            notes.append(f"S = {r.context:,} tokens: {r.kv_bytes / GiB:,.2f} GiB of cache")
+        elif name == "gqa":
+            notes.append(f"GQA {'on' if r.gqa else 'off'}: {r.kv_bytes_per_token / 1024:,.0f} KiB of KV per token")
+        else:
+            notes.append(f"{LEVERS[name].label}: {lever_text(name, getattr(r, name, None))}")
     return notes
 
 
-def lever_preset(levers: dict) -> list[Pin]:
-    """Article 004's three levers from ``levers`` at B = 1, k = 1, BF16: batch 4, INT4, k = 4."""
+def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:
+    """A name that says the model, the GPU and the lever that moved since the last pin (or the defaults).
+
+    ``"Llama-3-70B · h100-sxm · B=4"``; at most :data:`MAX_PIN_NAME` characters, unique among ``pins``.
+    """
+    catalogue = catalogue or Catalogue()
+    before = pins[-1].levers if pins else LEVERS.defaults()
+    moved = [n for n in LEVERS.names if n not in ("model", "gpu") and levers[n] != before.get(n)]
+    what = " ".join(lever_text(n, levers[n]) for n in moved[:2]) or "baseline"
+    try:
+        model = catalogue.model(levers["model"]).name
+    except ValueError:
+        model = str(levers["model"])
+    name = f"{model} · {levers['gpu']} · {what}"[:MAX_PIN_NAME]
+    names = {p.name for p in pins}
+    n = 2
+    unique = name
+    while unique in names:
+        suffix = f" ({n})"
+        unique = name[: MAX_PIN_NAME - len(suffix)] + suffix
+        n += 1
+    return unique
+
+
+def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
+    """Article 004's three levers from ``levers`` at B = 1, k = 1, BF16: batch 4, INT4, k = 4.
+
+    Each name says the lever, the model and the GPU (``"batch 4 · Llama-3-70B · h100-sxm"``),
+    so trios pinned for two models on two GPUs stay apart.
+    """
+    catalogue = catalogue or Catalogue()
     base = {**levers, "batch": 1, "spec_k": 1, "weight_dtype": "bf16", "phase": "decode"}
+    try:
+        model = catalogue.model(levers["model"]).name
+    except ValueError:
+        model = str(levers["model"])
+    where = f" · {model} · {levers['gpu']}"
     return [
-        Pin("batch 4", {**base, "batch": 4}),
-        Pin("INT4 weights", {**base, "weight_dtype": "int4"}),
-        Pin("4-token speculation", {**base, "spec_k": 4}),
+        Pin(("batch 4" + where)[:MAX_PIN_NAME], {**base, "batch": 4}),
+        Pin(("INT4 weights" + where)[:MAX_PIN_NAME], {**base, "weight_dtype": "int4"}),
+        Pin(("speculation k=4" + where)[:MAX_PIN_NAME], {**base, "spec_k": 4}),
     ]
+
+
+@dataclass(frozen=True)
+class CompareMetric:
+    """One row of the Compare view: a label with its unit and how to read it from a result (display units)."""
+
+    key: str
+    label: str
+    unit: str
+    value: Callable[[ScenarioResult], float]
+
+
+#: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
+COMPARE_METRICS = (
+    CompareMetric("tokens_per_sequence", "tokens/s per sequence", "tokens/s",
+                  lambda r: r.tokens_per_s_with_kv / r.batch),
+    CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv),
+    CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s * 1e3),
+    CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held / GiB),
+    CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes / GiB),
+    CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv),
+    CompareMetric("peak_fraction", "fraction of its GPU's peak reached, counting KV reads", "%",
+                  lambda r: 100 * r.peak_fraction_with_kv),
+)

@@ -79,27 +79,27 @@ def get_precision(precision_id: str) -> Precision:
         ) from None
 
 
-def compute_roof(precision_id: str, dense_flops: dict[str, float]) -> tuple[str, str]:
-    """Which entry of a part's ``dense_flops`` a weight precision runs on.
+def compute_roof(precision_id: str, dense_flop_per_s: dict[str, float]) -> tuple[str, str]:
+    """Which entry of a part's ``dense_flop_per_s`` a weight precision runs on.
 
     Args:
         precision_id: weight precision id (see :data:`PRECISIONS`).
-        dense_flops: the part's dense peaks, FLOP/s keyed by roof.
+        dense_flop_per_s: the part's dense peaks, FLOP/s keyed by roof.
 
     Returns:
-        ``(roof_key, why)``: the key into ``dense_flops`` and a one-line reason.
+        ``(roof_key, why)``: the key into ``dense_flop_per_s`` and a one-line reason.
 
     Raises:
         ValueError: unknown precision id, or a part with no 16-bit roof.
     """
     native = get_precision(precision_id).native_roof
-    if native in dense_flops:
+    if native in dense_flop_per_s:
         if precision_id == "int4":
             return native, "INT4 is weight-only (W4A16): dequantised and multiplied in BF16"
         if native in ("fp8", "int8"):
             return native, f"{precision_id.upper()} is W8A8: the matmul runs on the {ROOF_LABELS[native]} roof"
         return native, f"{ROOF_LABELS[native]} roof"
-    if "bf16" not in dense_flops:
+    if "bf16" not in dense_flop_per_s:
         raise ValueError("this accelerator has no 16-bit (bf16) compute roof in the catalogue")
     return "bf16", (
         f"no {ROOF_LABELS[native]} figure for this part: {precision_id.upper()} weights are "

@@ -21,7 +21,7 @@ import numpy as np
 EFFICIENCY_BAND = (0.60, 0.85)
 
 
-def arithmetic_intensity(batch, tokens_per_read, bytes_per_weight):
+def arithmetic_intensity_weights(batch, tokens_per_read, bytes_per_weight):
     """Intensity on the weights, ``I = 2·B·k / p`` in FLOP/byte.
 
     Args:
@@ -33,17 +33,17 @@ def arithmetic_intensity(batch, tokens_per_read, bytes_per_weight):
     return 2.0 * np.asarray(batch, dtype=float) * tokens_per_read / bytes_per_weight
 
 
-def ridge_point(peak_flops, bandwidth):
+def ridge_point(peak_flop_per_s, bandwidth):
     """``I_ridge = P_peak / BW`` in FLOP/byte."""
-    return np.asarray(peak_flops, dtype=float) / bandwidth
+    return np.asarray(peak_flop_per_s, dtype=float) / bandwidth
 
 
-def attainable_flops(intensity, peak_flops, bandwidth):
+def attainable_flop_per_s(intensity, peak_flop_per_s, bandwidth):
     """Attainable FLOP/s, ``min(P_peak, BW·I)``."""
-    return np.minimum(peak_flops, np.asarray(bandwidth, dtype=float) * intensity)
+    return np.minimum(peak_flop_per_s, np.asarray(bandwidth, dtype=float) * intensity)
 
 
-def decode_flops(n_params, batch, tokens_per_read):
+def decode_flop(n_params, batch, tokens_per_read):
     """FLOPs of one forward step over the weights, ``2·N·B·k``.
 
     Each weight does one multiply-accumulate (2 FLOP) per token.  Attention-score
@@ -52,22 +52,26 @@ def decode_flops(n_params, batch, tokens_per_read):
     return 2.0 * np.asarray(n_params, dtype=float) * batch * tokens_per_read
 
 
-def step_time(flops, bytes_moved, peak_flops, bandwidth):
+def step_time(flops, bytes_moved, peak_flop_per_s, bandwidth):
     """Roofline time of one step, ``max(FLOPs / P_peak, bytes / BW)`` in seconds."""
-    return np.maximum(np.asarray(flops, dtype=float) / peak_flops, np.asarray(bytes_moved, dtype=float) / bandwidth)
+    return np.maximum(
+        np.asarray(flops, dtype=float) / peak_flop_per_s, np.asarray(bytes_moved, dtype=float) / bandwidth
+    )
 
 
-def batch_ladder(ridge, bytes_per_weight, tokens_per_read):
+def batch_ladder(ridge, bytes_per_weight, tokens_per_read, max_batch: int = 2**16):
     """Batch sizes 1, 2, 4, ... up to the first power of two past the ridge.
 
     The ladder stops at the first power of two at or above twice the batch that
     reaches the ridge (``B_ridge = I_ridge·p / (2k)``), and has at least two
-    rungs, so a chart always shows rungs on both sides of the ridge.
+    rungs, so a chart always shows rungs on both sides of the ridge; it never
+    climbs past ``max_batch`` (a part with an absurd ridge gets a ladder of
+    bounded length, not an overflow).
 
     Returns:
         int64 array of batch sizes.
     """
     b_ridge = float(ridge) * bytes_per_weight / (2.0 * tokens_per_read)
-    top = max(2.0 * b_ridge, 2.0)
+    top = min(max(2.0 * b_ridge, 2.0), float(max_batch))
     n = int(np.ceil(np.log2(top)))
     return 2 ** np.arange(n + 1, dtype=np.int64)

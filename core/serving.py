@@ -18,14 +18,19 @@ TABLE_CONTEXTS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 TABLE_USERS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def kv_table(model: ModelSpec, contexts, users, bytes_per_element: float, gqa: bool = True) -> np.ndarray:
+def kv_table(model: ModelSpec, contexts, users, bytes_per_element: float, gqa: bool = True,
+             share: float = 1.0) -> np.ndarray:
     """KV-cache bytes for every (context, users) pair.
+
+    Args:
+        share: the fraction of a sequence's cache one GPU holds (``core.parallelism``:
+            ``Parallelism.kv_share`` × PP micro-batches); 1 on one GPU.
 
     Returns:
         float array of shape ``(len(contexts), len(users))``:
-        ``users · KV_seq(context)``, bytes.
+        ``users · KV_seq(context) · share``, bytes.
     """
-    per_seq = np.array([model.kv_bytes_per_sequence(s, bytes_per_element, gqa) for s in contexts])
+    per_seq = share * np.array([model.kv_bytes_per_sequence(s, bytes_per_element, gqa) for s in contexts])
     return per_seq[:, None] * np.asarray(users, dtype=float)[None, :]
 
 
@@ -50,8 +55,11 @@ class Traffic:
 
 
 def traffic_by_context(model: ModelSpec, weight_bytes: float, batch: int, contexts, bytes_per_element: float,
-                       gqa: bool = True) -> Traffic:
-    """Per-step traffic of a batch of ``batch`` sequences at each context in ``contexts``."""
+                       gqa: bool = True, share: float = 1.0) -> Traffic:
+    """Per-step traffic of a batch of ``batch`` sequences at each context in ``contexts``.
+
+    ``share``: the fraction of each sequence's cache one GPU reads per step (1 on one GPU).
+    """
     ctx = np.asarray(contexts, dtype=np.int64)
-    kv = np.array([batch * model.kv_bytes_per_sequence(int(s), bytes_per_element, gqa) for s in ctx])
+    kv = np.array([batch * share * model.kv_bytes_per_sequence(int(s), bytes_per_element, gqa) for s in ctx])
     return Traffic(context=ctx, weight_bytes=float(weight_bytes), kv_bytes=kv)

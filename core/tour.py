@@ -8,22 +8,25 @@ lab computes; ``tests/test_tour.py`` checks them against the articles.
 
 Article 000: "A Concrete Example", Steps 1-6 (Llama-3-8B on one H100 SXM).
 Article 004: sections 01-04 (Llama-3-70B; batch 4 vs INT4 vs k = 4;
-A100 -> H100 -> H200; GQA off at 128k; prefill).
+A100 -> H100 -> H200; GQA off at 128k on a model trained for 128k; prefill).
+
+Where the lab's exact value differs from the article's rounding, the step's
+``footnote`` says so (the caption quotes the lab's value; the footnote the
+article's).  Within a step's caption, bytes are in one convention: decimal (GB,
+kB) where the article works in GB, binary (GiB) where it works in GiB.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
-from .scenario import DEFAULT_RESERVE_BYTES, Scenario, ScenarioResult
+from .scenario import LEVERS, Scenario, ScenarioResult
 from .units import GB, TFLOP, GiB, KiB
 
-#: Every lever a tour step sets before applying its own settings.
-BASE = {
-    "model": "llama-3-8b", "gpu": "h100-sxm", "weight_dtype": "bf16", "kv_dtype": "bf16", "batch": 1,
-    "spec_k": 1, "context": 8192, "gqa": True, "phase": "decode", "prompt_len": 2000, "acceptance": 0.7,
-    "capacity_convention": "binary", "reserve_bytes": DEFAULT_RESERVE_BYTES,
-}
+#: Every lever a tour step sets before applying its own settings: the lever
+#: table's defaults, on article 000's model (Llama-3-8B).
+BASE = {**LEVERS.defaults(), "model": "llama-3-8b"}
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,15 @@ class TourStep:
         source: the article passage the step follows.
         settings: levers that differ from :data:`BASE`.
         caption: a ``str.format`` template over :func:`caption_values`.
+        footnote: the same kind of template: where the article's rounding or units differ from the
+            lab's exact value, and why ("" when they agree).
     """
 
     title: str
     source: str
     settings: dict = field(default_factory=dict)
     caption: str = ""
+    footnote: str = ""
 
     def levers(self) -> dict:
         """Every lever this step sets."""
@@ -55,6 +61,20 @@ class TourStep:
         values = caption_values(result)
         return self.title.format(**values), self.caption.format(**values)
 
+    def render_footnote(self, result: ScenarioResult) -> str:
+        """The footnote with ``result``'s numbers filled in ("" when the step has none)."""
+        return self.footnote.format(**caption_values(result))
+
+
+@cache
+def step_titles() -> tuple[str, ...]:
+    """Each step's title, filled from its own scenario (for a jump-to-step menu)."""
+    titles = []
+    for step in TOUR:
+        levers = step.levers()
+        titles.append(step.render(Scenario(**levers).evaluate())[0])
+    return tuple(titles)
+
 
 def caption_values(r: ScenarioResult) -> dict:
     """Display values (GB = 1e9 bytes, GiB = 2^30 bytes, ms, %) that captions may quote."""
@@ -64,28 +84,30 @@ def caption_values(r: ScenarioResult) -> dict:
         "model": m.name,
         "gpu": r.gpu.name,
         "n_billion": r.n_params / 1e9,
-        "weight_gb": r.weight_bytes / GB,
-        "weight_gib": r.weight_bytes / GiB,
-        "weight_ms": r.weight_bytes / r.bandwidth * 1e3,
+        "weight_gb": r.weight_bytes_read / GB,
+        "weight_gib": r.weight_bytes_read / GiB,
+        "weight_ms": r.weight_bytes_read / r.bandwidth * 1e3,
         "bandwidth_tb": r.bandwidth / 1e12,
-        "gflop": r.flops_per_step / 1e9,
-        "compute_ms": r.flops_per_step / r.peak_flops * 1e3,
-        "peak_tf": r.peak_flops / TFLOP,
+        # The articles count the weights' FLOPs (2 per weight per token); attention is its own term.
+        "gflop": r.flop_per_step_weights / 1e9,
+        "compute_ms": r.flop_per_step_weights / r.peak_flop_per_s * 1e3,
+        "peak_tf": r.peak_flop_per_s / TFLOP,
         "ridge": r.ridge_point,
-        "intensity": r.arithmetic_intensity,
-        "pct": 100 * r.peak_fraction,
-        "attainable_tf": r.attainable_flops / TFLOP,
-        "tok": r.tokens_per_s,
-        "tok_no_kv": r.tokens_per_s_without_kv,
+        "intensity": r.arithmetic_intensity_weights,
+        "pct": 100 * r.peak_fraction_weights,
+        "attainable_tf": r.attainable_flop_per_s_weights / TFLOP,
+        "tok": r.tokens_per_s_with_kv,
+        "tok_no_kv": r.tokens_per_s_weights,
         "kv_kib": r.kv_bytes_per_token / KiB,
+        "kv_kb": r.kv_bytes_per_token / 1e3,
         "kv_gb": r.kv_bytes / GB,
         "kv_gib": r.kv_bytes / GiB,
         "seq_gib": r.kv_bytes_per_sequence / GiB,
         "seq_gib_gqa_on": seq_gqa_on / GiB,
         "step_gb": r.bytes_per_step / GB,
-        "step_ms": r.step_time_s * 1e3,
+        "step_ms": r.step_time_s_with_kv * 1e3,
         "kv_share": 100 * r.kv_traffic_bytes / r.bytes_per_step,
-        "weight_share": 100 * r.weight_bytes / r.bytes_per_step,
+        "weight_share": 100 * r.weight_bytes_read / r.bytes_per_step,
         "cap_gib": r.capacity_bytes / GiB,
         "free_gib": r.free_for_kv_bytes / GiB,
         "max_batch": r.max_batch,
@@ -95,6 +117,10 @@ def caption_values(r: ScenarioResult) -> dict:
         "acceptance": r.acceptance,
         "prefill_i": r.prefill_intensity,
         "ttft_ms": r.ttft_s * 1e3,
+        # In prefill the tokens per weight read are the prompt's (k = prompt length).
+        "prompt": f"{r.tokens_per_read:,}-token prompt" if r.phase == "prefill" else "prompt",
+        "trained_context": r.model.max_context or 0,
+        "prompts_s": "" if r.batch == 1 else "s",
         "tpot_ms": r.tpot_s * 1e3,
     }
 
@@ -106,7 +132,7 @@ TOUR: tuple[TourStep, ...] = (
         {"context": 128},
         "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
         "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
-        "which caps one stream at {tok_no_kv:.0f} tokens/s (ignoring the cache). The orange dot sits at "
+        "which caps one stream at {tok_no_kv:.0f} tokens/s (ignoring the cache). The orange star sits at "
         "intensity {intensity:g} FLOP/byte, far down the slope.",
     ),
     TourStep(
@@ -117,14 +143,19 @@ TOUR: tuple[TourStep, ...] = (
         "TFLOP/s of tensor cores. Memory time over compute time is {ridge:.0f}, the ridge point, arrived at from "
         "the other direction. Utilisation is 1/{ridge:.0f} = {pct:.2f} % of peak, and no kernel can beat it: "
         "the weights must be read and there is one token of work to do with them.",
+        "Article 000 gives 0.0163 ms and a ratio of 294; the lab divides the exact {gflop:.2f} GFLOP by 989 "
+        "TFLOP/s: {compute_ms:.5f} ms, ratio {ridge:.1f}.",
     ),
     TourStep(
         "Step 3 · Add the KV cache",
         "article 000, A Concrete Example, Step 3",
         {"context": 8192},
-        "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
+        "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kb:.1f} kB per token "
         "across 32 layers. At {context:,} tokens of context it is {kv_gb:.2f} GB, read every step: {step_gb:.2f} GB "
-        "per step and a ceiling of {tok:.0f} tokens/s. Look at the Traffic tab.",
+        "per step and a ceiling of {tok:.1f} tokens/s. Look at the Traffic tab.",
+        "Article 000 counts the cache as {kv_kib:.0f} KiB per token (binary: 1 KiB = 1,024 bytes) and rounds the "
+        "traffic to 17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB "
+        "and {tok:.1f} tokens/s.",
     ),
     TourStep(
         "Step 4 · Batch to escape the diagonal",
@@ -132,7 +163,9 @@ TOUR: tuple[TourStep, ...] = (
         {"batch": 56},
         "At batch {batch} the weight read is unchanged but the arithmetic is {batch}× larger: intensity "
         "{intensity:g}, {pct:.0f} % of peak. Ignoring the cache, {batch} tokens emerge every {weight_ms:.2f} ms: "
-        "{tok_no_kv:,.0f} tokens/s for zero extra weight traffic. The dot has climbed the ladder.",
+        "{tok_no_kv:,.0f} tokens/s for zero extra weight traffic. The star has climbed the ladder.",
+        "Article 000 says 11,690 tokens/s (56 / 4.79 ms, with the step time rounded); the lab divides by the "
+        "exact {weight_ms:.4f} ms: {tok_no_kv:,.0f} tokens/s.",
     ),
     TourStep(
         "Step 5 · Run out of memory instead",
@@ -148,11 +181,13 @@ TOUR: tuple[TourStep, ...] = (
         "article 000, A Concrete Example, Step 6",
         {"batch": 56},
         "At batch {batch} and {context:,} tokens, each step moves {weight_gb:.1f} GB of weights plus {kv_gb:.1f} GB "
-        "({kv_gib:.0f} GiB) of KV cache: {step_gb:.1f} GB, {step_ms:.1f} ms for {batch} tokens, {tok:,.0f} "
+        "of KV cache: {step_gb:.1f} GB, {step_ms:.1f} ms for {batch} tokens, {tok:,.0f} "
         "tokens/s. The cache is {kv_share:.0f} % of the traffic and does not amortise across the batch, so a "
         "faster matmul optimises the other {weight_share:.0f} %. At 8k context the KV cache, not the matmul, "
         "dominates, and batching cannot fix it: only GQA, MLA, cache quantisation, eviction and prefix sharing "
         "touch it.",
+        "Article 000 writes the cache as \"56 GiB, or 60.1 GB\" (one amount in binary and in decimal units) and gives "
+        "\"about 2,470 tokens per second\"; the lab's exact value is {tok:,.0f} tokens/s ({step_ms:.2f} ms a step).",
     ),
     TourStep(
         "70B at batch 1: a very expensive memory controller",
@@ -187,9 +222,11 @@ TOUR: tuple[TourStep, ...] = (
         "Prefill: the same formula with k = prompt length",
         "article 004, Go deeper",
         {"model": "llama-3-70b", "phase": "prefill"},
-        "A {context:,}-token prompt is processed in one pass: I = {prefill_i:,.0f} FLOP/byte, past the ridge of "
-        "{ridge:.0f}, under the flat roof. Time to first token {ttft_ms:,.0f} ms; each output token then costs "
-        "{tpot_ms:.1f} ms on the slope. Two metrics, opposite sides of one chart.",
+        "A {prompt} is processed in one pass: I = {prefill_i:,.0f} FLOP/byte, past the ridge of "
+        "{ridge:.0f}, under the flat roof. The star is the batch's prefill ({batch} prompt{prompts_s}); one prompt "
+        "alone takes {ttft_ms:,.0f} ms, the time to first token. Each output token then costs {tpot_ms:.1f} ms at "
+        "the diamond on the slope (decode). "
+        "Two metrics, opposite sides of one chart.",
     ),
     TourStep(
         "A100 80GB: ridge {ridge:.0f}",
@@ -215,9 +252,87 @@ TOUR: tuple[TourStep, ...] = (
     TourStep(
         "GQA off at 128k",
         "article 004, section 04",
-        {"model": "llama-3-70b", "context": 131072, "gqa": False},
-        "One 128k-token sequence of {model} needs {seq_gib:,.0f} GiB of KV cache when every one of the 64 query "
-        "heads keeps its own K and V. Tick grouped-query attention back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, "
-        "8× less. Long context became practical because the cached thing got narrower, not because memory grew.",
+        # A model trained for 128k: Llama-3-70B's trained context is 8,192 tokens.
+        {"model": "qwen2.5-72b", "context": 131072, "gqa": False},
+        "One 128k-token sequence of {model} (trained context {trained_context:,} tokens) needs {seq_gib:,.0f} GiB "
+        "of KV cache when every one of the 64 query heads keeps its own K and V. Tick grouped-query attention back "
+        "on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context became practical because the cached "
+        "thing got narrower, not because memory grew.",
+        "Article 004 quotes Llama-3-70B, whose trained context is 8,192 tokens, so 128k would be beyond it. "
+        "{model} has the same attention shape (80 layers, 64 query heads, 8 KV heads of 128 dimensions) and "
+        "its config allows {trained_context:,} positions, so the figures are the article's.",
     ),
 )
+
+
+# -- Many GPUs (issue 10): appended after the articles' walk-through -------------------
+
+
+def gpu_caption_values(r: ScenarioResult) -> dict:
+    """:func:`caption_values` plus the many-GPU numbers (per GPU, communication, cost in USD)."""
+    held = r.weight_bytes_held + r.reserve_bytes
+    return {
+        **caption_values(r),
+        "tp": r.tp,
+        "gpus": r.gpus_total,
+        "replicas": r.replicas,
+        "held_gib": r.weight_bytes_held / GiB,
+        "held_reserve_gib": held / GiB,
+        "fits": "fits" if r.fits else "DOES NOT FIT",
+        "suggested_tp": r.suggested_tp,
+        "comm_ms": r.communication_time_s * 1e3,
+        "memory_ms": r.memory_time_s * 1e3,
+        "comm_pct": 100 * r.communication_time_s / r.step_time_s_with_kv,
+        "kv_per_gpu": r.kv_bytes_per_token_per_gpu,
+        "tok_all": r.tokens_per_s_aggregate,
+        "cost_out": r.cost_per_million_output_tokens or 0.0,
+        "price": r.gpu_hour_price,
+    }
+
+
+@dataclass(frozen=True)
+class GpuTourStep(TourStep):
+    """A tour step whose caption may also quote :func:`gpu_caption_values`."""
+
+    def render(self, result: ScenarioResult) -> tuple[str, str]:
+        values = gpu_caption_values(result)
+        return self.title.format(**values), self.caption.format(**values)
+
+
+#: The many-GPU steps, at $2 per GPU-hour so the cost shows.
+GPU_TOUR: tuple[TourStep, ...] = (
+    GpuTourStep(
+        "Many GPUs: 70B does not fit one H100",
+        "issue 10; article 004, section 07",
+        {"model": "llama-3-70b", "gpu_hour_price": 2.0},
+        "{model} in BF16 is {held_gib:.0f} GiB of weights; with the reserve that is {held_reserve_gib:.0f} GiB "
+        "against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = {suggested_tp} (the button "
+        "under the memory bar).",
+    ),
+    GpuTourStep(
+        "TP = 2: it fits",
+        "issue 10; Megatron-LM (Shoeybi et al. 2019)",
+        {"model": "llama-3-70b", "tp": 2, "gpu_hour_price": 2.0},
+        "Each GPU holds half of every matrix, {held_gib:.1f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
+        "output token, room for {max_batch} sequences of 8k. The roofline stays per GPU and the point does not "
+        "move: TP divides the FLOPs and the bytes alike; it buys bandwidth and capacity.",
+    ),
+    GpuTourStep(
+        "TP = 8: fast, and communication shows",
+        "issue 10; article 004, section 07",
+        {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
+        "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
+        "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
+        "shrinking too ({kv_per_gpu:,.0f} bytes per token per GPU: TP = h_kv). ${cost_out:.2f} per million "
+        "output tokens at batch 1 (Scaling tab).",
+    ),
+    GpuTourStep(
+        "8B on one GPU, times eight: cheapest per token",
+        "issue 10; article 000, Where It Breaks (cost from bytes moved)",
+        {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
+        "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
+        "communication at all, ${cost_out:.2f} per million output tokens at ${price:.2f} per GPU-hour.",
+    ),
+)
+
+TOUR = TOUR + GPU_TOUR

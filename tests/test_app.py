@@ -115,7 +115,7 @@ def test_a_broken_config_is_refused_and_the_model_kept():
         lab.byo._read_config()
         assert "Refused" in lab.byo.config_report.object and "keeps Llama-3-8B" in lab.byo.config_report.object
         assert (lab.scenario.model, lab.scenario.batch) == ("llama-3-8b", 56)
-        assert round(lab.result.tokens_per_s) == 2462
+        assert round(lab.result.tokens_per_s_with_kv) == 2462
 
 
 def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_the_link():
@@ -187,8 +187,13 @@ def test_a_quantised_checkpoint_selects_its_precision():
                                  '"intermediate_size": 128, "vocab_size": 100, '
                                  '"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}}')
     lab.byo._read_config()
-    assert lab.scenario.weight_dtype == "int4"
-    assert lab.result.bytes_per_weight == 0.5 + 2.5 / 128
+    # As stored: the GPTQ linears at 4 bits plus a 16-bit scale and 4-bit zero per 128, the embeddings
+    # and LM head at 16 bits; p is the mean over every weight held.
+    assert lab.scenario.weight_dtype == "stored"
+    m = lab.result.model
+    assert lab.result.bytes_per_weight == m.stored_bytes_per_param()
+    linear = sum(g.params for g in m.stored_breakdown() if g.bytes_per_weight < 1)
+    assert lab.result.weight_bytes_held == pytest.approx(linear * (0.5 + 2.5 / 128) + (m.n_params - linear) * 2)
     assert "4-bit gptq" in lab.byo.config_report.object
 
 
@@ -196,7 +201,8 @@ def test_mla_show_your_work_is_arithmetic_that_adds_up():
     from app.readouts import rows
 
     work = {x.key: x.work for x in rows(Scenario(model="deepseek-v3", gpu="b200").evaluate())}
-    assert work["kv-token"] == "L·(kv_lora_rank + qk_rope_head_dim)·p_kv = 61 × (512 + 64) × 2 = 70,272 bytes"
+    assert work["kv-token"] == ("L·(kv_lora_rank + qk_rope_head_dim)·p_kv = 61 × (512 + 64) × 2 = "
+                                "70,272 bytes (68.62 KiB)")
 
 
 def test_points_above_the_roof_are_flagged():

@@ -74,7 +74,7 @@ def test_moving_batch_moves_the_dot_along_the_ladder(lab):
 
 
 def test_switching_gpu_moves_the_ridge(lab):
-    lab.get_by_label("GPU").select_option(label="NVIDIA H200 SXM 141GB")
+    lab.get_by_label("GPU", exact=True).select_option(label="NVIDIA H200 SXM 141GB")
     wait_for_readout(lab, "ridge", "206 FLOP/byte")
     assert round(lab.evaluate(RIDGE_X)[0]) == 206
 
@@ -126,8 +126,7 @@ def test_traffic_view_follows_context(lab):
 
 def test_kv_table_follows_gqa(lab):
     tab(lab, "KV table")
-    cell = lab.locator("[data-ctx='131072'][data-users='1']")
-    assert cell.inner_text() == "40.0"  # Llama-3-70B, one 128k sequence, GiB
+    lab.locator("[data-ctx='131072'][data-users='1']", has_text="40.0").wait_for(timeout=5000)  # 70B, 128k, GiB
     assert lab.locator("[data-ctx='32768'][data-users='8']").inner_text() == "80.0"
     checkbox(lab, ".gqa").uncheck()
     lab.locator("[data-ctx='131072'][data-users='1']", has_text="320.0").wait_for(timeout=5000)
@@ -189,7 +188,7 @@ def wait_for_pins_on_chart(page, condition):
 def test_pin_rename_and_remove(lab):
     lab.get_by_text("Pin this scenario", exact=True).click()
     wait_for_pins_on_chart(lab, "n.length === 1")
-    assert lab.evaluate(PIN_NAMES) == ["B=1 k=1 BF16 S=8,192"]
+    assert lab.evaluate(PIN_NAMES) == ["Llama-3-70B · h100-sxm · baseline"]  # model, GPU, the lever that moved
     tab(lab, "Pins")
     lab.locator(".pin-name input").fill("my baseline")
     lab.wait_for_timeout(300)  # the typed name reaches the server (Panel debounces browser changes)
@@ -220,7 +219,7 @@ def test_preset_pins_coincide_and_the_table_says_why(lab):
 def test_permalink_round_trip(lab, browser):
     press(lab, ".batch", "ArrowRight", 3)
     wait_for_readout(lab, "intensity", "4 FLOP/byte")
-    lab.get_by_label("GPU").select_option(label="NVIDIA H200 SXM 141GB")
+    lab.get_by_label("GPU", exact=True).select_option(label="NVIDIA H200 SXM 141GB")
     wait_for_readout(lab, "ridge", "206 FLOP/byte")
     tab(lab, "Pins")
     lab.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
@@ -232,7 +231,11 @@ def test_permalink_round_trip(lab, browser):
     fresh.locator("[data-readout=ridge]").wait_for()
     for key in ("intensity", "ridge", "tokens", "kv-total", "fits"):
         assert readout(fresh, key) == readout(lab, key), key
-    assert fresh.evaluate(PIN_NAMES) == ["batch 4", "INT4 weights", "4-token speculation"]
+    fresh.locator("[data-readout=pins]").wait_for()  # the link reopens the tab it was made on
+    tab(fresh, "Roofline")
+    fresh.wait_for_function("(() => { const m = Bokeh.documents[0].get_model_by_name('pins');"
+                            " return m !== null && m.data.name.length === 3; })()", timeout=10_000)
+    assert [n.split(" · ")[0] for n in fresh.evaluate(PIN_NAMES)] == ["batch 4", "INT4 weights", "speculation k=4"]
     fresh.close()
 
 
@@ -263,6 +266,7 @@ def test_embed_mode_is_compact(page, lab_url):
     assert page.get_by_text("Guided tour").count() == 0
     assert page.locator("[data-readout=ridge]").count() == 0  # no readout column
     assert page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)") == [56]
+    page.get_by_text("Levers", exact=True).click()  # the drawer
     press(page, ".batch", "ArrowRight", 1)
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.x[0] === 64", timeout=5000)
     assert "embed=true" in page.url
@@ -273,11 +277,11 @@ def test_downloads_carry_the_scenario(lab):
     with lab.expect_download() as info:
         lab.locator(".download-ladder").click()
     text = Path(info.value.path()).read_text()
-    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_flop_per_byte")
+    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_weights_flop_per_byte")
     with lab.expect_download() as info:
         lab.locator(".download-json").click()
     doc = json.loads(Path(info.value.path()).read_text())
-    assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity"] == 1
+    assert doc["scenario"]["model"] == "llama-3-70b" and doc["scenario"]["arithmetic_intensity_weights"] == 1
     with lab.expect_download() as info:
         lab.locator(".download-page").click()
     html = Path(info.value.path()).read_text()

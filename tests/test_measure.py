@@ -4,8 +4,8 @@ import pytest
 
 from core import Scenario
 from core.cli import main
-from core.measure import measure_numpy
-from core.measurements import Measurement, analyse, parse_measurements
+from core.machine_roofs import measure_numpy
+from core.measured_points import Measurement, analyse, parse_measurements
 
 
 def test_parse_measurements_reads_rows_and_names_bad_ones():
@@ -18,12 +18,13 @@ def test_parse_measurements_reads_rows_and_names_bad_ones():
 def test_mbu_and_mfu_of_a_measured_point_by_hand():
     # Llama-3-8B, H100, batch 1, 128 tokens of context, 150 tokens/s measured (article 000: 130-180).
     s = Scenario(model="llama-3-8b")
-    (p,) = analyse(s.levers(), [Measurement(1, 128, 150.0)], s.resolve_model, s.resolve_gpu)
+    (p,) = analyse(s, [Measurement(1, 128, 150.0)])
     bytes_per_step = 8_030_261_248 * 2 + 128 * 131_072
     assert p.achieved_bandwidth == pytest.approx(bytes_per_step * 150)
     assert p.mbu == pytest.approx(bytes_per_step * 150 / 3.35e12)
     assert round(100 * p.mbu) == 72
-    assert p.mfu == pytest.approx(2 * 8_030_261_248 * 150 / 989.4e12)
+    # MFU counts every FLOP of the step: the weights' 2·N and attention's 4·h_q·d_head·S·L.
+    assert p.mfu == pytest.approx((2 * 8_030_261_248 + 4 * 32 * 128 * 128 * 32) * 150 / 989.4e12)
     assert p.gap == pytest.approx(p.ceiling_tokens_per_s / 150) and round(p.ceiling_tokens_per_s) == 208
 
 

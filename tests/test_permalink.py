@@ -9,8 +9,9 @@ import pytest
 from core import Scenario
 from core.cli import build_parser
 from core.export import LADDER_COLUMNS, ladder_csv, pins_csv, to_json
-from core.permalink import FLAG_NAMES, MAX_PINS, Pin, from_query, to_query
-from core.pins import compare, lever_preset
+from core.permalink import from_query, to_query
+from core.pins import MAX_PINS, Pin, compare, lever_preset
+from core.scenario import LEVERS
 from core.units import GiB
 
 
@@ -28,7 +29,7 @@ def test_round_trip_restores_levers_and_pins_exactly():
 def test_query_names_are_the_command_line_flags():
     explain = build_parser()._subparsers._group_actions[0].choices["explain"]
     flags = {s.lstrip("-") for a in explain._actions for s in a.option_strings}
-    assert set(FLAG_NAMES.values()) <= flags
+    assert {lever.flag for lever in LEVERS} <= flags
 
 
 def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
@@ -39,10 +40,10 @@ def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
     assert levers == {"model": "llama-3-8b", "spec_k": 4}
     assert pins == []
     text = "\n".join(notices)
-    for fragment in ("batch='0' is not a whole number from 1 to 65536", "gpu='h900' is not one of v100",
+    for fragment in ("batch='0' is not a whole number from 1 to 65,536", "gpu='h900' is not one of v100",
                      "context='lots'", "no-gqa='maybe' is not true or false", "reserve='-2'",
                      "acceptance='1.5' is not a number from 0 to 1", "unknown parameter 'colour'",
-                     "pins: not a JSON list"):
+                     "pins: not valid JSON"):
         assert fragment in text, fragment
 
 
@@ -53,11 +54,11 @@ def test_a_bad_pin_field_drops_only_that_field():
     assert any("pin 2: not an object" in n for n in notices)
 
 
-def test_at_most_eight_pins():
-    many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(10)]
+def test_at_most_sixteen_pins():
+    many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(18)]
     _, pins, notices, _ = from_query({"pins": json.dumps(many)})
-    assert len(pins) == MAX_PINS
-    assert any("after the first 8" in n for n in notices)
+    assert len(pins) == MAX_PINS == 16
+    assert any("after the first 16" in n for n in notices)
 
 
 def test_pins_in_links_carry_only_what_differs_from_the_defaults():
@@ -68,12 +69,13 @@ def test_pins_in_links_carry_only_what_differs_from_the_defaults():
 # --- pins ----------------------------------------------------------------------
 def test_the_three_levers_coincide_and_the_table_says_what_differs():
     rows = compare(lever_preset(Scenario(model="llama-3-8b").levers()))
-    assert [r.pin.name for r in rows] == ["batch 4", "INT4 weights", "4-token speculation"]
-    assert {r.result.arithmetic_intensity for r in rows} == {4.0}
-    assert len({r.result.attainable_flops for r in rows}) == 1
+    assert [r.pin.name for r in rows] == ["batch 4 · Llama-3-8B · h100-sxm", "INT4 weights · Llama-3-8B · h100-sxm",
+                                          "speculation k=4 · Llama-3-8B · h100-sxm"]
+    assert {r.result.arithmetic_intensity_weights for r in rows} == {4.0}
+    assert len({r.result.attainable_flop_per_s_weights for r in rows}) == 1
     batch, int4, spec = (r.notes for r in rows)
     assert batch == ("B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences",)
-    assert int4 == ("INT4 weights: 3.7 GiB — p changes the weights (and quality), not the KV cache",)
+    assert int4 == ("INT4 weights: 3.7 GiB held — p changes the weights (and quality), not the KV cache",)
     assert spec[0].startswith("k = 4: pays only with acceptance — at α = 0.70 a verify step yields 2.53 tokens")
 
 
@@ -87,17 +89,18 @@ def test_ladder_csv_has_unit_headers_and_real_values():
     r = Scenario(model="llama-3-8b").evaluate()
     rows = list(csv.DictReader(io.StringIO(ladder_csv(r))))
     assert list(rows[0]) == [h for _, h in LADDER_COLUMNS]
-    assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s"]) == 3.35e12
+    assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s_weights"]) == 3.35e12
     assert rows[-1]["fits_in_memory"] == "False"
 
 
 def test_pins_csv_and_json():
     rows = compare(lever_preset(Scenario().levers()))
     table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
-    assert [t["name"] for t in table] == ["batch 4", "INT4 weights", "4-token speculation"]
-    assert float(table[1]["weight_bytes"]) == pytest.approx(70_553_706_496 * 0.5)
+    assert [t["name"].split(" · ")[0] for t in table] == ["batch 4", "INT4 weights", "speculation k=4"]
+    assert [t["differs_by"] for t in table] == ["batch=4", "weight-dtype=int4", "spec-k=4"]
+    assert float(table[1]["weight_bytes_read"]) == pytest.approx(70_553_706_496 * 0.5)
     doc = json.loads(to_json(Scenario().evaluate(), rows))
-    assert doc["scenario"]["arithmetic_intensity"] == 1
+    assert doc["scenario"]["arithmetic_intensity_weights"] == 1
     assert len(doc["ladder"]) == 11  # B = 1 ... 1024, the first power of two past twice the ridge batch 295
     assert doc["pins"][2]["spec_k"] == 4
 
@@ -110,15 +113,24 @@ def test_a_custom_gpu_travels_in_the_link():
     assert state.notices == []
     assert state.custom_gpu == gpu and state.levers["gpu"] == gpu.id
     bad = from_query({"custom-gpu": '{"name": "x", "bandwidth_tbs": -1, "capacity_gb": 8, "bf16": 10}'})
-    assert bad.custom_gpu is None and "bandwidth (TB/s) must be a positive number, got -1" in bad.notices[0]
+    assert bad.custom_gpu is None
+    assert "bandwidth (TB/s) must be a positive number from 0.001 to 10000, got -1" in bad.notices[0]
 
 
 def test_a_link_to_a_session_config_says_why_it_does_not_travel():
     state = from_query({"model": "config-your-model", "batch": "4"})
     assert state.levers == {"batch": 4}
-    assert "does not travel in links; paste it again" in state.notices[0]
+    assert "does not travel in links: paste it again" in state.notices[0]
 
 
 def test_whole_numbers_written_as_floats_are_accepted():
     assert from_query({"spec-k": "2.0", "batch": "4"}).levers == {"spec_k": 2, "batch": 4}
     assert "spec-k='2.5'" in from_query({"spec-k": "2.5"}).notices[0]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
+    pins = [Pin('=HYPERLINK("https://evil.example","x")', Scenario().levers()), Pin("+1", Scenario().levers()),
+            Pin("plain", Scenario().levers())]
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare(pins)))))
+    assert [r["name"] for r in rows] == ['\'=HYPERLINK("https://evil.example","x")', "'+1", "plain"]
+    assert float(rows[0]["tokens_per_s_with_kv"]) > 0  # numbers stay numbers

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from core import Scenario, evaluate, get_accelerator, get_model
 from core.precision import PRECISIONS
-from core.roofline import arithmetic_intensity, attainable_flops, batch_ladder
+from core.roofline import arithmetic_intensity_weights, attainable_flop_per_s, batch_ladder
 from core.units import GiB
 
 H100 = get_accelerator("h100-sxm")
@@ -18,7 +18,7 @@ def test_defaults_match_the_design_card():
     s = Scenario()
     assert (s.model, s.gpu, s.weight_dtype, s.batch, s.spec_k) == ("llama-3-70b", "h100-sxm", "bf16", 1, 1)
     r = s.evaluate()
-    assert r.arithmetic_intensity == 1
+    assert r.arithmetic_intensity_weights == 1
     assert round(r.ridge_point) == 295
 
 
@@ -47,24 +47,27 @@ def test_bad_values_are_refused_and_nothing_changes():
 def test_hand_computed_70b_int4_on_h100():
     # 70B (70,553,706,496 params) at 0.5 bytes: 35.28 GB; at batch 1, k=1: I = 4.
     r = Scenario(weight_dtype="int4").evaluate()
-    assert r.weight_bytes == 70_553_706_496 * 0.5
-    assert r.arithmetic_intensity == 4
+    assert r.weight_bytes_read == 70_553_706_496 * 0.5
+    assert r.arithmetic_intensity_weights == 4
     assert r.compute_roof == "bf16"
-    assert r.attainable_flops == pytest.approx(4 * 3.35e12)
+    assert r.attainable_flop_per_s_weights == pytest.approx(4 * 3.35e12)
 
 
 def test_prefill_uses_prompt_length_as_k():
     r = Scenario(phase="prefill", prompt_len=2000, batch=1).evaluate()
     assert r.tokens_per_read == 2000
-    assert r.flops_per_step == 2 * r.n_params * 2000
+    assert r.flop_per_step_weights == 2 * r.n_params * 2000
+    # Causal attention over the prompt: 4·h_q·d_head per (query, key) pair per layer, P(P+1)/2 pairs.
+    assert r.attention_flop_per_step == 4 * 64 * 128 * (2000 * 2001 // 2) * 80
+    assert r.flop_per_step == r.flop_per_step_weights + r.attention_flop_per_step
     assert r.context == 2000
 
 
 def test_ladder_goes_past_the_ridge():
     r = Scenario().evaluate()
     assert list(r.ladder.batch[:4]) == [1, 2, 4, 8]
-    assert r.ladder.arithmetic_intensity[-1] > r.ridge_point
-    assert r.ladder.attainable_flops[-1] == r.peak_flops
+    assert r.ladder.arithmetic_intensity_weights[-1] > r.ridge_point
+    assert r.ladder.attainable_flop_per_s_weights[-1] == r.peak_flop_per_s
 
 
 def test_long_context_warns_beyond_trained_context():
@@ -74,9 +77,21 @@ def test_long_context_warns_beyond_trained_context():
 
 def test_json_has_the_cli_keys():
     keys = {
-        "weight_bytes", "flops_per_step", "arithmetic_intensity", "arithmetic_intensity_with_kv", "ridge_point",
-        "attainable_flops", "peak_fraction", "bound", "step_time_s", "tokens_per_s", "tokens_per_s_without_kv",
-        "kv_bytes_per_token", "kv_bytes", "fits", "max_batch",
+        "weight_bytes_read",
+        "flop_per_step",
+        "arithmetic_intensity_weights",
+        "arithmetic_intensity_with_kv",
+        "ridge_point",
+        "attainable_flop_per_s_weights",
+        "peak_fraction_weights",
+        "bound",
+        "step_time_s_with_kv",
+        "tokens_per_s_with_kv",
+        "tokens_per_s_weights",
+        "kv_bytes_per_token",
+        "kv_bytes",
+        "fits",
+        "max_batch",
     }
     assert keys <= set(Scenario().evaluate().to_json())
 
@@ -84,41 +99,47 @@ def test_json_has_the_cli_keys():
 # --- properties -----------------------------------------------------------------
 @given(b=st.integers(1, 4096), k=st.integers(1, 64), p=P)
 def test_intensity_rises_with_b_and_k_and_falls_with_p(b, k, p):
-    i = arithmetic_intensity(b, k, p)
-    assert arithmetic_intensity(b + 1, k, p) > i
-    assert arithmetic_intensity(b, k + 1, p) > i
-    assert arithmetic_intensity(b, k, p * 2) < i
+    i = arithmetic_intensity_weights(b, k, p)
+    assert arithmetic_intensity_weights(b + 1, k, p) > i
+    assert arithmetic_intensity_weights(b, k + 1, p) > i
+    assert arithmetic_intensity_weights(b, k, p * 2) < i
 
 
 @given(i=st.floats(1e-3, 1e6), peak=st.floats(1e12, 1e17), bw=st.floats(1e11, 1e14))
 def test_attainable_never_exceeds_either_roof(i, peak, bw):
-    a = attainable_flops(i, peak, bw)
+    a = attainable_flop_per_s(i, peak, bw)
     assert a <= peak
     assert a <= bw * i * (1 + 1e-12)
 
 
-@given(gpu=st.sampled_from(["a100-80gb", "h100-sxm", "h200", "mi300x", "l4"]),
-       model=st.sampled_from(["llama-3-8b", "llama-3-70b", "qwen2.5-7b"]))
+@given(
+    gpu=st.sampled_from(["a100-80gb", "h100-sxm", "h200", "mi300x", "l4"]),
+    model=st.sampled_from(["llama-3-8b", "llama-3-70b", "qwen2.5-7b"]),
+)
 def test_batch4_equals_int4_equals_speculation4(gpu, model):
     g, m = get_accelerator(gpu), get_model(model)
     a = evaluate(gpu=g, model=m, batch=4)
     b = evaluate(gpu=g, model=m, weight_dtype="int4")
     c = evaluate(gpu=g, model=m, spec_k=4)
-    assert a.arithmetic_intensity == b.arithmetic_intensity == c.arithmetic_intensity == 4
-    assert a.attainable_flops == b.attainable_flops == c.attainable_flops
+    assert a.arithmetic_intensity_weights == b.arithmetic_intensity_weights == c.arithmetic_intensity_weights == 4
+    assert a.attainable_flop_per_s_weights == b.attainable_flop_per_s_weights == c.attainable_flop_per_s_weights
 
 
 @settings(max_examples=50)
 @given(b=st.integers(1, 2048), s=st.integers(1, 131072), gqa=st.booleans())
-def test_kv_intensity_never_above_weight_intensity_and_fits_matches_max_batch(b, s, gqa):
+def test_kv_intensity_lies_between_its_parts_and_fits_matches_max_batch(b, s, gqa):
     r = evaluate(gpu=H100, model=get_model("llama-3-8b"), batch=b, context=s, gqa=gqa)
-    assert r.arithmetic_intensity_with_kv <= r.arithmetic_intensity
+    # Counting KV mixes two streams: the weights (2·B·k/p) and attention over the cache
+    # (its FLOPs over its bytes); the step's intensity lies between the two.
+    attention_intensity = r.attention_flop_per_step / r.kv_traffic_bytes
+    lo, hi = sorted((r.arithmetic_intensity_weights, attention_intensity))
+    assert lo * (1 - 1e-12) <= r.arithmetic_intensity_with_kv <= hi * (1 + 1e-12)
     assert r.fits == (b <= r.max_batch)
-    assert r.step_time_s >= r.step_time_without_kv_s
+    assert r.step_time_s_with_kv >= r.step_time_s_weights
 
 
 @given(ridge=st.floats(10, 1000), p=P, k=st.integers(1, 16))
 def test_ladder_is_powers_of_two_reaching_past_the_ridge(ridge, p, k):
     lad = batch_ladder(ridge, p, k)
     assert lad[0] == 1 and np.all(lad[1:] == 2 * lad[:-1])
-    assert arithmetic_intensity(lad[-1], k, p) >= ridge
+    assert arithmetic_intensity_weights(lad[-1], k, p) >= ridge

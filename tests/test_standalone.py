@@ -5,24 +5,41 @@ import random
 
 import pytest
 
-from app.controls import BATCH_STOPS, CONTEXT_STOPS
 from app.standalone import standalone_html
 from core import Scenario
+from core.config_reader import from_hf_config
+from core.hardware import custom_accelerator
+from core.model_catalogue import CATALOGUE_DIR
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.scenario import LEVERS
 
 pytestmark = pytest.mark.browser
 
-KEYS = ("weight_bytes", "flops_per_step", "arithmetic_intensity", "arithmetic_intensity_with_kv", "ridge_point",
-        "attainable_flops", "peak_fraction", "step_time_s", "tokens_per_s", "tokens_per_s_without_kv",
-        "kv_bytes_per_token", "kv_bytes", "memory_used_bytes", "attainable_flops_with_kv", "peak_fraction_with_kv",
-        "expected_tokens_per_step")
+KEYS = (
+    "weight_bytes_read",
+    "flop_per_step",
+    "arithmetic_intensity_weights",
+    "arithmetic_intensity_with_kv",
+    "ridge_point",
+    "attainable_flop_per_s_weights",
+    "peak_fraction_weights",
+    "step_time_s_with_kv",
+    "tokens_per_s_with_kv",
+    "tokens_per_s_weights",
+    "kv_bytes_per_token",
+    "kv_bytes",
+    "memory_used_bytes",
+    "attainable_flop_per_s_with_kv",
+    "peak_fraction_with_kv",
+    "expected_tokens_per_step",
+)
 
 # Set the page's widgets as a reader would (through their models), then wait until
 # the page's results echo those inputs: CustomJS callbacks run asynchronously.
 SET = """
 ([b, k, w, kv, s, g]) => {
   const m = (c) => [...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes(c));
-  m('batch').value = b; m('spec-k').value = k; m('weight').value = w; m('kv').value = kv;
+  m('batch').value = b; m('spec-k').value = k; m('weight-dtype').value = w; m('kv-dtype').value = kv;
   m('context').value = s; m('gqa').active = g;
 }
 """
@@ -45,8 +62,9 @@ def offline_page(browser, tmp_path):
         page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: page.errors.append(str(e)))
         page.goto(path.as_uri())
-        page.wait_for_function("Bokeh.documents.length > 0 && "
-                               "Bokeh.documents[0].get_model_by_name('results').text.length > 0")
+        page.wait_for_function(
+            "Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('results').text.length > 0"
+        )
         return page, path
 
     yield open_page
@@ -54,27 +72,48 @@ def offline_page(browser, tmp_path):
         ctx.close()
 
 
-@pytest.mark.parametrize("model, gpu", [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"),
-                                        ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200")])
+def _scenario(model: str, gpu: str) -> Scenario:
+    """A catalogue scenario, or one with a session's own GPU or pasted model (they travel too)."""
+    s = Scenario(acceptance=0.75)
+    if gpu == "custom":
+        s.add_gpu(custom_accelerator("Lab <card>", bandwidth_tbs=1.5, capacity_gb=96, bf16=300, fp8=600))
+    else:
+        s.gpu = gpu
+    if model == "pasted":
+        config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+        s.add_model(from_hf_config(config, model_id="config-pasted", name="Pasted <i>Qwen</i>"))
+    else:
+        s.model = model
+    return s
+
+
+@pytest.mark.parametrize(
+    "model, gpu",
+    [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"), ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200"),
+     ("pasted", "custom"), ("gpt-oss-120b", "b200"), ("nemotron-h-56b", "h100-sxm")],
+)
 def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, gpu):
     # Mistral-7B windows its cache at 4,096 tokens; the A100 has no FP8 roof; Mixtral reads only the experts
-    # a batch touches; DeepSeek-V3 caches an MLA latent and carries FP8 block scales: all must match too.
-    scenario = Scenario(model=model, gpu=gpu, acceptance=0.75)
+    # a batch touches; DeepSeek-V3 caches an MLA latent and carries FP8 block scales; a session's own GPU and
+    # a pasted config travel into the page; gpt-oss as stored reads MXFP4 experts beside BF16 attention; the
+    # Nemotron-H hybrid holds a fixed Mamba state beside a few KV layers: all must match too.
+    scenario = _scenario(model, gpu)
     page, path = offline_page(scenario)
     assert path.stat().st_size <= 3e6
     rng = random.Random(f"{model}-{gpu}")
-    batches = sorted({*BATCH_STOPS, scenario.batch})
-    contexts = sorted({*CONTEXT_STOPS, scenario.context})
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
     for _ in range(13):
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
-        k, w, kv, g = rng.randint(1, 16), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7
+        k, w = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"])
+        kv, g = rng.choice(KV_PRECISIONS), rng.random() < 0.7
         page.evaluate(SET, [b, k, w, kv, s, g])
         inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
         page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
         got = page.evaluate(RESULTS)
-        result = Scenario(model=model, gpu=gpu, acceptance=0.75, batch=batches[b], spec_k=k, weight_dtype=w,
-                          kv_dtype=kv, context=contexts[s], gqa=g).evaluate()
+        result = scenario.clone(batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv, context=contexts[s],
+                                gqa=g).evaluate()
         want = result.to_json()
         for key in KEYS:
             assert got[key] == pytest.approx(want[key], rel=1e-12), key
@@ -83,6 +122,9 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
         assert [r["batch"] for r in got["ladder"]] == ladder.batch.tolist()
         assert [r["fits"] for r in got["ladder"]] == ladder.fits.tolist()
     assert page.errors == []
+    if gpu == "custom":  # names are text, never markup
+        assert page.locator("h2").inner_text().endswith("Pasted <i>Qwen</i> on Lab <card>")
+        assert page.locator("img, i").count() == 0
 
 
 def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):

@@ -1,0 +1,59 @@
+"""Accessibility repairs the widget library leaves to the page.
+
+Bokeh 3.9's checkbox draws its text as a ``<div>`` beside the ``<input>``, so the
+text neither names the box for a screen reader nor toggles it when clicked, and
+noUiSlider's handles (``role="slider"``) carry no name.  :class:`A11yFixes`, placed
+once in the page, names every checkbox and slider handle after its visible label
+and makes a checkbox's text toggle its box, in every shadow root, including the
+widgets of tabs and drawers built later (it looks again when the page changes).
+"""
+
+from __future__ import annotations
+
+from panel.custom import JSComponent
+
+
+class A11yFixes(JSComponent):
+    """An invisible element whose script repairs checkbox and slider labelling across the page."""
+
+    _esm = """
+    function roots(root, out) {
+      out.push(root);
+      for (const el of root.querySelectorAll("*")) { if (el.shadowRoot) roots(el.shadowRoot, out); }
+      return out;
+    }
+    function fix() {
+      for (const root of roots(document, [])) {
+        for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
+          const label = box.parentNode.querySelector(".bk-label");
+          if (!label) continue;
+          box.setAttribute("data-a11y", "1");
+          box.setAttribute("aria-label", label.textContent.trim());
+          label.style.cursor = "pointer";
+          label.addEventListener("click", () => box.click());
+        }
+        for (const handle of root.querySelectorAll("[role=slider]:not([aria-label])")) {
+          const title = handle.getRootNode().querySelector(".bk-slider-title");
+          let text = title ? title.textContent : "";
+          if (!text.trim()) {
+            // Panel's discrete slider shows its label in the element before the slider.
+            const prev = handle.getRootNode().host?.previousElementSibling;
+            text = prev ? Array.from((prev.shadowRoot || prev).children)
+              .filter((c) => !["STYLE", "LINK"].includes(c.tagName)).map((c) => c.textContent).join(" ") : "";
+          }
+          text = text.split(":")[0].trim();
+          if (text) handle.setAttribute("aria-label", text);
+        }
+      }
+    }
+    export function render({ model }) {
+      fix();
+      let pending = false;
+      const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; fix(); }, 300); } };
+      const observer = new MutationObserver(later);
+      observer.observe(document.body, { childList: true, subtree: true });
+      const timer = setInterval(fix, 2000);  // shadow roots are out of the observer's sight
+      model.on("remove", () => { observer.disconnect(); clearInterval(timer); });
+      return document.createElement("span");
+    }
+    """

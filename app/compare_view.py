@@ -1,0 +1,122 @@
+"""The Compare view: small multiples of the pins, one row per metric, one mark per pin.
+
+On the roofline, batch 4, INT4 and 4-token speculation land on one point by
+construction; here they part where they differ (memory, tokens/s, time per
+token, intensity counting KV reads, the fraction of peak reached).  The rows
+are :data:`core.pins.COMPARE_METRICS`, read from each pin's own result (its model,
+GPU and levers); the view computes no formula.  Every row shares one x axis of
+pin numbers, each mark keeps its pin's colour and shape, and a key below names
+the pins with what differs at a shared intensity.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import panel as pn
+import param
+from bokeh.layouts import gridplot
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet
+from bokeh.plotting import figure
+
+from core.pins import COMPARE_METRICS, PinRow
+from core.units import fmt_sig
+
+from .present import present_figure
+from .state import LabState
+from .style import PALETTE, PIN_STYLES, STYLESHEET
+
+ROW_HEIGHT = 130
+
+
+class CompareView(pn.viewable.Viewer):
+    """Small multiples of the session's pins, following ``state.pin_rows``."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.x_range = FactorRange(factors=[])
+        self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in COMPARE_METRICS}
+        self.figures = [self._row(m) for m in COMPARE_METRICS]
+        self.figures[-1].xaxis.visible = True
+        self.grid = gridplot([[f] for f in self.figures], sizing_mode="stretch_width", toolbar_location=None,
+                             merge_tools=False)
+        self.empty = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.chart = pn.pane.Bokeh(self.grid, sizing_mode="stretch_width")
+        self.layout = pn.Column(self.empty, self.chart, self.key, sizing_mode="stretch_width")
+        self._refresh()
+        self._on_present()
+
+    def __panel__(self):
+        return self.layout
+
+    def _row(self, metric):
+        fig = figure(x_range=self.x_range, height=ROW_HEIGHT, sizing_mode="stretch_width", tools="",
+                     toolbar_location=None, title=f"{metric.label} ({metric.unit})", name=f"compare-{metric.key}-fig")
+        source = self.sources[metric.key]
+        fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
+        marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",
+                            source=source)
+        fig.add_layout(LabelSet(x="pin", y="value", text="text", source=source, x_offset=12, y_offset=-2,
+                                text_font_size="11px", text_color=PALETTE["text"], text_baseline="middle"))
+        fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
+                                                             (metric.label, f"@text {metric.unit}")]))
+        fig.y_range.start = 0
+        fig.y_range.range_padding = 0.3  # room above the tallest mark and its value
+        fig.xaxis.visible = False
+        fig.xaxis.axis_label = "pin"
+        fig.title.text_font_size = "12px"
+        fig.yaxis.minor_tick_line_color = None
+        fig.xgrid.grid_line_color = None
+        return fig
+
+    @param.depends("state.pin_rows", watch=True)
+    def _refresh(self) -> None:
+        rows = self.state.pin_rows
+        self.x_range.factors = [str(i + 1) for i in range(len(rows))]
+        for metric in COMPARE_METRICS:
+            values = [metric.value(row.result) for row in rows]
+            self.sources[metric.key].data = {
+                "pin": [str(i + 1) for i in range(len(rows))], "value": values,
+                "text": [fmt_sig(v, 3) for v in values], "name": [row.pin.name for row in rows],
+                "color": [PIN_STYLES[i][0] for i in range(len(rows))],
+                "marker": [PIN_STYLES[i][1] for i in range(len(rows))],
+            }
+        self.chart.visible = bool(rows)
+        self.empty.object = ("" if rows else
+                             '<div class="caption" data-readout="compare">No pins to compare yet. Pin the current '
+                             "scenario, or press <b>Pin batch 4 vs INT4 vs k = 4</b> for each model and GPU you want "
+                             "side by side: they share one point on the roofline and part here.</div>")
+        self.key.object = compare_key_html(rows)
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        for fig in self.figures:
+            present_figure(fig, self.state.present)
+            fig.height = int(ROW_HEIGHT * (1.3 if self.state.present else 1))
+
+
+def _empty() -> dict:
+    return {"pin": [], "value": [], "text": [], "name": [], "color": [], "marker": []}
+
+
+def compare_key_html(rows: list[PinRow]) -> str:
+    """The key under the small multiples: each pin's number, colour, shape, name, and what differs."""
+    if not rows:
+        return ""
+    items = []
+    for i, row in enumerate(rows):
+        color, marker = PIN_STYLES[i]
+        r = row.result
+        differs = "; ".join(row.differs_by) or "the most common value of every lever that varies"
+        items.append(
+            f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
+            f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'
+            f'<td class="k">{escape(r.model.name)} on {escape(r.gpu.name)}</td>'
+            f'<td class="k">differs by: {escape(differs)}</td></tr>'
+        )
+    return ('<div class="scroll"><table class="lab compare-key" data-readout="compare-key">'
+            "<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th></tr>"
+            f'{"".join(items)}</table></div>')

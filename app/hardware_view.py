@@ -1,0 +1,622 @@
+"""The hardware view: article 000's hardware story on the catalogue's rooflines.
+
+One param-driven :class:`HardwareView` (a ``pn.viewable.Viewer``) with five
+sections, each its own Bokeh figure built once and updated in place:
+
+* Kernel atlas: GEMM, the decode matrix-vector product, elementwise ops (and
+  their fusion), naive vs FlashAttention and decode attention on the current
+  GPU's roofline, with "show your work";
+* Three ceilings: the overhead ceiling beside the two roofs, the three times of a
+  decode step and the family of fixes that can help;
+* Tiles and waves: achieved GEMM throughput against N, with padded work and waves;
+* Hierarchy: SRAM, L2 and HBM roofs with attention's naive and Flash points;
+* Generations: several parts' roofs with their ridges, the growth trend against
+  Gholami et al. (2024), the memory-wall timeline and the sparse-headline trap;
+
+plus the hardware tour (:data:`core.hardware_tour.HARDWARE_TOUR`).  Every number
+comes from ``core`` (kernels, overhead, waves, generations, hardware); this
+module only draws.  Usable standalone: ``HardwareView(gpu="h100-sxm")``.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+from bokeh.plotting import figure
+
+from core.generations import (
+    ARTICLE_WORKLOADS,
+    FLAGSHIPS,
+    GENERATIONS,
+    GHOLAMI_RATES_PER_2Y,
+    GHOLAMI_SOURCE,
+    MEMORY_WALL_TIMELINE,
+    catalogue_trend,
+    growth,
+)
+from core.hardware import load_catalogue
+from core.hardware_tour import HARDWARE_BASE, HARDWARE_TOUR, SECTIONS
+from core.kernels import (
+    ELEMENTWISE,
+    attention_compulsory_bytes,
+    decode_attention,
+    decode_matvec,
+    flash_attention,
+    fuse,
+    gemm,
+    naive_attention,
+)
+from core.overhead import FIXES, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
+from core.roofline import attainable_flop_per_s
+from core.units import TFLOP, MiB, fmt_sig
+from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
+
+X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
+CSS = """
+.hw-work { font-family: ui-monospace, monospace; font-size: 12px; line-height: 1.45; }
+.hw-work b { font-family: sans-serif; } .hw-decision { font-size: 14px; }
+.hw-decision .bind { font-weight: bold; color: #b00020; } .hw-card { background: #fff8e1;
+ border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; } .hw-card .src { color: #777; font-size: 12px; }
+"""
+LABELS = {
+    "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
+    "matvec_k": "K (columns of W)",
+    "gemm_m": "M", "gemm_k": "K", "gemm_n": "N", "ew_chain": "Ops, in order", "fused": "Fuse them into one kernel",
+    "ew_elements": "Elements in the tensor", "attn_n": "Sequence length N", "attn_d": "Head dimension d",
+    "kv_context": "Context S (cached tokens)", "kv_heads": "KV heads h_kv", "step_params": "Parameters read per step",
+    "layers": "Decoder layers", "launch_latency_us": "Launch latency (µs per kernel)",
+    "fusion_level": "Kernels per layer",
+    "cuda_graphs": "Capture the step as one CUDA graph", "tile": "Output tile", "wave_m": "M (GEMM rows)",
+    "wave_k": "K", "n_min": "N from", "n_max": "N to", "n_probe": "Readout at N", "generations": "Parts to overlay",
+    "show_sparse": "Show the 2:4-sparsity headline roof",
+}
+MAX_STAIRS = 4000  # points on the staircase chart
+SENTINEL = 1e-30  # Bokeh log axes cannot show zero
+FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
+SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assumes an H100's 228 KiB, "
+             "so its point is an illustration, not this part's figure.")
+
+
+def sram_bytes(gpu) -> float:
+    """FlashAttention's SRAM size M for ``gpu`` in bytes (the H100's where the part publishes none; see SRAM_NOTE)."""
+    return gpu.sram_per_sm_bytes or FALLBACK_SRAM
+
+
+def _stagger(values, log_gap: float = 0.25, step: int = 14) -> list[int]:
+    """Label y offsets (px) that step labels of nearby values (within ``log_gap`` decades) apart."""
+    order = np.argsort(values)
+    offsets = [0] * len(values)
+    run = 0
+    for prev, cur in zip(order[:-1], order[1:], strict=True):
+        close = abs(np.log10(max(values[cur], 1e-30)) - np.log10(max(values[prev], 1e-30))) < log_gap
+        run = run + 1 if close else 0
+        offsets[cur] = -step * run
+    return [o - 5 for o in offsets]
+
+
+def _roof(peak: float, bandwidth: float) -> list[float]:
+    """The roof over :data:`X` in TFLOP/s (core's ``min(P_peak, BW·I)``)."""
+    return list(attainable_flop_per_s(X, peak, bandwidth) / TFLOP)
+
+
+def _log_figure(name: str, height: int = 430, y_label: str = "attainable performance (TFLOP/s, dense)",
+                x_label: str = "arithmetic intensity (FLOP/byte)"):
+    return figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
+                  x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
+                  toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4))
+
+
+class HardwareView(pn.viewable.Viewer):
+    """Article 000's hardware sections as one interactive view.
+
+    Params (link ``gpu`` and ``batch`` to the main lab's selector and B):
+        gpu: catalogue id (any of :func:`core.hardware.load_catalogue`).
+        section: which of :data:`core.hardware_tour.SECTIONS` is in front.
+        batch: B, sequences per decode step (matrix-vector product, KV attention, overhead step).
+        matvec_n, matvec_k: decode weight matrix N×K.
+        gemm_m, gemm_k, gemm_n: GEMM shape.
+        ew_elements, ew_chain, fused: elementwise chain over a tensor of that many elements, fused or not.
+        attn_n, attn_d: attention sequence length N and head dimension d (one head).
+        kv_context, kv_heads, kv_d_head: decode attention over a KV cache (S, h_kv, d_head).
+        step_params, layers, launch_latency_us, fusion_level, cuda_graphs: the decode step of the overhead
+            section (parameters read per step at BF16, decoder layers, µs per launch).
+        tile, wave_m, wave_k, n_min, n_max, n_probe: the tile/wave staircase (GEMM M×N×K against N).
+        generations, show_sparse: parts overlaid in the generations chart; the 2:4 headline roof.
+    """
+
+    gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects={g.name: g.id for g in load_catalogue().values()},
+                         doc="catalogue id")
+    section = param.Selector(default=SECTIONS[0], objects=list(SECTIONS))
+    batch = param.Integer(default=1, bounds=(1, 65536), doc="B (the main lab's Scenario.batch has the same bounds)")
+    matvec_n = param.Integer(default=4096, bounds=(1, 131072))
+    matvec_k = param.Integer(default=4096, bounds=(1, 131072))
+    gemm_m = param.Integer(default=4096, bounds=(1, 65536))
+    gemm_k = param.Integer(default=4096, bounds=(1, 65536))
+    gemm_n = param.Integer(default=4096, bounds=(1, 65536))
+    ew_elements = param.Integer(default=HARDWARE_BASE["ew_elements"], bounds=(1, 2**32))
+    ew_chain = param.ListSelector(default=list(HARDWARE_BASE["ew_chain"]), objects=list(ELEMENTWISE))
+    fused = param.Boolean(default=False)
+    attn_n = param.Integer(default=4096, bounds=(16, 262144))
+    attn_d = param.Integer(default=128, bounds=(16, 512))
+    kv_context = param.Integer(default=8192, bounds=(1, 1_048_576))
+    kv_heads = param.Integer(default=8, bounds=(1, 256))
+    kv_d_head = param.Integer(default=128, bounds=(16, 1024))
+    step_params = param.Number(default=8.03e9, bounds=(1e6, 2e12), doc="parameters read per decode step")
+    layers = param.Integer(default=32, bounds=(1, 1000))
+    launch_latency_us = param.Number(default=4.0, bounds=(0.0, 100.0), doc="µs per kernel launch")
+    fusion_level = param.Selector(default="unfused", objects=["unfused", "fused"])
+    cuda_graphs = param.Boolean(default=False)
+    tile = param.Selector(default="128×128", objects=list(TILES))
+    wave_m = param.Integer(default=132 * 128, bounds=(1, 1_000_000))
+    wave_k = param.Integer(default=4096, bounds=(1, 1_000_000))
+    n_min = param.Integer(default=240, bounds=(1, 100_000))
+    n_max = param.Integer(default=400, bounds=(2, 100_000))
+    n_probe = param.Integer(default=257, bounds=(1, 100_000))
+    generations = param.ListSelector(default=list(GENERATIONS),
+                                     objects={g.name: g.id for g in load_catalogue().values()})
+    show_sparse = param.Boolean(default=False)
+
+    def __init__(self, **params):
+        self._custom_gpus: dict = {}
+        super().__init__(**params)
+        self.tour_index: int | None = None
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self._build_sources()
+        self._build_figures()
+        self._build_panes()
+        self._refresh_all()
+        self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section")])
+        self.param.watch(self._on_section, "section")
+
+    def add_gpu(self, gpu) -> None:
+        """Offer a custom or measured :class:`core.hardware.Accelerator` (the main lab's "bring your own" part)
+        in the selector and select it; its unpublished fields (SMs, SRAM, L2) get the stated assumptions."""
+        self._custom_gpus[gpu.id] = gpu
+        names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
+        self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
+        self.gpu = gpu.id
+
+    def accelerator(self):
+        """The selected :class:`core.hardware.Accelerator`."""
+        return self._custom_gpus.get(self.gpu) or load_catalogue()[self.gpu]
+
+    # -- data sources -------------------------------------------------------------
+    def _build_sources(self):
+        self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
+        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "time": [], "bound": [],
+                                              "yoff": []}, name="hw-kernels")
+        self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
+        self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
+        self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": []}, name="hw-step")
+        self.ceil_bars = ColumnDataSource({"regime": [], "us": [], "color": []}, name="hw-three-times")
+        self.stairs = ColumnDataSource({"n": [], "tflops": [], "waves": [], "padded": [], "eff": []},
+                                       name="hw-staircase")
+        self.stairs_probe = ColumnDataSource({"n": [], "tflops": []}, name="hw-probe")
+        self.levels = ColumnDataSource({"x": [], "y": [], "level": [], "color": []}, name="hw-levels")
+        self.level_labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": []}, name="hw-level-labels")
+        self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "mb": []},
+                                            name="hw-attention")
+        self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": []}, name="hw-gen-roofs")
+        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "yoff": []}, name="hw-ridges")
+        self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
+        self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
+                                           "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
+                                          name="hw-workloads")
+        self.trend_points = ColumnDataSource({"year": [], "rel": [], "series": [], "name": [], "color": []},
+                                             name="hw-trend")
+        self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": []}, name="hw-gholami")
+
+    # -- figures --------------------------------------------------------------------
+    def _build_figures(self):
+        hover_k = HoverTool(tooltips=[("kernel", "@name"), ("intensity", "@x{0,0.000} FLOP/byte"),
+                                      ("attainable", "@y{0,0.0} TFLOP/s"), ("time", "@time"), ("bound", "@bound")])
+        f = _log_figure("hw-atlas")
+        f.add_tools(hover_k)
+        f.line("x", "y", source=self.atlas_roof, color="#2ca02c", line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
+        f.add_layout(self.atlas_ridge)
+        f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black")
+        f.add_layout(LabelSet(x="x", y="y", text="name", source=self.atlas_points, x_offset=7, y_offset="yoff",
+                              text_font_size="11px"))
+        f.legend.location = "bottom_right"
+        self.atlas_fig = f
+
+        g = _log_figure("hw-ceilings", height=380)
+        g.line("x", "y", source=self.ceil_roof, color="#2ca02c", line_width=4, legend_label="compute and memory roofs")
+        g.line("x", "y", source=self.ceil_overhead, color="#b00020", line_width=3, line_dash="dashed",
+               legend_label="overhead ceiling: FLOPs / (kernels × launch)")
+        g.scatter("x", "y", source=self.ceil_point, size=15, fill_color="#ff7f0e", line_color="black",
+                  legend_label="the decode step")
+        g.add_layout(LabelSet(x="x", y="y", text="label", source=self.ceil_point, x_offset=8, y_offset=6,
+                              text_font_size="11px"))
+        g.legend.location = "bottom_right"
+        self.ceil_fig = g
+        bars = figure(y_range=["overhead", "memory", "compute"], height=170, sizing_mode="stretch_width",
+                      x_axis_label="time per step (µs)", tools="", toolbar_location=None, name="hw-decision")
+        bars.hbar(y="regime", right="us", source=self.ceil_bars, height=0.6, color="color")
+        self.bars_fig = bars
+
+        s = figure(height=330, sizing_mode="stretch_width", x_axis_label="N (GEMM output columns)",
+                   y_axis_label="achieved TFLOP/s (model)", tools="pan,wheel_zoom,reset,save,hover",
+                   toolbar_location="above", name="hw-stairs",
+                   tooltips=[("N", "@n"), ("TFLOP/s", "@tflops{0,0.0}"), ("waves", "@waves"),
+                             ("padded N", "@padded"), ("useful", "@eff{0.0%}")])
+        s.step("n", "tflops", source=self.stairs, mode="after", line_width=2, color="#1f77b4")
+        s.scatter("n", "tflops", source=self.stairs_probe, size=12, color="#d62728")
+        self.peak_span = Span(location=0, dimension="width", line_color="#2ca02c", line_dash="dashed")
+        s.add_layout(self.peak_span)
+        self.stairs_fig = s
+        w = figure(height=170, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
+                   tools="", toolbar_location=None, name="hw-waves")
+        w.x_range = s.x_range
+        w.step("n", "waves", source=self.stairs, mode="after", line_width=2, color="#9467bd")
+        self.waves_fig = w
+
+        h = _log_figure("hw-hierarchy", height=430)
+        h.add_tools(HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")]))
+        self.level_lines = h.multi_line("xs", "ys", source=ColumnDataSource({"xs": [], "ys": [], "color": []},
+                                                                            name="hw-level-roofs"),
+                                        line_color="color", line_width=3)
+        h.add_layout(LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
+                              x_offset=4, y_offset=4, text_font_size="12px", text_font_style="bold"))
+        h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black")
+        h.add_layout(LabelSet(x="x", y="y", text="name", source=self.attn_points, x_offset=8, y_offset=-6,
+                              text_font_size="11px"))
+        self.hier_fig = h
+
+        gfig = _log_figure("hw-generations", height=460)
+        gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3)
+        gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
+                                 x_offset=6, y_offset="yoff", text_font_size="11px", text_font_style="bold"))
+        gfig.scatter("x", "y", source=self.gen_ridges, size=8, color="color")
+        gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
+        gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
+                                 text_color="#555555"))
+        gfig.scatter("x", "y", source=self.workloads, marker="triangle", size=12, color="#444444")
+        gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.workloads, angle=1.5708, x_offset=4,
+                                 y_offset=8, text_font_size="10px", text_color="#444444"))
+        self.gen_fig = gfig
+        t = figure(y_axis_type="log", height=330, sizing_mode="stretch_width", x_axis_label="launch year",
+                   y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
+                   toolbar_location="above", name="hw-trend",
+                   tooltips=[("part", "@name"), ("series", "@series"), ("× 2017", "@rel{0,0.0}")])
+        t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dashed", line_width=2,
+                     legend_label="Gholami et al. 2024: 3.0× / 1.6× / 1.4× per 2 years")
+        t.scatter("year", "rel", source=self.trend_points, size=10, color="color", legend_field="series")
+        t.legend.location = "top_left"
+        self.trend_fig = t
+        ev = MEMORY_WALL_TIMELINE
+        tl_src = ColumnDataSource({"year": [e.year for e in ev], "y": [(i % 4) * 0.6 for i in range(len(ev))],
+                                   "title": [e.title for e in ev], "detail": [e.detail for e in ev],
+                                   "source": [e.source for e in ev]}, name="hw-timeline")
+        tl = figure(height=230, sizing_mode="stretch_width", x_range=(1992, 2034), y_range=(-0.6, 2.3),
+                    tools="hover", toolbar_location=None, name="hw-timeline-fig", x_axis_label="year",
+                    tooltips=[("", "@title"), ("", "@detail"), ("source", "@source")])
+        tl.yaxis.visible = False
+        tl.ygrid.visible = False
+        tl.segment(x0="year", y0=-0.5, x1="year", y1="y", source=tl_src, color="#999999")
+        tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")
+        tl.add_layout(LabelSet(x="year", y="y", text="title", source=tl_src, x_offset=6, y_offset=4,
+                               text_font_size="11px"))
+        self.timeline_fig = tl
+
+    # -- panes and layout ------------------------------------------------------------
+    def _build_panes(self):
+        self.atlas_work = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", css_classes=["hw-work"])
+        self.decision = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        self.stairs_readout = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        self.hier_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        self.gen_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        self.tour_caption = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False)
+        self.tour_prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["hw-tour-prev"])
+        self.tour_next = pn.widgets.Button(label="Start the hardware tour ▶", color="primary", width=210,
+                                           css_classes=["hw-tour-next"])
+        self.tour_leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False,
+                                            css_classes=["hw-tour-leave"])
+        self.tour_prev.on_click(lambda _e: self.go(self.tour_index - 1))
+        self.tour_next.on_click(lambda _e: self._tour_next())
+        self.tour_leave.on_click(lambda _e: self.stop_tour())
+
+    def _w(self, name, widget=None, **kw):
+        kw.setdefault("name", LABELS.get(name, name))
+        return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
+
+    def _layout(self):
+        int_in = pn.widgets.IntInput
+        atlas = pn.Row(
+            pn.Column(
+                "**GEMM C = AB**", self._w("gemm_m", start=16, end=16384, step=16),
+                self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16),
+                "**Decode matrix-vector (the main lab's B)**", self._w("batch", start=1, end=512),
+                self._w("matvec_n", int_in), self._w("matvec_k", int_in),
+                "**Elementwise ops**", self._w("ew_chain", pn.widgets.MultiChoice),
+                self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in),
+                "**Attention (one head)**", self._w("attn_n", start=256, end=65536, step=256),
+                self._w("attn_d", start=32, end=256, step=32),
+                "**Decode attention over the KV cache**", self._w("kv_context", start=128, end=131072, step=128),
+                self._w("kv_heads", start=1, end=64), width=300),
+            pn.Column(pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width"), "**Show your work**",
+                      self.atlas_work, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        ceilings = pn.Row(
+            pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
+                      self._w("batch", start=1, end=512),
+                      self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
+                      self._w("fusion_level", pn.widgets.RadioButtonGroup), self._w("cuda_graphs", pn.widgets.Checkbox),
+                      pn.pane.Markdown(f"Launch latency source: {LAUNCH_LATENCY_SOURCE}", styles={"font-size": "11px"}),
+                      width=300),
+            pn.Column(pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
+                      pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
+                      sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        stairs = pn.Row(
+            pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
+                      self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
+                      self._w("n_probe", int_in), width=300),
+            pn.Column(pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
+                      pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
+                      sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        hierarchy = pn.Row(
+            pn.Column(self._w("attn_n", start=256, end=65536, step=256), self._w("attn_d", start=32, end=256, step=32),
+                      width=300),
+            pn.Column(pn.pane.Bokeh(self.hier_fig, sizing_mode="stretch_width"), self.hier_text,
+                      sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        gens = pn.Row(
+            pn.Column(self._w("generations", pn.widgets.MultiChoice), self._w("show_sparse", pn.widgets.Checkbox),
+                      width=300),
+            pn.Column(pn.pane.Bokeh(self.gen_fig, sizing_mode="stretch_width"), self.gen_text,
+                      pn.pane.Bokeh(self.trend_fig, sizing_mode="stretch_width"),
+                      pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        self.tabs = pn.Tabs(*zip(SECTIONS, (atlas, ceilings, stairs, hierarchy, gens), strict=True),
+                            active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
+        self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
+        tour = pn.Column(pn.Row(pn.pane.Markdown("**Hardware tour** — article 000's hardware sections", margin=(8, 10)),
+                                self.tour_prev, self.tour_next, self.tour_leave), self.tour_caption,
+                         sizing_mode="stretch_width")
+        return pn.Column(pn.Row(self._w("gpu", pn.widgets.Select, width=300)), tour, self.error, self.tabs,
+                         sizing_mode="stretch_width")
+
+    def __panel__(self):
+        if not hasattr(self, "_panel"):
+            self._panel = self._layout()
+        return self._panel
+
+    # -- updates ------------------------------------------------------------------------
+    def _on_section(self, event):
+        if hasattr(self, "tabs"):
+            self.tabs.active = SECTIONS.index(event.new)
+
+    def _on_change(self, *_events):
+        self._refresh_all()
+        if self.tour_index is not None:
+            self._render_tour()
+
+    def _refresh_all(self):
+        try:
+            gpu = self.accelerator()
+            self._refresh_atlas(gpu)
+            self._refresh_ceilings(gpu)
+            self._refresh_stairs(gpu)
+            self._refresh_hierarchy(gpu)
+            self._refresh_generations(gpu)
+        except ValueError as exc:  # a refused input: say which, keep the last good charts
+            self.error.object = f"Refused: {exc}"
+            self.error.visible = True
+            return
+        self.error.visible = False
+
+    def _refresh_atlas(self, gpu):
+        peak = gpu.dense_flop_per_s["bf16"]
+        kernels = [
+            (gemm(self.gemm_m, self.gemm_k, self.gemm_n), "#1f77b4"),
+            (decode_matvec(self.matvec_n, self.matvec_k, self.batch), "#ff7f0e"),
+        ]
+        if self.ew_chain:
+            chain = fuse(self.ew_chain, self.ew_elements)
+            if self.fused:
+                kernels.append((chain.fused, "#2ca02c"))
+            else:
+                kernels += [(ELEMENTWISE[n].cost(self.ew_elements), "#2ca02c") for n in self.ew_chain]
+        sram = sram_bytes(gpu)
+        kernels += [(naive_attention(self.attn_n, self.attn_d), "#d62728"),
+                    (flash_attention(self.attn_n, self.attn_d, sram), "#9467bd"),
+                    (decode_attention(self.kv_context, self.kv_heads, self.kv_d_head, self.batch), "#8c564b")]
+        self.atlas_roof.data = {"x": list(X), "y": _roof(peak, gpu.hbm_bandwidth)}
+        self.atlas_ridge.location = gpu.ridge_point()
+        self.atlas_points.data = {
+            "x": [k.intensity for k, _ in kernels], "y": [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels],
+            "name": [k.name for k, _ in kernels], "color": [c for _, c in kernels],
+            "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
+            "bound": [k.bound(gpu) for k, _ in kernels], "yoff": _stagger([k.intensity for k, _ in kernels])}
+        self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
+                                     f"({gpu.roof_kind or 'compute roof'})")
+        rows = [f"<b>{escape(k.name)}</b>: {escape(k.formula)}; {k.bound(gpu)}-bound, "
+                f"{escape(fmt_sig(k.time(gpu) * 1e6))} µs on this part. <i>{escape(k.source)}</i>" for k, _ in kernels]
+        if self.ew_chain:
+            f = fuse(self.ew_chain, self.ew_elements)
+            rows.append(f"<b>Fusion</b>: {escape(f.fused.formula)}")
+        if not gpu.sram_per_sm_bytes:
+            rows.append(escape(SRAM_NOTE.format(gpu=gpu.name)))
+        self.atlas_work.object = "<br>".join(rows)
+
+    def _refresh_ceilings(self, gpu):
+        n_k = kernels_per_step(self.layers, self.fusion_level)
+        step = three_ceilings(2 * self.step_params * self.batch, 2 * self.step_params, n_k, gpu,
+                              launch_latency_s=self.launch_latency_us * 1e-6, cuda_graphs=self.cuda_graphs)
+        self.ceil_roof.data = {"x": list(X), "y": _roof(step.peak_flop_per_s, step.bandwidth)}
+        ceiling = step.overhead_ceiling_flop_per_s / TFLOP
+        self.ceil_overhead.data = {"x": [X[0], X[-1]], "y": [max(ceiling, SENTINEL)] * 2 if np.isfinite(ceiling)
+                                   else [SENTINEL, SENTINEL]}
+        self.ceil_point.data = {"x": [step.intensity], "y": [step.achieved_flop_per_s / TFLOP],
+                                "label": [f"{step.regime}-bound"]}
+        colors = {r: ("#b00020" if r == step.regime else "#9e9e9e") for r in FIXES}
+        times = {"compute": step.compute_s, "memory": step.memory_s, "overhead": step.overhead_s}
+        self.ceil_bars.data = {"regime": list(times), "us": [t * 1e6 for t in times.values()],
+                               "color": [colors[r] for r in times]}
+        others = [r for r in FIXES if r != step.regime]
+        self.decision.object = (
+            f'<div class="hw-decision">Intensity {fmt_sig(step.intensity)} FLOP/byte against a ridge of '
+            f"{gpu.ridge_point():,.0f}; {n_k} kernels × {self.launch_latency_us:g} µs"
+            f"{' (one CUDA graph)' if self.cuda_graphs else ''}. Step: compute {fmt_sig(step.compute_s * 1e6)} µs, "
+            f"memory {fmt_sig(step.memory_s * 1e6)} µs, overhead {fmt_sig(step.overhead_s * 1e6)} µs → "
+            f'<span class="bind">{step.regime}-bound</span>. Fixes that can help: {escape(", ".join(step.fixes))}. '
+            f"Cannot help here: {escape('; '.join(', '.join(FIXES[r]) for r in others))}.</div>")
+
+    def _refresh_stairs(self, gpu):
+        tm, tn = TILES[self.tile]
+        sms, sm_note = sm_count_for_waves(gpu)
+        peak = gpu.dense_flop_per_s["bf16"]
+        lo, asked_hi = sorted((self.n_min, self.n_max))
+        hi = min(asked_hi, lo + MAX_STAIRS)
+        capped = (f" The chart shows N = {lo:,} to {hi:,} (at most {MAX_STAIRS:,} points), not to {asked_hi:,}."
+                  if hi < asked_hi else "")
+        s = staircase(range(lo, hi + 1), self.wave_m, self.wave_k, tm, tn, sms, peak)
+        self.stairs.data = {"n": list(s["n"]), "tflops": list(s["achieved_flop_per_s"] / TFLOP),
+                            "waves": list(s["waves"]), "padded": list(s["padded_n"]), "eff": list(s["efficiency"])}
+        q = gemm_quantisation(self.wave_m, self.n_probe, self.wave_k, tm, tn, sms, peak)
+        self.stairs_probe.data = {"n": [q.n], "tflops": [q.achieved_flop_per_s / TFLOP]}
+        self.peak_span.location = peak / TFLOP
+        self.stairs_readout.object = (
+            f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
+            f"({100 * q.tile_efficiency:.1f} % useful), {q.blocks:,} thread blocks in <b>{q.waves} wave(s)</b> on "
+            f"{sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
+            f"({100 * q.wave_efficiency:.1f} % of SM slots busy): "
+            f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s. "
+            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.{capped}</div>")
+
+    def _refresh_hierarchy(self, gpu):
+        peak = gpu.dense_flop_per_s["bf16"]
+        levels = gpu.memory_levels()
+        colors = {"SRAM": "#6d28d9", "L2": "#0e7490", "HBM": "#2ca02c"}
+        roofs = self.level_lines.data_source
+        roofs.data = {"xs": [list(X) for _ in levels], "ys": [_roof(peak, bw) for _, bw, _ in levels],
+                      "color": [colors[n] for n, _, _ in levels]}
+        self.levels.data = {"x": [1.0] * len(levels), "y": [bw / 1e12 for _, bw, _ in levels],
+                            "level": [n for n, _, _ in levels], "color": [colors[n] for n, _, _ in levels]}
+        self.level_labels.data = {"x": [0.1] * len(levels), "y": [bw * 0.1 / TFLOP for _, bw, _ in levels],
+                                  "text": [f"{n} {bw / 1e12:,.1f} TB/s" for n, bw, _ in levels],
+                                  "color": [colors[n] for n, _, _ in levels]}
+        sram = sram_bytes(gpu)
+        na = naive_attention(self.attn_n, self.attn_d)
+        fa = flash_attention(self.attn_n, self.attn_d, sram)
+        floor = attention_compulsory_bytes(self.attn_n, self.attn_d)
+        pts = [("naive (S, P in HBM)", na.flop, na.bytes_moved, "#d62728"),
+               ("Flash: HBM, Θ(N²d²/M)", fa.flop, fa.bytes_moved, "#9467bd"),
+               ("Flash: Q, K, V, O once", fa.flop, floor, "#e377c2")]
+        self.attn_points.data = {
+            "x": [f / b for _, f, b, _ in pts],
+            "y": [attainable_flop_per_s(f / b, peak, gpu.hbm_bandwidth) / TFLOP for _, f, b, _ in pts],
+            "name": [n for n, *_ in pts], "color": [c for *_, c in pts],
+            "mb": [f"{b / 1e6:,.1f}" for _, _, b, _ in pts]}
+        l2_text = f"{gpu.l2_bytes / MiB:,.0f} MiB of L2" if gpu.l2_bytes else "an L2 whose size is unpublished"
+        missing = [lvl for lvl in ("SRAM", "L2") if lvl not in {n for n, _, _ in levels}]
+        note = (f" No source in the catalogue gives this part's {' or '.join(missing)} bandwidth, so that roof is "
+                "not drawn." if missing else "")
+        if not gpu.sram_per_sm_bytes:
+            note += " " + SRAM_NOTE.format(gpu=gpu.name)
+        self.hier_text.object = (
+            f"<div>One head, N = {self.attn_n:,}, d = {self.attn_d}: naive attention moves {na.bytes_moved / 1e6:,.1f} "
+            f"MB through HBM (I = {na.intensity:,.1f}); FlashAttention with {sram / 1024:,.0f} KiB of SRAM per SM "
+            f"moves {fa.bytes_moved / 1e6:,.1f} MB (I = {fa.intensity:,.1f}) while doing "
+            f"{fa.flop / na.flop:.3f}× the FLOPs: {na.time(gpu) * 1e6:,.1f} µs → {fa.time(gpu) * 1e6:,.1f} µs on the "
+            f"HBM roof. If the L2 holds one head's K and V ({2 * self.attn_n * self.attn_d * 2 / MiB:,.1f} MiB against "
+            f"{l2_text}), HBM sees only Q, K, V and O once ({floor / 1e6:,.1f} MB) and "
+            f"the re-reads land on the faster roofs.{escape(note)}</div>")
+
+    def _refresh_generations(self, gpu):
+        ids = list(self.generations)
+        cat = load_catalogue()
+        xs, ys, names, colors, rx, ry, rt = [], [], [], [], [], [], []
+        for i, gid in enumerate(ids):
+            g = cat[gid]
+            c = PALETTE[i % len(PALETTE)]
+            xs.append(list(X))
+            ys.append(_roof(g.dense_flop_per_s["bf16"], g.hbm_bandwidth))
+            names.append(g.name)
+            colors.append(c)
+            rx.append(g.ridge_point())
+            ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
+            short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
+            rt.append(f"{short}: {g.ridge_point():.0f}")
+        self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors}
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "yoff": _stagger(ry, log_gap=0.15)}
+        sparse = gpu.sparse_flop_per_s.get("bf16")
+        if self.show_sparse and sparse:
+            ridge = sparse / gpu.hbm_bandwidth
+            self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth),
+                                    "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"] + [""] * (len(X) - 1),
+                                    "lx": [ridge] + [1] * (len(X) - 1), "ly": [sparse / TFLOP] + [1] * (len(X) - 1)}
+        else:
+            self.gen_sparse.data = {"x": [], "y": [], "text": [], "lx": [], "ly": []}
+        trend = catalogue_trend(FLAGSHIPS)
+        base = {"peak FLOP/s": trend.peak_flop_per_s[0], "DRAM bandwidth": trend.dram_bandwidth[0],
+                "interconnect bandwidth": trend.interconnect_bandwidth[0]}
+        series_color = {"peak FLOP/s": "#d62728", "DRAM bandwidth": "#1f77b4", "interconnect bandwidth": "#2ca02c"}
+        pts = {"year": [], "rel": [], "series": [], "name": [], "color": []}
+        for j, gid in enumerate(trend.ids):
+            for series, arr in (("peak FLOP/s", trend.peak_flop_per_s), ("DRAM bandwidth", trend.dram_bandwidth),
+                                ("interconnect bandwidth", trend.interconnect_bandwidth)):
+                pts["year"].append(int(trend.years[j]))
+                pts["rel"].append(float(arr[j] / base[series]))
+                pts["series"].append(series)
+                pts["name"].append(cat[gid].name)
+                pts["color"].append(series_color[series])
+        self.trend_points.data = pts
+        years = np.linspace(2017, 2025, 9)
+        self.trend_lines.data = {"xs": [list(years)] * 3,
+                                 "ys": [[growth(r, y - 2017) for y in years] for r in GHOLAMI_RATES_PER_2Y.values()],
+                                 "series": list(GHOLAMI_RATES_PER_2Y), "color": list(series_color.values())}
+        rates = ", ".join(f"{k} {v:.2f}×" for k, v in trend.rates.items())
+        trap = (f" The {escape(gpu.name)} datasheet headline {sparse / TFLOP:,.0f} TFLOP/s is the 2:4-sparsity "
+                f"figure: it would put the ridge at {sparse / gpu.hbm_bandwidth:,.0f}, twice the dense "
+                f"{gpu.ridge_point():,.0f}." if sparse else "")
+        self.gen_text.object = (
+            f"<div>Dashed lines: {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
+            f"1.6×, interconnect 1.4× per two years. Dots: this catalogue's NVIDIA flagships (V100 → B200), fitted "
+            f"per two years: {escape(rates)}. Triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, "
+            f"batch-56 decode 56, training GEMM 500).{trap}</div>")
+
+    # -- the tour ------------------------------------------------------------------------
+    def _tour_next(self):
+        if self.tour_index is None:
+            self.go(0)
+        elif self.tour_index == len(HARDWARE_TOUR) - 1:
+            self.stop_tour()
+        else:
+            self.go(self.tour_index + 1)
+
+    def go(self, index: int) -> None:
+        """Show hardware-tour step ``index`` (0-based): set every lever, bring its section to the front."""
+        self.tour_index = max(0, min(index, len(HARDWARE_TOUR) - 1))
+        self.tour_prev.disabled = self.tour_index == 0
+        self.tour_next.label = "Finish ✓" if self.tour_index == len(HARDWARE_TOUR) - 1 else "Next ▶"
+        self.tour_leave.visible = self.tour_caption.visible = True
+        HARDWARE_TOUR[self.tour_index].apply(self)
+        self._render_tour()
+
+    def stop_tour(self) -> None:
+        """Leave the tour; the levers stay where the step left them."""
+        self.tour_index = None
+        self.tour_caption.visible = self.tour_leave.visible = False
+        self.tour_prev.disabled = True
+        self.tour_next.label = "Start the hardware tour ▶"
+
+    def _render_tour(self):
+        step = HARDWARE_TOUR[self.tour_index]
+        levers = {k: getattr(self, k) for k in HARDWARE_BASE}
+        try:
+            title, text = step.render(levers)
+        except ValueError as exc:
+            title, text = step.title, f"(this step's numbers need valid levers: {exc})"
+        self.tour_caption.object = (
+            f'<div class="hw-card" data-step="{self.tour_index + 1}"><h4>{escape(title)}</h4><div>{escape(text)}</div>'
+            f'<div class="src">Step {self.tour_index + 1} of {len(HARDWARE_TOUR)} · {escape(step.source)}</div></div>')

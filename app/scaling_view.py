@@ -1,0 +1,148 @@
+"""Scaling with tensor parallelism: what more GPUs buy, and where they stop paying.
+
+Two Bokeh figures against the tensor-parallel degree TP (1, 2, 4, 8, … up to the
+model's query heads), for the current scenario with every other lever held
+(:func:`core.sweeps.tp_sweep`): one GPU's step split into compute, memory and
+communication time with the time per output token; and tokens/s for the whole
+deployment and per sequence.  The TP where communication overtakes the memory
+time is marked, the degrees that do not fit are shaded hollow, and degrees past
+the GPU's largest scale-up node are greyed (their collectives would cross the
+scale-out network).  The view computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Span
+from bokeh.plotting import figure
+
+from core.sweeps import tp_sweep
+
+from .state import LabState
+from .style import PALETTE, STYLESHEET
+
+TAB = "Scaling"
+MS = 1e3
+
+
+class ScalingView(pn.viewable.Viewer):
+    """Time per step and tokens/s against TP, following a :class:`LabState` while its tab is open."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.times = ColumnDataSource(data={"tp": [], "compute": [], "memory": [], "comm": [], "tpot": [],
+                                            "fill": []}, name="scaling-times")
+        self.rates = ColumnDataSource(data={"tp": [], "aggregate": [], "per_seq": [], "fill": []},
+                                      name="scaling-rates")
+        self.current = ColumnDataSource(data={"tp": [], "tpot": [], "aggregate": []}, name="scaling-current")
+        self.times_fig = self._times_figure()
+        self.rates_fig = self._rates_figure()
+        # HTML with every name escaped: a session's own GPU or model name is shown as text.
+        self.note = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["scaling-note"],
+                                 stylesheets=[STYLESHEET])
+        self._refresh()
+
+    def __panel__(self):
+        return pn.Column(self.note, pn.pane.Bokeh(self.times_fig, sizing_mode="stretch_width", min_height=340),
+                         pn.pane.Bokeh(self.rates_fig, sizing_mode="stretch_width", min_height=300),
+                         sizing_mode="stretch_width")
+
+    def _axes(self, **kw):
+        fig = figure(x_axis_type="log", y_axis_type="log", sizing_mode="stretch_width",
+                     x_axis_label="tensor-parallel degree TP (GPUs per layer)", tools="pan,wheel_zoom,reset,save",
+                     toolbar_location="above", **kw)
+        fig.toolbar.autohide = True
+        fig.xaxis.ticker = [1, 2, 4, 8, 16, 32, 64, 128]
+        return fig
+
+    def _times_figure(self):
+        fig = self._axes(height=340, y_axis_label="time per step, one GPU (ms)", name="scaling-time-figure")
+        fig.line("tp", "compute", source=self.times, color=PALETTE["roof"], line_width=2,
+                 legend_label="compute: FLOP / P_peak")
+        fig.line("tp", "memory", source=self.times, color=PALETTE["ladder"], line_width=3,
+                 legend_label="memory: (weights + KV) / BW")
+        fig.line("tp", "comm", source=self.times, color=PALETTE["interconnect"], line_width=3, line_dash="dashed",
+                 legend_label="communication: all-reduces (+ PP, EP)")
+        tpot = fig.line("tp", "tpot", source=self.times, color=PALETTE["workload"], line_width=3,
+                        legend_label="time per output token")
+        fig.scatter("tp", "tpot", source=self.times, size=10, fill_color="fill", line_color=PALETTE["workload"],
+                    line_width=2)
+        fig.scatter("tp", "tpot", source=self.current, size=18, color=PALETTE["workload"],
+                    line_color=PALETTE["workload_line"], legend_label="current TP")
+        self.crossover = Span(location=1, dimension="height", line_color=PALETTE["interconnect"], line_width=2,
+                              line_dash="dotted", visible=False)
+        fig.add_layout(self.crossover)
+        self.past_node = BoxAnnotation(left=1e3, fill_color="#9e9e9e", fill_alpha=0.2, line_alpha=0)
+        fig.add_layout(self.past_node)
+        fig.add_tools(HoverTool(renderers=[tpot], mode="vline", tooltips=[
+            ("TP", "@tp"), ("compute", "@compute{0.000} ms"), ("memory", "@memory{0.000} ms"),
+            ("communication", "@comm{0.000} ms"), ("per output token", "@tpot{0.000} ms")]))
+        self._legend_below(fig)
+        return fig
+
+    def _rates_figure(self):
+        fig = self._axes(height=300, y_axis_label="tokens/s", name="scaling-rate-figure")
+        agg = fig.line("tp", "aggregate", source=self.rates, color=PALETTE["ladder"], line_width=3,
+                       legend_label="all GPUs (EP groups × replicas)")
+        fig.scatter("tp", "aggregate", source=self.rates, size=9, fill_color="fill", line_color=PALETTE["ladder"],
+                    line_width=2)
+        fig.line("tp", "per_seq", source=self.rates, color=PALETTE["kv"], line_width=3,
+                 legend_label="per sequence")
+        fig.scatter("tp", "aggregate", source=self.current, size=18, color=PALETTE["workload"],
+                    line_color=PALETTE["workload_line"])
+        fig.add_tools(HoverTool(renderers=[agg], mode="vline", tooltips=[
+            ("TP", "@tp"), ("all GPUs", "@aggregate{0,0} tok/s"), ("per sequence", "@per_seq{0,0.0} tok/s")]))
+        self._legend_below(fig)
+        return fig
+
+    @staticmethod
+    def _legend_below(fig) -> None:
+        legend = fig.legend[0]
+        legend.label_text_font_size = "11px"
+        legend.border_line_alpha = 0
+        legend.ncols = 3
+        fig.add_layout(legend, "below")
+
+    @param.depends("state.result", "state.tab", watch=True)
+    def _refresh(self) -> None:
+        if self.state.tab != TAB:
+            return  # recomputed only while the tab is open
+        self.update()
+
+    def update(self) -> None:
+        """Redraw for the state's scenario (every lever but TP held)."""
+        r = self.state.result
+        d = tp_sweep(self.state.scenario)
+        fill = np.where(d["fits"], PALETTE["workload"], "white")
+        self.times.data = {"tp": d["tp"], "compute": d["compute_time_s"] * MS, "memory": d["memory_time_s"] * MS,
+                           # a log axis cannot draw 0: TP = 1 sends nothing, drawn at the axis floor
+                           "comm": np.where(d["communication_time_s"] > 0, d["communication_time_s"] * MS, np.nan),
+                           "tpot": d["tpot_s"] * MS, "fill": fill}
+        self.rates.data = {"tp": d["tp"], "aggregate": d["tokens_per_s_aggregate"],
+                           "per_seq": d["tokens_per_s_per_sequence"],
+                           "fill": np.where(d["fits"], PALETTE["ladder"], "white")}
+        self.current.data = {"tp": [r.tp], "tpot": [r.tpot_s * MS], "aggregate": [r.tokens_per_s_aggregate]}
+        over = d["crossover"]
+        self.crossover.visible = over is not None
+        self.crossover.location = over or 1
+        node = r.gpu.interconnect.max_node if r.gpu.interconnect else None
+        self.past_node.left = node * 1.41 if node else 1e3
+        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name}, B = {r.batch}, S = {r.context:,}\n"
+                                     "one GPU's step against TP (hollow: does not fit)")
+        self.rates_fig.title.text = "tokens/s against TP"
+        cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
+                 f"communication stays below the memory time up to TP = {int(d['tp'][-1])}")
+        link = r.gpu.interconnect
+        node_text = (f"; past {node} GPUs (grey) the {escape(link.kind)} node ends" if node else
+                     f"; {escape(r.gpu.name)} has no scale-up node: its GPUs talk over "
+                     f"{escape(link.kind) if link else 'an unknown link'}")
+        self.note.object = ("<b>Why more TP stops paying:</b> each doubling halves the weights a GPU reads, but every "
+                            f"layer still pays two all-reduces of B·k·h activations ({escape(r.interconnect)}); "
+                            f"{cross}{node_text}. Once TP passes h_kv = {r.model.n_kv_heads} the KV cache is "
+                            "replicated and stops shrinking.")

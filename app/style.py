@@ -1,0 +1,52 @@
+"""The lab's look, in one place: the palette and the stylesheet.
+
+Colours are Okabe & Ito's colour-blind-safe set ("Color Universal Design", 2008),
+each with a role; every view takes its colours from :data:`PALETTE` and its CSS
+from ``app/lab.css`` (:data:`STYLESHEET`), so a change of look is one edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Okabe-Ito colours by role.
+PALETTE = {
+    "roof": "#009E73",        # bluish green
+    "ladder": "#0072B2",      # blue
+    "workload": "#E69F00",    # orange
+    "workload_line": "#7a3b00",
+    "kv": "#CC79A7",          # reddish purple: anything counting KV reads
+    "measured": "#D55E00",    # vermillion
+    "reference": "#000000",
+    "sparse": "#999999",
+    "weights": "#0072B2",
+    "kv_cache": "#B34F00",    # vermillion, darkened so white labels on it reach 4.5:1 (WCAG AA)
+    "reserve": "#6B6B6B",     # grey dark enough for white text (the Okabe-Ito grey is not)
+    "text": "#424242",
+    "interconnect": "#56B4E9",  # sky blue: the scale-up link and communication time
+}
+
+#: One colour and one marker per pin slot (16, :data:`core.pins.MAX_PINS`): no two slots share a
+#: marker, so shape alone tells pins apart where colour cannot (colour-blind viewers, greyscale print).
+PIN_STYLES = (
+    ("#CC79A7", "triangle"), ("#56B4E9", "square"), ("#D55E00", "inverted_triangle"), ("#000000", "hex"),
+    ("#E69F00", "star"), ("#0072B2", "square_pin"), ("#009E73", "triangle_pin"), ("#F0E442", "plus"),
+    ("#CC79A7", "diamond_cross"), ("#56B4E9", "circle_x"), ("#D55E00", "square_x"), ("#000000", "triangle_dot"),
+    ("#E69F00", "hex_dot"), ("#0072B2", "circle_cross"), ("#009E73", "square_cross"), ("#F0E442", "star_dot"),
+)
+
+#: Marker (shape) per chart series, beside its colour: each series keeps its shape under any colour vision.
+SERIES_MARKERS = {
+    "workload": "star",           # filled orange star: your workload
+    "workload_kv": "triangle",    # hollow purple triangle: the same point counting KV reads
+    "ladder": "circle",           # blue discs (hollow: does not fit)
+    "kv_ladder": "square",        # small purple squares
+    "other_phase": "diamond",     # the same request's other phase (prefill or decode)
+    "measured": "x",
+}
+
+#: Line dash per roof-like series: the roof solid, the sparse headline dashed, a datasheet twin dot-dash.
+SERIES_DASHES = {"roof": "solid", "sparse": "dashed", "reference": "dotdash", "pinned_roof": "dotted"}
+
+#: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
+STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")

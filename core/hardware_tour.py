@@ -1,0 +1,247 @@
+"""The second guided tour: article 000's hardware sections, step by step.
+
+Same mechanism as :mod:`core.tour`: each :class:`HardwareTourStep` sets every lever
+of the hardware view (:data:`HARDWARE_BASE` overridden by the step's settings) and
+explains what to notice; its caption is a template filled by
+:func:`hardware_values` from the numbers the core modules compute for those
+levers, so a caption never quotes a number the lab did not compute.
+
+Article 000 sections: TL;DR, How the Memory Wall Got Here, Where each transformer
+operation lands, Attention and why FlashAttention wins, Where It Breaks (the third
+regime, tile and wave quantisation, the cache hierarchy, sparsity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .generations import GENERATIONS, GHOLAMI_RATES_PER_2Y, bound_by_generation, catalogue_trend, ridge_points
+from .hardware import get_accelerator
+from .kernels import ELEMENTWISE, decode_attention, decode_matvec, flash_attention, fuse, gemm, naive_attention
+from .overhead import kernels_per_step, three_ceilings
+from .waves import TILES, gemm_quantisation, padded, sm_count_for_waves, waves
+
+#: Every lever of the hardware view a tour step sets (names are the view's params).
+HARDWARE_BASE: dict = {
+    "gpu": "h100-sxm", "section": "Kernel atlas", "batch": 1, "matvec_n": 4096, "matvec_k": 4096,
+    "gemm_m": 4096, "gemm_k": 4096, "gemm_n": 4096, "ew_elements": 4096 * 2048,
+    "ew_chain": ["LayerNorm", "GeLU", "residual add"], "fused": False, "attn_n": 4096, "attn_d": 128,
+    "kv_context": 8192, "kv_heads": 8, "kv_d_head": 128, "step_params": 8.03e9, "layers": 32,
+    "launch_latency_us": 4.0, "fusion_level": "unfused", "cuda_graphs": False, "tile": "128×128",
+    "wave_m": 132 * 128, "wave_k": 4096, "n_min": 240, "n_max": 400, "n_probe": 257, "generations": list(GENERATIONS),
+    "show_sparse": False,
+}
+
+#: Sections of the hardware view a step can bring to the front.
+SECTIONS = ("Kernel atlas", "Three ceilings", "Tiles and waves", "Hierarchy", "Generations")
+
+
+@dataclass(frozen=True)
+class HardwareTourStep:
+    """One stop of the hardware tour (fields as :class:`core.tour.TourStep`).
+
+    Attributes:
+        title: heading, a ``str.format`` template over :func:`hardware_values`.
+        source: the article passage the step follows.
+        settings: levers that differ from :data:`HARDWARE_BASE`.
+        caption: a ``str.format`` template over :func:`hardware_values`.
+    """
+
+    title: str
+    source: str
+    settings: dict = field(default_factory=dict)
+    caption: str = ""
+
+    def levers(self) -> dict:
+        """Every lever this step sets."""
+        return {**HARDWARE_BASE, **self.settings}
+
+    def apply(self, view) -> None:
+        """Set ``view`` (anything with ``param.update``) to this step in one batched update."""
+        view.param.update(**self.levers())
+
+    def render(self, levers: dict | None = None) -> tuple[str, str]:
+        """``(title, caption)`` filled from the values of ``levers`` (default: this step's)."""
+        values = hardware_values(levers or self.levers())
+        return self.title.format(**values), self.caption.format(**values)
+
+
+def hardware_values(lv: dict) -> dict:
+    """Display values (TFLOP/s, TB/s, MB = 1e6 bytes, µs, FLOP/byte) captions may quote, from the levers ``lv``."""
+    gpu = get_accelerator(lv["gpu"])
+    peak = gpu.dense_flop_per_s["bf16"]
+    g = gemm(lv["gemm_m"], lv["gemm_k"], lv["gemm_n"])
+    mv = decode_matvec(lv["matvec_n"], lv["matvec_k"], lv["batch"])
+    ln = ELEMENTWISE["LayerNorm"].cost(lv["ew_elements"])
+    add = ELEMENTWISE["residual add"].cost(lv["ew_elements"])
+    chain = fuse(lv["ew_chain"], lv["ew_elements"]) if lv["ew_chain"] else None
+    na = naive_attention(lv["attn_n"], lv["attn_d"])
+    sram = gpu.sram_per_sm_bytes or 228 * 1024
+    fa = flash_attention(lv["attn_n"], lv["attn_d"], sram)
+    kv = decode_attention(lv["kv_context"], lv["kv_heads"], lv["kv_d_head"], lv["batch"])
+    n_kernels = kernels_per_step(lv["layers"], lv["fusion_level"])
+    step = three_ceilings(2 * lv["step_params"] * lv["batch"], 2 * lv["step_params"], n_kernels, gpu,
+                          launch_latency_s=lv["launch_latency_us"] * 1e-6, cuda_graphs=lv["cuda_graphs"])
+    tm, tn = TILES[lv["tile"]]
+    sms, _ = sm_count_for_waves(gpu)
+    q = gemm_quantisation(lv["wave_m"], 257, lv["wave_k"], tm, tn, sms, peak)
+    ridges = ridge_points(lv["generations"]) if lv["generations"] else {}
+    trend = catalogue_trend()
+    sparse = gpu.sparse_flop_per_s.get("bf16")
+    levels = {name: bw for name, bw, _ in gpu.memory_levels()}
+    return {
+        "gpu": gpu.name, "peak_tf": peak / 1e12, "bw_tb": gpu.hbm_bandwidth / 1e12, "ridge": gpu.ridge_point(),
+        "sms": sms, "sram_kib": sram / 1024,
+        "sram_tb": levels.get("SRAM", float("nan")) / 1e12, "l2_tb": levels.get("L2", float("nan")) / 1e12,
+        "gemm_i": g.intensity, "gemm_bound": g.bound(gpu), "m": lv["gemm_m"], "k": lv["gemm_k"], "n": lv["gemm_n"],
+        "batch": lv["batch"], "matvec_i": mv.intensity, "matvec_pct": 100 * mv.attainable_flop_per_s(gpu) / peak,
+        "ln_i": ln.intensity, "add_i": add.intensity,
+        "chain": " → ".join(lv["ew_chain"]) if chain else "(none)",
+        "fusion_ratio": chain.traffic_ratio if chain else 1.0,
+        "fusion_saved_mb": chain.bytes_saved / 1e6 if chain else 0.0,
+        "attn_n": lv["attn_n"], "attn_d": lv["attn_d"],
+        "naive_mb": na.bytes_moved / 1e6, "flash_mb": fa.bytes_moved / 1e6, "naive_i": na.intensity,
+        "flash_i": fa.intensity, "naive_us": na.time(gpu) * 1e6, "flash_us": fa.time(gpu) * 1e6,
+        "flop_ratio": fa.flop / na.flop, "speedup": na.time(gpu) / fa.time(gpu),
+        "byte_ratio": na.bytes_moved / fa.bytes_moved, "scores_mb": lv["attn_n"] ** 2 * 2 / 1e6,
+        "kv_i": kv.intensity,
+        "n_kernels": n_kernels, "launch_us": lv["launch_latency_us"], "overhead_us": step.overhead_s * 1e6,
+        "memory_us": step.memory_s * 1e6, "compute_us": step.compute_s * 1e6, "regime": step.regime,
+        "fixes": ", ".join(step.fixes), "params_m": lv["step_params"] / 1e6,
+        "tile": lv["tile"], "padded_257": padded(257, tn), "waves_full": waves(sms, sms),
+        "waves_plus1": waves(sms + 1, sms),
+        "extra_work_pct": 100 / sms, "tile_eff": 100 * q.tile_efficiency,
+        "ridges": ", ".join(f"{get_accelerator(i).name.replace('NVIDIA ', '').replace('AMD Instinct ', '')} {r:.0f}"
+                            for i, r in ridges.items()),
+        "flop_rate": GHOLAMI_RATES_PER_2Y["peak FLOP/s"], "bw_rate": GHOLAMI_RATES_PER_2Y["DRAM bandwidth"],
+        "ic_rate": GHOLAMI_RATES_PER_2Y["interconnect bandwidth"],
+        "cat_flop_rate": trend.rates["peak FLOP/s"], "cat_bw_rate": trend.rates["DRAM bandwidth"],
+        "cat_ic_rate": trend.rates.get("interconnect bandwidth", float("nan")),
+        "sparse_tf": (sparse or peak) / 1e12, "sparse_ridge": (sparse or peak) / gpu.hbm_bandwidth,
+        "v100_200": bound_by_generation(200, ["v100"])["v100"],
+        "h100_200": bound_by_generation(200, ["h100-sxm"])["h100-sxm"],
+    }
+
+
+HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
+    HardwareTourStep(
+        "1 · The ridge point: {ridge:.0f} FLOP per byte",
+        "article 000, TL;DR and The definition and the ridge point",
+        {"section": "Kernel atlas"},
+        "{gpu}: {peak_tf:.1f} TFLOP/s of dense BF16 over {bw_tb:.2f} TB/s of HBM. The two roofs meet at "
+        "{ridge:.0f} FLOP/byte: a kernel must do {ridge:.0f} FLOPs for every byte it moves or the tensor cores wait. "
+        "Every dot on this chart is one kernel; the ones left of the red line are bandwidth-limited.",
+    ),
+    HardwareTourStep(
+        "2 · GEMM: the one kernel above the ridge",
+        "article 000, Where each transformer operation lands (matrix multiply)",
+        {"section": "Kernel atlas"},
+        "C = AB with M = K = N = {m:,}: 2MKN FLOPs over (MK + KN + MN)·2 bytes = {gemm_i:,.0f} FLOP/byte, "
+        "{gemm_bound}-bound. For square matrices I ≈ n/3: shrink N with its slider and watch the dot slide down the "
+        "roof into the memory-bound region.",
+    ),
+    HardwareTourStep(
+        "3 · Decode is a matrix-vector product: I = B",
+        "article 000, Matrix-vector multiply, which is what decoding is",
+        {"section": "Kernel atlas", "batch": 1},
+        "At batch {batch} the weight matrix is read once for {batch} token(s): intensity {matvec_i:g} FLOP/byte, "
+        "{matvec_pct:.2f} % of peak at best. No kernel can do better: the weights must be read. Move B (the main "
+        "lab's batch) and the dot climbs exactly with it.",
+    ),
+    HardwareTourStep(
+        "4 · Elementwise ops: almost no arithmetic",
+        "article 000, Elementwise and reduction operations",
+        {"section": "Kernel atlas"},
+        "LayerNorm moves 4 bytes per element (read and write at BF16) for about 10 FLOPs: I = {ln_i:.1f}. A residual "
+        "add reads two tensors and writes one for one FLOP: I = {add_i:.2f}. Individually trivial, collectively a "
+        "large share of runtime.",
+    ),
+    HardwareTourStep(
+        "5 · Fusion: same FLOPs, fewer bytes",
+        "article 000, Elementwise and reduction operations; Ivanov et al. 2021",
+        {"section": "Kernel atlas", "fused": True},
+        "Fusing {chain} into one kernel keeps the intermediates on chip: the arithmetic is unchanged and the traffic "
+        "falls {fusion_ratio:.2f}× ({fusion_saved_mb:,.0f} MB saved). Three single-input ops would give exactly the "
+        "article's 3×; the residual's second input is read either way.",
+    ),
+    HardwareTourStep(
+        "6 · FlashAttention: more FLOPs, fewer bytes, faster",
+        "article 000, Attention, and why FlashAttention wins by doing more work; Dao et al. 2022",
+        {"section": "Hierarchy"},
+        "One head at N = {attn_n:,}, d = {attn_d}: the naive kernel writes and reads the N×N scores and "
+        "probabilities in HBM, {naive_mb:,.0f} MB at I = {naive_i:.0f}. FlashAttention tiles Q, K, V through "
+        "{sram_kib:.0f} KiB of SRAM per SM: {flop_ratio:.3f}× the FLOPs but {flash_mb:,.0f} MB (Θ(N²d²/M)), "
+        "{naive_us:.1f} µs → {flash_us:.1f} µs, {speedup:.1f}× faster. FLOPs are the wrong unit of account.",
+    ),
+    HardwareTourStep(
+        "7 · The KV cache: about 1 FLOP per byte, whatever the batch",
+        "article 000, Attention (the KV cache during decoding)",
+        {"section": "Kernel atlas", "batch": 64},
+        "Each cached key and value does one multiply-accumulate (2 FLOPs) against its own sequence's query and "
+        "occupies 2 bytes: I = {kv_i:g} at batch {batch}, exactly as at batch 1. Batching cannot fix it; GQA, MLA and "
+        "cache compression cut the bytes instead.",
+    ),
+    HardwareTourStep(
+        "8 · The third ceiling: overhead",
+        "article 000, The third regime nobody plots; He 2022",
+        {"section": "Three ceilings", "step_params": 125e6, "layers": 12},
+        "A {params_m:,.0f}M-parameter, 12-layer model at batch 1 launches {n_kernels} kernels per step: at "
+        "{launch_us:g} µs each that is {overhead_us:,.0f} µs of launches against {memory_us:,.0f} µs of weight reads. "
+        "It is {regime}-bound: neither roof binds, and only {fixes} can help.",
+    ),
+    HardwareTourStep(
+        "9 · CUDA graphs lift the overhead ceiling",
+        "article 000, The third regime nobody plots",
+        {"section": "Three ceilings", "step_params": 125e6, "layers": 12, "cuda_graphs": True, "fusion_level": "fused"},
+        "Fuse the layer into {n_kernels} kernels and capture the step as one CUDA graph: one launch plus a short gap "
+        "per node, {overhead_us:,.0f} µs. Now the weight read ({memory_us:,.0f} µs) binds: {regime}-bound, and the "
+        "bandwidth fixes apply again. Set fusion back to unfused: graphs alone are not enough for this model.",
+    ),
+    HardwareTourStep(
+        "10 · Tile quantisation: N = 257 costs N = {padded_257}",
+        "article 000, Peak is not attainable (tile quantisation)",
+        {"section": "Tiles and waves"},
+        "With a {tile} output tile, a GEMM with N = 257 pads its last column of tiles and computes N = {padded_257} "
+        "at full cost: {tile_eff:.0f} % useful work. Throughput against N is a staircase with risers at multiples of "
+        "the tile.",
+    ),
+    HardwareTourStep(
+        "11 · Wave quantisation: {waves_plus1} waves for one extra block",
+        "article 000, Peak is not attainable (wave quantisation); NVIDIA Matrix Multiplication Background",
+        {"section": "Tiles and waves"},
+        "{sms} SMs run {sms} thread blocks in {waves_full} wave; {sms} + 1 = 133 blocks take {waves_plus1} waves, "
+        "twice the time for {extra_work_pct:.1f} % more work. The wave count readout shows where the stairs are.",
+    ),
+    HardwareTourStep(
+        "12 · The hierarchy: which level the traffic hits",
+        "article 000, The cache hierarchy is missing from the model",
+        {"section": "Hierarchy", "gpu": "a100-80gb"},
+        "{gpu}: shared memory (all SMs) {sram_tb:.1f} TB/s, L2 {l2_tb:.1f} TB/s, HBM {bw_tb:.2f} TB/s, three "
+        "slopes on one chart. The naive attention point moves its N×N scores through HBM; FlashAttention keeps them "
+        "in SRAM and sends only Θ(N²d²/M) bytes to HBM. A single-level roofline cannot draw this.",
+    ),
+    HardwareTourStep(
+        "13 · Generations: the ridge keeps climbing",
+        "article 000, How the Memory Wall Got Here (generations chart)",
+        {"section": "Generations"},
+        "Ridge points: {ridges}. More FLOP/s over nearly the same bandwidth pushes more work under the slope; the "
+        "H200 did the opposite (same compute, 43 % more bandwidth) and is faster for inference.",
+    ),
+    HardwareTourStep(
+        "14 · Why a faster GPU makes more of your workload memory-bound",
+        "article 000, Gholami et al. 2024; Insights 2",
+        {"section": "Generations"},
+        "A kernel at 200 FLOP/byte is {v100_200}-bound on a V100 and {h100_200}-bound on an H100, with no change to "
+        "the code. Over two decades peak FLOP/s grew {flop_rate:.1f}× per two years, DRAM bandwidth {bw_rate:.1f}× and "
+        "interconnect {ic_rate:.1f}× (Gholami et al. 2024); this catalogue's NVIDIA flagships since 2017 fit "
+        "{cat_flop_rate:.2f}×, {cat_bw_rate:.2f}× and {cat_ic_rate:.2f}×.",
+    ),
+    HardwareTourStep(
+        "15 · The sparse-headline trap",
+        "article 000, Sparsity and low precision move the goalposts; By the Numbers",
+        {"section": "Generations", "show_sparse": True},
+        "The datasheet headline for the {gpu} is {sparse_tf:,.0f} TFLOP/s: the 2:4 structured-sparsity figure. "
+        "Dense LLM GEMMs have no such sparsity. Taken at face value it doubles the ridge to {sparse_ridge:.0f} "
+        "(dashed), making every memory-bound kernel look twice as far from peak as it is.",
+    ),
+)

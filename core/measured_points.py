@@ -1,0 +1,128 @@
+"""Your measurements against the roof: MBU, MFU and the gap for measured decode points.
+
+A measured point is plain decode (k = 1) of the scenario's model on its GPU at
+a batch B and context S, with a measured throughput in tokens/s.  One step
+yields B tokens, so steps/s = tokens/s ÷ B, and
+
+* achieved bandwidth = bytes per step × steps/s; **MBU** = that / peak bandwidth;
+* achieved FLOP/s = FLOPs per step × steps/s; **MFU** = that / peak FLOP/s;
+* the gap = the roofline ceiling (tokens/s, counting KV reads) ÷ measured.
+
+(Model bandwidth and FLOP utilisation as in Chowdhery et al. 2022, PaLM, and the
+serving literature that followed.)  On the roofline a point sits at its
+intensity counting KV reads, at its achieved FLOP/s.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+from .scenario import LEVERS, Scenario, ScenarioResult
+
+MAX_ROWS = 1000
+#: A measured bandwidth this far over the datasheet's is still read as on the roof (datasheet
+#: bandwidths are rounded, and a streaming copy can beat them slightly); beyond it a point
+#: is "above the roof": measured on another model, GPU or precision.
+BANDWIDTH_SLACK = 0.05
+#: Highest plausible measured decode throughput of one GPU, tokens/s (the fastest parts serve ~1e5).
+MAX_TOKENS_PER_S = 1e9
+COLUMNS = {"batch": ("batch", "b", "batch_size"), "context": ("context", "s", "context_tokens", "seq_len"),
+           "tokens_per_s": ("tokens_per_s", "tokens/s", "tok/s", "tok_s", "throughput")}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured decode point: batch B, context S (tokens), throughput (tokens/s)."""
+
+    batch: int
+    context: int
+    tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    """A measurement set against the roof (SI units)."""
+
+    measurement: Measurement
+    intensity: float
+    achieved_flop_per_s: float
+    achieved_bandwidth: float
+    mbu: float
+    mfu: float
+    ceiling_tokens_per_s: float
+    gap: float
+    above_roof: bool  #: achieved bandwidth or FLOP/s beyond the GPU's roof (see BANDWIDTH_SLACK)
+
+
+def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
+    """Measurements from CSV text with a header naming batch, context and tokens/s columns.
+
+    Returns:
+        ``(measurements, problems)``: every valid row, and one line per refused
+        row or missing column saying what and why (nothing raised).
+    """
+    reader = csv.DictReader(io.StringIO(text.strip(), newline=""))
+    try:
+        header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
+    except csv.Error as exc:
+        return [], [f"not CSV: {exc}"]
+    found = {key: next((header[a] for a in aliases if a in header), None) for key, aliases in COLUMNS.items()}
+    missing = [key for key, col in found.items() if col is None]
+    if missing:
+        return [], [f"the header must name {', '.join(missing)} (got: {', '.join(header) or 'nothing'})"]
+    rows, problems = [], []
+    for line, rec in _rows(reader, problems):
+        if len(rows) >= MAX_ROWS:
+            problems.append(f"only the first {MAX_ROWS} rows are read")
+            break
+        try:
+            # Batch and context are the Scenario's own levers: the same validation and bounds.
+            b = LEVERS["batch"].decode(rec[found["batch"]] or "")
+            s = LEVERS["context"].decode(rec[found["context"]] or "")
+            text = str(rec[found["tokens_per_s"]] or "")
+            t = _number(text)
+            if not (0 < t <= MAX_TOKENS_PER_S):
+                raise ValueError(f"tokens/s={text[:20]!r} is not a number above 0 and at most {MAX_TOKENS_PER_S:g}")
+        except ValueError as exc:
+            reason = str(exc) or "not a number"
+            problems.append(f"row {line}: {reason}")
+            continue
+        rows.append(Measurement(int(b), int(s), t))
+    return rows, problems
+
+
+def _rows(reader: csv.DictReader, problems: list[str]):
+    """``(line, record)`` pairs; a malformed row ends the reading, said in ``problems`` (earlier rows stand)."""
+    line = 1
+    try:
+        for line, rec in enumerate(reader, start=2):  # noqa: B007 - the last line is reported below
+            yield line, rec
+    except csv.Error as exc:
+        problems.append(f"row {line + 1}: not CSV ({exc}); the rows after it are not read")
+
+
+def _number(text: str) -> float:
+    """``text`` as a float, NaN when it is not one (or is implausibly long)."""
+    try:
+        return float(text) if len(text) <= 64 else math.nan
+    except ValueError:
+        return math.nan
+
+
+def analyse(scenario: Scenario, measurements: list[Measurement]) -> list[MeasuredPoint]:
+    """Each measurement against the roof of ``scenario``'s model, GPU and precisions (plain decode, k = 1)."""
+    points = []
+    for m in measurements:
+        r: ScenarioResult = scenario.clone(phase="decode", spec_k=1, batch=m.batch, context=m.context).evaluate()
+        steps = m.tokens_per_s / m.batch
+        flops, bandwidth = r.flop_per_step * steps, r.bytes_per_step * steps
+        points.append(MeasuredPoint(
+            measurement=m, intensity=r.arithmetic_intensity_with_kv, achieved_flop_per_s=flops,
+            achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flop_per_s,
+            ceiling_tokens_per_s=r.tokens_per_s_with_kv, gap=r.tokens_per_s_with_kv / m.tokens_per_s,
+            above_roof=bandwidth > (1 + BANDWIDTH_SLACK) * r.bandwidth or flops > r.peak_flop_per_s,
+        ))
+    return points

@@ -1,0 +1,89 @@
+"""Sweeps of one scenario along one lever, everything else held.
+
+* :func:`batch_sweep`: tokens/s and the rest at other batch sizes — article 000's
+  throughput-vs-batch chart (after Step 5);
+* :func:`speculation_sweep`: decode at other speculation depths k, with the
+  expected accepted tokens E (Leviathan et al. 2023) — when speculation pays;
+* :func:`tp_sweep`: the scenario at tensor-parallel degrees 1…64 — when more TP
+  stops paying (communication overtakes the memory time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .scenario import Ladder, Scenario, ScenarioResult, step_ladder, weights_as
+
+
+def batch_sweep(r: ScenarioResult, batches) -> Ladder:
+    """The per-batch numbers of ``r``'s scenario at other batch sizes.
+
+    Everything but B is held (model, GPU, precisions, k, S, reserve).
+
+    Args:
+        r: a result of :func:`core.scenario.evaluate`.
+        batches: 1-D array of batch sizes (>= 1).
+    """
+    gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
+    plan = r.parallelism()
+    # the result's attention FLOPs are one GPU's; step_ladder takes the whole model's per sequence
+    attn_seq = r.attention_flop_per_step / r.batch / plan.attention_share()
+    return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
+                       r.kv_bytes_per_sequence, attn_seq, r.peak_flop_per_s, r.bandwidth,
+                       r.reserve_bytes, r.capacity_bytes, plan)
+
+
+def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:
+    """The scenario at each tensor-parallel degree in ``degrees``, its other levers held.
+
+    Degrees above the model's query heads are left out.
+
+    Returns:
+        dict of numpy arrays, one entry per degree: ``tp``, ``tokens_per_s_aggregate``
+        (tokens/s of every GPU group and replica), ``tokens_per_s_per_sequence``,
+        ``tpot_s`` (time per output token), ``compute_time_s``, ``memory_time_s``,
+        ``communication_time_s`` (one GPU's step, seconds), ``fits`` (bool) and
+        ``crossover`` (the first TP whose communication time exceeds its memory
+        time, or None).
+    """
+    model = scenario.catalogue.model(scenario.model)
+    rows = [scenario.clone(tp=int(t)).evaluate() for t in degrees if int(t) <= model.n_heads]
+    comm = np.array([r.communication_time_s for r in rows])
+    memory = np.array([r.memory_time_s for r in rows])
+    tps = np.array([r.tp for r in rows])
+    over = np.nonzero(comm > memory)[0]
+    return {
+        "tp": tps,
+        "tokens_per_s_aggregate": np.array([r.tokens_per_s_aggregate for r in rows]),
+        "tokens_per_s_per_sequence": np.array([r.tokens_per_s_per_sequence for r in rows]),
+        "tpot_s": np.array([r.tpot_s for r in rows]),
+        "compute_time_s": np.array([r.compute_time_s for r in rows]),
+        "memory_time_s": memory,
+        "communication_time_s": comm,
+        "fits": np.array([r.fits for r in rows]),
+        "crossover": int(tps[over[0]]) if len(over) else None,
+    }
+
+
+def speculation_sweep(scenario: Scenario, depths) -> dict:
+    """Decode at each speculation depth in ``depths``, the scenario's other levers held.
+
+    Args:
+        scenario: the scenario (its catalogue resolves a session's own model and GPU).
+        depths: speculation depths k (>= 1).
+
+    Returns:
+        dict of numpy arrays, one entry per depth: ``k``, ``intensity``
+        (FLOP/byte, weights), ``expected_tokens`` (E per sequence per verify step),
+        ``step_time_s_with_kv`` (the verify pass, s), ``tokens_per_s_with_kv`` (B·E / step)
+        and ``speedup`` (over k = 1 at the same batch).
+    """
+    rows = [scenario.clone(phase="decode", spec_k=int(k)).evaluate() for k in depths]
+    return {
+        "k": np.array([r.tokens_per_read for r in rows]),
+        "intensity": np.array([r.arithmetic_intensity_weights for r in rows]),
+        "expected_tokens": np.array([r.expected_tokens_per_step for r in rows]),
+        "step_time_s_with_kv": np.array([r.step_time_s_with_kv for r in rows]),
+        "tokens_per_s_with_kv": np.array([r.tokens_per_s_with_kv for r in rows]),
+        "speedup": np.array([r.speculative_speedup for r in rows]),
+    }

@@ -1,0 +1,96 @@
+"""Hypothesis strategies for every boundary the lab reads (issue 12): levers, custom-GPU forms,
+permalink queries, measurement CSV and command lines.  Shared by tests/test_fuzz.py (a bounded
+number of examples in CI) and benchmarks/fuzz_boundaries.py (10^5 and more)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import param
+from hypothesis import strategies as st
+
+from core.hardware import CUSTOM_ROOFS, load_accelerators
+from core.scenario import LEVERS
+
+#: Numbers a hostile or careless user types.
+NASTY_NUMBERS = st.one_of(
+    st.sampled_from([0, -1, 1e-300, 1e300, 10**30, float("nan"), float("inf"), -float("inf"), 2**63, -0.0]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(10**40), max_value=10**40),
+)
+#: Text a hostile or careless user types.
+NASTY_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["", " ", "abc", "NaN", "inf", "-inf", "1e300", "4.5", "0x10", "=HYPERLINK(\"x\")",
+                     "[Log in](https://evil.example/)", "<img src=x onerror=alert(1)>", "9" * 5000, "{}", "[]",
+                     "null", "true", "\u0000", "1" * 400]),
+    NASTY_NUMBERS.map(str),
+)
+
+
+def lever_value(name: str):
+    """Valid values of one lever (its whole domain, extremes included)."""
+    p = LEVERS[name].parameter
+    if isinstance(p, param.Boolean):
+        return st.booleans()
+    if isinstance(p, param.Selector):
+        return st.sampled_from(list(p.objects))
+    lo, hi = p.bounds
+    if isinstance(p, param.Integer):
+        return st.one_of(st.sampled_from([lo, hi]), st.integers(min_value=lo, max_value=hi))
+    return st.one_of(st.sampled_from([lo, hi]), st.floats(min_value=lo, max_value=hi, allow_nan=False))
+
+
+LEVER_SETS = st.fixed_dictionaries({name: lever_value(name) for name in LEVERS.names})
+
+#: A custom-GPU form: numbers across (and beyond) the accepted range, sometimes wrong types.
+GPU_FORMS = st.fixed_dictionaries(
+    {"name": st.one_of(st.text(min_size=1, max_size=60), NASTY_TEXT),
+     "bandwidth_tbs": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS, NASTY_TEXT),
+     "capacity_gb": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS),
+     "bf16": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS, st.lists(st.integers()))},
+    optional={**{roof: NASTY_NUMBERS for roof in CUSTOM_ROOFS if roof != "bf16"},
+              "reference": st.one_of(st.sampled_from(list(load_accelerators())), NASTY_TEXT,
+                                     st.lists(st.text(max_size=5), max_size=2))},
+)
+
+
+def _json_text(value) -> str:
+    try:
+        return json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError):
+        return "{"
+
+
+QUERY_KEYS = st.one_of(st.sampled_from([lever.flag for lever in LEVERS] + ["pins", "custom-gpu", "embed"]),
+                       NASTY_TEXT)
+QUERY_VALUES = st.one_of(
+    NASTY_TEXT,
+    GPU_FORMS.map(_json_text),
+    st.lists(st.dictionaries(QUERY_KEYS, NASTY_TEXT, max_size=4), max_size=12).map(_json_text),
+    st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "]" * n),  # deep nesting
+)
+#: A permalink query: flag -> one or more values (repeated keys included).
+QUERIES = st.dictionaries(QUERY_KEYS, st.one_of(QUERY_VALUES, st.lists(QUERY_VALUES, min_size=1, max_size=3)),
+                          max_size=8)
+
+#: Measurement CSV text: a header and rows of nasty cells.
+CSV_TEXT = st.one_of(
+    st.text(max_size=200),
+    st.lists(st.tuples(NASTY_TEXT, NASTY_TEXT, NASTY_TEXT), max_size=20).map(
+        lambda rows: "batch,context,tokens_per_s\n" + "\n".join(",".join(r) for r in rows)),
+)
+
+#: Command lines of ``python -m core explain``.
+CLI_ARGS = st.lists(
+    st.tuples(st.sampled_from([f"--{lever.flag}" for lever in LEVERS] + ["--json", "--bogus"]), NASTY_TEXT),
+    max_size=5,
+).map(lambda pairs: [x for pair in pairs for x in pair])
+
+
+def finite_non_negative(value) -> bool:
+    """True for a number that is finite and >= 0 (booleans, text and None pass)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return True
+    return math.isfinite(value) and value >= 0

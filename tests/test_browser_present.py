@@ -1,0 +1,235 @@
+"""Issue 11 in the browser: present mode on a 1280×720 projector, a phone at 360×640, the keyboard tour,
+the trio button, embed at 500×450, label boxes on the roofline, and an axe-core accessibility check.
+
+Bokeh draws chart text on a canvas, so chart text is checked through the document's models (font sizes)
+and through BokehJS's views (where each label and marker lands, in canvas pixels).
+"""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PROJECTOR = {"width": 1280, "height": 720}
+PHONE = {"width": 360, "height": 640}
+
+# Every chart text size (px) in the roofline's document: axes, legend, title, labels.
+CHART_TEXT_SIZES = """() => {
+  const px = (v) => { const s = (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+                      return typeof s === 'string' && s.endsWith('px') ? parseFloat(s) : null; };
+  const props = ['axis_label_text_font_size', 'major_label_text_font_size', 'label_text_font_size',
+                 'title_text_font_size', 'text_font_size'];
+  const kinds = ['LogAxis', 'LinearAxis', 'CategoricalAxis', 'Legend', 'Title', 'LabelSet', 'Label'];
+  const out = [];
+  for (const m of Bokeh.documents[0].all_models) {
+    if (!kinds.includes(m.type)) continue;
+    for (const p of props) { if (p in m) { const v = px(m[p]); if (v !== null) out.push([m.type, p, v]); } }
+  }
+  return out; }"""
+
+# Boxes (canvas px) of every label drawn on the roofline, of its markers, and the sparse roof's segments.
+ROOFLINE_BOXES = r"""() => {
+  const doc = Bokeh.documents[0], fig = doc.get_model_by_name('roofline');
+  const pv = Bokeh.index.find_one(fig), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const labels = [], marks = [], lines = [];
+  for (const r of fig.center.concat(fig.renderers)) {
+    if (r.type !== 'LabelSet') continue;
+    const v = Bokeh.index.find_one(r); if (!v || !r.visible) continue;
+    const texts = r.source.data[r.text.field]; const size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i]; if (!t) continue;
+      const lines = String(t).split('\n');
+      const w = Math.max(...lines.map((l) => ctx.measureText(l).width)), h = size * 1.2 * lines.length;
+      const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+      const align = val(r.text_align) || 'left', base = val(r.text_baseline) || 'bottom';
+      const left = align === 'left' ? x : align === 'right' ? x - w : x - w / 2;
+      const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
+      labels.push({text: t, left, right: left + w, top, bottom: top + h});
+    }
+  }
+  for (const r of fig.renderers) {
+    if (r.type !== 'GlyphRenderer' || !r.visible) continue;
+    const name = r.data_source.name, v = Bokeh.index.find_one(r);
+    if (r.glyph.type === 'Scatter') {
+      for (let i = 0; i < v.glyph.sx.length; i++) {
+        const s = v.glyph.size.get(i) / 2;
+        marks.push({name, left: v.glyph.sx[i] - s, right: v.glyph.sx[i] + s, top: v.glyph.sy[i] - s,
+                    bottom: v.glyph.sy[i] + s});
+      }
+    } else if (name === 'sparse-roof' || name === 'roof') {
+      const xs = v.glyph.sx, ys = v.glyph.sy;
+      for (let i = 0; i + 1 < xs.length; i++) lines.push({name, x0: xs[i], y0: ys[i], x1: xs[i + 1], y1: ys[i + 1]});
+    }
+  }
+  const f = pv.frame.bbox;
+  return {labels, marks, lines, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom}}; }"""
+
+
+def _overlap(a, b):
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def _crosses(box, seg, steps=200):
+    """Whether a line segment passes through a box (sampled finely enough for pixels)."""
+    for i in range(steps + 1):
+        t = i / steps
+        x, y = seg["x0"] + t * (seg["x1"] - seg["x0"]), seg["y0"] + t * (seg["y1"] - seg["y0"])
+        if box["left"] < x < box["right"] and box["top"] < y < box["bottom"]:
+            return True
+    return False
+
+
+def _open(page, url, size, *, wait="[data-readout=ridge]"):
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(size)
+    page.goto(url)
+    page.locator(wait).first.wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_timeout(500)  # the canvas lays out
+    page.errors = errors
+    return page
+
+
+PINS = json.dumps([{"name": "a", "batch": "4"}, {"name": "b", "weight-dtype": "int4"}, {"name": "c", "spec-k": "4"},
+                   {"name": "d", "batch": "56", "model": "llama-3-8b"}, {"name": "e", "gpu": "a100-80gb"}])
+
+
+@pytest.mark.parametrize("size, present", [(PROJECTOR, "true"), (PHONE, "false")],
+                         ids=["1280x720-present", "360x640"])
+def test_roofline_labels_never_overlap_each_other_the_marks_or_the_sparse_roof(page, lab_url, size, present):
+    from urllib.parse import quote
+
+    _open(page, f"{lab_url}?present={present}&pins={quote(PINS)}", size)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('pin-labels').data.x.length === 3")
+    boxes = page.evaluate(ROOFLINE_BOXES)
+    labels, frame = boxes["labels"], boxes["frame"]
+    assert {lab["text"] for lab in labels} >= {"pins 1, 2, 3", "pin 4", "pin 5"}
+    assert any(lab["text"].startswith("ridge") for lab in labels)
+    for i, a in enumerate(labels):
+        assert frame["left"] <= a["left"] and a["right"] <= frame["right"] + 1, a  # nothing cut off
+        for b in labels[i + 1:]:
+            assert not _overlap(a, b), (a, b)
+        for m in boxes["marks"]:
+            assert not _overlap(a, m), (a, m)
+        for seg in boxes["lines"]:
+            if seg["name"] == "sparse-roof":
+                assert not _crosses(a, seg), (a, seg)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= size["width"]  # reflows, nothing cut off
+    assert page.errors == []
+
+
+def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
+    _open(page, f"{lab_url}?present=true&tour=6", PROJECTOR)
+    card = page.locator("[data-step='6']")
+    card.wait_for()
+    sizes = page.evaluate(CHART_TEXT_SIZES)
+    assert sizes and min(v for *_, v in sizes) >= 18, [s for s in sizes if s[2] < 18]
+    for css in ("[data-step='6']", "[data-step='6'] .footnote", "[data-readout=memory]"):
+        assert float(page.locator(css).evaluate("e => getComputedStyle(e).fontSize")[:-2]) >= 18, css
+    # The chart, the tour card and the memory verdict show together, without scrolling.
+    chart = page.evaluate("(() => { const r = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline'))"
+                          ".el.getBoundingClientRect(); return [r.top, r.bottom]; })()")
+    assert chart[0] >= 0 and chart[1] <= 720
+    for css in ("[data-step='6']", "[data-readout=memory]"):
+        box = page.locator(css).bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 720, css
+    # Lines and markers grow with the text.
+    widths = page.evaluate("Bokeh.documents[0].get_model_by_name('roofline').renderers"
+                           ".filter(r => r.data_source.name === 'roof').map(r => r.glyph.line_width)")
+    assert widths[0]["value"] > 4
+    # The toggle leaves present mode, and the link follows.
+    page.locator(".present-toggle button").click()
+    page.wait_for_function("!window.location.search.includes('present=true')")
+    page.wait_for_function(f"Math.min(...({CHART_TEXT_SIZES})().map(s => s[2])) < 18", timeout=10_000)
+    assert page.errors == []
+
+
+def test_the_tour_runs_from_the_keyboard_and_a_clicker(page, lab_url):
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    page.get_by_text("Start the tour ▶").click()
+    page.locator("[data-step='1']").wait_for()
+    for key, step in (("ArrowRight", 2), ("PageDown", 3), ("ArrowRight", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+        page.keyboard.press(key)
+        page.locator(f"[data-step='{step}']").wait_for(timeout=5000)
+    page.mouse.click(5, 700)  # focus leaves the buttons: Space is the clicker's "next"
+    page.keyboard.press(" ")
+    page.locator("[data-step='3']").wait_for(timeout=5000)
+    page.wait_for_function("window.location.search.includes('tour=3')", timeout=5000)
+    page.keyboard.press("Escape")
+    page.locator("[data-step]").wait_for(state="hidden", timeout=5000)
+    page.wait_for_function("!window.location.search.includes('tour=')", timeout=5000)
+    page.get_by_text("Resume at step 3 ▶").click()
+    page.locator("[data-step='3']").wait_for(timeout=5000)
+    page.locator(".tour-jump select").select_option(label="15. GQA off at 128k")
+    card = page.locator("[data-step='15']")
+    card.wait_for(timeout=5000)
+    assert "Qwen2.5-72B" in card.inner_text() and "320 GiB" in card.inner_text()
+    assert page.errors == []
+
+
+def test_the_trio_adds_its_pins_and_compare_parts_them(page, lab_url):
+    _open(page, lab_url, PROJECTOR)
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.get_by_text("Pins", exact=True).click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    names = [page.locator(f"[data-pin='{i}'] td.name").inner_text() for i in range(1, 5)]
+    assert names[0] == "Llama-3-70B · h100-sxm · baseline" and names[1].startswith("batch 4 · Llama-3-70B")
+    page.locator(".pin-clear button").click()
+    page.locator("[data-readout=pins]", has_text="No pins yet").wait_for(timeout=5000)
+    page.locator(".pin-undo button").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    page.get_by_text("Compare", exact=True).click()
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
+                           " return s && s.data.value.length === 4; })()", timeout=10_000)
+    kv = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-kv').data.value)")
+    assert kv[1] == 4 * kv[2]  # batch 4 holds four caches, INT4 one
+    page.wait_for_function("window.location.search.includes('tab=Compare')", timeout=5000)
+    assert page.errors == []
+
+
+def test_embed_fits_a_500_by_450_iframe_and_opens_the_full_lab(page, lab_url):
+    _open(page, lab_url + "?embed=true&model=llama-3-8b&batch=56", {"width": 500, "height": 450},
+          wait="[data-readout=embed-summary]")
+    size = page.evaluate("[document.scrollingElement.scrollWidth, document.scrollingElement.scrollHeight]")
+    assert size[0] <= 500 and size[1] <= 450, size
+    key = page.locator("[data-readout=embed-key]").inner_text()
+    for mark in ("roof", "ridge point", "your workload", "counting KV reads", "batch ladder", "prefill of one prompt"):
+        assert mark in key, mark
+    href = page.locator("a.open-full").get_attribute("href")
+    assert "batch=56" in href and "model=llama-3-8b" in href and "embed" not in href
+
+
+def test_no_serious_or_critical_accessibility_violations(page, lab_url):
+    from axe_playwright_python.sync_playwright import Axe
+
+    _open(page, lab_url, PROJECTOR)
+    results = Axe().run(page)
+    serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == [], [(v["id"], v["impact"], [n["html"][:120] for n in v["nodes"][:3]]) for v in serious]
+
+
+def test_checkbox_labels_toggle_their_box(page, lab_url):
+    _open(page, lab_url, PROJECTOR)
+    box = page.locator(".band input[type=checkbox]")
+    assert not box.is_checked()
+    page.get_by_text("Show the 60–85 % measured-efficiency band").click()
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
+    assert box.is_checked()
+
+
+def test_browser_back_restores_the_previous_pin_set(page, lab_url):
+    _open(page, lab_url, PROJECTOR)
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.wait_for_function("window.location.search.includes('pins=')", timeout=5000)
+    page.get_by_text("Pins", exact=True).click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    page.go_back()
+    page.locator("[data-pin='1']").wait_for(timeout=5000)
+    page.locator("[data-pin='2']").wait_for(state="detached", timeout=5000)
+    assert page.url.startswith(lab_url)  # still the lab, one pin

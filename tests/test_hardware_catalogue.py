@@ -1,0 +1,108 @@
+"""The extended catalogue: 25 accelerators, architecture and interconnect fields, every number sourced."""
+
+import json
+
+import pytest
+
+from core.hardware import CATALOGUE_PATH, get_accelerator, load_accelerators, load_catalogue
+from core.units import GiB, KiB, MiB
+
+ALL = list(load_catalogue())
+RAW = json.loads(CATALOGUE_PATH.read_text())
+RECORDS = {r["id"]: r for r in RAW["gpus"] + RAW["more_accelerators"]}
+
+
+def test_at_least_25_accelerators_and_the_selector_list_is_first():
+    assert len(ALL) >= 25
+    assert ALL[: len(load_accelerators())] == list(load_accelerators())
+    for gid in ("h100-nvl", "gb200", "mi325x", "mi355x", "tpu-v5e", "tpu-v5p", "tpu-v6e", "gaudi-2", "gaudi-3",
+                "rtx-5090", "a10"):
+        assert gid in ALL
+
+
+@pytest.mark.parametrize("gpu_id", ALL)
+def test_every_number_has_a_source(gpu_id):
+    rec = RECORDS[gpu_id]
+    for key in ("dense_flop_per_s", "hbm_bandwidth", "memory", "interconnect"):
+        assert rec["sources"][key].startswith("https://"), key
+    if rec["sparse_flop_per_s"]:
+        assert rec["sources"]["sparse_flop_per_s"].startswith("https://")
+    # Every architecture field is either sourced (a URL) or null with the reason written where the source would be.
+    for key in ("sm_count", "l2_bytes", "sram_per_sm_bytes"):
+        src = rec["sources"][key]
+        if rec[key] is not None:
+            assert "https://" in src, key
+        else:
+            assert src and "https://" not in src.split(" ")[0], key
+    assert rec["sources"]["year"]
+    if "hierarchy" in rec:
+        assert "https://" in rec["sources"]["hierarchy"]
+
+
+@pytest.mark.parametrize("gpu_id", ALL)
+def test_units_are_si_and_peaks_dense(gpu_id):
+    g = get_accelerator(gpu_id)
+    assert 1e11 < g.hbm_bandwidth < 1e14
+    assert all(1e12 < v < 1e17 for v in g.dense_flop_per_s.values())
+    for roof, sparse in g.sparse_flop_per_s.items():
+        assert sparse / g.dense_flop_per_s[roof] == pytest.approx(2.0, rel=0.03)
+    assert 2015 <= g.year <= 2026
+    assert "bf16" in g.dense_flop_per_s
+
+
+def test_existing_entries_keep_their_values():
+    h = get_accelerator("h100-sxm")
+    assert h.dense_flop_per_s["bf16"] == 989.4e12 and h.hbm_bandwidth == 3.35e12
+    assert get_accelerator("b200").dense_flop_per_s["bf16"] == 2.25e15
+
+
+def test_architecture_fields_from_the_whitepapers():
+    h = get_accelerator("h100-sxm")
+    assert (h.sm_count, h.l2_bytes, h.sram_per_sm_bytes) == (132, 50 * MiB, 228 * KiB)
+    a = get_accelerator("a100-80gb")
+    assert (a.sm_count, a.l2_bytes, a.sram_per_sm_bytes) == (108, 40 * MiB, 164 * KiB)
+    assert get_accelerator("v100").sm_count == 80
+    assert get_accelerator("h100-pcie").sm_count == 114
+    assert get_accelerator("mi300x").compute_unit == "CU" and get_accelerator("mi300x").sm_count == 304
+
+
+@pytest.mark.parametrize(("gpu_id", "kind", "bandwidth", "node"), [
+    ("a100-80gb", "NVLink", 600e9, 8), ("h100-sxm", "NVLink", 900e9, 8), ("h200", "NVLink", 900e9, 8),
+    ("b200", "NVLink", 1.8e12, 8), ("gb200", "NVLink", 1.8e12, 72), ("l4", "PCIe", 64e9, None),
+    ("l40s", "PCIe", 64e9, None), ("rtx-4090", "PCIe", 64e9, None), ("h100-pcie", "PCIe", 128e9, None),
+    ("mi300x", "Infinity Fabric", 896e9, 8),
+])
+def test_interconnects_as_issue_10_needs_them(gpu_id, kind, bandwidth, node):
+    ic = get_accelerator(gpu_id).interconnect
+    assert (ic.kind, ic.bandwidth, ic.max_node) == (kind, bandwidth, node)
+    assert ic.direction and ic.as_printed
+
+
+def test_per_direction_bandwidth_halves_a_bidirectional_total():
+    assert get_accelerator("h100-sxm").interconnect.per_direction_bandwidth == 450e9
+    assert get_accelerator("tpu-v3").interconnect.per_direction_bandwidth is None
+
+
+def test_non_gpu_roofs_are_marked():
+    for gid in ("tpu-v5e", "tpu-v6e", "gaudi-3"):
+        g = get_accelerator(gid)
+        assert not g.is_gpu
+        assert "tensor cores" not in g.roof_kind
+    assert "MXU" in get_accelerator("tpu-v5p").roof_kind
+    assert get_accelerator("h100-sxm").is_gpu
+
+
+def test_capacity_printed_in_gib_has_one_reading():
+    v4 = get_accelerator("tpu-v4")
+    assert v4.capacity_bytes("binary") == v4.capacity_bytes("decimal") == 32 * GiB
+
+
+def test_memory_levels_fastest_first():
+    levels = get_accelerator("a100-80gb").memory_levels()
+    assert [name for name, _, _ in levels] == ["SRAM", "L2", "HBM"]
+    bws = [bw for _, bw, _ in levels]
+    assert bws == sorted(bws, reverse=True)
+    # A100: L2 5120 bytes/clk at 1410 MHz = 7.22 TB/s; SRAM 128 B/clk × 108 SMs × 1410 MHz = 19.5 TB/s
+    assert bws[1] == pytest.approx(7.2192e12) and bws[0] == pytest.approx(19.49e12, rel=1e-3)
+    assert [n for n, _, _ in get_accelerator("h100-sxm").memory_levels()] == ["SRAM", "HBM"]
+    assert get_accelerator("h100-sxm").memory_levels()[0][1] == pytest.approx(33.45e12, rel=1e-3)

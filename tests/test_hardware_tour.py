@@ -1,0 +1,65 @@
+"""The hardware tour: every step sets every lever and quotes the lab's numbers (article 000's figures)."""
+
+import pytest
+
+from core.hardware_tour import HARDWARE_BASE, HARDWARE_TOUR, SECTIONS, hardware_values
+
+
+def caption(i):
+    return " ".join(HARDWARE_TOUR[i].render())
+
+
+def test_every_step_renders_and_sets_every_lever():
+    for step in HARDWARE_TOUR:
+        assert set(step.settings) <= set(HARDWARE_BASE), step.title
+        assert step.levers()["section"] in SECTIONS
+        title, text = step.render()
+        assert "{" not in title + text and "nan" not in text
+        assert step.source.startswith("article 000")
+
+
+@pytest.mark.parametrize(("i", "expected"), [
+    (0, ["295 FLOP per byte", "989.4 TFLOP/s", "3.35 TB/s"]),
+    (1, ["1,365 FLOP/byte", "compute-bound"]),
+    (2, ["intensity 1 FLOP/byte", "0.34 %"]),
+    (3, ["I = 2.5", "I = 0.17"]),
+    (4, ["2.33×", "3×"]),
+    (5, ["138 MB", "59 MB", "2.3× faster"]),
+    (6, ["I = 1 at batch 64"]),
+    (7, ["136 kernels", "544 µs", "75 µs", "overhead-bound"]),
+    (8, ["64 kernels", "memory-bound"]),
+    (9, ["N = 384"]),
+    (10, ["133 blocks take 2 waves", "0.8 %"]),
+    (11, ["19.5 TB/s", "7.2 TB/s", "2.04 TB/s"]),
+    (12, ["V100 SXM2 32GB 139", "A100 SXM4 80GB 153", "H100 SXM5 80GB 295", "206", "281"]),
+    (13, ["compute-bound on a V100", "memory-bound on an H100", "3.0×", "1.6×", "1.4×"]),
+    (14, ["1,979 TFLOP/s", "591"]),
+])
+def test_captions_quote_the_articles_figures(i, expected):
+    text = caption(i)
+    for fragment in expected:
+        assert fragment in text, (fragment, text)
+
+
+def test_values_follow_the_levers():
+    base = hardware_values(HARDWARE_BASE)
+    h200 = hardware_values({**HARDWARE_BASE, "gpu": "h200"})
+    assert round(base["ridge"]) == 295 and round(h200["ridge"]) == 206
+    assert hardware_values({**HARDWARE_BASE, "batch": 56})["matvec_i"] == pytest.approx(56)
+
+
+def test_apply_sets_a_view_in_one_update():
+    class FakeParam:
+        def __init__(self):
+            self.calls = []
+
+        def update(self, **kw):
+            self.calls.append(kw)
+
+    class FakeView:
+        param = FakeParam()
+
+    view = FakeView()
+    HARDWARE_TOUR[7].apply(view)
+    assert len(view.param.calls) == 1 and view.param.calls[0]["layers"] == 12
+    assert set(view.param.calls[0]) == set(HARDWARE_BASE)

@@ -1,0 +1,148 @@
+"""The hardware view without a server: param-driven, figures updated in place, numbers from core."""
+
+import panel as pn
+import pytest
+
+from app.hardware_view import HardwareView
+from core.hardware_tour import HARDWARE_TOUR, SECTIONS
+
+
+@pytest.fixture
+def view():
+    v = HardwareView(gpu="h100-sxm")
+    v.__panel__()
+    return v
+
+
+def names_and_x(source):
+    return dict(zip(source.data["name"], source.data["x"], strict=True))
+
+
+def test_standalone_view_is_a_panel_layout(view):
+    assert isinstance(view.__panel__(), pn.layout.Panel)
+    assert [t for t in view.tabs._names] == list(SECTIONS)
+
+
+def test_atlas_places_the_articles_kernels(view):
+    x = names_and_x(view.atlas_points)
+    assert x["GEMM 4,096×4,096×4,096"] == pytest.approx(1365.33, abs=0.01)
+    assert x["decode matvec 4,096×4,096, B = 1"] == pytest.approx(1.0)
+    assert x["LayerNorm × 8,388,608"] == pytest.approx(2.5)
+    assert x["decode attention, S = 8,192, B = 1"] == pytest.approx(1.0)
+    assert view.atlas_ridge.location == pytest.approx(295.34, abs=0.01)
+    assert "2·M·K·N" in view.atlas_work.object and "compute-bound" in view.atlas_work.object
+
+
+def test_updates_change_data_in_place_and_follow_the_main_labs_batch(view):
+    fig, src = view.atlas_fig, view.atlas_points
+    view.batch = 56
+    assert view.atlas_fig is fig and view.atlas_points is src
+    assert names_and_x(src)["decode matvec 4,096×4,096, B = 56"] == pytest.approx(56)
+    assert names_and_x(src)["decode attention, S = 8,192, B = 56"] == pytest.approx(1.0)  # batching cannot fix it
+    view.gpu = "h200"
+    assert view.atlas_ridge.location == pytest.approx(206.1, abs=0.1)
+
+
+def test_fusion_toggle_replaces_three_points_by_one(view):
+    before = [n for n in view.atlas_points.data["name"] if "×" in n and "GEMM" not in n and "matvec" not in n]
+    assert len(before) == 3
+    view.fused = True
+    fused = [n for n in view.atlas_points.data["name"] if "(fused)" in n]
+    assert fused == ["LayerNorm → GeLU → residual add (fused)"]
+    assert "saves 67,108,864 bytes" in view.atlas_work.object
+
+
+def test_flash_attention_beats_naive_with_more_flops(view):
+    x = names_and_x(view.atlas_points)
+    assert x["attention, FlashAttention (N = 4,096, d = 128)"] > x["attention, naive (N = 4,096, d = 128)"]
+    assert "138.4 MB" in view.hier_text.object and "59.3 MB" in view.hier_text.object
+    assert "41.3 µs → 17.7 µs" in view.hier_text.object
+
+
+def test_overhead_ceiling_and_the_decision(view):
+    assert "memory-bound" in view.decision.object  # Llama-3-8B at batch 1
+    view.param.update(step_params=125e6, layers=12)
+    assert "overhead-bound" in view.decision.object and "CUDA graphs" in view.decision.object
+    bars = dict(zip(view.ceil_bars.data["regime"], view.ceil_bars.data["us"], strict=True))
+    assert bars["overhead"] == pytest.approx(544) and bars["memory"] == pytest.approx(74.6, abs=0.1)
+    # The ceiling is FLOPs / overhead time: 2.5e8 FLOP / 544 µs = 0.46 TFLOP/s.
+    assert view.ceil_overhead.data["y"][0] == pytest.approx(0.25e9 / 544e-6 / 1e12)
+    view.param.update(cuda_graphs=True, fusion_level="fused")
+    assert "memory-bound" in view.decision.object
+
+
+def test_staircase_and_the_133_block_example(view):
+    assert view.stairs.data["n"][0] == 240 and view.stairs.data["n"][-1] == 400
+    assert "padded to 16,896 × 384" in view.stairs_readout.object
+    view.param.update(wave_m=133 * 128, n_probe=128)
+    assert "133 thread blocks in <b>2 wave(s)</b>" in view.stairs_readout.object
+
+
+def test_hierarchy_levels_with_sources_or_a_note(view):
+    assert "no source in the catalogue gives this part's l2 bandwidth" in view.hier_text.object.lower().replace(
+        "&#x27;", "'")
+    view.gpu = "a100-80gb"
+    roofs = view.level_lines.data_source.data
+    assert len(roofs["xs"]) == 3  # SRAM, L2, HBM
+    assert [t.split()[0] for t in view.level_labels.data["text"]] == ["SRAM", "L2", "HBM"]
+
+
+def test_generations_ridges_trend_and_sparse_trap(view):
+    assert view.gen_ridges.data["text"][:3] == ["V100 SXM2 32GB: 139", "A100 SXM4 80GB: 153", "H100 SXM5 80GB: 295"]
+    assert view.gen_sparse.data["x"] == []
+    view.show_sparse = True
+    assert "ridge 591" in view.gen_sparse.data["text"][0]
+    assert set(view.trend_points.data["series"]) == {"peak FLOP/s", "DRAM bandwidth", "interconnect bandwidth"}
+    assert "3.0×" in view.gen_text.object
+
+
+def test_non_gpu_parts_say_what_is_assumed():
+    v = HardwareView(gpu="tpu-v5e")
+    assert "publishes no per-SM SRAM size" in v.atlas_work.object
+    assert "is not a GPU (no thread-block waves): 132 SMs (H100 SXM) assumed" in v.stairs_readout.object
+    assert "TPU MXU" in v.atlas_fig.title.text
+
+
+def test_tour_sets_the_view_and_its_section(view):
+    view.go(7)
+    assert view.section == "Three ceilings" and view.tabs.active == SECTIONS.index("Three ceilings")
+    assert view.layers == 12 and "overhead-bound" in view.tour_caption.object
+    view.go(len(HARDWARE_TOUR) - 1)
+    assert view.show_sparse and view.tour_next.label == "Finish ✓"
+    view._tour_next()
+    assert view.tour_index is None and not view.tour_caption.visible and view.show_sparse  # levers stay
+
+
+def test_section_follows_the_tabs(view):
+    view.tabs.active = 2
+    assert view.section == "Tiles and waves"
+
+
+def test_params_refuse_bad_values(view):
+    for name, bad in (("batch", 0), ("gemm_m", -5), ("attn_d", 10_000), ("gpu", "h900")):
+        with pytest.raises(ValueError):
+            setattr(view, name, bad)
+    assert not view.error.visible
+
+
+def test_user_text_is_escaped(view):
+    view.gpu = "rtx-5090"
+    assert "<script" not in view.atlas_work.object
+
+
+def test_links_to_the_main_lab_custom_gpu_and_large_batch(view):
+    from core.hardware import custom_accelerator
+
+    view.batch = 8192  # the lab's B goes to 65,536
+    assert not view.error.visible
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    assert view.gpu == "custom-my-gpu" and view.atlas_ridge.location == pytest.approx(200)
+    assert "My GPU has no published SM count" in view.stairs_readout.object
+
+
+def test_a_wide_staircase_range_is_capped_and_says_so(view):
+    view.param.update(n_min=1, n_max=100_000)
+    assert len(view.stairs.data["n"]) == 4001
+    assert "N = 1 to 4,001 (at most 4,000 points), not to 100,000" in view.stairs_readout.object
+    view.param.update(n_min=500, n_max=100)  # reversed: read as 100 to 500
+    assert view.stairs.data["n"][0] == 100 and view.stairs.data["n"][-1] == 500

@@ -1,0 +1,53 @@
+"""Hostile input in the served lab (issue 12): a link never opens on a blank page, user text is never
+markup, and an oversized upload is refused in the browser before it is sent."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def open_link(page, lab_url, query: str):
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?{query}")
+    page.locator("[data-readout=ridge]").wait_for(timeout=20000)  # the lab is there, not a blank page
+    return errors
+
+
+@pytest.mark.parametrize("query, notice", [
+    ("reserve=1e300", "reserve='1e300' is not a number from 0 to 1,024 GiB"),
+    ("custom-gpu=" + quote('{"name":"x","bandwidth_tbs":3,"capacity_gb":80,"bf16":900,"reference":["h200"]}'),
+     "reference must be a catalogue GPU id"),
+    ("batch=4&batch=8", "'batch' was given 2 times; used the first, '4'"),
+    ("pins=" + "[" * 5000 + "]" * 5000, "ignored pins"),
+])
+def test_a_bad_link_opens_the_lab_and_says_what_it_ignored(page, lab_url, query, notice):
+    errors = open_link(page, lab_url, query)
+    page.locator(".link-notice li", has_text=notice).wait_for(timeout=5000)
+    assert errors == []
+
+
+def test_markdown_and_html_in_a_link_stay_text(page, lab_url):
+    open_link(page, lab_url, quote("[Log in](https://evil.example/)") + "=1&" + quote("![x](https://evil.example/i.png)")
+              + "=2&" + quote("<img src=x onerror=alert(1)>") + "=3")
+    notice = page.locator(".link-notice")
+    notice.locator("li", has_text="[Log in](https://evil.example/)").wait_for(timeout=5000)
+    assert notice.locator("a, img").count() == 0
+
+
+def test_an_oversized_config_is_refused_before_it_is_sent(page, lab_url, tmp_path):
+    open_link(page, lab_url, "")
+    page.locator(".bk-tab", has_text="Bring your own").click()
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{" + b" " * 3_000_000 + b"}")
+    page.locator(".config-file input[type=file]").set_input_files(str(big))
+    page.locator(".filepond--file-status-main", has_text="File is too large").wait_for(timeout=5000)
+    # The session is alive: a lever still moves the lab.
+    page.locator(".bk-tab", has_text="Roofline").click()
+    page.get_by_label("Weight precision p").select_option(label="INT4")
+    page.locator("[data-readout=intensity]", has_text="4 FLOP/byte").wait_for(timeout=5000)

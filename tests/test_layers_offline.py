@@ -1,0 +1,39 @@
+"""The offline page's kvPerSeq and paramsRead (app/standalone.js) on the new layer kinds: chunked attention
+(Llama-4-Scout), fixed-state layers (Qwen3-Next, Nemotron-H), alternating sliding layers with an MXFP4 checkpoint
+(gpt-oss-120b) — the page's numbers equal the core's."""
+
+import json
+import random
+
+import pytest
+from test_standalone import KEYS, RESULTS, SET, offline_page  # noqa: F401  (offline_page is a fixture)
+
+from core import Scenario
+from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.scenario import LEVERS
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("model, gpu", [("llama-4-scout", "h200"), ("qwen3-next-80b-a3b", "h100-sxm"),
+                                        ("nemotron-h-56b", "b200"), ("gpt-oss-120b", "h100-sxm")])
+def test_page_numbers_equal_the_core_on_every_layer_kind(offline_page, model, gpu):  # noqa: F811
+    scenario = Scenario(model=model, gpu=gpu)
+    page, _ = offline_page(scenario)
+    rng = random.Random(model)
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
+    for _ in range(5):
+        b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
+        k, w, kv, g = rng.randint(1, 8), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7
+        page.evaluate(SET, [b, k, w, kv, s, g])
+        inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
+        expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
+        page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
+        got = page.evaluate(RESULTS)
+        want = Scenario(model=model, gpu=gpu, batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv,
+                        context=contexts[s], gqa=g).evaluate().to_json()
+        for key in KEYS:
+            assert got[key] == pytest.approx(want[key], rel=1e-12), key
+        assert got["max_batch"] == want["max_batch"]
+    assert page.errors == []

@@ -1,0 +1,157 @@
+"""The lever table: one row per lever, every surface generated from it (issue 8)."""
+
+from __future__ import annotations
+
+import argparse
+
+import panel as pn
+import param
+import pytest
+
+from app.controls import build_controls
+from app.lab import Lab
+from core import Scenario
+from core.cli import scenario_flags, scenario_from_args
+from core.hardware import custom_accelerator
+from core.levers import Lever, LeverTable
+from core.permalink import from_query, to_query
+from core.pins import Pin, compare
+from core.scenario import LEVERS
+from core.tour import BASE
+from core.units import GiB
+
+
+def test_every_surface_lists_exactly_the_table():
+    assert tuple(Scenario().levers()) == LEVERS.names
+    assert set(BASE) == set(LEVERS.names)
+    assert set(to_query(Scenario().levers())) == {lever.flag for lever in LEVERS}
+    parser = argparse.ArgumentParser()
+    scenario_flags(parser)
+    assert {a.dest for a in parser._actions if a.dest != "help"} == set(LEVERS.names)
+
+
+def test_widgets_take_bounds_soft_bounds_and_stops_from_the_table():
+    controls = build_controls(Scenario())
+    spec_k = next(w for w in controls.select(pn.widgets.IntSlider) if "spec-k" in w.css_classes)
+    assert (spec_k.start, spec_k.end) == LEVERS["spec_k"].parameter.get_soft_bounds() == (1, 16)
+    batch = next(w for w in controls.select(pn.widgets.DiscreteSlider) if "batch" in w.css_classes)
+    assert tuple(batch.values) == LEVERS["batch"].stops
+    reserve = next(w for w in controls.select(pn.widgets.FloatSlider) if "reserve-bytes" in w.css_classes)
+    assert (reserve.start, reserve.end, reserve.value) == (0, 16, 3)  # GiB at the edge, bytes inside
+
+
+def test_the_reserve_widget_is_in_gib_and_never_rewrites_the_model():
+    s = Scenario()
+    controls = build_controls(s)
+    reserve = next(w for w in controls.select(pn.widgets.FloatSlider) if "reserve-bytes" in w.css_classes)
+    reserve.value = 5
+    assert s.reserve_bytes == 5 * GiB
+    s.reserve_bytes = 100 * GiB  # beyond the slider's soft end: the slider widens
+    assert reserve.value == 100 and s.reserve_bytes == 100 * GiB
+
+
+def test_decode_is_one_validation_for_the_link_and_the_command_line():
+    lever = LEVERS["reserve_bytes"]
+    assert lever.decode("3") == 3 * GiB and lever.encode(3 * GiB) == "3"
+    for bad in ("nan", "inf", "-1", "1e300", "abc", "", "9" * 100):
+        with pytest.raises(ValueError, match="reserve="):
+            lever.decode(bad)
+    assert LEVERS["gqa"].decode("true") is False  # --no-gqa=true turns GQA off
+    assert LEVERS["batch"].decode("4.0") == 4
+
+
+def test_a_new_lever_is_one_row():
+    """Adding a lever touches the table and its formula only: here a dummy row, in a table
+    of its own, appears in the command line, the link codec and the controls with no other code."""
+
+    class Probe(param.Parameterized):
+        pass
+
+    row = Lever("tp", param.Integer(default=1, bounds=(1, 8), label="Tensor-parallel degree TP",
+                                    doc="GPUs one model is split across."), flag="tp", stops=(1, 2, 4, 8))
+    table = LeverTable(*LEVERS, row)
+    Probe.param.add_parameter("tp", row.parameter)
+    parser = argparse.ArgumentParser()
+    table.add_arguments(parser)
+    assert parser.parse_args(["--tp", "4"]).tp == "4"
+    assert table.by_flag("tp").decode("4") == 4
+    with pytest.raises(ValueError, match=r"tp='3.5' is not a whole number from 1 to 8"):
+        row.decode("3.5")
+    panel = pn.Param(Probe(), parameters=["tp"],
+                     widgets={"tp": {"type": pn.widgets.DiscreteSlider, "options": list(row.stops)}})
+    assert panel.select(pn.widgets.DiscreteSlider)[0].values == [1, 2, 4, 8]
+
+
+def test_cli_levers_not_given_keep_the_table_defaults():
+    parser = argparse.ArgumentParser()
+    scenario_flags(parser)
+    s = scenario_from_args(parser.parse_args(["--batch", "8", "--no-gqa"]))
+    assert s.levers() == {**LEVERS.defaults(), "batch": 8, "gqa": False}
+
+
+# -- the session catalogue: regressions of issue 8's two bugs ----------------------------
+
+GPU = custom_accelerator("Lab card", bandwidth_tbs=2.0, capacity_gb=48, bf16=400, fp8=800)
+
+
+def test_clone_keeps_the_session_catalogue():
+    s = Scenario()
+    s.add_gpu(GPU)
+    copy = s.clone(batch=4)
+    assert copy.gpu == GPU.id and copy.catalogue.is_own(GPU.id) and copy.evaluate().gpu == GPU
+    assert not Scenario().catalogue.is_own(GPU.id)  # a fresh scenario does not see another session's GPU
+
+
+def test_download_page_works_with_a_custom_gpu_and_a_pasted_model():
+    import json
+
+    from app.standalone import standalone_html
+    from core.config_reader import from_hf_config
+    from core.model_catalogue import CATALOGUE_DIR
+
+    s = Scenario()
+    s.add_gpu(GPU)
+    config = json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text())
+    s.add_model(from_hf_config(config, model_id="config-mine", name="Mine <b>"))
+    html = standalone_html(s)
+    assert "Lab card" in html and "Mine &lt;b&gt;" in html and "Mine <b>" not in html
+
+
+def test_pins_in_a_link_keep_its_custom_gpu():
+    s = Scenario(batch=4)
+    s.add_gpu(GPU)
+    pins = [Pin("mine", s.levers())]
+    state = from_query(to_query(s.levers(), pins, custom_gpu=GPU))
+    assert state.notices == [] and state.pins == pins
+    lab = Lab(query=to_query(s.levers(), pins, custom_gpu=GPU))
+    assert lab.state.pin_rows[0].result.gpu == GPU
+
+
+def test_pins_of_a_pasted_model_resolve_in_its_session():
+    import json
+
+    from core.config_reader import from_hf_config
+    from core.model_catalogue import CATALOGUE_DIR
+
+    s = Scenario()
+    model = s.add_model(from_hf_config(json.loads((CATALOGUE_DIR / "mistral-7b.json").read_text()),
+                                       model_id="config-m", name="M"))
+    (row,) = compare([Pin("p", s.levers())], s.catalogue)
+    assert row.result.model == model
+
+
+def test_a_key_given_twice_is_used_once_and_said():
+    state = from_query({"batch": ["4", "8"]})
+    assert state.levers == {"batch": 4}
+    assert state.notices == ["'batch' was given 2 times; used the first, '4'"]
+
+
+def test_the_hardware_tab_follows_the_lab_gpu_and_batch():
+    lab = Lab()
+    lab.state.tab = "Hardware"
+    view = lab.hardware
+    assert (view.gpu, view.batch) == ("h100-sxm", 1)
+    lab.scenario.param.update(gpu="h200", batch=8)
+    assert (view.gpu, view.batch) == ("h200", 8)
+    lab.scenario.add_gpu(GPU)  # a session's own part is offered in the view too
+    assert view.accelerator().id == GPU.id

@@ -1,0 +1,99 @@
+"""Pins in core and the session state: many pins, names that say what moved, compare notes, undo."""
+
+from core import Scenario
+from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset
+
+
+def _twelve():
+    """Article 004's trio for two models on two GPUs: 12 pins, all at I = 4."""
+    pins = []
+    for model in ("llama-3-8b", "llama-3-70b"):
+        for gpu in ("h100-sxm", "h200"):
+            pins += lever_preset(Scenario(model=model, gpu=gpu).levers())
+    return pins
+
+
+def test_twelve_pins_at_one_intensity_still_say_what_differs():
+    rows = compare(_twelve())
+    assert len(rows) == 12 and {r.result.arithmetic_intensity_weights for r in rows} == {4.0}
+    assert len({r.pin.name for r in rows}) == 12  # names tell them apart
+    first = rows[0]  # batch 4, Llama-3-8B, H100: model and GPU tie 6-6, batch departs from B = 1
+    assert first.notes[0] == "B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences"
+    assert any(n.startswith("Llama-3-8B: 15.0 GiB of weights") for n in first.notes)
+    assert any(n.startswith("NVIDIA H100 SXM5 80GB: ridge 295") for n in first.notes)
+    assert first.differs_by == ("model=llama-3-8b", "gpu=h100-sxm", "batch=4")
+    int4_70b_h200 = rows[10]
+    assert int4_70b_h200.differs_by == ("model=llama-3-70b", "gpu=h200", "weight-dtype=int4")
+    assert any("INT4 weights: 32.9 GiB held" in n for n in int4_70b_h200.notes)
+    assert all(r.notes for r in rows)
+
+
+def test_default_names_say_model_gpu_and_the_lever_that_moved():
+    s = Scenario(model="llama-3-8b", batch=4)
+    assert default_pin_name(s.levers(), []) == "Llama-3-8B · h100-sxm · B=4"
+    first = Pin("a", s.levers())
+    s.weight_dtype = "int4"
+    assert default_pin_name(s.levers(), [first]) == "Llama-3-8B · h100-sxm · INT4"
+    same = Pin(default_pin_name(s.levers(), [first]), s.levers())
+    assert default_pin_name(s.levers(), [first, same]) == "Llama-3-8B · h100-sxm · baseline"
+    assert len(default_pin_name({**s.levers(), "model": "llama-3.1-405b", "gpu": "h100-pcie"}, [])) <= 40
+
+
+def test_the_state_keeps_sixteen_pins_and_undoes_changes():
+    from app.state import LabState
+
+    state = LabState(Scenario())
+    for b in range(1, MAX_PINS + 1):
+        assert state.add_pin(Pin(f"p{b}", Scenario(batch=b).levers()))
+    assert len(state.pins) == 16 and len(state.pin_rows) == 16
+    assert not state.add_pin(Pin("one too many", Scenario().levers()))
+    state.set_pins(state.pins[1:])  # remove one
+    state.set_pins([])  # remove all
+    assert state.undo_pins() and len(state.pins) == 15
+    assert state.undo_pins() and len(state.pins) == 16 and state.pins[0].name == "p1"
+
+
+def test_the_trio_button_adds_to_the_pins():
+    from app.lab import Lab
+
+    lab = Lab(Scenario(), {})
+    lab.pin_current()
+    lab.pins.add_preset()
+    assert len(lab.state.pins) == 4 and lab.state.pins[0].name == "Llama-3-70B · h100-sxm · baseline"
+    lab.pins.add_preset()  # again, on the H200
+    assert len(lab.state.pins) == 7
+    lab.pins.set_pins([])
+    lab.pins.undo_last()
+    assert len(lab.state.pins) == 7
+
+
+def test_compare_metrics_part_the_trio():
+    rows = compare(lever_preset(Scenario(model="llama-3-8b").levers()))
+    values = {m.key: [m.value(r.result) for r in rows] for m in COMPARE_METRICS}
+    batch, int4, spec = range(3)
+    assert values["kv"][batch] == 4 * values["kv"][int4] == 4 * values["kv"][spec]  # cache grows with B only
+    assert values["weights"][int4] == values["weights"][batch] / 4
+    assert values["tokens_aggregate"][batch] > values["tokens_aggregate"][spec] > values["tokens_aggregate"][int4] / 4
+    assert values["tokens_per_sequence"][batch] == values["tokens_aggregate"][batch] / 4
+    assert all(0 < f <= 100 for f in values["peak_fraction"])
+
+
+def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
+    from app.lab import Lab
+
+    lab = Lab(Scenario(), {})
+    for gpu in ("h100-sxm", "a100-80gb"):
+        lab.scenario.gpu = gpu
+        lab.pins.add_preset()
+    lab.state.tab = "Compare"
+    lab.state.tab = "Throughput vs B"
+    kv = lab.compare.sources["kv"].data["value"]
+    assert kv[0] == 4 * kv[1] and len(kv) == 6  # batch 4 holds four caches, INT4 one
+    assert lab.compare.x_range.factors == ["1", "2", "3", "4", "5", "6"]
+    roofs = lab.roofline.pin_roofs.data
+    assert len(roofs["xs"]) == 2  # a faint roof per pinned GPU
+    assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
+    a100_pin_y = lab.roofline.pins.data["y"][3]
+    assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
+    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3", "pins 4, 5, 6"]
+    assert lab.throughput.pins.data["batch"] == [4, 1, 1, 4, 1, 1]

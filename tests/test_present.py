@@ -1,0 +1,74 @@
+"""Present mode, the tour's keys and the app's own link keys, without a browser."""
+
+from bokeh.models import Axis, Label, LabelSet, Legend
+
+from app.lab import Lab
+from app.present import PRESENT_TEXT_PX, _px
+from core.tour import TOUR
+
+
+def _text_sizes(fig):
+    sizes = [fig.title.text_font_size]
+    for model in [*fig.select({"type": Axis}), *fig.select({"type": Legend}), *fig.select({"type": LabelSet}),
+                  *fig.select({"type": Label})]:
+        for prop in ("axis_label_text_font_size", "major_label_text_font_size", "label_text_font_size",
+                     "text_font_size"):
+            if prop in model.properties():
+                sizes.append(getattr(model, prop))
+    return [_px(s) for s in sizes if _px(s) is not None]
+
+
+def test_a_link_opens_present_mode_a_tour_step_and_a_tab():
+    lab = Lab(query={"present": "true", "tour": "5", "tab": "Compare"})
+    assert lab.state.present and lab.state.tab == "Compare" and lab.compare is not None
+    assert lab.tour.index == 4 and lab.state.tour_step == 5
+    assert lab.scenario.capacity_convention == "decimal"  # step 5's levers applied
+    assert {"present": "true", "tour": "5", "tab": "Compare"}.items() <= lab.link.query().items()
+    assert min(_text_sizes(lab.roofline.figure)) >= PRESENT_TEXT_PX
+    assert min(_text_sizes(lab.compare.figures[0])) >= PRESENT_TEXT_PX
+    lab.state.present = False
+    assert min(_text_sizes(lab.roofline.figure)) < PRESENT_TEXT_PX  # the built look comes back
+    assert "present" not in lab.link.query()
+
+
+def test_link_values_the_app_cannot_use_are_named():
+    lab = Lab(query={"present": "maybe", "tour": "99", "tab": "Nope", "batch": "4"})
+    notices = " ".join(lab.state.notices)
+    assert "present='maybe': accepted true or false" in notices
+    assert f"tour='99': accepted a step from 1 to {len(TOUR)}" in notices
+    assert "tab='Nope'" in notices
+    assert not lab.state.present and lab.tour.index is None and lab.scenario.batch == 4
+
+
+def test_the_tour_keys_step_leave_and_offer_to_resume():
+    lab = Lab(query={})
+    lab.tour._key("next")  # ignored: no tour running
+    assert lab.tour.index is None
+    lab.tour.go(0)
+    for action, index in (("next", 1), ("next", 2), ("previous", 1)):
+        lab.tour._key(action)
+        assert lab.tour.index == index and lab.state.tour_step == index + 1
+    lab.tour._key("leave")
+    assert lab.tour.index is None and lab.state.tour_step is None
+    assert lab.tour.resume.visible and lab.tour.resume.label == "Resume at step 2 ▶"
+    lab.tour.jump.value = 14  # jump to the last step
+    assert lab.tour.index == 14 and "Qwen2.5-72B" in lab.tour.caption.object
+    assert "Note: Article 004 quotes Llama-3-70B" in lab.tour.caption.object
+
+
+def test_embed_key_names_every_mark_and_the_link_opens_the_full_lab():
+    lab = Lab(query={"embed": "true", "model": "llama-3-8b", "present": "true"})
+    assert not lab.state.present  # embed wins
+    key = lab._embed_key.object
+    for mark in ("roof", "ridge point", "your workload", "counting KV reads", "batch ladder", "prefill of one prompt",
+                 "sparse (2:4)"):
+        assert mark in key, mark
+    assert "model=llama-3-8b" in lab._embed_open.object and "embed" not in lab._embed_open.object
+
+
+def test_the_hardware_tab_follows_present_mode():
+    import panel as pn
+
+    lab = Lab(query={"present": "true", "tab": "Hardware"})
+    figures = [pane.object for pane in pn.panel(lab.hardware).select(pn.pane.Bokeh)]
+    assert figures and all(min(_text_sizes(f)) >= PRESENT_TEXT_PX for f in figures)

@@ -1,0 +1,98 @@
+"""Many GPUs in the app without a server: scaling tab, memory suggestion, interconnect roof, readouts, tour, page."""
+
+import numpy as np
+import pytest
+
+from app.lab import Lab
+from app.memory_view import suggestion
+from app.readouts import rows
+from app.standalone import standalone_html
+from app.state import TABS
+from core import Scenario
+from core.tour import GPU_TOUR, TOUR
+
+
+def test_scaling_tab_draws_times_and_rates_against_tp():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    assert "Scaling" in TABS
+    lab.state.tab = "Scaling"
+    view = lab.scaling
+    times = view.times.data
+    assert list(times["tp"]) == [1, 2, 4, 8, 16, 32]
+    assert np.isnan(times["comm"][0])  # TP = 1 sends nothing (not drawable on a log axis)
+    # memory time halves with each doubling while TP <= h_kv = 8
+    assert times["memory"][1] == pytest.approx(times["memory"][0] / 2, rel=0.02)
+    assert view.crossover.visible and view.crossover.location == 16
+    assert "TP = 16" in view.note.object
+    assert view.past_node.left == pytest.approx(8 * 1.41)
+    lab.scenario.tp = 4
+    assert list(view.current.data["tp"]) == [4]
+
+
+def test_scaling_note_escapes_names():
+    lab = Lab(Scenario())
+    lab.state.tab = "Scaling"
+    view = lab.scaling
+    assert "<b>Why more TP stops paying:</b>" in view.note.object
+
+
+def test_memory_bar_is_per_gpu_and_suggests_the_smallest_tp():
+    lab = Lab()
+    assert "DOES NOT FIT" in lab.memory.object
+    assert suggestion(lab.result) == (2, 1)
+    assert lab.memory_view.suggest.visible and "TP = 2" in lab.memory_view.suggest.label
+    lab.memory_view.apply_suggestion()
+    assert lab.scenario.tp == 2 and lab.result.fits
+    assert "Memory per GPU (1 of 2, TP = 2, PP = 1)" in lab.memory.object and "→ fits" in lab.memory.object
+    assert not lab.memory_view.suggest.visible
+
+
+def test_interconnect_roof_appears_when_gpus_talk():
+    lab = Lab()
+    assert list(lab.roofline.interconnect.data["x"]) == []
+    lab.scenario.tp = 8
+    data = lab.roofline.interconnect.data
+    # the roof bends at P_peak / link = 989.4 TFLOP/s / 450 GB/s
+    assert data["x"][1] == pytest.approx(989.4e12 / 450e9, rel=1e-3)
+    assert data["y"][2] == pytest.approx(989.4, rel=1e-3)
+    r = lab.result  # FLOP per step (weights and attention) over the 160 all-reduces' bytes
+    assert r.communication_intensity == pytest.approx(r.flop_per_step / (160 * 2 * 7 / 8 * 16_384))
+    assert f"communication I = {r.communication_intensity:,.0f} FLOP per byte sent" in lab.roofline.figure.title.text
+
+
+def test_readouts_carry_the_many_gpu_quantities():
+    keys = {q.key: q for q in rows(Scenario(tp=8, gpu_hour_price=2.0).evaluate())}
+    assert keys["gpus"].value == "8"
+    assert keys["kv-gpu"].value == "40 KiB"
+    assert keys["cost-output"].value.startswith("$")
+    assert keys["smallest-fit"].value == "TP = 2"
+
+
+def test_gpu_tour_steps_close_the_tour():
+    assert TOUR[-len(GPU_TOUR):] == GPU_TOUR
+    captions = []
+    for step in GPU_TOUR:
+        s = Scenario(batch=300, gpu="l4")  # steps set every lever
+        step.apply(s)
+        captions.append(" ".join(step.render(s.evaluate())))
+    assert "DOES NOT FIT" in captions[0] and "TP = 2" in captions[0]
+    assert "65.7 GiB" in captions[1] and "room for 9 sequences" in captions[1]
+    assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2] and "40,960 bytes" in captions[2]
+    assert "8 replicas of Llama-3-8B" in captions[3] and "$0.23 per million output tokens" in captions[3]
+
+
+def test_offline_page_keeps_one_gpu_and_says_so():
+    html = standalone_html(Scenario(tp=4))
+    assert "this page keeps TP = PP = EP = 1" in html
+    assert "the lab&#x27;s scenario had TP = 4" in html or "the lab's scenario had TP = 4" in html
+
+
+def test_kv_table_and_traffic_are_per_gpu_when_split():
+    from app.serving_views import kv_table_html, traffic_html
+
+    r = Scenario(tp=8).evaluate()
+    html = kv_table_html(r)
+    # 40,960 bytes per token per GPU × 8,192 tokens × 8 users = 2.5 GiB (the whole model's would be 20.0)
+    assert '<td class="" data-ctx="8192" data-users="8">2.5</td>' in html
+    assert "× 0.125 (one GPU's share)" in html
+    assert "of one GPU (of 8)" in traffic_html(r)
