@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -63,24 +64,31 @@ def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
-def start_lab(log: Path) -> tuple[subprocess.Popen, str]:
-    """Start ``panel serve app`` on a free loopback port; wait until it answers.
+def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None,
+              timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+    """Start ``panel serve app`` on a loopback port; wait until it answers.
 
     The server's log goes to ``log`` (a pipe nobody reads could fill and stall it).
+
+    Args:
+        extra_args: more ``panel serve`` arguments, e.g. ``["--num-procs", "2"]``
+            or ``["--check-unused-sessions", "1000"]``.
+        port: the port to listen on (default: a free one).
+        timeout: seconds to wait for the first answer.
 
     Returns:
         the server process and the lab's URL.
     """
-    port = _free_port()
+    port = port or _free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
-             "--allow-websocket-origin", f"127.0.0.1:{port}"],
+             "--allow-websocket-origin", f"127.0.0.1:{port}", *extra_args],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}/app"
     try:
-        _wait_for(url, proc, log)
+        _wait_for(url, proc, log, timeout)
     except Exception:
         proc.terminate()
         raise

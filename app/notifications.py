@@ -1,0 +1,36 @@
+"""Connection notices: a page whose server has gone never looks alive.
+
+Panel's notification area announces, on every served page:
+
+* when the websocket to the server drops (the server stopped, restarted or the
+  network went away): a notice that stays until the page is reloaded, saying
+  that moves are no longer computed, with a reload link.  The link is the
+  page's own address, and the lab rewrites the address bar with every change
+  (see :mod:`app.permalink_view`), so reloading rebuilds what was on screen;
+* when the page is connected and ready (a short notice that fades).
+
+The texts are Panel's ``disconnect_notification`` and ``ready_notification``;
+the disconnect notice is rendered as HTML by Panel's notification library, so
+it is a fixed string here and never holds user text.
+"""
+
+from __future__ import annotations
+
+#: Shown, and kept, when the connection to the server is lost.  ``href=""`` is
+#: the current address, query included, as last rewritten by the lab.
+DISCONNECT_NOTICE = (
+    "Connection to the server lost: moves are no longer computed. "
+    '<a href="" class="reload-link">Reload</a> to reconnect; the address keeps your settings.'
+)
+#: Shown for a few seconds once the page is connected and ready.
+READY_NOTICE = "Connected: the lab is live."
+
+
+#: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
+#: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page
+#: also loads the notification library's script.
+CONNECTION_NOTICES = {
+    "notifications": True,
+    "disconnect_notification": DISCONNECT_NOTICE,
+    "ready_notification": READY_NOTICE,
+}

@@ -1,0 +1,89 @@
+"""The shipped multi-process deployment (assets/deploy/): nginx config and compose file agree.
+
+nginx itself is not needed here (``benchmarks/nginx_scaling.py`` runs the file
+on loopback); these checks read the files' structure: sticky sessions, the
+websocket upgrade, and upstream servers that are exactly the compose services.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[1] / "assets" / "deploy"
+
+
+def nginx_text() -> str:
+    # Comments removed, so a directive that is only mentioned in a comment does not count.
+    return "\n".join(line.split("#", 1)[0] for line in (DEPLOY / "nginx.conf").read_text().splitlines())
+
+
+def upstream_block(text: str) -> str:
+    match = re.search(r"upstream\s+roofline_lab\s*\{([^}]*)\}", text)
+    assert match, "nginx.conf has no 'upstream roofline_lab { ... }' block"
+    return match.group(1)
+
+
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def test_nginx_braces_balance_and_directives_end():
+    text = nginx_text()
+    assert text.count("{") == text.count("}")
+    for line in text.splitlines():
+        line = line.strip()
+        # Every line is a block opener/closer, a directive ending in ';', or blank
+        # (the map's value pairs end in ';' too).
+        assert not line or line.endswith(("{", "}", ";")), f"unterminated nginx line: {line!r}"
+
+
+def test_nginx_is_sticky_by_client_address():
+    block = upstream_block(nginx_text())
+    directives = [d.strip() for d in block.split(";") if d.strip()]
+    assert directives[0] == "ip_hash"
+    assert all(d.startswith("server ") for d in directives[1:])
+
+
+def test_nginx_upgrades_websockets():
+    text = nginx_text()
+    assert re.search(r"map\s+\$http_upgrade\s+\$connection_upgrade\s*\{[^}]*default\s+upgrade;[^}]*''\s+close;", text)
+    location = re.search(r"location\s+/\s*\{([^}]*)\}", text).group(1)
+    assert "proxy_pass http://roofline_lab;" in location
+    assert "proxy_http_version 1.1;" in location
+    assert re.search(r"proxy_set_header\s+Upgrade\s+\$http_upgrade;", location)
+    assert re.search(r"proxy_set_header\s+Connection\s+\$connection_upgrade;", location)
+    # An idle page (a student thinking) outlives the Bokeh server's 37 s keep-alive ping.
+    timeout = re.search(r"proxy_read_timeout\s+(\d+)s;", location)
+    assert timeout and int(timeout.group(1)) > 37
+
+
+def test_upstream_servers_are_the_compose_lab_services():
+    servers = re.findall(r"server\s+([\w.-]+):(\d+);", upstream_block(nginx_text()))
+    services = compose()["services"]
+    labs = {name: svc for name, svc in services.items() if name != "nginx"}
+    assert len(servers) >= 2
+    assert {host for host, _ in servers} == set(labs)
+    for host, port in servers:
+        command = labs[host]["command"]
+        assert command[:3] == ["panel", "serve", "app"]
+        assert command[command.index("--port") + 1] == port
+        assert port in labs[host]["expose"]
+        assert "--use-xheaders" in command  # the client's address comes from nginx's X- headers
+        assert "--reuse-sessions" in command  # one session built per page, when its websocket arrives
+
+
+def test_compose_publishes_nginx_with_this_config_and_the_allowed_origin():
+    services = compose()["services"]
+    nginx = services["nginx"]
+    assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in nginx["volumes"]
+    listen = re.search(r"listen\s+(\d+);", nginx_text()).group(1)
+    published = [p.split(":") for p in nginx["ports"]]
+    assert any(inner == listen for _, inner in published)
+    host_port = next(outer for outer, inner in published if inner == listen)
+    # The default websocket origin is the address nginx is published on.
+    origin = services["lab1"]["environment"]["BOKEH_ALLOW_WS_ORIGIN"]
+    assert origin.endswith(f"localhost:{host_port}}}")
+    assert set(nginx["depends_on"]) == {name for name in services if name != "nginx"}

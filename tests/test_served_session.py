@@ -1,0 +1,55 @@
+"""What ``panel serve app`` builds for a session, built in process with Panel's
+own session generator (the one ``panel serve --warm`` uses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import panel as pn
+import pytest
+from bokeh.command.util import build_single_handler_application
+from bokeh.core.validation.check import check_integrity
+from bokeh.settings import settings
+from panel.io.session import generate_session
+
+from app.notifications import DISCONNECT_NOTICE, READY_NOTICE
+
+APP = Path(__file__).resolve().parents[1] / "app"
+
+
+@pytest.fixture(scope="module")
+def application():
+    """The served application; main.py's process-wide settings are put back afterwards."""
+    app = build_single_handler_application(str(APP))
+    with pn.config.set(notifications=False):
+        yield app
+    settings.perform_document_validation.unset_value()
+    pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
+                           notifications=False)
+
+
+def session_doc(application):
+    """A served session's document (the default page)."""
+    return generate_session(application).document
+
+
+def test_a_served_document_passes_bokehs_integrity_check(application):
+    # main.py turns Bokeh's per-session check off for speed; this is where it runs instead.
+    doc = session_doc(application)
+    refs = set().union(*(root.references() for root in doc.roots))
+    assert len(refs) > 100  # the whole page, not an empty document
+    issues = check_integrity(refs)
+    assert issues.error == [] and issues.warning == []
+    assert settings.perform_document_validation() is False
+    # The default scenario: I = 2·B·k/p = 2·1·1/2 FLOP/byte at batch 1, BF16.
+    assert list(doc.get_model_by_name("workload").data["x"]) == [1.0]
+
+
+def test_a_served_document_carries_the_connection_notices(application):
+    doc = session_doc(application)
+    area = doc.get_model_by_name("notifications")
+    assert area is not None
+    assert area.data.js_events["connection_lost"]["message"] == DISCONNECT_NOTICE
+    assert area.data.js_events["document_ready"]["message"] == READY_NOTICE
+    assert area.data.js_events["document_ready"]["duration"] > 0  # "ready" fades; "lost" stays (no duration)
+    assert "duration" not in area.data.js_events["connection_lost"]
