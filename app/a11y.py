@@ -32,6 +32,10 @@ class A11yFixes(JSComponent):
           label.style.cursor = "pointer";
           label.addEventListener("click", () => box.click());
         }
+        // Panel's notification library (Notyf) draws an icon-only dismiss button.
+        for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
+          b.setAttribute("aria-label", "Dismiss this notice");
+        }
         for (const handle of root.querySelectorAll("[role=slider]:not([aria-label])")) {
           const title = handle.getRootNode().querySelector(".bk-slider-title");
           let text = title ? title.textContent : "";

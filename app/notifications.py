@@ -34,3 +34,20 @@ CONNECTION_NOTICES = {
     "disconnect_notification": DISCONNECT_NOTICE,
     "ready_notification": READY_NOTICE,
 }
+
+
+#: Notice colours dark enough for their white text (WCAG AA contrast); Notyf's own green and
+#: red are too light. Notyf overrides its built-in types by name.
+NOTICE_TYPES = [
+    {"type": "success", "background": "#1b5e20"},
+    {"type": "error", "background": "#b71c1c"},
+]
+
+
+def style_notices() -> None:
+    """Give this session's notification area the lab's notice colours (no-op outside a served session)."""
+    import panel as pn
+
+    area = pn.state.notifications
+    if area is not None:
+        area.types = [*[t for t in area.types if t["type"] not in {n["type"] for n in NOTICE_TYPES}], *NOTICE_TYPES]
