@@ -14,4 +14,5 @@ RUN pip install --no-cache-dir .
 ENV BOKEH_ALLOW_WS_ORIGIN=localhost:5006
 EXPOSE 5006
 USER nobody
-CMD ["panel", "serve", "app", "--address", "0.0.0.0", "--port", "5006"]
+# --reuse-sessions: a class opening the page at once gets each session built once (README, "Serving a class").
+CMD ["panel", "serve", "app", "--address", "0.0.0.0", "--port", "5006", "--reuse-sessions"]
