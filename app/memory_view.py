@@ -22,6 +22,9 @@ from core.units import GiB
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
+#: Narrowest segment (percent of the bar) that carries its label, "KV cache 12.3" at 18 px in present mode.
+MIN_LABEL_PERCENT = 14
+
 PARTS = (("weights", PALETTE["weights"]), ("KV cache", PALETTE["kv_cache"]), ("reserve", PALETTE["reserve"]))
 
 
@@ -84,8 +87,11 @@ def memory_html(r: ScenarioResult) -> str:
     left, segs = 0.0, []
     for name, colour, gib in memory_segments(r):
         width = gib * scale
+        # A segment too narrow for its words shows none (a cut "weights 1" misleads); the title and
+        # the legend under the bar still name it.
+        text = f"{name} {gib:,.1f}" if width >= MIN_LABEL_PERCENT else ""
         segs.append(f'<div class="mem-seg" data-part="{name}" style="left:{left:.3f}%;width:{width:.3f}%;'
-                    f'background:{colour}" title="{name}: {gib:,.2f} GiB">{name} {gib:,.1f}</div>')
+                    f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
     per_gpu = f" per GPU (1 of {r.gpus_per_replica}, TP = {r.tp}, PP = {r.pp})" if r.gpus_per_replica > 1 else ""
