@@ -81,6 +81,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
             "per_token": m.moe.experts_per_token,
         }
     derived = quantities(result)
+    attention = m.decode_attention_terms()
     return {
         "model_name": m.name,
         "gpu_name": g.name,
@@ -96,8 +97,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "held": held,
         "stored": {"fixed": m.weight_bytes_held_as_stored() - routed, "routed": routed},
         "state_bytes": m.state_bytes_per_sequence(),
-        "attention_terms": [{"flop": flop, "cap": cap} for flop, cap in m.decode_attention_terms()[:-1]],
-        "attention_fixed": m.decode_attention_terms()[-1][0],
+        "attention_terms": [{"flop": flop, "cap": cap} for flop, cap in attention[:-1]],
+        "attention_fixed": attention[-1][0],
         "max_batch": LEVERS["batch"].parameter.bounds[1],
         "peak": peak,
         "sparse": sparse,

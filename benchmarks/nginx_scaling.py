@@ -27,8 +27,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import psutil
@@ -39,7 +37,7 @@ import load_test  # noqa: E402
 from load_test import SERVER_ENV, Servers, fmt, machine, reused_sessions, run_class, stop, write_result  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import start_lab  # noqa: E402
+from conftest import start_lab, wait_for_url  # noqa: E402
 
 NGINX_CONF = ROOT / "assets" / "deploy" / "nginx.conf"
 UPSTREAM = re.compile(r"(upstream roofline_lab \{\n(?:\s*#.*\n)*\s*ip_hash;\n)((?:\s*server [^;]+;\n)+)")
@@ -75,18 +73,6 @@ def start_nginx(conf_text: str, workdir: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=(workdir / "logs" / "stderr.log").open("w"))
 
 
-def wait_for(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"{url} did not answer through nginx within {timeout} s")
-
-
 def run_k(k: int, args, workdir: Path) -> dict:
     os.environ.update(SERVER_ENV)
     listen = free_port()
@@ -102,7 +88,7 @@ def run_k(k: int, args, workdir: Path) -> dict:
         ports = [int(p.args[p.args.index("--port") + 1]) for p in procs]
         nginx = start_nginx(loopback_conf(ports, listen), workdir / f"nginx-{k}")
         url = f"http://127.0.0.1:{listen}/app"
-        wait_for(url)
+        wait_for_url(url, timeout=30.0)
         servers = Servers([psutil.Process(p.pid) for p in procs], logs, url,
                           permanent=k * reused_sessions(args.server_arg))
         servers.wait_sessions_gone()  # the GET above built a session; let it go

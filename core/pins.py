@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .catalogue import Catalogue
 from .precision import get_precision
-from .scenario import LEVERS, STORED, ScenarioResult, evaluate
+from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB
 
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
@@ -59,9 +59,7 @@ def evaluate_pin(pin: Pin, catalogue: Catalogue | None = None) -> ScenarioResult
     Raises:
         ValueError: a model or GPU the catalogue does not hold.
     """
-    catalogue = catalogue or Catalogue()
-    levers = dict(pin.levers)
-    return evaluate(gpu=catalogue.gpu(levers.pop("gpu")), model=catalogue.model(levers.pop("model")), **levers)
+    return evaluate_levers(pin.levers, catalogue or Catalogue())
 
 
 def lever_text(name: str, value) -> str:

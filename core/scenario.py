@@ -443,9 +443,17 @@ class Scenario(param.Parameterized):
 
     def evaluate(self) -> ScenarioResult:
         """Derive every number of the scenario (see the module docstring)."""
-        levers = self.levers()
-        return evaluate(gpu=self.catalogue.gpu(levers.pop("gpu")), model=self.catalogue.model(levers.pop("model")),
-                        **levers)
+        return evaluate_levers(self.levers(), self.catalogue)
+
+
+def evaluate_levers(levers: dict, catalogue: Catalogue) -> ScenarioResult:
+    """:func:`evaluate` of a full lever set whose model and GPU are ids, looked up in ``catalogue``.
+
+    Raises:
+        ValueError: a model or GPU the catalogue does not hold, or an invalid lever.
+    """
+    levers = dict(levers)
+    return evaluate(gpu=catalogue.gpu(levers.pop("gpu")), model=catalogue.model(levers.pop("model")), **levers)
 
 
 for _lever in LEVERS:

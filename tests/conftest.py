@@ -50,11 +50,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+def wait_for_url(url: str, proc: subprocess.Popen | None = None, log: Path | None = None,
+                 timeout: float = 60.0) -> None:
+    """Wait until ``url`` answers 200; fail early if ``proc`` (the server) exits, quoting its ``log``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"panel serve exited with {proc.returncode}: {log.read_text()}")
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"panel serve exited with {proc.returncode}: {log.read_text() if log else ''}")
         try:
             with urllib.request.urlopen(url, timeout=2) as resp:
                 if resp.status == 200:
@@ -88,7 +90,7 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
         )
     url = f"http://127.0.0.1:{port}/app"
     try:
-        _wait_for(url, proc, log, timeout)
+        wait_for_url(url, proc, log, timeout)
     except Exception:
         proc.terminate()
         raise
