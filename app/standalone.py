@@ -36,7 +36,9 @@ from core.units import GiB
 from .roofline_view import RooflineView
 from .style import PALETTE
 
-# The browser-side model and update: its own file, fed constants from Python.
+# The browser-side model (shared with the served lab's instant redraw) and the page's update, fed constants
+# from Python.
+MODEL_SCRIPT = Path(__file__).with_name("roofline_model.js")
 SCRIPT = Path(__file__).with_name("standalone.js")
 
 
@@ -208,7 +210,7 @@ def standalone_html(scenario: Scenario) -> str:
         ridge=view.ridge,
         span=view.ridge_span,
     )
-    callback = CustomJS(args=args, code=SCRIPT.read_text(encoding="utf-8"))
+    callback = CustomJS(args=args, code=MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8"))
     for widget in widgets.values():
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
     layout = column(

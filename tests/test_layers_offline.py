@@ -1,4 +1,4 @@
-"""The offline page's kvPerSeq and paramsRead (app/standalone.js) on the new layer kinds: chunked attention
+"""The offline page's kvPerSeq and paramsRead (app/roofline_model.js) on the new layer kinds: chunked attention
 (Llama-4-Scout), fixed-state layers (Qwen3-Next, Nemotron-H), alternating sliding layers with an MXFP4 checkpoint
 (gpt-oss-120b) — the page's numbers equal the core's."""
 
