@@ -1,19 +1,30 @@
 """Controls generated from the lever table (:data:`core.scenario.LEVERS`).
 
-``pn.Param`` derives one widget per parameter (labels, options, bounds, soft
-bounds and steps come from the table); the table's extras choose the rest: a
-lever with stops gets a discrete slider, a lever shown in another unit than the
-model keeps (the reserve: GiB at the edge, bytes inside) gets a slider in that
-unit, and every widget gets the lever's CSS class.  Nothing here restates a
-bound or a default.
+One widget per lever, its kind read from the lever's parameter: a Boolean gets a
+checkbox, a Selector a select (its options follow the parameter's, so a pasted
+model or a custom GPU appears in the list), a lever with stops a slider over its
+stops, any other number a slider over its soft bounds (in the lever's edge unit:
+the reserve is GiB at the edge, bytes inside).  Labels, docs (the widget's
+tooltip), bounds, soft bounds and steps come from the table; every widget gets
+the lever's CSS class.  Nothing here restates a bound or a default.
+
+The widgets are plain Panel widgets linked to the scenario both ways, not a
+``pn.Param`` panel: each session builds them, and ``pn.Param``'s machinery and
+Panel's ``DiscreteSlider`` (a composite of three Bokeh models) cost a class of a
+hundred students about twice the server time (``benchmarks/load_test.py --profile``).
 """
 
 from __future__ import annotations
 
 import panel as pn
+import param
+from bokeh.models import CustomJSTickFormatter
 
 from core.levers import Lever
 from core.scenario import LEVERS, Scenario
+
+#: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
+STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
 
 
 def stop_label(value: int) -> str:
@@ -28,59 +39,116 @@ def build_controls(scenario: Scenario, parameters: list[str] | None = None, comp
         parameters: which levers, in table order (default: all of them).
         compact: one horizontal strip of narrow widgets (embed mode).
     """
-    parameters = [name for name in LEVERS.names if name in (parameters or LEVERS.names)]
-    direct = [name for name in parameters if LEVERS[name].scale == 1]
-    widgets = {name: _widget_spec(LEVERS[name], compact) for name in direct}
-    panel = pn.Param(scenario, parameters=direct, widgets=widgets, show_name=False, sizing_mode="stretch_width",
-                     default_layout=pn.FlexBox if compact else pn.Column)
-    for name in direct:
-        if LEVERS[name].stops:
-            _keep_in_options(scenario, panel, LEVERS[name])
-    scaled = [_scaled_slider(scenario, LEVERS[name]) for name in parameters if LEVERS[name].scale != 1]
-    if compact or not scaled:
-        return panel
-    return pn.Column(panel, *scaled, sizing_mode="stretch_width")
-
-
-def _widget_spec(lever: Lever, compact: bool) -> dict:
-    spec: dict = {"css_classes": [lever.css]}
-    if lever.stops:
-        spec.update(type=pn.widgets.DiscreteSlider, options={stop_label(v): v for v in lever.stops})
+    names = [name for name in LEVERS.names if name in (parameters or LEVERS.names)]
+    widgets = [lever_widget(scenario, LEVERS[name], compact) for name in names]
     if compact:
-        spec["width"] = 150
-    return spec
+        return pn.FlexBox(*widgets, sizing_mode="stretch_width")
+    return pn.Column(*widgets, sizing_mode="stretch_width")
 
 
-def _scaled_slider(scenario: Scenario, lever: Lever) -> pn.widgets.FloatSlider:
-    """A slider in the lever's edge unit (``value × scale`` is the SI value), linked both ways."""
+def lever_widgets(controls: pn.viewable.Viewable) -> dict[str, pn.widgets.Widget]:
+    """The lever widgets in ``controls`` (as built by :func:`build_controls`), by lever name."""
+    return {w.lever: w for w in controls.select(pn.widgets.Widget) if hasattr(w, "lever")}
+
+
+def lever_widget(scenario: Scenario, lever: Lever, compact: bool = False) -> pn.widgets.Widget:
+    """The widget for one lever of ``scenario``, linked to it both ways.
+
+    Its ``lever`` attribute names the row it came from (the served page's instant redraw reads it).
+    """
+    p = scenario.param[lever.name]
+    size = {"width": 150} if compact else {"sizing_mode": "stretch_width"}
+    common = dict(label=lever.label, css_classes=[lever.css], **size)
+    if isinstance(p, param.Boolean):
+        widget = _linked(pn.widgets.Checkbox(value=getattr(scenario, lever.name), **common), scenario, lever)
+    elif isinstance(p, param.Selector):
+        widget = _select(scenario, lever, common)
+    elif lever.stops:
+        widget = StopSlider(scenario, lever, common).widget
+    else:
+        widget = _slider(scenario, lever, common)
+    widget.lever = lever.name
+    return widget
+
+
+def _linked(widget: pn.widgets.Widget, scenario: Scenario, lever: Lever) -> pn.widgets.Widget:
+    widget.param.watch(lambda e: setattr(scenario, lever.name, e.new), "value")
+    scenario.param.watch(lambda e: setattr(widget, "value", e.new), lever.name)
+    return widget
+
+
+def _options(p: param.Selector):
+    return dict(p.names) if p.names else list(p.objects)
+
+
+def _select(scenario: Scenario, lever: Lever, common: dict) -> pn.widgets.Select:
+    p = scenario.param[lever.name]
+    # A select shows the lever's doc as its tooltip (Panel's sliders and checkboxes have none).
+    widget = _linked(pn.widgets.Select(options=_options(p), value=getattr(scenario, lever.name), description=p.doc,
+                                       **common), scenario, lever)
+
+    def offer(_event) -> None:
+        # The session's catalogue grew (a pasted model, a custom GPU): offer it before it is selected.
+        widget.param.update(options=_options(scenario.param[lever.name]), value=getattr(scenario, lever.name))
+
+    scenario.param.watch(offer, lever.name, what="objects")
+    return widget
+
+
+def _slider(scenario: Scenario, lever: Lever, common: dict) -> pn.widgets.Widget:
+    """A slider over the soft bounds, in the lever's edge unit (``value × scale`` is the SI value).
+
+    A value beyond the soft bounds (set by a link or the command line) widens the
+    slider rather than being clamped: the widget never rewrites the model.
+    """
     p = scenario.param[lever.name]
     lo, hi = p.get_soft_bounds()
-    value = getattr(scenario, lever.name) / lever.scale
-    # A value beyond the soft bounds (set by a link or the command line) widens the
-    # slider rather than being clamped: the widget never rewrites the model.
-    widget = pn.widgets.FloatSlider(label=lever.label, start=lo / lever.scale, end=max(hi / lever.scale, value),
-                                    step=(p.step or lever.scale) / lever.scale, value=value,
-                                    sizing_mode="stretch_width", css_classes=[lever.css])
-    widget.param.watch(lambda e: setattr(scenario, lever.name, e.new * lever.scale), "value")
+    integer = isinstance(p, param.Integer) and lever.scale == 1
+    value = getattr(scenario, lever.name) if integer else getattr(scenario, lever.name) / lever.scale
+    if integer:
+        widget = pn.widgets.IntSlider(start=lo, end=max(hi, value), step=p.step or 1, value=value, **common)
+    else:
+        widget = pn.widgets.FloatSlider(start=lo / lever.scale, end=max(hi / lever.scale, value),
+                                        step=(p.step or lever.scale) / lever.scale, value=value, **common)
+    kind = int if isinstance(p, param.Integer) else float
+    widget.param.watch(lambda e: setattr(scenario, lever.name, kind(e.new * lever.scale)), "value")
 
     def follow(event) -> None:
-        shown = event.new / lever.scale
+        shown = event.new if integer else event.new / lever.scale
         widget.param.update(end=max(widget.end, shown), value=shown)
 
     scenario.param.watch(follow, lever.name)
     return widget
 
 
-def _keep_in_options(scenario: Scenario, panel: pn.Param, lever: Lever) -> None:
-    """A discrete slider only shows values it offers; a scenario value set elsewhere
-    (the command line, a tour step, a link) that is not a stop becomes one, so the
-    slider never silently disagrees with the model."""
-    widget = next(w for w in panel.select(pn.widgets.DiscreteSlider) if lever.css in w.css_classes)
+class StopSlider:
+    """A slider over a lever's stops (batch 1, 2, 3, 4, 5, 6, 8, 12, …), shown by their labels.
 
-    def admit(value: int) -> None:
-        if value not in widget.values:
-            widget.options = dict(sorted({**widget.options, stop_label(value): value}.items(), key=lambda kv: kv[1]))
-        widget.value = value
+    One Bokeh slider over the stop *indices* with a tick formatter that shows the
+    stop, so a drag from 1 to 4 is a short move, not a pixel.  A scenario value set
+    elsewhere (the command line, a tour step, a link) that is not a stop becomes
+    one, so the slider never silently disagrees with the model.
 
-    admit(getattr(scenario, lever.name))
-    scenario.param.watch(lambda e: admit(e.new), lever.name)
+    Attributes:
+        widget: the ``IntSlider`` (value: an index into ``values``).
+        values: the stops, ascending, as the lever's values.
+    """
+
+    def __init__(self, scenario: Scenario, lever: Lever, common: dict):
+        self.scenario, self.lever = scenario, lever
+        value = getattr(scenario, lever.name)
+        self.values = sorted({*lever.stops, value})
+        self.formatter = CustomJSTickFormatter(args={"labels": [stop_label(v) for v in self.values]},
+                                               code=STOP_LABEL_JS)
+        self.widget = pn.widgets.IntSlider(start=0, end=len(self.values) - 1, value=self.values.index(value),
+                                           format=self.formatter, **common)
+        self.widget.stops = self  # what tests and the instant redraw read
+        self.widget.param.watch(lambda e: setattr(scenario, lever.name, self.values[e.new]), "value")
+        scenario.param.watch(lambda e: self.admit(e.new), lever.name)
+
+    def admit(self, value: int) -> None:
+        if value not in self.values:
+            self.values = sorted({*self.values, value})
+            self.formatter.args = {"labels": [stop_label(v) for v in self.values]}
+            self.widget.end = len(self.values) - 1
+        self.widget.value = self.values.index(value)

@@ -60,6 +60,8 @@ def present_figure(fig, on: bool) -> None:
     sizes × :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept).
     """
     saved = getattr(fig, "_present_saved", None)
+    if saved is None and not on:
+        return  # still its built look: nothing to remember or restore (most sessions never present)
     if saved is None:
         saved = {"present": False, "values": {}}
         for model in _models(fig):

@@ -13,16 +13,24 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
+from bokeh.core.properties import field, value
 from bokeh.models import (
     ColumnDataSource,
     CustomJS,
     CustomJSTicker,
     CustomJSTickFormatter,
+    GlyphRenderer,
     HoverTool,
     LabelSet,
+    Legend,
+    LegendItem,
+    Line,
     LogAxis,
+    MultiLine,
     NoOverlap,
+    Scatter,
     Span,
+    VArea,
 )
 from bokeh.plotting import figure
 
@@ -79,6 +87,24 @@ RUNG_LABEL = ("const xs = ladder.data.x, bs = ladder.data.batch;"
               "for (let i = 0; i < xs.length; i++) {"
               "  if (Math.abs(Math.log(tick / xs[i])) < 1e-6) { return 'B=' + bs[i].toLocaleString('en-US'); } }"
               "return '';")
+
+
+def _renderer_adder(fig, legend: Legend):
+    """``add(glyph, source, legend_label=None, **renderer)``: a glyph renderer on ``fig`` (and its legend entry).
+
+    Built directly rather than through ``figure.line``/``scatter``, which make a nonselection and a muted
+    copy of every glyph: here BokehJS derives those in the browser ("auto"), two Bokeh models fewer per
+    series for every session to build and send.
+    """
+
+    def add(glyph, source: ColumnDataSource, legend_label: str | None = None, **renderer) -> GlyphRenderer:
+        r = GlyphRenderer(data_source=source, glyph=glyph, **renderer)
+        fig.renderers.append(r)
+        if legend_label:
+            legend.items.append(LegendItem(label=value(legend_label), renderers=[r]))
+        return r
+
+    return add
 
 
 class RooflineView(pn.viewable.Viewer):
@@ -168,27 +194,26 @@ class RooflineView(pn.viewable.Viewer):
             toolbar_location="above",
             name="roofline",
         )
-        self.sparse_renderer = fig.line("x", "y", source=self.sparse_roof, color=PALETTE["sparse"],
-                                        line_dash=SERIES_DASHES["sparse"],
-                                        line_width=1.5, legend_label="sparse (2:4) headline: not attainable")
+        legend = Legend(items=[])
+        add = _renderer_adder(fig, legend)
+        self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
+                                        line_width=1.5), self.sparse_roof, "sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
-        self.band_renderer = fig.varea("x", "lo", "hi", source=self.band, fill_color=ROOF_COLOR, fill_alpha=0.15,
-                                       legend_label=f"{lo:.0%}–{hi:.0%} of roof: typical measured",
-                                       name="band-area")
-        self.band_renderer.visible = False
+        self.band_renderer = add(VArea(x="x", y1="lo", y2="hi", fill_color=ROOF_COLOR, fill_alpha=0.15), self.band,
+                                 f"{lo:.0%}–{hi:.0%} of roof: typical measured", name="band-area", visible=False)
         # A faint roof per GPU among the pins: a pin from another GPU is read against its own roof.
-        pin_roofs = fig.multi_line("xs", "ys", source=self.pin_roofs, color=PALETTE["text"], line_alpha=0.35,
-                                   line_width=2, line_dash=SERIES_DASHES["pinned_roof"],
-                                   legend_label="roof of a pinned GPU (faint)")
-        fig.line("x", "y", source=self.roof, color=ROOF_COLOR, line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        pin_roofs = add(MultiLine(xs="xs", ys="ys", line_color=PALETTE["text"], line_alpha=0.35, line_width=2,
+                                  line_dash=SERIES_DASHES["pinned_roof"]), self.pin_roofs,
+                        "roof of a pinned GPU (faint)")
+        add(Line(x="x", y="y", line_color=ROOF_COLOR, line_width=4), self.roof, "roof: min(P_peak, BW·I)")
         # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
-        fig.line("x", "y", source=self.interconnect, color=PALETTE["interconnect"], line_width=2, line_dash="dashed",
-                 legend_label="interconnect roof (I = FLOP per byte sent)")
+        add(Line(x="x", y="y", line_color=PALETTE["interconnect"], line_width=2, line_dash="dashed"),
+            self.interconnect, "interconnect roof (I = FLOP per byte sent)")
         # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
-        fig.line("x", "y", source=self.overhead, color=PALETTE["overhead"], line_width=2, line_dash="dotted",
-                 legend_label="overhead ceiling (kernel launches)")
+        add(Line(x="x", y="y", line_color=PALETTE["overhead"], line_width=2, line_dash="dotted"), self.overhead,
+            "overhead ceiling (kernel launches)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
-        fig.line("x", "y", source=self.reference, color=PALETTE["reference"], line_width=2, line_dash="dotdash")
+        add(Line(x="x", y="y", line_color=PALETTE["reference"], line_width=2, line_dash="dotdash"), self.reference)
         fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
                                 text_font_size="11px", text_color=PALETTE["text"]))
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
@@ -200,33 +225,33 @@ class RooflineView(pn.viewable.Viewer):
                                     text_color=ROOF_COLOR, text_font_style="bold", text_font_size="13px",
                                     name="ridge-label")
         fig.add_layout(self.ridge_label)
-        ladder = fig.scatter("x", "y", source=self.ladder, marker=SERIES_MARKERS["ladder"], size=11, fill_color="fill",
-                             line_color="line", line_width=2, legend_label="batch ladder (hollow: does not fit)")
+        ladder = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["ladder"], size=11, fill_color=field("fill"),
+                             line_color=field("line"), line_width=2), self.ladder,
+                     "batch ladder (hollow: does not fit)")
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
                             formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
                             major_label_policy=NoOverlap(min_distance=8), axis_label="batch ladder: B at each rung",
                             major_label_text_color=LADDER_COLOR, axis_label_text_font_size="11px",
                             axis_label_text_font_style="normal", name="rung-axis")
         fig.add_layout(rung_axis, "above")
-        fig.scatter("x", "y", source=self.point_kv, marker=SERIES_MARKERS["workload_kv"], size=16, fill_color=None,
-                    line_color=KV_LADDER_COLOR, line_width=3, legend_label="your workload counting KV reads")
-        kv_ladder = fig.scatter("x", "y", source=self.kv_ladder, marker=SERIES_MARKERS["kv_ladder"], size=8,
-                                fill_color=KV_LADDER_COLOR,
-                                line_color=KV_LADDER_COLOR, fill_alpha=0.8,
-                                legend_label="ladder counting KV reads at S")
-        fig.scatter("x", "y", source=self.other_phase, marker=SERIES_MARKERS["other_phase"], size=18, name="other",
-                    fill_color="white", line_color=POINT_COLOR, line_width=3, legend_label="same request, other phase")
+        add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload_kv"], size=16, fill_color=None,
+                    line_color=KV_LADDER_COLOR, line_width=3), self.point_kv, "your workload counting KV reads")
+        kv_ladder = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["kv_ladder"], size=8, fill_color=KV_LADDER_COLOR,
+                                line_color=KV_LADDER_COLOR, fill_alpha=0.8), self.kv_ladder,
+                        "ladder counting KV reads at S")
+        add(Scatter(x="x", y="y", marker=SERIES_MARKERS["other_phase"], size=18, fill_color="white",
+                    line_color=POINT_COLOR, line_width=3), self.other_phase, "same request, other phase", name="other")
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
-        self.other_phase_item = next(i for i in fig.legend[0].items if i.label.value == "same request, other phase")
+        self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
         # Keys of series that are often empty: shown only while their series has something to draw.
-        self._optional_items = {label: next(i for i in fig.legend[0].items if i.label.value.startswith(label))
+        self._optional_items = {label: next(i for i in legend.items if i.label.value.startswith(label))
                                 for label in ("roof of a pinned GPU", "interconnect roof", "sparse (2:4)")}
         for item in self._optional_items.values():
             item.visible = False  # until its series has something to draw
         # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
-        pins = fig.scatter("x", "y", source=self.pins, marker="marker", size=16, fill_color="color",
-                           line_color="black", line_width=1, fill_alpha=0.85)
+        pins = add(Scatter(x="x", y="y", marker=field("marker"), size=16, fill_color=field("color"),
+                           line_color="black", line_width=1, fill_alpha=0.85), self.pins)
         # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
         # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
         # Labels sit right of and below their point: the roof, the sparse roof and both ladders run up and to
@@ -234,15 +259,14 @@ class RooflineView(pn.viewable.Viewer):
         fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
                                 text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
                                 name="pin-label"))
-        measured = fig.scatter("x", "y", source=self.measured, marker=SERIES_MARKERS["measured"], size=14,
-                               line_width=3, color=PALETTE["measured"])
+        measured = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
+                               line_color=PALETTE["measured"], fill_color=PALETTE["measured"],
+                               hatch_color=PALETTE["measured"]), self.measured)
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=10, y_offset=-12,
                                 text_baseline="top", text_font_size="10px", text_color=PALETTE["measured"],
                                 name="measured-label"))
-        point = fig.scatter("x", "y", source=self.point, marker=SERIES_MARKERS["workload"], size=22,
-                            fill_color=POINT_COLOR,
-                            line_color=PALETTE["workload_line"],
-                            line_width=2, legend_label="your workload")
+        point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
+                            line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
         tooltips = [
             ("batch B", "@batch"),
             ("intensity I", "@x{0,0.[00]} FLOP/byte"),
@@ -260,7 +284,6 @@ class RooflineView(pn.viewable.Viewer):
                                                                 ("of peak (MFU)", "@pct{0.[00]} %")]))
         fig.toolbar.autohide = True
         fig.height = self.height
-        legend = fig.legend[0]
         legend.visible = not self.compact
         if self.compact:  # a 500 × 450 iframe: short axis titles; the key under the chart explains the marks
             fig.yaxis.axis_label = "TFLOP/s"

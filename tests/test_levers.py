@@ -34,8 +34,9 @@ def test_widgets_take_bounds_soft_bounds_and_stops_from_the_table():
     controls = build_controls(Scenario())
     spec_k = next(w for w in controls.select(pn.widgets.IntSlider) if "spec-k" in w.css_classes)
     assert (spec_k.start, spec_k.end) == LEVERS["spec_k"].parameter.get_soft_bounds() == (1, 16)
-    batch = next(w for w in controls.select(pn.widgets.DiscreteSlider) if "batch" in w.css_classes)
-    assert tuple(batch.values) == LEVERS["batch"].stops
+    batch = next(w for w in controls.select(pn.widgets.IntSlider) if "batch" in w.css_classes)
+    assert tuple(batch.stops.values) == LEVERS["batch"].stops and (batch.start, batch.end) == (0, 21)
+    assert batch.format.args["labels"][-3:] == ["512", "768", "1k"]
     reserve = next(w for w in controls.select(pn.widgets.FloatSlider) if "reserve-bytes" in w.css_classes)
     assert (reserve.start, reserve.end, reserve.value) == (0, 16, 3)  # GiB at the edge, bytes inside
 
@@ -48,6 +49,29 @@ def test_the_reserve_widget_is_in_gib_and_never_rewrites_the_model():
     assert s.reserve_bytes == 5 * GiB
     s.reserve_bytes = 100 * GiB  # beyond the slider's soft end: the slider widens
     assert reserve.value == 100 and s.reserve_bytes == 100 * GiB
+
+
+def test_a_stop_slider_moves_by_stops_and_admits_a_value_set_elsewhere():
+    s = Scenario()
+    controls = build_controls(s)
+    batch = next(w for w in controls.select(pn.widgets.IntSlider) if "batch" in w.css_classes)
+    batch.value = 3  # the fourth stop
+    assert s.batch == 4
+    s.batch = 7  # a link or the command line: not a stop, so it becomes one
+    assert batch.stops.values[:8] == [1, 2, 3, 4, 5, 6, 7, 8] and batch.value == 6 and batch.end == 22
+    assert batch.format.args["labels"][6] == "7"
+    batch.value = 7
+    assert s.batch == 8
+
+
+def test_selectors_offer_the_session_catalogue():
+    s = Scenario()
+    controls = build_controls(s)
+    gpu = next(w for w in controls.select(pn.widgets.Select) if "gpu" in w.css_classes)
+    s.add_gpu(GPU)
+    assert gpu.options["Lab card (yours)"] == GPU.id and gpu.value == GPU.id
+    gpu.value = "h200"
+    assert s.gpu == "h200"
 
 
 def test_decode_is_one_validation_for_the_link_and_the_command_line():
