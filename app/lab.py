@@ -26,9 +26,10 @@ from core.tour import TOUR
 from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
 from .compare_view import CompareView
-from .controls import build_controls
+from .controls import build_controls, lever_widgets
 from .exports_view import build_exports
 from .hardware_view import HardwareView
+from .instant import InstantRedraw
 from .memory_view import MemoryView
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
@@ -130,7 +131,9 @@ class Lab(pn.viewable.Viewer):
     def _layout(self) -> pn.viewable.Viewable:
         # The levers fold away (a drawer on a phone, out of the way on a projector); beside the views on
         # a wide screen, above them when the page is narrow or zoomed.
-        self.controls = pn.Card(build_controls(self.scenario), title="Levers", collapsible=True,
+        levers = build_controls(self.scenario)
+        self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
+        self.controls = pn.Card(levers, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
         band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
@@ -190,6 +193,7 @@ class Lab(pn.viewable.Viewer):
         """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every
         mark, the levers folded into a drawer, and a link to the full lab with the same state."""
         strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
+        self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(strip))
         drawer = pn.Card(strip, title="Levers", collapsed=True, sizing_mode="stretch_width", margin=(0, 5),
                          css_classes=["levers"])
         self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",

@@ -1,0 +1,74 @@
+// The served lab's instant redraw, run by a Bokeh CustomJS callback after app/roofline_model.js
+// (evaluate() and its helpers) in the same callback.  A lever moved in the browser redraws the
+// roofline's points, ladders, roofs and overhead ceiling at once, from the constants the server
+// keeps in `holder` (app/instant.py); the server's own update follows and agrees (same formulas,
+// checked by tests/test_instant_browser.py).  Writes are browser-only (sync: false): the server
+// stays the owner of the data.  When a server update for an older lever state lands after a
+// newer one was drawn here, the browser's drawing of its current levers wins.
+const H = JSON.parse(holder.data.c[0]);
+if (typeof batch !== "undefined" || typeof spec_k !== "undefined") {
+  // Called by a lever's widget: remember how to read the levers from the page's widgets.  A widget the
+  // page does not have (the embed strip has no KV-precision select) reads the server's current value.
+  const w = {batch: typeof batch === "undefined" ? null : batch, context: typeof context === "undefined" ? null : context,
+             spec_k: typeof spec_k === "undefined" ? null : spec_k, weight_dtype: typeof weight === "undefined" ? null : weight,
+             kv_dtype: typeof kv === "undefined" ? null : kv, gqa: typeof gqa === "undefined" ? null : gqa};
+  holder._instant_read = (H) => {
+    const id = (name, label) => (name in H.options && label in H.options[name]) ? H.options[name][label] : label;
+    const value = (name, get) => w[name] === null ? H.current[name] : get(w[name]);
+    // A stop slider whose stops the server has not confirmed yet (a value just added elsewhere): wait.
+    const stop = (name) => w[name] === null ? H.current[name]
+      : (w[name].end === H.stops[name].length - 1 ? H.stops[name][w[name].value] : undefined);
+    return {batch: stop("batch"), context: stop("context"), spec_k: value("spec_k", (x) => x.value),
+            weight_dtype: value("weight_dtype", (x) => id("weight_dtype", x.value)),
+            kv_dtype: value("kv_dtype", (x) => id("kv_dtype", x.value)),
+            gqa: value("gqa", (x) => x.active)};
+  };
+}
+// Until a lever moves in this browser, or outside one GPU decoding, the server draws alone.
+if (holder._instant_read === undefined || !H.on) { return; }
+const C = H.c;
+const s = holder._instant_read(H);
+if (s.batch === undefined || s.context === undefined || !(s.weight_dtype in C.peak)) { return; }
+const r = evaluate(C, s);
+const T = 1e12, X0 = H.x0, X1 = H.x_far;
+// Already drawn (the server's update of the same levers, or this callback's own write): nothing to do.
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+if (point.data.x.length === 1 && point.data.x[0] === r.arithmetic_intensity_weights &&
+    point.data.batch[0] === s.batch && point_kv.data.x.length === 1 &&
+    point_kv.data.x[0] === r.arithmetic_intensity_with_kv && ridge.data.x[0] === r.ridge_point &&
+    same(Array.from(ladder.data.fits), r.ladder.map((q) => q.fits ? "yes" : "no")) &&
+    same(Array.from(kv_ladder.data.x), r.ladder.map((q) => q.intensity_kv))) { return; }
+const set = (model, attrs) => model.setv(attrs, {sync: false});
+const lad = r.ladder;
+let past = false;
+const labels = lad.map((q) => { const t = past ? "" : "B=" + q.batch; past = past || q.intensity >= r.ridge_point; return t; });
+set(ladder, {data: {
+  x: lad.map((q) => q.intensity), y: lad.map((q) => q.attainable / T), batch: lad.map((q) => q.batch),
+  pct: lad.map((q) => 100 * q.peak_fraction_weights), fits: lad.map((q) => q.fits ? "yes" : "no"),
+  fill: lad.map((q) => q.fits ? C.colors.ladder : "white"), line: lad.map(() => C.colors.ladder), label: labels,
+}});
+set(kv_ladder, {data: {
+  x: lad.map((q) => q.intensity_kv), y: lad.map((q) => q.attainable_kv / T), batch: lad.map((q) => q.batch),
+  pct: lad.map((q) => 100 * q.attainable_kv / r.peak_flop_per_s), fits: lad.map((q) => q.fits ? "yes" : "no"),
+}});
+const fits = r.fits ? "yes" : "no";
+set(point_kv, {data: {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flop_per_s_with_kv / T],
+                      batch: [s.batch], pct: [100 * r.peak_fraction_with_kv], fits: [fits]}});
+// The roof, the 2:4 headline and the ridge move with the weight format's compute roof.
+const peak = r.peak_flop_per_s, bw = C.bandwidth;
+set(roof, {data: {x: [X0, r.ridge_point, X1], y: [bw * X0 / T, Math.min(peak, bw * r.ridge_point) / T, peak / T]}});
+const sp = C.sparse[s.weight_dtype];
+set(sparse, {data: sp ? {x: [X0, sp / bw, X1], y: [bw * X0 / T, Math.min(sp, bw * (sp / bw)) / T, sp / T]}
+                      : {x: [], y: []}});
+set(ridge, {data: {x: [r.ridge_point], y: [ridge.data.y[0]],
+                   text: ["ridge " + Math.round(r.ridge_point).toLocaleString("en-US") + "\nFLOP/byte"]}});
+set(span, {location: r.ridge_point});
+// The third ceiling: this step's FLOP over its kernels' launch time.
+const ceiling = r.flop_per_step / H.launch_s / T;
+set(overhead, {data: {x: [X0, X1], y: [ceiling, ceiling], label: overhead.data.label}});
+// Keep every point on the chart (the server's update also counts the prefill point, which it draws).
+const far = Math.max(r.arithmetic_intensity_weights, lad[lad.length - 1].intensity);
+set(x_range, {end: Math.max(H.x_end, 10 ** Math.ceil(Math.log10(far * 3)))});
+// The workload last: a change of its data is what sets off the redraw check above.
+set(point, {data: {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
+                   pct: [100 * r.peak_fraction_weights], fits: [fits]}});

@@ -1,0 +1,103 @@
+"""Instant redraw: the served roofline answers a slider in the browser, before the server does.
+
+A moved lever reaches the server over the websocket; the server re-evaluates the
+scenario and sends the new chart data back.  Under a class of students that round
+trip grows to hundreds of milliseconds.  This module gives the served page the
+offline page's browser-side model (``app/roofline_model.js``, the same formulas as
+``core``, parity-tested): a CustomJS callback on each lever the model covers (batch,
+speculation depth, context, weight and KV precision, GQA) redraws the points, the
+ladders, the roofs, the ridge and the overhead ceiling at once (``app/instant.js``),
+and the server's own update, which follows, agrees with it.
+
+What the browser needs (the model's shape, the GPU's roofs, the slider stops) the
+server keeps in one small ``ColumnDataSource`` (``holder``), refreshed when the
+model, the GPU or another lever the browser does not model changes.  Outside one GPU
+decoding (TP, PP, EP or replicas above 1, or prefill) the browser leaves the chart
+to the server: ``on`` is false.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import panel as pn
+from bokeh.models import ColumnDataSource, CustomJS
+
+from core.scenario import ScenarioResult
+
+from .roofline_view import X_FAR, X_RANGE, RooflineView
+from .standalone import MODEL_SCRIPT, constants
+from .state import LabState
+
+SCRIPT = Path(__file__).with_name("instant.js")
+
+#: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.
+INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "weight_dtype": "weight",
+                  "kv_dtype": "kv", "gqa": "gqa"}
+#: Levers that must hold these values for the browser's model (one GPU, decode) to be the server's.
+ONE_GPU_DECODE = {"phase": "decode", "tp": 1, "pp": 1, "ep": 1, "replicas": 1}
+
+
+def browser_state(state: LabState, widgets: dict[str, pn.widgets.Widget], result: ScenarioResult) -> dict:
+    """What ``instant.js`` reads: whether it may redraw, the constants, the stops, the levers it has no widget for.
+
+    Args:
+        widgets: lever name -> its widget (stop sliders carry their stops).
+    """
+    s = state.scenario
+    on = all(getattr(s, name) == value for name, value in ONE_GPU_DECODE.items())
+    stops = {name: list(widgets[name].stops.values) if name in widgets else [getattr(s, name)]
+             for name in ("batch", "context")}
+    return {
+        "on": on,
+        "c": constants(s, result) if on else None,
+        "stops": stops,
+        # A select shows labels ("FP8"); the model's ids ("fp8") are looked up here.
+        "options": {name: dict(widgets[name].options) for name in ("weight_dtype", "kv_dtype")
+                    if name in widgets and isinstance(widgets[name].options, dict)},
+        # Only levers without a widget on the page (embed mode has no KV-precision select): the JSON, and so
+        # the message, changes only when a constant does, not on every move.
+        "current": {name: getattr(s, name) for name in INSTANT_LEVERS if name not in widgets},
+        "launch_s": result.launch_overhead_s,
+        "x0": X_RANGE[0], "x_end": X_RANGE[1], "x_far": X_FAR,
+    }
+
+
+class InstantRedraw:
+    """Wires ``widgets`` to redraw ``roofline`` in the browser, and keeps the browser's constants current.
+
+    Args:
+        state: the session state (its scenario and result).
+        roofline: the session's roofline view (its sources are redrawn).
+        widgets: the lever widgets on the page, by lever name (those of :data:`INSTANT_LEVERS` are wired).
+    """
+
+    def __init__(self, state: LabState, roofline: RooflineView, widgets: dict[str, pn.widgets.Widget]):
+        self.state, self.widgets = state, widgets
+        self.holder = ColumnDataSource(data={"c": [""]}, name="instant-constants")
+        self._key = None
+        self.refresh()
+        state.param.watch(lambda _e: self.refresh(), "result")
+        view = roofline
+        args = {
+            "holder": self.holder, "ladder": view.ladder, "kv_ladder": view.kv_ladder, "point": view.point,
+            "point_kv": view.point_kv, "roof": view.roof, "sparse": view.sparse_roof, "ridge": view.ridge,
+            "span": view.ridge_span, "overhead": view.overhead, "x_range": view.figure.x_range,
+        }
+        code = MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8")
+        wired = {arg: widgets[name] for name, arg in INSTANT_LEVERS.items() if name in widgets}
+        for widget in wired.values():
+            widget.jscallback(args={**args, **wired}, value=code)
+        # A server update for an older lever state, landing after the browser drew a newer one, and new
+        # constants (another model or GPU): the browser redraws what its widgets say.
+        redraw = CustomJS(args=args, code=code)
+        view.point.js_on_change("data", redraw)
+        self.holder.js_on_change("data", redraw)
+
+    def refresh(self) -> None:
+        """Send the browser its constants again when they changed (a new model, GPU, reserve, stops, …)."""
+        data = json.dumps(browser_state(self.state, self.widgets, self.state.result), allow_nan=False)
+        if data != self._key:
+            self._key = data
+            self.holder.data = {"c": [data]}
