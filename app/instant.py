@@ -97,7 +97,11 @@ class InstantRedraw:
 
     def refresh(self) -> None:
         """Send the browser its constants again when they changed (a new model, GPU, reserve, stops, …)."""
-        data = json.dumps(browser_state(self.state, self.widgets, self.state.result), allow_nan=False)
+        try:
+            data = json.dumps(browser_state(self.state, self.widgets, self.state.result), allow_nan=False)
+        except (ValueError, TypeError, KeyError):
+            # Constants the browser's model cannot take (none known): the server draws alone, still right.
+            data = json.dumps({"on": False})
         if data != self._key:
             self._key = data
             self.holder.data = {"c": [data]}
