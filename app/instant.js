@@ -1,29 +1,12 @@
-// The served lab's instant redraw, run by a Bokeh CustomJS callback after app/roofline_model.js
-// (evaluate() and its helpers) in the same callback.  A lever moved in the browser redraws the
+// The served lab's instant redraw: one Bokeh CustomJS per session, after app/roofline_model.js
+// (evaluate() and its helpers) in the same code, run by each lever's widget (app/instant_levers.js)
+// and when the server changes the workload or the constants.  A lever moved in the browser redraws the
 // roofline's points, ladders, roofs and overhead ceiling at once, from the constants the server
 // keeps in `holder` (app/instant.py); the server's own update follows and agrees (same formulas,
 // checked by tests/test_instant_browser.py).  Writes are browser-only (sync: false): the server
 // stays the owner of the data.  When a server update for an older lever state lands after a
 // newer one was drawn here, the browser's drawing of its current levers wins.
 const H = JSON.parse(holder.data.c[0]);
-if (typeof batch !== "undefined" || typeof spec_k !== "undefined") {
-  // Called by a lever's widget: remember how to read the levers from the page's widgets.  A widget the
-  // page does not have (the embed strip has no KV-precision select) reads the server's current value.
-  const w = {batch: typeof batch === "undefined" ? null : batch, context: typeof context === "undefined" ? null : context,
-             spec_k: typeof spec_k === "undefined" ? null : spec_k, weight_dtype: typeof weight === "undefined" ? null : weight,
-             kv_dtype: typeof kv === "undefined" ? null : kv, gqa: typeof gqa === "undefined" ? null : gqa};
-  holder._instant_read = (H) => {
-    const id = (name, label) => (name in H.options && label in H.options[name]) ? H.options[name][label] : label;
-    const value = (name, get) => w[name] === null ? H.current[name] : get(w[name]);
-    // A stop slider whose stops the server has not confirmed yet (a value just added elsewhere): wait.
-    const stop = (name) => w[name] === null ? H.current[name]
-      : (w[name].end === H.stops[name].length - 1 ? H.stops[name][w[name].value] : undefined);
-    return {batch: stop("batch"), context: stop("context"), spec_k: value("spec_k", (x) => x.value),
-            weight_dtype: value("weight_dtype", (x) => id("weight_dtype", x.value)),
-            kv_dtype: value("kv_dtype", (x) => id("kv_dtype", x.value)),
-            gqa: value("gqa", (x) => x.active)};
-  };
-}
 // Until a lever moves in this browser, or outside one GPU decoding, the server draws alone.
 if (holder._instant_read === undefined || !H.on) { return; }
 const C = H.c;

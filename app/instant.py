@@ -31,6 +31,7 @@ from .standalone import MODEL_SCRIPT, constants
 from .state import LabState
 
 SCRIPT = Path(__file__).with_name("instant.js")
+LEVERS_SCRIPT = Path(__file__).with_name("instant_levers.js")
 
 #: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.
 INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "weight_dtype": "weight",
@@ -85,13 +86,15 @@ class InstantRedraw:
             "point_kv": view.point_kv, "roof": view.roof, "sparse": view.sparse_roof, "ridge": view.ridge,
             "span": view.ridge_span, "overhead": view.overhead, "x_range": view.figure.x_range,
         }
-        code = MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8")
+        # One redraw callback per session, its code sent once; each widget's own callback is a few lines
+        # that read the levers and run it.
+        redraw = CustomJS(args=args, code=MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8"))
         wired = {arg: widgets[name] for name, arg in INSTANT_LEVERS.items() if name in widgets}
         for widget in wired.values():
-            widget.jscallback(args={**args, **wired}, value=code)
+            widget.jscallback(args={"holder": self.holder, "redraw": redraw, **wired}, value=LEVERS_SCRIPT.read_text(
+                encoding="utf-8"))
         # A server update for an older lever state, landing after the browser drew a newer one, and new
         # constants (another model or GPU): the browser redraws what its widgets say.
-        redraw = CustomJS(args=args, code=code)
         view.point.js_on_change("data", redraw)
         self.holder.js_on_change("data", redraw)
 

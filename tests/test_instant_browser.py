@@ -31,11 +31,11 @@ def held(page, lab_url):
     page.route_web_socket(re.compile(r".*/ws(\?.*)?$"), route)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
-    def open_and_hold(query: str = "") -> None:
+    def open_and_hold(query: str = "", ready: str = "[data-readout=ridge]") -> None:
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(lab_url + query)
-        page.locator("[data-readout=ridge]").wait_for()
+        page.locator(ready).wait_for()
         page.wait_for_timeout(300)
         gate["hold"] = True
         page.errors = errors
@@ -88,4 +88,14 @@ def test_several_gpus_leave_the_chart_to_the_server(page, held):
     press(page, ".batch", "ArrowRight", 3)
     page.wait_for_timeout(500)
     assert data(page, "workload", "x") == before
+    assert page.errors == []
+
+
+def test_embed_strip_redraws_too_with_the_servers_kv_precision(page, held):
+    held("?embed=true&kv-dtype=fp8&model=llama-3-8b", ready="[data-readout=embed-summary]")
+    page.get_by_text("Levers", exact=True).click()  # the drawer
+    press(page, ".batch", "ArrowRight", 4)  # stops 1, 2, 3, 4, 5
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 5", timeout=3000)
+    r = Scenario(model="llama-3-8b", kv_dtype="fp8", batch=5).evaluate()
+    assert data(page, "workload-kv", "x")[0] == pytest.approx(r.arithmetic_intensity_with_kv, rel=1e-12)
     assert page.errors == []
