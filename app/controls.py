@@ -40,10 +40,40 @@ def build_controls(scenario: Scenario, parameters: list[str] | None = None, comp
         compact: one horizontal strip of narrow widgets (embed mode).
     """
     names = [name for name in LEVERS.names if name in (parameters or LEVERS.names)]
-    widgets = [lever_widget(scenario, LEVERS[name], compact) for name in names]
     if compact:
-        return pn.FlexBox(*widgets, sizing_mode="stretch_width")
-    return pn.Column(*widgets, sizing_mode="stretch_width")
+        return pn.FlexBox(*(lever_widget(scenario, LEVERS[name], compact) for name in names),
+                          sizing_mode="stretch_width")
+    more = [name for name in names if LEVERS[name].more]
+    widgets = [lever_widget(scenario, LEVERS[name]) for name in names if name not in more]
+    return pn.Column(*widgets, *([MoreLevers(scenario, more).card] if more else []), sizing_mode="stretch_width")
+
+
+class MoreLevers:
+    """The levers marked ``more`` in the table, in a section that is built when first opened.
+
+    Most sessions never open it (a class of a hundred pays for its widgets only where
+    someone does); it opens itself whenever one of its levers leaves its default — a
+    link, a tour step, the "use TP = 2" suggestion — so a lever in play is never hidden.
+
+    Attributes:
+        card: the collapsible section (CSS class ``more-levers``).
+    """
+
+    def __init__(self, scenario: Scenario, names: list[str]):
+        self.scenario, self.names = scenario, names
+        self.card = pn.Card(title=f"More levers ({len(names)})", collapsed=True, sizing_mode="stretch_width",
+                            margin=(5, 0), css_classes=["more-levers"])
+        self.card.param.watch(lambda _e: self._build(), "collapsed")
+        scenario.param.watch(lambda *_events: self._open_if_moved(), names)
+        self._open_if_moved()
+
+    def _open_if_moved(self) -> None:
+        if any(getattr(self.scenario, n) != LEVERS[n].default for n in self.names):
+            self.card.collapsed = False
+
+    def _build(self) -> None:
+        if not self.card.collapsed and not self.card.objects:
+            self.card.objects = [lever_widget(self.scenario, LEVERS[n]) for n in self.names]
 
 
 def lever_widgets(controls: pn.viewable.Viewable) -> dict[str, pn.widgets.Widget]:

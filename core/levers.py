@@ -48,6 +48,9 @@ class Lever:
         negated: a Boolean whose flag says the opposite (``--no-gqa`` sets
             ``gqa = False``).
         stops: values a discrete slider offers (a value set elsewhere is added).
+        more: shown under the controls' "More levers" section, which is built when
+            first opened and opens itself when such a lever leaves its default (a
+            link, a tour step): the first page shows the articles' levers only.
         css: the widget's CSS class (tests and styles find it by this).
     """
 
@@ -58,6 +61,7 @@ class Lever:
     scale: float = 1.0
     negated: bool = False
     stops: tuple = ()
+    more: bool = False
 
     @property
     def css(self) -> str:

@@ -95,49 +95,49 @@ LEVERS = LeverTable(
           flag="phase"),
     Lever("prompt_len", param.Integer(default=2000, bounds=(1, 2**21), label="Prompt length",
                                       doc="Tokens in the prompt processed by prefill (k in prefill)."),
-          flag="prompt-len", stops=(128, 256, 512, 1000, 2000, 4000, 8000, 16000, 32000)),
+          flag="prompt-len", stops=(128, 256, 512, 1000, 2000, 4000, 8000, 16000, 32000), more=True),
     Lever("acceptance", param.Number(default=0.7, bounds=(0.0, 1.0), step=0.05, label="Acceptance rate α",
                                      doc="Probability that the target model accepts each draft token "
                                          "(speculative decoding; an assumption, not a property of the hardware)."),
-          flag="acceptance"),
+          flag="acceptance", more=True),
     Lever("capacity_convention", param.Selector(default="binary",
                                                 objects={"GB read as GiB (as built)": "binary",
                                                          "GB = 1e9 bytes (article 000)": "decimal"},
                                                 label="Capacity convention",
                                                 doc="How the datasheet's 'GB' becomes bytes: " + "; ".join(
                                                     f"{k}: {v}" for k, v in CAPACITY_CONVENTIONS.items())),
-          flag="capacity"),
+          flag="capacity", more=True),
     Lever("reserve_bytes", param.Number(default=DEFAULT_RESERVE_BYTES, bounds=(0, 1024 * GiB),
                                         softbounds=(0, 16 * GiB), step=GiB / 2,
                                         label="Reserve for activations and slack",
                                         doc="Memory held back for activations, CUDA context and allocator slack "
                                             "(bytes inside; GiB at the edges)."),
-          flag="reserve", unit="GiB", scale=GiB),
+          flag="reserve", unit="GiB", scale=GiB, more=True),
     Lever("tp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Tensor parallel TP",
                               doc="TP: GPUs each weight matrix is split over (per GPU: weights / TP, query heads / TP, "
                                   "KV heads ceil(h_kv / TP); two all-reduces per layer)."),
-          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72)),
+          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72), more=True),
     Lever("pp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Pipeline parallel PP",
                               doc="PP: stages the layers are split into (latency adds across stages; throughput "
                                   "needs PP micro-batches of B in flight)."),
-          flag="pp", stops=(1, 2, 4, 8, 16)),
+          flag="pp", stops=(1, 2, 4, 8, 16), more=True),
     Lever("ep", param.Integer(default=1, bounds=(1, 1024), softbounds=(1, 64), label="Expert parallel EP (MoE)",
                               doc="EP: GPU groups a mixture-of-experts model's routed experts are spread over, each "
                                   "group serving its own B sequences (ignored, with a warning, for a dense model)."),
-          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64)),
+          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64), more=True),
     Lever("replicas", param.Integer(default=1, bounds=(1, 1_000_000), softbounds=(1, 64), label="Replicas",
                                     doc="Whole copies of the model (data parallel): throughput, GPUs and memory "
                                         "multiply."),
-          flag="replicas"),
+          flag="replicas", more=True),
     Lever("gpu_hour_price", param.Number(default=0.0, bounds=(0.0, 1e6), softbounds=(0.0, 10.0), step=0.05,
                                          label="Price per GPU-hour (USD)",
                                          doc="USD per GPU per hour, for the cost per million tokens (0: not given)."),
-          flag="gpu-hour-price"),
+          flag="gpu-hour-price", more=True),
     Lever("cuda_graphs", param.Boolean(default=False, label="CUDA graphs",
                                        doc="Launch each step as one captured CUDA graph: the launch overhead falls "
                                            "from kernels × 4 µs to one launch plus 1 µs per kernel (article 000, "
                                            "the third ceiling)."),
-          flag="cuda-graphs"),
+          flag="cuda-graphs", more=True),
 )
 
 

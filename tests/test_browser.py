@@ -135,6 +135,7 @@ def test_kv_table_follows_gqa(lab):
 def test_speculation_view_follows_acceptance(lab):
     tab(lab, "Speculation")
     lab.locator("[data-readout=speculation]", has_text="α = 0.70").wait_for()
+    lab.locator(".more-levers .card-header").click()  # built when first opened
     press(lab, ".acceptance", "ArrowRight", 2)  # 0.70 -> 0.80
     lab.locator("[data-readout=speculation]", has_text="α = 0.80").wait_for(timeout=5000)
 

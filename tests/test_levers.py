@@ -30,8 +30,17 @@ def test_every_surface_lists_exactly_the_table():
     assert {a.dest for a in parser._actions if a.dest != "help"} == set(LEVERS.names)
 
 
+def open_more(controls):
+    """Open the "More levers" section (built when first opened)."""
+    card = next(c for c in controls.select(pn.Card) if "more-levers" in c.css_classes)
+    assert card.objects == [] and card.collapsed  # nothing built until someone opens it
+    card.collapsed = False
+    return card
+
+
 def test_widgets_take_bounds_soft_bounds_and_stops_from_the_table():
     controls = build_controls(Scenario())
+    open_more(controls)
     spec_k = next(w for w in controls.select(pn.widgets.IntSlider) if "spec-k" in w.css_classes)
     assert (spec_k.start, spec_k.end) == LEVERS["spec_k"].parameter.get_soft_bounds() == (1, 16)
     batch = next(w for w in controls.select(pn.widgets.IntSlider) if "batch" in w.css_classes)
@@ -44,6 +53,7 @@ def test_widgets_take_bounds_soft_bounds_and_stops_from_the_table():
 def test_the_reserve_widget_is_in_gib_and_never_rewrites_the_model():
     s = Scenario()
     controls = build_controls(s)
+    open_more(controls)
     reserve = next(w for w in controls.select(pn.widgets.FloatSlider) if "reserve-bytes" in w.css_classes)
     reserve.value = 5
     assert s.reserve_bytes == 5 * GiB
@@ -62,6 +72,21 @@ def test_a_stop_slider_moves_by_stops_and_admits_a_value_set_elsewhere():
     assert batch.format.args["labels"][6] == "7"
     batch.value = 7
     assert s.batch == 8
+
+
+def test_more_levers_are_built_when_opened_and_open_when_one_moves():
+    s = Scenario()
+    controls = build_controls(s)
+    card = next(c for c in controls.select(pn.Card) if "more-levers" in c.css_classes)
+    names = {w.lever for w in controls.select(pn.widgets.Widget) if hasattr(w, "lever")}
+    assert names == {lever.name for lever in LEVERS if not lever.more}
+    assert card.collapsed and card.objects == []
+    s.tp = 2  # a tour step, the "use TP = 2" button: the lever in play shows
+    assert not card.collapsed
+    tp = next(w for w in card.select(pn.widgets.IntSlider) if "tp" in w.css_classes)
+    assert tp.stops.values[tp.value] == 2
+    # A link that moves one opens it from the start.
+    assert not next(c for c in build_controls(Scenario(acceptance=0.5)).select(pn.Card)).collapsed
 
 
 def test_selectors_offer_the_session_catalogue():

@@ -25,6 +25,7 @@ def test_tp_slider_moves_memory_bar_ladder_and_scaling_chart(page, lab_url):
     page.get_by_text("Scaling", exact=True).click()
     page.wait_for_function(CURRENT_TP + " === 1", timeout=10000)
     assert source(page, "scaling-current", "tp") == [1]
+    page.locator(".more-levers .card-header").click()  # built when first opened
     handle = page.locator(".tp .noUi-handle")
     handle.focus()
     page.keyboard.press("ArrowRight")  # stops 1 -> 2
