@@ -53,3 +53,24 @@ def test_a_served_document_carries_the_connection_notices(application):
     assert area.data.js_events["document_ready"]["message"] == READY_NOTICE
     assert area.data.js_events["document_ready"]["duration"] > 0  # "ready" fades; "lost" stays (no duration)
     assert "duration" not in area.data.js_events["connection_lost"]
+
+
+def test_the_class_page_is_served_beside_the_lab(tmp_path):
+    """README, *A class of 100*: the exported offline page, served as a static file next to /app."""
+    import urllib.request
+
+    from conftest import start_lab
+
+    from app.__main__ import main as app_main
+
+    pages = tmp_path / "class"
+    pages.mkdir()
+    assert app_main(["export", "--model", "llama-3-8b", "--out", str(pages / "llama-3-8b.html")]) == 0
+    proc, url = start_lab(tmp_path / "server.log", ["--static-dirs", f"class={pages}"])
+    try:
+        with urllib.request.urlopen(url.rsplit("/app", 1)[0] + "/class/llama-3-8b.html", timeout=30) as resp:
+            page = resp.read().decode("utf-8")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "Roofline Lab — Llama-3-8B on NVIDIA H100 SXM5 80GB" in page and len(page) > 1_000_000
