@@ -78,8 +78,12 @@ class InstantRedraw:
         self.state, self.widgets = state, widgets
         self.holder = ColumnDataSource(data={"c": [""]}, name="instant-constants")
         self._key = None
+        self._levers_key = None
         self.refresh()
         state.param.watch(lambda _e: self.refresh(), "result")
+        for widget in widgets.values():
+            if hasattr(widget, "stops"):  # a value set elsewhere became a stop (after the result, or before)
+                widget.param.watch(lambda _e: self.refresh(), "end")
         view = roofline
         args = {
             "holder": self.holder, "ladder": view.ladder, "kv_ladder": view.kv_ladder, "point": view.point,
@@ -99,7 +103,17 @@ class InstantRedraw:
         self.holder.js_on_change("data", redraw)
 
     def refresh(self) -> None:
-        """Send the browser its constants again when they changed (a new model, GPU, reserve, stops, …)."""
+        """Send the browser its constants again when they changed (a new model, GPU, reserve, stops, …).
+
+        The constants do not depend on the levers the browser moves (that is what lets it move them), so a
+        move of one of those changes nothing here and costs a comparison, not a rebuild.
+        """
+        s = self.state.scenario
+        fixed = tuple(getattr(s, n) for n in s.levers() if n not in INSTANT_LEVERS or n not in self.widgets)
+        key = (s.catalogue, fixed, tuple(tuple(w.stops.values) for w in self.widgets.values() if hasattr(w, "stops")))
+        if key == self._levers_key:
+            return
+        self._levers_key = key
         try:
             data = json.dumps(browser_state(self.state, self.widgets, self.state.result), allow_nan=False)
         except (ValueError, TypeError, KeyError):

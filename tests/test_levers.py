@@ -217,3 +217,16 @@ def test_the_overhead_ceiling_is_a_lever_row_and_a_formula():
     graphs = Scenario(model="llama-3-8b", cuda_graphs=True).evaluate()
     assert graphs.launch_overhead_s == pytest.approx(4e-6 + 356 * 1e-6)
     assert to_query(Scenario(model="llama-3-8b", cuda_graphs=True).levers())["cuda-graphs"] == "true"
+
+
+def test_the_browser_gets_the_stops_a_value_set_elsewhere_added():
+    import json
+
+    from app.lab import Lab
+
+    lab = Lab(query={})
+    lab.scenario.batch = 7  # a tour step or the command line: not one of the slider's stops
+    sent = json.loads(lab.instant.holder.data["c"][0])
+    assert 7 in sent["stops"]["batch"] and sent["on"]
+    lab.scenario.tp = 2  # several GPUs: the browser leaves the chart to the server
+    assert json.loads(lab.instant.holder.data["c"][0])["on"] is False
