@@ -2,10 +2,12 @@
 
 Bokeh 3.9's checkbox draws its text as a ``<div>`` beside the ``<input>``, so the
 text neither names the box for a screen reader nor toggles it when clicked, and
-noUiSlider's handles (``role="slider"``) carry no name.  :class:`A11yFixes`, placed
-once in the page, names every checkbox and slider handle after its visible label
-and makes a checkbox's text toggle its box, in every shadow root, including the
-widgets of tabs and drawers built later (it looks again when the page changes).
+noUiSlider's handles (``role="slider"``) carry no name, and announce a stop slider's
+index ("7.00") rather than the value its title shows ("12").  :class:`A11yFixes`, placed
+once in the page, names every checkbox and slider handle after its visible label,
+makes each handle announce the value its title shows, and makes a checkbox's text
+toggle its box, in every shadow root, including the widgets of tabs and drawers built
+later (it looks again when the page changes).
 """
 
 from __future__ import annotations
@@ -21,6 +23,18 @@ class A11yFixes(JSComponent):
       out.push(root);
       for (const el of root.querySelectorAll("*")) { if (el.shadowRoot) roots(el.shadowRoot, out); }
       return out;
+    }
+    // A slider over stops (batch 1, 2, 3, 4, 5, 6, 8, 12, ...) moves an index: noUiSlider would announce
+    // "7.00" where the title shows "Batch B: 12". The handle says what the title shows, after every move.
+    function speakShownValue(handle, title) {
+      const sync = () => {
+        const t = title.textContent, i = t.indexOf(":");
+        const shown = i < 0 ? "" : t.slice(i + 1).trim();
+        if (shown && handle.getAttribute("aria-valuetext") !== shown) handle.setAttribute("aria-valuetext", shown);
+      };
+      new MutationObserver(sync).observe(handle, { attributes: true, attributeFilter: ["aria-valuetext"] });
+      new MutationObserver(sync).observe(title, { childList: true, characterData: true, subtree: true });
+      sync();
     }
     function fix() {
       for (const root of roots(document, [])) {
@@ -47,6 +61,7 @@ class A11yFixes(JSComponent):
           }
           text = text.split(":")[0].trim();
           if (text) handle.setAttribute("aria-label", text);
+          if (title) speakShownValue(handle, title);
         }
       }
     }

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -71,6 +72,8 @@ def test_moving_batch_moves_the_dot_along_the_ladder(lab):
     assert x == [4]
     assert 4 in lab.evaluate(LADDER_X)
     assert lab.evaluate(WORKLOAD_Y)[0] == pytest.approx(3.35 * 4)  # TFLOP/s on the slope
+    # The slider moves over stop indices; a screen reader hears the batch, not the index.
+    expect(lab.locator(".batch .noUi-handle")).to_have_attribute("aria-valuetext", "4")
 
 
 def test_switching_gpu_moves_the_ridge(lab):
