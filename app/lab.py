@@ -172,8 +172,8 @@ class Lab(pn.viewable.Viewer):
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
         if present:
-            side = pn.Column(self.memory_view, self.tour, width=460, styles={"flex": "0 1 460px"}, min_width=0,
-                             css_classes=["present-side"])
+            side = pn.Column(self.memory_view, self.tour, max_width=460, sizing_mode="stretch_width",
+                             styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"])
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
             self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
                                            sizing_mode="stretch_width")]

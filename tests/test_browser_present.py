@@ -233,3 +233,32 @@ def test_browser_back_restores_the_previous_pin_set(page, lab_url):
     page.locator("[data-pin='1']").wait_for(timeout=5000)
     page.locator("[data-pin='2']").wait_for(state="detached", timeout=5000)
     assert page.url.startswith(lab_url)  # still the lab, one pin
+
+
+# Each line of the roofline's title, measured in its font, against the plot frame's width (canvas px).
+TITLE_LINES = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), t = fig.title;
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(t.text_font_style)} ${val(t.text_font_size)} ${val(t.text_font)}`;
+  return {frame: fig.inner_width, height: fig.inner_height,
+          lines: t.text.split('\n').map((l) => ctx.measureText(l).width)};
+}"""
+
+
+def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
+    from app.present import MIN_FRAME_SHARE
+    from app.roofline_view import RooflineView
+
+    _open(page, f"{lab_url}?present=true", PHONE)
+    # At 18 px "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode" is wider than the phone: the title wraps.
+    page.wait_for_function(f"(({TITLE_LINES})()).lines.length > 3", timeout=10_000)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    sizes = page.evaluate(CHART_TEXT_SIZES)
+    assert min(v for *_, v in sizes) >= 18  # still readable: wrapped, not shrunk
+    title = page.evaluate(TITLE_LINES)
+    assert max(title["lines"]) <= title["frame"], title
+    # The wrapped title, 18-px axes and the legend do not squeeze the plot to a strip: the figure grows instead.
+    page.wait_for_function(f"(({TITLE_LINES})()).height >= {MIN_FRAME_SHARE * RooflineView.param.height.default}",
+                           timeout=10_000)
+    assert page.errors == []
