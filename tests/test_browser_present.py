@@ -262,3 +262,79 @@ def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     page.wait_for_function(f"(({TITLE_LINES})()).height >= {MIN_FRAME_SHARE * RooflineView.param.height.default}",
                            timeout=10_000)
     assert page.errors == []
+
+
+# Boxes (canvas px) of a figure's labels, its markers and its lines (sampled), for any figure by name.
+FIGURE_BOXES = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), pv = Bokeh.index.find_one(fig);
+  const ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const at = (r, prop, i) => { const v = r[prop];
+    return (v && typeof v === 'object' && 'field' in v) ? r.source.data[v.field][i] : val(v); };
+  const labels = [], marks = [], points = [];
+  for (const r of fig.center) {
+    if (r.type !== 'LabelSet' || !r.visible || at(r, 'angle', 0)) continue;  // rotated labels aside
+    const v = Bokeh.index.find_one(r), texts = r.source.data[r.text.field], size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i]; if (!t) continue;
+      const w = ctx.measureText(String(t)).width, h = size * 1.2;
+      const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+      const align = at(r, 'text_align', i) || 'left', base = at(r, 'text_baseline', i) || 'bottom';
+      const left = align === 'left' ? x : align === 'right' ? x - w : x - w / 2;
+      const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
+      labels.push({text: t, left, right: left + w, top, bottom: top + h});
+    }
+  }
+  for (const r of fig.renderers) {
+    if (r.type !== 'GlyphRenderer' || !r.visible) continue;
+    const v = Bokeh.index.find_one(r), g = v.glyph;
+    if (r.glyph.type === 'Scatter' && r.glyph.marker.value !== 'triangle') {
+      for (let i = 0; i < g.sx.length; i++) {
+        const s = g.size.get(i) / 2;
+        marks.push({left: g.sx[i] - s, right: g.sx[i] + s, top: g.sy[i] - s, bottom: g.sy[i] + s});
+      }
+    }
+    const polys = r.glyph.type === 'Line' ? [[g.sx, g.sy]]
+      : r.glyph.type === 'MultiLine' ? Array.from(g.sxs, (xs, j) => [xs, g.sys.get(j)]) : [];
+    for (const [xs, ys] of polys) {
+      for (let j = 0; j + 1 < xs.length; j++) {
+        for (let s = 0; s <= 50; s++) {
+          points.push([xs[j] + (xs[j + 1] - xs[j]) * s / 50, ys[j] + (ys[j + 1] - ys[j]) * s / 50]);
+        }
+      }
+    }
+  }
+  const f = pv.frame.bbox, box = pv.el.getBoundingClientRect();
+  return {labels, marks, points, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom},
+          page: {top: box.top, bottom: box.bottom}}; }"""
+
+
+@pytest.mark.parametrize("section, name", [("Kernel atlas", "hw-atlas"), ("Generations", "hw-generations")])
+def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text(section, exact=True).click()
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
+    page.wait_for_timeout(1000)  # the labels are laid out for 18 px
+    # The lab's memory bar and main tour stay off this tab (it has its own tour); its chart is above the fold.
+    assert page.locator(".present-side").count() == 0 or not page.locator(".present-side").is_visible()
+    boxes = page.evaluate(FIGURE_BOXES, name)
+    assert 0 <= boxes["page"]["top"] and boxes["page"]["bottom"] <= PROJECTOR["height"], boxes["page"]
+    labels, frame = boxes["labels"], boxes["frame"]
+    assert len(labels) >= 5
+    for i, a in enumerate(labels):  # each label whole, clear of every other label, marker and line
+        assert frame["left"] <= a["left"] and a["right"] <= frame["right"] + 1, a
+        assert frame["top"] <= a["top"] and a["bottom"] <= frame["bottom"] + 1, a
+        for b in labels[i + 1:]:
+            assert not _overlap(a, b), (a, b)
+        for m in boxes["marks"]:
+            assert not _overlap(a, m), (a, m)
+        inside = [p for p in boxes["points"]
+                  if a["left"] + 1 < p[0] < a["right"] - 1 and a["top"] + 2 < p[1] < a["bottom"] - 2]
+        assert not inside, (a, inside[:3])
+    assert errors == []
