@@ -338,3 +338,36 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
                   if a["left"] + 1 < p[0] < a["right"] - 1 and a["top"] + 2 < p[1] < a["bottom"] - 2]
         assert not inside, (a, inside[:3])
     assert errors == []
+
+
+# Safari's rule for a page rewriting its address: at most 100 history.replaceState/pushState calls in 30 s,
+# then each call throws (Chrome ignores calls past its own limit).  A slider dragged back and forth passes it.
+HISTORY_LIMIT = """(() => {
+  const times = [];
+  for (const name of ['replaceState', 'pushState']) {
+    const original = history[name].bind(history);
+    history[name] = (...args) => {
+      const now = Date.now();
+      while (times.length && now - times[0] > 30000) times.shift();
+      if (times.length >= 100) throw new DOMException(`history.${name}() more than 100 times per 30 seconds`,
+                                                      'SecurityError');
+      times.push(now);
+      return original(...args);
+    };
+  }
+})();"""
+
+
+def test_the_address_bar_ends_on_the_last_state_after_a_burst_of_moves(page, lab_url):
+    page.add_init_script(HISTORY_LIMIT)
+    _open(page, lab_url, PROJECTOR)
+    # Hundreds of slider moves in a few seconds (a drag back and forth), ending on B = 24.
+    page.evaluate("""async () => {
+      const m = [...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('batch') &&
+                                                             x.type === 'Slider');
+      for (let i = 0; i < 300; i++) { m.value = 2 + (i % 15); await new Promise(r => setTimeout(r, 4)); }
+      m.value = 9;
+    }""")
+    page.locator("[data-readout=kv-total]", has_text="60.00 GiB").wait_for(timeout=10_000)  # 2.5 GiB × 24
+    page.wait_for_function("new URLSearchParams(window.location.search).get('batch') === '24'", timeout=5_000)
+    assert page.errors == []
