@@ -201,6 +201,7 @@ def standalone_html(scenario: Scenario) -> str:
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"
+    fig.min_width = 480  # its legend (two columns) needs this much; narrower, the readouts go below
     # Pins and the efficiency band are served-lab features.
     legend = fig.legend[0]
     legend.items = [item for item in legend.items if not item.label.value.startswith("60%")]
@@ -256,8 +257,10 @@ def standalone_html(scenario: Scenario) -> str:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
     layout = column(
         header,
-        row(*widgets.values()),
-        row(fig, column(memory, show_work, readouts, width=400), sizing_mode="stretch_width"),
+        # Both rows wrap on a narrow window (the readouts go below the chart) rather than scroll sideways.
+        row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
+        row(fig, column(memory, show_work, readouts, width=400), sizing_mode="stretch_width",
+            styles={"flex-wrap": "wrap"}),
         results,
         sizing_mode="stretch_width",
     )
