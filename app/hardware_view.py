@@ -25,7 +25,7 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+from bokeh.models import ColumnDataSource, CustomJS, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
 from core.generations import (
@@ -55,6 +55,7 @@ from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
+from .present import present_figure, wrap_title
 from .tour_view import TourKeys
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
@@ -90,16 +91,88 @@ def sram_bytes(gpu) -> float:
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
 
 
-def _stagger(values, log_gap: float = 0.25, step: int = 14) -> list[int]:
-    """Label y offsets (px) that step labels of nearby values (within ``log_gap`` decades) apart."""
-    order = np.argsort(values)
-    offsets = [0] * len(values)
-    run = 0
-    for prev, cur in zip(order[:-1], order[1:], strict=True):
-        close = abs(np.log10(max(values[cur], 1e-30)) - np.log10(max(values[prev], 1e-30))) < log_gap
-        run = run + 1 if close else 0
-        offsets[cur] = -step * run
-    return [o - 5 for o in offsets]
+# Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
+# right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
+# trying both sides at each) where its box meets no label placed before it, no marker and no line of `lines`
+# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
+# LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
+PLACE_LABELS = r"""
+const d = source.data, n = d.x.length, W = fig.inner_width, H = fig.inner_height;
+if (!(W > 0 && H > 0) || n === 0) { return; }
+const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
+const font = parseFloat(val(labels.text_font_size)) || 11;
+const ctx = document.createElement("canvas").getContext("2d");
+ctx.font = `${val(labels.text_font_style) || "normal"} ${font}px ${val(labels.text_font) || "helvetica"}`;
+const r = (parseFloat(val(glyph.size)) || 10) / 2 + 1, gap = 6, line = 1.25 * font;
+const lx0 = Math.log10(fig.x_range.start), lx1 = Math.log10(fig.x_range.end);
+const ly0 = Math.log10(fig.y_range.start), ly1 = Math.log10(fig.y_range.end);
+const pts = [];
+for (let i = 0; i < n; i++) {
+  pts.push([(Math.log10(d.x[i]) - lx0) / (lx1 - lx0) * W, H - (Math.log10(d.y[i]) - ly0) / (ly1 - ly0) * H]);
+}
+const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
+const sx = (v) => (Math.log10(v) - lx0) / (lx1 - lx0) * W, sy = (v) => H - (Math.log10(v) - ly0) / (ly1 - ly0) * H;
+const polylines = [];
+for (const src of lines) {
+  const ld = src.data;
+  if ("xs" in ld) { for (let j = 0; j < ld.xs.length; j++) { polylines.push([ld.xs[j], ld.ys[j]]); } }
+  else if ("x" in ld) { polylines.push([ld.x, ld.y]); }
+}
+const crossings = [];  // the lines, sampled every 2 px or so
+for (const [xs, ys] of polylines) {
+  for (let j = 0; j + 1 < xs.length; j++) {
+    const x0 = sx(xs[j]), y0 = sy(ys[j]), x1 = sx(xs[j + 1]), y1 = sy(ys[j + 1]);
+    if (![x0, y0, x1, y1].every(Number.isFinite)) { continue; }
+    const k = Math.min(2000, Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 2) + 1);
+    for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
+  }
+}
+const clear = (b) => !taken.some((o) => b[0] < o[1] && o[0] < b[1] && b[2] < o[3] && o[2] < b[3]) &&
+  !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+const xoff = [], yoff = [], align = [];
+for (let i = 0; i < n; i++) {
+  const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
+  const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
+  let best = null, first = null;
+  for (const step of [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8]) {
+    for (const side of [prefer, -prefer]) {
+      const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
+      const box = [left, left + w, top, top + line];
+      if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
+      if (first === null) { first = [step, side, box]; }
+      if (clear(box)) { best = [step, side, box]; break; }
+    }
+    if (best !== null) { break; }
+  }
+  const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
+  taken.push(box);
+  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
+}
+const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
+if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
+  source.data = {...d, xoff: xoff, yoff: yoff, align: align};
+}
+"""
+
+
+def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=()) -> None:
+    """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``) apart, off the markers, off the
+    polylines of the sources ``lines`` and inside ``fig``'s frame, whatever the frame's size and the text's size
+    (present mode): :data:`PLACE_LABELS`."""
+    labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
+    callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
+                              "lines": list(lines)}, code=PLACE_LABELS)
+    for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
+                        *((src, "data") for src in lines),
+                        (labels, "text_font_size"), (glyph, "size"), (fig.x_range, "start"), (fig.x_range, "end"),
+                        (fig.y_range, "start"), (fig.y_range, "end")):
+        model.js_on_change(prop, callback)
+
+
+def _unplaced(n: int) -> dict[str, list]:
+    """Label offsets before the browser lays them out: right of each point."""
+    return {"xoff": [10] * n, "yoff": [0] * n, "align": ["left"] * n}
 
 
 def _roof(peak: float, bandwidth: float) -> list[float]:
@@ -163,6 +236,8 @@ class HardwareView(pn.viewable.Viewer):
     generations = param.ListSelector(default=list(GENERATIONS),
                                      objects={g.name: g.id for g in load_catalogue().values()})
     show_sparse = param.Boolean(default=False)
+    present = param.Boolean(default=False, doc="Present mode: the projector look (app/present.py), labels laid out "
+                                                "again for its larger text")
 
     def __init__(self, **params):
         self._custom_gpus: dict = {}
@@ -171,10 +246,13 @@ class HardwareView(pn.viewable.Viewer):
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self._build_sources()
         self._build_figures()
+        for fig in self.figures():
+            wrap_title(fig)  # a long part name wraps instead of running past the chart
         self._build_panes()
         self._refresh_all()
-        self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section")])
+        self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section", "present")])
         self.param.watch(self._on_section, "section")
+        self.param.watch(self._on_present, "present")
 
     def add_gpu(self, gpu) -> None:
         """Offer a custom or measured :class:`core.hardware.Accelerator` (the main lab's "bring your own" part)
@@ -192,7 +270,7 @@ class HardwareView(pn.viewable.Viewer):
     def _build_sources(self):
         self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
         self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "time": [], "bound": [],
-                                              "yoff": []}, name="hw-kernels")
+                                              "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
         self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": []}, name="hw-step")
@@ -205,7 +283,8 @@ class HardwareView(pn.viewable.Viewer):
         self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "mb": []},
                                             name="hw-attention")
         self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": []}, name="hw-gen-roofs")
-        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "yoff": []}, name="hw-ridges")
+        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "xoff": [], "yoff": [],
+                                            "align": []}, name="hw-ridges")
         self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
                                            "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
@@ -223,9 +302,10 @@ class HardwareView(pn.viewable.Viewer):
         f.line("x", "y", source=self.atlas_roof, color="#2ca02c", line_width=4, legend_label="roof: min(P_peak, BW·I)")
         self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         f.add_layout(self.atlas_ridge)
-        f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black")
-        f.add_layout(LabelSet(x="x", y="y", text="name", source=self.atlas_points, x_offset=7, y_offset="yoff",
-                              text_font_size="11px"))
+        marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black")
+        labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
+        f.add_layout(labels)
+        place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof])
         f.legend.location = "bottom_right"
         self.atlas_fig = f
 
@@ -274,9 +354,11 @@ class HardwareView(pn.viewable.Viewer):
 
         gfig = _log_figure("hw-generations", height=460)
         gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3)
-        gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
-                                 x_offset=6, y_offset="yoff", text_font_size="11px", text_font_style="bold"))
-        gfig.scatter("x", "y", source=self.gen_ridges, size=8, color="color")
+        ridge_labels = LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
+                                text_font_size="11px", text_font_style="bold")
+        gfig.add_layout(ridge_labels)
+        ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=8, color="color")
+        place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs])
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
         gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
                                  text_color="#555555"))
@@ -395,6 +477,15 @@ class HardwareView(pn.viewable.Viewer):
         return self._panel
 
     # -- updates ------------------------------------------------------------------------
+    def figures(self) -> list:
+        """Every Bokeh figure of the view."""
+        return [self.atlas_fig, self.ceil_fig, self.bars_fig, self.stairs_fig, self.waves_fig, self.hier_fig,
+                self.gen_fig, self.trend_fig, self.timeline_fig]
+
+    def _on_present(self, *_events):
+        for fig in self.figures():  # the labels follow their new size in the browser (place_labels_in_browser)
+            present_figure(fig, self.present)
+
     def _on_section(self, event):
         if hasattr(self, "tabs"):
             self.tabs.active = SECTIONS.index(event.new)
@@ -436,11 +527,12 @@ class HardwareView(pn.viewable.Viewer):
                     (decode_attention(self.kv_context, self.kv_heads, self.kv_d_head, self.batch), "#8c564b")]
         self.atlas_roof.data = {"x": list(X), "y": _roof(peak, gpu.hbm_bandwidth)}
         self.atlas_ridge.location = gpu.ridge_point()
+        xs, ys = [k.intensity for k, _ in kernels], [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels]
+        names = [k.name for k, _ in kernels]
         self.atlas_points.data = {
-            "x": [k.intensity for k, _ in kernels], "y": [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels],
-            "name": [k.name for k, _ in kernels], "color": [c for _, c in kernels],
+            "x": xs, "y": ys, "name": names, "color": [c for _, c in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
-            "bound": [k.bound(gpu) for k, _ in kernels], "yoff": _stagger([k.intensity for k, _ in kernels])}
+            "bound": [k.bound(gpu) for k, _ in kernels], **_unplaced(len(kernels))}
         self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
                                      f"({gpu.roof_kind or 'compute roof'})")
         rows = [f"<b>{escape(k.name)}</b>: {escape(k.formula)}; {k.bound(gpu)}-bound, "
@@ -552,7 +644,7 @@ class HardwareView(pn.viewable.Viewer):
             short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
             rt.append(f"{short}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors}
-        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "yoff": _stagger(ry, log_gap=0.15)}
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, **_unplaced(len(rx))}
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth

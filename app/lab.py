@@ -33,7 +33,6 @@ from .instant import InstantRedraw
 from .memory_view import MemoryView
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
-from .present import present_figure
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -175,8 +174,9 @@ class Lab(pn.viewable.Viewer):
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
         if present:
-            side = pn.Column(self.memory_view, self.tour, width=460, styles={"flex": "0 1 460px"}, min_width=0,
-                             css_classes=["present-side"])
+            side = pn.Column(self.memory_view, self.tour, max_width=460, sizing_mode="stretch_width",
+                             styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
+                             visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
             self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
                                            sizing_mode="stretch_width")]
@@ -257,11 +257,9 @@ class Lab(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _present_hardware(self) -> None:
-        """The Hardware tab's charts follow present mode like the lab's own (its view keeps its figures)."""
-        if self.hardware is None:
-            return
-        for pane in pn.panel(self.hardware).select(pn.pane.Bokeh):
-            present_figure(pane.object, self.state.present)
+        """The Hardware tab follows present mode like the lab (its view switches its own figures and labels)."""
+        if self.hardware is not None:
+            self.hardware.present = self.state.present
 
     def _on_tab(self, index: int) -> None:
         """Open tab ``index`` as a click would (tests and the benchmark use this)."""

@@ -5,7 +5,9 @@ query (every value of a repeated key kept) is decoded by
 :func:`core.permalink.from_query`, which leaves out what is invalid with a notice
 and applies the rest.  Writing: every change replaces the browser's history entry
 (``history.replaceState``), so dragging a slider does not add one entry per tick
-and the address bar is always a link to what is on screen.  (Writing through
+and the address bar is always a link to what is on screen (within
+:data:`WRITE_INTERVAL_MS`: writes are spaced to stay under the browsers' cap on
+address rewrites, and the last state of a burst is always written).  (Writing through
 ``pn.state.location.search`` would push a new history entry per change: Panel
 1.9's Location model calls ``history.pushState``.)
 """
@@ -26,24 +28,44 @@ from .state import LabState
 APP_KEYS = ("embed", "present", "tour", "tab")
 
 
+#: Least time between two rewrites of the address (ms).  Browsers cap how often a page may rewrite it (Safari:
+#: 100 history.replaceState/pushState calls in 30 s, then each call throws; Chrome ignores calls past its own
+#: cap), and a slider dragged back and forth passes the cap within seconds: the address bar then stayed on an
+#: older state.  At most one write per interval (75 in 30 s), and always one for the last state of a burst.
+WRITE_INTERVAL_MS = 400
+
 WRITE_JS = """
-if (source.value) {
+const lab = window._labLink || (window._labLink = {query: null, timer: null, restoring: false, last: 0});
+lab.query = source.value;
+const write = () => {
+  lab.timer = null;
+  const query = lab.query;
+  if (!query) { return; }
   const pins = (q) => new URLSearchParams(q).get("pins");
-  if (pins(source.value) !== pins(window.location.search) && !window._labRestoring) {
-    window.history.pushState(null, "", source.value);
-  } else {
-    window.history.replaceState(null, "", source.value);
+  try {
+    if (pins(query) !== pins(window.location.search) && !lab.restoring) {
+      window.history.pushState(null, "", query);
+    } else if (query !== window.location.search) {
+      window.history.replaceState(null, "", query);
+    }
+  } catch (error) {  // over the browser's cap after all: try again after the next interval
+    lab.timer = setTimeout(write, INTERVAL);
+    return;
   }
-  window._labRestoring = false;
-  if (!window._labBack) {
-    window._labBack = true;
-    window.addEventListener("popstate", () => {
-      window._labRestoring = true;
-      reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
-    });
-  }
+  lab.restoring = false;
+  lab.last = Date.now();
+};
+if (lab.timer === null) {
+  lab.timer = setTimeout(write, Math.max(0, lab.last + INTERVAL - Date.now()));
 }
-"""
+if (!window._labBack) {
+  window._labBack = true;
+  window.addEventListener("popstate", () => {
+    lab.restoring = true;
+    reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
+  });
+}
+""".replace("INTERVAL", str(WRITE_INTERVAL_MS))
 
 
 def _first(query: dict, key: str) -> str | None:

@@ -8,10 +8,13 @@ CSS class (``app/lab.css``).
 
 from __future__ import annotations
 
-from bokeh.models import Axis, GlyphRenderer, Label, LabelSet, Legend, Title
+from bokeh.models import Axis, CustomJS, GlyphRenderer, Label, LabelSet, Legend, Title
 
 #: The smallest chart text in present mode (px): readable from the back of a room at 1280×720.
 PRESENT_TEXT_PX = 18
+#: In present mode a chart's plot frame keeps at least this share of the figure's built height: the figure grows
+#: taller rather than let 18-px text, a wrapped title and the legend squeeze the data into a strip (a phone).
+MIN_FRAME_SHARE = 0.4
 #: Line widths and marker sizes are multiplied by these in present mode.
 LINE_SCALE = 1.6
 MARKER_SCALE = 1.35
@@ -44,6 +47,54 @@ def _px(size) -> float | None:
     return None
 
 
+# Wraps each title line wider than the plot frame at its spaces (the text as the server set it is kept, so the
+# lines are re-wrapped from it when the frame or the font changes).  A title drawn on the canvas does not wrap
+# by itself, and at 18 px a line such as "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode" is wider than a phone.
+WRAP_TITLE = r"""
+const t = fig.title;
+if (t == null || typeof t.text !== "string") { return; }
+if (t.text !== t._wrapped) { t._source = t.text; }  // a new text from the server
+const avail = fig.inner_width;
+if (!(avail > 0)) { return; }
+const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
+const ctx = document.createElement("canvas").getContext("2d");
+ctx.font = `${val(t.text_font_style) || "bold"} ${val(t.text_font_size)} ${val(t.text_font) || "helvetica"}`;
+const out = [];
+for (const line of t._source.split("\n")) {
+  if (ctx.measureText(line).width <= avail) { out.push(line); continue; }
+  let cur = "";
+  for (const word of line.split(" ")) {
+    const next = cur ? cur + " " + word : word;
+    if (cur && ctx.measureText(next).width > avail) { out.push(cur); cur = word; } else { cur = next; }
+  }
+  out.push(cur);
+}
+t._wrapped = out.join("\n");
+if (t._wrapped !== t.text) { t.text = t._wrapped; }
+"""
+
+
+# Grows the figure until its plot frame is at least tags[0] px tall (0: no floor; present mode sets it).
+KEEP_FRAME = """
+const floor = me.tags.length ? me.tags[0] : 0;
+if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
+  fig.height = fig.height + Math.ceil(floor - fig.inner_height);
+}
+"""
+
+
+def wrap_title(fig) -> None:
+    """Wrap ``fig``'s title lines to its plot frame's width in the browser, whenever the text, its size or
+    the frame's width changes (nothing is cut off and no line widens a phone-width page)."""
+    if getattr(fig, "_wraps_title", False) or fig.title is None:
+        return
+    callback = CustomJS(args={"fig": fig}, code=WRAP_TITLE)
+    fig.js_on_change("inner_width", callback)
+    fig.title.js_on_change("text", callback)
+    fig.title.js_on_change("text_font_size", callback)
+    fig._wraps_title = True  # Python-side only
+
+
 def _models(fig):
     yield from fig.select({"type": Axis})
     yield from fig.select({"type": Legend})
@@ -55,15 +106,21 @@ def _models(fig):
 def present_figure(fig, on: bool) -> None:
     """Switch ``fig`` to the projector look (``on``) or back to its built look.
 
-    Text: every font size set in px/pt/em is raised to at least
-    :data:`PRESENT_TEXT_PX`; glyphs: line widths × :data:`LINE_SCALE`, marker
-    sizes × :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept).
+    Text: every font size set in px/pt/em is raised to at least :data:`PRESENT_TEXT_PX` (title lines
+    wrap to the chart's width: :func:`wrap_title`, and the figure grows to keep its plot frame at least
+    :data:`MIN_FRAME_SHARE` of its built height); glyphs: line widths × :data:`LINE_SCALE`, marker sizes ×
+    :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept).
     """
     saved = getattr(fig, "_present_saved", None)
     if saved is None and not on:
         return  # still its built look: nothing to remember or restore (most sessions never present)
     if saved is None:
-        saved = {"present": False, "values": {}}
+        wrap_title(fig)
+        keep = CustomJS(code=KEEP_FRAME, tags=[0])
+        keep.args = {"fig": fig, "me": keep}
+        fig.js_on_change("inner_height", keep)
+        keep.js_on_change("tags", keep)
+        saved = {"present": False, "values": {}, "keep": keep, "height": fig.height}
         for model in _models(fig):
             for cls, props in _TEXT_PROPS.items():
                 if isinstance(model, cls):
@@ -77,6 +134,7 @@ def present_figure(fig, on: bool) -> None:
     if saved["present"] == on:
         return
     saved["present"] = on
+    saved["keep"].tags = [round(MIN_FRAME_SHARE * saved["height"]) if on else 0]
     by_id = {m.id: m for m in [*_models(fig), *(r.glyph for r in fig.select({"type": GlyphRenderer}))]}
     for (model_id, prop), built in saved["values"].items():
         model = by_id.get(model_id)

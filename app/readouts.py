@@ -25,17 +25,19 @@ READOUT_KEYS = (
 )
 
 
-def rows(r: ScenarioResult) -> list[Quantity]:
-    """The readouts of ``r``, in display order."""
+def rows(r: ScenarioResult, keys: tuple[str, ...] = READOUT_KEYS) -> list[Quantity]:
+    """The readouts of ``r`` named by ``keys``, in that order."""
     found = quantities(r)
-    return [found[key] for key in READOUT_KEYS]
+    return [found[key] for key in keys]
 
 
-def readouts_html(r: ScenarioResult, show_work: bool = False) -> str:
+def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, ...] = READOUT_KEYS) -> str:
     """The readouts as HTML, value cells marked ``data-readout=<key>``.
 
     With ``show_work`` each readout also shows its formula and the same formula
-    with this scenario's values and units substituted.
+    with this scenario's values and units substituted.  ``keys``: which readouts
+    (the offline page, one GPU, shows fewer; ``app/offline_readouts.js`` writes
+    the same HTML in the browser).
     """
     items = "".join(
         f'<div class="ro" data-key="{x.key}"><div class="line">'
@@ -44,7 +46,7 @@ def readouts_html(r: ScenarioResult, show_work: bool = False) -> str:
         + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
            if show_work else "")
         + "</div>"
-        for x in rows(r)
+        for x in rows(r, keys)
     )
     warn = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in r.warnings)
     return f'<div class="readouts">{items}</div>{warn}'

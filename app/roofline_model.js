@@ -44,51 +44,101 @@ function weightBytesRead(C, w, tokens) {
   }
   return paramsRead(C, tokens) * C.bytes_per_weight[w];
 }
+function causalPairs(P, window, chunk) {
+  // ModelSpec.causal_pairs: (query, key) pairs of causal attention over P tokens, capped by a window or chunks.
+  if (window !== null) {
+    const w = window;
+    return (P <= w) ? P * (P + 1) / 2 : w * (w + 1) / 2 + (P - w) * w;
+  }
+  if (chunk !== null) {
+    const c = chunk, whole = Math.floor(P / c), rest = P - whole * c;
+    return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2;
+  }
+  return P * (P + 1) / 2;
+}
+function prefillAttention(C, P) {
+  // ModelSpec.prefill_attention_flop: P × the fixed-state layers' per-token cost + Σ 4·h_q·d_head·layers · pairs(P).
+  let flop = P * C.attention_fixed;
+  for (const t of C.prefill_terms) { flop += t.flop * causalPairs(P, t.window, t.chunk); }
+  return flop;
+}
+function expectedTokens(a, k) {
+  // Tokens each sequence gains per verify pass of depth k (Leviathan et al. 2023): (1 − α^k)/(1 − α); k at α = 1.
+  return (a === 1.0) ? k : (1.0 - a ** k) / (1.0 - a);
+}
+function step(C, s, b, k, gained, kvseq, attnSeq) {
+  // core.scenario.step_ladder at one batch size on one GPU: b sequences, k tokens per weight read, each gaining
+  // `gained` tokens, moving kvseq bytes of cache and adding attnSeq FLOP of attention.
+  const peak = C.peak[s.weight_dtype], bw = C.bandwidth;
+  const weight = weightBytesRead(C, s.weight_dtype, b * k);
+  const flopW = 2.0 * C.n_active * b * k;
+  const flops = flopW + b * attnSeq;
+  const I = flopW / weight;
+  const bytes = weight + b * kvseq;
+  const Ikv = flops / bytes;
+  const att = Math.min(peak, bw * I);
+  const t = Math.max(flops / peak, bytes / bw), tW = Math.max(flopW / peak, weight / bw);
+  return {batch: b, flop: flops, flop_weights: flopW, attention: b * attnSeq, intensity: I, intensity_kv: Ikv, attainable: att,
+          attainable_kv: Math.min(peak, bw * Ikv), peak_fraction_weights: att / peak,
+          tokens_per_s_with_kv: b * gained / t, tokens_per_s_weights: b * gained / tW,
+          step_time: t, step_time_weights: tW, compute_time: flops / peak, memory_time: bytes / bw,
+          weight: weight, fits: C.held[s.weight_dtype] + b * kvseq + C.reserve <= C.capacity};
+}
 function evaluate(C, s) {
+  // s: the levers (batch, spec_k, context, weight_dtype, kv_dtype, gqa and, optionally, acceptance α, else
+  // C.acceptance).  Field names are ScenarioResult's.
   const p = C.bytes_per_weight[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
-  const peak = C.peak[s.weight_dtype], bw = C.bandwidth, Na = C.n_active;
+  const peak = C.peak[s.weight_dtype], bw = C.bandwidth;
   const held = C.held[s.weight_dtype];
   const kvseq = kvPerSeq(C, s.context, pkv, s.gqa);
-  const attnSeq = s.spec_k * attentionPerToken(C, s.context);
-  // Tokens each sequence gains per verify pass (Leviathan et al. 2023); 1 at k = 1.
-  const a = C.acceptance;
-  const E = (a === 1.0) ? s.spec_k : (1.0 - a ** s.spec_k) / (1.0 - a);
+  const attnToken = attentionPerToken(C, s.context);
+  const attnSeq = s.spec_k * attnToken;
+  const a = (s.acceptance === undefined) ? C.acceptance : s.acceptance;
+  const E = expectedTokens(a, s.spec_k);
   const ladder = [];
   const ridge = peak / bw;
   const top = Math.min(Math.max(2.0 * (ridge * p / (2.0 * s.spec_k)), 2.0), C.max_batch);
   const n = Math.ceil(Math.log2(top));
-  for (let i = 0; i <= n; i++) { ladder.push(rung(2 ** i)); }
-  function rung(b) {
-    const weight = weightBytesRead(C, s.weight_dtype, b * s.spec_k);
-    const flopW = 2.0 * Na * b * s.spec_k;
-    const flops = flopW + b * attnSeq;
-    const I = flopW / weight;
-    const bytes = weight + b * kvseq;
-    const Ikv = flops / bytes;
-    const att = Math.min(peak, bw * I);
-    return {batch: b, flop: flops, intensity: I, intensity_kv: Ikv, attainable: att,
-            attainable_kv: Math.min(peak, bw * Ikv), peak_fraction_weights: att / peak,
-            tokens_per_s_with_kv: b * E / Math.max(flops / peak, bytes / bw),
-            tokens_per_s_weights: b * E / Math.max(flopW / peak, weight / bw),
-            weight: weight, fits: held + b * kvseq + C.reserve <= C.capacity};
-  }
-  const point = rung(s.batch);
+  for (let i = 0; i <= n; i++) { ladder.push(step(C, s, 2 ** i, s.spec_k, E, kvseq, attnSeq)); }
+  const point = step(C, s, s.batch, s.spec_k, E, kvseq, attnSeq);
   const weight = point.weight;
   const free = C.capacity - held - C.reserve;
   const kvTraffic = s.batch * kvseq;
+  // One request crosses the roofline twice (article 004): prefill of the prompt (k = prompt length, writing its
+  // cache), then decode.  The chart's other-phase point is one prompt alone, the time-to-first-token step.
+  const P = C.prompt_len;
+  const kvPrompt = kvPerSeq(C, P, pkv, s.gqa), attnPrompt = prefillAttention(C, P);
+  const prefill = step(C, s, s.batch, P, P, kvPrompt, attnPrompt);
+  const ttft = step(C, s, 1, P, P, kvPrompt, attnPrompt);
+  const plain = step(C, s, s.batch, 1, E, kvseq, attnToken);
+  const times = {compute: point.compute_time, memory: point.memory_time, overhead: C.launch_overhead_s};
+  const regime = Object.keys(times).reduce((best, key) => (times[key] > times[best] ? key : best));
   return {
     weight_bytes_read: weight, weight_bytes_held: held, flop_per_step: point.flop,
+    // as ScenarioResult: the weights' share is the total less the attention
+    flop_per_step_weights: point.flop - point.attention, attention_flop_per_step: point.attention,
     arithmetic_intensity_weights: point.intensity,
     arithmetic_intensity_with_kv: point.intensity_kv, ridge_point: ridge,
     attainable_flop_per_s_weights: point.attainable,
     peak_fraction_weights: point.peak_fraction_weights, bound: point.intensity_kv < ridge ? "memory" : "compute",
     attainable_flop_per_s_with_kv: point.attainable_kv, peak_fraction_with_kv: point.attainable_kv / peak,
-    expected_tokens_per_step: E,
+    acceptance: a, expected_tokens_per_step: E,
     step_time_s_with_kv: Math.max(point.flop / peak, (weight + kvTraffic) / bw),
+    step_time_s_weights: point.step_time_weights,
     tokens_per_s_with_kv: point.tokens_per_s_with_kv, tokens_per_s_weights: point.tokens_per_s_weights,
-    kv_bytes_per_token: kvPerToken(C, pkv, s.gqa),
-    kv_bytes: kvTraffic, fits: point.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvseq),
-    memory_used_bytes: held + kvTraffic + C.reserve, peak_flop_per_s: peak, ladder: ladder,
+    kv_bytes_per_token: kvPerToken(C, pkv, s.gqa), kv_bytes_per_sequence: kvseq,
+    kv_bytes: kvTraffic, kv_traffic_bytes: kvTraffic, bytes_per_step: weight + kvTraffic,
+    fits: point.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvseq),
+    free_for_kv_bytes: Math.max(free, 0.0), weights_shortfall_bytes: Math.max(-free, 0.0),
+    memory_used_bytes: held + kvTraffic + C.reserve, peak_flop_per_s: peak, capacity_bytes: C.capacity,
+    reserve_bytes: C.reserve, compute_time_s: point.compute_time, memory_time_s: point.memory_time,
+    launch_overhead_s: C.launch_overhead_s, overhead_ceiling_flop_per_s: point.flop / C.launch_overhead_s,
+    regime: regime,
+    prefill_intensity: prefill.intensity, prefill_attainable_flop_per_s: prefill.attainable,
+    decode_intensity: point.intensity, decode_attainable_flop_per_s: point.attainable,
+    ttft_intensity: ttft.intensity, ttft_attainable_flop_per_s: Math.min(peak, bw * ttft.intensity),
+    ttft_s: ttft.step_time, verify_step_time_s: point.step_time, tpot_s: point.step_time / E,
+    speculative_speedup: E * plain.step_time / point.step_time,
+    ladder: ladder,
   };
 }
-

@@ -8,10 +8,17 @@ re-evaluates the scenario in the browser from constants exported here (the
 model's shape, the GPU's roofs) with the same formulas as :mod:`core.scenario`,
 which ``tests/test_standalone.py`` checks over random scenarios.
 
+The readouts, their "show your work" derivation and the memory bar are written
+in the browser as the served lab writes them (``app/offline_readouts.js`` ports
+``core/explain.py``'s derivation, ``app/readouts.py`` and ``app/memory_view.py``;
+numbers are formatted as ``core/units.py`` does by ``app/units.js``); the labels
+and formulas come from Python.  The chart shows the same request's other phase,
+the prefill of one prompt, as the served chart does.
+
 The model and the GPU are fixed when the page is written, as are the phase
-(decode), the reserve and the capacity convention; the page models one GPU
-(TP = PP = EP = 1, one replica: :data:`ONE_GPU`) and says so when the lab's
-scenario used more.
+(decode), the prompt length, the reserve and the capacity convention; the page
+models one GPU (TP = PP = EP = 1, one replica: :data:`ONE_GPU`) and says so when
+the lab's scenario used more.
 """
 
 from __future__ import annotations
@@ -29,17 +36,24 @@ from bokeh.resources import Resources
 
 from core.explain import quantities
 from core.levers import Lever
-from core.precision import PRECISIONS, compute_roof
+from core.precision import KV_PRECISIONS, PRECISIONS, compute_roof
 from core.scenario import LEVERS, Scenario, ScenarioResult, weights_as
 from core.units import GiB
 
+from .memory_view import MIN_LABEL_PERCENT, PARTS
+from .readouts import READOUT_KEYS
 from .roofline_view import RooflineView
-from .style import PALETTE
+from .style import PALETTE, STYLESHEET
 
 # The browser-side model (shared with the served lab's instant redraw) and the page's update, fed constants
 # from Python.
 MODEL_SCRIPT = Path(__file__).with_name("roofline_model.js")
-SCRIPT = Path(__file__).with_name("standalone.js")
+SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
+
+#: The served readouts the page shows: all but those of many GPUs and prices (the page models one GPU).
+OFFLINE_READOUT_KEYS = tuple(k for k in READOUT_KEYS if k not in (
+    "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity", "tokens-aggregate", "smallest-fit",
+    "cost-output", "cost-prompt"))
 
 
 class BokehOnlyInline(Resources):
@@ -65,12 +79,16 @@ class BokehOnlyInline(Resources):
 def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     """What the browser needs to re-evaluate the scenario: SI values, the model's shape, labels and colours."""
     g, m = result.gpu, result.model
-    peak, sparse, held, per_weight = {}, {}, {}, {}
+    peak, sparse, held, per_weight, formulas, reason = {}, {}, {}, {}, {}, {}
     for wd in LEVERS["weight_dtype"].parameter.objects:
         weights = weights_as(m, wd)
         roof, _ = compute_roof(weights.roof_precision, g.dense_flop_per_s)
         peak[wd], sparse[wd] = g.dense_flop_per_s[roof], g.sparse_flop_per_s.get(roof)
         held[wd], per_weight[wd] = weights.held_bytes, weights.bytes_per_weight
+        # Some formulas and the compute roof's reason depend on the weight format (as stored or not).
+        at_wd = result if wd == result.weight_dtype else scenario.clone(weight_dtype=wd).evaluate()
+        formulas[wd] = {key: q.formula for key, q in quantities(at_wd).items()}
+        reason[wd] = at_wd.compute_roof_reason
     routed = sum(group.bytes for group in m.stored_breakdown() if group.routed)
     moe = None
     if m.moe:
@@ -101,6 +119,11 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "state_bytes": m.state_bytes_per_sequence(),
         "attention_terms": [{"flop": flop, "cap": cap} for flop, cap in attention[:-1]],
         "attention_fixed": attention[-1][0],
+        # ModelSpec.prefill_attention_flop's layer groups: a window and a chunk cap the causal pairs differently.
+        "prefill_terms": [{"flop": n * m.attention_flop_per_key(), "window": kind.window, "chunk": kind.chunk}
+                          for kind, n in m.stack.groups() if kind.mixer == "attention"],
+        "prompt_len": scenario.prompt_len,
+        "max_context": m.max_context,
         "max_batch": LEVERS["batch"].parameter.bounds[1],
         "peak": peak,
         "sparse": sparse,
@@ -110,8 +133,16 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "acceptance": result.acceptance,
         "batch_stops": _stops(LEVERS["batch"], scenario.batch),
         "context_stops": _stops(LEVERS["context"], scenario.context),
+        "launch_overhead_s": result.launch_overhead_s,
+        "kernels_per_step": result.kernels_per_step,
+        "readout_keys": OFFLINE_READOUT_KEYS,
         "labels": {key: q.label for key, q in derived.items()},
-        "formulas": {key: q.formula for key, q in derived.items()},
+        "formulas": formulas,
+        "roof_reason": reason,
+        "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
+                       for kv in KV_PRECISIONS},
+        "memory_parts": PARTS,
+        "memory_min_label_percent": MIN_LABEL_PERCENT,
         "colors": PALETTE,
     }
 
@@ -127,7 +158,7 @@ def _stops(lever: Lever, value: int) -> list[int]:
 
 
 #: The levers the offline page can move (the rest are fixed when the page is written).
-PAGE_LEVERS = ("batch", "spec_k", "context", "weight_dtype", "kv_dtype", "gqa")
+PAGE_LEVERS = ("batch", "spec_k", "acceptance", "context", "weight_dtype", "kv_dtype", "gqa")
 
 #: Levers the page holds at 1: its JavaScript models one GPU (no TP/PP/EP split, one replica).
 ONE_GPU = ("tp", "pp", "ep", "replicas")
@@ -148,8 +179,8 @@ def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
         return Select(title=p.label, value=value, width=160, css_classes=[lever.css],
                       options=[(v, k) for k, v in p.names.items()] if p.names else list(p.objects))
     lo, hi = p.get_soft_bounds()
-    return Slider(title=p.label, start=lo, end=max(hi, value), step=1, value=value, css_classes=[lever.css],
-                  width=200)
+    return Slider(title=p.label, start=lo, end=max(hi, value), step=p.step or 1, value=value,
+                  css_classes=[lever.css], width=200)
 
 
 def standalone_html(scenario: Scenario) -> str:
@@ -164,19 +195,23 @@ def standalone_html(scenario: Scenario) -> str:
     result = scenario.evaluate()
     c = constants(scenario, result)
     view = RooflineView(result)
-    view.other_phase.data = {"x": [], "y": [], "label": []}
+    c["other_phase_label"] = view.other_phase.data["label"][0]  # the served chart's words for the same point
+    c["ridge_y"] = view.ridge.data["y"][0]
+    c["overhead_label"] = list(view.overhead.data["label"])  # the launches do not move with the page's levers
+    view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"
-    # Pins, the other phase and the efficiency band are served-lab features.
+    fig.min_width = 480  # its legend (two columns) needs this much; narrower, the readouts go below
+    # Pins and the efficiency band are served-lab features.
     legend = fig.legend[0]
-    legend.items = [
-        item
-        for item in legend.items
-        if item.label.value != "same request, other phase" and not item.label.value.startswith("60%")
-    ]
+    legend.items = [item for item in legend.items if not item.label.value.startswith("60%")]
     stops = {"batch": c["batch_stops"], "context": c["context_stops"]}
     widgets = {name: _widget(LEVERS[name], scenario, stops.get(name)) for name in PAGE_LEVERS}
-    readouts = Div(text="", name="readouts")
+    # The readouts and the memory bar: the served lab's HTML and stylesheet, written by the page's script.
+    show_work = Checkbox(label="Show your work (formulas with values)", active=True, css_classes=["show-work"])
+    readouts = Div(text="", name="readouts", stylesheets=[STYLESHEET], width=380)
+    memory = Div(text="", name="memory", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
+                 margin=(24, 10, 5, 10))
     results = Div(text="", visible=False, name="results", render_as_text=True)
     title = f"{result.model.name} on {result.gpu.name}"
     header = Div(
@@ -184,7 +219,8 @@ def standalone_html(scenario: Scenario) -> str:
             f"<h2 style='margin:4px 0'>Roofline Lab — {escape(title)}</h2>"
             "<div style='font-size:13px;color:#444'>A self-contained copy of the lab: no server, no network. "
             "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I); KV cache 2·L·h_kv·d_head·S·B·p_kv. "
-            f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB. "
+            f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB, "
+            f"prompt {scenario.prompt_len:,} tokens (the prefill point). "
             "One GPU: this page keeps TP = PP = EP = 1 and one replica"
             + (f" (the lab's scenario had {escape(', '.join(split))}; open the served lab for many GPUs)"
                if split else "") + ".</div>"
@@ -194,29 +230,37 @@ def standalone_html(scenario: Scenario) -> str:
         C=c,
         batch=widgets["batch"],
         spec_k=widgets["spec_k"],
+        acceptance=widgets["acceptance"],
         context=widgets["context"],
         weight=widgets["weight_dtype"],
         kv=widgets["kv_dtype"],
         gqa=widgets["gqa"],
+        show_work=show_work,
         readouts=readouts,
+        memory=memory,
         results=results,
         fig=fig,
         ladder=view.ladder,
         kv_ladder=view.kv_ladder,
         point=view.point,
         point_kv=view.point_kv,
+        other_phase=view.other_phase,
+        overhead=view.overhead,
         roof=view.roof,
         sparse=view.sparse_roof,
         ridge=view.ridge,
         span=view.ridge_span,
     )
-    callback = CustomJS(args=args, code=MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8"))
-    for widget in widgets.values():
+    code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, *SCRIPTS))
+    callback = CustomJS(args=args, code=code)
+    for widget in [*widgets.values(), show_work]:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
     layout = column(
         header,
-        row(*widgets.values()),
-        row(fig, readouts, sizing_mode="stretch_width"),
+        # Both rows wrap on a narrow window (the readouts go below the chart) rather than scroll sideways.
+        row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
+        row(fig, column(memory, show_work, readouts, width=400), sizing_mode="stretch_width",
+            styles={"flex-wrap": "wrap"}),
         results,
         sizing_mode="stretch_width",
     )

@@ -233,3 +233,141 @@ def test_browser_back_restores_the_previous_pin_set(page, lab_url):
     page.locator("[data-pin='1']").wait_for(timeout=5000)
     page.locator("[data-pin='2']").wait_for(state="detached", timeout=5000)
     assert page.url.startswith(lab_url)  # still the lab, one pin
+
+
+# Each line of the roofline's title, measured in its font, against the plot frame's width (canvas px).
+TITLE_LINES = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), t = fig.title;
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(t.text_font_style)} ${val(t.text_font_size)} ${val(t.text_font)}`;
+  return {frame: fig.inner_width, height: fig.inner_height,
+          lines: t.text.split('\n').map((l) => ctx.measureText(l).width)};
+}"""
+
+
+def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
+    from app.present import MIN_FRAME_SHARE
+    from app.roofline_view import RooflineView
+
+    _open(page, f"{lab_url}?present=true", PHONE)
+    # At 18 px "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode" is wider than the phone: the title wraps.
+    page.wait_for_function(f"(({TITLE_LINES})()).lines.length > 3", timeout=10_000)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    sizes = page.evaluate(CHART_TEXT_SIZES)
+    assert min(v for *_, v in sizes) >= 18  # still readable: wrapped, not shrunk
+    title = page.evaluate(TITLE_LINES)
+    assert max(title["lines"]) <= title["frame"], title
+    # The wrapped title, 18-px axes and the legend do not squeeze the plot to a strip: the figure grows instead.
+    page.wait_for_function(f"(({TITLE_LINES})()).height >= {MIN_FRAME_SHARE * RooflineView.param.height.default}",
+                           timeout=10_000)
+    assert page.errors == []
+
+
+# Boxes (canvas px) of a figure's labels, its markers and its lines (sampled), for any figure by name.
+FIGURE_BOXES = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), pv = Bokeh.index.find_one(fig);
+  const ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const at = (r, prop, i) => { const v = r[prop];
+    return (v && typeof v === 'object' && 'field' in v) ? r.source.data[v.field][i] : val(v); };
+  const labels = [], marks = [], points = [];
+  for (const r of fig.center) {
+    if (r.type !== 'LabelSet' || !r.visible || at(r, 'angle', 0)) continue;  // rotated labels aside
+    const v = Bokeh.index.find_one(r), texts = r.source.data[r.text.field], size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i]; if (!t) continue;
+      const w = ctx.measureText(String(t)).width, h = size * 1.2;
+      const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+      const align = at(r, 'text_align', i) || 'left', base = at(r, 'text_baseline', i) || 'bottom';
+      const left = align === 'left' ? x : align === 'right' ? x - w : x - w / 2;
+      const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
+      labels.push({text: t, left, right: left + w, top, bottom: top + h});
+    }
+  }
+  for (const r of fig.renderers) {
+    if (r.type !== 'GlyphRenderer' || !r.visible) continue;
+    const v = Bokeh.index.find_one(r), g = v.glyph;
+    if (r.glyph.type === 'Scatter' && r.glyph.marker.value !== 'triangle') {
+      for (let i = 0; i < g.sx.length; i++) {
+        const s = g.size.get(i) / 2;
+        marks.push({left: g.sx[i] - s, right: g.sx[i] + s, top: g.sy[i] - s, bottom: g.sy[i] + s});
+      }
+    }
+    const polys = r.glyph.type === 'Line' ? [[g.sx, g.sy]]
+      : r.glyph.type === 'MultiLine' ? Array.from(g.sxs, (xs, j) => [xs, g.sys.get(j)]) : [];
+    for (const [xs, ys] of polys) {
+      for (let j = 0; j + 1 < xs.length; j++) {
+        for (let s = 0; s <= 50; s++) {
+          points.push([xs[j] + (xs[j + 1] - xs[j]) * s / 50, ys[j] + (ys[j + 1] - ys[j]) * s / 50]);
+        }
+      }
+    }
+  }
+  const f = pv.frame.bbox, box = pv.el.getBoundingClientRect();
+  return {labels, marks, points, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom},
+          page: {top: box.top, bottom: box.bottom}}; }"""
+
+
+@pytest.mark.parametrize("section, name", [("Kernel atlas", "hw-atlas"), ("Generations", "hw-generations")])
+def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text(section, exact=True).click()
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
+    page.wait_for_timeout(1000)  # the labels are laid out for 18 px
+    # The lab's memory bar and main tour stay off this tab (it has its own tour); its chart is above the fold.
+    assert page.locator(".present-side").count() == 0 or not page.locator(".present-side").is_visible()
+    boxes = page.evaluate(FIGURE_BOXES, name)
+    assert 0 <= boxes["page"]["top"] and boxes["page"]["bottom"] <= PROJECTOR["height"], boxes["page"]
+    labels, frame = boxes["labels"], boxes["frame"]
+    assert len(labels) >= 5
+    for i, a in enumerate(labels):  # each label whole, clear of every other label, marker and line
+        assert frame["left"] <= a["left"] and a["right"] <= frame["right"] + 1, a
+        assert frame["top"] <= a["top"] and a["bottom"] <= frame["bottom"] + 1, a
+        for b in labels[i + 1:]:
+            assert not _overlap(a, b), (a, b)
+        for m in boxes["marks"]:
+            assert not _overlap(a, m), (a, m)
+        inside = [p for p in boxes["points"]
+                  if a["left"] + 1 < p[0] < a["right"] - 1 and a["top"] + 2 < p[1] < a["bottom"] - 2]
+        assert not inside, (a, inside[:3])
+    assert errors == []
+
+
+# Safari's rule for a page rewriting its address: at most 100 history.replaceState/pushState calls in 30 s,
+# then each call throws (Chrome ignores calls past its own limit).  A slider dragged back and forth passes it.
+HISTORY_LIMIT = """(() => {
+  const times = [];
+  for (const name of ['replaceState', 'pushState']) {
+    const original = history[name].bind(history);
+    history[name] = (...args) => {
+      const now = Date.now();
+      while (times.length && now - times[0] > 30000) times.shift();
+      if (times.length >= 100) throw new DOMException(`history.${name}() more than 100 times per 30 seconds`,
+                                                      'SecurityError');
+      times.push(now);
+      return original(...args);
+    };
+  }
+})();"""
+
+
+def test_the_address_bar_ends_on_the_last_state_after_a_burst_of_moves(page, lab_url):
+    page.add_init_script(HISTORY_LIMIT)
+    _open(page, lab_url, PROJECTOR)
+    # Hundreds of slider moves in a few seconds (a drag back and forth), ending on B = 24.
+    page.evaluate("""async () => {
+      const m = [...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('batch') &&
+                                                             x.type === 'Slider');
+      for (let i = 0; i < 300; i++) { m.value = 2 + (i % 15); await new Promise(r => setTimeout(r, 4)); }
+      m.value = 9;
+    }""")
+    page.locator("[data-readout=kv-total]", has_text="60.00 GiB").wait_for(timeout=10_000)  # 2.5 GiB × 24
+    page.wait_for_function("new URLSearchParams(window.location.search).get('batch') === '24'", timeout=5_000)
+    assert page.errors == []

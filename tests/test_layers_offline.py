@@ -6,8 +6,11 @@ import json
 import random
 
 import pytest
-from test_standalone import KEYS, RESULTS, SET, offline_page  # noqa: F401  (offline_page is a fixture)
+from test_standalone import KEYS, RESULTS, SET, SPLIT_HINT, TEXT, offline_page  # noqa: F401  (a fixture)
 
+from app.memory_view import memory_html
+from app.readouts import readouts_html
+from app.standalone import OFFLINE_READOUT_KEYS
 from core import Scenario
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.scenario import LEVERS
@@ -26,14 +29,20 @@ def test_page_numbers_equal_the_core_on_every_layer_kind(offline_page, model, gp
     for _ in range(5):
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
         k, w, kv, g = rng.randint(1, 8), rng.choice(WEIGHT_PRECISIONS), rng.choice(KV_PRECISIONS), rng.random() < 0.7
-        page.evaluate(SET, [b, k, w, kv, s, g])
-        inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
+        a = round(0.05 * rng.randint(1, 19), 2)
+        page.evaluate(SET, [b, k, w, kv, s, g, a])
+        inputs = {"batch": batches[b], "spec_k": k, "acceptance": a, "weight_dtype": w, "kv_dtype": kv,
+                  "context": contexts[s], "gqa": g}
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
         page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
         got = page.evaluate(RESULTS)
-        want = Scenario(model=model, gpu=gpu, batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv,
-                        context=contexts[s], gqa=g).evaluate().to_json()
-        for key in KEYS:
+        result = Scenario(model=model, gpu=gpu, batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv,
+                          context=contexts[s], gqa=g, acceptance=a).evaluate()
+        want = result.to_json()
+        for key in KEYS:  # the prefill point too: chunked, windowed and fixed-state layers cap its attention
             assert got[key] == pytest.approx(want[key], rel=1e-12), key
         assert got["max_batch"] == want["max_batch"]
+        assert page.evaluate(TEXT, "memory") == memory_html(result)
+        served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
+        assert page.evaluate(TEXT, "readouts") == SPLIT_HINT.sub("", served)
     assert page.errors == []

@@ -2,10 +2,14 @@
 
 import json
 import random
+import re
 
 import pytest
+from playwright.sync_api import expect
 
-from app.standalone import standalone_html
+from app.memory_view import memory_html
+from app.readouts import readouts_html
+from app.standalone import OFFLINE_READOUT_KEYS, standalone_html
 from core import Scenario
 from core.config_reader import from_hf_config
 from core.hardware import custom_accelerator
@@ -32,18 +36,34 @@ KEYS = (
     "attainable_flop_per_s_with_kv",
     "peak_fraction_with_kv",
     "expected_tokens_per_step",
+    "acceptance",
+    "step_time_s_weights",
+    "kv_bytes_per_sequence",
+    "free_for_kv_bytes",
+    "overhead_ceiling_flop_per_s",
+    # the same request's other phase: the batch's prefill and one prompt's (the chart's point, TTFT)
+    "prefill_intensity",
+    "prefill_attainable_flop_per_s",
+    "ttft_intensity",
+    "ttft_s",
+    "verify_step_time_s",
+    "tpot_s",
+    "speculative_speedup",
 )
 
 # Set the page's widgets as a reader would (through their models), then wait until
 # the page's results echo those inputs: CustomJS callbacks run asynchronously.
 SET = """
-([b, k, w, kv, s, g]) => {
+([b, k, w, kv, s, g, a]) => {
   const m = (c) => [...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes(c));
   m('batch').value = b; m('spec-k').value = k; m('weight-dtype').value = w; m('kv-dtype').value = kv;
-  m('context').value = s; m('gqa').active = g;
+  m('context').value = s; m('gqa').active = g; m('acceptance').value = a;
 }
 """
 RESULTS = "JSON.parse(Bokeh.documents[0].get_model_by_name('results').text)"
+TEXT = "(name) => Bokeh.documents[0].get_model_by_name(name).text"
+# The served lab names the smallest split that fits; the one-GPU page does not.
+SPLIT_HINT = re.compile(r" \(TP = \d+(, PP = \d+)? fits\)")
 
 
 @pytest.fixture
@@ -107,32 +127,72 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
         b, s = rng.randrange(len(batches)), rng.randrange(len(contexts))
         k, w = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"])
         kv, g = rng.choice(KV_PRECISIONS), rng.random() < 0.7
-        page.evaluate(SET, [b, k, w, kv, s, g])
-        inputs = {"batch": batches[b], "spec_k": k, "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
+        a = rng.choice([0.0, 1.0, round(0.05 * rng.randint(1, 19), 2)])  # α on the lever's 0.05 steps, both ends
+        page.evaluate(SET, [b, k, w, kv, s, g, a])
+        inputs = {"batch": batches[b], "spec_k": k, "acceptance": int(a) if a in (0, 1) else a,  # as JSON writes it
+                  "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
         expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
         page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
         got = page.evaluate(RESULTS)
         result = scenario.clone(batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv, context=contexts[s],
-                                gqa=g).evaluate()
+                                gqa=g, acceptance=a).evaluate()
         want = result.to_json()
         for key in KEYS:
             assert got[key] == pytest.approx(want[key], rel=1e-12), key
-        assert (got["bound"], got["fits"], got["max_batch"]) == (want["bound"], want["fits"], want["max_batch"])
+        assert (got["bound"], got["fits"], got["max_batch"], got["regime"]) == (
+            want["bound"], want["fits"], want["max_batch"], want["regime"])
         ladder = result.ladder
         assert [r["batch"] for r in got["ladder"]] == ladder.batch.tolist()
         assert [r["fits"] for r in got["ladder"]] == ladder.fits.tolist()
+        # The prefill point sits where the served chart puts it: one prompt alone, on the roof.
+        other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
+        assert list(other["x"]) == [pytest.approx(result.ttft_intensity, rel=1e-12)]
+        assert list(other["y"]) == [pytest.approx(float(result.roof(result.ttft_intensity)) / 1e12, rel=1e-12)]
+        # Readouts with their work, and the memory bar's segments, words and numbers: the served lab's HTML.
+        assert page.evaluate(TEXT, "memory") == memory_html(result)
+        served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
+        assert page.evaluate(TEXT, "readouts") == SPLIT_HINT.sub("", served)
     assert page.errors == []
     if gpu == "custom":  # names are text, never markup
         assert page.locator("h2").inner_text().endswith("Pasted <i>Qwen</i> on Lab <card>")
-        assert page.locator("img, i").count() == 0
+        # (the memory bar's legend swatches are the page's only <i> elements)
+        assert page.locator("img").count() == 0 and page.locator("i", has_text="Qwen").count() == 0
+        assert page.locator("i:not(.mem-legend i)").count() == 0
 
 
 def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
     page, _ = offline_page(Scenario(model="llama-3-8b", batch=56))
     assert page.locator("[data-readout=tokens]").inner_text() == "2,462 tokens/s"
+    # Hand-checked (Llama-3-8B, BF16, H100 SXM, B = 56, S = 8,192): KV per token 2·32·8·128·2 bytes; the cache
+    # 131,072 × 8,192 × 56 bytes = 56.00 GiB; weights 8,030,261,248 × 2 bytes = 14.96 GiB; reserve 3 GiB.
+    assert page.locator("[data-work=kv-token]").inner_text() == (
+        "2·L·h_kv·d_head·p_kv = 2 × 32 × 8 × 128 × 2 = 131,072 bytes (128 KiB)")
+    assert page.locator("[data-work=kv-total]").inner_text() == (
+        "1.000 GiB × 56 = 56.00 GiB = 60.13 GB at S = 8,192")
+    assert page.locator("[data-work=fits]").inner_text() == "14.96 + 56.00 + 3.00 = 73.96 GiB ≤ 80.00 GiB"
+    assert page.locator("[data-readout=memory]").inner_text().startswith(
+        "Memory: 74.0 GiB of 80.0 GiB → fits \u00a0(largest batch at S = 8,192: 62)")
+    assert page.locator(".mem-seg[data-part='KV cache']").inner_text() == "KV cache 56.0"
+    assert page.locator(".mem-seg[data-part=weights]").inner_text() == "weights 15.0"
+    # The prefill of one 2,000-token prompt: I = 2·1·2,000 / 2 bytes = 2,000 FLOP/byte, past the ridge: on the roof.
+    other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
+    assert (list(other["x"]), list(other["y"])) == ([2000], [pytest.approx(989.4)])
     assert page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)") == [56]
     page.locator(".batch .noUi-handle").focus()
     page.keyboard.press("ArrowRight")  # 56 -> 64
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.x[0] === 64")
     assert json.loads(page.evaluate("Bokeh.documents[0].get_model_by_name('results').text"))["fits"] is False
+    # α is a lever: k = 4 at α = 0.8 gains (1 − 0.8^4) / 0.2 = 2.952 tokens per verify.
+    page.evaluate("[...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('spec-k')).value = 4")
+    page.evaluate("[...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('acceptance'))"
+                  ".value = 0.8")
+    expect_spec = "(1 − 0.80^4) / (1 − 0.80) = 2.95"
+    page.wait_for_function(f"JSON.parse(Bokeh.documents[0].get_model_by_name('results').text)"
+                           f".readouts.spec.work.startsWith({json.dumps(expect_spec)})")
+    assert page.locator("[data-readout=spec]").inner_text() == "2.95"
+    assert page.locator("[data-work=spec]").inner_text().startswith(expect_spec)
+    # Hiding the work leaves the values.
+    page.locator(".show-work input").uncheck()
+    expect(page.locator("[data-work]")).to_have_count(0)
+    assert page.locator("[data-readout=spec]").inner_text() == "2.95"
     assert page.errors == []

@@ -1,0 +1,141 @@
+// The offline page's readouts and memory bar, written in the browser as the served lab writes them:
+// derivation() is core/explain.py's derivation for one decode step on one GPU (labels and formulas come from
+// Python in C.labels / C.formulas, the values from evaluate()), readoutsHtml() is app/readouts.py's
+// readouts_html and memoryHtml() app/memory_view.py's memory_html.  tests/test_standalone.py compares
+// every string with the Python one.  Needs app/units.js.
+function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
+function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
+function derivation(C, s, r) {
+  // {key: {key, label, formula, work, value}} for the keys in C.readout_keys
+  const wd = s.weight_dtype, stored = wd === "stored", B = s.batch, k = s.spec_k;
+  const F = C.formulas[wd];
+  const peak = fmtFlopsRate(r.peak_flop_per_s), bw = fmtBandwidth(C.bandwidth);
+  const att = fmtFlopsRate(r.attainable_flop_per_s_weights), attKv = fmtFlopsRate(r.attainable_flop_per_s_with_kv);
+  const gained = pyG(r.expected_tokens_per_step, 3);
+  const pw = C.bytes_per_weight[wd];
+  const nRead = r.weight_bytes_read / pw;
+  const kvShare = r.kv_traffic_bytes / r.bytes_per_step;
+  const gb = (x) => fmtBytesGb(x), gib = (x) => fmtBytesGib(x);
+  const w = {};
+  // Step 1: weight traffic
+  w.weights = [
+    C.moe ? pyFixed(nRead, 0) + " of " + pyInt(C.n_params) + " parameters (the experts " + pyInt(B * k) +
+      " tokens touch) " + (stored ? "as stored" : "× " + pyG(pw) + " bytes") + " = " + gb(r.weight_bytes_read) +
+      " (" + gib(r.weight_bytes_read) + "); memory holds all " + gib(r.weight_bytes_held)
+    : stored ? pyInt(C.n_params) + " weights as stored, " + pyG(pw, 4) + " bytes each on average = " +
+      gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read) + ")"
+    : pyInt(C.n_params) + " × " + pyG(pw) + " bytes = " + gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read) +
+      ")",
+    pyFixed(r.weight_bytes_read / 1e9, 2) + " GB (" + pyFixed(r.weight_bytes_read / GIB, 2) + " GiB)"];
+  // Step 2: arithmetic and the roofline
+  const intensityWork = stored ? "2 × " + pyInt(C.n_active) + " × " + B + " × " + pyInt(k) + " / " +
+      gb(r.weight_bytes_read)
+    : C.moe ? "2 × " + B + " × " + pyInt(k) + " × " + pyInt(C.n_active) + " / (" + pyFixed(nRead, 0) + " × " +
+      pyG(pw) + " bytes)"
+    : "2 × " + B + " × " + pyInt(k) + " / " + pyG(pw) + " bytes";
+  w.flops = ["2 × " + pyFixed(C.n_active, 0) + " × " + B + " × " + pyInt(k) + " = " +
+    fmtFlop(r.flop_per_step_weights) + " (the articles' weights-only count) + " + fmtFlop(r.attention_flop_per_step) +
+    " of attention (each of B·k tokens attending to S = " + pyInt(s.context) + " cached keys) = " +
+    fmtFlop(r.flop_per_step), fmtFlop(r.flop_per_step)];
+  w.roof = [peak + " dense (" + C.roof_reason[wd] + ")", peak];
+  w["compute-time"] = [fmtFlop(r.flop_per_step) + " / " + peak + " = " + fmtSeconds(r.flop_per_step / r.peak_flop_per_s),
+    fmtSeconds(r.flop_per_step / r.peak_flop_per_s)];
+  w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights), _fpb(r.arithmetic_intensity_weights)];
+  w.ridge = [peak + " / " + bw + " = " + pyFixed(r.ridge_point, 1) + " FLOP/byte", pyFixed(r.ridge_point, 0) +
+    " FLOP/byte"];
+  w.attainable = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_weights) + ") = " + att + " = " +
+    _pct(r.peak_fraction_weights) + " of peak", att];
+  w["peak-fraction"] = [att + " / " + peak + " = " + _pct(r.peak_fraction_weights), _pct(r.peak_fraction_weights)];
+  w["tokens-no-kv"] = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_weights) + " = " +
+    fmtRate(r.tokens_per_s_weights) + " tokens/s", fmtRate(r.tokens_per_s_weights) + " tokens/s"];
+  // Step 3: KV cache
+  w["kv-token"] = [C.kv_formula[s.kv_dtype][s.gqa ? 1 : 0] + " = " + fmtBytesSmall(r.kv_bytes_per_token),
+    fmtSig(r.kv_bytes_per_token / KIB) + " KiB"];
+  w["kv-total"] = [pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB × " + B + " = " + pyFixed(r.kv_bytes / GIB, 2) +
+    " GiB = " + pyFixed(r.kv_bytes / 1e9, 2) + " GB at S = " + pyInt(s.context), pyFixed(r.kv_bytes / GIB, 2) + " GiB"];
+  // Step 4: what one step moves
+  w["bytes-step"] = [gb(r.weight_bytes_read) + " + " + gb(r.kv_traffic_bytes) + " = " + gb(r.bytes_per_step),
+    gb(r.bytes_per_step)];
+  w["kv-share"] = [pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB / " + pyFixed(r.bytes_per_step / 1e9, 2) + " GB = " +
+    pyFixed(100 * kvShare, 1, false) + " %", pyFixed(100 * kvShare, 0, false) + " %"];
+  w["intensity-kv"] = [fmtFlop(r.flop_per_step) + " / (" + pyFixed(r.weight_bytes_read / 1e9, 2) + " GB + " +
+    pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
+    _fpb(r.arithmetic_intensity_with_kv)];
+  w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ") = " + attKv +
+    " = " + _pct(r.peak_fraction_with_kv) + " of peak", attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
+  w.bound = [_fpb(r.arithmetic_intensity_with_kv) + " " + (r.bound === "memory" ? "<" : "≥") + " " +
+    pyFixed(r.ridge_point, 1) + " FLOP/byte", r.bound + "-bound"];
+  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + fmtSeconds(r.launch_overhead_s) + " against " +
+    fmtSeconds(r.compute_time_s) + " of compute and " + fmtSeconds(r.memory_time_s) + " of memory: " + r.regime +
+    "-bound of the three; overhead ceiling " + fmtFlopsRate(r.overhead_ceiling_flop_per_s),
+    fmtSeconds(r.launch_overhead_s) + " (" + r.regime + "-bound)"];
+  w["step-time"] = ["max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " + pyFixed(r.bytes_per_step / 1e9, 2) +
+    " GB / " + bw + ") = " + fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
+  w.tokens = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_with_kv) + " = " + fmtRate(r.tokens_per_s_with_kv) +
+    " tokens/s", fmtRate(r.tokens_per_s_with_kv) + " tokens/s"];
+  // Step 5: what fits
+  w["max-batch"] = ["floor(" + pyFixed(r.free_for_kv_bytes / GIB, 2) + " GiB / " +
+    pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB) = " + pyInt(r.max_batch), pyInt(r.max_batch)];
+  w.fits = [pyFixed(r.weight_bytes_held / GIB, 2) + " + " + pyFixed(r.kv_bytes / GIB, 2) + " + " +
+    pyFixed(C.reserve / GIB, 2) + " = " + pyFixed(r.memory_used_bytes / GIB, 2) + " GiB " + (r.fits ? "≤" : ">") +
+    " " + pyFixed(C.capacity / GIB, 2) + " GiB", r.fits ? "yes" : "NO"];
+  // Step 6: latency
+  w.ttft = ["prefill I (weights) = " + _fpb(r.ttft_intensity) + " → " + fmtSeconds(r.ttft_s), fmtSeconds(r.ttft_s)];
+  w.tpot = ["decode I = " + _fpb(r.decode_intensity) + " → " + fmtSeconds(r.verify_step_time_s) + " per step / E = " +
+    gained + " tokens = " + fmtSeconds(r.tpot_s), fmtSeconds(r.tpot_s)];
+  const a = pyFixed(r.acceptance, 2, false);
+  w.spec = [(r.acceptance < 1 ? "(1 − " + a + "^" + k + ") / (1 − " + a + ") = " : "α = 1: every draft accepted, E = k = ")
+    + pyFixed(r.expected_tokens_per_step, 2, false) + "; " + pyFixed(r.speculative_speedup, 2, false) +
+    "× the tokens/s of k = 1", pyFixed(r.expected_tokens_per_step, 2, false)];
+  const out = {};
+  for (const key of C.readout_keys) {
+    out[key] = {key: key, label: C.labels[key], formula: F[key], work: w[key][0], value: w[key][1]};
+  }
+  return out;
+}
+function warnings(C, s, r) {
+  // core.scenario's warnings for one GPU (the served lab also names the smallest split that would fit)
+  const out = [];
+  if (r.weights_shortfall_bytes > 0) {
+    out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB) and the reserve do not fit in " +
+      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights");
+  }
+  if (C.max_context && s.context > C.max_context) {
+    out.push("S = " + pyInt(s.context) + " tokens is beyond " + C.model_name + "'s trained context of " +
+      pyInt(C.max_context));
+  }
+  return out;
+}
+function readoutsHtml(rows, showWork, notes) {
+  // app/readouts.py readouts_html
+  const items = rows.map((x) => '<div class="ro" data-key="' + x.key + '"><div class="line"><span class="q">' +
+    escHtml(x.label) + '</span><span class="v" data-readout="' + x.key + '">' + escHtml(x.value) + "</span></div>" +
+    (showWork ? '<div class="f">' + escHtml(x.formula) + '</div><div class="w" data-work="' + x.key + '">' +
+      escHtml(x.work) + "</div>" : "") + "</div>").join("");
+  const warn = notes.map((n) => '<div class="warn">⚠ ' + escHtml(n) + "</div>").join("");
+  return '<div class="readouts">' + items + "</div>" + warn;
+}
+function memoryHtml(C, s, r) {
+  // app/memory_view.py memory_html, one GPU
+  const cap = C.capacity / GIB, used = r.memory_used_bytes / GIB;
+  const scale = 100.0 / (Math.max(cap, used) * 1.04);
+  const sizes = [r.weight_bytes_held, r.kv_bytes, C.reserve];
+  let left = 0.0;
+  const segs = C.memory_parts.map(([name, colour], i) => {
+    const g = sizes[i] / GIB, width = g * scale;
+    const text = width >= C.memory_min_label_percent ? name + " " + pyFixed(g, 1) : "";
+    const seg = '<div class="mem-seg" data-part="' + name + '" style="left:' + pyFixed(left, 3, false) + "%;width:" +
+      pyFixed(width, 3, false) + "%;background:" + colour + '" title="' + name + ": " + pyFixed(g, 2) + ' GiB">' +
+      text + "</div>";
+    left += width;
+    return seg;
+  });
+  const [verdict, cls] = r.fits ? ["fits", "fits"] : ["DOES NOT FIT", "nofit"];
+  const legend = C.memory_parts.map(([n, c]) => '<i style="background:' + c + '"></i>' + escHtml(n)).join("");
+  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory: ' + pyFixed(used, 1) + " GiB of " +
+    pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +
+    pyInt(r.max_batch) + ")</div>" + '<div class="mem-track">' + segs.join("") + '<div class="mem-cap" style="left:' +
+    pyFixed(cap * scale, 3, false) + '%"></div></div>' + '<div class="mem-legend">' + legend +
+    '<b style="margin-left:10px">┃</b> capacity ' + pyFixed(cap, 1) + " GiB " +
+    '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>';
+}

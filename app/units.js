@@ -1,0 +1,88 @@
+// Formatting at the edges, as core/units.py and Python's format specs do it, so the offline page writes
+// every number exactly as the served readouts (tests/test_standalone.py compares the strings).
+// Python rounds the exact binary value of a float half to even; Number.toFixed, toPrecision and
+// Intl.NumberFormat round its shortest decimal form instead (1946.505 → "1946.50" where Python writes
+// "1946.51"), so the rounding here is done on the exact value with BigInt.
+function _exact(x) {
+  // |x| = m · 2^e exactly (x finite)
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const hi = view.getUint32(0), lo = view.getUint32(4), bits = (hi >>> 20) & 0x7ff;
+  let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+  if (bits !== 0) { m |= 1n << 52n; }
+  return [m, bits === 0 ? -1074 : bits - 1075];
+}
+function _scaled(x, d) {
+  // round(|x| · 10^d) to an integer, ties to even, exactly (d may be negative)
+  const [m, e] = _exact(x);
+  let num = m, den = 1n;
+  if (e >= 0) { num <<= BigInt(e); } else { den <<= BigInt(-e); }
+  if (d >= 0) { num *= 10n ** BigInt(d); } else { den *= 10n ** BigInt(-d); }
+  const q = num / den, twice = 2n * (num % den);
+  return (twice > den || (twice === den && (q & 1n) === 1n)) ? q + 1n : q;
+}
+function _special(x) { return Number.isNaN(x) ? "nan" : (x > 0 ? "inf" : "-inf"); }
+function _sign(x) { return (x < 0 || Object.is(x, -0)) ? "-" : ""; }
+function _group(digits) { return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+function pyFixed(x, d, group = true) {
+  // f"{x:,.{d}f}" (group) or f"{x:.{d}f}"
+  if (!Number.isFinite(x)) { return _special(x); }
+  const s = _scaled(x, d).toString().padStart(d + 1, "0");
+  const whole = d > 0 ? s.slice(0, -d) : s;
+  return _sign(x) + (group ? _group(whole) : whole) + (d > 0 ? "." + s.slice(-d) : "");
+}
+function pyG(x, p = 6) {
+  // f"{x:.{p}g}": p significant digits, trailing zeros dropped, e-notation below 1e-4 or from 10^p.
+  if (!Number.isFinite(x)) { return _special(x); }
+  if (x === 0) { return _sign(x) + "0"; }
+  let e = Math.floor(Math.log10(Math.abs(x))), q = _scaled(x, p - 1 - e);
+  if (q >= 10n ** BigInt(p)) { e += 1; q = _scaled(x, p - 1 - e); }
+  if (q < 10n ** BigInt(p - 1)) { e -= 1; q = _scaled(x, p - 1 - e); }
+  const strip = (s) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
+  const digits = q.toString();
+  if (e < -4 || e >= p) {
+    return _sign(x) + strip(digits[0] + "." + digits.slice(1)) + "e" + (e < 0 ? "-" : "+") +
+      String(Math.abs(e)).padStart(2, "0");
+  }
+  return _sign(x) + strip(pyFixed(Math.abs(x), p - 1 - e, false));
+}
+function pyInt(n) {
+  // f"{n:,}" of an integer
+  return pyFixed(n, 0);
+}
+function fmtSig(x, sig = 4) {
+  // core.units.fmt_sig: sig significant digits, thousands separators, never e-notation.
+  if (x === 0 || !Number.isFinite(x)) { return pyG(x); }
+  const digits = sig - 1 - Math.floor(Math.log10(Math.abs(x)));
+  // f"{round(x, digits):,.{max(digits, 0)}f}"
+  let text = digits >= 0 ? pyFixed(x, digits) : _sign(x) + _group(_scaled(x, digits).toString() + "0".repeat(-digits));
+  if (text.includes(".")) { text = text.replace(/0+$/, "").replace(/\.$/, ""); }
+  return text;
+}
+const KIB = 2 ** 10, MIB = 2 ** 20, GIB = 2 ** 30;
+function fmtBytesGb(n, digits = 2) { return pyFixed(n / 1e9, digits) + " GB"; }
+function fmtBytesGib(n, digits = 2) { return pyFixed(n / GIB, digits) + " GiB"; }
+function fmtBytesSmall(n) {
+  if (n >= MIB) { return pyFixed(n, 0) + " bytes (" + pyFixed(n / MIB, 2) + " MiB)"; }
+  return pyFixed(n, 0) + " bytes (" + fmtSig(n / KIB) + " KiB)";
+}
+function fmtFlopsRate(x) { return fmtSig(x / 1e12) + " TFLOP/s"; }
+function fmtFlop(x) {
+  if (x >= 1e15) { return fmtSig(x / 1e15) + " PFLOP"; }
+  if (x >= 1e12) { return fmtSig(x / 1e12) + " TFLOP"; }
+  return fmtSig(x / 1e9) + " GFLOP";
+}
+function fmtBandwidth(x) { return fmtSig(x / 1e12) + " TB/s"; }
+function fmtSeconds(t) {
+  if (t < 1e-4) { return fmtSig(t * 1e6, 3) + " µs"; }
+  if (t < 10) { return fmtSig(t * 1e3) + " ms"; }
+  if (t < 600) { return fmtSig(t, 3) + " s"; }
+  if (t < 3 * 3600) { return fmtSig(t / 60, 3) + " min"; }
+  return fmtSig(t / 3600, 3) + " h";
+}
+function fmtRate(x) { return x >= 10 ? pyFixed(x, 0) : fmtSig(x, 2); }
+// html.escape(text): & < > " ' as Python writes them
+function escHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+    "'": "&#x27;"})[c]);
+}
