@@ -61,9 +61,12 @@ def test_embed_key_names_every_mark_and_the_link_opens_the_full_lab():
     assert not lab.state.present  # embed wins
     key = lab._embed_key.object
     for mark in ("roof", "ridge point", "your workload", "counting KV reads", "batch ladder", "prefill of one prompt",
-                 "sparse (2:4)"):
+                 "sparse (2:4)", "overhead ceiling"):
         assert mark in key, mark
+    assert "interconnect" not in key
     assert "model=llama-3-8b" in lab._embed_open.object and "embed" not in lab._embed_open.object
+    lab.scenario.tp = 2  # split over two GPUs: the dashed interconnect roof appears, and its key
+    assert "interconnect roof" in lab._embed_key.object
 
 
 def test_the_hardware_tab_follows_present_mode():
