@@ -2,6 +2,7 @@
 
 import panel as pn
 from bokeh.settings import settings
+from panel.io.resources import LOCAL_DIST, patch_model_css
 
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
@@ -15,5 +16,28 @@ pn.extension("filedropper", **CONNECTION_NOTICES)
 # documents are built the same way for every session, and
 # tests/test_served_session.py runs that check on them, so served sessions skip it.
 settings.perform_document_validation.set_value(False)
+
+
+def _serve_stylesheets_locally(doc) -> None:
+    """Point the session's stylesheets at this server, as Panel does for a page it renders itself.
+
+    Panel writes its components' stylesheet URLs for its CDN and rewrites them to the
+    server's own copies when the page's GET renders the session.  With
+    ``--reuse-sessions`` (the class setting) the session a browser talks to is built
+    when its websocket connects, not by a GET, and Panel 1.9 skips that rewrite: every
+    stylesheet then came from cdn.holoviz.org, and on a network without internet the page
+    lost its button, markdown and file-drop styles.  Nothing is fetched from outside
+    (tests/test_served_session.py serves with that flag and checks).
+    """
+    if doc is None or doc.session_context is None or "dist_url" in doc._template_variables:
+        return
+    dist_url = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
+    doc._template_variables["dist_url"] = dist_url  # models built later (tabs opened later) follow it
+
+
+_serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
 create_app().servable(title="Roofline Lab")
+if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+    for root in pn.state.curdoc.roots:
+        patch_model_css(root, dist_url=pn.state.curdoc._template_variables["dist_url"])
