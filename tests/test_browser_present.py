@@ -371,3 +371,36 @@ def test_the_address_bar_ends_on_the_last_state_after_a_burst_of_moves(page, lab
     page.locator("[data-readout=kv-total]", has_text="60.00 GiB").wait_for(timeout=10_000)  # 2.5 GiB × 24
     page.wait_for_function("new URLSearchParams(window.location.search).get('batch') === '24'", timeout=5_000)
     assert page.errors == []
+
+
+# Each memory-bar segment's label: [segment text, whole inside its segment, wholly outside it (hidden)].
+SEGMENT_LABELS = r"""() => {
+  const out = [];
+  const visit = (root) => {
+    for (const seg of root.querySelectorAll('.mem-seg')) {
+      const text = [...seg.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!text) continue;
+      const range = document.createRange(); range.selectNodeContents(text);
+      const t = range.getBoundingClientRect(), s = seg.getBoundingClientRect();
+      const inside = t.left >= s.left - 0.5 && t.right <= s.right + 0.5 && t.top >= s.top - 0.5
+        && t.bottom <= s.bottom + 0.5;
+      const outside = t.top >= s.bottom - 0.5 || t.right <= s.left || t.left >= s.right;
+      out.push([text.textContent, inside, outside]);
+    }
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); }
+  };
+  visit(document);
+  return out; }"""
+
+
+@pytest.mark.parametrize(("query", "shown"), [("?present=true&model=llama-3-8b", False),  # "weights 15.0" > 18 %
+                                              ("?present=true&tour=5", True)])
+def test_memory_bar_labels_show_whole_or_not_at_all(page, lab_url, query, shown):
+    _open(page, lab_url + query, PROJECTOR)
+    page.locator("[data-readout=memory]").wait_for()
+    page.wait_for_timeout(500)
+    labels = page.evaluate(SEGMENT_LABELS)
+    assert labels, "no labelled segment"
+    cut = [text for text, inside, outside in labels if not inside and not outside]
+    assert cut == [], cut
+    assert any(inside for _, inside, _ in labels) == shown  # a wide enough segment still names itself
