@@ -246,6 +246,20 @@ TITLE_LINES = r"""() => {
 }"""
 
 
+# The roofline legend's width (its widest label line, glyph, margins; one column on a phone) and the figure's.
+LEGEND_WIDTH = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const legend = [...fig.below, ...fig.center, ...fig.right, ...fig.above].find((m) => m.type === 'Legend');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(legend.label_text_font_style)} ${val(legend.label_text_font_size)} ${val(legend.label_text_font)}`;
+  const lines = legend.items.filter((i) => i.visible).flatMap((i) => String(i.label.value).split('\n'));
+  const widest = Math.max(...lines.map((l) => ctx.measureText(l).width));
+  return {legend: widest + legend.glyph_width + legend.label_standoff + 2 * legend.padding + 2 * legend.margin,
+          cols: legend.ncols, figure: fig.outer_width};
+}"""
+
+
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     from app.present import MIN_FRAME_SHARE
     from app.roofline_view import RooflineView
@@ -258,6 +272,9 @@ def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     assert min(v for *_, v in sizes) >= 18  # still readable: wrapped, not shrunk
     title = page.evaluate(TITLE_LINES)
     assert max(title["lines"]) <= title["frame"], title
+    # The legend's labels wrap too: its glyphs (each series' shape) are not cut at the figure's edges.
+    page.wait_for_function(f"(({LEGEND_WIDTH})()).legend <= (({LEGEND_WIDTH})()).figure", timeout=10_000)
+    assert page.evaluate(LEGEND_WIDTH)["cols"] == 1
     # The wrapped title, 18-px axes and the legend do not squeeze the plot to a strip: the figure grows instead.
     page.wait_for_function(f"(({TITLE_LINES})()).height >= {MIN_FRAME_SHARE * RooflineView.param.height.default}",
                            timeout=10_000)
