@@ -47,30 +47,51 @@ def _px(size) -> float | None:
     return None
 
 
-# Wraps each title line wider than the plot frame at its spaces (the text as the server set it is kept, so the
-# lines are re-wrapped from it when the frame or the font changes).  A title drawn on the canvas does not wrap
-# by itself, and at 18 px a line such as "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode" is wider than a phone.
-WRAP_TITLE = r"""
-const t = fig.title;
-if (t == null || typeof t.text !== "string") { return; }
-if (t.text !== t._wrapped) { t._source = t.text; }  // a new text from the server
-const avail = fig.inner_width;
-if (!(avail > 0)) { return; }
+# Wraps each title line wider than the plot frame, and each legend label wider than the legend's share of the
+# figure, at its spaces (the text as the server set it is kept, so the lines are re-wrapped from it when the
+# frame or the font changes).  Canvas text does not wrap by itself, and at 18 px a line such as "Llama-3-70B ·
+# NVIDIA H100 SXM5 80GB · decode" is wider than a phone.
+WRAP_TEXT = r"""
 const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
 const ctx = document.createElement("canvas").getContext("2d");
-ctx.font = `${val(t.text_font_style) || "bold"} ${val(t.text_font_size)} ${val(t.text_font) || "helvetica"}`;
-const out = [];
-for (const line of t._source.split("\n")) {
-  if (ctx.measureText(line).width <= avail) { out.push(line); continue; }
-  let cur = "";
-  for (const word of line.split(" ")) {
-    const next = cur ? cur + " " + word : word;
-    if (cur && ctx.measureText(next).width > avail) { out.push(cur); cur = word; } else { cur = next; }
+const wrap = (text, avail) => {
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (ctx.measureText(line).width <= avail) { out.push(line); continue; }
+    let cur = "";
+    for (const word of line.split(" ")) {
+      const next = cur ? cur + " " + word : word;
+      if (cur && ctx.measureText(next).width > avail) { out.push(cur); cur = word; } else { cur = next; }
+    }
+    out.push(cur);
   }
-  out.push(cur);
+  return out.join("\n");
+};
+const t = fig.title;
+if (t != null && typeof t.text === "string" && fig.inner_width > 0) {
+  if (t.text !== t._wrapped) { t._source = t.text; }  // a new text from the server
+  ctx.font = `${val(t.text_font_style) || "bold"} ${val(t.text_font_size)} ${val(t.text_font) || "helvetica"}`;
+  t._wrapped = wrap(t._source, fig.inner_width);
+  if (t._wrapped !== t.text) { t.text = t._wrapped; }
 }
-t._wrapped = out.join("\n");
-if (t._wrapped !== t.text) { t.text = t._wrapped; }
+const width = fig.outer_width || fig.width;
+if (width > 0) {
+  for (const legend of [...fig.center, ...fig.below, ...fig.above, ...fig.left, ...fig.right]) {
+    if (legend.type !== "Legend") { continue; }
+    const cols = Number(legend.ncols) > 0 ? Number(legend.ncols) : 1;
+    const avail = (width - 2 * legend.margin - 2 * legend.padding - (cols - 1) * legend.spacing) / cols -
+      legend.glyph_width - legend.label_standoff;
+    ctx.font = `${val(legend.label_text_font_style) || "normal"} ${val(legend.label_text_font_size)} ` +
+      `${val(legend.label_text_font) || "helvetica"}`;
+    for (const item of legend.items) {
+      const label = item.label;
+      if (label == null || typeof label !== "object" || typeof label.value !== "string") { continue; }
+      if (label.value !== item._wrapped) { item._source = label.value; }
+      item._wrapped = wrap(item._source, Math.max(avail, 60));
+      if (item._wrapped !== label.value) { item.label = {value: item._wrapped}; }
+    }
+  }
+}
 """
 
 
@@ -84,14 +105,21 @@ if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
 
 
 def wrap_title(fig) -> None:
-    """Wrap ``fig``'s title lines to its plot frame's width in the browser, whenever the text, its size or
-    the frame's width changes (nothing is cut off and no line widens a phone-width page)."""
-    if getattr(fig, "_wraps_title", False) or fig.title is None:
+    """Wrap ``fig``'s title lines to its plot frame's width, and its legend labels to the legend's share of
+    the figure, in the browser, whenever a text, its size or the figure's width changes (nothing is cut off
+    and no line widens a phone-width page): :data:`WRAP_TEXT`."""
+    if getattr(fig, "_wraps_title", False):
         return
-    callback = CustomJS(args={"fig": fig}, code=WRAP_TITLE)
+    callback = CustomJS(args={"fig": fig}, code=WRAP_TEXT)
     fig.js_on_change("inner_width", callback)
-    fig.title.js_on_change("text", callback)
-    fig.title.js_on_change("text_font_size", callback)
+    if fig.title is not None:
+        fig.title.js_on_change("text", callback)
+        fig.title.js_on_change("text_font_size", callback)
+    for legend in fig.select({"type": Legend}):
+        legend.js_on_change("label_text_font_size", callback)
+        legend.js_on_change("ncols", callback)
+        for item in legend.items:
+            item.js_on_change("label", callback)
     fig._wraps_title = True  # Python-side only
 
 
