@@ -44,9 +44,12 @@ def build_exports(state: LabState, figure) -> pn.Column:
     return pn.Column(
         pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units. "
                          "The save icon in the chart's toolbar saves the roofline as an image."),
-        pn.Row(scenario_json, ladder, pins), svg,
+        # The buttons wrap onto a second line in a narrow column instead of running over the readouts.
+        pn.FlexBox(scenario_json, ladder, pins, flex_wrap="wrap", sizing_mode="stretch_width"), svg,
         pn.pane.Markdown("**Offline page** — the roofline, ladder and readouts in one self-contained HTML file "
                          "(no server, no network; opens from disk or a wiki attachment). Batch, speculation depth, "
-                         "precisions, context and GQA still move; the model and GPU are fixed to the current ones."),
+                         "acceptance rate, precisions, context and GQA still move, with the memory bar and the "
+                         "derivation; the model and GPU are fixed to the current ones. Served beside the lab, it "
+                         "is the class page (README, *Serving a class*)."),
         page, sizing_mode="stretch_width",
     )

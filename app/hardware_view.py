@@ -25,7 +25,7 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, CustomJS, HoverTool, LabelSet, Span
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
 from core.generations import (
@@ -55,6 +55,7 @@ from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
+from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .tour_view import TourKeys
 
@@ -89,90 +90,6 @@ SRAM_NOTE = ("{gpu} publishes no per-SM SRAM size: FlashAttention's tiling assum
 def sram_bytes(gpu) -> float:
     """FlashAttention's SRAM size M for ``gpu`` in bytes (the H100's where the part publishes none; see SRAM_NOTE)."""
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
-
-
-# Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
-# right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
-# trying both sides at each) where its box meets no label placed before it, no marker and no line of `lines`
-# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
-# Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
-# LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
-PLACE_LABELS = r"""
-const d = source.data, n = d.x.length, W = fig.inner_width, H = fig.inner_height;
-if (!(W > 0 && H > 0) || n === 0) { return; }
-const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
-const font = parseFloat(val(labels.text_font_size)) || 11;
-const ctx = document.createElement("canvas").getContext("2d");
-ctx.font = `${val(labels.text_font_style) || "normal"} ${font}px ${val(labels.text_font) || "helvetica"}`;
-const r = (parseFloat(val(glyph.size)) || 10) / 2 + 1, gap = 6, line = 1.25 * font;
-const lx0 = Math.log10(fig.x_range.start), lx1 = Math.log10(fig.x_range.end);
-const ly0 = Math.log10(fig.y_range.start), ly1 = Math.log10(fig.y_range.end);
-const pts = [];
-for (let i = 0; i < n; i++) {
-  pts.push([(Math.log10(d.x[i]) - lx0) / (lx1 - lx0) * W, H - (Math.log10(d.y[i]) - ly0) / (ly1 - ly0) * H]);
-}
-const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
-const sx = (v) => (Math.log10(v) - lx0) / (lx1 - lx0) * W, sy = (v) => H - (Math.log10(v) - ly0) / (ly1 - ly0) * H;
-const polylines = [];
-for (const src of lines) {
-  const ld = src.data;
-  if ("xs" in ld) { for (let j = 0; j < ld.xs.length; j++) { polylines.push([ld.xs[j], ld.ys[j]]); } }
-  else if ("x" in ld) { polylines.push([ld.x, ld.y]); }
-}
-const crossings = [];  // the lines, sampled every 2 px or so
-for (const [xs, ys] of polylines) {
-  for (let j = 0; j + 1 < xs.length; j++) {
-    const x0 = sx(xs[j]), y0 = sy(ys[j]), x1 = sx(xs[j + 1]), y1 = sy(ys[j + 1]);
-    if (![x0, y0, x1, y1].every(Number.isFinite)) { continue; }
-    const k = Math.min(2000, Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 2) + 1);
-    for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
-  }
-}
-const clear = (b) => !taken.some((o) => b[0] < o[1] && o[0] < b[1] && b[2] < o[3] && o[2] < b[3]) &&
-  !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
-const xoff = [], yoff = [], align = [];
-for (let i = 0; i < n; i++) {
-  const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
-  const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
-  let best = null, first = null;
-  for (const step of [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8]) {
-    for (const side of [prefer, -prefer]) {
-      const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
-      const box = [left, left + w, top, top + line];
-      if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
-      if (first === null) { first = [step, side, box]; }
-      if (clear(box)) { best = [step, side, box]; break; }
-    }
-    if (best !== null) { break; }
-  }
-  const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
-  taken.push(box);
-  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
-}
-const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
-if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
-  source.data = {...d, xoff: xoff, yoff: yoff, align: align};
-}
-"""
-
-
-def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=()) -> None:
-    """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``) apart, off the markers, off the
-    polylines of the sources ``lines`` and inside ``fig``'s frame, whatever the frame's size and the text's size
-    (present mode): :data:`PLACE_LABELS`."""
-    labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
-    callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines)}, code=PLACE_LABELS)
-    for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
-                        *((src, "data") for src in lines),
-                        (labels, "text_font_size"), (glyph, "size"), (fig.x_range, "start"), (fig.x_range, "end"),
-                        (fig.y_range, "start"), (fig.y_range, "end")):
-        model.js_on_change(prop, callback)
-
-
-def _unplaced(n: int) -> dict[str, list]:
-    """Label offsets before the browser lays them out: right of each point."""
-    return {"xoff": [10] * n, "yoff": [0] * n, "align": ["left"] * n}
 
 
 def _roof(peak: float, bandwidth: float) -> list[float]:
@@ -532,7 +449,7 @@ class HardwareView(pn.viewable.Viewer):
         self.atlas_points.data = {
             "x": xs, "y": ys, "name": names, "color": [c for _, c in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
-            "bound": [k.bound(gpu) for k, _ in kernels], **_unplaced(len(kernels))}
+            "bound": [k.bound(gpu) for k, _ in kernels], **unplaced(len(kernels))}
         self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
                                      f"({gpu.roof_kind or 'compute roof'})")
         rows = [f"<b>{escape(k.name)}</b>: {escape(k.formula)}; {k.bound(gpu)}-bound, "
@@ -644,7 +561,7 @@ class HardwareView(pn.viewable.Viewer):
             short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
             rt.append(f"{short}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors}
-        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, **_unplaced(len(rx))}
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, **unplaced(len(rx))}
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth

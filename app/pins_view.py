@@ -32,7 +32,9 @@ class PinsView(pn.viewable.Viewer):
         self.remove = pn.widgets.Button(label="Remove", width=90, css_classes=["pin-remove"])
         self.clear = pn.widgets.Button(label="Remove all", width=100, css_classes=["pin-clear"])
         self.undo = pn.widgets.Button(label="↶ Undo", width=90, css_classes=["pin-undo"], disabled=True)
-        self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        # A wide table (many metrics) scrolls sideways inside its column rather than being cut at the readouts.
+        self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
+                                  styles={"overflow-x": "auto"})
         self.message = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.pin_button.on_click(lambda _e: self.pin_current())
         self.preset.on_click(lambda _e: self.add_preset())
@@ -112,7 +114,11 @@ class PinsView(pn.viewable.Viewer):
 
     @param.depends("state.pin_rows", watch=True)
     def _refresh(self) -> None:
-        self.which.options = {f"{i + 1}. {p.name}": i for i, p in enumerate(self.pins)}
+        options = {f"{i + 1}. {p.name}": i for i, p in enumerate(self.pins)}
+        # Rename and Remove act on a chosen pin: one is always chosen while there are pins (a blank select
+        # beside a table of pins reads as "no pins").
+        value = self.which.value if self.which.value in options.values() else (0 if options else None)
+        self.which.param.update(options=options, value=value)
         self.table.object = pins_table_html(self.rows)
         self.undo.disabled = not self.state.pin_undo
 

@@ -69,14 +69,29 @@ def _rung_labels(batches, intensities, ridge: float) -> list[str]:
     return labels
 
 
+#: Pins closer than this on the log axes (decades in x, in y) share one label: batch 4, INT4 and k = 4 on an
+#: H100 and on an H200 sit at one intensity, 0.16 decades apart — a few pixels, two labels would collide.
+PIN_LABEL_NEAR = (0.15, 0.3)
+
+
 def pin_groups(xs, ys, numbers) -> dict[str, list]:
-    """One label per distinct point: pins that coincide (batch 4, INT4 and k = 4) share ``"pins 1, 2, 3"``."""
-    groups: dict[tuple[float, float], list[int]] = {}
+    """One label per cluster of nearby points: pins that coincide or nearly so share ``"pins 1, 2, 3"``.
+
+    A pin joins the first cluster whose first point is within :data:`PIN_LABEL_NEAR` of it on both log axes;
+    the label sits at that first point.
+    """
+    groups: list[tuple[float, float, list[int]]] = []
     for x, y, n in zip(xs, ys, numbers, strict=True):
-        groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(n)
+        lx, ly = np.log10(float(x)), np.log10(float(y))
+        for gx, gy, members in groups:
+            if abs(lx - np.log10(gx)) <= PIN_LABEL_NEAR[0] and abs(ly - np.log10(gy)) <= PIN_LABEL_NEAR[1]:
+                members.append(n)
+                break
+        else:
+            groups.append((float(x), float(y), [n]))
     return {
-        "x": [x for x, _ in groups], "y": [y for _, y in groups],
-        "text": [("pin " if len(ns) == 1 else "pins ") + ", ".join(map(str, ns)) for ns in groups.values()],
+        "x": [x for x, _, _ in groups], "y": [y for _, y, _ in groups],
+        "text": [("pin " if len(ns) == 1 else "pins ") + ", ".join(map(str, ns)) for _, _, ns in groups],
     }
 
 # The batch ladder's labels live on an axis above the chart, one tick per rung

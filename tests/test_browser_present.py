@@ -122,6 +122,28 @@ def test_roofline_labels_never_overlap_each_other_the_marks_or_the_sparse_roof(p
     assert page.errors == []
 
 
+# The engineer's comparison: batch 4 vs INT4 vs k = 4 on an H100 and on an H200 — two groups of three pins at
+# I = 4, a few pixels apart on the log axis.
+TWO_TRIOS = json.dumps([{"name": f"{lever} {gpu}", "gpu": gpu, **{lever: value}}
+                        for gpu in ("h100-sxm", "h200")
+                        for lever, value in (("batch", "4"), ("weight-dtype", "int4"), ("spec-k", "4"))])
+
+
+@pytest.mark.parametrize("size, present", [(PROJECTOR, "true"), (PROJECTOR, "false")], ids=["present", "default"])
+def test_pin_labels_of_two_gpus_at_one_intensity_do_not_collide(page, lab_url, size, present):
+    from urllib.parse import quote
+
+    _open(page, f"{lab_url}?present={present}&pins={quote(TWO_TRIOS)}", size)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('pins').data.x.length === 6")
+    page.wait_for_timeout(300)
+    boxes = page.evaluate(ROOFLINE_BOXES)
+    pins = [lab for lab in boxes["labels"] if lab["text"].startswith("pin")]
+    assert [lab["text"] for lab in pins] == ["pins 1, 2, 3, 4, 5, 6"]  # a few pixels apart: one label
+    for m in boxes["marks"]:
+        assert not _overlap(pins[0], m), (pins[0], m)
+    assert page.errors == []
+
+
 def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     _open(page, f"{lab_url}?present=true&tour=6", PROJECTOR)
     card = page.locator("[data-step='6']")

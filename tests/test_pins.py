@@ -63,8 +63,19 @@ def test_the_trio_button_adds_to_the_pins():
     lab.pins.add_preset()  # again, on the H200
     assert len(lab.state.pins) == 7
     lab.pins.set_pins([])
+    assert lab.pins.which.value is None and lab.pins.which.options == {}
     lab.pins.undo_last()
     assert len(lab.state.pins) == 7
+
+
+def test_a_pin_is_chosen_for_rename_and_remove_whenever_there_are_pins():
+    from app.lab import Lab
+
+    lab = Lab(Scenario(), {"pins": '[{"name": "<b>a</b>", "batch": "4"}, {"name": "b", "spec-k": "4"}]'})
+    assert lab.pins.which.value == 0 and list(lab.pins.which.options) == ["1. <b>a</b>", "2. b"]
+    lab.pins.which.value = 1
+    lab.pins.remove.clicks += 1  # Remove pin 2: pin 1 stays chosen
+    assert [p.name for p in lab.state.pins] == ["<b>a</b>"] and lab.pins.which.value == 0
 
 
 def test_compare_metrics_part_the_trio():
@@ -95,5 +106,15 @@ def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
     assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
     a100_pin_y = lab.roofline.pins.data["y"][3]
     assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
-    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3", "pins 4, 5, 6"]
+    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3, 4, 5, 6"]  # 0.2 decades apart: one label
     assert lab.throughput.pins.data["batch"] == [4, 1, 1, 4, 1, 1]
+
+
+def test_pins_a_few_pixels_apart_share_one_label():
+    from app.roofline_view import pin_groups
+
+    # The trio on an H100 (13.4 TFLOP/s at I = 4) and on an H200 (19.2): 0.16 decades apart, one label.
+    groups = pin_groups([4, 4, 4, 4, 4, 4, 56], [13.4, 13.4, 13.4, 19.2, 19.2, 19.2, 187], range(1, 8))
+    assert groups == {"x": [4.0, 56.0], "y": [13.4, 187.0], "text": ["pins 1, 2, 3, 4, 5, 6", "pin 7"]}
+    # Batch 1 and batch 4 on one GPU are 0.6 decades apart on both axes: two labels.
+    assert pin_groups([1, 4], [3.35, 13.4], [1, 2])["text"] == ["pin 1", "pin 2"]

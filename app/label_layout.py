@@ -1,0 +1,97 @@
+"""Chart labels laid out in the browser, clear of each other, the markers and the lines.
+
+Where a label can go depends on the plot frame's size in pixels and the text's
+width in the browser's font, which only the browser knows (and which change with
+present mode, the window and zoom): :func:`place_labels_in_browser` attaches
+:data:`PLACE_LABELS` to a LabelSet, which picks for each label the side of its
+point and the first vertical offset where it meets nothing else, inside the frame.
+Used by the Hardware tab's charts.
+"""
+
+from __future__ import annotations
+
+from bokeh.models import CustomJS, LabelSet
+
+# Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
+# right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
+# trying both sides at each) where its box meets no label placed before it, no marker and no line of `lines`
+# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
+# LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
+PLACE_LABELS = r"""
+const d = source.data, n = d.x.length, W = fig.inner_width, H = fig.inner_height;
+if (!(W > 0 && H > 0) || n === 0) { return; }
+const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
+const font = parseFloat(val(labels.text_font_size)) || 11;
+const ctx = document.createElement("canvas").getContext("2d");
+ctx.font = `${val(labels.text_font_style) || "normal"} ${font}px ${val(labels.text_font) || "helvetica"}`;
+const r = (parseFloat(val(glyph.size)) || 10) / 2 + 1, gap = 6, line = 1.25 * font;
+const lx0 = Math.log10(fig.x_range.start), lx1 = Math.log10(fig.x_range.end);
+const ly0 = Math.log10(fig.y_range.start), ly1 = Math.log10(fig.y_range.end);
+const pts = [];
+for (let i = 0; i < n; i++) {
+  pts.push([(Math.log10(d.x[i]) - lx0) / (lx1 - lx0) * W, H - (Math.log10(d.y[i]) - ly0) / (ly1 - ly0) * H]);
+}
+const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
+const sx = (v) => (Math.log10(v) - lx0) / (lx1 - lx0) * W, sy = (v) => H - (Math.log10(v) - ly0) / (ly1 - ly0) * H;
+const polylines = [];
+for (const src of lines) {
+  const ld = src.data;
+  if ("xs" in ld) { for (let j = 0; j < ld.xs.length; j++) { polylines.push([ld.xs[j], ld.ys[j]]); } }
+  else if ("x" in ld) { polylines.push([ld.x, ld.y]); }
+}
+const crossings = [];  // the lines, sampled every 2 px or so
+for (const [xs, ys] of polylines) {
+  for (let j = 0; j + 1 < xs.length; j++) {
+    const x0 = sx(xs[j]), y0 = sy(ys[j]), x1 = sx(xs[j + 1]), y1 = sy(ys[j + 1]);
+    if (![x0, y0, x1, y1].every(Number.isFinite)) { continue; }
+    const k = Math.min(2000, Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 2) + 1);
+    for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
+  }
+}
+const clear = (b) => !taken.some((o) => b[0] < o[1] && o[0] < b[1] && b[2] < o[3] && o[2] < b[3]) &&
+  !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+const xoff = [], yoff = [], align = [];
+for (let i = 0; i < n; i++) {
+  const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
+  const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
+  let best = null, first = null;
+  for (const step of [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8]) {
+    for (const side of [prefer, -prefer]) {
+      const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
+      const box = [left, left + w, top, top + line];
+      if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
+      if (first === null) { first = [step, side, box]; }
+      if (clear(box)) { best = [step, side, box]; break; }
+    }
+    if (best !== null) { break; }
+  }
+  const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
+  taken.push(box);
+  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
+}
+const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
+if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
+  source.data = {...d, xoff: xoff, yoff: yoff, align: align};
+}
+"""
+
+
+def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=()) -> None:
+    """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``) apart, off their markers, off the
+    polylines of the sources ``lines`` and inside ``fig``'s frame (a log-log figure), whatever the frame's size
+    and the text's size (present mode): :data:`PLACE_LABELS`.
+    The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
+    labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
+    callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
+                              "lines": list(lines)}, code=PLACE_LABELS)
+    for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
+                        *((src, "data") for src in lines),
+                        (labels, "text_font_size"), (glyph, "size"), (fig.x_range, "start"), (fig.x_range, "end"),
+                        (fig.y_range, "start"), (fig.y_range, "end")):
+        model.js_on_change(prop, callback)
+
+
+def unplaced(n: int) -> dict[str, list]:
+    """Label offsets before the browser lays them out: right of each point."""
+    return {"xoff": [10] * n, "yoff": [0] * n, "align": ["left"] * n}
