@@ -36,7 +36,8 @@ class CompareView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.x_range = FactorRange(factors=[])
+        # Room right of the last pin for its value label.
+        self.x_range = FactorRange(factors=[], range_padding=0.12)
         self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in COMPARE_METRICS}
         self.figures = [self._row(m) for m in COMPARE_METRICS]
         self.figures[-1].xaxis.visible = True
@@ -59,12 +60,14 @@ class CompareView(pn.viewable.Viewer):
         fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
         marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",
                             source=source)
-        fig.add_layout(LabelSet(x="pin", y="value", text="text", source=source, x_offset=12, y_offset=-2,
-                                text_font_size="11px", text_color=PALETTE["text"], text_baseline="middle"))
+        # Each value sits right of and just above its mark: a value near zero stays inside the frame, and the
+        # range's padding leaves room above the tallest.
+        fig.add_layout(LabelSet(x="pin", y="value", text="text", source=source, x_offset=10, y_offset=2,
+                                text_font_size="11px", text_color=PALETTE["text"], text_baseline="bottom"))
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
                                                              (metric.label, f"@text {metric.unit}")]))
         fig.y_range.start = 0
-        fig.y_range.range_padding = 0.3  # room above the tallest mark and its value
+        fig.y_range.range_padding = 0.9  # room above the tallest mark for its value (in present mode too)
         fig.xaxis.visible = False
         fig.xaxis.axis_label = "pin"
         fig.title.text_font_size = "12px"

@@ -452,3 +452,51 @@ def test_memory_bar_labels_show_whole_or_not_at_all(page, lab_url, query, shown)
     cut = [text for text, inside, outside in labels if not inside and not outside]
     assert cut == [], cut
     assert any(inside for _, inside, _ in labels) == shown  # a wide enough segment still names itself
+
+
+# Every value label of the Compare tab's small multiples: [text, inside its figure's frame].
+COMPARE_LABELS = r"""() => {
+  const out = [], ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  for (const fig of Bokeh.documents[0].all_models) {
+    if (!(fig.name || '').startsWith('compare-') || !fig.name.endsWith('-fig')) continue;
+    const pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+    for (const r of fig.center) {
+      if (r.type !== 'LabelSet') continue;
+      const v = Bokeh.index.find_one(r), size = parseFloat(val(r.text_font_size));
+      ctx.font = `${size}px helvetica`;
+      const texts = r.source.data[r.text.field];
+      for (let i = 0; i < texts.length; i++) {
+        const w = ctx.measureText(String(texts[i])).width, h = size * 1.2;
+        const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+        const base = val(r.text_baseline) || 'bottom';
+        const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
+        const inside = x >= f.left && x + w <= f.right + 1 && top >= f.top - 1 && top + h <= f.bottom + 1;
+        out.push([fig.name, texts[i], inside, [x, x + w, top, top + h], [f.left, f.right, f.top, f.bottom]]);
+      }
+    }
+  }
+  return out; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_compare_values_stay_inside_their_charts(page, lab_url, present):
+    from urllib.parse import quote
+
+    # The engineer's view: the trio for a 70B model on an H100 and an 8B model on an H200 (values near zero
+    # beside values near the top of the same chart).
+    pins = json.dumps([{"name": f"{lever} {model}", "model": model, "gpu": gpu, **{lever: value}}
+                       for model, gpu in (("llama-3-70b", "h100-sxm"), ("llama-3-8b", "h200"))
+                       for lever, value in (("batch", "4"), ("weight-dtype", "int4"), ("spec-k", "4"))])
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
+    page.locator("[data-readout=compare-key]").wait_for()
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
+                           " return s && s.data.value.length === 6; })()", timeout=10_000)
+    page.wait_for_timeout(500)
+    labels = page.evaluate(COMPARE_LABELS)
+    assert len(labels) >= 6 * 6
+    assert [lab for lab in labels if not lab[2]] == []
+    assert errors == []
