@@ -139,6 +139,10 @@ class Lab(pn.viewable.Viewer):
                                               css_classes=["band"])
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])
+        # The button says what pressing it does.
+        self.present_toggle.label = "Leave present mode" if self.state.present else "Present mode (projector)"
+        self.state.param.watch(lambda e: setattr(self.present_toggle, "label", "Leave present mode" if e.new
+                                                 else "Present mode (projector)"), "present")
         self._tab_bodies["Roofline"].extend([self.roofline, band])
         # Tab names wrap onto a second line on a narrow page instead of scrolling out of sight.
         tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,

@@ -51,3 +51,10 @@ def style_notices() -> None:
     area = pn.state.notifications
     if area is not None:
         area.types = [*[t for t in area.types if t["type"] not in {n["type"] for n in NOTICE_TYPES}], *NOTICE_TYPES]
+        # In the page's sans-serif, as the rest of the lab (Notyf's toast inherits the browser's serif default).
+        area.stylesheets = [*area.stylesheets, NOTICE_CSS]
+
+
+#: The notices' text in the lab's font.
+NOTICE_CSS = ".notyf__toast, .notyf__message { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, " \
+             "Helvetica, Arial, sans-serif; font-size: 15px; }"

@@ -30,7 +30,7 @@ class TourKeys(JSComponent):
     Keys typed into a field, or pressed on a slider, a button or a menu, are left to them.
     """
 
-    active = param.Boolean(default=False, doc="Only a running tour takes the keys.")
+    active = param.Boolean(default=False, doc="Only a running tour, or present mode, takes the keys.")
 
     _esm = """
     const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
@@ -106,12 +106,18 @@ class TourView(pn.viewable.Viewer):
 
     @param.depends("state.tab", watch=True)
     def _on_tab(self) -> None:
-        self.keys.active = self.index is not None and self.state.tab != "Hardware"
+        self._take_keys()
+
+    def _take_keys(self) -> None:
+        """The page's keys drive a running tour; in present mode a clicker's "next" also starts it. The Hardware
+        tab's own tour takes them there."""
+        self.keys.active = (self.index is not None or self.state.present) and self.state.tab != "Hardware"
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
         # On a projector the buttons say enough; the room reads the card.
         self.intro.visible = not self.state.present
+        self._take_keys()
 
     @staticmethod
     def _jump_options() -> dict:
@@ -123,6 +129,8 @@ class TourView(pn.viewable.Viewer):
 
     def _key(self, action: str) -> None:
         if self.index is None:
+            if action == "next" and self.state.present:  # a clicker: start the tour, or resume where it was left
+                self.go(self.last_index if self.last_index is not None else 0)
             return
         if action == "next":
             self._next()
@@ -151,7 +159,7 @@ class TourView(pn.viewable.Viewer):
         self.leave.visible = True
         self.resume.visible = False
         self.caption.visible = True
-        self.keys.active = self.state.tab != "Hardware"  # that tab's own tour takes the keys there
+        self._take_keys()
         self.jump.value = self.index
         before = self.scenario.levers()
         TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views and this caption
@@ -168,7 +176,7 @@ class TourView(pn.viewable.Viewer):
         self.index = None
         self.caption.visible = False
         self.leave.visible = False
-        self.keys.active = False
+        self._take_keys()
         self.prev.disabled = True
         self.next.disabled = False
         self.next.label = "Start the tour ▶" if self.last_index is None else "Start again ▶"

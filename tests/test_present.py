@@ -75,3 +75,21 @@ def test_the_hardware_tab_follows_present_mode():
     lab = Lab(query={"present": "true", "tab": "Hardware"})
     figures = [pane.object for pane in pn.panel(lab.hardware).select(pn.pane.Bokeh)]
     assert figures and all(min(_text_sizes(f)) >= PRESENT_TEXT_PX for f in figures)
+
+
+def test_a_clicker_starts_the_tour_in_present_mode_and_resumes_it():
+    lab = Lab(query={"present": "true"})
+    assert lab.tour.keys.active and lab.tour.index is None  # a clicker's "next" is heard before the tour runs
+    assert lab.present_toggle.label == "Leave present mode"
+    lab.tour._key("next")
+    assert lab.tour.index == 0
+    lab.tour._key("next")
+    lab.tour._key("leave")
+    assert lab.tour.index is None and lab.tour.keys.active
+    lab.tour._key("next")  # resumes where it was left
+    assert lab.tour.index == 1
+    lab.state.present = False
+    lab.tour.stop()
+    assert not lab.tour.keys.active and lab.present_toggle.label == "Present mode (projector)"
+    lab.tour._key("next")  # outside present mode the keys wait for "Start the tour"
+    assert lab.tour.index is None
