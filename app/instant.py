@@ -32,6 +32,9 @@ from .state import LabState
 
 SCRIPT = Path(__file__).with_name("instant.js")
 LEVERS_SCRIPT = Path(__file__).with_name("instant_levers.js")
+#: Read once per process, not per session: the redraw (the model, then the update) and a widget's own callback.
+REDRAW_CODE = MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8")
+LEVERS_CODE = LEVERS_SCRIPT.read_text(encoding="utf-8")
 
 #: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.
 INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "weight_dtype": "weight",
@@ -92,11 +95,10 @@ class InstantRedraw:
         }
         # One redraw callback per session, its code sent once; each widget's own callback is a few lines
         # that read the levers and run it.
-        redraw = CustomJS(args=args, code=MODEL_SCRIPT.read_text(encoding="utf-8") + SCRIPT.read_text(encoding="utf-8"))
+        redraw = CustomJS(args=args, code=REDRAW_CODE)
         wired = {arg: widgets[name] for name, arg in INSTANT_LEVERS.items() if name in widgets}
         for widget in wired.values():
-            widget.jscallback(args={"holder": self.holder, "redraw": redraw, **wired}, value=LEVERS_SCRIPT.read_text(
-                encoding="utf-8"))
+            widget.jscallback(args={"holder": self.holder, "redraw": redraw, **wired}, value=LEVERS_CODE)
         # A server update for an older lever state, landing after the browser drew a newer one, and new
         # constants (another model or GPU): the browser redraws what its widgets say.
         view.point.js_on_change("data", redraw)
