@@ -160,6 +160,7 @@ class HardwareView(pn.viewable.Viewer):
         self._custom_gpus: dict = {}
         super().__init__(**params)
         self.tour_index: int | None = None
+        self._tour_finished = False  # the last step's "Finish" was pressed
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self._build_sources()
         self._build_figures()
@@ -402,6 +403,12 @@ class HardwareView(pn.viewable.Viewer):
     def _on_present(self, *_events):
         for fig in self.figures():  # the labels follow their new size in the browser (place_labels_in_browser)
             present_figure(fig, self.present)
+        self._take_keys()
+
+    def _take_keys(self) -> None:
+        """The page's keys drive a running hardware tour; in present mode a clicker's "next" also starts it."""
+        if hasattr(self, "tour_keys"):
+            self.tour_keys.active = self.tour_index is not None or self.present
 
     def _on_section(self, event):
         if hasattr(self, "tabs"):
@@ -601,6 +608,8 @@ class HardwareView(pn.viewable.Viewer):
     # -- the tour ------------------------------------------------------------------------
     def _tour_key(self, action: str) -> None:
         if action == "next":
+            if self.tour_index is None and self._tour_finished:
+                return  # a stray press after "Finish": the levers stay where the last step left them
             self._tour_next()
         elif action == "previous" and self.tour_index:
             self.go(self.tour_index - 1)
@@ -612,6 +621,7 @@ class HardwareView(pn.viewable.Viewer):
             self.go(0)
         elif self.tour_index == len(HARDWARE_TOUR) - 1:
             self.stop_tour()
+            self._tour_finished = True
         else:
             self.go(self.tour_index + 1)
 
@@ -621,14 +631,15 @@ class HardwareView(pn.viewable.Viewer):
         self.tour_prev.disabled = self.tour_index == 0
         self.tour_next.label = "Finish ✓" if self.tour_index == len(HARDWARE_TOUR) - 1 else "Next ▶"
         self.tour_leave.visible = self.tour_caption.visible = True
-        self.tour_keys.active = True
+        self._tour_finished = False
+        self._take_keys()
         HARDWARE_TOUR[self.tour_index].apply(self)
         self._render_tour()
 
     def stop_tour(self) -> None:
         """Leave the tour; the levers stay where the step left them."""
         self.tour_index = None
-        self.tour_keys.active = False
+        self._take_keys()
         self.tour_caption.visible = self.tour_leave.visible = False
         self.tour_prev.disabled = True
         self.tour_next.label = "Start the hardware tour ▶"

@@ -76,6 +76,7 @@ class TourView(pn.viewable.Viewer):
         self.scenario = self.state.scenario
         self.index: int | None = None
         self.last_index: int | None = None  # where the tour was left, to offer a resume
+        self.finished = False  # the last step's "Finish" was pressed
         self.prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["tour-prev"])
         self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
                                       css_classes=["tour-next"])
@@ -129,7 +130,8 @@ class TourView(pn.viewable.Viewer):
 
     def _key(self, action: str) -> None:
         if self.index is None:
-            if action == "next" and self.state.present:  # a clicker: start the tour, or resume where it was left
+            # A clicker: start the tour, or resume where it was left; a stray press after "Finish" does nothing.
+            if action == "next" and self.state.present and not self.finished:
                 self.go(self.last_index if self.last_index is not None else 0)
             return
         if action == "next":
@@ -154,6 +156,7 @@ class TourView(pn.viewable.Viewer):
     def go(self, index: int) -> None:
         """Show step ``index`` (0-based) and set the scenario to it."""
         self.index = max(0, min(index, len(TOUR) - 1))
+        self.finished = False
         self.prev.disabled = self.index == 0
         self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
         self.leave.visible = True
@@ -172,6 +175,7 @@ class TourView(pn.viewable.Viewer):
     def stop(self) -> None:
         """Leave the tour; the scenario stays where the step left it, and a resume is offered."""
         finished = self.index == len(TOUR) - 1
+        self.finished = finished
         self.last_index = None if finished or self.index is None else self.index
         self.index = None
         self.caption.visible = False

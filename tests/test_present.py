@@ -93,3 +93,33 @@ def test_a_clicker_starts_the_tour_in_present_mode_and_resumes_it():
     assert not lab.tour.keys.active and lab.present_toggle.label == "Present mode (projector)"
     lab.tour._key("next")  # outside present mode the keys wait for "Start the tour"
     assert lab.tour.index is None
+
+
+def test_a_stray_press_after_finish_keeps_the_last_step():
+    from core.tour import TOUR
+
+    lab = Lab(query={"present": "true"})
+    lab.tour.go(len(TOUR) - 1)
+    after_last = lab.scenario.levers()
+    lab.tour._key("next")  # "Finish ✓"
+    assert lab.tour.index is None
+    lab.tour._key("next")  # one press too many: the class keeps looking at the last step
+    assert lab.tour.index is None and lab.scenario.levers() == after_last
+    lab.tour.next.clicks += 1  # "Start again" still starts it
+    assert lab.tour.index == 0
+
+
+def test_a_clicker_drives_the_hardware_tour_in_present_mode():
+    from core.hardware_tour import HARDWARE_TOUR
+
+    lab = Lab(query={"present": "true", "tab": "Hardware"})
+    hw = lab.hardware
+    assert hw.tour_keys.active and hw.tour_index is None and not lab.tour.keys.active  # its tour takes the keys
+    hw._tour_key("next")
+    assert hw.tour_index == 0
+    hw.go(len(HARDWARE_TOUR) - 1)
+    hw._tour_key("next")  # Finish
+    hw._tour_key("next")  # stray
+    assert hw.tour_index is None and hw.tour_keys.active
+    lab.state.present = False
+    assert not hw.tour_keys.active
