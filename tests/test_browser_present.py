@@ -452,6 +452,8 @@ def test_memory_bar_labels_show_whole_or_not_at_all(page, lab_url, query, shown)
     cut = [text for text, inside, outside in labels if not inside and not outside]
     assert cut == [], cut
     assert any(inside for _, inside, _ in labels) == shown  # a wide enough segment still names itself
+    key = page.locator(".mem-legend").first  # and the key under the bar names every segment, on a projector too
+    assert key.is_visible() and all(part in key.inner_text() for part in ("weights", "KV cache", "reserve"))
 
 
 # Every value label of the Compare tab's small multiples: [text, inside its figure's frame].
