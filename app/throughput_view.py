@@ -125,7 +125,8 @@ class ThroughputView(pn.viewable.Viewer):
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         split = f" (one model copy on {r.gpus_per_replica} GPUs, TP = {r.tp}, PP = {r.pp})" \
             if r.gpus_per_replica > 1 else ""
+        # Two short lines: one long line was cut at the chart's edge at 1280 px.
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}: {unit} vs batch "
-            f"(largest batch that fits: {r.max_batch:,})"
+            f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}\n"
+            f"{unit} vs batch (largest batch that fits: {r.max_batch:,})"
         )

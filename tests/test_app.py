@@ -221,3 +221,11 @@ def test_the_tour_finishes_on_its_last_step():
     assert lab.tour.next.label == "Finish ✓" and not lab.tour.next.disabled
     lab.tour._next()
     assert lab.tour.index is None and not lab.tour.caption.visible
+
+
+def test_the_throughput_title_fits_its_chart_in_two_short_lines():
+    lab = Lab(query={})
+    lab.state.tab = "Throughput vs B"
+    lines = lab.throughput.figure.title.text.split("\n")
+    assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192",
+                     "tokens/s vs batch (largest batch that fits: 0)"]
