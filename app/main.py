@@ -2,7 +2,7 @@
 
 import panel as pn
 from bokeh.settings import settings
-from panel.io.resources import LOCAL_DIST, patch_model_css
+from panel.io.resources import LOCAL_DIST
 
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
@@ -26,18 +26,17 @@ def _serve_stylesheets_locally(doc) -> None:
     ``--reuse-sessions`` (the class setting) the session a browser talks to is built
     when its websocket connects, not by a GET, and Panel 1.9 skips that rewrite: every
     stylesheet then came from cdn.holoviz.org, and on a network without internet the page
-    lost its button, markdown and file-drop styles.  Nothing is fetched from outside
-    (tests/test_served_session.py serves with that flag and checks).
+    lost its button, markdown and file-drop styles.  Panel gives every model it builds
+    for a document that records the server's ``dist_url`` a local URL, so recording it
+    before the lab is built is enough (tests/test_no_network_browser.py serves with and
+    without the flag and checks that no request leaves the server).
     """
     if doc is None or doc.session_context is None or "dist_url" in doc._template_variables:
         return
     dist_url = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
-    doc._template_variables["dist_url"] = dist_url  # models built later (tabs opened later) follow it
+    doc._template_variables["dist_url"] = dist_url  # every model built from here on, tabs opened later too
 
 
 _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
 create_app().servable(title="Roofline Lab")
-if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-    for root in pn.state.curdoc.roots:
-        patch_model_css(root, dist_url=pn.state.curdoc._template_variables["dist_url"])
