@@ -101,8 +101,23 @@ def lever_widget(scenario: Scenario, lever: Lever, compact: bool = False) -> pn.
     return widget
 
 
+def write_lever(scenario: Scenario, lever: Lever, value, restore) -> None:
+    """Set ``lever`` from its widget; a value the lever refuses leaves the scenario as it was and ``restore()``
+    puts the widget back on it.
+
+    The page sends what it likes over the websocket (a crafted message can carry batch index 999 or k = 10^30):
+    the parameter's bounds are the refusal, and neither a traceback nor a silently wrapped value follows.
+    """
+    try:
+        setattr(scenario, lever.name, value)
+    except (ValueError, TypeError, IndexError):
+        restore()
+
+
 def _linked(widget: pn.widgets.Widget, scenario: Scenario, lever: Lever) -> pn.widgets.Widget:
-    widget.param.watch(lambda e: setattr(scenario, lever.name, e.new), "value")
+    widget.param.watch(lambda e: write_lever(scenario, lever, e.new,
+                                             lambda: setattr(widget, "value", getattr(scenario, lever.name))),
+                       "value")
     scenario.param.watch(lambda e: setattr(widget, "value", e.new), lever.name)
     return widget
 
@@ -141,13 +156,13 @@ def _slider(scenario: Scenario, lever: Lever, common: dict) -> pn.widgets.Widget
         widget = pn.widgets.FloatSlider(start=lo / lever.scale, end=max(hi / lever.scale, value),
                                         step=(p.step or lever.scale) / lever.scale, value=value, **common)
     kind = int if isinstance(p, param.Integer) else float
-    widget.param.watch(lambda e: setattr(scenario, lever.name, kind(e.new * lever.scale)), "value")
-
-    def follow(event) -> None:
-        shown = event.new if integer else event.new / lever.scale
+    def show(value) -> None:
+        shown = value if integer else value / lever.scale
         widget.param.update(end=max(widget.end, shown), value=shown)
 
-    scenario.param.watch(follow, lever.name)
+    widget.param.watch(lambda e: write_lever(scenario, lever, kind(e.new * lever.scale),
+                                             lambda: show(getattr(scenario, lever.name))), "value")
+    scenario.param.watch(lambda e: show(e.new), lever.name)
     return widget
 
 
@@ -173,8 +188,15 @@ class StopSlider:
         self.widget = pn.widgets.IntSlider(start=0, end=len(self.values) - 1, value=self.values.index(value),
                                            format=self.formatter, **common)
         self.widget.stops = self  # what tests and the instant redraw read
-        self.widget.param.watch(lambda e: setattr(scenario, lever.name, self.values[e.new]), "value")
+        self.widget.param.watch(lambda e: write_lever(scenario, lever, self.value_at(e.new), self.restore), "value")
         scenario.param.watch(lambda e: self.admit(e.new), lever.name)
+
+    def value_at(self, index: int):
+        """The stop at slider position ``index``; None (which the lever refuses) off the ends."""
+        return self.values[index] if 0 <= index < len(self.values) else None
+
+    def restore(self) -> None:
+        self.widget.value = self.values.index(getattr(self.scenario, self.lever.name))
 
     def admit(self, value: int) -> None:
         if value not in self.values:

@@ -230,3 +230,21 @@ def test_the_browser_gets_the_stops_a_value_set_elsewhere_added():
     assert 7 in sent["stops"]["batch"] and sent["on"]
     lab.scenario.tp = 2  # several GPUs: the browser leaves the chart to the server
     assert json.loads(lab.instant.holder.data["c"][0])["on"] is False
+
+
+def test_a_widget_value_the_lever_refuses_changes_nothing():
+    """What a crafted websocket message can put in a widget: the lever's bounds refuse it, the scenario keeps
+    its value, the widget goes back to it — no traceback, no value wrapped round (index -1 is not batch 1,024)."""
+    s = Scenario(batch=4, spec_k=2)
+    controls = build_controls(s)
+    open_more(controls)
+    widgets = {w.lever: w for w in controls.select(pn.widgets.Widget) if hasattr(w, "lever")}
+    for name, bad in (("batch", 999), ("batch", -1), ("spec_k", 10**30), ("spec_k", 0),
+                      ("reserve_bytes", float("nan")), ("reserve_bytes", 1e30), ("acceptance", 2.0)):
+        before = getattr(s, name)
+        widgets[name].value = bad
+        assert getattr(s, name) == before, name
+    assert widgets["batch"].value == 3 and widgets["spec_k"].value == 2 and widgets["reserve_bytes"].value == 3
+    assert widgets["acceptance"].value == 0.7
+    widgets["batch"].value = 4  # a good value still goes through
+    assert s.batch == 5
