@@ -286,7 +286,7 @@ class Lab(pn.viewable.Viewer):
         r = self.state.result
         self._embed_key.object = embed_key(
             sparse=bool(r.gpu.sparse_flop_per_s.get(r.compute_roof)), reference=r.reference_gpu is not None,
-            interconnect=bool(r.communication_intensity is not None and r.link_bandwidth),  # as the chart draws it
+            interconnect=r.sends_between_gpus,
             pins=len(self.state.pins), measured=len(self.state.measured),
             other_phase=self.roofline.other_phase.data["label"][0])
         query = {k: v for k, v in self.link.query().items() if k != "embed"}

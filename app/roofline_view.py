@@ -407,7 +407,7 @@ class RooflineView(pn.viewable.Viewer):
             self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
-        sends = r.communication_intensity is not None and r.link_bandwidth
+        sends = r.sends_between_gpus
         x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
         self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
                                   else {"x": [], "y": []})

@@ -341,6 +341,11 @@ class ScenarioResult:
         return Parallelism(self.model, tp=self.tp, pp=self.pp, ep=self.ep, replicas=self.replicas,
                            link_bandwidth=self.link_bandwidth, gqa=self.gqa)
 
+    @property
+    def sends_between_gpus(self) -> bool:
+        """Whether a step sends data between GPUs over a link of known bandwidth: the interconnect roof applies."""
+        return self.communication_intensity is not None and bool(self.link_bandwidth)
+
     def interconnect_roof(self, intensity):
         """The interconnect roof at communication intensity ``intensity``: ``min(P_peak, link·I)`` FLOP/s.
 

@@ -200,3 +200,8 @@ def test_pins_at_different_tp_share_the_intensity_and_say_what_tp_buys():
     assert rows[0].result.arithmetic_intensity_weights == pytest.approx(rows[1].result.arithmetic_intensity_weights,
                                                                         rel=1e-9)
     assert any("TP = 8: same intensity" in note and "16.4 GiB of weights per GPU" in note for note in rows[1].notes)
+
+
+def test_the_interconnect_roof_applies_only_when_gpus_send():
+    assert not Scenario().evaluate().sends_between_gpus  # one GPU sends nothing
+    assert Scenario(tp=2).evaluate().sends_between_gpus  # two all-reduces per layer over NVLink
