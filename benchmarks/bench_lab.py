@@ -39,6 +39,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM_ARGS, start_lab, system_chromium  # noqa: E402
+from load_test import percentile  # noqa: E402 - one nearest-rank quantile for every benchmark
 
 # Installed once per page: timestamps of the key press, the first data change after
 # it, and the frame painted after that.  BokehJS schedules its canvas repaint for the next
@@ -131,11 +132,6 @@ def background_class(url: str, n: int, moves: int = 1000):
     joined.wait()
     time.sleep(3.0)  # everyone moving
     return leave, students
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def in_process_build_cpu(repeats: int = 20) -> float:

@@ -31,15 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM_ARGS, start_lab, system_chromium  # noqa: E402
+from load_test import percentile  # noqa: E402 - one nearest-rank quantile for every benchmark
 
 from core.scenario import Scenario  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def fetch_all(url: str, n: int, window: float, size: int) -> tuple[list[float], list[str]]:
