@@ -34,13 +34,23 @@ const sp = C.sparse[s.weight_dtype];
 sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};
 ridge.data = {x: [r.ridge_point], y: [C.ridge_y], text: ["ridge " + pyFixed(r.ridge_point, 0) + "\nFLOP/byte"]};
 span.location = r.ridge_point;
-// Readouts, show-your-work and the memory bar: the served lab's HTML (labels and formulas from Python).
-const rows = derivation(C, s, r);
-const notes = warnings(C, s, r);
-readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes);
-memory.text = memoryHtml(C, s, r);
-results.text = JSON.stringify({...r, inputs: s, readouts: rows, warnings: notes});
 fig.title.text = C.model_name + " · " + C.gpu_name + " · decode\nI = " + fmtSig(r.arithmetic_intensity_weights) +
   " FLOP/byte (weights): " + fmtSig(100 * r.peak_fraction_weights, 3) + " % of peak\nI = " +
   fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads: " + fmtSig(100 * r.peak_fraction_with_kv, 3) +
   " % of peak";
+// The text follows a frame later: the readouts, the memory bar and the title make the browser lay the page
+// out again, which would hold back the chart's repaint (see README, benchmarks).  During a drag only the
+// last move's text is written.
+results._write_text = () => {
+  // Readouts, show-your-work and the memory bar: the served lab's HTML (labels and formulas from Python).
+  const rows = derivation(C, s, r);
+  const notes = warnings(C, s, r);
+  readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes);
+  memory.text = memoryHtml(C, s, r);
+  // Last: tests and exports read the inputs echoed here as the sign that everything above is written.
+  results.text = JSON.stringify({...r, inputs: s, readouts: rows, warnings: notes});
+};
+if (!results._text_due) {
+  results._text_due = true;
+  requestAnimationFrame(() => setTimeout(() => { results._text_due = false; results._write_text(); }, 0));
+}
