@@ -201,7 +201,7 @@ def standalone_html(scenario: Scenario) -> str:
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"
-    fig.min_width = 480  # its legend (two columns) needs this much; narrower, the readouts go below
+    fig.min_width = 300  # a phone-width window: the legend takes one column there (RooflineView)
     # Pins and the efficiency band are served-lab features.
     legend = fig.legend[0]
     legend.items = [item for item in legend.items if not item.label.value.startswith("60%")]
@@ -209,9 +209,12 @@ def standalone_html(scenario: Scenario) -> str:
     widgets = {name: _widget(LEVERS[name], scenario, stops.get(name)) for name in PAGE_LEVERS}
     # The readouts and the memory bar: the served lab's HTML and stylesheet, written by the page's script.
     show_work = Checkbox(label="Show your work (formulas with values)", active=True, css_classes=["show-work"])
-    readouts = Div(text="", name="readouts", stylesheets=[STYLESHEET], width=380)
+    # Fixed widths beside the chart, capped at the window's on a phone (the row wraps them below the chart).
+    readouts = Div(text="", name="readouts", stylesheets=[STYLESHEET], width=380,
+                   styles={"max-width": "calc(100% - 10px)"})  # its margins inside the window
     memory = Div(text="", name="memory", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                  margin=(24, 10, 5, 10))
+    side = column(memory, show_work, readouts, width=400, styles={"max-width": "100%"})
     results = Div(text="", visible=False, name="results", render_as_text=True)
     title = f"{result.model.name} on {result.gpu.name}"
     header = Div(
@@ -259,7 +262,7 @@ def standalone_html(scenario: Scenario) -> str:
         header,
         # Both rows wrap on a narrow window (the readouts go below the chart) rather than scroll sideways.
         row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
-        row(fig, column(memory, show_work, readouts, width=400), sizing_mode="stretch_width",
+        row(fig, side, sizing_mode="stretch_width",
             styles={"flex-wrap": "wrap"}),
         results,
         sizing_mode="stretch_width",

@@ -181,6 +181,8 @@ def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
     page.locator(".batch .noUi-handle").focus()
     page.keyboard.press("ArrowRight")  # 56 -> 64
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.x[0] === 64")
+    # The text follows the chart a frame later.
+    page.wait_for_function(f"{RESULTS}.inputs.batch === 64")
     assert json.loads(page.evaluate("Bokeh.documents[0].get_model_by_name('results').text"))["fits"] is False
     # α is a lever: k = 4 at α = 0.8 gains (1 − 0.8^4) / 0.2 = 2.952 tokens per verify.
     page.evaluate("[...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('spec-k')).value = 4")
@@ -195,4 +197,16 @@ def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
     page.locator(".show-work input").uncheck()
     expect(page.locator("[data-work]")).to_have_count(0)
     assert page.locator("[data-readout=spec]").inner_text() == "2.95"
+    assert page.errors == []
+
+
+def test_page_fits_a_phone_width_window(offline_page):
+    # The class page is this page: students open it on phones.  At 360 px it used to be 480 px wide (the chart's
+    # minimum for a two-column legend) and the readouts 400 px: the page scrolled sideways.
+    page, _ = offline_page(Scenario(model="llama-3-8b"))
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.wait_for_function("document.documentElement.scrollWidth <= 360")
+    # The legend took one column, and every entry sits inside the window.
+    assert page.evaluate("[...Bokeh.documents[0].all_models].find((m) => m.ncols !== undefined).ncols") == 1
+    assert page.locator("[data-readout=ridge]").bounding_box()["x"] + 10 < 360
     assert page.errors == []
