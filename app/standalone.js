@@ -47,6 +47,20 @@ results._write_text = () => {
   const notes = warnings(C, s, r);
   readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes);
   memory.text = memoryHtml(C, s, r);
+  // Served beside the lab (a class page): the reader's scenario, as moved here, opens in the full lab.  Each lever
+  // is written as core.levers.Lever.encode writes it; opened from a file, there is no lab to link to.
+  if (C.full_lab && location.protocol.startsWith("http")) {
+    const q = new URLSearchParams(C.full_lab.query);
+    for (const [name, c] of Object.entries(C.full_lab.levers)) {
+      const v = s[name];
+      q.set(c.flag, c.kind === "bool" ? (Boolean(v) !== c.negated ? "true" : "false")
+        : c.kind === "int" ? String(Math.trunc(v))
+        : c.kind === "number" ? String(Number((v / c.scale).toPrecision(15))) : String(v));
+    }
+    const href = new URL(C.full_lab.path + "?" + q.toString(), location.href).href;
+    link.text = '<a href="' + escHtml(href) + '">Open this scenario in the full lab</a> ' +
+      "(pins, Compare, several GPUs, prefill)";
+  }
   // Last: tests and exports read the inputs echoed here as the sign that everything above is written.
   results.text = JSON.stringify({...r, inputs: s, readouts: rows, warnings: notes});
 };

@@ -36,6 +36,7 @@ from bokeh.resources import Resources
 
 from core.explain import quantities
 from core.levers import Lever
+from core.permalink import to_query
 from core.precision import KV_PRECISIONS, PRECISIONS, compute_roof
 from core.scenario import LEVERS, Scenario, ScenarioResult, weights_as
 from core.units import GiB
@@ -164,6 +165,32 @@ PAGE_LEVERS = ("batch", "spec_k", "acceptance", "context", "weight_dtype", "kv_d
 ONE_GPU = ("tp", "pp", "ep", "replicas")
 
 
+#: Where the full lab is, from the page served beside it (README, *Serving a class*: ``/class/<page>.html``
+#: next to ``/app``).
+FULL_LAB = "../app"
+
+
+def full_lab_link(scenario: Scenario) -> dict | None:
+    """What the page needs to link its scenario, as moved by the reader, into the full lab.
+
+    Returns:
+        ``{"path": FULL_LAB, "query": the permalink query of the page's scenario, "levers": {name: codec}}``,
+        each codec the lever's flag and how its value is written (:meth:`core.levers.Lever.encode`); or None
+        for a pasted model, which no link can carry.
+    """
+    if scenario.catalogue.is_own(scenario.model):
+        return None
+
+    def codec(lever: Lever) -> dict:
+        p = lever.parameter
+        kind = ("bool" if isinstance(p, param.Boolean) else "int" if isinstance(p, param.Integer)
+                else "number" if isinstance(p, param.Number) else "text")
+        return {"flag": lever.flag, "kind": kind, "negated": lever.negated, "scale": lever.scale}
+
+    return {"path": FULL_LAB, "query": to_query(scenario.levers(), custom_gpu=scenario.custom_gpu()),
+            "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
+
+
 def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
     """A Bokeh widget for ``lever``, generated from the lever table like the served controls."""
     p, value = lever.parameter, getattr(scenario, lever.name)
@@ -197,6 +224,7 @@ def standalone_html(scenario: Scenario) -> str:
     view = RooflineView(result)
     c["other_phase_label"] = view.other_phase.data["label"][0]  # the served chart's words for the same point
     c["ridge_y"] = view.ridge.data["y"][0]
+    c["full_lab"] = full_lab_link(scenario)
     c["overhead_label"] = list(view.overhead.data["label"])  # the launches do not move with the page's levers
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
@@ -216,6 +244,8 @@ def standalone_html(scenario: Scenario) -> str:
                  margin=(24, 10, 5, 10))
     side = column(memory, show_work, readouts, width=400, styles={"max-width": "100%"})
     results = Div(text="", visible=False, name="results", render_as_text=True)
+    # Served beside the lab (a class page), a link opens the reader's scenario there: pins, Compare, many GPUs.
+    link = Div(text="", name="full-lab", css_classes=["full-lab"])
     title = f"{result.model.name} on {result.gpu.name}"
     header = Div(
         text=(
@@ -242,6 +272,7 @@ def standalone_html(scenario: Scenario) -> str:
         readouts=readouts,
         memory=memory,
         results=results,
+        link=link,
         fig=fig,
         ladder=view.ladder,
         kv_ladder=view.kv_ladder,
@@ -260,6 +291,7 @@ def standalone_html(scenario: Scenario) -> str:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
     layout = column(
         header,
+        link,
         # Both rows wrap on a narrow window (the readouts go below the chart) rather than scroll sideways.
         row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
         row(fig, side, sizing_mode="stretch_width",

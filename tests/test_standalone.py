@@ -210,3 +210,40 @@ def test_page_fits_a_phone_width_window(offline_page):
     assert page.evaluate("[...Bokeh.documents[0].all_models].find((m) => m.ncols !== undefined).ncols") == 1
     assert page.locator("[data-readout=ridge]").bounding_box()["x"] + 10 < 360
     assert page.errors == []
+
+
+def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path):
+    # README, *Serving a class*: students move the class page's levers, then open the same scenario in the
+    # served lab (pins, Compare, several GPUs).  The lab's readouts must equal the page's for what was moved.
+    from conftest import start_lab
+
+    from app.__main__ import main as app_main
+
+    pages = tmp_path / "class"
+    pages.mkdir()
+    assert app_main(["export", "--model", "llama-3-8b", "--out", str(pages / "llama-3-8b.html")]) == 0
+    proc, url = start_lab(tmp_path / "server.log", ["--static-dirs", f"class={pages}"])
+    try:
+        page.goto(url.rsplit("/app", 1)[0] + "/class/llama-3-8b.html")
+        page.wait_for_function(f"Bokeh.documents.length > 0 && {RESULTS}.inputs !== undefined")
+        batches = sorted(LEVERS["batch"].stops)
+        page.evaluate(SET, [batches.index(16), 4, "int4", "fp8", sorted(LEVERS["context"].stops).index(32768),
+                            False, 0.55])
+        page.wait_for_function(f"{RESULTS}.inputs.batch === 16 && {RESULTS}.inputs.acceptance === 0.55")
+        keys = ("intensity", "kv-total", "tokens", "spec", "fits")
+        shown = {key: page.locator(f"[data-readout={key}]").inner_text() for key in keys}
+        href = page.locator(".full-lab a").get_attribute("href")
+        assert href.startswith(url + "?") and "batch=16" in href and "no-gqa=true" in href
+        page.locator(".full-lab a").click()
+        page.wait_for_url(url + "?*")
+        page.locator("[data-readout=ridge]").wait_for()
+        assert {key: page.locator(f"[data-readout={key}]").inner_text() for key in keys} == shown
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
+    # No link can carry a pasted config.json: the page offers none rather than one that opens another model.
+    page, _ = offline_page(_scenario("pasted", "custom"))
+    assert page.evaluate("Bokeh.documents[0].get_model_by_name('full-lab').text") == ""
