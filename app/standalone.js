@@ -60,6 +60,7 @@ results._write_text = () => {
     const href = new URL(C.full_lab.path + "?" + q.toString(), location.href).href;
     link.text = '<a href="' + escHtml(href) + '">Open this scenario in the full lab</a> ' +
       "(pins, Compare, several GPUs, prefill)";
+    link.visible = true;
   }
   // Last: tests and exports read the inputs echoed here as the sign that everything above is written.
   results.text = JSON.stringify({...r, inputs: s, readouts: rows, warnings: notes});

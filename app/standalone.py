@@ -165,6 +165,18 @@ PAGE_LEVERS = ("batch", "spec_k", "acceptance", "context", "weight_dtype", "kv_d
 ONE_GPU = ("tp", "pp", "ep", "replicas")
 
 
+#: The page's roots: the controls, then the chart with the readouts beside it (below it on a narrow window).
+PAGE_TEMPLATE = """
+{% block contents %}
+<div>{{ embed(roots.controls) }}</div>
+<div style="display: flex; flex-wrap: wrap; align-items: flex-start">
+  <div style="flex: 1 1 480px; min-width: 300px; max-width: 100%">{{ embed(roots.roofline) }}</div>
+  <div style="flex: 0 1 400px; max-width: 100%">{{ embed(roots.side) }}</div>
+</div>
+{{ embed(roots.results) }}
+{% endblock %}
+"""
+
 #: Where the full lab is, from the page served beside it (README, *Serving a class*: ``/class/<page>.html``
 #: next to ``/app``).
 FULL_LAB = "../app"
@@ -242,10 +254,10 @@ def standalone_html(scenario: Scenario) -> str:
                    styles={"max-width": "calc(100% - 10px)"})  # its margins inside the window
     memory = Div(text="", name="memory", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                  margin=(24, 10, 5, 10))
-    side = column(memory, show_work, readouts, width=400, styles={"max-width": "100%"})
+    side = column(memory, show_work, readouts, width=400, styles={"max-width": "100%"}, name="side")
     results = Div(text="", visible=False, name="results", render_as_text=True)
     # Served beside the lab (a class page), a link opens the reader's scenario there: pins, Compare, many GPUs.
-    link = Div(text="", name="full-lab", css_classes=["full-lab"])
+    link = Div(text="", name="full-lab", css_classes=["full-lab"], visible=False)
     title = f"{result.model.name} on {result.gpu.name}"
     header = Div(
         text=(
@@ -289,18 +301,14 @@ def standalone_html(scenario: Scenario) -> str:
     callback = CustomJS(args=args, code=code)
     for widget in [*widgets.values(), show_work]:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)
-    layout = column(
-        header,
-        link,
-        # Both rows wrap on a narrow window (the readouts go below the chart) rather than scroll sideways.
-        row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
-        row(fig, side, sizing_mode="stretch_width",
-            styles={"flex-wrap": "wrap"}),
-        results,
-        sizing_mode="stretch_width",
-    )
+    # Four roots, placed by PAGE_TEMPLATE: a rewrite of the readouts or the memory bar makes BokehJS lay out
+    # again the root it is in, and in one root with the chart that meant measuring the chart's axes and legend
+    # again on every move.
     doc = Document()
-    doc.add_root(layout)
+    controls = column(header, link, row(*widgets.values(), sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
+                      sizing_mode="stretch_width", name="controls")
+    for root in (controls, fig, side, results):
+        doc.add_root(root)
     # The browser evaluates once on load, so the page shows its own numbers from the start.
     doc.js_on_event(DocumentReady, callback)
-    return file_html(doc, BokehOnlyInline(), title=f"Roofline Lab — {title}")
+    return file_html(doc, BokehOnlyInline(), title=f"Roofline Lab — {title}", template=PAGE_TEMPLATE)
