@@ -169,13 +169,27 @@ class Lever:
             return
         shown = self.encode(self.default)
         doc = doc if doc.endswith(".") else doc + "."
-        parser.add_argument(f"--{self.flag}", dest=self.name, default=None, metavar=self._metavar(),
+        parser.add_argument(f"--{self.flag}", dest=self.name, default=None, metavar=self._metavar(), action=_Once,
                             help=f"{doc} Accepted: {self.accepted()}. Default: {shown}.")
 
     def _metavar(self) -> str:
         if isinstance(self.parameter, param.Selector):
             return "ID"
         return self.unit.upper() if self.unit else ("N" if isinstance(self.parameter, param.Integer) else "X")
+
+
+class _Once(argparse.Action):
+    """Stores a flag's text; the same flag again with another value is refused, naming both.
+
+    argparse would keep the last silently.  A link given a key twice uses the first and says so
+    (:func:`core.permalink.from_query`); a command line has no page to say it on, so it stops.
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        if before is not None and before != values:
+            parser.error(f"{option_string} given twice ({before!r} and {values!r}): give it once")
+        setattr(namespace, self.dest, values)
 
 
 def _number(x: float) -> str:

@@ -64,6 +64,10 @@ def test_explain_text_shows_each_step(capsys):
         (["--batch", "lots"], "--batch='lots' is not a whole number from 1 to 65,536"),
         (["--batch", "nan"], "--batch='nan' is not a whole number"),
         (["--batch", "1" * 5000], "--batch='11111111111111111111'… is 5,000 characters long"),
+        # A repeated flag used to keep its last value silently (a link keeps its first, with a notice).
+        (["--batch", "4", "--batch", "8"], "--batch given twice ('4' and '8'): give it once"),
+        (["--weight-dtype", "int4", "--model", "llama-3-8b", "--weight-dtype", "fp8"],
+         "--weight-dtype given twice ('int4' and 'fp8')"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_value(capsys, args, message):
@@ -71,6 +75,10 @@ def test_bad_input_is_one_line_naming_the_value(capsys, args, message):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert message in err
+
+
+def test_a_flag_repeated_with_the_same_value_is_one_value(capsys):
+    assert run_json(capsys, "--batch", "8", "--batch", "8")["batch"] == 8
 
 
 def test_module_entry_point():
