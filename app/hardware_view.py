@@ -57,11 +57,22 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
+from .style import PALETTE as LAB_PALETTE
+from .style import series_style
 from .tour_view import TourKeys
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf"]
+#: Each kernel family's (colour, marker) on the atlas: shape as well as colour (naive attention and the elementwise
+#: ops were red and green, one olive under deuteranopia).
+KERNEL_STYLES = {family: series_style(i)[::2] for i, family in enumerate(
+    ("gemm", "matvec", "elementwise", "naive", "flash", "decode_attention"))}
+#: Each memory level's (colour, dash) on the hierarchy chart, and each attention point's (colour, marker).
+LEVEL_STYLES = {"HBM": (LAB_PALETTE["roof"], "solid"), "L2": ("#0072B2", "dashed"), "SRAM": ("#CC79A7", "dotdash")}
+ATTENTION_STYLES = {"naive": ("#D55E00", "diamond"), "flash": ("#CC79A7", "inverted_triangle"),
+                    "once": ("#56B4E9", "star")}
+#: The trend chart's series: (colour, dash of the Gholami et al. line, marker of the catalogue's points).
+TREND_STYLES = {"peak FLOP/s": ("#D55E00", "dashed", "triangle"), "DRAM bandwidth": ("#0072B2", "dotted", "circle"),
+                "interconnect bandwidth": ("#009E73", "dotdash", "square")}
 CSS = """
 .hw-work { font-family: ui-monospace, monospace; font-size: 12px; line-height: 1.45; }
 .hw-work b { font-family: sans-serif; } .hw-decision { font-size: 14px; }
@@ -187,8 +198,8 @@ class HardwareView(pn.viewable.Viewer):
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
         self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
-        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "time": [], "bound": [],
-                                              "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
+        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "time": [],
+                                              "bound": [], "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
         self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": []}, name="hw-step")
@@ -198,18 +209,22 @@ class HardwareView(pn.viewable.Viewer):
         self.stairs_probe = ColumnDataSource({"n": [], "tflops": []}, name="hw-probe")
         self.levels = ColumnDataSource({"x": [], "y": [], "level": [], "color": []}, name="hw-levels")
         self.level_labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": []}, name="hw-level-labels")
-        self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "mb": []},
+        self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "mb": []},
                                             name="hw-attention")
-        self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": []}, name="hw-gen-roofs")
-        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "xoff": [], "yoff": [],
+        self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": [], "dash": []},
+                                         name="hw-gen-roofs")
+        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "marker": [], "xoff": [],
+                                            "yoff": [],
                                             "align": []}, name="hw-ridges")
         self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
                                            "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
                                           name="hw-workloads")
-        self.trend_points = ColumnDataSource({"year": [], "rel": [], "series": [], "name": [], "color": []},
+        self.trend_points = ColumnDataSource({"year": [], "rel": [], "series": [], "name": [], "color": [],
+                                              "marker": []},
                                              name="hw-trend")
-        self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": []}, name="hw-gholami")
+        self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": [], "dash": []},
+                                           name="hw-gholami")
 
     # -- figures --------------------------------------------------------------------
     def _build_figures(self):
@@ -217,10 +232,12 @@ class HardwareView(pn.viewable.Viewer):
                                       ("attainable", "@y{0,0.0} TFLOP/s"), ("time", "@time"), ("bound", "@bound")])
         f = _log_figure("hw-atlas")
         f.add_tools(hover_k)
-        f.line("x", "y", source=self.atlas_roof, color="#2ca02c", line_width=4, legend_label="roof: min(P_peak, BW·I)")
+        f.line("x", "y", source=self.atlas_roof, color=LAB_PALETTE["roof"], line_width=4,
+               legend_label="roof: min(P_peak, BW·I)")
         self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         f.add_layout(self.atlas_ridge)
-        marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black")
+        marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black",
+                          marker="marker")
         labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
         f.add_layout(labels)
         place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof])
@@ -260,22 +277,22 @@ class HardwareView(pn.viewable.Viewer):
 
         h = _log_figure("hw-hierarchy", height=430)
         h.add_tools(HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")]))
-        self.level_lines = h.multi_line("xs", "ys", source=ColumnDataSource({"xs": [], "ys": [], "color": []},
-                                                                            name="hw-level-roofs"),
-                                        line_color="color", line_width=3)
+        level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
+        self.level_lines = h.multi_line("xs", "ys", source=level_roofs,
+                                        line_color="color", line_width=3, line_dash="dash")
         h.add_layout(LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
                               x_offset=4, y_offset=4, text_font_size="12px", text_font_style="bold"))
-        h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black")
+        h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black", marker="marker")
         h.add_layout(LabelSet(x="x", y="y", text="name", source=self.attn_points, x_offset=8, y_offset=-6,
                               text_font_size="11px"))
         self.hier_fig = h
 
         gfig = _log_figure("hw-generations", height=460)
-        gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3)
+        gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3, line_dash="dash")
         ridge_labels = LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
                                 text_font_size="11px", text_font_style="bold")
         gfig.add_layout(ridge_labels)
-        ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=8, color="color")
+        ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=11, color="color", marker="marker")
         place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs])
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
         gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
@@ -288,9 +305,10 @@ class HardwareView(pn.viewable.Viewer):
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-trend",
                    tooltips=[("part", "@name"), ("series", "@series"), ("× 2017", "@rel{0,0.0}")])
-        t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dashed", line_width=2,
+        t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dash", line_width=2,
                      legend_label="Gholami et al. 2024: 3.0× / 1.6× / 1.4× per 2 years")
-        t.scatter("year", "rel", source=self.trend_points, size=10, color="color", legend_field="series")
+        t.scatter("year", "rel", source=self.trend_points, size=10, color="color", marker="marker",
+              legend_field="series")
         t.legend.location = "top_left"
         self.trend_fig = t
         ev = MEMORY_WALL_TIMELINE
@@ -436,25 +454,27 @@ class HardwareView(pn.viewable.Viewer):
     def _refresh_atlas(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]
         kernels = [
-            (gemm(self.gemm_m, self.gemm_k, self.gemm_n), "#1f77b4"),
-            (decode_matvec(self.matvec_n, self.matvec_k, self.batch), "#ff7f0e"),
+            (gemm(self.gemm_m, self.gemm_k, self.gemm_n), "gemm"),
+            (decode_matvec(self.matvec_n, self.matvec_k, self.batch), "matvec"),
         ]
         if self.ew_chain:
             chain = fuse(self.ew_chain, self.ew_elements)
             if self.fused:
-                kernels.append((chain.fused, "#2ca02c"))
+                kernels.append((chain.fused, "elementwise"))
             else:
-                kernels += [(ELEMENTWISE[n].cost(self.ew_elements), "#2ca02c") for n in self.ew_chain]
+                kernels += [(ELEMENTWISE[n].cost(self.ew_elements), "elementwise") for n in self.ew_chain]
         sram = sram_bytes(gpu)
-        kernels += [(naive_attention(self.attn_n, self.attn_d), "#d62728"),
-                    (flash_attention(self.attn_n, self.attn_d, sram), "#9467bd"),
-                    (decode_attention(self.kv_context, self.kv_heads, self.kv_d_head, self.batch), "#8c564b")]
+        kernels += [(naive_attention(self.attn_n, self.attn_d), "naive"),
+                    (flash_attention(self.attn_n, self.attn_d, sram), "flash"),
+                    (decode_attention(self.kv_context, self.kv_heads, self.kv_d_head, self.batch),
+                     "decode_attention")]
         self.atlas_roof.data = {"x": list(X), "y": _roof(peak, gpu.hbm_bandwidth)}
         self.atlas_ridge.location = gpu.ridge_point()
         xs, ys = [k.intensity for k, _ in kernels], [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels]
         names = [k.name for k, _ in kernels]
         self.atlas_points.data = {
-            "x": xs, "y": ys, "name": names, "color": [c for _, c in kernels],
+            "x": xs, "y": ys, "name": names, "color": [KERNEL_STYLES[f][0] for _, f in kernels],
+            "marker": [KERNEL_STYLES[f][1] for _, f in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
             "bound": [k.bound(gpu) for k, _ in kernels], **unplaced(len(kernels))}
         self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
@@ -516,10 +536,11 @@ class HardwareView(pn.viewable.Viewer):
     def _refresh_hierarchy(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]
         levels = gpu.memory_levels()
-        colors = {"SRAM": "#6d28d9", "L2": "#0e7490", "HBM": "#2ca02c"}
+        colors = {name: color for name, (color, _) in LEVEL_STYLES.items()}
         roofs = self.level_lines.data_source
         roofs.data = {"xs": [list(X) for _ in levels], "ys": [_roof(peak, bw) for _, bw, _ in levels],
-                      "color": [colors[n] for n, _, _ in levels]}
+                      "color": [colors[n] for n, _, _ in levels],
+                      "dash": [LEVEL_STYLES[n][1] for n, _, _ in levels]}
         self.levels.data = {"x": [1.0] * len(levels), "y": [bw / 1e12 for _, bw, _ in levels],
                             "level": [n for n, _, _ in levels], "color": [colors[n] for n, _, _ in levels]}
         self.level_labels.data = {"x": [0.1] * len(levels), "y": [bw * 0.1 / TFLOP for _, bw, _ in levels],
@@ -529,13 +550,14 @@ class HardwareView(pn.viewable.Viewer):
         na = naive_attention(self.attn_n, self.attn_d)
         fa = flash_attention(self.attn_n, self.attn_d, sram)
         floor = attention_compulsory_bytes(self.attn_n, self.attn_d)
-        pts = [("naive (S, P in HBM)", na.flop, na.bytes_moved, "#d62728"),
-               ("Flash: HBM, Θ(N²d²/M)", fa.flop, fa.bytes_moved, "#9467bd"),
-               ("Flash: Q, K, V, O once", fa.flop, floor, "#e377c2")]
+        pts = [("naive (S, P in HBM)", na.flop, na.bytes_moved, ATTENTION_STYLES["naive"]),
+               ("Flash: HBM, Θ(N²d²/M)", fa.flop, fa.bytes_moved, ATTENTION_STYLES["flash"]),
+               ("Flash: Q, K, V, O once", fa.flop, floor, ATTENTION_STYLES["once"])]
         self.attn_points.data = {
             "x": [f / b for _, f, b, _ in pts],
             "y": [attainable_flop_per_s(f / b, peak, gpu.hbm_bandwidth) / TFLOP for _, f, b, _ in pts],
-            "name": [n for n, *_ in pts], "color": [c for *_, c in pts],
+            "name": [n for n, *_ in pts], "color": [c for *_, (c, _) in pts],
+            "marker": [m for *_, (_, m) in pts],
             "mb": [f"{b / 1e6:,.1f}" for _, _, b, _ in pts]}
         l2_text = f"{gpu.l2_bytes / MiB:,.0f} MiB of L2" if gpu.l2_bytes else "an L2 whose size is unpublished"
         missing = [lvl for lvl in ("SRAM", "L2") if lvl not in {n for n, _, _ in levels}]
@@ -555,10 +577,12 @@ class HardwareView(pn.viewable.Viewer):
     def _refresh_generations(self, gpu):
         ids = list(self.generations)
         cat = load_catalogue()
-        xs, ys, names, colors, rx, ry, rt = [], [], [], [], [], [], []
+        xs, ys, names, colors, dashes, markers, rx, ry, rt = [], [], [], [], [], [], [], [], []
         for i, gid in enumerate(ids):
             g = cat[gid]
-            c = PALETTE[i % len(PALETTE)]
+            c, dash, marker = series_style(i)  # a dash and a marker as well as a colour: H100, H200, MI300X
+            dashes.append(dash)
+            markers.append(marker)
             xs.append(list(X))
             ys.append(_roof(g.dense_flop_per_s["bf16"], g.hbm_bandwidth))
             names.append(g.name)
@@ -567,8 +591,9 @@ class HardwareView(pn.viewable.Viewer):
             ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
             short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
             rt.append(f"{short}: {g.ridge_point():.0f}")
-        self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors}
-        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, **unplaced(len(rx))}
+        self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors, "dash": dashes}
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "marker": markers,
+                                **unplaced(len(rx))}
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth
@@ -580,8 +605,8 @@ class HardwareView(pn.viewable.Viewer):
         trend = catalogue_trend(FLAGSHIPS)
         base = {"peak FLOP/s": trend.peak_flop_per_s[0], "DRAM bandwidth": trend.dram_bandwidth[0],
                 "interconnect bandwidth": trend.interconnect_bandwidth[0]}
-        series_color = {"peak FLOP/s": "#d62728", "DRAM bandwidth": "#1f77b4", "interconnect bandwidth": "#2ca02c"}
-        pts = {"year": [], "rel": [], "series": [], "name": [], "color": []}
+        series_color = {series: color for series, (color, _, _) in TREND_STYLES.items()}
+        pts = {"year": [], "rel": [], "series": [], "name": [], "color": [], "marker": []}
         for j, gid in enumerate(trend.ids):
             for series, arr in (("peak FLOP/s", trend.peak_flop_per_s), ("DRAM bandwidth", trend.dram_bandwidth),
                                 ("interconnect bandwidth", trend.interconnect_bandwidth)):
@@ -590,18 +615,23 @@ class HardwareView(pn.viewable.Viewer):
                 pts["series"].append(series)
                 pts["name"].append(cat[gid].name)
                 pts["color"].append(series_color[series])
+                pts["marker"].append(TREND_STYLES[series][2])
         self.trend_points.data = pts
         years = np.linspace(2017, 2025, 9)
         self.trend_lines.data = {"xs": [list(years)] * 3,
                                  "ys": [[growth(r, y - 2017) for y in years] for r in GHOLAMI_RATES_PER_2Y.values()],
-                                 "series": list(GHOLAMI_RATES_PER_2Y), "color": list(series_color.values())}
+                                 "series": list(GHOLAMI_RATES_PER_2Y),
+                                 "color": [TREND_STYLES[s][0] for s in GHOLAMI_RATES_PER_2Y],
+                                 "dash": [TREND_STYLES[s][1] for s in GHOLAMI_RATES_PER_2Y]}
         rates = ", ".join(f"{k} {v:.2f}×" for k, v in trend.rates.items())
         trap = (f" The {escape(gpu.name)} datasheet headline {sparse / TFLOP:,.0f} TFLOP/s is the 2:4-sparsity "
                 f"figure: it would put the ridge at {sparse / gpu.hbm_bandwidth:,.0f}, twice the dense "
                 f"{gpu.ridge_point():,.0f}." if sparse else "")
         self.gen_text.object = (
-            f"<div>Dashed lines: {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
-            f"1.6×, interconnect 1.4× per two years. Dots: this catalogue's NVIDIA flagships (V100 → B200), fitted "
+            f"<div>Lines (peak FLOP/s dashed, DRAM dotted, interconnect dot-dash): "
+            f"{escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
+            f"1.6×, interconnect 1.4× per two years. Marks (triangles, circles, squares): this catalogue's NVIDIA "
+            f"flagships (V100 → B200), fitted "
             f"per two years: {escape(rates)}. Triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, "
             f"batch-56 decode 56, training GEMM 500).{trap}</div>")
 

@@ -51,3 +51,18 @@ SERIES_DASHES = {"roof": "solid", "sparse": "dashed", "reference": "dotdash", "p
 
 #: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
 STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
+
+#: One (colour, dash, marker) per series of a chart that overlays several of one kind (the Hardware tab's parts,
+#: kernels, memory levels, trend series): Okabe-Ito colours (yellow left out: too faint on white), with the dash
+#: cycling over 6 patterns and the marker over 7 shapes, so that no two of the first 42 series share both dash and
+#: marker and each series keeps its look under any colour vision (deuteranopia merges green, red and brown).
+SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+SERIES_DASH_CYCLE = ("solid", "dashed", "dotted", "dotdash", "dashdot", "10 3 2 3 2 3")  # the last: dash-dot-dot
+SERIES_MARKER_CYCLE = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star")
+
+
+def series_style(i: int) -> tuple[str, str, str]:
+    """Series ``i``'s (colour, dash, marker): :data:`SERIES_COLORS`, :data:`SERIES_DASH_CYCLE` and
+    :data:`SERIES_MARKER_CYCLE` each cycled (6 and 7 are coprime: the pair repeats only after 42 series)."""
+    return (SERIES_COLORS[i % len(SERIES_COLORS)], SERIES_DASH_CYCLE[i % len(SERIES_DASH_CYCLE)],
+            SERIES_MARKER_CYCLE[i % len(SERIES_MARKER_CYCLE)])

@@ -146,3 +146,53 @@ def test_a_wide_staircase_range_is_capped_and_says_so(view):
     assert "N = 1 to 4,001 (at most 4,000 points), not to 100,000" in view.stairs_readout.object
     view.param.update(n_min=500, n_max=100)  # reversed: read as 100 to 500
     assert view.stairs.data["n"][0] == 100 and view.stairs.data["n"][-1] == 500
+
+
+def _series_looks(fig) -> dict[str, tuple[frozenset, frozenset]]:
+    """Each colour drawn on ``fig`` -> (the dashes of its lines, the markers of its points), row by row where a
+    glyph takes them from its data (one colour is one series: a part's roof and its ridge mark share it)."""
+    from bokeh.models import GlyphRenderer, Line, MultiLine, Scatter
+
+    looks: dict[str, tuple[set, set]] = {}
+
+    def column(glyph, prop, n):
+        spec = getattr(glyph, prop)
+        name = spec.get("field") if isinstance(spec, dict) else spec
+        if isinstance(name, str) and name in glyph_source.data:
+            return [str(v) for v in glyph_source.data[name]]
+        return [str(spec.get("value") if isinstance(spec, dict) else spec)] * n
+
+    for r in fig.select({"type": GlyphRenderer}):
+        glyph, glyph_source = r.glyph, r.data_source
+        if not isinstance(glyph, (Line, MultiLine, Scatter)):
+            continue
+        data = glyph_source.data
+        n = 1 if isinstance(glyph, Line) else len(next(iter(data.values()), []))
+        colors = column(glyph, "fill_color" if isinstance(glyph, Scatter) else "line_color", n)
+        if isinstance(glyph, Scatter):
+            shapes = column(glyph, "marker", n)
+            for c, m in zip(colors, shapes, strict=True):
+                looks.setdefault(c, (set(), set()))[1].add(m)
+        else:
+            dashes = column(glyph, "line_dash", n)
+            for c, d in zip(colors, dashes, strict=True):
+                looks.setdefault(c, (set(), set()))[0].add(d)
+    return {c: (frozenset(d), frozenset(m)) for c, (d, m) in looks.items()}
+
+
+@pytest.mark.parametrize("chart", ["gen_fig", "atlas_fig", "hier_fig", "trend_fig"])
+def test_no_two_series_share_both_dash_and_marker(chart):
+    """Colour-blind safety: H100 (green), H200 (red) and MI300X (brown) were one olive under deuteranopia, each a
+    solid line with circles; every series now differs from every other in its dash or its marker."""
+    from core.hardware import load_catalogue
+
+    view = HardwareView(gpu="h100-sxm", generations=list(load_catalogue()))  # every part: 25 roofs
+    looks = _series_looks(getattr(view, chart))
+    assert len(looks) >= 3, looks
+    items = list(looks.items())
+    for i, (c1, look1) in enumerate(items):
+        for c2, look2 in items[i + 1:]:
+            assert look1 != look2, (chart, c1, c2, look1)
+    if chart == "gen_fig":  # row by row too: every part's roof and ridge mark, even where colours repeat
+        pairs = list(zip(view.gen_roofs.data["dash"], view.gen_ridges.data["marker"], strict=True))
+        assert len(pairs) == len(load_catalogue()) and len(set(pairs)) == len(pairs)
