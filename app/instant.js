@@ -55,3 +55,7 @@ set(x_range, {end: Math.max(H.x_end, 10 ** Math.ceil(Math.log10(far * 3)))});
 // The workload last: a change of its data is what sets off the redraw check above.
 set(point, {data: {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
                    pct: [100 * r.peak_fraction_weights], fits: [fits]}});
+// Keep every point and roof on the chart (RooflineView.fit_y, from the same sources), the ridge label at its foot.
+const [y0, y1] = fitYRange(y_sources, H.y0, H.y_end, H.y_margin);
+if (y_range.start !== y0 || y_range.end !== y1) { set(y_range, {start: y0, end: y1}); }
+if (ridge.data.y[0] !== y0) { set(ridge, {data: {...ridge.data, y: [y0]}}); }

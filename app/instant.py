@@ -26,7 +26,7 @@ from bokeh.models import ColumnDataSource, CustomJS
 
 from core.scenario import ScenarioResult
 
-from .roofline_view import X_FAR, X_RANGE, RooflineView
+from .roofline_view import X_FAR, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .standalone import MODEL_SCRIPT, constants
 from .state import LabState
 
@@ -64,7 +64,8 @@ def browser_state(state: LabState, widgets: dict[str, pn.widgets.Widget], result
         # the message, changes only when a constant does, not on every move.
         "current": {name: getattr(s, name) for name in INSTANT_LEVERS if name not in widgets},
         "launch_s": result.launch_overhead_s,
-        "x0": X_RANGE[0], "x_end": X_RANGE[1], "x_far": X_FAR,
+        "x0": X_RANGE[0], "x_end": X_RANGE[1], "x_far": X_FAR, "y0": Y_RANGE[0], "y_end": Y_RANGE[1],
+        "y_margin": Y_MARGIN,
     }
 
 
@@ -92,6 +93,7 @@ class InstantRedraw:
             "holder": self.holder, "ladder": view.ladder, "kv_ladder": view.kv_ladder, "point": view.point,
             "point_kv": view.point_kv, "roof": view.roof, "sparse": view.sparse_roof, "ridge": view.ridge,
             "span": view.ridge_span, "overhead": view.overhead, "x_range": view.figure.x_range,
+            "y_range": view.figure.y_range, "y_sources": view.y_sources(),
         }
         # One redraw callback per session, its code sent once; each widget's own callback is a few lines
         # that read the levers and run it.

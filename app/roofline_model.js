@@ -142,3 +142,14 @@ function evaluate(C, s) {
     ladder: ladder,
   };
 }
+function fitYRange(sources, y0, y1, margin) {
+  // The chart's y range, app/roofline_view.py fit_y_range: [y0, y1] widened to whole decades past every positive
+  // `y` of `sources` within `margin` of an end (a 10 GFLOP/s part or a CPU roof below, an FP4 roof above).
+  let lo = Infinity, hi = -Infinity;
+  for (const src of sources) {
+    for (const v of src.data.y) { if (v > 0 && Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } }
+  }
+  if (!(lo <= hi)) { return [y0, y1]; }
+  return [lo / margin >= y0 ? y0 : 10 ** Math.floor(Math.log10(lo / margin)),
+          hi * margin <= y1 ? y1 : 10 ** Math.ceil(Math.log10(hi * margin))];
+}

@@ -45,7 +45,9 @@ from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
-Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s)
+Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
+#: A point or roof this close to the y range's end (a factor) widens it to the next decade, as for the x range.
+Y_MARGIN = 3.0
 
 ROOF_COLOR = PALETTE["roof"]
 LADDER_COLOR = PALETTE["ladder"]
@@ -58,6 +60,22 @@ def roof_xy(peak_flop_per_s: float, bandwidth: float) -> dict[str, list[float]]:
     """The roof as three points: the left edge, the ridge and the right edge (x FLOP/byte, y TFLOP/s)."""
     x = np.array([X_RANGE[0], peak_flop_per_s / bandwidth, X_FAR])
     return {"x": list(x), "y": list(attainable_flop_per_s(x, peak_flop_per_s, bandwidth) / TFLOP)}
+
+
+def fit_y_range(*ys) -> tuple[float, float]:
+    """The y range (TFLOP/s) that keeps every value of ``ys`` (sequences: the points, the roofs from the chart's
+    left edge to their flat part) on the chart: :data:`Y_RANGE`, its start lowered and its end raised to whole
+    decades past any value within :data:`Y_MARGIN` of it; never narrower than :data:`Y_RANGE`.  A 10 GFLOP/s part
+    or a CPU roof (0.09 TFLOP/s) gets room below; a 9 PFLOP/s FP4 roof room above.  ``fitYRange`` in
+    ``app/roofline_model.js`` is the same rule in the browser (the instant redraw and the offline page)."""
+    values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in ys]) if ys else np.array([])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return Y_RANGE
+    lo, hi = float(values.min()), float(values.max())
+    start = Y_RANGE[0] if lo / Y_MARGIN >= Y_RANGE[0] else float(10 ** np.floor(np.log10(lo / Y_MARGIN)))
+    end = Y_RANGE[1] if hi * Y_MARGIN <= Y_RANGE[1] else float(10 ** np.ceil(np.log10(hi * Y_MARGIN)))
+    return start, end
 
 
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
@@ -365,6 +383,7 @@ class RooflineView(pn.viewable.Viewer):
         self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
                                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
         self._optional_items["roof of a pinned GPU"].visible = bool(lines)
+        self.fit_y()
 
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
@@ -384,6 +403,23 @@ class RooflineView(pn.viewable.Viewer):
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
         }
+        self.fit_y()
+
+    def y_sources(self) -> list[ColumnDataSource]:
+        """The sources whose ``y`` the y range keeps on the chart: the roofs (the main one from the chart's left
+        edge), the points, the ladders, pins and measurements (not the interconnect or overhead ceilings)."""
+        return [self.roof, self.sparse_roof, self.reference, self.point, self.point_kv, self.ladder, self.kv_ladder,
+                self.other_phase, self.pins, self.measured]
+
+    def fit_y(self) -> None:
+        """Widen the y range to keep every point and roof on the chart (:func:`fit_y_range`); the ridge label
+        sits at its foot."""
+        start, end = fit_y_range(*(src.data["y"] for src in self.y_sources()))
+        y_range = self.figure.y_range
+        if (y_range.start, y_range.end) != (start, end):
+            y_range.update(start=start, end=end)
+        if list(self.ridge.data["y"]) != [start] * len(self.ridge.data["x"]):
+            self.ridge.data = {**self.ridge.data, "y": [start] * len(self.ridge.data["x"])}
 
     def update(self, r: ScenarioResult) -> None:
         """Replace the chart's data with ``r``'s (the figure itself is kept).
@@ -401,7 +437,7 @@ class RooflineView(pn.viewable.Viewer):
             self._optional_items["sparse (2:4)"].visible = bool(sparse)
             self.ridge_span.location = r.ridge_point
             self._draw_reference(r)
-            self.ridge.data = {"x": [r.ridge_point], "y": [Y_RANGE[0]],
+            self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
             lo, hi = r.efficiency_band(BAND_X)
             self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
@@ -427,6 +463,7 @@ class RooflineView(pn.viewable.Viewer):
         # Keep every point on the chart: widen the x range past the farthest one.
         far = max(r.arithmetic_intensity_weights, r.prefill_intensity, float(lad.arithmetic_intensity_weights[-1]))
         self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
+        self.fit_y()  # and the y range past the lowest and the highest (a 10 GFLOP/s part, a CPU)
         left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
         self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
                                    else dict(text_align="left", x_offset=6)))

@@ -32,7 +32,11 @@ fig.x_range.end = Math.max(1e5, 10 ** Math.ceil(Math.log10(far * 3)));
 roof.data = {x: [X0, r.ridge_point, X1], y: [C.bandwidth * X0 / T, r.peak_flop_per_s / T, r.peak_flop_per_s / T]};
 const sp = C.sparse[s.weight_dtype];
 sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};
-ridge.data = {x: [r.ridge_point], y: [C.ridge_y], text: ["ridge " + pyFixed(r.ridge_point, 0) + "\nFLOP/byte"]};
+// Keep every point and roof on the chart (the served chart's rule, RooflineView.fit_y), the ridge label at its foot.
+const [y0, y1] = fitYRange([roof, sparse, point, point_kv, ladder, kv_ladder, other_phase], C.y_range[0], C.y_range[1],
+                           C.y_margin);
+if (fig.y_range.start !== y0 || fig.y_range.end !== y1) { fig.y_range.setv({start: y0, end: y1}); }
+ridge.data = {x: [r.ridge_point], y: [y0], text: ["ridge " + pyFixed(r.ridge_point, 0) + "\nFLOP/byte"]};
 span.location = r.ridge_point;
 fig.title.text = C.model_name + " · " + C.gpu_name + " · decode\nI = " + fmtSig(r.arithmetic_intensity_weights) +
   " FLOP/byte (weights): " + fmtSig(100 * r.peak_fraction_weights, 3) + " % of peak\nI = " +

@@ -229,3 +229,46 @@ def test_the_throughput_title_fits_its_chart_in_two_short_lines():
     lines = lab.throughput.figure.title.text.split("\n")
     assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192",
                      "tokens/s vs batch (largest batch that fits: 0)"]
+
+
+# --- the y range widens as the x range does ---------------------------------------------------------------------
+def _tiny_gpu():
+    """The smallest part the bring-your-own form takes: 0.01 TFLOP/s (10 GFLOP/s), here with 5 GB/s."""
+    from core.hardware import custom_accelerator
+
+    return custom_accelerator("tiny", bandwidth_tbs=0.005, capacity_gb=80, bf16=0.01)
+
+
+def _on_chart(view):
+    """Every y the chart keeps (points, roofs) lies inside its y range, with the ridge label at its foot."""
+    y = view.figure.y_range
+    for src in view.y_sources():
+        for v in src.data["y"]:
+            assert y.start < v < y.end, (src.name, v, y.start, y.end)
+    assert view.ridge.data["y"] == [y.start]
+
+
+def test_y_range_widens_to_keep_a_10_gflop_part_and_a_cpu_roof_on_the_chart():
+    from core.hardware import custom_accelerator
+
+    s = Scenario(model="llama-3-8b")
+    s.add_gpu(_tiny_gpu())
+    lab = Lab(s)
+    view = lab.roofline
+    # I = 1 FLOP/byte (BF16, B = 1) on 5 GB/s: 0.005 TFLOP/s, below the old floor of 0.01.
+    assert view.point.data["y"][0] == pytest.approx(0.005)
+    assert view.roof.data["y"][0] == pytest.approx(0.0005)  # the roof at the chart's left edge, I = 0.1
+    assert (view.figure.y_range.start, view.figure.y_range.end) == (1e-4, 2e4)
+    _on_chart(view)
+    # `python -m core measure` on a laptop: 0.09 TFLOP/s and 0.023 TB/s; the roof rises from 0.0023 at I = 0.1.
+    cpu = custom_accelerator("this CPU (measured)", bandwidth_tbs=0.023, capacity_gb=16, bf16=0.09)
+    lab.scenario.add_gpu(cpu)
+    assert lab.roofline.figure.y_range.start == 1e-4
+    _on_chart(lab.roofline)
+    # A catalogue GPU keeps the usual range; B200's 2:4 FP8 headline (9 PFLOP/s) gets room above.
+    lab.scenario.gpu = "h100-sxm"
+    assert (view.figure.y_range.start, view.figure.y_range.end) == (0.01, 2e4)
+    _on_chart(view)
+    lab.scenario.param.update(gpu="b200", weight_dtype="fp8")
+    assert (view.figure.y_range.start, view.figure.y_range.end) == (0.01, 1e5)
+    _on_chart(view)

@@ -99,3 +99,62 @@ def test_embed_strip_redraws_too_with_the_servers_kv_precision(page, held):
     r = Scenario(model="llama-3-8b", kv_dtype="fp8", batch=5).evaluate()
     assert data(page, "workload-kv", "x")[0] == pytest.approx(r.arithmetic_intensity_with_kv, rel=1e-12)
     assert page.errors == []
+
+
+Y_RANGE_JS = ("(() => { const y = Bokeh.documents[0].get_model_by_name('roofline').y_range;"
+              " return [y.start, y.end]; })()")
+
+
+def test_the_browser_widens_the_y_range_as_the_server_does(page, held):
+    """B200's 2:4 FP8 headline (9 PFLOP/s) would touch the top of 2e4: the browser's own redraw gives it room, to
+    the decade the server picks (app/roofline_view.py fit_y_range)."""
+    from app.lab import Lab
+
+    held("?gpu=b200")
+    assert page.evaluate(Y_RANGE_JS) == [0.01, 2e4]
+    page.locator(".weight-dtype select").select_option("FP8")
+    page.wait_for_function(f"{Y_RANGE_JS}[1] > 2e4", timeout=3000)
+    server = Lab(Scenario(gpu="b200", weight_dtype="fp8"), {}).roofline
+    assert page.evaluate(Y_RANGE_JS) == [server.figure.y_range.start, server.figure.y_range.end] == [0.01, 1e5]
+    assert data(page, "ridge", "y") == [0.01]
+    assert page.errors == []
+
+
+# Each scatter mark of the roofline (by source name) -> [its y on the canvas, the frame's top, the frame's bottom].
+MARKS_IN_FRAME = """(() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+  const out = {};
+  for (const r of fig.renderers) {
+    if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Scatter') continue;
+    const v = Bokeh.index.find_one(r);
+    out[r.data_source.name] = Array.from(v.glyph.sy).map((y) => [y, f.top, f.bottom]);
+  }
+  return out; })()"""
+
+
+def test_a_10_gflop_part_keeps_its_workload_star_on_the_chart(page, lab_url):
+    """A custom GPU of 0.01 TFLOP/s and 5 GB/s: the star (0.005 TFLOP/s) sat below the chart's fixed floor."""
+    import json
+    from urllib.parse import urlencode
+
+    from core.hardware import accelerator_form, custom_accelerator
+
+    tiny = custom_accelerator("tiny", bandwidth_tbs=0.005, capacity_gb=80, bf16=0.01)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(lab_url + "?" + urlencode({"model": "llama-3-8b", "custom-gpu": json.dumps(accelerator_form(tiny))}))
+    page.locator("[data-readout=ridge]").wait_for()
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.y[0] < 0.01", timeout=10_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(Y_RANGE_JS) == [1e-4, 2e4]
+    marks = page.evaluate(MARKS_IN_FRAME)
+    assert marks["workload"] and marks["ladder"]
+    for name in ("workload", "workload-kv", "ladder", "kv-ladder"):
+        for y, top, bottom in marks[name]:
+            assert top < y < bottom, (name, y, top, bottom)
+    # A batch move redrawn in the browser keeps the range the server set.
+    press(page, ".batch", "ArrowRight", 3)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 4", timeout=3000)
+    assert page.evaluate(Y_RANGE_JS) == [1e-4, 2e4]
+    assert errors == []

@@ -247,3 +247,17 @@ def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
     # No link can carry a pasted config.json: the page offers none rather than one that opens another model.
     page, _ = offline_page(_scenario("pasted", "custom"))
     assert page.evaluate("Bokeh.documents[0].get_model_by_name('full-lab').text") == ""
+
+
+def test_the_offline_page_keeps_a_10_gflop_part_on_the_chart(offline_page):
+    """The page's own redraw widens the y range as the served chart does (a star at 0.005 TFLOP/s)."""
+    s = Scenario(model="llama-3-8b")
+    s.add_gpu(custom_accelerator("tiny", bandwidth_tbs=0.005, capacity_gb=80, bf16=0.01))
+    page, _ = offline_page(s)
+    y = page.evaluate("(() => { const f = Bokeh.documents[0].get_model_by_name('roofline');"
+                      " return [f.y_range.start, f.y_range.end]; })()")
+    assert y == [1e-4, 2e4]
+    star = page.evaluate("Bokeh.documents[0].get_model_by_name('workload').data.y[0]")
+    assert star == pytest.approx(0.005) and y[0] < star < y[1]
+    assert page.evaluate("Bokeh.documents[0].get_model_by_name('ridge').data.y[0]") == 1e-4
+    assert page.errors == []
