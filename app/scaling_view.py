@@ -17,16 +17,19 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Span
+from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, NoOverlap, Span
 from bokeh.plotting import figure
 
 from core.sweeps import tp_sweep
 
+from .present import present_figure
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
 TAB = "Scaling"
 MS = 1e3
+#: The two charts' heights (px), built and in present mode (18-px text and a two-column legend of wrapped labels).
+HEIGHTS = {"times": (340, 500), "rates": (300, 420)}
 
 
 class ScalingView(pn.viewable.Viewer):
@@ -43,15 +46,26 @@ class ScalingView(pn.viewable.Viewer):
         self.current = ColumnDataSource(data={"tp": [], "tpot": [], "aggregate": []}, name="scaling-current")
         self.times_fig = self._times_figure()
         self.rates_fig = self._rates_figure()
+        self.panes = {name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=fig.height)
+                      for name, fig in (("times", self.times_fig), ("rates", self.rates_fig))}
         # HTML with every name escaped: a session's own GPU or model name is shown as text.
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["scaling-note"],
                                  stylesheets=[STYLESHEET])
         self._refresh()
+        self._on_present()
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        """Present mode: chart text of at least 18 px (app/present.py), the note as a caption of 18 px."""
+        present = self.state.present
+        for name, fig in (("times", self.times_fig), ("rates", self.rates_fig)):
+            present_figure(fig, present)
+            fig.height = self.panes[name].min_height = HEIGHTS[name][present]
+            fig.legend[0].ncols = 2 if present else 3  # 18-px labels: two columns, each wrapped to its width
+        self.note.css_classes = ["scaling-note", "present"] if present else ["scaling-note"]
 
     def __panel__(self):
-        return pn.Column(self.note, pn.pane.Bokeh(self.times_fig, sizing_mode="stretch_width", min_height=340),
-                         pn.pane.Bokeh(self.rates_fig, sizing_mode="stretch_width", min_height=300),
-                         sizing_mode="stretch_width")
+        return pn.Column(self.note, *self.panes.values(), sizing_mode="stretch_width")
 
     def _axes(self, **kw):
         fig = figure(x_axis_type="log", y_axis_type="log", sizing_mode="stretch_width",
@@ -59,10 +73,16 @@ class ScalingView(pn.viewable.Viewer):
                      toolbar_location="above", **kw)
         fig.toolbar.autohide = True
         fig.xaxis.ticker = [1, 2, 4, 8, 16, 32, 64, 128]
+        # Room beyond the extreme values for the current-TP marker (24 px in present mode): Bokeh's default 10 %
+        # left it half outside the frame when it is the highest point (TP = 1).
+        fig.y_range.range_padding = 0.3
+        fig.x_range.range_padding = 0.15
+        fig.yaxis.major_label_policy = NoOverlap()  # a short log range labels 100, 200, … 900: 18-px labels collide
         return fig
 
     def _times_figure(self):
-        fig = self._axes(height=340, y_axis_label="time per step, one GPU (ms)", name="scaling-time-figure")
+        fig = self._axes(height=HEIGHTS["times"][0], y_axis_label="time per step, one GPU (ms)",
+                         name="scaling-time-figure")
         fig.line("tp", "compute", source=self.times, color=PALETTE["roof"], line_width=2,
                  legend_label="compute: FLOP / P_peak")
         fig.line("tp", "memory", source=self.times, color=PALETTE["ladder"], line_width=3,
@@ -87,15 +107,16 @@ class ScalingView(pn.viewable.Viewer):
         return fig
 
     def _rates_figure(self):
-        fig = self._axes(height=300, y_axis_label="tokens/s", name="scaling-rate-figure")
+        fig = self._axes(height=HEIGHTS["rates"][0], y_axis_label="tokens/s", name="scaling-rate-figure")
         agg = fig.line("tp", "aggregate", source=self.rates, color=PALETTE["ladder"], line_width=3,
                        legend_label="all GPUs (EP groups × replicas)")
         fig.scatter("tp", "aggregate", source=self.rates, size=9, fill_color="fill", line_color=PALETTE["ladder"],
                     line_width=2)
-        fig.line("tp", "per_seq", source=self.rates, color=PALETTE["kv"], line_width=3,
+        # Dashed: at B = 1 with one replica it lies on the line of all GPUs, which shows through.
+        fig.line("tp", "per_seq", source=self.rates, color=PALETTE["kv"], line_width=3, line_dash="dashed",
                  legend_label="per sequence")
         fig.scatter("tp", "aggregate", source=self.current, size=18, color=PALETTE["workload"],
-                    line_color=PALETTE["workload_line"])
+                    line_color=PALETTE["workload_line"], legend_label="current TP")
         fig.add_tools(HoverTool(renderers=[agg], mode="vline", tooltips=[
             ("TP", "@tp"), ("all GPUs", "@aggregate{0,0} tok/s"), ("per sequence", "@per_seq{0,0.0} tok/s")]))
         self._legend_below(fig)
@@ -142,7 +163,8 @@ class ScalingView(pn.viewable.Viewer):
         node_text = (f"; past {node} GPUs (grey) the {escape(link.kind)} node ends" if node else
                      f"; {escape(r.gpu.name)} has no scale-up node: its GPUs talk over "
                      f"{escape(link.kind) if link else 'an unknown link'}")
-        self.note.object = ("<b>Why more TP stops paying:</b> each doubling halves the weights a GPU reads, but every "
+        self.note.object = ('<div class="caption"><b>Why more TP stops paying:</b> each doubling halves the weights '
+                            "a GPU reads, but every "
                             f"layer still pays two all-reduces of B·k·h activations ({escape(r.interconnect)}); "
                             f"{cross}{node_text}. Once TP passes h_kv = {r.model.n_kv_heads} the KV cache is "
-                            "replicated and stops shrinking.")
+                            "replicated and stops shrinking.</div>")

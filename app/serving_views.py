@@ -36,6 +36,7 @@ class TabHTMLView(pn.viewable.Viewer):
         self._render = render
         self.pane = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self._refresh()
+        self._on_present()
 
     def __panel__(self):
         return self.pane
@@ -44,6 +45,11 @@ class TabHTMLView(pn.viewable.Viewer):
     def _refresh(self) -> None:
         if self.state.tab == self.tab:
             self.pane.object = self._render(self.state)
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        """Present mode: the caption and the table at 18 px (app/lab.css ``.present``)."""
+        self.pane.css_classes = ["present"] if self.state.present else []
 
 
 TRAFFIC_CONTEXTS = (2048, 8192, 32768, 131072)

@@ -48,3 +48,69 @@ def test_permalink_with_tp_4_restores_it(page, lab_url):
     assert page.locator("[data-readout=kv-gpu]").inner_text() == "80 KiB"
     assert page.locator("[data-readout=cost-output]").inner_text().startswith("$")
     assert len(source(page, "interconnect-roof", "x")) == 3
+
+
+# Per figure: chart text sizes (px), the current-TP marker's box and the plot frame (canvas px), each legend's box
+# and the figure's drawn height.
+SCALING_LOOK = """(() => {
+  const px = (v) => { const s = (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+                      return typeof s === 'string' && s.endsWith('px') ? parseFloat(s) : null; };
+  const out = {};
+  for (const name of ['scaling-time-figure', 'scaling-rate-figure']) {
+    const fig = Bokeh.documents[0].get_model_by_name(name), pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+    const sizes = [];
+    const parts = [...fig.left, ...fig.below, ...fig.above, ...fig.right, ...fig.center, fig.title];
+    for (const m of parts.filter((m) => /Axis|Legend|Title/.test(m.type))) {
+      for (const p of ['axis_label_text_font_size', 'major_label_text_font_size', 'label_text_font_size',
+                       'text_font_size']) { if (p in m && px(m[p]) !== null) sizes.push(px(m[p])); }
+    }
+    const marks = [];
+    for (const r of fig.renderers) {
+      if (r.type !== 'GlyphRenderer' || r.data_source.name !== 'scaling-current') continue;
+      const v = Bokeh.index.find_one(r);
+      for (let i = 0; i < v.glyph.sx.length; i++) {
+        const s = v.glyph.size.get(i) / 2 + r.glyph.line_width.value / 2;
+        marks.push({left: v.glyph.sx[i] - s, right: v.glyph.sx[i] + s, top: v.glyph.sy[i] - s,
+                    bottom: v.glyph.sy[i] + s});
+      }
+    }
+    const legends = fig.below.filter((m) => m.type === 'Legend').map((m) => {
+      const b = Bokeh.index.find_one(m).bbox; return {top: b.top, bottom: b.bottom, items: m.items.length}; });
+    out[name] = {sizes, marks, legends, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom},
+                 height: pv.el.getBoundingClientRect().height, labels: fig.below.filter((m) => m.type === 'Legend')
+                   .flatMap((m) => m.items.map((i) => i.label.value))};
+  }
+  return out; })()"""
+
+
+def test_present_mode_on_the_scaling_and_kv_table_tabs(page, lab_url):
+    """Present mode at 1280×720: 18-px chart text and captions; the current-TP marker inside its frame (it was cut
+    at the top of the chart at TP = 1); every legend, the tokens/s chart's lines included, drawn inside its chart."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(lab_url + "?present=true&tab=Scaling")
+    page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('scaling-rate-figure');"
+                           " return f && Bokeh.index.find_one(f) && f.title.text_font_size === '18px'; })()",
+                           timeout=15_000)
+    page.wait_for_timeout(1000)  # the legends wrap and the figures settle
+    look = page.evaluate(SCALING_LOOK)
+    for name, fig in look.items():
+        assert fig["sizes"] and min(fig["sizes"]) >= 18, (name, fig["sizes"])
+        frame = fig["frame"]
+        assert fig["marks"], name
+        for m in fig["marks"]:
+            assert frame["left"] <= m["left"] and m["right"] <= frame["right"], (name, m, frame)
+            assert frame["top"] <= m["top"] and m["bottom"] <= frame["bottom"], (name, m, frame)
+        for legend in fig["legends"]:
+            assert legend["bottom"] <= fig["height"] + 1, (name, legend, fig["height"])
+    assert {"all GPUs (EP groups × replicas)", "per sequence", "current TP"} <= {
+        " ".join(label.split()) for label in look["scaling-rate-figure"]["labels"]}
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    assert page.locator(".scaling-note .caption").evaluate(size) >= 18
+    page.get_by_text("KV table", exact=True).click()
+    page.locator("[data-readout=kv-table]").wait_for()
+    assert page.locator("[data-readout=kv-table]").evaluate(size) >= 18
+    assert page.locator("table.lab td").first.evaluate(size) >= 18
+    assert errors == []
