@@ -78,7 +78,17 @@ CSS = """
 .hw-work b { font-family: sans-serif; } .hw-decision { font-size: 14px; }
 .hw-decision .bind { font-weight: bold; color: #b00020; } .hw-card { background: #fff8e1;
  border-left: 4px solid #ff9800; padding: 6px 12px; font-size: 14px; } .hw-card .src { color: #777; font-size: 12px; }
+:host(.present), :host(.present) .hw-work, :host(.present) .hw-decision, :host(.present) .hw-card,
+:host(.present) .hw-card .src { font-size: 18px; line-height: 1.3; }
+:host(.present) .hw-card h4 { font-size: 20px; margin: 2px 0 4px 0; }
 """
+TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
+#: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
+#: lab's header, the tour's row and a tour card of four lines.
+PRESENT_CHART_HEIGHT = 390
+TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
+#: Present mode's tour controls: the buttons' text at 18 px, as the main tour's (app/lab.css ``.present``).
+PRESENT_BUTTON_CSS = ":host .bk-btn { font-size: 18px; }"
 LABELS = {
     "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
     "matvec_k": "K (columns of W)",
@@ -169,6 +179,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         self._custom_gpus: dict = {}
+        self._built_heights: dict[str, int] = {}
         super().__init__(**params)
         self.tour_index: int | None = None
         self._tour_finished = False  # the last step's "Finish" was pressed
@@ -334,10 +345,12 @@ class HardwareView(pn.viewable.Viewer):
         self.hier_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.gen_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.tour_caption = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False)
-        self.tour_prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["hw-tour-prev"])
-        self.tour_next = pn.widgets.Button(label="Start the hardware tour ▶", color="primary", width=210,
-                                           css_classes=["hw-tour-next"])
-        self.tour_leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False,
+        self.tour_title = pn.pane.HTML(TOUR_TITLE, stylesheets=[CSS], margin=(8, 10))
+        self.tour_prev = pn.widgets.Button(label="◀ Previous", width=TOUR_BUTTON_WIDTHS[0], disabled=True,
+                                           css_classes=["hw-tour-prev"])
+        self.tour_next = pn.widgets.Button(label="Start the hardware tour ▶", color="primary",
+                                           width=TOUR_BUTTON_WIDTHS[1], css_classes=["hw-tour-next"])
+        self.tour_leave = pn.widgets.Button(label="Leave the tour", width=TOUR_BUTTON_WIDTHS[2], visible=False,
                                             css_classes=["hw-tour-leave"])
         self.tour_prev.on_click(lambda _e: self.go(self.tour_index - 1))
         self.tour_next.on_click(lambda _e: self._tour_next())
@@ -401,11 +414,12 @@ class HardwareView(pn.viewable.Viewer):
         self.tabs = pn.Tabs(*zip(SECTIONS, (atlas, ceilings, stairs, hierarchy, gens), strict=True),
                             active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
-        tour = pn.Column(pn.Row(pn.pane.Markdown("**Hardware tour** — article 000's hardware sections", margin=(8, 10)),
-                                self.tour_prev, self.tour_next, self.tour_leave, self.tour_keys), self.tour_caption,
-                         sizing_mode="stretch_width")
-        return pn.Column(pn.Row(self._w("gpu", pn.widgets.Select, width=300)), tour, self.error, self.tabs,
-                         sizing_mode="stretch_width")
+        # The accelerator and the tour's controls share a row (wrapping on a narrow page): the chart keeps its
+        # x axis above the fold at 1280 × 720 with a tour card above it (present mode).
+        controls = pn.FlexBox(self._w("gpu", pn.widgets.Select, width=300), self.tour_title, self.tour_prev,
+                              self.tour_next, self.tour_leave, self.tour_keys, align_items="flex-end",
+                              sizing_mode="stretch_width")
+        return pn.Column(controls, self.tour_caption, self.error, self.tabs, sizing_mode="stretch_width")
 
     def __panel__(self):
         if not hasattr(self, "_panel"):
@@ -421,6 +435,17 @@ class HardwareView(pn.viewable.Viewer):
     def _on_present(self, *_events):
         for fig in self.figures():  # the labels follow their new size in the browser (place_labels_in_browser)
             present_figure(fig, self.present)
+        # The tour card, its controls and the sections' captions at 18 px, for the back of the room.
+        for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text,
+                     self.tour_caption, self.tour_title):
+            pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
+        self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
+        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig):
+            built = self._built_heights.setdefault(fig.id, fig.height)
+            fig.height = min(built, PRESENT_CHART_HEIGHT) if self.present else built
+        for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
+            button.param.update(stylesheets=[PRESENT_BUTTON_CSS] if self.present else [],
+                                width=round(width * (1.4 if self.present else 1)))
         self._take_keys()
 
     def _take_keys(self) -> None:

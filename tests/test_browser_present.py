@@ -502,3 +502,40 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     assert len(labels) >= 6 * 6
     assert [lab for lab in labels if not lab[2]] == []
     assert errors == []
+
+
+# The bottom of a figure's x axis on the page (CSS px from the viewport's top), and its chart text sizes.
+X_AXIS_BOTTOM = """(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), pv = Bokeh.index.find_one(fig);
+  return pv.el.getBoundingClientRect().top + Math.max(...fig.below.map((m) => Bokeh.index.find_one(m).bbox.bottom));
+}"""
+
+
+def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page, lab_url):
+    """The Hardware tab's tour card (14 px), its controls (12 px) and captions were smaller than the main tour's;
+    at 18 px, the Generations chart of steps 13-15 still shows its x axis under the card at 1280×720."""
+    page.set_viewport_size(PROJECTOR)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for step in range(2, 14):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
+                           " return f && Bokeh.index.find_one(f) && f.below[0].axis_label_text_font_size === '18px';"
+                           " })()", timeout=10_000)
+    page.wait_for_timeout(1000)
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    for css in ("[data-step='13']", "[data-step='13'] .src", ".hw-tour-next .bk-btn", ".hw-tour-prev .bk-btn",
+                ".hw-tour-leave .bk-btn"):
+        assert page.locator(css).first.evaluate(size) >= 18, css
+    # The section's caption under the chart.
+    assert page.get_by_text("Lines (peak FLOP/s dashed").evaluate(size) >= 18
+    sizes = page.evaluate(CHART_TEXT_SIZES)
+    assert min(v for *_, v in sizes) >= 18, [s for s in sizes if s[2] < 18]
+    card = page.locator("[data-step='13']").bounding_box()
+    bottom = page.evaluate(f"({X_AXIS_BOTTOM})('hw-generations')")
+    assert card["y"] + card["height"] < bottom <= PROJECTOR["height"], (card, bottom)
+    assert errors == []
