@@ -85,10 +85,11 @@ CSS = """
 TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
 #: lab's header, the tour's row and a tour card of four lines.
-PRESENT_CHART_HEIGHT = 390
+PRESENT_CHART_HEIGHT = 370
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
-#: Present mode's tour controls: the buttons' text at 18 px, as the main tour's (app/lab.css ``.present``).
-PRESENT_BUTTON_CSS = ":host .bk-btn { font-size: 18px; }"
+#: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
+#: 18 px, as the main tour's (app/lab.css ``.present``).
+PRESENT_CONTROLS_CSS = "* { font-size: 18px !important; }"  # over each widget's own rules
 LABELS = {
     "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
     "matvec_k": "K (columns of W)",
@@ -444,8 +445,12 @@ class HardwareView(pn.viewable.Viewer):
             built = self._built_heights.setdefault(fig.id, fig.height)
             fig.height = min(built, PRESENT_CHART_HEIGHT) if self.present else built
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
-            button.param.update(stylesheets=[PRESENT_BUTTON_CSS] if self.present else [],
-                                width=round(width * (1.4 if self.present else 1)))
+            button.width = round(width * (1.4 if self.present else 1))
+        controls = self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
+                                           and not isinstance(o, TourKeys))
+        for obj in controls:
+            kept = [css for css in obj.stylesheets if css != PRESENT_CONTROLS_CSS]
+            obj.stylesheets = [*kept, PRESENT_CONTROLS_CSS] if self.present else kept
         self._take_keys()
 
     def _take_keys(self) -> None:

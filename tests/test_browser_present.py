@@ -531,8 +531,10 @@ def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page,
     for css in ("[data-step='13']", "[data-step='13'] .src", ".hw-tour-next .bk-btn", ".hw-tour-prev .bk-btn",
                 ".hw-tour-leave .bk-btn"):
         assert page.locator(css).first.evaluate(size) >= 18, css
-    # The section's caption under the chart.
+    # The section's caption under the chart, its levers and the section tabs.
     assert page.get_by_text("Lines (peak FLOP/s dashed").evaluate(size) >= 18
+    for text in ("Show the 2:4-sparsity headline roof", "Kernel atlas", "Parts to overlay"):
+        assert page.get_by_text(text, exact=True).first.evaluate(size) >= 18, text
     sizes = page.evaluate(CHART_TEXT_SIZES)
     assert min(v for *_, v in sizes) >= 18, [s for s in sizes if s[2] < 18]
     card = page.locator("[data-step='13']").bounding_box()
