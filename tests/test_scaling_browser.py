@@ -113,4 +113,20 @@ def test_present_mode_on_the_scaling_and_kv_table_tabs(page, lab_url):
     page.locator("[data-readout=kv-table]").wait_for()
     assert page.locator("[data-readout=kv-table]").evaluate(size) >= 18
     assert page.locator("table.lab td").first.evaluate(size) >= 18
+    # The Traffic tab's bars at 18 px: each label shows whole inside its segment or not at all ("KV cac" was cut).
+    page.get_by_text("Traffic", exact=True).click()
+    page.locator("[data-readout=traffic]").wait_for()
+    assert page.locator("[data-readout=traffic]").evaluate(size) >= 18
+    cut = page.locator(".bar").first.evaluate("""(first) => {
+      const out = [];
+      for (const seg of first.getRootNode().querySelectorAll('.bar div')) {
+        const s = seg.getBoundingClientRect(), range = document.createRange();
+        range.selectNodeContents(seg);
+        const t = range.getBoundingClientRect();
+        const shown = t.top < s.bottom - 1 && t.bottom > s.top + 1;
+        if (shown && (t.right > s.right + 1 || t.left < s.left - 1)) out.push(seg.textContent);
+        if (shown && parseFloat(getComputedStyle(seg).fontSize) < 18) out.push('small: ' + seg.textContent);
+      }
+      return out; }""")
+    assert cut == []
     assert errors == []
