@@ -56,6 +56,8 @@ set(x_range, {end: Math.max(H.x_end, 10 ** Math.ceil(Math.log10(far * 3)))});
 set(point, {data: {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
                    pct: [100 * r.peak_fraction_weights], fits: [fits]}});
 // Keep every point and roof on the chart (RooflineView.fit_y, from the same sources), the ridge label at its foot.
-const [y0, y1] = fitYRange(y_sources, H.y0, H.y_end, H.y_margin);
+const shown = ["pins", "measured", "other-phase", "reference-roof"].map(
+  (name) => y_range.document && y_range.document.get_model_by_name(name));
+const [y0, y1] = fitYRange([...y_sources, ...shown.filter((src) => src)], H.y0, H.y_end, H.y_margin);
 if (y_range.start !== y0 || y_range.end !== y1) { set(y_range, {start: y0, end: y1}); }
 if (ridge.data.y[0] !== y0) { set(ridge, {data: {...ridge.data, y: [y0]}}); }

@@ -93,7 +93,12 @@ class InstantRedraw:
             "holder": self.holder, "ladder": view.ladder, "kv_ladder": view.kv_ladder, "point": view.point,
             "point_kv": view.point_kv, "roof": view.roof, "sparse": view.sparse_roof, "ridge": view.ridge,
             "span": view.ridge_span, "overhead": view.overhead, "x_range": view.figure.x_range,
-            "y_range": view.figure.y_range, "y_sources": view.y_sources(),
+            # The y range's other sources (pins, measurements, the other phase, a datasheet twin) are looked up by
+            # name in the browser (instant.js): an argument here would keep them in the document while the Roofline
+            # tab is closed, where a pin renamed on the Pins tab then changed a model outside the session's lock
+            # (a RuntimeError, the rename lost).
+            "y_range": view.figure.y_range,
+            "y_sources": [view.roof, view.sparse_roof, view.point, view.point_kv, view.ladder, view.kv_ladder],
         }
         # One redraw callback per session, its code sent once; each widget's own callback is a few lines
         # that read the levers and run it.
