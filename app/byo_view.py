@@ -88,10 +88,12 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        # Whichever was given last, the file or the pasted text, is what "Read config" reads.
+        # Whichever was given last, the file or the pasted text, is what "Read config" reads; a dropped file is
+        # read at once (there is nothing more to type).  A watcher of two parameters is called with one event
+        # per parameter that changed: a paste changes both.
         self._config_from = "text"
-        self.config_file.param.watch(lambda _e: setattr(self, "_config_from", "file"), "value")
-        self.config_text.param.watch(lambda _e: setattr(self, "_config_from", "text"), ["value", "value_input"])
+        self.config_file.param.watch(self._on_config_file, "value")
+        self.config_text.param.watch(lambda *_events: setattr(self, "_config_from", "text"), ["value", "value_input"])
         self.read_config.on_click(lambda _e: self._read_config())
         self.add_gpu.on_click(lambda _e: self._add_gpu())
         self.plot.on_click(lambda _e: self._plot())
@@ -113,6 +115,11 @@ class BringYourOwnView(pn.viewable.Viewer):
         return self.layout
 
     # -- your model -----------------------------------------------------------------
+    def _on_config_file(self, event) -> None:
+        self._config_from = "file"
+        if event.new:
+            self._read_config()
+
     def _read_config(self) -> None:
         text = self.config_text.value_input or self.config_text.value or ""
         uploaded = _upload(self.config_file)
@@ -123,7 +130,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
             from_file = bool(uploaded) and raw is uploaded[1]
-            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Pasted config")
+            file_name = uploaded[0].removesuffix(".json") if from_file else ""
+            name = str(config.get("_name_or_path") or file_name or "Pasted config")
             name = name.replace("\\", "/").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])

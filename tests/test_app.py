@@ -7,6 +7,7 @@ from app import create_app
 from app.lab import Lab
 from app.readouts import rows
 from core import Scenario
+from core.model_catalogue import CATALOGUE_DIR
 
 
 def test_create_app_is_importable_and_returns_a_layout():
@@ -105,6 +106,20 @@ def test_a_pasted_config_becomes_the_model_and_is_reported():
     assert lab.result.n_params == 124_439_808
     report = lab.byo.config_report.object
     assert "124,439,808" in report and "n_inner absent" in report and "gpt2" in report
+
+
+def test_the_config_given_last_is_read_a_drop_at_once_and_a_paste_after_it_too():
+    # Found by a trial: a paste after a drop read the dropped file (the paste's watcher raised a TypeError on the
+    # two events a paste sends, so the lab never learnt the text came last), with the pasted text on screen.
+    lab = Lab()
+    mixtral = (CATALOGUE_DIR / "mixtral-8x7b.json").read_text()
+    lab.byo.config_file.value = {"mixtral.json": mixtral}
+    assert "Read mixtral: now the selected model" in lab.byo.config_report.object  # on drop, no button needed
+    lab.byo.config_text.param.update(value=GPT2, value_input=GPT2)  # as the browser sends a paste
+    lab.byo._read_config()
+    assert lab.scenario.model == "config-gpt2"
+    lab.byo.config_file.value = {"mixtral-again.json": mixtral}
+    assert lab.result.model.name == "mixtral-again"
 
 
 def test_a_broken_config_is_refused_and_the_model_kept():
