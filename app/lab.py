@@ -182,8 +182,10 @@ class Lab(pn.viewable.Viewer):
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
-            self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
-                                           sizing_mode="stretch_width")]
+            # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
+            # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.body.objects = [pn.Column(self.link.notice, self.error, row, below, sizing_mode="stretch_width")]
         else:
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,

@@ -502,3 +502,21 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     assert len(labels) >= 6 * 6
     assert [lab for lab in labels if not lab[2]] == []
     assert errors == []
+
+
+def test_present_mode_levers_open_beside_the_readouts_not_over_them(page, lab_url):
+    # Found by a trial: in present mode the folded Levers card left a blank ~300 px (its 320-px flex basis,
+    # meant as a width, became a height in a column), and opened it ran over the readouts.
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    card = page.locator(".levers").first
+    readouts = page.get_by_text("Readouts", exact=True).first
+    folded = card.bounding_box()
+    assert folded["height"] < 80
+    page.locator(".levers .card-header").first.click()
+    page.locator(".levers .context").first.wait_for()
+    page.wait_for_timeout(500)
+    opened, text = card.bounding_box(), readouts.bounding_box()
+    assert opened["height"] > 300
+    beside = opened["x"] + opened["width"] <= text["x"] + 1
+    below = text["y"] >= opened["y"] + opened["height"] - 1
+    assert beside or below
