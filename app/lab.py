@@ -22,6 +22,7 @@ import param
 from core.permalink import from_query
 from core.scenario import Scenario, ScenarioResult
 from core.tour import TOUR
+from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
@@ -305,8 +306,9 @@ def embed_summary(r: ScenarioResult) -> str:
     fits = "fits" if r.fits else "does not fit"
     return (
         f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
-        f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
-        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s ({100 * r.peak_fraction_weights:.3g} % of peak) · "
+        f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
+        f"{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)} TFLOP/s "
+        f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak) · "
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
         f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )

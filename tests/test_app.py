@@ -244,3 +244,30 @@ def test_the_throughput_title_fits_its_chart_in_two_short_lines():
     lines = lab.throughput.figure.title.text.split("\n")
     assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192",
                      "tokens/s vs batch (largest batch that fits: 0)"]
+
+
+def test_tables_and_summaries_never_print_e_notation():
+    # Found by a trial: the pins table showed I = 3.2e+04 (Python's ",.4g" past 10^4).
+    from app.lab import embed_summary
+    from core.pins import Pin
+
+    levers = Scenario(model="llama-3-8b", batch=16384, spec_k=4, weight_dtype="int4").levers()
+    lab = Lab()
+    lab.pins.add(Pin("huge batch", levers))
+    table = lab.pins.table.object
+    assert "262,100" in table and "e+" not in table
+    assert "e+" not in embed_summary(Scenario(**levers).evaluate())
+
+
+def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some():
+    # An empty series' key has no symbol: "pins" and "your measurements" used to be listed with none.
+    from app.throughput_view import ThroughputView
+    from core.pins import Pin
+
+    lab = Lab()
+    view = ThroughputView(state=lab.state)
+    items = view._optional_items
+    assert not any(item.visible for item in items.values())
+    lab.pins.add(Pin("a", lab.scenario.levers()))
+    assert items["pins (each on its own scenario)"].visible
+    assert not items["your measurements"].visible
