@@ -94,6 +94,9 @@ class BringYourOwnView(pn.viewable.Viewer):
         self._config_from = "text"
         self.config_file.param.watch(self._on_config_file, "value")
         self.config_text.param.watch(lambda *_events: setattr(self, "_config_from", "text"), ["value", "value_input"])
+        self._csv_from = "text"  # the same for the measurements: the file or the text, whichever came last
+        self.csv_file.param.watch(self._on_csv_file, "value")
+        self.csv_text.param.watch(lambda *_events: setattr(self, "_csv_from", "text"), ["value", "value_input"])
         self.read_config.on_click(lambda _e: self._read_config())
         self.add_gpu.on_click(lambda _e: self._add_gpu())
         self.plot.on_click(lambda _e: self._plot())
@@ -175,12 +178,21 @@ class BringYourOwnView(pn.viewable.Viewer):
                                   f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
 
     # -- your measurements ------------------------------------------------------------
+    def _on_csv_file(self, event) -> None:
+        self._csv_from = "file"
+        if event.new:
+            self._plot()
+
     def _plot(self) -> None:
         uploaded = _upload(self.csv_file)
-        raw = uploaded[1] if uploaded else (self.csv_text.value_input or self.csv_text.value or "")
+        text = self.csv_text.value_input or self.csv_text.value or ""
+        raw = uploaded[1] if self._csv_from == "file" and uploaded else text
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
-        rows, problems = parse_measurements(raw or "")
+        if raw.strip():
+            rows, problems = parse_measurements(raw)
+        else:  # nothing given, or a file the browser refused (over 2 MB) and so never sent
+            rows, problems = [], [f"choose a CSV file (up to {UPLOAD_LIMIT}) or paste its rows first"]
         self.state.param.update(measurement_problems=problems, measurements=rows)
         self.show_measured()  # the problems alone change nothing the state watches
 

@@ -271,3 +271,15 @@ def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some
     lab.pins.add(Pin("a", lab.scenario.levers()))
     assert items["pins (each on its own scenario)"].visible
     assert not items["your measurements"].visible
+
+
+def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    lab.byo._plot()  # nothing given (or a file the browser refused): no "the header must name … (got: nothing)"
+    assert lab.state.measurement_problems == ["choose a CSV file (up to 2MB) or paste its rows first"]
+    lab.byo.csv_file.value = {"m.csv": "batch,context,tokens_per_s\n1,128,150\n"}  # plotted on drop
+    assert [m.batch for m in lab.state.measurements] == [1]
+    lab.byo.csv_text.param.update(value="batch,context,tokens_per_s\n8,128,900",
+                                  value_input="batch,context,tokens_per_s\n8,128,900")
+    lab.byo._plot()
+    assert [m.batch for m in lab.state.measurements] == [8]
