@@ -283,3 +283,12 @@ def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
                                   value_input="batch,context,tokens_per_s\n8,128,900")
     lab.byo._plot()
     assert [m.batch for m in lab.state.measurements] == [8]
+
+
+def test_the_roofline_title_of_many_gpus_is_short_lines():
+    # Found by a trial: TP's line ("per GPU of 8: communication I = … ; interconnect ridge …") was wider than
+    # the chart at 1280 px and cut off at the right in normal mode.
+    lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
+    lines = lab.roofline.figure.title.text.split("\n")
+    assert lines[3:] == ["per GPU of 8: I = 7,607 FLOP per byte sent", "interconnect ridge 2,199 FLOP per byte sent"]
+    assert max(len(line) for line in lines) <= 60
