@@ -449,7 +449,8 @@ class RooflineView(pn.viewable.Viewer):
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
-            + (f"\nper GPU of {r.gpus_per_replica:,}: I = {fmt_sig(r.communication_intensity)} FLOP per byte sent"
+            + (f"\nper GPU of {r.gpus_per_replica:,}: communication I = {fmt_sig(r.communication_intensity)} "
+               "FLOP per byte sent"
                f"\ninterconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)} FLOP per byte sent"
                if r.communication_intensity is not None else "")
         )

@@ -290,5 +290,6 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     # the chart at 1280 px and cut off at the right in normal mode.
     lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
     lines = lab.roofline.figure.title.text.split("\n")
-    assert lines[3:] == ["per GPU of 8: I = 7,607 FLOP per byte sent", "interconnect ridge 2,199 FLOP per byte sent"]
+    assert lines[3:] == ["per GPU of 8: communication I = 7,607 FLOP per byte sent",
+                         "interconnect ridge 2,199 FLOP per byte sent"]
     assert max(len(line) for line in lines) <= 60
