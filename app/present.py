@@ -104,12 +104,32 @@ if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
 """
 
 
+# Bokeh (3.9) repaints a title whose text changed but does not lay the figure out again, so a title that gains a
+# line (tour step 19 -> 18: three lines -> four) keeps the room of the old one and its first line is drawn above
+# the canvas, under the page's tab bar (and one that loses a line leaves a gap).  This forces a new layout
+# (``request_layout(true)``: unforced, BokehJS keeps the title's old size) once the title's new text has been
+# built (BokehJS builds it asynchronously, hence the timeout).
+RELAYOUT = """
+setTimeout(() => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } }, 0);
+"""
+
+
+def relayout_on_title_change(fig) -> None:
+    """Lay ``fig`` out again whenever its title's text changes, so every line of a longer title has its room
+    (:data:`RELAYOUT`)."""
+    if fig.title is None or getattr(fig, "_relayouts_title", False):
+        return
+    fig.title.js_on_change("text", CustomJS(args={"fig": fig}, code=RELAYOUT))
+    fig._relayouts_title = True  # Python-side only
+
+
 def wrap_title(fig) -> None:
     """Wrap ``fig``'s title lines to its plot frame's width, and its legend labels to the legend's share of
     the figure, in the browser, whenever a text, its size or the figure's width changes (nothing is cut off
     and no line widens a phone-width page): :data:`WRAP_TEXT`."""
     if getattr(fig, "_wraps_title", False):
         return
+    relayout_on_title_change(fig)
     callback = CustomJS(args={"fig": fig}, code=WRAP_TEXT)
     fig.js_on_change("inner_width", callback)
     if fig.title is not None:

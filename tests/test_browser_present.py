@@ -502,3 +502,27 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     assert len(labels) >= 6 * 6
     assert [lab for lab in labels if not lab[2]] == []
     assert errors == []
+
+
+# The roofline title's lines and the height Bokeh laid out for the title (canvas px).
+TITLE_ROOM = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), view = Bokeh.index.find_one(fig.title);
+  const size = parseFloat((v => (v && typeof v === 'object' && 'value' in v) ? v.value : v)(fig.title.text_font_size));
+  return {lines: fig.title.text.split('\n').length, size, top: view.layout.bbox.top, height: view.layout.bbox.height};
+}"""
+
+
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_a_title_that_gains_a_line_gets_the_room_for_it(page, lab_url, present):
+    # Step 19's title has three lines; step 18's (TP = 8) a fourth: every line stays on the canvas, none is drawn
+    # above it (under the tab bar) because the figure kept the three-line title's room.
+    _open(page, f"{lab_url}?present={present}&tour=19", PROJECTOR)
+    page.locator("[data-step='19']").wait_for()
+    assert page.evaluate(TITLE_ROOM)["lines"] == 3
+    page.get_by_text("◀ Previous").click()
+    page.locator("[data-step='18']").wait_for(timeout=5000)
+    page.wait_for_function(f"(({TITLE_ROOM})()).lines === 4", timeout=5000)
+    page.wait_for_timeout(500)
+    room = page.evaluate(TITLE_ROOM)
+    assert room["top"] >= 0 and room["height"] >= room["lines"] * room["size"], room
+    assert page.errors == []
