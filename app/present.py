@@ -18,6 +18,10 @@ MIN_FRAME_SHARE = 0.4
 #: Line widths and marker sizes are multiplied by these in present mode.
 LINE_SCALE = 1.6
 MARKER_SCALE = 1.35
+#: Legend glyph boxes (``glyph_width``, ``glyph_height``) grow with the legend's text: by present mode's text size
+#: over the built one (18 / 11 for the roofline's legend).  BokehJS draws a marker in its legend at 0.4 × the box,
+#: so the 20-px default box gives an 8-px star beside 18-px text: a blob from the back of the room.
+LEGEND_GLYPH_PROPS = ("glyph_width", "glyph_height")
 
 _TEXT_PROPS = {
     Axis: ("axis_label_text_font_size", "major_label_text_font_size"),
@@ -157,7 +161,8 @@ def present_figure(fig, on: bool) -> None:
     Text: every font size set in px/pt/em is raised to at least :data:`PRESENT_TEXT_PX` (title lines
     wrap to the chart's width: :func:`wrap_title`, and the figure grows to keep its plot frame at least
     :data:`MIN_FRAME_SHARE` of its built height); glyphs: line widths × :data:`LINE_SCALE`, marker sizes ×
-    :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept).
+    :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept); legend glyph boxes grow with
+    the legend's text (:data:`LEGEND_GLYPH_PROPS`).
     """
     saved = getattr(fig, "_present_saved", None)
     if saved is None and not on:
@@ -168,12 +173,17 @@ def present_figure(fig, on: bool) -> None:
         keep.args = {"fig": fig, "me": keep}
         fig.js_on_change("inner_height", keep)
         keep.js_on_change("tags", keep)
-        saved = {"present": False, "values": {}, "keep": keep, "height": fig.height}
+        saved = {"present": False, "values": {}, "scale": {}, "keep": keep, "height": fig.height}
         for model in _models(fig):
             for cls, props in _TEXT_PROPS.items():
                 if isinstance(model, cls):
                     for prop in props:
                         saved["values"][(model.id, prop)] = getattr(model, prop)
+        for legend in fig.select({"type": Legend}):
+            scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
+            for prop in LEGEND_GLYPH_PROPS:
+                saved["values"][(legend.id, prop)] = getattr(legend, prop)
+                saved["scale"][(legend.id, prop)] = scale
         for r in fig.select({"type": GlyphRenderer}):
             for prop in ("line_width", "size"):
                 if prop in r.glyph.properties():
@@ -188,10 +198,12 @@ def present_figure(fig, on: bool) -> None:
         model = by_id.get(model_id)
         if model is None:
             continue
-        setattr(model, prop, _present_value(prop, built) if on else built)
+        setattr(model, prop, _present_value(prop, built, saved["scale"].get((model_id, prop))) if on else built)
 
 
-def _present_value(prop: str, built):
+def _present_value(prop: str, built, scale: float | None = None):
+    if scale is not None:  # a legend's glyph box: with its text
+        return round(built * scale)
     if prop.endswith("font_size"):
         px = _px(built)
         return built if px is not None and px >= PRESENT_TEXT_PX else f"{PRESENT_TEXT_PX}px"

@@ -144,6 +144,12 @@ def test_pin_labels_of_two_gpus_at_one_intensity_do_not_collide(page, lab_url, s
     assert page.errors == []
 
 
+# The roofline legend's glyph box (canvas px): [glyph_width, glyph_height].
+LEGEND_GLYPH = """(() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const legend = [...fig.below, ...fig.center].find((m) => m.type === 'Legend');
+  return [legend.glyph_width, legend.glyph_height]; })()"""
+
+
 def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     _open(page, f"{lab_url}?present=true&tour=6", PROJECTOR)
     card = page.locator("[data-step='6']")
@@ -163,10 +169,14 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     widths = page.evaluate("Bokeh.documents[0].get_model_by_name('roofline').renderers"
                            ".filter(r => r.data_source.name === 'roof').map(r => r.glyph.line_width)")
     assert widths[0]["value"] > 4
+    # So do the legend's glyphs: BokehJS draws a legend marker at 0.4 × its glyph box, and the star of "your
+    # workload" reads as a star, not a blob, only at about 0.6 × the 18-px text (the 20-px default box: 8 px).
+    assert 0.4 * min(page.evaluate(LEGEND_GLYPH)) >= 0.6 * 18
     # The toggle leaves present mode, and the link follows.
     page.locator(".present-toggle button").click()
     page.wait_for_function("!window.location.search.includes('present=true')")
     page.wait_for_function(f"Math.min(...({CHART_TEXT_SIZES})().map(s => s[2])) < 18", timeout=10_000)
+    assert page.evaluate(LEGEND_GLYPH) == [20, 20]  # and back to the built legend
     assert page.errors == []
 
 
