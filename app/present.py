@@ -51,10 +51,13 @@ def _px(size) -> float | None:
     return None
 
 
-# Wraps each title line wider than the plot frame, and each legend label wider than the legend's share of the
-# figure, at its spaces (the text as the server set it is kept, so the lines are re-wrapped from it when the
-# frame or the font changes).  Canvas text does not wrap by itself, and at 18 px a line such as "Llama-3-70B ·
-# NVIDIA H100 SXM5 80GB · decode" is wider than a phone.
+# Wraps each title line wider than the plot frame, each axis title longer than the canvas has room for (an axis
+# title is centred on its side of the frame and may run past the frame, not past the canvas: at 18 px on a phone
+# "attainable performance (TFLOP/s, dense)" is 332 px and the Three-ceilings chart's frame is centred 150 px
+# below the canvas's top), and each legend label wider than the legend's share of the figure, at its spaces (the
+# text as the server set it is kept, so the lines are re-wrapped from it when the frame or the font changes).
+# Canvas text does not wrap by itself, and at 18 px a line such as "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode"
+# is wider than a phone.
 WRAP_TEXT = r"""
 const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
 const ctx = document.createElement("canvas").getContext("2d");
@@ -77,6 +80,23 @@ if (t != null && typeof t.text === "string" && fig.inner_width > 0) {
   ctx.font = `${val(t.text_font_style) || "bold"} ${val(t.text_font_size)} ${val(t.text_font) || "helvetica"}`;
   t._wrapped = wrap(t._source, fig.inner_width);
   if (t._wrapped !== t.text) { t.text = t._wrapped; }
+}
+const view = typeof Bokeh !== "undefined" && Bokeh.index != null ? Bokeh.index.find_one(fig) : null;
+for (const axis of [...fig.left, ...fig.right, ...fig.below, ...fig.above]) {
+  if (!axis.type.endsWith("Axis") || typeof axis.axis_label !== "string") { continue; }
+  const vertical = fig.left.includes(axis) || fig.right.includes(axis);
+  let avail = vertical ? fig.inner_height : fig.inner_width;
+  if (view != null && view.frame != null && view.canvas_view != null) {  // room on the canvas, around the centre
+    const f = view.frame.bbox, c = view.canvas_view.bbox;
+    avail = vertical ? 2 * Math.min(f.vcenter, c.height - f.vcenter) : 2 * Math.min(f.hcenter, c.width - f.hcenter);
+    avail -= 4;
+  }
+  if (!(avail > 0)) { continue; }
+  if (axis.axis_label !== axis._wrapped) { axis._source = axis.axis_label; }  // a new text from the server
+  ctx.font = `${val(axis.axis_label_text_font_style) || "italic"} ${val(axis.axis_label_text_font_size)} ` +
+    `${val(axis.axis_label_text_font) || "helvetica"}`;
+  axis._wrapped = wrap(axis._source, avail);
+  if (axis._wrapped !== axis.axis_label) { axis.axis_label = axis._wrapped; }
 }
 const width = fig.outer_width || fig.width;
 if (width > 0) {
@@ -128,14 +148,18 @@ def relayout_on_title_change(fig) -> None:
 
 
 def wrap_title(fig) -> None:
-    """Wrap ``fig``'s title lines to its plot frame's width, and its legend labels to the legend's share of
-    the figure, in the browser, whenever a text, its size or the figure's width changes (nothing is cut off
-    and no line widens a phone-width page): :data:`WRAP_TEXT`."""
+    """Wrap ``fig``'s title lines to its plot frame's width, its axis titles to the canvas's room, and its
+    legend labels to the legend's share of the figure, in the browser, whenever a text, its size or the frame's
+    size changes (nothing is cut off and no line widens a phone-width page): :data:`WRAP_TEXT`."""
     if getattr(fig, "_wraps_title", False):
         return
     relayout_on_title_change(fig)
     callback = CustomJS(args={"fig": fig}, code=WRAP_TEXT)
     fig.js_on_change("inner_width", callback)
+    fig.js_on_change("inner_height", callback)
+    for axis in fig.select({"type": Axis}):
+        axis.js_on_change("axis_label", callback)
+        axis.js_on_change("axis_label_text_font_size", callback)
     if fig.title is not None:
         fig.title.js_on_change("text", callback)
         fig.title.js_on_change("text_font_size", callback)

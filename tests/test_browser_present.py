@@ -536,3 +536,36 @@ def test_a_title_that_gains_a_line_gets_the_room_for_it(page, lab_url, present):
     room = page.evaluate(TITLE_ROOM)
     assert room["top"] >= 0 and room["height"] >= room["lines"] * room["size"], room
     assert page.errors == []
+
+
+# A figure's y-axis title: its text, and where its longest line runs on the canvas (BokehJS centres it on the
+# frame's side; canvas px), against the canvas's height.
+Y_TITLE_EXTENT = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), view = Bokeh.index.find_one(fig), axis = fig.left[0];
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(axis.axis_label_text_font_style)} ${val(axis.axis_label_text_font_size)} ` +
+    `${val(axis.axis_label_text_font)}`;
+  const longest = Math.max(...axis.axis_label.split('\n').map((l) => ctx.measureText(l).width));
+  const centre = view.frame.bbox.vcenter;
+  return {text: axis.axis_label, top: centre - longest / 2, bottom: centre + longest / 2,
+          canvas: view.canvas_view.bbox.height};
+}"""
+
+
+def test_present_mode_on_a_phone_keeps_axis_titles_on_the_canvas(page, lab_url):
+    # An axis title is centred on its side of the frame; one longer than the canvas has room for (at 18 px on a
+    # phone: the Hardware tab's Kernel atlas beside its controls had an 81-px canvas) wraps instead of running off.
+    _open(page, f"{lab_url}?present=true", PHONE)
+    text = "attainable performance (TFLOP/s, dense) " * 3  # 1,000 px at 18 px: longer than any phone's canvas
+    page.evaluate(f"Bokeh.documents[0].get_model_by_name('roofline').left[0].axis_label = {json.dumps(text)}")
+    page.wait_for_function(f"(({Y_TITLE_EXTENT})('roofline')).text.includes('\\n')", timeout=10_000)
+    page.wait_for_timeout(300)
+    extent = page.evaluate(Y_TITLE_EXTENT, "roofline")
+    assert extent["top"] >= 0 and extent["bottom"] <= extent["canvas"], extent
+    assert extent["text"].split() == text.split()  # every word kept
+    # A title that fits stays on one line.
+    page.evaluate("Bokeh.documents[0].get_model_by_name('roofline').left[0].axis_label = 'TFLOP/s'")
+    page.wait_for_timeout(300)
+    assert page.evaluate(Y_TITLE_EXTENT, "roofline")["text"] == "TFLOP/s"
+    assert page.errors == []
