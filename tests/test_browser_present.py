@@ -491,6 +491,32 @@ COMPARE_LABELS = r"""() => {
   return out; }"""
 
 
+# Every marker of the Compare tab's small multiples: [figure, inside its frame]; and each figure's y ticks:
+# [figure, tick values, gaps between neighbouring ticks (canvas px), tick text size (px)].
+COMPARE_MARKS = r"""() => {
+  const marks = [], ticks = [];
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  for (const fig of Bokeh.documents[0].all_models) {
+    if (!(fig.name || '').startsWith('compare-') || !fig.name.endsWith('-fig')) continue;
+    const pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+    for (const r of fig.renderers) {
+      if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Scatter') continue;
+      const g = Bokeh.index.find_one(r).glyph;
+      for (let i = 0; i < g.sx.length; i++) {
+        const h = g.size.get(i) / 2;
+        marks.push([fig.name, g.sy[i] - h >= f.top && g.sy[i] + h <= f.bottom && g.sx[i] - h >= f.left &&
+                    g.sx[i] + h <= f.right]);
+      }
+    }
+    const axis = fig.left[0], av = Bokeh.index.find_one(axis);
+    const values = Array.from(av.tick_coords.major[1]).sort((a, b) => a - b);
+    const px = values.map((v) => pv.frame.y_scale.compute(v));
+    ticks.push([fig.name, values, px.slice(1).map((p, i) => Math.abs(p - px[i])),
+                parseFloat(val(axis.major_label_text_font_size))]);
+  }
+  return {marks, ticks}; }"""
+
+
 @pytest.mark.parametrize("present", ["false", "true"])
 def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     from urllib.parse import quote
@@ -511,6 +537,15 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     labels = page.evaluate(COMPARE_LABELS)
     assert len(labels) >= 6 * 6
     assert [lab for lab in labels if not lab[2]] == []
+    # Every marker sits wholly inside its row's frame (values near zero sat half under the axis), and each row's
+    # y ticks are few and apart: at least 1.5 lines of tick text between two (the fraction-of-peak row had seven
+    # ticks in 40 px).
+    page.wait_for_function(f"(({COMPARE_MARKS})()).marks.every((m) => m[1])", timeout=5000)
+    rows = page.evaluate(COMPARE_MARKS)
+    assert len(rows["marks"]) == 7 * 6
+    for name, ticks, gaps, size in rows["ticks"]:
+        assert 2 <= len(ticks) <= 4 and min(gaps) >= 1.5 * size, (name, ticks, gaps)
+        assert min(ticks) == 0  # nothing below zero is labelled
     assert errors == []
 
 
