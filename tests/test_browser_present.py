@@ -398,6 +398,35 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
     assert errors == []
 
 
+@pytest.mark.parametrize("present", ["true", "false"])
+@pytest.mark.parametrize("section, name, count", [("Three ceilings", "hw-ceilings", 1),
+                                                  ("Hierarchy", "hw-hierarchy", 5),
+                                                  ("Generations", "hw-timeline-fig", 7)])
+def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section, name, count, present):
+    # The Three-ceilings, Hierarchy and memory-wall timeline charts lay out their labels in the browser too
+    # (app/label_layout.py): none cut by the frame, none on another label, a marker or a line; in the lab's normal
+    # layout (the charts go under their controls when the column is narrow) and in present mode.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    page.get_by_text(section, exact=True).click()
+    size = "18px" if present == "true" else "11px"
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           f" JSON.stringify(r.text_font_size).includes('{size}')); }})()", timeout=10_000)
+    for _ in range(20):  # the labels are laid out once the chart has its size: poll until they settle
+        page.wait_for_timeout(500)
+        boxes = page.evaluate(FIGURE_BOXES, name)
+        problems = _label_problems(boxes)
+        if not problems:
+            break
+    assert problems == []
+    assert len(boxes["labels"]) >= count
+    assert boxes["frame"]["right"] - boxes["frame"]["left"] >= 400  # a chart, not a strip beside its controls
+    assert errors == []
+
+
 # Safari's rule for a page rewriting its address: at most 100 history.replaceState/pushState calls in 30 s,
 # then each call throws (Chrome ignores calls past its own limit).  A slider dragged back and forth passes it.
 HISTORY_LIMIT = """(() => {
