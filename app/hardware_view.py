@@ -397,9 +397,12 @@ class HardwareView(pn.viewable.Viewer):
         self.tabs = pn.Tabs(*zip(SECTIONS, (atlas, ceilings, stairs, hierarchy, gens), strict=True),
                             active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
-        tour = pn.Column(pn.Row(pn.pane.Markdown("**Hardware tour** — article 000's hardware sections", margin=(8, 10)),
-                                self.tour_prev, self.tour_next, self.tour_leave, self.tour_keys), self.tour_caption,
-                         sizing_mode="stretch_width")
+        # The buttons wrap under the heading in a narrow column (a Row ran them over the lab's readouts).
+        tour = pn.Column(pn.FlexBox(pn.pane.Markdown("**Hardware tour** — article 000's hardware sections",
+                                                     margin=(8, 10)),
+                                    self.tour_prev, self.tour_next, self.tour_leave, self.tour_keys,
+                                    flex_wrap="wrap", sizing_mode="stretch_width"),
+                         self.tour_caption, sizing_mode="stretch_width")
         return pn.Column(pn.Row(self._w("gpu", pn.widgets.Select, width=300)), tour, self.error, self.tabs,
                          sizing_mode="stretch_width")
 

@@ -427,6 +427,19 @@ def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section,
     assert errors == []
 
 
+def test_the_hardware_tour_buttons_stay_in_their_column(page, lab_url):
+    # In the lab's normal layout at 1280x720 the Hardware tab's column is about 550 px wide: the tour's heading and
+    # its buttons in one row ran "Start the hardware tour" over the readouts beside it.
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Hardware")
+    button = page.locator(".hw-tour-next")
+    button.wait_for()
+    page.wait_for_timeout(500)
+    tabs = page.get_by_text("Kernel atlas", exact=True).locator("xpath=../..").bounding_box()
+    box = button.bounding_box()
+    assert box["x"] + box["width"] <= tabs["x"] + tabs["width"] + 1, (box, tabs)
+
+
 # Safari's rule for a page rewriting its address: at most 100 history.replaceState/pushState calls in 30 s,
 # then each call throws (Chrome ignores calls past its own limit).  A slider dragged back and forth passes it.
 HISTORY_LIMIT = """(() => {
