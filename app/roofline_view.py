@@ -38,7 +38,7 @@ from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
-from .present import present_figure
+from .present import present_figure, relayout_on_title_change
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
@@ -291,6 +291,7 @@ class RooflineView(pn.viewable.Viewer):
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.title.text_font_size = "12px"  # the title carries both intensities
+        relayout_on_title_change(fig)  # three lines, or four with tensor parallelism
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
         fig.add_tools(HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]))
         fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
