@@ -134,13 +134,19 @@ if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
 # (``request_layout(true)``: unforced, BokehJS keeps the title's old size) once the title's new text has been
 # built (BokehJS builds it asynchronously, hence the timeout).
 RELAYOUT = """
-setTimeout(() => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } }, 0);
+// Only when the number of lines changed: the served chart's title changes with every server update and the
+// offline page's with every move, and a forced layout measures the whole figure again.
+const lines = String(fig.title.text).split("\\n").length;
+if (fig.title._lines !== lines) {
+  fig.title._lines = lines;
+  setTimeout(() => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } }, 0);
+}
 """
 
 
 def relayout_on_title_change(fig) -> None:
-    """Lay ``fig`` out again whenever its title's text changes, so every line of a longer title has its room
-    (:data:`RELAYOUT`)."""
+    """Lay ``fig`` out again whenever its title's text gains or loses a line, so every line of a longer title has
+    its room (:data:`RELAYOUT`)."""
     if fig.title is None or getattr(fig, "_relayouts_title", False):
         return
     fig.title.js_on_change("text", CustomJS(args={"fig": fig}, code=RELAYOUT))

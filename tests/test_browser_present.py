@@ -619,14 +619,14 @@ TITLE_ROOM = r"""() => {
 
 @pytest.mark.parametrize("present", ["true", "false"])
 def test_a_title_that_gains_a_line_gets_the_room_for_it(page, lab_url, present):
-    # Step 19's title has three lines; step 18's (TP = 8) a fourth: every line stays on the canvas, none is drawn
+    # Step 19's title has three lines; step 18's (TP = 8) two more: every line stays on the canvas, none is drawn
     # above it (under the tab bar) because the figure kept the three-line title's room.
     _open(page, f"{lab_url}?present={present}&tour=19", PROJECTOR)
     page.locator("[data-step='19']").wait_for()
     assert page.evaluate(TITLE_ROOM)["lines"] == 3
     page.get_by_text("◀ Previous").click()
     page.locator("[data-step='18']").wait_for(timeout=5000)
-    page.wait_for_function(f"(({TITLE_ROOM})()).lines === 4", timeout=5000)
+    page.wait_for_function(f"(({TITLE_ROOM})()).lines === 5", timeout=5000)
     page.wait_for_timeout(500)
     room = page.evaluate(TITLE_ROOM)
     assert room["top"] >= 0 and room["height"] >= room["lines"] * room["size"], room
