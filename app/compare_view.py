@@ -16,7 +16,16 @@ from html import escape
 import panel as pn
 import param
 from bokeh.layouts import gridplot
-from bokeh.models import BasicTicker, ColumnDataSource, CustomJS, FactorRange, HoverTool, LabelSet, Range1d
+from bokeh.models import (
+    BasicTicker,
+    ColumnDataSource,
+    CustomJS,
+    CustomJSTickFormatter,
+    FactorRange,
+    HoverTool,
+    LabelSet,
+    Range1d,
+)
 from bokeh.plotting import figure
 
 from core.pins import COMPARE_METRICS, PinRow
@@ -52,6 +61,10 @@ if (Math.abs(fig.y_range.start - start) > 1e-9 * top || Math.abs(fig.y_range.end
   fig.y_range.setv({start, end});
 }
 """
+
+
+#: The y ticks' text, as core.units.fmt_sig writes numbers: never in e-notation.
+Y_TICK_CODE = "return tick.toLocaleString('en-US', {maximumSignificantDigits: 4})"
 
 
 class CompareView(pn.viewable.Viewer):
@@ -98,6 +111,8 @@ class CompareView(pn.viewable.Viewer):
                             (labels, "text_font_size")):
             model.js_on_change(prop, fit)
         fig.yaxis.ticker = BasicTicker(desired_num_ticks=3)  # a row is about 90 px tall: three ticks read
+        # Four significant digits with separators, as the values' labels (Bokeh's default went to 5.000e+6).
+        fig.yaxis.formatter = CustomJSTickFormatter(code=Y_TICK_CODE)
         fig.xaxis.visible = False
         fig.xaxis.axis_label = "pin"
         fig.title.text_font_size = "12px"

@@ -664,3 +664,17 @@ def test_present_mode_on_a_phone_keeps_axis_titles_on_the_canvas(page, lab_url):
     page.wait_for_timeout(300)
     assert page.evaluate(Y_TITLE_EXTENT, "roofline")["text"] == "TFLOP/s"
     assert page.errors == []
+
+
+def test_compare_axes_never_print_e_notation(page, lab_url):
+    # Found by a trial: with 16 pins of a huge batch the axes read "5.000e+6" (Bokeh's default formatter).
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "big", "batch": "65536", "model": "llama-3-8b"}, {"name": "small"}])
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Compare&pins={quote(pins)}")
+    page.locator("[data-readout=compare-key]").wait_for()
+    texts = page.evaluate("""() => [...Bokeh.documents[0].all_models]
+        .filter((m) => m.type === 'CustomJSTickFormatter' && m.code.includes('maximumSignificantDigits'))
+        .map((f) => f.doFormat([5e6, 12345.678, 0.0048], {loc: 0}))""")
+    assert texts and all(t == ["5,000,000", "12,350", "0.0048"] for t in texts)
