@@ -88,10 +88,15 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        # Whichever was given last, the file or the pasted text, is what "Read config" reads.
+        # Whichever was given last, the file or the pasted text, is what "Read config" reads; a dropped file is
+        # read at once (there is nothing more to type).  A watcher of two parameters is called with one event
+        # per parameter that changed: a paste changes both.
         self._config_from = "text"
-        self.config_file.param.watch(lambda _e: setattr(self, "_config_from", "file"), "value")
-        self.config_text.param.watch(lambda _e: setattr(self, "_config_from", "text"), ["value", "value_input"])
+        self.config_file.param.watch(self._on_config_file, "value")
+        self.config_text.param.watch(lambda *_events: setattr(self, "_config_from", "text"), ["value", "value_input"])
+        self._csv_from = "text"  # the same for the measurements: the file or the text, whichever came last
+        self.csv_file.param.watch(self._on_csv_file, "value")
+        self.csv_text.param.watch(lambda *_events: setattr(self, "_csv_from", "text"), ["value", "value_input"])
         self.read_config.on_click(lambda _e: self._read_config())
         self.add_gpu.on_click(lambda _e: self._add_gpu())
         self.plot.on_click(lambda _e: self._plot())
@@ -113,6 +118,11 @@ class BringYourOwnView(pn.viewable.Viewer):
         return self.layout
 
     # -- your model -----------------------------------------------------------------
+    def _on_config_file(self, event) -> None:
+        self._config_from = "file"
+        if event.new:
+            self._read_config()
+
     def _read_config(self) -> None:
         text = self.config_text.value_input or self.config_text.value or ""
         uploaded = _upload(self.config_file)
@@ -123,7 +133,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                 raise ConfigError("choose a config.json file or paste its text first")
             config = parse_config_text(raw)
             from_file = bool(uploaded) and raw is uploaded[1]
-            name = str(config.get("_name_or_path") or (uploaded[0] if from_file else "") or "Pasted config")
+            file_name = uploaded[0].removesuffix(".json") if from_file else ""
+            name = str(config.get("_name_or_path") or file_name or "Pasted config")
             name = name.replace("\\", "/").split("/")[-1]
             slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
             model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
@@ -167,12 +178,21 @@ class BringYourOwnView(pn.viewable.Viewer):
                                   f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
 
     # -- your measurements ------------------------------------------------------------
+    def _on_csv_file(self, event) -> None:
+        self._csv_from = "file"
+        if event.new:
+            self._plot()
+
     def _plot(self) -> None:
         uploaded = _upload(self.csv_file)
-        raw = uploaded[1] if uploaded else (self.csv_text.value_input or self.csv_text.value or "")
+        text = self.csv_text.value_input or self.csv_text.value or ""
+        raw = uploaded[1] if self._csv_from == "file" and uploaded else text
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
-        rows, problems = parse_measurements(raw or "")
+        if raw.strip():
+            rows, problems = parse_measurements(raw)
+        else:  # nothing given, or a file the browser refused (over 2 MB) and so never sent
+            rows, problems = [], [f"choose a CSV file (up to {UPLOAD_LIMIT}) or paste its rows first"]
         self.state.param.update(measurement_problems=problems, measurements=rows)
         self.show_measured()  # the problems alone change nothing the state watches
 

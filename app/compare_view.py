@@ -16,7 +16,16 @@ from html import escape
 import panel as pn
 import param
 from bokeh.layouts import gridplot
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet
+from bokeh.models import (
+    BasicTicker,
+    ColumnDataSource,
+    CustomJS,
+    CustomJSTickFormatter,
+    FactorRange,
+    HoverTool,
+    LabelSet,
+    Range1d,
+)
 from bokeh.plotting import figure
 
 from core.pins import COMPARE_METRICS, PinRow
@@ -27,6 +36,35 @@ from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
 
 ROW_HEIGHT = 130
+#: The bottom row also carries the x axis (pin numbers): it is this much taller, so its plot frame is as tall as
+#: the other rows' (its ticks were crowded into a shorter frame).
+X_AXIS_HEIGHT = 45
+#: Present mode's rows are this much taller (18-px titles and ticks).
+PRESENT_ROW_SCALE = 1.3
+
+# Fits a row's y range to its values in pixels, once the frame's height is known: the axis starts just below 0
+# by a marker's half-size (a value near zero sits wholly above the frame's bottom, not half under it) and ends
+# above the tallest value by its value label's height (or the marker's half-size, whichever is more).  Runs when
+# the values, the frame's height, the marker's size or the label's text size change (present mode).
+FIT_RANGE = r"""
+const H = fig.inner_height;
+if (!(H > 0)) { return; }
+const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
+const values = Array.from(source.data.value).filter((v) => Number.isFinite(v));
+const top = Math.max(0, ...values) || 1;
+const r = (parseFloat(val(glyph.size)) || 15) / 2 + (parseFloat(val(glyph.line_width)) || 1) + 1;
+const text = 1.2 * (parseFloat(val(labels.text_font_size)) || 11);
+const above = Math.max(r, (parseFloat(val(labels.y_offset)) || 0) + text) + 2;
+const perPx = top / Math.max(H - r - above, 10);
+const start = -r * perPx, end = top + above * perPx;
+if (Math.abs(fig.y_range.start - start) > 1e-9 * top || Math.abs(fig.y_range.end - end) > 1e-9 * top) {
+  fig.y_range.setv({start, end});
+}
+"""
+
+
+#: The y ticks' text, as core.units.fmt_sig writes numbers: never in e-notation.
+Y_TICK_CODE = "return tick.toLocaleString('en-US', {maximumSignificantDigits: 4})"
 
 
 class CompareView(pn.viewable.Viewer):
@@ -61,13 +99,20 @@ class CompareView(pn.viewable.Viewer):
         marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",
                             source=source)
         # Each value sits right of and just above its mark: a value near zero stays inside the frame, and the
-        # range's padding leaves room above the tallest.
-        fig.add_layout(LabelSet(x="pin", y="value", text="text", source=source, x_offset=10, y_offset=2,
-                                text_font_size="11px", text_color=PALETTE["text"], text_baseline="bottom"))
+        # fitted range (FIT_RANGE) leaves room above the tallest.
+        labels = LabelSet(x="pin", y="value", text="text", source=source, x_offset=10, y_offset=2,
+                          text_font_size="11px", text_color=PALETTE["text"], text_baseline="bottom")
+        fig.add_layout(labels)
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
                                                              (metric.label, f"@text {metric.unit}")]))
-        fig.y_range.start = 0
-        fig.y_range.range_padding = 0.9  # room above the tallest mark for its value (in present mode too)
+        fig.y_range = Range1d(0, 1)  # fitted in the browser (FIT_RANGE)
+        fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
+        for model, prop in ((fig, "inner_height"), (source, "data"), (marks.glyph, "size"),
+                            (labels, "text_font_size")):
+            model.js_on_change(prop, fit)
+        fig.yaxis.ticker = BasicTicker(desired_num_ticks=3)  # a row is about 90 px tall: three ticks read
+        # Four significant digits with separators, as the values' labels (Bokeh's default went to 5.000e+6).
+        fig.yaxis.formatter = CustomJSTickFormatter(code=Y_TICK_CODE)
         fig.xaxis.visible = False
         fig.xaxis.axis_label = "pin"
         fig.title.text_font_size = "12px"
@@ -96,9 +141,11 @@ class CompareView(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
+        scale = PRESENT_ROW_SCALE if self.state.present else 1
         for fig in self.figures:
             present_figure(fig, self.state.present)
-            fig.height = int(ROW_HEIGHT * (1.3 if self.state.present else 1))
+            fig.height = int(ROW_HEIGHT * scale)
+        self.figures[-1].height += int(X_AXIS_HEIGHT * scale)
 
 
 def _empty() -> dict:

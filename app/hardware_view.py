@@ -102,6 +102,9 @@ LABELS = {
     "wave_k": "K", "n_min": "N from", "n_max": "N to", "n_probe": "Readout at N", "generations": "Parts to overlay",
     "show_sparse": "Show the 2:4-sparsity headline roof",
 }
+#: A section's charts take at least this width (px) beside its 300-px controls; in a narrower column (the lab's
+#: normal layout at 1280 px left them about 200 px; a phone 80) they go under the controls, at the column's width.
+CHART_MIN_WIDTH = 480
 MAX_STAIRS = 4000  # points on the staircase chart
 SENTINEL = 1e-30  # Bokeh log axes cannot show zero
 FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
@@ -124,6 +127,12 @@ def _log_figure(name: str, height: int = 430, y_label: str = "attainable perform
     return figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
                   x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
                   toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4))
+
+
+def _section(controls, charts):
+    """A section: its controls, then its charts beside them or, in a column too narrow for both, under them."""
+    charts.styles = {"flex": f"1 1 {CHART_MIN_WIDTH}px", "min-width": "0"}
+    return pn.FlexBox(controls, charts, flex_wrap="wrap", sizing_mode="stretch_width")
 
 
 class HardwareView(pn.viewable.Viewer):
@@ -214,15 +223,17 @@ class HardwareView(pn.viewable.Viewer):
                                               "bound": [], "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
-        self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": []}, name="hw-step")
+        self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": [], "xoff": [], "yoff": [], "align": []},
+                                           name="hw-step")
         self.ceil_bars = ColumnDataSource({"regime": [], "us": [], "color": []}, name="hw-three-times")
         self.stairs = ColumnDataSource({"n": [], "tflops": [], "waves": [], "padded": [], "eff": []},
                                        name="hw-staircase")
         self.stairs_probe = ColumnDataSource({"n": [], "tflops": []}, name="hw-probe")
         self.levels = ColumnDataSource({"x": [], "y": [], "level": [], "color": []}, name="hw-levels")
-        self.level_labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": []}, name="hw-level-labels")
-        self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "mb": []},
-                                            name="hw-attention")
+        self.level_labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "xoff": [], "yoff": [],
+                                              "align": []}, name="hw-level-labels")
+        self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "mb": [],
+                                             "xoff": [], "yoff": [], "align": []}, name="hw-attention")
         self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": [], "dash": []},
                                          name="hw-gen-roofs")
         self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "marker": [], "xoff": [],
@@ -256,15 +267,16 @@ class HardwareView(pn.viewable.Viewer):
         f.legend.location = "bottom_right"
         self.atlas_fig = f
 
-        g = _log_figure("hw-ceilings", height=380)
+        g = _log_figure("hw-ceilings", height=470)  # the legend is below the frame
         g.line("x", "y", source=self.ceil_roof, color="#2ca02c", line_width=4, legend_label="compute and memory roofs")
         g.line("x", "y", source=self.ceil_overhead, color="#b00020", line_width=3, line_dash="dashed",
                legend_label="overhead ceiling: FLOPs / (kernels × launch)")
-        g.scatter("x", "y", source=self.ceil_point, size=15, fill_color="#ff7f0e", line_color="black",
-                  legend_label="the decode step")
-        g.add_layout(LabelSet(x="x", y="y", text="label", source=self.ceil_point, x_offset=8, y_offset=6,
-                              text_font_size="11px"))
-        g.legend.location = "bottom_right"
+        step = g.scatter("x", "y", source=self.ceil_point, size=15, fill_color="#ff7f0e", line_color="black",
+                         legend_label="the decode step")
+        step_label = LabelSet(x="x", y="y", text="label", source=self.ceil_point, text_font_size="11px")
+        g.add_layout(step_label)
+        place_labels_in_browser(g, step_label, step.glyph, "label", lines=[self.ceil_roof, self.ceil_overhead])
+        g.add_layout(g.legend[0], "below")  # inside the frame it hid the step's label and the overhead ceiling
         self.ceil_fig = g
         bars = figure(y_range=["overhead", "memory", "compute"], height=170, sizing_mode="stretch_width",
                       x_axis_label="time per step (µs)", tools="", toolbar_location=None, name="hw-decision")
@@ -292,11 +304,16 @@ class HardwareView(pn.viewable.Viewer):
         level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
         self.level_lines = h.multi_line("xs", "ys", source=level_roofs,
                                         line_color="color", line_width=3, line_dash="dash")
-        h.add_layout(LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
-                              x_offset=4, y_offset=4, text_font_size="12px", text_font_style="bold"))
-        h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black", marker="marker")
-        h.add_layout(LabelSet(x="x", y="y", text="name", source=self.attn_points, x_offset=8, y_offset=-6,
-                              text_font_size="11px"))
+        level_labels = LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
+                                text_font_size="12px", text_font_style="bold")
+        h.add_layout(level_labels)
+        place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_lines.data_source])
+        attn = h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black",
+                         marker="marker")
+        attn_labels = LabelSet(x="x", y="y", text="name", source=self.attn_points, text_font_size="11px")
+        h.add_layout(attn_labels)
+        place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_lines.data_source],
+                                others=[level_labels])
         self.hier_fig = h
 
         gfig = _log_figure("hw-generations", height=460)
@@ -324,18 +341,21 @@ class HardwareView(pn.viewable.Viewer):
         t.legend.location = "top_left"
         self.trend_fig = t
         ev = MEMORY_WALL_TIMELINE
-        tl_src = ColumnDataSource({"year": [e.year for e in ev], "y": [(i % 4) * 0.6 for i in range(len(ev))],
+        # One row per event, the earliest at the top: five of the seven fall in 2017-2024, and their titles (up to
+        # 370 px at 18 px) need rows of their own; each goes right of its year, or left where the frame ends.
+        rows = [len(ev) - 1 - i for i in range(len(ev))]
+        tl_src = ColumnDataSource({"year": [e.year for e in ev], "y": rows,
                                    "title": [e.title for e in ev], "detail": [e.detail for e in ev],
-                                   "source": [e.source for e in ev]}, name="hw-timeline")
-        tl = figure(height=230, sizing_mode="stretch_width", x_range=(1992, 2034), y_range=(-0.6, 2.3),
+                                   "source": [e.source for e in ev], **unplaced(len(ev))}, name="hw-timeline")
+        tl = figure(height=320, sizing_mode="stretch_width", x_range=(1992, 2034), y_range=(-0.7, len(ev) - 0.3),
                     tools="hover", toolbar_location=None, name="hw-timeline-fig", x_axis_label="year",
                     tooltips=[("", "@title"), ("", "@detail"), ("source", "@source")])
         tl.yaxis.visible = False
         tl.ygrid.visible = False
-        tl.segment(x0="year", y0=-0.5, x1="year", y1="y", source=tl_src, color="#999999")
-        tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")
-        tl.add_layout(LabelSet(x="year", y="y", text="title", source=tl_src, x_offset=6, y_offset=4,
-                               text_font_size="11px"))
+        events = tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")
+        event_labels = LabelSet(x="year", y="y", text="title", source=tl_src, text_font_size="11px")
+        tl.add_layout(event_labels)
+        place_labels_in_browser(tl, event_labels, events.glyph, "title")
         self.timeline_fig = tl
 
     # -- panes and layout ------------------------------------------------------------
@@ -365,7 +385,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _layout(self):
         int_in = pn.widgets.IntInput
-        atlas = pn.Row(
+        atlas = _section(
             pn.Column(
                 "**GEMM C = AB**", self._w("gemm_m", start=16, end=16384, step=16),
                 self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16),
@@ -378,9 +398,8 @@ class HardwareView(pn.viewable.Viewer):
                 "**Decode attention over the KV cache**", self._w("kv_context", start=128, end=131072, step=128),
                 self._w("kv_heads", start=1, end=64), width=300),
             pn.Column(pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width"), "**Show your work**",
-                      self.atlas_work, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        ceilings = pn.Row(
+                      self.atlas_work, sizing_mode="stretch_width"))
+        ceilings = _section(
             pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
                       self._w("batch", start=1, end=512),
                       self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
@@ -389,37 +408,33 @@ class HardwareView(pn.viewable.Viewer):
                       width=300),
             pn.Column(pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
                       pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        stairs = pn.Row(
+                      sizing_mode="stretch_width"))
+        stairs = _section(
             pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
                       self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
                       self._w("n_probe", int_in), width=300),
             pn.Column(pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
                       pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        hierarchy = pn.Row(
+                      sizing_mode="stretch_width"))
+        hierarchy = _section(
             pn.Column(self._w("attn_n", start=256, end=65536, step=256), self._w("attn_d", start=32, end=256, step=32),
                       width=300),
             pn.Column(pn.pane.Bokeh(self.hier_fig, sizing_mode="stretch_width"), self.hier_text,
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        gens = pn.Row(
+                      sizing_mode="stretch_width"))
+        gens = _section(
             pn.Column(self._w("generations", pn.widgets.MultiChoice), self._w("show_sparse", pn.widgets.Checkbox),
                       width=300),
             pn.Column(pn.pane.Bokeh(self.gen_fig, sizing_mode="stretch_width"), self.gen_text,
                       pn.pane.Bokeh(self.trend_fig, sizing_mode="stretch_width"),
-                      pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+                      pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), sizing_mode="stretch_width"))
         self.tabs = pn.Tabs(*zip(SECTIONS, (atlas, ceilings, stairs, hierarchy, gens), strict=True),
                             active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
-        # The accelerator and the tour's controls share a row (wrapping on a narrow page): the chart keeps its
-        # x axis above the fold at 1280 × 720 with a tour card above it (present mode).
+        # The accelerator and the tour's controls share a row, wrapping in a narrow column (a Row ran the buttons
+        # over the lab's readouts): the chart keeps its x axis above the fold at 1280 × 720 under a tour card.
         controls = pn.FlexBox(self._w("gpu", pn.widgets.Select, width=300), self.tour_title, self.tour_prev,
                               self.tour_next, self.tour_leave, self.tour_keys, align_items="flex-end",
-                              sizing_mode="stretch_width")
+                              flex_wrap="wrap", sizing_mode="stretch_width")
         return pn.Column(controls, self.tour_caption, self.error, self.tabs, sizing_mode="stretch_width")
 
     def __panel__(self):
@@ -527,7 +542,7 @@ class HardwareView(pn.viewable.Viewer):
         self.ceil_overhead.data = {"x": [X[0], X[-1]], "y": [max(ceiling, SENTINEL)] * 2 if np.isfinite(ceiling)
                                    else [SENTINEL, SENTINEL]}
         self.ceil_point.data = {"x": [step.intensity], "y": [step.achieved_flop_per_s / TFLOP],
-                                "label": [f"{step.regime}-bound"]}
+                                "label": [f"{step.regime}-bound"], **unplaced(1)}
         colors = {r: ("#b00020" if r == step.regime else "#9e9e9e") for r in FIXES}
         times = {"compute": step.compute_s, "memory": step.memory_s, "overhead": step.overhead_s}
         self.ceil_bars.data = {"regime": list(times), "us": [t * 1e6 for t in times.values()],
@@ -573,9 +588,10 @@ class HardwareView(pn.viewable.Viewer):
                       "dash": [LEVEL_STYLES[n][1] for n, _, _ in levels]}
         self.levels.data = {"x": [1.0] * len(levels), "y": [bw / 1e12 for _, bw, _ in levels],
                             "level": [n for n, _, _ in levels], "color": [colors[n] for n, _, _ in levels]}
-        self.level_labels.data = {"x": [0.1] * len(levels), "y": [bw * 0.1 / TFLOP for _, bw, _ in levels],
+        # Each roof's name goes next to its point at I = 1 FLOP/byte, where the browser finds room (PLACE_LABELS).
+        self.level_labels.data = {"x": [1.0] * len(levels), "y": [bw / TFLOP for _, bw, _ in levels],
                                   "text": [f"{n} {bw / 1e12:,.1f} TB/s" for n, bw, _ in levels],
-                                  "color": [colors[n] for n, _, _ in levels]}
+                                  "color": [colors[n] for n, _, _ in levels], **unplaced(len(levels))}
         sram = sram_bytes(gpu)
         na = naive_attention(self.attn_n, self.attn_d)
         fa = flash_attention(self.attn_n, self.attn_d, sram)
@@ -588,7 +604,7 @@ class HardwareView(pn.viewable.Viewer):
             "y": [attainable_flop_per_s(f / b, peak, gpu.hbm_bandwidth) / TFLOP for _, f, b, _ in pts],
             "name": [n for n, *_ in pts], "color": [c for *_, (c, _) in pts],
             "marker": [m for *_, (_, m) in pts],
-            "mb": [f"{b / 1e6:,.1f}" for _, _, b, _ in pts]}
+            "mb": [f"{b / 1e6:,.1f}" for _, _, b, _ in pts], **unplaced(len(pts))}
         l2_text = f"{gpu.l2_bytes / MiB:,.0f} MiB of L2" if gpu.l2_bytes else "an L2 whose size is unpublished"
         missing = [lvl for lvl in ("SRAM", "L2") if lvl not in {n for n, _, _ in levels}]
         note = (f" No source in the catalogue gives this part's {' or '.join(missing)} bandwidth, so that roof is "

@@ -22,6 +22,7 @@ import param
 from core.permalink import from_query
 from core.scenario import Scenario, ScenarioResult
 from core.tour import TOUR
+from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
@@ -182,8 +183,10 @@ class Lab(pn.viewable.Viewer):
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
-            self.body.objects = [pn.Column(self.link.notice, self.error, row, self.controls, self.readouts,
-                                           sizing_mode="stretch_width")]
+            # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
+            # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.body.objects = [pn.Column(self.link.notice, self.error, row, below, sizing_mode="stretch_width")]
         else:
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
@@ -303,8 +306,9 @@ def embed_summary(r: ScenarioResult) -> str:
     fits = "fits" if r.fits else "does not fit"
     return (
         f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
-        f"{r.arithmetic_intensity_weights:,.4g} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
-        f"{r.attainable_flop_per_s_weights / 1e12:,.4g} TFLOP/s ({100 * r.peak_fraction_weights:.3g} % of peak) · "
+        f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
+        f"{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)} TFLOP/s "
+        f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak) · "
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
         f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )

@@ -14,26 +14,43 @@ from bokeh.models import CustomJS, LabelSet
 
 # Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
 # right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
-# trying both sides at each) where its box meets no label placed before it, no marker and no line of `lines`
-# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# trying both sides at each) where its box meets no label placed before it, no label of `others` (LabelSets laid
+# out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs),
+# inside the frame.  Either axis may be log or linear; `glyph` (the markers) may be null (labels of lines).
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
 # LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
-const d = source.data, n = d.x.length, W = fig.inner_width, H = fig.inner_height;
+const d = source.data, xf = labels.x.field, yf = labels.y.field, n = d[xf].length;
+const W = fig.inner_width, H = fig.inner_height;
 if (!(W > 0 && H > 0) || n === 0) { return; }
 const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
-const font = parseFloat(val(labels.text_font_size)) || 11;
 const ctx = document.createElement("canvas").getContext("2d");
-ctx.font = `${val(labels.text_font_style) || "normal"} ${font}px ${val(labels.text_font) || "helvetica"}`;
-const r = (parseFloat(val(glyph.size)) || 10) / 2 + 1, gap = 6, line = 1.25 * font;
-const lx0 = Math.log10(fig.x_range.start), lx1 = Math.log10(fig.x_range.end);
-const ly0 = Math.log10(fig.y_range.start), ly1 = Math.log10(fig.y_range.end);
+const fontOf = (ls) => `${val(ls.text_font_style) || "normal"} ${parseFloat(val(ls.text_font_size)) || 11}px ` +
+  `${val(ls.text_font) || "helvetica"}`;
+const font = parseFloat(val(labels.text_font_size)) || 11;
+const r = (glyph != null ? (parseFloat(val(glyph.size)) || 10) / 2 : 2) + 1, gap = 6, line = 1.25 * font;
+// Data to frame pixels, on a log or a linear axis.
+const axis = (scale, range, len, flip) => {
+  const f = scale.type === "LogScale" ? Math.log10 : (v) => v, a = f(range.start), b = f(range.end);
+  return flip ? (v) => len - (f(v) - a) / (b - a) * len : (v) => (f(v) - a) / (b - a) * len;
+};
+const sx = axis(fig.x_scale, fig.x_range, W, false), sy = axis(fig.y_scale, fig.y_range, H, true);
 const pts = [];
-for (let i = 0; i < n; i++) {
-  pts.push([(Math.log10(d.x[i]) - lx0) / (lx1 - lx0) * W, H - (Math.log10(d.y[i]) - ly0) / (ly1 - ly0) * H]);
-}
+for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
-const sx = (v) => (Math.log10(v) - lx0) / (lx1 - lx0) * W, sy = (v) => H - (Math.log10(v) - ly0) / (ly1 - ly0) * H;
+for (const other of others) {  // labels laid out by their own PLACE_LABELS: their boxes are taken too
+  const od = other.source.data, ox = other.x.field, oy = other.y.field, osize = parseFloat(val(other.text_font_size));
+  if (!("xoff" in od)) { continue; }
+  ctx.font = fontOf(other);
+  for (let i = 0; i < od[ox].length; i++) {
+    const t = String(od[other.text.field][i]);
+    if (!t) { continue; }
+    const w = ctx.measureText(t).width, x = sx(od[ox][i]) + od.xoff[i], y = sy(od[oy][i]) - od.yoff[i];
+    const left = od.align[i] === "right" ? x - w : x, h = 1.25 * osize;
+    taken.push([left, left + w, y - h / 2, y + h / 2]);
+  }
+}
+ctx.font = fontOf(labels);
 const polylines = [];
 for (const src of lines) {
   const ld = src.data;
@@ -77,18 +94,20 @@ if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
 """
 
 
-def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=()) -> None:
-    """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``) apart, off their markers, off the
-    polylines of the sources ``lines`` and inside ``fig``'s frame (a log-log figure), whatever the frame's size
-    and the text's size (present mode): :data:`PLACE_LABELS`.
+def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=()) -> None:
+    """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
+    on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
+    off the polylines of the sources ``lines`` and inside ``fig``'s frame (log or linear axes), whatever the
+    frame's size and the text's size (present mode): :data:`PLACE_LABELS`.
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines)}, code=PLACE_LABELS)
+                              "lines": list(lines), "others": list(others)}, code=PLACE_LABELS)
     for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
-                        *((src, "data") for src in lines),
-                        (labels, "text_font_size"), (glyph, "size"), (fig.x_range, "start"), (fig.x_range, "end"),
-                        (fig.y_range, "start"), (fig.y_range, "end")):
+                        *((src, "data") for src in lines), *((other.source, "data") for other in others),
+                        *((other, "text_font_size") for other in others),
+                        (labels, "text_font_size"), *(((glyph, "size"),) if glyph is not None else ()),
+                        (fig.x_range, "start"), (fig.x_range, "end"), (fig.y_range, "start"), (fig.y_range, "end")):
         model.js_on_change(prop, callback)
 
 

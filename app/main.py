@@ -1,6 +1,7 @@
 """Entry point for ``panel serve app`` (served at ``/app``)."""
 
 import panel as pn
+import panel.reactive as panel_reactive
 from bokeh.settings import settings
 from panel.io.resources import LOCAL_DIST
 
@@ -35,6 +36,12 @@ def _serve_stylesheets_locally(doc) -> None:
         return
     dist_url = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
     doc._template_variables["dist_url"] = dist_url  # every model built from here on, tabs opened later too
+    # A pane whose tab is not shown keeps its Bokeh model outside the document (dynamic tabs), and Panel 1.9
+    # updates it there with ``doc=None``, falling back to its CDN for the stylesheets (panel/reactive.py,
+    # ``_get_properties`` and ``_update_model``): a pin, a lever move or a tour step sent the hidden Compare,
+    # Pins or Hardware panes CDN stylesheets, fetched when their tab was shown again.  The fallback is a
+    # module global of panel.reactive used for nothing else; it now names this server's copy.
+    panel_reactive.CDN_DIST = dist_url
 
 
 _serve_stylesheets_locally(pn.state.curdoc)

@@ -94,7 +94,7 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
-    per_gpu = f" per GPU (1 of {r.gpus_per_replica}, TP = {r.tp}, PP = {r.pp})" if r.gpus_per_replica > 1 else ""
+    per_gpu = f" per GPU (1 of {r.gpus_per_replica:,}, TP = {r.tp:,}, PP = {r.pp:,})" if r.gpus_per_replica > 1 else ""
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '

@@ -9,7 +9,7 @@ import param
 
 from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset
 from core.precision import get_precision
-from core.units import TFLOP, GiB
+from core.units import TFLOP, GiB, fmt_sig
 
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
@@ -141,7 +141,8 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}</td>"
-            f"<td>{r.arithmetic_intensity_weights:,.4g}</td><td>{r.attainable_flop_per_s_weights / TFLOP:,.4g}</td>"
+            f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
+            f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
             f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"
             f"<td>{'yes' if r.fits else 'no'}</td>"
             "</tr>"

@@ -18,6 +18,10 @@ MIN_FRAME_SHARE = 0.4
 #: Line widths and marker sizes are multiplied by these in present mode.
 LINE_SCALE = 1.6
 MARKER_SCALE = 1.35
+#: Legend glyph boxes (``glyph_width``, ``glyph_height``) grow with the legend's text: by present mode's text size
+#: over the built one (18 / 11 for the roofline's legend).  BokehJS draws a marker in its legend at 0.4 × the box,
+#: so the 20-px default box gives an 8-px star beside 18-px text: a blob from the back of the room.
+LEGEND_GLYPH_PROPS = ("glyph_width", "glyph_height")
 
 _TEXT_PROPS = {
     Axis: ("axis_label_text_font_size", "major_label_text_font_size"),
@@ -47,10 +51,13 @@ def _px(size) -> float | None:
     return None
 
 
-# Wraps each title line wider than the plot frame, and each legend label wider than the legend's share of the
-# figure, at its spaces (the text as the server set it is kept, so the lines are re-wrapped from it when the
-# frame or the font changes).  Canvas text does not wrap by itself, and at 18 px a line such as "Llama-3-70B ·
-# NVIDIA H100 SXM5 80GB · decode" is wider than a phone.
+# Wraps each title line wider than the plot frame, each axis title longer than the canvas has room for (an axis
+# title is centred on its side of the frame and may run past the frame, not past the canvas: at 18 px on a phone
+# "attainable performance (TFLOP/s, dense)" is 332 px and the Three-ceilings chart's frame is centred 150 px
+# below the canvas's top), and each legend label wider than the legend's share of the figure, at its spaces (the
+# text as the server set it is kept, so the lines are re-wrapped from it when the frame or the font changes).
+# Canvas text does not wrap by itself, and at 18 px a line such as "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode"
+# is wider than a phone.
 WRAP_TEXT = r"""
 const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
 const ctx = document.createElement("canvas").getContext("2d");
@@ -73,6 +80,23 @@ if (t != null && typeof t.text === "string" && fig.inner_width > 0) {
   ctx.font = `${val(t.text_font_style) || "bold"} ${val(t.text_font_size)} ${val(t.text_font) || "helvetica"}`;
   t._wrapped = wrap(t._source, fig.inner_width);
   if (t._wrapped !== t.text) { t.text = t._wrapped; }
+}
+const view = typeof Bokeh !== "undefined" && Bokeh.index != null ? Bokeh.index.find_one(fig) : null;
+for (const axis of [...fig.left, ...fig.right, ...fig.below, ...fig.above]) {
+  if (!axis.type.endsWith("Axis") || typeof axis.axis_label !== "string") { continue; }
+  const vertical = fig.left.includes(axis) || fig.right.includes(axis);
+  let avail = vertical ? fig.inner_height : fig.inner_width;
+  if (view != null && view.frame != null && view.canvas_view != null) {  // room on the canvas, around the centre
+    const f = view.frame.bbox, c = view.canvas_view.bbox;
+    avail = vertical ? 2 * Math.min(f.vcenter, c.height - f.vcenter) : 2 * Math.min(f.hcenter, c.width - f.hcenter);
+    avail -= 4;
+  }
+  if (!(avail > 0)) { continue; }
+  if (axis.axis_label !== axis._wrapped) { axis._source = axis.axis_label; }  // a new text from the server
+  ctx.font = `${val(axis.axis_label_text_font_style) || "italic"} ${val(axis.axis_label_text_font_size)} ` +
+    `${val(axis.axis_label_text_font) || "helvetica"}`;
+  axis._wrapped = wrap(axis._source, avail);
+  if (axis._wrapped !== axis.axis_label) { axis.axis_label = axis._wrapped; }
 }
 const width = fig.outer_width || fig.width;
 if (width > 0) {
@@ -104,14 +128,44 @@ if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
 """
 
 
+# Bokeh (3.9) repaints a title whose text changed but does not lay the figure out again, so a title that gains a
+# line (tour step 19 -> 18: three lines -> four) keeps the room of the old one and its first line is drawn above
+# the canvas, under the page's tab bar (and one that loses a line leaves a gap).  This forces a new layout
+# (``request_layout(true)``: unforced, BokehJS keeps the title's old size) once the title's new text has been
+# built (BokehJS builds it asynchronously, hence the timeout).
+RELAYOUT = """
+// Only when the number of lines changed: the served chart's title changes with every server update and the
+// offline page's with every move, and a forced layout measures the whole figure again.
+const lines = String(fig.title.text).split("\\n").length;
+if (fig.title._lines !== lines) {
+  fig.title._lines = lines;
+  setTimeout(() => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } }, 0);
+}
+"""
+
+
+def relayout_on_title_change(fig) -> None:
+    """Lay ``fig`` out again whenever its title's text gains or loses a line, so every line of a longer title has
+    its room (:data:`RELAYOUT`)."""
+    if fig.title is None or getattr(fig, "_relayouts_title", False):
+        return
+    fig.title.js_on_change("text", CustomJS(args={"fig": fig}, code=RELAYOUT))
+    fig._relayouts_title = True  # Python-side only
+
+
 def wrap_title(fig) -> None:
-    """Wrap ``fig``'s title lines to its plot frame's width, and its legend labels to the legend's share of
-    the figure, in the browser, whenever a text, its size or the figure's width changes (nothing is cut off
-    and no line widens a phone-width page): :data:`WRAP_TEXT`."""
+    """Wrap ``fig``'s title lines to its plot frame's width, its axis titles to the canvas's room, and its
+    legend labels to the legend's share of the figure, in the browser, whenever a text, its size or the frame's
+    size changes (nothing is cut off and no line widens a phone-width page): :data:`WRAP_TEXT`."""
     if getattr(fig, "_wraps_title", False):
         return
+    relayout_on_title_change(fig)
     callback = CustomJS(args={"fig": fig}, code=WRAP_TEXT)
     fig.js_on_change("inner_width", callback)
+    fig.js_on_change("inner_height", callback)
+    for axis in fig.select({"type": Axis}):
+        axis.js_on_change("axis_label", callback)
+        axis.js_on_change("axis_label_text_font_size", callback)
     if fig.title is not None:
         fig.title.js_on_change("text", callback)
         fig.title.js_on_change("text_font_size", callback)
@@ -137,7 +191,8 @@ def present_figure(fig, on: bool) -> None:
     Text: every font size set in px/pt/em is raised to at least :data:`PRESENT_TEXT_PX` (title lines
     wrap to the chart's width: :func:`wrap_title`, and the figure grows to keep its plot frame at least
     :data:`MIN_FRAME_SHARE` of its built height); glyphs: line widths × :data:`LINE_SCALE`, marker sizes ×
-    :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept).
+    :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept); legend glyph boxes grow with
+    the legend's text (:data:`LEGEND_GLYPH_PROPS`).
     """
     saved = getattr(fig, "_present_saved", None)
     if saved is None and not on:
@@ -148,12 +203,17 @@ def present_figure(fig, on: bool) -> None:
         keep.args = {"fig": fig, "me": keep}
         fig.js_on_change("inner_height", keep)
         keep.js_on_change("tags", keep)
-        saved = {"present": False, "values": {}, "keep": keep, "height": fig.height}
+        saved = {"present": False, "values": {}, "scale": {}, "keep": keep, "height": fig.height}
         for model in _models(fig):
             for cls, props in _TEXT_PROPS.items():
                 if isinstance(model, cls):
                     for prop in props:
                         saved["values"][(model.id, prop)] = getattr(model, prop)
+        for legend in fig.select({"type": Legend}):
+            scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
+            for prop in LEGEND_GLYPH_PROPS:
+                saved["values"][(legend.id, prop)] = getattr(legend, prop)
+                saved["scale"][(legend.id, prop)] = scale
         for r in fig.select({"type": GlyphRenderer}):
             for prop in ("line_width", "size"):
                 if prop in r.glyph.properties():
@@ -168,10 +228,12 @@ def present_figure(fig, on: bool) -> None:
         model = by_id.get(model_id)
         if model is None:
             continue
-        setattr(model, prop, _present_value(prop, built) if on else built)
+        setattr(model, prop, _present_value(prop, built, saved["scale"].get((model_id, prop))) if on else built)
 
 
-def _present_value(prop: str, built):
+def _present_value(prop: str, built, scale: float | None = None):
+    if scale is not None:  # a legend's glyph box: with its text
+        return round(built * scale)
     if prop.endswith("font_size"):
         px = _px(built)
         return built if px is not None and px >= PRESENT_TEXT_PX else f"{PRESENT_TEXT_PX}px"

@@ -38,7 +38,7 @@ from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
-from .present import present_figure
+from .present import present_figure, relayout_on_title_change
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
@@ -309,6 +309,7 @@ class RooflineView(pn.viewable.Viewer):
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.title.text_font_size = "12px"  # the title carries both intensities
+        relayout_on_title_change(fig)  # three lines, or four with tensor parallelism
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
         fig.add_tools(HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]))
         fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
@@ -485,7 +486,9 @@ class RooflineView(pn.viewable.Viewer):
             f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
-            + (f"\nper GPU of {r.gpus_per_replica}: communication I = {fmt_sig(r.communication_intensity)} "
-               f"FLOP per byte sent; interconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)}"
+            # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
+            + (f"\nper GPU of {r.gpus_per_replica:,}: communication I = {fmt_sig(r.communication_intensity)} "
+               "FLOP per byte sent"
+               f"\ninterconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)} FLOP per byte sent"
                if r.communication_intensity is not None else "")
         )

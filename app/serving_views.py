@@ -15,7 +15,7 @@ from core.precision import get_precision
 from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
 from core.sweeps import speculation_sweep
-from core.units import GB, GiB
+from core.units import GB, GiB, fmt_sig
 
 from .state import TABS, LabState
 from .style import PALETTE, STYLESHEET
@@ -92,7 +92,7 @@ def kv_table_html(r: ScenarioResult) -> str:
     split = (f" per GPU (TP = {r.tp}: {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} and "
              f"{r.layers_per_gpu} of {r.model.n_layers} layers each"
              + (f", {r.pp} micro-batches in flight" if r.pp > 1 else "") + ")") if r.gpus_per_replica > 1 else ""
-    share = f" × {r.kv_share_per_gpu * r.pp:.4g} (one GPU's share)" if r.gpus_per_replica > 1 else ""
+    share = f" × {fmt_sig(r.kv_share_per_gpu * r.pp)} (one GPU's share)" if r.gpus_per_replica > 1 else ""
     free = r.free_for_kv_bytes
     head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
     body = []
@@ -124,7 +124,8 @@ def speculation_html(state: LabState) -> str:
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""
         rows.append(
-            f"<tr{current}><td>{k}</td><td>{sweep['intensity'][i]:,.4g}</td><td>{sweep['expected_tokens'][i]:.2f}</td>"
+            f"<tr{current}><td>{k}</td><td>{fmt_sig(sweep['intensity'][i])}</td>"
+            f"<td>{sweep['expected_tokens'][i]:.2f}</td>"
             f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
         )

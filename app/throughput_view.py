@@ -71,6 +71,9 @@ class ThroughputView(pn.viewable.Viewer):
         legend.label_text_font_size = "11px"
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
+        # Keys of series that are often empty (an empty series' key has no symbol): shown while they have points.
+        self._optional_items = {item.label.value: item for item in legend.items
+                                if item.label.value in ("pins (each on its own scenario)", "your measurements")}
         self.figure = fig
         self.update(result)
         self._on_measured()
@@ -93,6 +96,8 @@ class ThroughputView(pn.viewable.Viewer):
             "name": [row.pin.name for row in rows], "color": [PIN_STYLES[i][0] for i in range(len(rows))],
             "marker": [PIN_STYLES[i][1] for i in range(len(rows))], "number": list(range(1, len(rows) + 1)),
         }
+        self._optional_items["pins (each on its own scenario)"].visible = bool(rows)
+
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
         self.update(self.state.result)
@@ -105,6 +110,7 @@ class ThroughputView(pn.viewable.Viewer):
         """Draw measured throughput at its batch."""
         self.measured.data = {"batch": [p.measurement.batch for p in points],
                               "tok": [p.measurement.tokens_per_s for p in points]}
+        self._optional_items["your measurements"].visible = bool(points)
 
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""

@@ -7,6 +7,7 @@ from app import create_app
 from app.lab import Lab
 from app.readouts import rows
 from core import Scenario
+from core.model_catalogue import CATALOGUE_DIR
 
 
 def test_create_app_is_importable_and_returns_a_layout():
@@ -105,6 +106,20 @@ def test_a_pasted_config_becomes_the_model_and_is_reported():
     assert lab.result.n_params == 124_439_808
     report = lab.byo.config_report.object
     assert "124,439,808" in report and "n_inner absent" in report and "gpt2" in report
+
+
+def test_the_config_given_last_is_read_a_drop_at_once_and_a_paste_after_it_too():
+    # Found by a trial: a paste after a drop read the dropped file (the paste's watcher raised a TypeError on the
+    # two events a paste sends, so the lab never learnt the text came last), with the pasted text on screen.
+    lab = Lab()
+    mixtral = (CATALOGUE_DIR / "mixtral-8x7b.json").read_text()
+    lab.byo.config_file.value = {"mixtral.json": mixtral}
+    assert "Read mixtral: now the selected model" in lab.byo.config_report.object  # on drop, no button needed
+    lab.byo.config_text.param.update(value=GPT2, value_input=GPT2)  # as the browser sends a paste
+    lab.byo._read_config()
+    assert lab.scenario.model == "config-gpt2"
+    lab.byo.config_file.value = {"mixtral-again.json": mixtral}
+    assert lab.result.model.name == "mixtral-again"
 
 
 def test_a_broken_config_is_refused_and_the_model_kept():
@@ -229,6 +244,55 @@ def test_the_throughput_title_fits_its_chart_in_two_short_lines():
     lines = lab.throughput.figure.title.text.split("\n")
     assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192",
                      "tokens/s vs batch (largest batch that fits: 0)"]
+
+
+def test_tables_and_summaries_never_print_e_notation():
+    # Found by a trial: the pins table showed I = 3.2e+04 (Python's ",.4g" past 10^4).
+    from app.lab import embed_summary
+    from core.pins import Pin
+
+    levers = Scenario(model="llama-3-8b", batch=16384, spec_k=4, weight_dtype="int4").levers()
+    lab = Lab()
+    lab.pins.add(Pin("huge batch", levers))
+    table = lab.pins.table.object
+    assert "262,100" in table and "e+" not in table
+    assert "e+" not in embed_summary(Scenario(**levers).evaluate())
+
+
+def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some():
+    # An empty series' key has no symbol: "pins" and "your measurements" used to be listed with none.
+    from app.throughput_view import ThroughputView
+    from core.pins import Pin
+
+    lab = Lab()
+    view = ThroughputView(state=lab.state)
+    items = view._optional_items
+    assert not any(item.visible for item in items.values())
+    lab.pins.add(Pin("a", lab.scenario.levers()))
+    assert items["pins (each on its own scenario)"].visible
+    assert not items["your measurements"].visible
+
+
+def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    lab.byo._plot()  # nothing given (or a file the browser refused): no "the header must name … (got: nothing)"
+    assert lab.state.measurement_problems == ["choose a CSV file (up to 2MB) or paste its rows first"]
+    lab.byo.csv_file.value = {"m.csv": "batch,context,tokens_per_s\n1,128,150\n"}  # plotted on drop
+    assert [m.batch for m in lab.state.measurements] == [1]
+    lab.byo.csv_text.param.update(value="batch,context,tokens_per_s\n8,128,900",
+                                  value_input="batch,context,tokens_per_s\n8,128,900")
+    lab.byo._plot()
+    assert [m.batch for m in lab.state.measurements] == [8]
+
+
+def test_the_roofline_title_of_many_gpus_is_short_lines():
+    # Found by a trial: TP's line ("per GPU of 8: communication I = … ; interconnect ridge …") was wider than
+    # the chart at 1280 px and cut off at the right in normal mode.
+    lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
+    lines = lab.roofline.figure.title.text.split("\n")
+    assert lines[3:] == ["per GPU of 8: communication I = 7,607 FLOP per byte sent",
+                         "interconnect ridge 2,199 FLOP per byte sent"]
+    assert max(len(line) for line in lines) <= 60
 
 
 # --- the y range widens as the x range does ---------------------------------------------------------------------

@@ -144,6 +144,12 @@ def test_pin_labels_of_two_gpus_at_one_intensity_do_not_collide(page, lab_url, s
     assert page.errors == []
 
 
+# The roofline legend's glyph box (canvas px): [glyph_width, glyph_height].
+LEGEND_GLYPH = """(() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const legend = [...fig.below, ...fig.center].find((m) => m.type === 'Legend');
+  return [legend.glyph_width, legend.glyph_height]; })()"""
+
+
 def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     _open(page, f"{lab_url}?present=true&tour=6", PROJECTOR)
     card = page.locator("[data-step='6']")
@@ -163,10 +169,14 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     widths = page.evaluate("Bokeh.documents[0].get_model_by_name('roofline').renderers"
                            ".filter(r => r.data_source.name === 'roof').map(r => r.glyph.line_width)")
     assert widths[0]["value"] > 4
+    # So do the legend's glyphs: BokehJS draws a legend marker at 0.4 × its glyph box, and the star of "your
+    # workload" reads as a star, not a blob, only at about 0.6 × the 18-px text (the 20-px default box: 8 px).
+    assert 0.4 * min(page.evaluate(LEGEND_GLYPH)) >= 0.6 * 18
     # The toggle leaves present mode, and the link follows.
     page.locator(".present-toggle button").click()
     page.wait_for_function("!window.location.search.includes('present=true')")
     page.wait_for_function(f"Math.min(...({CHART_TEXT_SIZES})().map(s => s[2])) < 18", timeout=10_000)
+    assert page.evaluate(LEGEND_GLYPH) == [20, 20]  # and back to the built legend
     assert page.errors == []
 
 
@@ -388,6 +398,48 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
     assert errors == []
 
 
+@pytest.mark.parametrize("present", ["true", "false"])
+@pytest.mark.parametrize("section, name, count", [("Three ceilings", "hw-ceilings", 1),
+                                                  ("Hierarchy", "hw-hierarchy", 5),
+                                                  ("Generations", "hw-timeline-fig", 7)])
+def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section, name, count, present):
+    # The Three-ceilings, Hierarchy and memory-wall timeline charts lay out their labels in the browser too
+    # (app/label_layout.py): none cut by the frame, none on another label, a marker or a line; in the lab's normal
+    # layout (the charts go under their controls when the column is narrow) and in present mode.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    page.get_by_text(section, exact=True).click()
+    size = "18px" if present == "true" else "11px"
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           f" JSON.stringify(r.text_font_size).includes('{size}')); }})()", timeout=10_000)
+    for _ in range(20):  # the labels are laid out once the chart has its size: poll until they settle
+        page.wait_for_timeout(500)
+        boxes = page.evaluate(FIGURE_BOXES, name)
+        problems = _label_problems(boxes)
+        if not problems:
+            break
+    assert problems == []
+    assert len(boxes["labels"]) >= count
+    assert boxes["frame"]["right"] - boxes["frame"]["left"] >= 400  # a chart, not a strip beside its controls
+    assert errors == []
+
+
+def test_the_hardware_tour_buttons_stay_in_their_column(page, lab_url):
+    # In the lab's normal layout at 1280x720 the Hardware tab's column is about 550 px wide: the tour's heading and
+    # its buttons in one row ran "Start the hardware tour" over the readouts beside it.
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Hardware")
+    button = page.locator(".hw-tour-next")
+    button.wait_for()
+    page.wait_for_timeout(500)
+    tabs = page.get_by_text("Kernel atlas", exact=True).locator("xpath=../..").bounding_box()
+    box = button.bounding_box()
+    assert box["x"] + box["width"] <= tabs["x"] + tabs["width"] + 1, (box, tabs)
+
+
 # Safari's rule for a page rewriting its address: at most 100 history.replaceState/pushState calls in 30 s,
 # then each call throws (Chrome ignores calls past its own limit).  A slider dragged back and forth passes it.
 HISTORY_LIMIT = """(() => {
@@ -481,6 +533,32 @@ COMPARE_LABELS = r"""() => {
   return out; }"""
 
 
+# Every marker of the Compare tab's small multiples: [figure, inside its frame]; and each figure's y ticks:
+# [figure, tick values, gaps between neighbouring ticks (canvas px), tick text size (px)].
+COMPARE_MARKS = r"""() => {
+  const marks = [], ticks = [];
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  for (const fig of Bokeh.documents[0].all_models) {
+    if (!(fig.name || '').startsWith('compare-') || !fig.name.endsWith('-fig')) continue;
+    const pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+    for (const r of fig.renderers) {
+      if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Scatter') continue;
+      const g = Bokeh.index.find_one(r).glyph;
+      for (let i = 0; i < g.sx.length; i++) {
+        const h = g.size.get(i) / 2;
+        marks.push([fig.name, g.sy[i] - h >= f.top && g.sy[i] + h <= f.bottom && g.sx[i] - h >= f.left &&
+                    g.sx[i] + h <= f.right]);
+      }
+    }
+    const axis = fig.left[0], av = Bokeh.index.find_one(axis);
+    const values = Array.from(av.tick_coords.major[1]).sort((a, b) => a - b);
+    const px = values.map((v) => pv.frame.y_scale.compute(v));
+    ticks.push([fig.name, values, px.slice(1).map((p, i) => Math.abs(p - px[i])),
+                parseFloat(val(axis.major_label_text_font_size))]);
+  }
+  return {marks, ticks}; }"""
+
+
 @pytest.mark.parametrize("present", ["false", "true"])
 def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     from urllib.parse import quote
@@ -501,7 +579,105 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     labels = page.evaluate(COMPARE_LABELS)
     assert len(labels) >= 6 * 6
     assert [lab for lab in labels if not lab[2]] == []
+    # Every marker sits wholly inside its row's frame (values near zero sat half under the axis), and each row's
+    # y ticks are few and apart: at least 1.5 lines of tick text between two (the fraction-of-peak row had seven
+    # ticks in 40 px).
+    page.wait_for_function(f"(({COMPARE_MARKS})()).marks.every((m) => m[1])", timeout=5000)
+    rows = page.evaluate(COMPARE_MARKS)
+    assert len(rows["marks"]) == 7 * 6
+    for name, ticks, gaps, size in rows["ticks"]:
+        assert 2 <= len(ticks) <= 4 and min(gaps) >= 1.5 * size, (name, ticks, gaps)
+        assert min(ticks) == 0  # nothing below zero is labelled
     assert errors == []
+
+
+def test_present_mode_levers_open_beside_the_readouts_not_over_them(page, lab_url):
+    # Found by a trial: in present mode the folded Levers card left a blank ~300 px (its 320-px flex basis,
+    # meant as a width, became a height in a column), and opened it ran over the readouts.
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    card = page.locator(".levers").first
+    readouts = page.get_by_text("Readouts", exact=True).first
+    folded = card.bounding_box()
+    assert folded["height"] < 80
+    page.locator(".levers .card-header").first.click()
+    page.locator(".levers .context").first.wait_for()
+    page.wait_for_timeout(500)
+    opened, text = card.bounding_box(), readouts.bounding_box()
+    assert opened["height"] > 300
+    beside = opened["x"] + opened["width"] <= text["x"] + 1
+    below = text["y"] >= opened["y"] + opened["height"] - 1
+    assert beside or below
+
+
+# The roofline title's lines and the height Bokeh laid out for the title (canvas px).
+TITLE_ROOM = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), view = Bokeh.index.find_one(fig.title);
+  const size = parseFloat((v => (v && typeof v === 'object' && 'value' in v) ? v.value : v)(fig.title.text_font_size));
+  return {lines: fig.title.text.split('\n').length, size, top: view.layout.bbox.top, height: view.layout.bbox.height};
+}"""
+
+
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_a_title_that_gains_a_line_gets_the_room_for_it(page, lab_url, present):
+    # Step 19's title has three lines; step 18's (TP = 8) two more: every line stays on the canvas, none is drawn
+    # above it (under the tab bar) because the figure kept the three-line title's room.
+    _open(page, f"{lab_url}?present={present}&tour=19", PROJECTOR)
+    page.locator("[data-step='19']").wait_for()
+    assert page.evaluate(TITLE_ROOM)["lines"] == 3
+    page.get_by_text("◀ Previous").click()
+    page.locator("[data-step='18']").wait_for(timeout=5000)
+    page.wait_for_function(f"(({TITLE_ROOM})()).lines === 5", timeout=5000)
+    page.wait_for_timeout(500)
+    room = page.evaluate(TITLE_ROOM)
+    assert room["top"] >= 0 and room["height"] >= room["lines"] * room["size"], room
+    assert page.errors == []
+
+
+# A figure's y-axis title: its text, and where its longest line runs on the canvas (BokehJS centres it on the
+# frame's side; canvas px), against the canvas's height.
+Y_TITLE_EXTENT = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), view = Bokeh.index.find_one(fig), axis = fig.left[0];
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(axis.axis_label_text_font_style)} ${val(axis.axis_label_text_font_size)} ` +
+    `${val(axis.axis_label_text_font)}`;
+  const longest = Math.max(...axis.axis_label.split('\n').map((l) => ctx.measureText(l).width));
+  const centre = view.frame.bbox.vcenter;
+  return {text: axis.axis_label, top: centre - longest / 2, bottom: centre + longest / 2,
+          canvas: view.canvas_view.bbox.height};
+}"""
+
+
+def test_present_mode_on_a_phone_keeps_axis_titles_on_the_canvas(page, lab_url):
+    # An axis title is centred on its side of the frame; one longer than the canvas has room for (at 18 px on a
+    # phone: the Hardware tab's Kernel atlas beside its controls had an 81-px canvas) wraps instead of running off.
+    _open(page, f"{lab_url}?present=true", PHONE)
+    text = "attainable performance (TFLOP/s, dense) " * 3  # 1,000 px at 18 px: longer than any phone's canvas
+    page.evaluate(f"Bokeh.documents[0].get_model_by_name('roofline').left[0].axis_label = {json.dumps(text)}")
+    page.wait_for_function(f"(({Y_TITLE_EXTENT})('roofline')).text.includes('\\n')", timeout=10_000)
+    page.wait_for_timeout(300)
+    extent = page.evaluate(Y_TITLE_EXTENT, "roofline")
+    assert extent["top"] >= 0 and extent["bottom"] <= extent["canvas"], extent
+    assert extent["text"].split() == text.split()  # every word kept
+    # A title that fits stays on one line.
+    page.evaluate("Bokeh.documents[0].get_model_by_name('roofline').left[0].axis_label = 'TFLOP/s'")
+    page.wait_for_timeout(300)
+    assert page.evaluate(Y_TITLE_EXTENT, "roofline")["text"] == "TFLOP/s"
+    assert page.errors == []
+
+
+def test_compare_axes_never_print_e_notation(page, lab_url):
+    # Found by a trial: with 16 pins of a huge batch the axes read "5.000e+6" (Bokeh's default formatter).
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "big", "batch": "65536", "model": "llama-3-8b"}, {"name": "small"}])
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Compare&pins={quote(pins)}")
+    page.locator("[data-readout=compare-key]").wait_for()
+    texts = page.evaluate("""() => [...Bokeh.documents[0].all_models]
+        .filter((m) => m.type === 'CustomJSTickFormatter' && m.code.includes('maximumSignificantDigits'))
+        .map((f) => f.doFormat([5e6, 12345.678, 0.0048], {loc: 0}))""")
+    assert texts and all(t == ["5,000,000", "12,350", "0.0048"] for t in texts)
 
 
 # The bottom of a figure's x axis on the page (CSS px from the viewport's top), and its chart text sizes.

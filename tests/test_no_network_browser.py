@@ -25,6 +25,17 @@ def test_every_request_stays_on_the_lab_server(page, tmp_path, flags):
             page.locator("[data-readout=ridge]").wait_for()
         page.get_by_text("Bring your own", exact=True).click()  # file droppers, built on first open
         page.locator("input[type=file]").first.wait_for(state="attached")
+        # Panes updated while their tab is hidden (a pin, a lever move, the hardware tour's steps) are updated
+        # outside the document, where Panel fell back to its CDN (found by a trial, on the Hardware tab).
+        page.get_by_text("Compare", exact=True).click()
+        page.get_by_text("Roofline", exact=True).first.click()
+        page.locator(".pin button").click()
+        page.get_by_text("Compare", exact=True).click()
+        page.goto(url + "?present=true&tab=Hardware")
+        page.get_by_text("Hardware tour", exact=False).first.wait_for()
+        for _ in range(8):
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(700)
         page.wait_for_timeout(1000)
         assert outside == [] and failed == []
         # The markdown stylesheet arrived: headings carry no visible "¶" anchor.
