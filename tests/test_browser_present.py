@@ -82,6 +82,18 @@ def _crosses(box, seg, steps=200):
     return False
 
 
+def _settled_labels(page, name, tries=20):
+    """The label boxes of figure ``name`` and their problems, polled every 0.5 s until there are none (labels are
+    laid out in the browser once the chart has its size) or ``tries`` run out."""
+    for _ in range(tries):
+        page.wait_for_timeout(500)
+        boxes = page.evaluate(FIGURE_BOXES, name)
+        problems = _label_problems(boxes)
+        if not problems:
+            break
+    return boxes, problems
+
+
 def _open(page, url, size, *, wait="[data-readout=ridge]"):
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -385,13 +397,8 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
                            " r.text_font_size.value === '18px'); })()", timeout=10_000)
     # The lab's memory bar and main tour stay off this tab (it has its own tour).
     assert page.locator(".present-side").count() == 0 or not page.locator(".present-side").is_visible()
-    # The labels are laid out again for 18 px once the chart has its size: poll until they settle.
-    for _ in range(20):
-        page.wait_for_timeout(500)
-        boxes = page.evaluate(FIGURE_BOXES, name)
-        problems = _label_problems(boxes)
-        if not problems:
-            break
+    # The labels are laid out again for 18 px once the chart has its size.
+    boxes, problems = _settled_labels(page, name)
     assert problems == []
     assert len(boxes["labels"]) >= 5
     assert 0 <= boxes["page"]["top"] and boxes["page"]["bottom"] <= PROJECTOR["height"], boxes["page"]  # no scroll
@@ -415,12 +422,7 @@ def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section,
     page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
                            " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
                            f" JSON.stringify(r.text_font_size).includes('{size}')); }})()", timeout=10_000)
-    for _ in range(20):  # the labels are laid out once the chart has its size: poll until they settle
-        page.wait_for_timeout(500)
-        boxes = page.evaluate(FIGURE_BOXES, name)
-        problems = _label_problems(boxes)
-        if not problems:
-            break
+    boxes, problems = _settled_labels(page, name)  # laid out once the chart has its size
     assert problems == []
     assert len(boxes["labels"]) >= count
     assert boxes["frame"]["right"] - boxes["frame"]["left"] >= 400  # a chart, not a strip beside its controls
