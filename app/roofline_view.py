@@ -309,7 +309,7 @@ class RooflineView(pn.viewable.Viewer):
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
         fig.title.text_font_size = "12px"  # the title carries both intensities
-        relayout_on_title_change(fig)  # three lines, or four with tensor parallelism
+        relayout_on_title_change(fig)  # three lines, or five with tensor parallelism
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
         fig.add_tools(HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]))
         fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
