@@ -123,6 +123,15 @@ class PinsView(pn.viewable.Viewer):
         self.undo.disabled = not self.state.pin_undo
 
 
+def _split_text(r) -> str:
+    """The phase and the GPU split when they are not one GPU decoding: two pins that differ only there read
+    differently (``, prefill, TP = 8, replicas = 2``)."""
+    parts = [r.phase] if r.phase != "decode" else []
+    parts += [f"{name.upper() if name != 'replicas' else name} = {getattr(r, name):,}"
+              for name in ("tp", "pp", "ep", "replicas") if getattr(r, name) != 1]
+    return "".join(f", {part}" for part in parts)
+
+
 def pins_table_html(rows: list[PinRow]) -> str:
     """The compare table: each pin's levers, results, and what differs at a shared intensity."""
     if not rows:
@@ -140,7 +149,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td class="name">{escape(row.pin.name)}</td>'
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
-            f"S = {r.context:,}{'' if r.gqa else ', GQA off'}</td>"
+            f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
             f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
             f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
             f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"

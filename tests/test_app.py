@@ -336,3 +336,15 @@ def test_y_range_widens_to_keep_a_10_gflop_part_and_a_cpu_roof_on_the_chart():
     lab.scenario.param.update(gpu="b200", weight_dtype="fp8")
     assert (view.figure.y_range.start, view.figure.y_range.end) == (0.01, 1e5)
     _on_chart(view)
+
+
+def test_the_pins_table_names_the_phase_and_the_gpu_split():
+    # Found by a trial: the levers column left out phase and replicas, so a pin at TP = 8 read like one on one GPU.
+    from core.pins import Pin
+
+    lab = Lab(Scenario(model="llama-3-70b"))
+    lab.pins.add(Pin("one GPU", lab.scenario.levers()))
+    lab.pins.add(Pin("split", Scenario(model="llama-3-70b", tp=8, replicas=2, phase="prefill").levers()))
+    table = lab.pins.table.object
+    assert "S = 8,192</td>" in table  # one GPU decoding: nothing added
+    assert "S = 2,000, prefill, TP = 8, replicas = 2</td>" in table  # in prefill S is the prompt
