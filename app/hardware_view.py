@@ -522,8 +522,9 @@ class HardwareView(pn.viewable.Viewer):
             "marker": [KERNEL_STYLES[f][1] for _, f in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
             "bound": [k.bound(gpu) for k, _ in kernels], **unplaced(len(kernels))}
-        self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte "
-                                     f"({gpu.roof_kind or 'compute roof'})")
+        # Two short lines: one ran under the chart's toolbar, which shares the title's row.
+        self.atlas_fig.title.text = (f"{gpu.name}: ridge {gpu.ridge_point():,.0f} FLOP/byte\n"
+                                     f"roof: {gpu.roof_kind or 'compute roof'}")
         rows = [f"<b>{escape(k.name)}</b>: {escape(k.formula)}; {k.bound(gpu)}-bound, "
                 f"{escape(fmt_sig(k.time(gpu) * 1e6))} µs on this part. <i>{escape(k.source)}</i>" for k, _ in kernels]
         if self.ew_chain:

@@ -196,3 +196,11 @@ def test_no_two_series_share_both_dash_and_marker(chart):
     if chart == "gen_fig":  # row by row too: every part's roof and ridge mark, even where colours repeat
         pairs = list(zip(view.gen_roofs.data["dash"], view.gen_ridges.data["marker"], strict=True))
         assert len(pairs) == len(load_catalogue()) and len(set(pairs)) == len(pairs)
+
+
+def test_the_atlas_title_is_two_short_lines():
+    # The toolbar shares the title's row: one long line ("… (tensor cores (dense matrix-multiply units))") ran
+    # under it.
+    v = HardwareView(gpu="h100-sxm")
+    assert v.atlas_fig.title.text == ("NVIDIA H100 SXM5 80GB: ridge 295 FLOP/byte\n"
+                                      "roof: tensor cores (dense matrix-multiply units)")
