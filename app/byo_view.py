@@ -39,6 +39,32 @@ def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
     return next(iter(files.items()), None)
 
 
+class _FileOrText:
+    """A file dropper and a text area for one input: whichever was given last is the input.
+
+    A dropped file runs ``on_drop`` at once (there is nothing more to type); pasted text waits for its button.
+    The text area's watcher follows two parameters and is called with one event for each that changed (a paste
+    changes both).
+    """
+
+    def __init__(self, file: pn.widgets.FileDropper, text: pn.widgets.TextAreaInput, on_drop):
+        self.file, self.text, self._on_drop, self._last = file, text, on_drop, "text"
+        file.param.watch(self._dropped, "value")
+        text.param.watch(lambda *_events: setattr(self, "_last", "text"), ["value", "value_input"])
+
+    def _dropped(self, event) -> None:
+        self._last = "file"
+        if event.new:
+            self._on_drop()
+
+    def given(self) -> tuple[str | bytes, tuple[str, str | bytes] | None]:
+        """``(content, upload)``: the dropped file's content if it came last, else the text typed or pasted;
+        and the dropped file as ``(name, content)``, or None."""
+        uploaded = _upload(self.file)
+        text = self.text.value_input or self.text.value or ""
+        return (uploaded[1] if self._last == "file" and uploaded else text), uploaded
+
+
 EXAMPLE_CSV = "batch,context,tokens_per_s\n1,2048,150\n8,2048,1000\n32,2048,3100"
 
 
@@ -88,15 +114,9 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        # Whichever was given last, the file or the pasted text, is what "Read config" reads; a dropped file is
-        # read at once (there is nothing more to type).  A watcher of two parameters is called with one event
-        # per parameter that changed: a paste changes both.
-        self._config_from = "text"
-        self.config_file.param.watch(self._on_config_file, "value")
-        self.config_text.param.watch(lambda *_events: setattr(self, "_config_from", "text"), ["value", "value_input"])
-        self._csv_from = "text"  # the same for the measurements: the file or the text, whichever came last
-        self.csv_file.param.watch(self._on_csv_file, "value")
-        self.csv_text.param.watch(lambda *_events: setattr(self, "_csv_from", "text"), ["value", "value_input"])
+        # The file or the pasted text, whichever was given last, is what "Read config" and "Plot" read.
+        self._config = _FileOrText(self.config_file, self.config_text, self._read_config)
+        self._csv = _FileOrText(self.csv_file, self.csv_text, self._plot)
         self.read_config.on_click(lambda _e: self._read_config())
         self.add_gpu.on_click(lambda _e: self._add_gpu())
         self.plot.on_click(lambda _e: self._plot())
@@ -118,15 +138,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         return self.layout
 
     # -- your model -----------------------------------------------------------------
-    def _on_config_file(self, event) -> None:
-        self._config_from = "file"
-        if event.new:
-            self._read_config()
-
     def _read_config(self) -> None:
-        text = self.config_text.value_input or self.config_text.value or ""
-        uploaded = _upload(self.config_file)
-        raw = uploaded[1] if self._config_from == "file" and uploaded else text
+        raw, uploaded = self._config.given()
         current = self.scenario.catalogue.model(self.scenario.model).name
         try:
             if not raw:
@@ -178,15 +191,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                                   f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
 
     # -- your measurements ------------------------------------------------------------
-    def _on_csv_file(self, event) -> None:
-        self._csv_from = "file"
-        if event.new:
-            self._plot()
-
     def _plot(self) -> None:
-        uploaded = _upload(self.csv_file)
-        text = self.csv_text.value_input or self.csv_text.value or ""
-        raw = uploaded[1] if self._csv_from == "file" and uploaded else text
+        raw, _ = self._csv.given()
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
         if raw.strip():
