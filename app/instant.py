@@ -24,7 +24,7 @@ from pathlib import Path
 import panel as pn
 from bokeh.models import ColumnDataSource, CustomJS
 
-from core.scenario import ScenarioResult
+from core.scenario import ONE_GPU, ScenarioResult
 
 from .roofline_view import X_FAR, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .standalone import MODEL_SCRIPT, constants
@@ -40,7 +40,7 @@ LEVERS_CODE = LEVERS_SCRIPT.read_text(encoding="utf-8")
 INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "weight_dtype": "weight",
                   "kv_dtype": "kv", "gqa": "gqa"}
 #: Levers that must hold these values for the browser's model (one GPU, decode) to be the server's.
-ONE_GPU_DECODE = {"phase": "decode", "tp": 1, "pp": 1, "ep": 1, "replicas": 1}
+ONE_GPU_DECODE = {"phase": "decode", **dict.fromkeys(ONE_GPU, 1)}
 
 
 def browser_state(state: LabState, widgets: dict[str, pn.widgets.Widget], result: ScenarioResult) -> dict:

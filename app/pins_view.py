@@ -9,6 +9,7 @@ import param
 
 from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset
 from core.precision import get_precision
+from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_sig
 
 from .state import LabState
@@ -128,7 +129,7 @@ def _split_text(r) -> str:
     differently (``, prefill, TP = 8, replicas = 2``)."""
     parts = [r.phase] if r.phase != "decode" else []
     parts += [f"{name.upper() if name != 'replicas' else name} = {getattr(r, name):,}"
-              for name in ("tp", "pp", "ep", "replicas") if getattr(r, name) != 1]
+              for name in ONE_GPU if getattr(r, name) != 1]
     return "".join(f", {part}" for part in parts)
 
 

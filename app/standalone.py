@@ -17,7 +17,7 @@ the prefill of one prompt, as the served chart does.
 
 The model and the GPU are fixed when the page is written, as are the phase
 (decode), the prompt length, the reserve and the capacity convention; the page
-models one GPU (TP = PP = EP = 1, one replica: :data:`ONE_GPU`) and says so when
+models one GPU (TP = PP = EP = 1, one replica: :data:`core.scenario.ONE_GPU`) and says so when
 the lab's scenario used more.
 """
 
@@ -38,7 +38,7 @@ from core.explain import quantities
 from core.levers import Lever
 from core.permalink import to_query
 from core.precision import KV_PRECISIONS, PRECISIONS, compute_roof
-from core.scenario import LEVERS, Scenario, ScenarioResult, weights_as
+from core.scenario import LEVERS, ONE_GPU, Scenario, ScenarioResult, weights_as
 from core.units import GiB
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
@@ -161,8 +161,6 @@ def _stops(lever: Lever, value: int) -> list[int]:
 #: The levers the offline page can move (the rest are fixed when the page is written).
 PAGE_LEVERS = ("batch", "spec_k", "acceptance", "context", "weight_dtype", "kv_dtype", "gqa")
 
-#: Levers the page holds at 1: its JavaScript models one GPU (no TP/PP/EP split, one replica).
-ONE_GPU = ("tp", "pp", "ep", "replicas")
 
 
 #: The page's roots: the controls, then the chart with the readouts beside it (below it on a narrow window).

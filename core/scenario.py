@@ -56,6 +56,10 @@ DEFAULT_RESERVE_BYTES = 3 * GiB
 
 #: The lever table: one row per lever, in the order the controls show them.
 #: Adding a lever is a row here plus its formula in :func:`evaluate`.
+#: The levers that split one step over several GPUs; all at 1 is one GPU (what the browser-side model and
+#: the offline page evaluate, and what a pin's summary leaves unsaid).
+ONE_GPU = ("tp", "pp", "ep", "replicas")
+
 LEVERS = LeverTable(
     Lever("model", param.Selector(default="llama-3-70b", objects={m.name: m.id for m in load_models().values()},
                                   label="Model", doc="Model, by catalogue id (core/model_configs/)."),
