@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import panel as pn
 import param
@@ -230,6 +231,29 @@ def test_the_browser_gets_the_stops_a_value_set_elsewhere_added():
     assert 7 in sent["stops"]["batch"] and sent["on"]
     lab.scenario.tp = 2  # several GPUs: the browser leaves the chart to the server
     assert json.loads(lab.instant.holder.data["c"][0])["on"] is False
+
+
+def test_sessions_share_the_browsers_constants_and_never_get_another_scenarios():
+    """app/instant.py works the constants out once per process for the shipped catalogue; each session still gets
+    its own scenario's (another GPU, a session's own GPU of the same name with other roofs)."""
+    import json
+
+    from app.instant import browser_state
+    from app.lab import Lab
+    from core.hardware import load_catalogue
+
+    first, second = Lab(query={}), Lab(query={})
+    assert first.instant.holder.data["c"][0] is second.instant.holder.data["c"][0]  # the same string, sent again
+    second.scenario.gpu = "a100-80gb"
+    sent = json.loads(second.instant.holder.data["c"][0])
+    assert sent == json.loads(json.dumps(browser_state(second.state, second.instant.widgets, second.state.result)))
+    assert sent["c"]["bandwidth"] == load_catalogue()["a100-80gb"].hbm_bandwidth
+    own = Lab(query={})
+    gpu = dataclasses.replace(load_catalogue()["h100-sxm"], id="my-h100", hbm_bandwidth=1.0e12)
+    own.scenario.add_gpu(gpu)
+    own.scenario.gpu = "my-h100"
+    assert json.loads(own.instant.holder.data["c"][0])["c"]["bandwidth"] == 1.0e12
+    assert json.loads(first.instant.holder.data["c"][0])["c"]["bandwidth"] == 3.35e12  # H100 SXM5, untouched
 
 
 def test_a_widget_value_the_lever_refuses_changes_nothing():
