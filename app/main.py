@@ -2,7 +2,6 @@
 
 import panel as pn
 import panel.reactive as panel_reactive
-from bokeh.core.property.validation import validate
 from bokeh.settings import settings
 from panel.io.resources import LOCAL_DIST
 
@@ -18,12 +17,11 @@ pn.extension("filedropper", **CONNECTION_NOTICES)
 # documents are built the same way for every session, and
 # tests/test_served_session.py runs that check on them, so served sessions skip it.
 settings.perform_document_validation.set_value(False)
-# Bokeh's documented levers for the same trade (its settings and ``bokeh.core.property.validation``): each of the
-# ~280 callbacks Panel registers on a session's models has its signature inspected, and each property value set
-# while building a session is validated, ~70 ms of a ~370 ms session build together (measured in process, 10
-# builds, benchmarks/load_test.py --profile for the served figure).  The same models are built with both checks
-# on by the unit tests (``Lab()`` in process), and tests/test_served_session.py validates every property of a
-# served session's document, so a type error is caught there and not in each student's session.
+# Bokeh's documented lever for the same trade (``BOKEH_PERFORM_ERROR_DIAGNOSTICS``): the signature of each of the
+# ~280 callbacks Panel registers on a session's models is inspected, ~15 % of a session build by cProfile.  The
+# unit tests build the same views with it on (``Lab()`` in process).  (Property validation, the other large cost,
+# stays on: with it off Bokeh also skips the conversions some properties accept, and the browser got models
+# with unset names.)
 settings.perform_error_diagnostics.set_value(False)
 
 
@@ -54,5 +52,4 @@ def _serve_stylesheets_locally(doc) -> None:
 
 _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
-with validate(False):
-    create_app().servable(title="Roofline Lab")
+create_app().servable(title="Roofline Lab")
