@@ -49,15 +49,16 @@ set(span, {location: r.ridge_point});
 // The third ceiling: this step's FLOP over its kernels' launch time.
 const ceiling = r.flop_per_step / H.launch_s / T;
 set(overhead, {data: {x: [X0, X1], y: [ceiling, ceiling], label: overhead.data.label}});
-// Keep every point on the chart (the server's update also counts the prefill point, which it draws).
-const far = Math.max(r.arithmetic_intensity_weights, lad[lad.length - 1].intensity);
-set(x_range, {end: Math.max(H.x_end, 10 ** Math.ceil(Math.log10(far * 3)))});
 // The workload last: a change of its data is what sets off the redraw check above.
 set(point, {data: {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
                    pct: [100 * r.peak_fraction_weights], fits: [fits]}});
-// Keep every point and roof on the chart (RooflineView.fit_y, from the same sources), the ridge label at its foot.
+// Keep every drawn point on the chart (RooflineView.fit_x: the points, not the roofs), and every point and roof
+// (RooflineView.fit_y, from the same sources), the ridge label at its foot.
 const shown = ["pins", "measured", "other-phase", "reference-roof"].map(
   (name) => y_range.document && y_range.document.get_model_by_name(name));
+const x1 = fitXEnd([point, point_kv, ladder, kv_ladder, ...shown.slice(0, 3).filter((src) => src)], H.x_end,
+                   H.x_margin);
+if (x_range.end !== x1) { set(x_range, {end: x1}); }
 const [y0, y1] = fitYRange([...y_sources, ...shown.filter((src) => src)], H.y0, H.y_end, H.y_margin);
 if (y_range.start !== y0 || y_range.end !== y1) { set(y_range, {start: y0, end: y1}); }
 if (ridge.data.y[0] !== y0) { set(ridge, {data: {...ridge.data, y: [y0]}}); }

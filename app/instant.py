@@ -27,7 +27,7 @@ from bokeh.models import ColumnDataSource, CustomJS
 
 from core.scenario import ONE_GPU, ScenarioResult
 
-from .roofline_view import X_FAR, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
+from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .standalone import MODEL_SCRIPT, constants
 from .state import LabState
 
@@ -70,7 +70,7 @@ def browser_state(state: LabState, widgets: dict[str, pn.widgets.Widget], result
         "current": {name: getattr(s, name) for name in INSTANT_LEVERS if name not in widgets},
         "launch_s": result.launch_overhead_s,
         "x0": X_RANGE[0], "x_end": X_RANGE[1], "x_far": X_FAR, "y0": Y_RANGE[0], "y_end": Y_RANGE[1],
-        "y_margin": Y_MARGIN,
+        "y_margin": Y_MARGIN, "x_margin": X_MARGIN,
     }
 
 

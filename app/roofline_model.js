@@ -142,6 +142,16 @@ function evaluate(C, s) {
     ladder: ladder,
   };
 }
+function fitXEnd(sources, x1, margin) {
+  // The chart's x range's right end, app/roofline_view.py fit_x_end: x1, or the decade past the farthest positive
+  // `x` of `sources` (the drawn points, not the roofs) times `margin`.
+  let hi = -Infinity;
+  for (const src of sources) {
+    for (const v of src.data.x) { if (v > 0 && Number.isFinite(v)) { hi = Math.max(hi, v); } }
+  }
+  return hi > 0 ? Math.max(x1, 10 ** Math.ceil(Math.log10(hi * margin))) : x1;
+}
+
 function fitYRange(sources, y0, y1, margin) {
   // The chart's y range, app/roofline_view.py fit_y_range: [y0, y1] widened to whole decades past every positive
   // `y` of `sources` within `margin` of an end (a 10 GFLOP/s part or a CPU roof below, an FP4 roof above).

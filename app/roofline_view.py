@@ -48,6 +48,8 @@ X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never sho
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
 #: A point or roof this close to the y range's end (a factor) widens it to the next decade, as for the x range.
 Y_MARGIN = 3.0
+#: A point this close to the x range's right end (a factor) widens it to the next decade.
+X_MARGIN = 3.0
 
 ROOF_COLOR = PALETTE["roof"]
 LADDER_COLOR = PALETTE["ladder"]
@@ -60,6 +62,18 @@ def roof_xy(peak_flop_per_s: float, bandwidth: float) -> dict[str, list[float]]:
     """The roof as three points: the left edge, the ridge and the right edge (x FLOP/byte, y TFLOP/s)."""
     x = np.array([X_RANGE[0], peak_flop_per_s / bandwidth, X_FAR])
     return {"x": list(x), "y": list(attainable_flop_per_s(x, peak_flop_per_s, bandwidth) / TFLOP)}
+
+
+def fit_x_end(*xs) -> float:
+    """The x range's right end (FLOP/byte) that keeps every point of ``xs`` (sequences: the drawn points — the
+    workload, both ladders, the other phase, pins, measurements; not the roofs, drawn out to :data:`X_FAR`) on the
+    chart: :data:`X_RANGE`'s end, or the decade past the farthest point times :data:`X_MARGIN`.  ``fitXEnd`` in
+    ``app/roofline_model.js`` is the same rule in the browser (the instant redraw and the offline page)."""
+    values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in xs]) if xs else np.array([])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return X_RANGE[1]
+    return float(max(X_RANGE[1], 10 ** np.ceil(np.log10(values.max() * X_MARGIN))))
 
 
 def fit_y_range(*ys) -> tuple[float, float]:
@@ -384,6 +398,7 @@ class RooflineView(pn.viewable.Viewer):
         self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
                                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
         self._optional_items["roof of a pinned GPU"].visible = bool(lines)
+        self.fit_x()
         self.fit_y()
 
     def _draw_reference(self, r: ScenarioResult) -> None:
@@ -404,6 +419,7 @@ class RooflineView(pn.viewable.Viewer):
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
         }
+        self.fit_x()
         self.fit_y()
 
     def y_sources(self) -> list[ColumnDataSource]:
@@ -411,6 +427,17 @@ class RooflineView(pn.viewable.Viewer):
         edge), the points, the ladders, pins and measurements (not the interconnect or overhead ceilings)."""
         return [self.roof, self.sparse_roof, self.reference, self.point, self.point_kv, self.ladder, self.kv_ladder,
                 self.other_phase, self.pins, self.measured]
+
+    def x_sources(self) -> list[ColumnDataSource]:
+        """The sources whose ``x`` the x range keeps on the chart: every drawn point (not the roofs)."""
+        return [self.point, self.point_kv, self.ladder, self.kv_ladder, self.other_phase, self.pins, self.measured]
+
+    def fit_x(self) -> None:
+        """Widen the x range past the farthest drawn point (:func:`fit_x_end`), and no further: a point that is
+        not drawn (the prefill of the whole batch) does not stretch the chart."""
+        end = fit_x_end(*(src.data["x"] for src in self.x_sources()))
+        if self.figure.x_range.end != end:
+            self.figure.x_range.end = end
 
     def fit_y(self) -> None:
         """Widen the y range to keep every point and roof on the chart (:func:`fit_y_range`); the ridge label
@@ -461,19 +488,19 @@ class RooflineView(pn.viewable.Viewer):
         self.point_kv.data = {"x": [r.arithmetic_intensity_with_kv], "y": [r.attainable_flop_per_s_with_kv / TFLOP],
                               "batch": [r.batch], "pct": [100 * r.peak_fraction_with_kv],
                               "fits": ["yes" if r.fits else "no"]}
-        # Keep every point on the chart: widen the x range past the farthest one.
-        far = max(r.arithmetic_intensity_weights, r.prefill_intensity, float(lad.arithmetic_intensity_weights[-1]))
-        self.figure.x_range.end = max(X_RANGE[1], 10 ** np.ceil(np.log10(far * 3)))
-        self.fit_y()  # and the y range past the lowest and the highest (a 10 GFLOP/s part, a CPU)
-        left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
-        self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
-                                   else dict(text_align="left", x_offset=6)))
         if r.phase == "decode":
             # The same quantity as the time-to-first-token readout: one prompt, alone.
             other = (r.ttft_intensity, float(r.roof(r.ttft_intensity)), "prefill of one prompt (TTFT)")
         else:
             other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
+        # Keep every drawn point on the chart: the x range past the farthest, the y range past the lowest and the
+        # highest (a 10 GFLOP/s part, a CPU); the ridge label on the side with more room.
+        self.fit_x()
+        self.fit_y()
+        left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
+        self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
+                                   else dict(text_align="left", x_offset=6)))
         if self.state is not None:  # the offline page leaves the other phase out, legend entry included
             self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
         if self.compact:  # embed mode: the summary above the chart carries the numbers

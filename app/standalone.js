@@ -27,8 +27,9 @@ other_phase.data = {x: [r.ttft_intensity], y: [r.ttft_attainable_flop_per_s / T]
 // The third ceiling: the step's FLOP over its launch time (the kernels and their latency are fixed here).
 overhead.data = {x: [X0, X1], y: [r.overhead_ceiling_flop_per_s / T, r.overhead_ceiling_flop_per_s / T],
                  label: C.overhead_label};
-const far = Math.max(r.arithmetic_intensity_weights, r.prefill_intensity, lad[lad.length - 1].intensity);
-fig.x_range.end = Math.max(1e5, 10 ** Math.ceil(Math.log10(far * 3)));
+// Keep every drawn point on the chart (the served chart's rule, RooflineView.fit_x).
+const x1 = fitXEnd([point, point_kv, ladder, kv_ladder, other_phase], C.x_end, C.x_margin);
+if (fig.x_range.end !== x1) { fig.x_range.end = x1; }
 roof.data = {x: [X0, r.ridge_point, X1], y: [C.bandwidth * X0 / T, r.peak_flop_per_s / T, r.peak_flop_per_s / T]};
 const sp = C.sparse[s.weight_dtype];
 sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};

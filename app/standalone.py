@@ -43,7 +43,7 @@ from core.units import GiB
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS
-from .roofline_view import Y_MARGIN, Y_RANGE, RooflineView
+from .roofline_view import X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
 
 # The browser-side model (shared with the served lab's instant redraw) and the page's update, fed constants
@@ -234,6 +234,7 @@ def standalone_html(scenario: Scenario) -> str:
     view = RooflineView(result)
     c["other_phase_label"] = view.other_phase.data["label"][0]  # the served chart's words for the same point
     c["y_range"], c["y_margin"] = list(Y_RANGE), Y_MARGIN  # the page widens it as the served chart does
+    c["x_end"], c["x_margin"] = X_RANGE[1], X_MARGIN  # and the x range, past the farthest drawn point
     c["full_lab"] = full_lab_link(scenario)
     c["overhead_label"] = list(view.overhead.data["label"])  # the launches do not move with the page's levers
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}

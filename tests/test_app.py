@@ -93,6 +93,28 @@ def test_x_range_widens_to_keep_far_points_on_the_chart():
     assert lab.roofline.figure.x_range.end >= 3 * 128_000
 
 
+def test_x_range_is_set_by_the_drawn_points_only_whichever_way_the_step_was_reached():
+    """Tour step 5 (Llama-3-8B, B = 56, S = 8k): the farthest drawn point is the prefill of one 2,000-token prompt,
+    I ≈ 2,000 FLOP/byte, so the chart ends at 10^5 (the default), opened by link or by keys.  It used to stretch
+    to 10^6 for the prefill of the whole batch (56 × 2,000 = 112,000), which is not drawn; the browser's redraw
+    did not, so the axis depended on the path.  A pin far out still widens it."""
+    by_link = Lab(query={"present": "true", "tour": "5"})
+    by_keys = Lab(query={"present": "true"})
+    for step in range(5):
+        by_keys.tour.go(step)
+    for lab in (by_link, by_keys):
+        assert lab.result.batch == 56 and lab.result.prefill_intensity == pytest.approx(112_000)
+        assert max(lab.roofline.other_phase.data["x"]) == pytest.approx(2_000, rel=0.01)
+        assert lab.roofline.figure.x_range.end == 1e5
+    by_link.scenario.param.update(phase="prefill", prompt_len=32000, weight_dtype="fp4", batch=1)
+    by_link.pin_current()  # I = 2·1·32,000 / 0.5 = 128,000 (the test above)
+    # Back in decode with 2,000-token prompts the other phase is at 2·2,000 / 0.5 = 8,000 and the ladder ends at
+    # 2·1,024 / 0.5 = 4,096: only the pin needs 3 × 128,000 → 10^6.
+    by_link.scenario.param.update(phase="decode", prompt_len=2000)
+    assert max(by_link.roofline.other_phase.data["x"]) == pytest.approx(8_000, rel=0.01)
+    assert by_link.roofline.figure.x_range.end == 1e6
+
+
 # --- bring your own (issue #5) ------------------------------------------------------
 GPT2 = ('{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024, '
         '"vocab_size": 50257, "_name_or_path": "openai-community/gpt2"}')

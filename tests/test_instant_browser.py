@@ -120,6 +120,23 @@ def test_the_browser_widens_the_y_range_as_the_server_does(page, held):
     assert page.errors == []
 
 
+X_END_JS = "Bokeh.documents[0].get_model_by_name('roofline').x_range.end"
+
+
+def test_the_browser_ends_the_x_range_where_the_server_does(page, held):
+    """Tour step 5's levers (Llama-3-8B, B = 56, S = 8k), then B = 64 drawn by the browser alone: the x range ends
+    at the server's 10^5, set by the drawn points (the farthest, the prefill of one prompt, I ≈ 2,000).  The server
+    used to stretch it to 10^6 for the undrawn prefill of the whole batch, and a move in the browser shrank it."""
+    from app.lab import Lab
+
+    held("?model=llama-3-8b&batch=56&context=8192")
+    press(page, ".batch", "ArrowRight", 1)  # 56 -> 64
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 64", timeout=3000)
+    server = Lab(Scenario(model="llama-3-8b", batch=64, context=8192), {}).roofline
+    assert page.evaluate(X_END_JS) == server.figure.x_range.end == 1e5
+    assert page.errors == []
+
+
 # Each scatter mark of the roofline (by source name) -> [its y on the canvas, the frame's top, the frame's bottom].
 MARKS_IN_FRAME = """(() => {
   const fig = Bokeh.documents[0].get_model_by_name('roofline'), pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
