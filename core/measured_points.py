@@ -78,6 +78,10 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
         if len(rows) >= MAX_ROWS:
             problems.append(f"only the first {MAX_ROWS} rows are read")
             break
+        if None in rec:  # csv.DictReader's key for values past the header's last column
+            problems.append(f"row {line}: {len(rec) - 1 + len(rec[None])} fields, but the header names "
+                            f"{len(header)}; the row is not read")
+            continue
         try:
             # Batch and context are the Scenario's own levers: the same validation and bounds.
             b = LEVERS["batch"].decode(rec[found["batch"]] or "")

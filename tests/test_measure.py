@@ -15,6 +15,16 @@ def test_parse_measurements_reads_rows_and_names_bad_ones():
     assert parse_measurements("x,y\n1,2\n")[1] == ["the header must name batch, context, tokens_per_s (got: x, y)"]
 
 
+def test_a_row_with_more_fields_than_the_header_is_refused():
+    """``1,1,1,1`` under a three-column header was read as batch 1, context 1, 1 tokens/s with the fourth field
+    dropped in silence (found by a trial); a column the header names but the lab does not read is fine."""
+    rows, problems = parse_measurements("batch,context,tokens_per_s\n1,1,1,1\n4,2048,500\n")
+    assert rows == [Measurement(4, 2048, 500.0)]
+    assert problems == ["row 2: 4 fields, but the header names 3; the row is not read"]
+    rows, problems = parse_measurements("batch,context,tokens_per_s,notes\n4,2048,500,vLLM 0.6\n")
+    assert rows == [Measurement(4, 2048, 500.0)] and problems == []
+
+
 def test_mbu_and_mfu_of_a_measured_point_by_hand():
     # Llama-3-8B, H100, batch 1, 128 tokens of context, 150 tokens/s measured (article 000: 130-180).
     s = Scenario(model="llama-3-8b")
