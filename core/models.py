@@ -33,6 +33,15 @@ class ConfigError(ValueError):
     """A ``config.json`` that cannot be understood; the message names the fields."""
 
 
+#: How :meth:`ModelSpec.architecture` names a config's dialect: the family of key names it uses.
+DIALECT_NAMES = {
+    "llama": "Llama-style (num_hidden_layers, hidden_size, …)",
+    "gpt2": "GPT-2-style (n_layer, n_embd, …)",
+    "chatglm": "ChatGLM-style (num_layers, ffn_hidden_size, …)",
+    "falcon": "Falcon-style (num_hidden_layers, multi_query, …)",
+}
+
+
 @dataclass(frozen=True)
 class ParameterCounts:
     """Parameter counts of a model.
@@ -553,7 +562,8 @@ class ModelSpec:
         """What was read, for a person to check against the model card (display values)."""
         counts = self.parameter_counts()
         out = {
-            "config dialect": self.dialect,
+            # Which key names the config used, not which architecture (a Jamba or a Qwen3-MoE uses Llama's names).
+            "config key names": DIALECT_NAMES.get(self.dialect, self.dialect),
             "layers L": self.n_layers,
             "hidden size h": self.hidden_size,
             "query heads": self.n_heads,

@@ -106,7 +106,7 @@ def test_config_file_is_read_and_reported(tmp_path, capsys):
                    '"vocab_size": 50257}')
     out = run_json(capsys, "--config", str(cfg), "--batch", "8")
     assert out["n_params"] == 124_439_808
-    assert out["model_read"]["config dialect"] == "gpt2"
+    assert out["model_read"]["config key names"] == "GPT-2-style (n_layer, n_embd, …)"
     assert out["assumptions"] == ["n_inner absent: 4 × n_embd"]
 
 
