@@ -719,3 +719,52 @@ def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page,
     bottom = page.evaluate(f"({X_AXIS_BOTTOM})('hw-generations')")
     assert card["y"] + card["height"] < bottom <= PROJECTOR["height"], (card, bottom)
     assert errors == []
+
+
+# The pins table's scroll box and the table itself (CSS px), and the cells whose text runs past their box.
+PINS_TABLE_FIT = r"""() => {
+  let out = null;
+  const visit = (root) => {
+    for (const t of root.querySelectorAll('table.pins')) {
+      const box = t.parentElement, host = t.getRootNode().host;
+      out = {scroll: box.scrollWidth, client: box.clientWidth, table: t.getBoundingClientRect().width,
+             host: [host.scrollWidth, host.clientWidth], pins: t.querySelectorAll('tr[data-pin]').length,
+             cut: [...t.querySelectorAll('th, td')].filter((c) => c.scrollWidth > c.clientWidth + 1)
+               .map((c) => c.textContent)};
+    }
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); }
+  };
+  visit(document);
+  return out; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_the_pins_table_fits_its_column_at_1280_px(page, lab_url, present):
+    # Found by a trial: four pins, one at TP = 8 and one in prefill, needed sideways scrolling at 1280 × 720 (the
+    # levers column kept 170 px, the headers' units on one line). Long model names and big numbers here.
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "Llama-3-70B · h100-sxm · baseline"},  # the lab's default names
+                       {"name": "Qwen3-Next-80B-A3B · mi300x · 8", "tp": "8", "model": "qwen3-next-80b-a3b",
+                        "gpu": "mi300x"},
+                       {"name": "Llama-3.1-405B · h100-sxm · prefill prom", "phase": "prefill",
+                        "model": "llama-3.1-405b", "prompt-len": "32000"},
+                       {"name": "Llama-3-8B · b200 · INT4 KV FP8", "weight-dtype": "int4", "batch": "65536",
+                        "kv-dtype": "fp8", "model": "llama-3-8b", "gpu": "b200", "context": "131072", "pp": "2",
+                        "replicas": "2"}])
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Pins&present={present}&pins={quote(pins)}")
+    page.locator("[data-pin='4']").wait_for()
+    page.wait_for_timeout(500)
+    fit = page.evaluate(PINS_TABLE_FIT)
+    assert fit["pins"] == 4
+    assert fit["scroll"] <= fit["client"] and fit["table"] <= fit["client"] + 0.5, fit  # no sideways scroll
+    assert fit["host"][0] <= fit["host"][1], fit
+    assert fit["cut"] == [], fit  # and no text cut
+    # The short headers keep their full names as tooltips, and the levers column still names the split.
+    assert page.locator("table.pins abbr[title^='arithmetic intensity']").count() == 1
+    assert "TP = 8" in page.locator("[data-pin='2'] td.levers").inner_text()
+    assert "prefill" in page.locator("[data-pin='3'] td.levers").inner_text()
+    assert errors == []
