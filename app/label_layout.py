@@ -19,7 +19,8 @@ from bokeh.models import CustomJS, FactorRange, LabelSet
 # out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs),
 # inside the frame.  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
 # lines).  `steps` are the vertical offsets tried (in lines); with `bothSides` false a label stays on its preferred
-# side.  With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".
+# side; `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
+# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
 # LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
@@ -72,7 +73,7 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
-const clear = (b) => !taken.some((o) => b[0] < o[1] && o[0] < b[1] && b[2] < o[3] && o[2] < b[3]) &&
+const clear = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]) &&
   !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
@@ -107,19 +108,20 @@ STEPS = (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8)
 
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
-                            both_sides: bool = True, shown: str | None = None) -> None:
+                            both_sides: bool = True, shown: str | None = None, pad: float = 0) -> None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
     off the polylines of the sources ``lines`` and inside ``fig``'s frame (log, linear or categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
-    vertical offsets ``steps`` (lines), on both sides of its point or (``both_sides`` False) on the side with room.
+    vertical offsets ``steps`` (lines), on both sides of its point or (``both_sides`` False) on the side with room,
+    ``pad`` px clear of what it meets on its left and right.
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
     clear place is left out rather than drawn over another: ``shown`` holds its text, or "".
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "others": list(others), "steps": list(steps),
-                              "bothSides": both_sides, "shown": shown}, code=PLACE_LABELS)
+                              "bothSides": both_sides, "shown": shown, "pad": pad}, code=PLACE_LABELS)
     for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
                         *((src, "data") for src in lines), *((other.source, "data") for other in others),
                         *((other, "text_font_size") for other in others),

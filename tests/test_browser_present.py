@@ -802,3 +802,76 @@ def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, prese
     texts = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-kv').data.text)")
     assert len(texts) == 16 and all(texts)
     assert errors == []
+
+
+# A chart's upright (rotated) labels, which FIGURE_BOXES leaves aside (canvas px): the box around each turned text.
+ROTATED_LABEL_BOXES = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const out = [];
+  for (const r of fig.center) {
+    const angle = r.type === 'LabelSet' ? parseFloat(val(r.angle)) || 0 : 0;
+    if (!angle || !r.visible) continue;
+    const v = Bokeh.index.find_one(r), texts = r.source.data[r.text.field], size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    const cos = Math.cos(angle), sin = Math.sin(angle);
+    for (let i = 0; i < texts.length; i++) {
+      const w = ctx.measureText(String(texts[i])).width, h = size * 1.2;
+      const ax = v.sx[i] + v.x_offset.get(i), ay = v.sy[i] - v.y_offset.get(i);  // left, bottom: turned about it
+      const c = [[0, -h], [w, -h], [0, 0], [w, 0]].map(([u, t]) => [ax + u * cos + t * sin, ay - u * sin + t * cos]);
+      out.push({text: texts[i], left: Math.min(...c.map((p) => p[0])), right: Math.max(...c.map((p) => p[0])),
+                top: Math.min(...c.map((p) => p[1])), bottom: Math.max(...c.map((p) => p[1]))});
+    }
+  }
+  return out; }"""
+
+# The trend chart's legend box and its scatter points (canvas px), and its plot frame.
+TREND_LEGEND = r"""() => {
+  const fig = [...Bokeh.documents[0].all_models].find((m) => m.name === 'hw-trend' && 'renderers' in m);
+  const pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+  const legend = [...fig.center, ...fig.below, ...fig.above, ...fig.left, ...fig.right]
+    .find((m) => m.type === 'Legend');
+  const b = Bokeh.index.find_one(legend).bbox, points = [];
+  for (const r of fig.renderers) {
+    if (r.glyph.type !== 'Scatter') continue;
+    const g = Bokeh.index.find_one(r).glyph;
+    for (let i = 0; i < g.sx.length; i++) {
+      const s = g.size.get(i) / 2;
+      points.push({left: g.sx[i] - s, right: g.sx[i] + s, top: g.sy[i] - s, bottom: g.sy[i] + s});
+    }
+  }
+  return {legend: {left: b.left, right: b.right, top: b.top, bottom: b.bottom}, points,
+          frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom}}; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_generations_ridge_labels_keep_off_the_upright_workload_names_and_the_legend_off_the_points(
+        page, lab_url, present):
+    # Found by a trial: "MI300X: 247" sat on the upright "batch-56 decode" (the browser's label layout did not know
+    # the rotated labels; the workloads' names now read across, laid out too), and the trend chart's legend
+    # covered parts' points.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    page.get_by_text("Generations", exact=True).click()
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
+                           " return f && Bokeh.index.find_one(f) && 'xoff' in f.center.find((r) => r.type ==="
+                           " 'LabelSet').source.data; })()", timeout=10_000)
+    upright = []
+    for _ in range(20):  # laid out once the chart has its size
+        boxes, problems = _settled_labels(page, "hw-generations", tries=1)
+        upright = page.evaluate(ROTATED_LABEL_BOXES, "hw-generations")
+        problems += [("upright", a, b) for a in boxes["labels"] for b in upright if _overlap(a, b)]
+        if not problems:
+            break
+    texts = {b["text"] for b in [*boxes["labels"], *upright]}
+    assert texts >= {"batch-1 decode", "LayerNorm", "batch-56 decode", "training GEMM"}
+    assert any(text.startswith("MI300X") for text in texts)
+    assert problems == []
+    trend = page.evaluate(TREND_LEGEND)
+    assert len(trend["points"]) >= 15
+    covered = [p for p in trend["points"] if _overlap(trend["legend"], p)]
+    assert covered == []
+    assert not _overlap(trend["legend"], trend["frame"])  # outside the frame: no point can ever be under it
+    assert errors == []
