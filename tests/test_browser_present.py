@@ -875,3 +875,45 @@ def test_generations_ridge_labels_keep_off_the_upright_workload_names_and_the_le
     assert covered == []
     assert not _overlap(trend["legend"], trend["frame"])  # outside the frame: no point can ever be under it
     assert errors == []
+
+
+# The page's vertical scroll (CSS px) and the step the tour card shows (0: no card).
+SCROLL_AND_STEP = r"""() => {
+  let step = 0;
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('[data-step]')) { if (el.offsetParent !== null) step = +el.dataset.step; }
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); }
+  };
+  visit(document);
+  return {scroll: document.scrollingElement.scrollTop, step}; }"""
+
+
+def test_a_clicker_drives_the_tour_after_a_click_on_a_card_header(page, lab_url):
+    # Found by a trial: in present mode, after a click on the Levers card's header (a button, which kept its keys)
+    # PageDown scrolled the page instead of advancing the tour. PageDown / PageUp (a presenter clicker) drive the
+    # tour unless a field, a menu or a slider has the focus; the arrows and Space still press a focused button.
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    header = page.locator(".levers .card-header").first
+    header.click()
+    page.locator(".levers .context").first.wait_for()
+    page.wait_for_timeout(500)
+    assert page.evaluate("(() => { let e = document.activeElement;"
+                         " while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;"
+                         " return e.tagName; })()") == "BUTTON"  # the header keeps the focus
+    before = page.evaluate(SCROLL_AND_STEP)
+    room = page.evaluate("document.scrollingElement.scrollHeight - document.scrollingElement.clientHeight")
+    assert before["step"] == 0 and room > before["scroll"] + 100  # PageDown could scroll it
+    page.keyboard.press("PageDown")
+    page.locator("[data-step='1']").wait_for(timeout=5000)  # a clicker's first "next" starts the tour
+    page.keyboard.press("PageDown")
+    page.locator("[data-step='2']").wait_for(timeout=5000)
+    page.keyboard.press("PageUp")
+    page.locator("[data-step='1']").wait_for(timeout=5000)
+    page.wait_for_timeout(300)
+    assert page.evaluate(SCROLL_AND_STEP) == {"scroll": before["scroll"], "step": 1}  # and the page did not scroll
+    # A slider keeps its keys.
+    page.locator(".levers .noUi-handle").first.focus()
+    page.keyboard.press("PageDown")
+    page.wait_for_timeout(1000)
+    assert page.evaluate(SCROLL_AND_STEP)["step"] == 1
+    assert page.errors == []
