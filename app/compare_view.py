@@ -6,7 +6,9 @@ token, intensity counting KV reads, the fraction of peak reached).  The rows
 are :data:`core.pins.COMPARE_METRICS`, read from each pin's own result (its model,
 GPU and levers); the view computes no formula.  Every row shares one x axis of
 pin numbers, each mark keeps its pin's colour and shape, and a key below names
-the pins with what differs at a shared intensity.
+the pins with what differs at a shared intensity.  Each value label is laid out in
+the browser beside its mark (app/label_layout.py); with many pins one that would
+meet another label or a mark is left out, and the row's hover reads it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bokeh.plotting import figure
 from core.pins import COMPARE_METRICS, PinRow
 from core.units import fmt_sig
 
+from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
@@ -41,6 +44,8 @@ ROW_HEIGHT = 130
 X_AXIS_HEIGHT = 45
 #: Present mode's rows are this much taller (18-px titles and ticks).
 PRESENT_ROW_SCALE = 1.3
+#: The vertical offsets (lines) a value label tries beside its mark: further off, it reads as a neighbour's.
+LABEL_STEPS = (0, -1, 1)
 
 # Fits a row's y range to its values in pixels, once the frame's height is known: the axis starts just below 0
 # by a marker's half-size (a value near zero sits wholly above the frame's bottom, not half under it) and ends
@@ -98,14 +103,16 @@ class CompareView(pn.viewable.Viewer):
         fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
         marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",
                             source=source)
-        # Each value sits right of and just above its mark: a value near zero stays inside the frame, and the
-        # fitted range (FIT_RANGE) leaves room above the tallest.
-        labels = LabelSet(x="pin", y="value", text="text", source=source, x_offset=10, y_offset=2,
-                          text_font_size="11px", text_color=PALETTE["text"], text_baseline="bottom")
+        # Each value sits right of its mark (or a line above or below it), laid out in the browser clear of the
+        # other values and marks; with many pins a value with no room is left out (PLACE_LABELS) and read in the
+        # hover. The fitted range (FIT_RANGE) leaves room above the tallest.
+        labels = LabelSet(x="pin", y="value", text="shown", source=source, text_font_size="11px",
+                          text_color=PALETTE["text"])
         fig.add_layout(labels)
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
                                                              (metric.label, f"@text {metric.unit}")]))
         fig.y_range = Range1d(0, 1)  # fitted in the browser (FIT_RANGE)
+        place_labels_in_browser(fig, labels, marks.glyph, "text", steps=LABEL_STEPS, both_sides=False, shown="shown")
         fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
         for model, prop in ((fig, "inner_height"), (source, "data"), (marks.glyph, "size"),
                             (labels, "text_font_size")):
@@ -128,9 +135,10 @@ class CompareView(pn.viewable.Viewer):
             values = [metric.value(row.result) for row in rows]
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,
-                "text": [fmt_sig(v, 3) for v in values], "name": [row.pin.name for row in rows],
+                "text": [fmt_sig(v, 3) for v in values], "shown": [fmt_sig(v, 3) for v in values],
+                "name": [row.pin.name for row in rows],
                 "color": [PIN_STYLES[i][0] for i in range(len(rows))],
-                "marker": [PIN_STYLES[i][1] for i in range(len(rows))],
+                "marker": [PIN_STYLES[i][1] for i in range(len(rows))], **unplaced(len(rows)),
             }
         self.chart.visible = bool(rows)
         self.empty.object = ("" if rows else
@@ -149,7 +157,7 @@ class CompareView(pn.viewable.Viewer):
 
 
 def _empty() -> dict:
-    return {"pin": [], "value": [], "text": [], "name": [], "color": [], "marker": []}
+    return {"pin": [], "value": [], "text": [], "shown": [], "name": [], "color": [], "marker": [], **unplaced(0)}
 
 
 def compare_key_html(rows: list[PinRow]) -> str:

@@ -241,7 +241,8 @@ class HardwareView(pn.viewable.Viewer):
                                             "align": []}, name="hw-ridges")
         self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
-                                           "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
+                                           "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS),
+                                           **unplaced(len(ARTICLE_WORKLOADS))},
                                           name="hw-workloads")
         self.trend_points = ColumnDataSource({"year": [], "rel": [], "series": [], "name": [], "color": [],
                                               "marker": []},
@@ -322,15 +323,21 @@ class HardwareView(pn.viewable.Viewer):
                                 text_font_size="11px", text_font_style="bold")
         gfig.add_layout(ridge_labels)
         ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=11, color="color", marker="marker")
-        place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs])
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
         gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
                                  text_color="#555555"))
-        gfig.scatter("x", "y", source=self.workloads, marker="triangle", size=12, color="#444444")
-        gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.workloads, angle=1.5708, x_offset=4,
-                                 y_offset=8, text_font_size="10px", text_color="#444444"))
+        workloads = gfig.scatter("x", "y", source=self.workloads, marker="triangle", size=12, color="#444444")
+        # The workloads' names read across, beside their triangles at the foot of the chart, laid out first; the
+        # ridges' labels keep off them (upright names, which the layout did not know, ran under "MI300X: 247").
+        workload_labels = LabelSet(x="x", y="y", text="text", source=self.workloads, text_font_size="10px",
+                                   text_color="#444444")
+        gfig.add_layout(workload_labels)
+        place_labels_in_browser(gfig, workload_labels, workloads.glyph, "text", lines=[self.gen_roofs, self.gen_sparse],
+                                pad=8)
+        place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs],
+                                others=[workload_labels])
         self.gen_fig = gfig
-        t = figure(y_axis_type="log", height=330, sizing_mode="stretch_width", x_axis_label="launch year",
+        t = figure(y_axis_type="log", height=420, sizing_mode="stretch_width", x_axis_label="launch year",
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-trend",
                    tooltips=[("part", "@name"), ("series", "@series"), ("× 2017", "@rel{0,0.0}")])
@@ -338,7 +345,7 @@ class HardwareView(pn.viewable.Viewer):
                      legend_label="Gholami et al. 2024: 3.0× / 1.6× / 1.4× per 2 years")
         t.scatter("year", "rel", source=self.trend_points, size=10, color="color", marker="marker",
               legend_field="series")
-        t.legend.location = "top_left"
+        t.add_layout(t.legend[0], "below")  # inside the frame it covered parts' points (found by a trial)
         self.trend_fig = t
         ev = MEMORY_WALL_TIMELINE
         # One row per event, the earliest at the top: five of the seven fall in 2017-2024, and their titles (up to

@@ -4,19 +4,23 @@ Where a label can go depends on the plot frame's size in pixels and the text's
 width in the browser's font, which only the browser knows (and which change with
 present mode, the window and zoom): :func:`place_labels_in_browser` attaches
 :data:`PLACE_LABELS` to a LabelSet, which picks for each label the side of its
-point and the first vertical offset where it meets nothing else, inside the frame.
-Used by the Hardware tab's charts.
+point and the first vertical offset where it meets nothing else, inside the frame
+(or, where asked, hides a label that finds no such place: its value stays in the
+chart's hover).  Used by the Hardware tab's charts and the Compare tab's rows.
 """
 
 from __future__ import annotations
 
-from bokeh.models import CustomJS, LabelSet
+from bokeh.models import CustomJS, FactorRange, LabelSet
 
 # Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
 # right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
 # trying both sides at each) where its box meets no label placed before it, no label of `others` (LabelSets laid
 # out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs),
-# inside the frame.  Either axis may be log or linear; `glyph` (the markers) may be null (labels of lines).
+# inside the frame.  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
+# lines).  `steps` are the vertical offsets tried (in lines); with `bothSides` false a label stays on its preferred
+# side; `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
+# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
 # LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
@@ -29,9 +33,12 @@ const fontOf = (ls) => `${val(ls.text_font_style) || "normal"} ${parseFloat(val(
   `${val(ls.text_font) || "helvetica"}`;
 const font = parseFloat(val(labels.text_font_size)) || 11;
 const r = (glyph != null ? (parseFloat(val(glyph.size)) || 10) / 2 : 2) + 1, gap = 6, line = 1.25 * font;
-// Data to frame pixels, on a log or a linear axis.
+// Data to frame pixels, on a log, a linear or a categorical axis (a factor's synthetic coordinate).
 const axis = (scale, range, len, flip) => {
-  const f = scale.type === "LogScale" ? Math.log10 : (v) => v, a = f(range.start), b = f(range.end);
+  const f = scale.type === "LogScale" ? Math.log10 : scale.type === "CategoricalScale" ? (v) => range.synthetic(v)
+    : (v) => v;
+  const a = scale.type === "LogScale" ? f(range.start) : range.start;
+  const b = scale.type === "LogScale" ? f(range.end) : range.end;
   return flip ? (v) => len - (f(v) - a) / (b - a) * len : (v) => (f(v) - a) / (b - a) * len;
 };
 const sx = axis(fig.x_scale, fig.x_range, W, false), sy = axis(fig.y_scale, fig.y_range, H, true);
@@ -66,15 +73,15 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
-const clear = (b) => !taken.some((o) => b[0] < o[1] && o[0] < b[1] && b[2] < o[3] && o[2] < b[3]) &&
+const clear = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]) &&
   !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
-const xoff = [], yoff = [], align = [];
+const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
   let best = null, first = null;
-  for (const step of [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8]) {
-    for (const side of [prefer, -prefer]) {
+  for (const step of steps) {
+    for (const side of bothSides ? [prefer, -prefer] : [prefer]) {
       const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
@@ -84,30 +91,45 @@ for (let i = 0; i < n; i++) {
     if (best !== null) { break; }
   }
   const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
-  taken.push(box);
+  const shows = best !== null || shown === null;
+  if (shows) { taken.push(box); }
+  keep.push(shows ? String(d[field][i]) : "");
   xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
 }
 const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
-if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
-  source.data = {...d, xoff: xoff, yoff: yoff, align: align};
+if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align) && (shown === null || same(d[shown], keep)))) {
+  source.data = {...d, xoff: xoff, yoff: yoff, align: align, ...(shown === null ? {} : {[shown]: keep})};
 }
 """
 
 
-def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=()) -> None:
+#: The vertical offsets (in lines) a label tries, nearest first.
+STEPS = (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8)
+
+
+def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
+                            both_sides: bool = True, shown: str | None = None, pad: float = 0) -> None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
-    off the polylines of the sources ``lines`` and inside ``fig``'s frame (log or linear axes), whatever the
-    frame's size and the text's size (present mode): :data:`PLACE_LABELS`.
+    off the polylines of the sources ``lines`` and inside ``fig``'s frame (log, linear or categorical axes),
+    whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
+    vertical offsets ``steps`` (lines), on both sides of its point or (``both_sides`` False) on the side with room,
+    ``pad`` px clear of what it meets on its left and right.
+    With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
+    clear place is left out rather than drawn over another: ``shown`` holds its text, or "".
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines), "others": list(others)}, code=PLACE_LABELS)
+                              "lines": list(lines), "others": list(others), "steps": list(steps),
+                              "bothSides": both_sides, "shown": shown, "pad": pad}, code=PLACE_LABELS)
     for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
                         *((src, "data") for src in lines), *((other.source, "data") for other in others),
                         *((other, "text_font_size") for other in others),
                         (labels, "text_font_size"), *(((glyph, "size"),) if glyph is not None else ()),
-                        (fig.x_range, "start"), (fig.x_range, "end"), (fig.y_range, "start"), (fig.y_range, "end")):
+                        # A categorical range's factors change with the data (watched); such a range is often shared
+                        # by several figures, and a callback on it would tie each figure to the others' models.
+                        *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)
+                          for end in ("start", "end"))):
         model.js_on_change(prop, callback)
 
 

@@ -133,13 +133,27 @@ def _split_text(r) -> str:
     return "".join(f", {part}" for part in parts)
 
 
+#: The compare table's header: short names (the full one in each's tooltip) over their units, so that the table
+#: fits its column at 1280 px, in present mode too, without scrolling sideways (found by a trial).
+PINS_TABLE_HEAD = (
+    '<tr><th>mark</th><th>pin</th><th>levers</th>'
+    '<th><abbr title="arithmetic intensity counting weight reads (FLOP/byte)">I</abbr>'
+    '<span class="unit">FLOP/<wbr>byte</span></th>'
+    '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
+    '<span class="unit">TFLOP/s per GPU</span></th>'
+    '<th><abbr title="tokens per second of one model copy, counting KV-cache reads">tokens/s</abbr></th>'
+    '<th><abbr title="KV cache of the whole batch held by one GPU (the most loaded)">KV cache</abbr>'
+    '<span class="unit">GiB per GPU</span></th>'
+    '<th><abbr title="weights and KV cache fit in each GPU\'s memory">fits</abbr></th></tr>'
+)
+
+
 def pins_table_html(rows: list[PinRow]) -> str:
     """The compare table: each pin's levers, results, and what differs at a shared intensity."""
     if not rows:
         return ('<div class="caption" data-readout="pins">No pins yet. Pin the current scenario, or pin article '
                 "004's three levers (batch 4, INT4, 4-token speculation) and watch them land on one point.</div>")
-    head = ("<tr><th>mark</th><th>pin</th><th>levers</th><th>I (FLOP/byte)</th><th>attainable (TFLOP/s)</th>"
-            "<th>tokens/s</th><th>KV cache (GiB)</th><th>fits</th></tr>")
+    head = PINS_TABLE_HEAD
     body = []
     for i, row in enumerate(rows):
         r, (color, marker) = row.result, PIN_STYLES[i]

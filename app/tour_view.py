@@ -27,7 +27,9 @@ from .style import STYLESHEET
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
-    Keys typed into a field, or pressed on a slider, a button or a menu, are left to them.
+    Keys typed into a field, or pressed on a slider or a menu, are left to them; so are the arrows and Space on a
+    focused button (they move or press it).  PageDown and PageUp, what presenter clickers send, drive the tour from
+    a focused button too: after a click on a card's header or a tour button the clicker went on scrolling the page.
     """
 
     active = param.Boolean(default=False, doc="Only a running tour, or present mode, takes the keys.")
@@ -35,14 +37,21 @@ class TourKeys(JSComponent):
     _esm = """
     const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
     const PREVIOUS = ["ArrowLeft", "PageUp"];
-    function owned(path) {
+    const CLICKER = ["PageDown", "PageUp"];
+    // Inputs that are pressed, not typed into: a clicker's keys mean nothing to them.
+    const PRESSED = ["button", "checkbox", "radio", "submit", "reset", "image", "file", "color"];
+    function owned(path, key) {
+      const clicker = CLICKER.includes(key);
       return path.some((el) => el instanceof Element && (
-        ["INPUT", "TEXTAREA", "SELECT", "BUTTON"].includes(el.tagName) || el.isContentEditable ||
+        ["TEXTAREA", "SELECT"].includes(el.tagName) || el.isContentEditable ||
+        (el.tagName === "INPUT" && !(clicker && PRESSED.includes(el.type))) || (el.tagName === "BUTTON" && !clicker) ||
         el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle")));
     }
     export function render({ model }) {
       const handler = (event) => {
-        if (!model.active || event.altKey || event.ctrlKey || event.metaKey || owned(event.composedPath())) return;
+        if (!model.active || event.altKey || event.ctrlKey || event.metaKey || owned(event.composedPath(), event.key)) {
+          return;
+        }
         let action = null;
         if (NEXT.includes(event.key)) action = "next";
         else if (PREVIOUS.includes(event.key)) action = "previous";

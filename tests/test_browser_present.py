@@ -719,3 +719,201 @@ def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page,
     bottom = page.evaluate(f"({X_AXIS_BOTTOM})('hw-generations')")
     assert card["y"] + card["height"] < bottom <= PROJECTOR["height"], (card, bottom)
     assert errors == []
+
+
+# The pins table's scroll box and the table itself (CSS px), and the cells whose text runs past their box.
+PINS_TABLE_FIT = r"""() => {
+  let out = null;
+  const visit = (root) => {
+    for (const t of root.querySelectorAll('table.pins')) {
+      const box = t.parentElement, host = t.getRootNode().host;
+      out = {scroll: box.scrollWidth, client: box.clientWidth, table: t.getBoundingClientRect().width,
+             host: [host.scrollWidth, host.clientWidth], pins: t.querySelectorAll('tr[data-pin]').length,
+             cut: [...t.querySelectorAll('th, td')].filter((c) => c.scrollWidth > c.clientWidth + 1)
+               .map((c) => c.textContent)};
+    }
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); }
+  };
+  visit(document);
+  return out; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_the_pins_table_fits_its_column_at_1280_px(page, lab_url, present):
+    # Found by a trial: four pins, one at TP = 8 and one in prefill, needed sideways scrolling at 1280 × 720 (the
+    # levers column kept 170 px, the headers' units on one line). Long model names and big numbers here.
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "Llama-3-70B · h100-sxm · baseline"},  # the lab's default names
+                       {"name": "Qwen3-Next-80B-A3B · mi300x · 8", "tp": "8", "model": "qwen3-next-80b-a3b",
+                        "gpu": "mi300x"},
+                       {"name": "Llama-3.1-405B · h100-sxm · prefill prom", "phase": "prefill",
+                        "model": "llama-3.1-405b", "prompt-len": "32000"},
+                       {"name": "Llama-3-8B · b200 · INT4 KV FP8", "weight-dtype": "int4", "batch": "65536",
+                        "kv-dtype": "fp8", "model": "llama-3-8b", "gpu": "b200", "context": "131072", "pp": "2",
+                        "replicas": "2"}])
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Pins&present={present}&pins={quote(pins)}")
+    page.locator("[data-pin='4']").wait_for()
+    page.wait_for_timeout(500)
+    fit = page.evaluate(PINS_TABLE_FIT)
+    assert fit["pins"] == 4
+    assert fit["scroll"] <= fit["client"] and fit["table"] <= fit["client"] + 0.5, fit  # no sideways scroll
+    assert fit["host"][0] <= fit["host"][1], fit
+    assert fit["cut"] == [], fit  # and no text cut
+    # The short headers keep their full names as tooltips, and the levers column still names the split.
+    assert page.locator("table.pins abbr[title^='arithmetic intensity']").count() == 1
+    assert "TP = 8" in page.locator("[data-pin='2'] td.levers").inner_text()
+    assert "prefill" in page.locator("[data-pin='3'] td.levers").inner_text()
+    assert errors == []
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, present):
+    # Found by a trial: with 16 pins the values on the Compare rows ran over each other. Each is laid out in the
+    # browser (app/label_layout.py) beside its mark; one with no room is left out, and the hover still reads it.
+    from urllib.parse import quote
+
+    batches = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128)
+    pins = json.dumps([{"name": f"B = {b}", "batch": str(b), "model": "llama-3-8b",
+                        **({"weight-dtype": "int4"} if i % 3 == 1 else {})} for i, b in enumerate(batches)])
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
+    page.locator("[data-readout=compare-key]").wait_for()
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
+                           " return s && s.data.value.length === 16; })()", timeout=10_000)
+    names = page.evaluate("[...Bokeh.documents[0].all_models].filter((m) => (m.name || '').startsWith('compare-')"
+                          " && m.name.endsWith('-fig')).map((m) => m.name)")
+    assert len(names) == 7
+    shown = 0
+    for name in names:
+        boxes, problems = _settled_labels(page, name)
+        assert problems == [], (name, problems)  # none on another, on a mark, or cut by the frame
+        shown += len(boxes["labels"])
+    assert shown >= 7 * 4  # most rows keep most of their values
+    # Every value, shown or left out, is in its row's hover.
+    hover = page.evaluate("""[...Bokeh.documents[0].all_models].filter((m) => m.type === 'HoverTool'
+        && JSON.stringify(m.tooltips).includes('@text')).length""")
+    assert hover == 7
+    texts = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-kv').data.text)")
+    assert len(texts) == 16 and all(texts)
+    assert errors == []
+
+
+# A chart's upright (rotated) labels, which FIGURE_BOXES leaves aside (canvas px): the box around each turned text.
+ROTATED_LABEL_BOXES = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const out = [];
+  for (const r of fig.center) {
+    const angle = r.type === 'LabelSet' ? parseFloat(val(r.angle)) || 0 : 0;
+    if (!angle || !r.visible) continue;
+    const v = Bokeh.index.find_one(r), texts = r.source.data[r.text.field], size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    const cos = Math.cos(angle), sin = Math.sin(angle);
+    for (let i = 0; i < texts.length; i++) {
+      const w = ctx.measureText(String(texts[i])).width, h = size * 1.2;
+      const ax = v.sx[i] + v.x_offset.get(i), ay = v.sy[i] - v.y_offset.get(i);  // left, bottom: turned about it
+      const c = [[0, -h], [w, -h], [0, 0], [w, 0]].map(([u, t]) => [ax + u * cos + t * sin, ay - u * sin + t * cos]);
+      out.push({text: texts[i], left: Math.min(...c.map((p) => p[0])), right: Math.max(...c.map((p) => p[0])),
+                top: Math.min(...c.map((p) => p[1])), bottom: Math.max(...c.map((p) => p[1]))});
+    }
+  }
+  return out; }"""
+
+# The trend chart's legend box and its scatter points (canvas px), and its plot frame.
+TREND_LEGEND = r"""() => {
+  const fig = [...Bokeh.documents[0].all_models].find((m) => m.name === 'hw-trend' && 'renderers' in m);
+  const pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
+  const legend = [...fig.center, ...fig.below, ...fig.above, ...fig.left, ...fig.right]
+    .find((m) => m.type === 'Legend');
+  const b = Bokeh.index.find_one(legend).bbox, points = [];
+  for (const r of fig.renderers) {
+    if (r.glyph.type !== 'Scatter') continue;
+    const g = Bokeh.index.find_one(r).glyph;
+    for (let i = 0; i < g.sx.length; i++) {
+      const s = g.size.get(i) / 2;
+      points.push({left: g.sx[i] - s, right: g.sx[i] + s, top: g.sy[i] - s, bottom: g.sy[i] + s});
+    }
+  }
+  return {legend: {left: b.left, right: b.right, top: b.top, bottom: b.bottom}, points,
+          frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom}}; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_generations_ridge_labels_keep_off_the_upright_workload_names_and_the_legend_off_the_points(
+        page, lab_url, present):
+    # Found by a trial: "MI300X: 247" sat on the upright "batch-56 decode" (the browser's label layout did not know
+    # the rotated labels; the workloads' names now read across, laid out too), and the trend chart's legend
+    # covered parts' points.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    page.get_by_text("Generations", exact=True).click()
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
+                           " return f && Bokeh.index.find_one(f) && 'xoff' in f.center.find((r) => r.type ==="
+                           " 'LabelSet').source.data; })()", timeout=10_000)
+    upright = []
+    for _ in range(20):  # laid out once the chart has its size
+        boxes, problems = _settled_labels(page, "hw-generations", tries=1)
+        upright = page.evaluate(ROTATED_LABEL_BOXES, "hw-generations")
+        problems += [("upright", a, b) for a in boxes["labels"] for b in upright if _overlap(a, b)]
+        if not problems:
+            break
+    texts = {b["text"] for b in [*boxes["labels"], *upright]}
+    assert texts >= {"batch-1 decode", "LayerNorm", "batch-56 decode", "training GEMM"}
+    assert any(text.startswith("MI300X") for text in texts)
+    assert problems == []
+    trend = page.evaluate(TREND_LEGEND)
+    assert len(trend["points"]) >= 15
+    covered = [p for p in trend["points"] if _overlap(trend["legend"], p)]
+    assert covered == []
+    assert not _overlap(trend["legend"], trend["frame"])  # outside the frame: no point can ever be under it
+    assert errors == []
+
+
+# The page's vertical scroll (CSS px) and the step the tour card shows (0: no card).
+SCROLL_AND_STEP = r"""() => {
+  let step = 0;
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('[data-step]')) { if (el.offsetParent !== null) step = +el.dataset.step; }
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); }
+  };
+  visit(document);
+  return {scroll: document.scrollingElement.scrollTop, step}; }"""
+
+
+def test_a_clicker_drives_the_tour_after_a_click_on_a_card_header(page, lab_url):
+    # Found by a trial: in present mode, after a click on the Levers card's header (a button, which kept its keys)
+    # PageDown scrolled the page instead of advancing the tour. PageDown / PageUp (a presenter clicker) drive the
+    # tour unless a field, a menu or a slider has the focus; the arrows and Space still press a focused button.
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    header = page.locator(".levers .card-header").first
+    header.click()
+    page.locator(".levers .context").first.wait_for()
+    page.wait_for_timeout(500)
+    assert page.evaluate("(() => { let e = document.activeElement;"
+                         " while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;"
+                         " return e.tagName; })()") == "BUTTON"  # the header keeps the focus
+    before = page.evaluate(SCROLL_AND_STEP)
+    room = page.evaluate("document.scrollingElement.scrollHeight - document.scrollingElement.clientHeight")
+    assert before["step"] == 0 and room > before["scroll"] + 100  # PageDown could scroll it
+    page.keyboard.press("PageDown")
+    page.locator("[data-step='1']").wait_for(timeout=5000)  # a clicker's first "next" starts the tour
+    page.keyboard.press("PageDown")
+    page.locator("[data-step='2']").wait_for(timeout=5000)
+    page.keyboard.press("PageUp")
+    page.locator("[data-step='1']").wait_for(timeout=5000)
+    page.wait_for_timeout(300)
+    assert page.evaluate(SCROLL_AND_STEP) == {"scroll": before["scroll"], "step": 1}  # and the page did not scroll
+    # A slider keeps its keys.
+    page.locator(".levers .noUi-handle").first.focus()
+    page.keyboard.press("PageDown")
+    page.wait_for_timeout(1000)
+    assert page.evaluate(SCROLL_AND_STEP)["step"] == 1
+    assert page.errors == []
