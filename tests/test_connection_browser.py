@@ -8,7 +8,7 @@ machine would, and watches the page.
 from __future__ import annotations
 
 import pytest
-from conftest import start_lab
+from conftest import start_lab, stop_lab
 
 pytestmark = pytest.mark.browser
 
@@ -29,8 +29,7 @@ def own_server(tmp_path):
     yield start
     for proc in servers:
         if proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_lab(proc)
 
 
 def open_lab(page, url: str) -> None:

@@ -7,7 +7,7 @@ session is built when the websocket connects, which app/main.py covers.
 """
 
 import pytest
-from conftest import start_lab
+from conftest import start_lab, stop_lab
 
 pytestmark = pytest.mark.browser
 
@@ -41,5 +41,4 @@ def test_every_request_stays_on_the_lab_server(page, tmp_path, flags):
         # The markdown stylesheet arrived: headings carry no visible "¶" anchor.
         assert not page.get_by_text("¶", exact=True).first.is_visible()
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_lab(proc)

@@ -61,7 +61,7 @@ def test_the_class_page_is_served_beside_the_lab(tmp_path):
     """README, *A class of 100*: the exported offline page, served as a static file next to /app."""
     import urllib.request
 
-    from conftest import start_lab
+    from conftest import start_lab, stop_lab
 
     from app.__main__ import main as app_main
 
@@ -73,6 +73,5 @@ def test_the_class_page_is_served_beside_the_lab(tmp_path):
         with urllib.request.urlopen(url.rsplit("/app", 1)[0] + "/class/llama-3-8b.html", timeout=30) as resp:
             page = resp.read().decode("utf-8")
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_lab(proc)
     assert "Roofline Lab — Llama-3-8B on NVIDIA H100 SXM5 80GB" in page and len(page) > 1_000_000

@@ -215,7 +215,7 @@ def test_page_fits_a_phone_width_window(offline_page):
 def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path):
     # README, *Serving a class*: students move the class page's levers, then open the same scenario in the
     # served lab (pins, Compare, several GPUs).  The lab's readouts must equal the page's for what was moved.
-    from conftest import start_lab
+    from conftest import start_lab, stop_lab
 
     from app.__main__ import main as app_main
 
@@ -239,8 +239,7 @@ def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path):
         page.locator("[data-readout=ridge]").wait_for()
         assert {key: page.locator(f"[data-readout={key}]").inner_text() for key in keys} == shown
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_lab(proc)
 
 
 def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
