@@ -470,7 +470,7 @@ class RooflineView(pn.viewable.Viewer):
                                    else dict(text_align="left", x_offset=6)))
         if r.phase == "decode":
             # The same quantity as the time-to-first-token readout: one prompt, alone.
-            other = (r.ttft_intensity, float(r.roof(r.ttft_intensity)), "prefill of one prompt (TTFT)")
+            other = (r.ttft_intensity, r.ttft_attainable_flop_per_s, "prefill of one prompt (TTFT)")
         else:
             other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}

@@ -81,6 +81,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
     n_read = r.weight_bytes_read / r.bytes_per_weight
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
     split = r.gpus_per_replica > 1
+    launch, gpu_time = fmt_seconds(r.launch_overhead_s), fmt_seconds(r.gpu_time_s)
+    overhead_bound = r.bound == "overhead"
+    roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
+    roofline_side = "<" if roofline_bound == "memory" else "≥"
     per_gpu_note = f" (one GPU of {r.gpus_per_replica}: its share, see Step 7)" if split else ""
     stored = r.weight_dtype == "stored"
     weights = (
@@ -139,12 +143,15 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}", _fpb(r.arithmetic_intensity_weights)),
         Quantity("ridge", "Ridge point", "P_peak / BW", f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
                  f"{r.ridge_point:,.0f} FLOP/byte"),
-        Quantity("attainable", "Attainable (weights roofline)", "min(P_peak, BW·I)",
-                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}) = {att} = "
+        Quantity("attainable", "Attainable (weights roofline)", "min(P_peak, BW·I, FLOP_weights / t_launch)",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}, "
+                 f"{fmt_flop(r.flop_per_step_weights)} / {launch}) = {att} = "
                  f"{_pct(r.peak_fraction_weights)} of peak", att),
-        Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak = min(1, I / ridge)",
+        Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak",
                  f"{att} / {peak} = {_pct(r.peak_fraction_weights)}", _pct(r.peak_fraction_weights)),
-        Quantity("tokens-no-kv", "Tokens/s ignoring KV", "B·E / max(FLOP/P_peak, N_read·p/BW)",
+        Quantity("tokens-no-kv", "Tokens/s ignoring KV",
+                 "B·E / max(max(FLOP/P_peak, N_read·p/BW) + communication, t_launch)" if split else
+                 "B·E / max(FLOP/P_peak, N_read·p/BW, t_launch)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
                  f"{fmt_rate(r.tokens_per_s_weights)} tokens/s", f"{fmt_rate(r.tokens_per_s_weights)} tokens/s"),
     )
@@ -182,21 +189,34 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + "
                  f"{r.kv_traffic_bytes / GB:,.2f} GB) = {_fpb(r.arithmetic_intensity_with_kv)}",
                  _fpb(r.arithmetic_intensity_with_kv)),
-        Quantity("attainable-kv", "Attainable counting KV reads", "min(P_peak, BW·I_kv): what the step sustains",
-                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = {att_kv} = "
-                 f"{_pct(r.peak_fraction_with_kv)} of peak", f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
-        Quantity("bound", "Bound", "intensity counting KV vs ridge point",
-                 f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
-                 f"{r.ridge_point:,.1f} FLOP/byte", f"{r.bound}-bound"),
+        Quantity("attainable-kv", "Attainable counting KV reads",
+                 "min(P_peak, BW·I_kv, FLOP / t_launch): what the step sustains",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}, {fmt_flop(r.flop_per_step)} / "
+                 f"{launch}) = {att_kv} = {_pct(r.peak_fraction_with_kv)} of peak",
+                 f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
+        Quantity("bound", "Bound", "overhead if the launches outlast the GPU's time, else intensity counting KV vs "
+                 "ridge point",
+                 (f"launches {launch} > {gpu_time} of GPU time: overhead-bound (the roofline alone: "
+                  f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte, "
+                  f"{roofline_bound}-bound)")
+                 if r.bound == "overhead" else
+                 f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte; launches "
+                 f"{launch} ≤ {gpu_time} of GPU time", f"{r.bound}-bound"),
         Quantity("overhead", "Launch overhead (the third ceiling)",
                  "kernels × launch latency (CUDA graphs: one launch + 1 µs per kernel)",
-                 f"{r.kernels_per_step:,} kernels → {fmt_seconds(r.launch_overhead_s)} against "
-                 f"{fmt_seconds(r.compute_time_s)} of compute and {fmt_seconds(r.memory_time_s)} of memory: "
-                 f"{r.regime}-bound of the three; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
-                 f"{fmt_seconds(r.launch_overhead_s)} ({r.regime}-bound)"),
-        Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)" + (" + communication" if split else ""),
-                 f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw})"
-                 + (f" + {fmt_seconds(r.communication_time_s)}" if split else "")
+                 f"{r.kernels_per_step:,} kernels" + (f" ({r.layers_per_gpu} layers on this GPU)" if r.pp > 1 else "")
+                 + f" → {launch} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
+                 f"{fmt_seconds(r.memory_time_s)} of memory"
+                 + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
+                 + ("the launches set the step" if overhead_bound else "hidden under the GPU's work")
+                 + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
+                 f"{launch} ({'overhead-bound' if overhead_bound else 'not binding'})"),
+        Quantity("step-time", "Step time",
+                 "max(max(FLOP/P_peak, bytes/BW) + communication, t_launch)" if split else
+                 "max(FLOP/P_peak, bytes/BW, t_launch)",
+                 ("max(" if split else "")
+                 + f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw}"
+                 + (f") + {fmt_seconds(r.communication_time_s)}, {launch})" if split else f", {launch})")
                  + f" = {fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
         Quantity("tokens", "Tokens/s ceiling", "B·E / step time (counting KV; E = tokens gained per sequence per step)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "

@@ -18,7 +18,7 @@ from .scenario import Ladder, Scenario, ScenarioResult, step_ladder, weights_as
 def batch_sweep(r: ScenarioResult, batches) -> Ladder:
     """The per-batch numbers of ``r``'s scenario at other batch sizes.
 
-    Everything but B is held (model, GPU, precisions, k, S, reserve).
+    Everything but B is held (model, GPU, precisions, k, S, reserve, the launch overhead).
 
     Args:
         r: a result of :func:`core.scenario.evaluate`.
@@ -30,7 +30,7 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
     attn_seq = r.attention_flop_per_step / r.batch / plan.attention_share()
     return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
                        r.kv_bytes_per_sequence, attn_seq, r.peak_flop_per_s, r.bandwidth,
-                       r.reserve_bytes, r.capacity_bytes, plan)
+                       r.reserve_bytes, r.capacity_bytes, plan, launch_s=r.launch_overhead_s)
 
 
 def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:
