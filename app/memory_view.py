@@ -94,7 +94,10 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
-    per_gpu = f" per GPU (1 of {r.gpus_per_replica:,}, TP = {r.tp:,}, PP = {r.pp:,})" if r.gpus_per_replica > 1 else ""
+    # "1 of N" counts one replica's GPUs; replicas are named, so N is never read as all the GPUs.
+    replicas = f" in each of {r.replicas:,} replicas" if r.replicas > 1 else ""
+    per_gpu = (f" per GPU (1 of {r.gpus_per_replica:,}{replicas}, TP = {r.tp:,}, PP = {r.pp:,}"
+               + (f", EP = {r.ep:,}" if r.ep > 1 else "") + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
