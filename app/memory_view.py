@@ -17,7 +17,7 @@ import param
 
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
-from core.units import GiB
+from core.units import GiB, fmt_count
 
 from .state import LabState
 from .style import PALETTE, STYLESHEET
@@ -54,9 +54,10 @@ class MemoryView(pn.viewable.Viewer):
         self.suggest.visible = target is not None
         if target is not None:
             tp, pp = target
-            self.suggest.label = (f"Does not fit: use TP = {tp}" + (f", PP = {pp}" if pp > 1 else "")
-                                 + f" ({tp * pp * r.ep} GPUs{' per replica' if r.replicas > 1 else ''}), the "
-                                   "smallest split that fits")
+            per_replica = " per replica" if r.replicas > 1 else ""
+            self.suggest.label = (f"Does not fit: use TP = {fmt_count(tp)}"
+                                  + (f", PP = {fmt_count(pp)}" if pp > 1 else "")
+                                  + f" ({fmt_count(tp * pp * r.ep)} GPUs{per_replica}), the smallest split that fits")
 
     def apply_suggestion(self) -> None:
         """Set the scenario to the suggested TP and PP (nothing when it fits or nothing does)."""
