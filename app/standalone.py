@@ -262,7 +262,8 @@ def standalone_html(scenario: Scenario) -> str:
         text=(
             f"<h2 style='margin:4px 0'>Roofline Lab — {escape(title)}</h2>"
             "<div style='font-size:13px;color:#444'>A self-contained copy of the lab: no server, no network. "
-            "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I); KV cache 2·L·h_kv·d_head·S·B·p_kv. "
+            "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I), under the overhead ceiling "
+            "FLOP / t_launch of the step's kernel launches; KV cache 2·L·h_kv·d_head·S·B·p_kv. "
             f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB, "
             f"prompt {scenario.prompt_len:,} tokens (the prefill point). "
             "One GPU: this page keeps TP = PP = EP = 1 and one replica"
