@@ -17,7 +17,7 @@ import param
 
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
-from core.units import GiB
+from core.units import GiB, fmt_count
 
 from .state import LabState
 from .style import PALETTE, STYLESHEET
@@ -54,9 +54,10 @@ class MemoryView(pn.viewable.Viewer):
         self.suggest.visible = target is not None
         if target is not None:
             tp, pp = target
-            self.suggest.label = (f"Does not fit: use TP = {tp}" + (f", PP = {pp}" if pp > 1 else "")
-                                 + f" ({tp * pp * r.ep} GPUs{' per replica' if r.replicas > 1 else ''}), the "
-                                   "smallest split that fits")
+            per_replica = " per replica" if r.replicas > 1 else ""
+            self.suggest.label = (f"Does not fit: use TP = {fmt_count(tp)}"
+                                  + (f", PP = {fmt_count(pp)}" if pp > 1 else "")
+                                  + f" ({fmt_count(tp * pp * r.ep)} GPUs{per_replica}), the smallest split that fits")
 
     def apply_suggestion(self) -> None:
         """Set the scenario to the suggested TP and PP (nothing when it fits or nothing does)."""
@@ -94,7 +95,10 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
-    per_gpu = f" per GPU (1 of {r.gpus_per_replica:,}, TP = {r.tp:,}, PP = {r.pp:,})" if r.gpus_per_replica > 1 else ""
+    # "1 of N" counts one replica's GPUs; replicas are named, so N is never read as all the GPUs.
+    replicas = f" in each of {r.replicas:,} replicas" if r.replicas > 1 else ""
+    per_gpu = (f" per GPU (1 of {r.gpus_per_replica:,}{replicas}, TP = {r.tp:,}, PP = {r.pp:,}"
+               + (f", EP = {r.ep:,}" if r.ep > 1 else "") + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '

@@ -43,8 +43,10 @@ function derivation(C, s, r) {
   w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights), _fpb(r.arithmetic_intensity_weights)];
   w.ridge = [peak + " / " + bw + " = " + pyFixed(r.ridge_point, 1) + " FLOP/byte", pyFixed(r.ridge_point, 0) +
     " FLOP/byte"];
-  w.attainable = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_weights) + ") = " + att + " = " +
-    _pct(r.peak_fraction_weights) + " of peak", att];
+  const launch = fmtSeconds(r.launch_overhead_s), gpuTime = fmtSeconds(r.gpu_time_s);
+  w.attainable = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_weights) + ", " +
+    fmtFlop(r.flop_per_step_weights) + " / " + launch + ") = " + att + " = " + _pct(r.peak_fraction_weights) +
+    " of peak", att];
   w["peak-fraction"] = [att + " / " + peak + " = " + _pct(r.peak_fraction_weights), _pct(r.peak_fraction_weights)];
   w["tokens-no-kv"] = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_weights) + " = " +
     fmtRate(r.tokens_per_s_weights) + " tokens/s", fmtRate(r.tokens_per_s_weights) + " tokens/s"];
@@ -61,16 +63,22 @@ function derivation(C, s, r) {
   w["intensity-kv"] = [fmtFlop(r.flop_per_step) + " / (" + pyFixed(r.weight_bytes_read / 1e9, 2) + " GB + " +
     pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
     _fpb(r.arithmetic_intensity_with_kv)];
-  w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ") = " + attKv +
-    " = " + _pct(r.peak_fraction_with_kv) + " of peak", attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
-  w.bound = [_fpb(r.arithmetic_intensity_with_kv) + " " + (r.bound === "memory" ? "<" : "≥") + " " +
-    pyFixed(r.ridge_point, 1) + " FLOP/byte", r.bound + "-bound"];
-  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + fmtSeconds(r.launch_overhead_s) + " against " +
-    fmtSeconds(r.compute_time_s) + " of compute and " + fmtSeconds(r.memory_time_s) + " of memory: " + r.regime +
-    "-bound of the three; overhead ceiling " + fmtFlopsRate(r.overhead_ceiling_flop_per_s),
-    fmtSeconds(r.launch_overhead_s) + " (" + r.regime + "-bound)"];
+  w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ", " +
+    fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak",
+    attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
+  const rooflineBound = r.arithmetic_intensity_with_kv < r.ridge_point ? "memory" : "compute";
+  const byIntensity = _fpb(r.arithmetic_intensity_with_kv) + " " + (rooflineBound === "memory" ? "<" : "≥") + " " +
+    pyFixed(r.ridge_point, 1) + " FLOP/byte";
+  const overheadBound = r.bound === "overhead";
+  w.bound = [overheadBound ? "launches " + launch + " > " + gpuTime + " of GPU time: overhead-bound (the roofline " +
+    "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
+    : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound"];
+  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + launch + " against " + gpuTime + " of GPU time (" +
+    fmtSeconds(r.compute_time_s) + " of compute, " + fmtSeconds(r.memory_time_s) + " of memory): " +
+    (overheadBound ? "the launches set the step" : "hidden under the GPU's work") + "; overhead ceiling " +
+    fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound" : "not binding") + ")"];
   w["step-time"] = ["max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " + pyFixed(r.bytes_per_step / 1e9, 2) +
-    " GB / " + bw + ") = " + fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
+    " GB / " + bw + ", " + launch + ") = " + fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
   w.tokens = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_with_kv) + " = " + fmtRate(r.tokens_per_s_with_kv) +
     " tokens/s", fmtRate(r.tokens_per_s_with_kv) + " tokens/s"];
   // Step 5: what fits

@@ -66,20 +66,26 @@ function expectedTokens(a, k) {
   // Tokens each sequence gains per verify pass of depth k (Leviathan et al. 2023): (1 − α^k)/(1 − α); k at α = 1.
   return (a === 1.0) ? k : (1.0 - a ** k) / (1.0 - a);
 }
+function perLaunch(flop, L) {
+  // The overhead ceiling, FLOP / t_launch (none when launches cost nothing): core.scenario._per_launch.
+  return L > 0 ? flop / L : Infinity;
+}
 function step(C, s, b, k, gained, kvseq, attnSeq) {
   // core.scenario.step_ladder at one batch size on one GPU: b sequences, k tokens per weight read, each gaining
   // `gained` tokens, moving kvseq bytes of cache and adding attnSeq FLOP of attention.
-  const peak = C.peak[s.weight_dtype], bw = C.bandwidth;
+  const peak = C.peak[s.weight_dtype], bw = C.bandwidth, L = C.launch_overhead_s;
   const weight = weightBytesRead(C, s.weight_dtype, b * k);
   const flopW = 2.0 * C.n_active * b * k;
   const flops = flopW + b * attnSeq;
   const I = flopW / weight;
   const bytes = weight + b * kvseq;
   const Ikv = flops / bytes;
-  const att = Math.min(peak, bw * I);
-  const t = Math.max(flops / peak, bytes / bw), tW = Math.max(flopW / peak, weight / bw);
+  // The roofline under the overhead ceiling (FLOP / t_launch), and a step at least as long as its launches: the
+  // third ceiling of article 000, as core.scenario.step_ladder counts it.
+  const att = Math.min(Math.min(peak, bw * I), perLaunch(flopW, L));
+  const t = Math.max(flops / peak, bytes / bw, L), tW = Math.max(flopW / peak, weight / bw, L);
   return {batch: b, flop: flops, flop_weights: flopW, attention: b * attnSeq, intensity: I, intensity_kv: Ikv, attainable: att,
-          attainable_kv: Math.min(peak, bw * Ikv), peak_fraction_weights: att / peak,
+          attainable_kv: Math.min(Math.min(peak, bw * Ikv), perLaunch(flops, L)), peak_fraction_weights: att / peak,
           tokens_per_s_with_kv: b * gained / t, tokens_per_s_weights: b * gained / tW,
           step_time: t, step_time_weights: tW, compute_time: flops / peak, memory_time: bytes / bw,
           weight: weight, fits: C.held[s.weight_dtype] + b * kvseq + C.reserve <= C.capacity};
@@ -111,8 +117,9 @@ function evaluate(C, s) {
   const prefill = step(C, s, s.batch, P, P, kvPrompt, attnPrompt);
   const ttft = step(C, s, 1, P, P, kvPrompt, attnPrompt);
   const plain = step(C, s, s.batch, 1, E, kvseq, attnToken);
-  const times = {compute: point.compute_time, memory: point.memory_time, overhead: C.launch_overhead_s};
-  const regime = Object.keys(times).reduce((best, key) => (times[key] > times[best] ? key : best));
+  // The bound: the ceiling that sets the step (launches when they outlast the GPU's own time), as core's.
+  const gpuTime = Math.max(point.compute_time, point.memory_time);
+  const bound = C.launch_overhead_s > gpuTime ? "overhead" : point.intensity_kv < ridge ? "memory" : "compute";
   return {
     weight_bytes_read: weight, weight_bytes_held: held, flop_per_step: point.flop,
     // as ScenarioResult: the weights' share is the total less the attention
@@ -120,10 +127,10 @@ function evaluate(C, s) {
     arithmetic_intensity_weights: point.intensity,
     arithmetic_intensity_with_kv: point.intensity_kv, ridge_point: ridge,
     attainable_flop_per_s_weights: point.attainable,
-    peak_fraction_weights: point.peak_fraction_weights, bound: point.intensity_kv < ridge ? "memory" : "compute",
+    peak_fraction_weights: point.peak_fraction_weights, bound: bound,
     attainable_flop_per_s_with_kv: point.attainable_kv, peak_fraction_with_kv: point.attainable_kv / peak,
     acceptance: a, expected_tokens_per_step: E,
-    step_time_s_with_kv: Math.max(point.flop / peak, (weight + kvTraffic) / bw),
+    step_time_s_with_kv: point.step_time,
     step_time_s_weights: point.step_time_weights,
     tokens_per_s_with_kv: point.tokens_per_s_with_kv, tokens_per_s_weights: point.tokens_per_s_weights,
     kv_bytes_per_token: kvPerToken(C, pkv, s.gqa), kv_bytes_per_sequence: kvseq,
@@ -132,11 +139,11 @@ function evaluate(C, s) {
     free_for_kv_bytes: Math.max(free, 0.0), weights_shortfall_bytes: Math.max(-free, 0.0),
     memory_used_bytes: held + kvTraffic + C.reserve, peak_flop_per_s: peak, capacity_bytes: C.capacity,
     reserve_bytes: C.reserve, compute_time_s: point.compute_time, memory_time_s: point.memory_time,
-    launch_overhead_s: C.launch_overhead_s, overhead_ceiling_flop_per_s: point.flop / C.launch_overhead_s,
-    regime: regime,
+    launch_overhead_s: C.launch_overhead_s, overhead_ceiling_flop_per_s: perLaunch(point.flop, C.launch_overhead_s),
+    gpu_time_s: gpuTime,
     prefill_intensity: prefill.intensity, prefill_attainable_flop_per_s: prefill.attainable,
     decode_intensity: point.intensity, decode_attainable_flop_per_s: point.attainable,
-    ttft_intensity: ttft.intensity, ttft_attainable_flop_per_s: Math.min(peak, bw * ttft.intensity),
+    ttft_intensity: ttft.intensity, ttft_attainable_flop_per_s: ttft.attainable,
     ttft_s: ttft.step_time, verify_step_time_s: point.step_time, tpot_s: point.step_time / E,
     speculative_speedup: E * plain.step_time / point.step_time,
     ladder: ladder,

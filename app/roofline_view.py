@@ -490,7 +490,7 @@ class RooflineView(pn.viewable.Viewer):
                               "fits": ["yes" if r.fits else "no"]}
         if r.phase == "decode":
             # The same quantity as the time-to-first-token readout: one prompt, alone.
-            other = (r.ttft_intensity, float(r.roof(r.ttft_intensity)), "prefill of one prompt (TTFT)")
+            other = (r.ttft_intensity, r.ttft_attainable_flop_per_s, "prefill of one prompt (TTFT)")
         else:
             other = (r.decode_intensity, r.decode_attainable_flop_per_s, f"decode at B = {r.batch}")
         self.other_phase.data = {"x": [other[0]], "y": [other[1] / TFLOP], "label": [other[2]]}
@@ -514,8 +514,11 @@ class RooflineView(pn.viewable.Viewer):
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
-            + (f"\nper GPU of {r.gpus_per_replica:,}: communication I = {fmt_sig(r.communication_intensity)} "
-               "FLOP per byte sent"
+            # With replicas, the "of N" is one replica's GPUs, said on its own line (the readout counts them all).
+            + ((f"\nper GPU: 1 of {r.gpus_per_replica:,} in each of {r.replicas:,} replicas"
+                f"\ncommunication I = {fmt_sig(r.communication_intensity)} " if r.replicas > 1 else
+                f"\nper GPU of {r.gpus_per_replica:,}: communication I = {fmt_sig(r.communication_intensity)} ")
+               + "FLOP per byte sent"
                f"\ninterconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)} FLOP per byte sent"
                if r.communication_intensity is not None else "")
         )

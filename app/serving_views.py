@@ -120,11 +120,13 @@ def speculation_html(state: LabState) -> str:
     """Speculation at depths 1-8 (and the current one) for the current batch, context and acceptance α."""
     levers = state.scenario.levers()
     sweep = speculation_sweep(state.scenario, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
+    ridge = state.result.ridge_point
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""
         rows.append(
-            f"<tr{current}><td>{k}</td><td>{fmt_sig(sweep['intensity'][i])}</td>"
+            f"<tr{current}><td>{k}</td><td>{fmt_sig(sweep['intensity_with_kv'][i])}</td>"
+            f"<td>{sweep['bound'][i]}</td><td>{fmt_sig(sweep['intensity_weights'][i])}</td>"
             f"<td>{sweep['expected_tokens'][i]:.2f}</td>"
             f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
@@ -134,8 +136,12 @@ def speculation_html(state: LabState) -> str:
         "of depth k (k − 1 draft tokens plus the target's own) yields E = (1 − α^k) / (1 − α) tokens on average "
         "(Leviathan et al. 2023). While decode is memory-bound the verify pass costs the same as a plain step, so "
         "k raises intensity for free and the speedup is E; once the pass turns compute-bound, or α is low, extra "
-        "depth stops paying. The draft model's own cost is not counted.</div>"
+        "depth stops paying. The pass is compute-bound once its intensity counting KV reads (the cache is read "
+        f"every step and does not amortise) reaches the ridge point, {fmt_sig(ridge)} FLOP/byte on this GPU; the "
+        "intensity on the weights alone (2·B·k/p for a dense model) leaves the cache out and passes the ridge sooner. "
+        "The draft model's own cost is not counted.</div>"
     )
-    head = ("<tr><th>k</th><th>I (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
+    head = ("<tr><th>k</th><th>I counting KV reads (FLOP/byte)</th><th>bound</th>"
+            "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
     return caption + f'<table class="lab">{head}{"".join(rows)}</table>'

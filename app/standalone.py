@@ -39,7 +39,7 @@ from core.levers import Lever
 from core.permalink import to_query
 from core.precision import KV_PRECISIONS, PRECISIONS, compute_roof
 from core.scenario import LEVERS, ONE_GPU, Scenario, ScenarioResult, weights_as
-from core.units import GiB
+from core.units import GiB, fmt_count
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS
@@ -226,7 +226,8 @@ def standalone_html(scenario: Scenario) -> str:
     Every name written into the page is escaped, so a custom GPU or model named
     ``<img onerror=…>`` shows as text.
     """
-    split = [f"{LEVERS[n].flag.upper()} = {getattr(scenario, n)}" for n in ONE_GPU if getattr(scenario, n) != 1]
+    split = [f"{LEVERS[n].flag.upper()} = {fmt_count(getattr(scenario, n))}" for n in ONE_GPU
+             if getattr(scenario, n) != 1]
     # the page shows decode on one GPU; a session's own GPU and model travel
     scenario = scenario.clone(phase="decode", **dict.fromkeys(ONE_GPU, 1))
     result = scenario.evaluate()
@@ -262,7 +263,8 @@ def standalone_html(scenario: Scenario) -> str:
         text=(
             f"<h2 style='margin:4px 0'>Roofline Lab — {escape(title)}</h2>"
             "<div style='font-size:13px;color:#444'>A self-contained copy of the lab: no server, no network. "
-            "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I); KV cache 2·L·h_kv·d_head·S·B·p_kv. "
+            "I = 2·B·k/p; ridge point P_peak/BW; attainable min(P_peak, BW·I), under the overhead ceiling "
+            "FLOP / t_launch of the step's kernel launches; KV cache 2·L·h_kv·d_head·S·B·p_kv. "
             f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB, "
             f"prompt {scenario.prompt_len:,} tokens (the prefill point). "
             "One GPU: this page keeps TP = PP = EP = 1 and one replica"

@@ -16,6 +16,7 @@ from bokeh.plotting import figure
 
 from core.scenario import ScenarioResult
 from core.sweeps import batch_sweep
+from core.units import fmt_count
 
 from .present import present_figure
 from .state import LabState
@@ -129,8 +130,9 @@ class ThroughputView(pn.viewable.Viewer):
         self.no_fit_label.x = self.no_fit.left
         self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
-        split = f" (one model copy on {r.gpus_per_replica} GPUs, TP = {r.tp}, PP = {r.pp})" \
-            if r.gpus_per_replica > 1 else ""
+        split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "
+                 f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")"
+                 if r.gpus_per_replica > 1 else "")
         # Two short lines: one long line was cut at the chart's edge at 1280 px.
         self.figure.title.text = (
             f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}\n"

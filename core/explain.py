@@ -81,22 +81,40 @@ def derivation(r: ScenarioResult) -> list[Step]:
     n_read = r.weight_bytes_read / r.bytes_per_weight
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
     split = r.gpus_per_replica > 1
-    per_gpu_note = f" (one GPU of {r.gpus_per_replica}: its share, see Step 7)" if split else ""
+    # With several GPUs a quantity that is one GPU's share says so in its label; whole-model figures say so in
+    # their work (one GPU's bytes never sit unlabelled beside the whole model's parameter count).
+    per_gpu = ", per GPU" if split else ""
+    one_copy = ", one EP group" if r.ep > 1 else ", one replica" if r.replicas > 1 else ""
+    launch, gpu_time = fmt_seconds(r.launch_overhead_s), fmt_seconds(r.gpu_time_s)
+    overhead_bound = r.bound == "overhead"
+    roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
+    roofline_side = "<" if roofline_bound == "memory" else "≥"
+    per_gpu_note = (f" (one GPU of {r.gpus_per_replica:,}" + (" in each replica" if r.replicas > 1 else "")
+                    + ": its share, see Step 7)") if split else ""
     stored = r.weight_dtype == "stored"
     weights = (
-        Quantity("params", "Parameters N",
+        Quantity("params", "Parameters N" + (" (whole model)" if split else ""),
                  "from config.json" + (" (MoE: total held; active per token)" if m.moe else ""),
                  f"{r.n_params:,} held" + (f"; {r.n_active_params:,} active per token" if m.moe else ""),
                  f"{r.n_params / 1e9:,.2f}e9"),
-        Quantity("weights", "Weight bytes read per step",
+        Quantity("weights", "Weight bytes read per step" + per_gpu,
                  "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
-                 (f"{n_read:,.0f} of {r.n_params:,} parameters (the experts {r.batch * r.tokens_per_read:,} tokens "
-                  f"touch) {'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
+                 (f"{n_read:,.0f} " + (f"parameters on this GPU, of {r.n_params:,} in the whole model" if split
+                                       else f"of {r.n_params:,} parameters")
+                  + f" (the experts {r.batch * r.tokens_per_read:,} tokens touch) "
+                  f"{'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
-                  f"({fmt_bytes_gib(r.weight_bytes_read)}); memory holds all {fmt_bytes_gib(r.weight_bytes_held)}")
+                  f"({fmt_bytes_gib(r.weight_bytes_read)}{' on this GPU' if split else ''}); "
+                  + (f"this GPU holds {fmt_bytes_gib(r.weight_bytes_held)} of the model's "
+                     f"{fmt_bytes_gib(r.model_weight_bytes)}" if split else
+                     f"memory holds all {fmt_bytes_gib(r.weight_bytes_held)}"))
                  if m.moe else
-                 f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
+                 f"{n_read:,.0f} weights on this GPU (of {r.n_params:,} in the whole model) as stored, "
+                 f"{r.bytes_per_weight:.4g} bytes each on average = "
                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 if stored and split else
+                 f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)})"
                  if stored else
                  f"{n_read:,.0f} parameters on this GPU × {r.bytes_per_weight:g} bytes = "
                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
@@ -104,7 +122,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.n_params:,} × {r.bytes_per_weight:g} bytes = {fmt_bytes_gb(r.weight_bytes_read)} "
                  f"({fmt_bytes_gib(r.weight_bytes_read)})",
                  f"{r.weight_bytes_read / GB:,.2f} GB ({r.weight_bytes_read / GiB:,.2f} GiB)"),
-        Quantity("weight-time", "Weight read time", "weight bytes / BW",
+        Quantity("weight-time", "Weight read time" + per_gpu, "weight bytes / BW",
                  f"{fmt_bytes_gb(r.weight_bytes_read)} / {bw} = {fmt_seconds(r.weight_bytes_read / r.bandwidth)}",
                  fmt_seconds(r.weight_bytes_read / r.bandwidth)),
     )
@@ -123,7 +141,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
     attention_where = ("causal (query, key) pairs of the prompt" if prefill
                        else f"each of B·k tokens attending to S = {r.context:,} cached keys")
     roofline = (
-        Quantity("flops", "FLOP per step", "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)"
+        Quantity("flops", "FLOP per step" + per_gpu,
+                 "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)"
                  + (" (this GPU's share of both)" if split else ""),
                  f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
@@ -132,19 +151,22 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  fmt_flop(r.flop_per_step)),
         Quantity("roof", "Compute roof", "dense peak for the weight precision",
                  f"{peak} dense ({r.compute_roof_reason})", peak),
-        Quantity("compute-time", "Compute time", "FLOP / P_peak",
+        Quantity("compute-time", "Compute time" + per_gpu, "FLOP / P_peak",
                  f"{fmt_flop(r.flop_per_step)} / {peak} = {fmt_seconds(r.flop_per_step / r.peak_flop_per_s)}",
                  fmt_seconds(r.flop_per_step / r.peak_flop_per_s)),
         Quantity("intensity", "Arithmetic intensity (weights)", intensity_formula + k_note,
                  f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}", _fpb(r.arithmetic_intensity_weights)),
         Quantity("ridge", "Ridge point", "P_peak / BW", f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
                  f"{r.ridge_point:,.0f} FLOP/byte"),
-        Quantity("attainable", "Attainable (weights roofline)", "min(P_peak, BW·I)",
-                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}) = {att} = "
+        Quantity("attainable", "Attainable (weights roofline)" + per_gpu, "min(P_peak, BW·I, FLOP_weights / t_launch)",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}, "
+                 f"{fmt_flop(r.flop_per_step_weights)} / {launch}) = {att} = "
                  f"{_pct(r.peak_fraction_weights)} of peak", att),
-        Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak = min(1, I / ridge)",
+        Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak",
                  f"{att} / {peak} = {_pct(r.peak_fraction_weights)}", _pct(r.peak_fraction_weights)),
-        Quantity("tokens-no-kv", "Tokens/s ignoring KV", "B·E / max(FLOP/P_peak, N_read·p/BW)",
+        Quantity("tokens-no-kv", "Tokens/s ignoring KV" + one_copy,
+                 "B·E / max(max(FLOP/P_peak, N_read·p/BW) + communication, t_launch)" if split else
+                 "B·E / max(FLOP/P_peak, N_read·p/BW, t_launch)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
                  f"{fmt_rate(r.tokens_per_s_weights)} tokens/s", f"{fmt_rate(r.tokens_per_s_weights)} tokens/s"),
     )
@@ -172,7 +194,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.kv_bytes / GiB:,.2f} GiB"),
     )
     moves = (
-        Quantity("bytes-step", "Bytes per step", "weights read + KV",
+        Quantity("bytes-step", "Bytes per step" + per_gpu, "weights read + KV",
                  f"{fmt_bytes_gb(r.weight_bytes_read)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
                  f"{fmt_bytes_gb(r.bytes_per_step)}", fmt_bytes_gb(r.bytes_per_step)),
         Quantity("kv-share", "KV share of traffic", "KV bytes / bytes per step",
@@ -182,33 +204,47 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + "
                  f"{r.kv_traffic_bytes / GB:,.2f} GB) = {_fpb(r.arithmetic_intensity_with_kv)}",
                  _fpb(r.arithmetic_intensity_with_kv)),
-        Quantity("attainable-kv", "Attainable counting KV reads", "min(P_peak, BW·I_kv): what the step sustains",
-                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}) = {att_kv} = "
-                 f"{_pct(r.peak_fraction_with_kv)} of peak", f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
-        Quantity("bound", "Bound", "intensity counting KV vs ridge point",
-                 f"{_fpb(r.arithmetic_intensity_with_kv)} {'<' if r.bound == 'memory' else '≥'} "
-                 f"{r.ridge_point:,.1f} FLOP/byte", f"{r.bound}-bound"),
+        Quantity("attainable-kv", "Attainable counting KV reads" + per_gpu,
+                 "min(P_peak, BW·I_kv, FLOP / t_launch): what the step sustains",
+                 f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}, {fmt_flop(r.flop_per_step)} / "
+                 f"{launch}) = {att_kv} = {_pct(r.peak_fraction_with_kv)} of peak",
+                 f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
+        Quantity("bound", "Bound", "overhead if the launches outlast the GPU's time, else intensity counting KV vs "
+                 "ridge point",
+                 (f"launches {launch} > {gpu_time} of GPU time: overhead-bound (the roofline alone: "
+                  f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte, "
+                  f"{roofline_bound}-bound)")
+                 if r.bound == "overhead" else
+                 f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte; launches "
+                 f"{launch} ≤ {gpu_time} of GPU time", f"{r.bound}-bound"),
         Quantity("overhead", "Launch overhead (the third ceiling)",
                  "kernels × launch latency (CUDA graphs: one launch + 1 µs per kernel)",
-                 f"{r.kernels_per_step:,} kernels → {fmt_seconds(r.launch_overhead_s)} against "
-                 f"{fmt_seconds(r.compute_time_s)} of compute and {fmt_seconds(r.memory_time_s)} of memory: "
-                 f"{r.regime}-bound of the three; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
-                 f"{fmt_seconds(r.launch_overhead_s)} ({r.regime}-bound)"),
-        Quantity("step-time", "Step time", "max(FLOP/P_peak, bytes/BW)" + (" + communication" if split else ""),
-                 f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw})"
-                 + (f" + {fmt_seconds(r.communication_time_s)}" if split else "")
+                 f"{r.kernels_per_step:,} kernels" + (f" ({r.layers_per_gpu} layers on this GPU)" if r.pp > 1 else "")
+                 + f" → {launch} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
+                 f"{fmt_seconds(r.memory_time_s)} of memory"
+                 + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
+                 + ("the launches set the step" if overhead_bound else "hidden under the GPU's work")
+                 + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
+                 f"{launch} ({'overhead-bound' if overhead_bound else 'not binding'})"),
+        Quantity("step-time", "Step time",
+                 "max(max(FLOP/P_peak, bytes/BW) + communication, t_launch)" if split else
+                 "max(FLOP/P_peak, bytes/BW, t_launch)",
+                 ("max(" if split else "")
+                 + f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw}"
+                 + (f") + {fmt_seconds(r.communication_time_s)}, {launch})" if split else f", {launch})")
                  + f" = {fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
-        Quantity("tokens", "Tokens/s ceiling", "B·E / step time (counting KV; E = tokens gained per sequence per step)",
+        Quantity("tokens", "Tokens/s ceiling" + one_copy,
+                 "B·E / step time (counting KV; E = tokens gained per sequence per step)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s", f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s"),
     )
     kv_held_seq = r.kv_bytes_per_sequence_per_gpu * r.pp
     fits = (
-        Quantity("capacity", "Capacity", "datasheet GB read by the capacity convention",
+        Quantity("capacity", "Capacity" + per_gpu, "datasheet GB read by the capacity convention",
                  f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
                  f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
                  fmt_bytes_gib(r.capacity_bytes)),
-        Quantity("free", "Free for KV", "max(0, capacity − weights held − reserve)",
+        Quantity("free", "Free for KV" + per_gpu, "max(0, capacity − weights held − reserve)",
                  f"max(0, {r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − "
                  f"{r.reserve_bytes / GiB:,.2f} GiB) = {fmt_bytes_gib(r.free_for_kv_bytes)}"
                  + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
@@ -267,7 +303,8 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
     return (
         Quantity("gpus", "GPUs", "TP × PP × EP × replicas",
                  f"{r.tp} × {r.pp} × {r.ep} × {r.replicas} = {r.gpus_total:,} ({r.interconnect})",
-                 f"{r.gpus_total:,}"),
+                 f"{r.gpus_total:,} ({r.replicas:,} replicas × {r.gpus_per_replica:,})" if r.replicas > 1
+                 else f"{r.gpus_total:,}"),
         Quantity("weights-gpu", "Weights held per GPU", "(N − norms)·p / TP + norms·p, per pipeline stage "
                  "(MoE experts / (TP·EP))",
                  f"{fmt_bytes_gib(r.model_weight_bytes)} in all → {fmt_bytes_gib(r.weight_bytes_held)} on the most "

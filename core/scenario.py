@@ -15,10 +15,17 @@ Formulas (articles in ``shared/seeds``):
 * ridge point ``P_peak / BW`` and attainable ``min(P_peak, BW·I)`` (Williams et
   al. 2009; article 004, section 01);
 * KV cache ``2·L·h_kv·d_head·S·B·p_kv`` (article 004, section 04);
-* step time ``max(FLOPs / P_peak, bytes / BW)`` and tokens/s ``B·E / step``
-  (article 000, Steps 1, 4 and 6), where E is the tokens a sequence gains per
-  step: 1 in plain decode, the expected accepted tokens ``(1 − α^k)/(1 − α)``
-  with speculation depth k (Leviathan et al. 2023), the prompt in prefill.
+* step time ``max(FLOPs / P_peak, bytes / BW, t_launch)`` and tokens/s ``B·E / step``
+  (article 000, Steps 1, 4 and 6, and "The third regime nobody plots": the GPU
+  idles between small kernels waiting for the CPU to launch the next, so the
+  launches of a step, ``t_launch`` (:mod:`core.overhead`), are a third ceiling),
+  where E is the tokens a sequence gains per step: 1 in plain decode, the
+  expected accepted tokens ``(1 − α^k)/(1 − α)`` with speculation depth k
+  (Leviathan et al. 2023), the prompt in prefill.  The bound is the ceiling that
+  sets the step: ``overhead`` when ``t_launch`` is longer than the GPU's own
+  time, else ``memory`` or ``compute`` by the intensity counting KV reads
+  against the ridge point; the attainable FLOP/s are ``min(P_peak, BW·I,
+  FLOPs / t_launch)``, the roofline under the overhead ceiling.
 
 Prefill is the same formula with ``k`` = the prompt length (article 004,
 "Go deeper"): its traffic is the weights plus the KV cache it writes.
@@ -153,17 +160,17 @@ class Ladder:
         batch: B per rung (1, 2, 4, ...), int64.
         arithmetic_intensity_weights: ``2·B·k/p``, FLOP/byte.
         arithmetic_intensity_with_kv: counting KV reads, FLOP/byte.
-        attainable_flop_per_s_weights: ``min(P_peak, BW·I)``, FLOP/s.
+        attainable_flop_per_s_weights: ``min(P_peak, BW·I, FLOP_weights / t_launch)``, FLOP/s.
         peak_fraction_weights: attainable / P_peak, 0..1.
         tokens_per_s: roofline ceiling counting KV traffic, tokens/s.
         tokens_per_s_weights: the ceiling ignoring KV traffic, tokens/s.
-        attainable_flop_per_s_with_kv: ``min(P_peak, BW·I_kv)``, FLOP/s.
+        attainable_flop_per_s_with_kv: ``min(P_peak, BW·I_kv, FLOP / t_launch)``, FLOP/s.
         peak_fraction_with_kv: attainable counting KV reads / P_peak, 0..1.
         fits: weights + KV + reserve within capacity, bool.
         flop: FLOP of one step, ``2·N_active·B·k`` plus attention.
         attention_flop: the attention part of ``flop`` (scores and weighting over the cache).
         weight_bytes_read: weight bytes one step reads (MoE: the experts touched).
-        step_time_s_with_kv: ``max(FLOPs/P_peak, (weights + KV)/BW)``, seconds.
+        step_time_s_with_kv: ``max(max(FLOPs/P_peak, (weights + KV)/BW) + communication, t_launch)``, seconds.
         step_time_s_weights: the same ignoring KV traffic, seconds.
         compute_time_s: ``FLOPs / P_peak`` of one GPU's step, seconds.
         memory_time_s: ``(weights + KV) / BW`` of one GPU's step, seconds.
@@ -172,6 +179,8 @@ class Ladder:
 
     With several GPUs (:mod:`core.parallelism`) every entry is one GPU's (the
     most loaded pipeline stage), and the step times add the communication time.
+    Every step also waits at least ``t_launch``, the launches of its kernels (article
+    000's third ceiling: :mod:`core.overhead`).
     """
 
     batch: np.ndarray
@@ -219,6 +228,13 @@ class ScenarioResult:
     ``pipeline_bubble`` is ``(PP−1)/(M+PP−1)`` for one pass of M = PP micro-batches
     (article 004, section 07; steady decode with PP micro-batches in flight has
     none).  The costs are USD per million tokens (None without a price).
+
+    ``bound`` names the ceiling that sets the step: ``"overhead"`` when the kernel
+    launches (``launch_overhead_s``) outlast the GPU's own time (compute or memory,
+    plus communication), else ``"memory"`` or ``"compute"`` by the intensity counting
+    KV reads against the ridge point.  The step times, tokens/s and attainable FLOP/s
+    all count the launches (article 000, "The third regime nobody plots");
+    ``gpu_time_s`` is what the launches race: ``max(compute, memory) + communication``.
     """
 
     phase: str
@@ -279,6 +295,7 @@ class ScenarioResult:
     decode_intensity: float
     decode_attainable_flop_per_s: float
     ttft_intensity: float
+    ttft_attainable_flop_per_s: float
     ttft_s: float
     verify_step_time_s: float
     tpot_s: float
@@ -300,7 +317,7 @@ class ScenarioResult:
     kernels_per_step: int
     launch_overhead_s: float
     overhead_ceiling_flop_per_s: float
-    regime: str
+    gpu_time_s: float
     memory_time_s: float
     communication_time_s: float
     allreduce_bytes: float
@@ -586,13 +603,19 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
     gained = e_tokens if phase == "decode" else float(prompt_len)
 
+    # The third ceiling (article 000): a step of many small kernels waits on their launches.  One GPU's step
+    # launches the kernels of its own pipeline stage's layers.
+    n_kernels = overhead.kernels_per_step(plan.layers_per_gpu)
+    t_launch = overhead.overhead_time(n_kernels, cuda_graphs=bool(v["cuda_graphs"]))
+
     def at(b, tokens_per_read, kv_per_seq, attn_per_seq, tokens_gained=gained) -> Ladder:
         """The step of ``b`` sequences, one mechanism for the ladder and every point below."""
         return step_ladder(np.array([b]), weights, tokens_per_read, tokens_gained, kv_per_seq, attn_per_seq, peak,
-                           bw, reserve_bytes, capacity, plan)
+                           bw, reserve_bytes, capacity, plan, launch_s=t_launch)
 
     batches = roofline.batch_ladder(roofline.ridge_point(peak, bw), p, k, LEVERS["batch"].parameter.bounds[1])
-    ladder = step_ladder(batches, weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity, plan)
+    ladder = step_ladder(batches, weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity, plan,
+                         launch_s=t_launch)
     point = at(batch, k, kv_seq, attn_seq)
 
     # One request crosses the roofline twice (article 004, "Go deeper"): prefill
@@ -607,6 +630,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     t_plain = float(at(batch, 1, kv_context, attn_token).step_time_s_with_kv[0])
     ttft_step = at(1, prompt_len, kv_prompt, attn_prompt)  # one request's prompt, alone
     ttft, ttft_intensity = float(ttft_step.step_time_s_with_kv[0]), float(ttft_step.arithmetic_intensity_weights[0])
+    ttft_attainable = float(ttft_step.attainable_flop_per_s_weights[0])
     # A custom or measured part's datasheet twin, drawn beside it on the same compute roof.
     reference = get_accelerator(gpu.reference_id) if gpu.reference_id else None
     reference_peak = (reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"])
@@ -641,11 +665,9 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         return price * plan.gpus / 3600.0 / tokens_per_s * 1e6 if price > 0 else None
 
     t_step = float(point.step_time_s_with_kv[0])
-    # The third ceiling (article 000): a step of many small kernels waits on their launches.
-    n_kernels = overhead.kernels_per_step(model.n_layers)
-    t_launch = overhead.overhead_time(n_kernels, cuda_graphs=bool(v["cuda_graphs"]))
-    times = {"compute": float(point.compute_time_s[0]), "memory": float(point.memory_time_s[0]),
-             "overhead": t_launch}
+    # The bound: the ceiling that sets the step.  Launches bind when they outlast the GPU's own work.
+    t_busy = max(float(point.compute_time_s[0]), float(point.memory_time_s[0])) + float(point.communication_time_s[0])
+    bound = "overhead" if t_launch > t_busy else "memory" if intensity_kv < ridge else "compute"
     sent = float(point.bytes_sent[0])
     link = plan.link_bandwidth
     if model.max_context and s_held > model.max_context:
@@ -688,7 +710,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         attainable_flop_per_s_with_kv=float(point.attainable_flop_per_s_with_kv[0]),
         peak_fraction_weights=float(point.peak_fraction_weights[0]),
         peak_fraction_with_kv=float(point.attainable_flop_per_s_with_kv[0]) / peak,
-        bound="memory" if intensity_kv < ridge else "compute",
+        bound=bound,
         kv_bytes_per_token=model.kv_bytes_per_token(p_kv, gqa),
         kv_bytes_per_sequence=float(kv_seq),
         kv_bytes=float(batch * kv_held_per_seq),
@@ -711,6 +733,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         decode_intensity=float(verify.arithmetic_intensity_weights[0]),
         decode_attainable_flop_per_s=float(verify.attainable_flop_per_s_weights[0]),
         ttft_intensity=ttft_intensity,
+        ttft_attainable_flop_per_s=ttft_attainable,
         ttft_s=ttft * plan.pp if plan.pp > 1 else ttft,
         verify_step_time_s=t_verify,
         tpot_s=t_verify * plan.pp / e_tokens if plan.pp > 1 else t_verify / e_tokens,
@@ -731,8 +754,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         compute_time_s=float(point.compute_time_s[0]),
         kernels_per_step=n_kernels,
         launch_overhead_s=t_launch,
-        overhead_ceiling_flop_per_s=flops / t_launch,
-        regime=max(times, key=times.get),
+        overhead_ceiling_flop_per_s=flops / t_launch if t_launch > 0 else float("inf"),
+        gpu_time_s=t_busy,
         memory_time_s=float(point.memory_time_s[0]),
         communication_time_s=float(point.communication_time_s[0]),
         allreduce_bytes=float(plan.message_bytes(batch, k)),
@@ -817,7 +840,7 @@ def _link_text(gpu: Accelerator) -> str:
 
 
 def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw, reserve_bytes, capacity,
-                plan: Parallelism | None = None) -> Ladder:
+                plan: Parallelism | None = None, *, launch_s: float) -> Ladder:
     """The numbers of one step at each batch size: the one mechanism behind the
     ladder, the workload point, prefill, verify, TTFT and every sweep.
 
@@ -836,6 +859,10 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
             None is one GPU.  Per GPU: weights, FLOPs, KV and attention divide as the
             plan says, each pipeline stage holds KV for PP micro-batches, and the
             communication time is added to the step (not overlapped).
+        launch_s: seconds one GPU's step spends launching its kernels (:func:`core.overhead.overhead_time`):
+            the third ceiling.  The launches overlap the GPU's work, so the step takes the longer of the two,
+            ``max(max(FLOPs/P_peak, bytes/BW) + communication, launch_s)``, and the attainable FLOP/s are
+            capped by the overhead ceiling ``FLOPs / launch_s`` (article 000, "The third regime nobody plots").
 
     Returns:
         a :class:`Ladder` with one entry per batch size, per GPU.
@@ -857,11 +884,13 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
     intensity = flop_weights / weight_bytes
     bytes_step = weight_bytes + b * kv_seq
     intensity_kv = flops / bytes_step
-    attainable = roofline.attainable_flop_per_s(intensity, peak, bw)
-    attainable_kv = roofline.attainable_flop_per_s(intensity_kv, peak, bw)
+    # The roofline under the overhead ceiling: a step cannot sustain more than its FLOPs over its launches.
+    attainable = np.minimum(roofline.attainable_flop_per_s(intensity, peak, bw), _per_launch(flop_weights, launch_s))
+    attainable_kv = np.minimum(roofline.attainable_flop_per_s(intensity_kv, peak, bw), _per_launch(flops, launch_s))
     t_comm = plan.comm_time_s(b, k) * np.ones(b.shape)
-    t_step = roofline.step_time(flops, bytes_step, peak, bw) + t_comm
-    t_no_kv = roofline.step_time(flop_weights, weight_bytes, peak, bw) + t_comm
+    # The GPU's own time (the roofline, then the communication, not overlapped); the launches overlap it.
+    t_step = np.maximum(roofline.step_time(flops, bytes_step, peak, bw) + t_comm, launch_s)
+    t_no_kv = np.maximum(roofline.step_time(flop_weights, weight_bytes, peak, bw) + t_comm, launch_s)
     return Ladder(
         batch=b,
         arithmetic_intensity_weights=intensity,
@@ -883,3 +912,8 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
         communication_time_s=t_comm,
         bytes_sent=plan.bytes_sent(b, k) * np.ones(b.shape),
     )
+
+
+def _per_launch(flop, launch_s: float):
+    """The overhead ceiling ``FLOPs / t_launch`` in FLOP/s (no ceiling, ``inf``, when launches cost nothing)."""
+    return flop / launch_s if launch_s > 0 else np.full(np.shape(flop), np.inf)

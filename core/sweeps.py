@@ -18,7 +18,7 @@ from .scenario import Ladder, Scenario, ScenarioResult, step_ladder, weights_as
 def batch_sweep(r: ScenarioResult, batches) -> Ladder:
     """The per-batch numbers of ``r``'s scenario at other batch sizes.
 
-    Everything but B is held (model, GPU, precisions, k, S, reserve).
+    Everything but B is held (model, GPU, precisions, k, S, reserve, the launch overhead).
 
     Args:
         r: a result of :func:`core.scenario.evaluate`.
@@ -30,7 +30,7 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
     attn_seq = r.attention_flop_per_step / r.batch / plan.attention_share()
     return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
                        r.kv_bytes_per_sequence, attn_seq, r.peak_flop_per_s, r.bandwidth,
-                       r.reserve_bytes, r.capacity_bytes, plan)
+                       r.reserve_bytes, r.capacity_bytes, plan, launch_s=r.launch_overhead_s)
 
 
 def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:
@@ -73,15 +73,20 @@ def speculation_sweep(scenario: Scenario, depths) -> dict:
         depths: speculation depths k (>= 1).
 
     Returns:
-        dict of numpy arrays, one entry per depth: ``k``, ``intensity``
-        (FLOP/byte, weights), ``expected_tokens`` (E per sequence per verify step),
-        ``step_time_s_with_kv`` (the verify pass, s), ``tokens_per_s_with_kv`` (B·E / step)
-        and ``speedup`` (over k = 1 at the same batch).
+        dict of numpy arrays, one entry per depth: ``k``, ``intensity_weights``
+        (FLOP/byte on the weights alone, ``2·B·k/p``), ``intensity_with_kv`` (FLOP/byte
+        counting the KV reads: what sets the bound against the ridge point),
+        ``bound`` (``"memory"``, ``"compute"`` or ``"overhead"``: the step's, as
+        :class:`core.scenario.ScenarioResult` has it), ``expected_tokens`` (E per
+        sequence per verify step), ``step_time_s_with_kv`` (the verify pass, s),
+        ``tokens_per_s_with_kv`` (B·E / step) and ``speedup`` (over k = 1 at the same batch).
     """
     rows = [scenario.clone(phase="decode", spec_k=int(k)).evaluate() for k in depths]
     return {
         "k": np.array([r.tokens_per_read for r in rows]),
-        "intensity": np.array([r.arithmetic_intensity_weights for r in rows]),
+        "intensity_weights": np.array([r.arithmetic_intensity_weights for r in rows]),
+        "intensity_with_kv": np.array([r.arithmetic_intensity_with_kv for r in rows]),
+        "bound": np.array([r.bound for r in rows]),
         "expected_tokens": np.array([r.expected_tokens_per_step for r in rows]),
         "step_time_s_with_kv": np.array([r.step_time_s_with_kv for r in rows]),
         "tokens_per_s_with_kv": np.array([r.tokens_per_s_with_kv for r in rows]),

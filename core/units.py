@@ -84,3 +84,8 @@ def fmt_seconds(t: float) -> str:
 def fmt_rate(x: float) -> str:
     """A tokens/s figure: whole numbers from 10 up, 2 significant digits below, e.g. ``2,462``, ``0.14``."""
     return f"{x:,.0f}" if x >= 10 else fmt_sig(x, 2)
+
+
+def fmt_count(n: int) -> str:
+    """A whole count (GPUs, replicas, TP, PP) with thousands separators, e.g. ``1,998,848``."""
+    return f"{int(n):,}"

@@ -79,6 +79,22 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
     assert round(lab.throughput.current.data["tok"][0]) == 2462
 
 
+def test_an_extreme_split_is_counted_with_separators_in_the_throughput_title():
+    # The trial's extreme link: DeepSeek-V3 split as far as it goes (TP 128 heads × PP 61 layers × EP 256 experts)
+    # is 128 · 61 · 256 = 1,998,848 GPUs a copy; a million replicas.  Counts are written as counts, with separators.
+    from core.units import fmt_count
+
+    assert [fmt_count(n) for n in (1, 16, 1_998_848, 1_998_848_000_000)] == ["1", "16", "1,998,848",
+                                                                             "1,998,848,000,000"]
+    lab = Lab(Scenario(model="deepseek-v3", tp=512, pp=512, ep=1024, replicas=1_000_000))
+    lab.state.tab = "Throughput vs B"
+    lab._open("Throughput vs B")
+    title = lab.throughput.figure.title.text
+    assert "(one model copy on 1,998,848 GPUs, TP = 128, PP = 61, EP = 256)" in title
+    assert "1998848" not in title
+    assert {q.key: q for q in rows(lab.result)}["gpus"].value == "1,998,848,000,000 (1,000,000 replicas × 1,998,848)"
+
+
 def test_format_never_uses_e_notation():
     from core.units import fmt_seconds, fmt_sig
 

@@ -214,7 +214,7 @@ def test_the_overhead_ceiling_is_a_lever_row_and_a_formula():
     # 32 layers × 11 kernels + 4 outside the layers, 4 µs each (article 000, "a few microseconds").
     assert r.kernels_per_step == 32 * 11 + 4 and r.launch_overhead_s == pytest.approx(356 * 4e-6)
     assert r.overhead_ceiling_flop_per_s == pytest.approx(r.flop_per_step / (356 * 4e-6))
-    assert r.regime == "memory"  # 5.1 ms of reads against 1.4 ms of launches
+    assert r.bound == "memory"  # 5.1 ms of reads against 1.4 ms of launches
     graphs = Scenario(model="llama-3-8b", cuda_graphs=True).evaluate()
     assert graphs.launch_overhead_s == pytest.approx(4e-6 + 356 * 1e-6)
     assert to_query(Scenario(model="llama-3-8b", cuda_graphs=True).levers())["cuda-graphs"] == "true"

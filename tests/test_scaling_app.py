@@ -96,3 +96,37 @@ def test_kv_table_and_traffic_are_per_gpu_when_split():
     assert '<td class="" data-ctx="8192" data-users="8">2.5</td>' in html
     assert "× 0.125 (one GPU's share)" in html
     assert "of one GPU (of 8)" in traffic_html(r)
+
+
+def test_per_gpu_and_whole_model_figures_are_labelled_each():
+    # The trial's case: Llama-3-70B, TP = 8, PP = 2, 2 replicas.  Each GPU reads its share of the weights,
+    # 70,553,706,496 × 2 bytes / 16 = 4,410,187,776 × 2 = 8.82 GB (8.21 GiB), and says so; the 16 of "1 of 16" are
+    # one replica's, and the GPUs readout counts both replicas' 32.
+    lab = Lab(Scenario(model="llama-3-70b", tp=8, pp=2, replicas=2), {})
+    keys = {q.key: q for q in rows(lab.result)}
+    assert (keys["weights"].label, keys["weights"].value) == ("Weight bytes read per step, per GPU",
+                                                              "8.82 GB (8.21 GiB)")
+    assert keys["weights"].work.startswith("4,410,187,776 parameters on this GPU × 2 bytes = 8.82 GB")
+    assert keys["weights"].work.endswith("(one GPU of 16 in each replica: its share, see Step 7)")
+    assert keys["gpus"].value == "32 (2 replicas × 16)"
+    assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == "Tokens/s ceiling, one replica"
+    assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
+    assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.object
+    assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 in each of 2 replicas"
+    # One GPU, one replica: nothing to tell apart, the labels stay short.
+    one = {q.key: q for q in rows(Scenario(model="llama-3-70b").evaluate())}
+    assert (one["weights"].label, one["gpus"].value, one["tokens"].label) == (
+        "Weight bytes read per step", "1", "Tokens/s ceiling")
+
+
+def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
+    # Qwen3-30B-A3B in BF16 over TP = 4: the whole model is 30,532,122,624 parameters, 61.06 GB = 56.87 GiB; each GPU
+    # holds a quarter of it (14.22 GiB).  The line names which count and which bytes are whose.
+    r = Scenario(model="qwen3-30b-a3b", weight_dtype="bf16", tp=4).evaluate()
+    work = {q.key: q for q in rows(r)}["weights"].work
+    assert " parameters on this GPU, of 30,532,122,624 in the whole model (the experts 1 tokens touch) × 2" in work
+    assert work.endswith("GiB on this GPU); this GPU holds 14.22 GiB of the model's 56.87 GiB")
+    assert "memory holds all" not in work
+    alone = {q.key: q for q in rows(Scenario(model="qwen3-30b-a3b", weight_dtype="bf16").evaluate())}["weights"].work
+    assert " of 30,532,122,624 parameters (the experts 1 tokens touch)" in alone
+    assert alone.endswith("memory holds all 56.87 GiB")

@@ -42,6 +42,32 @@ def test_speculation_is_free_only_while_memory_bound():
     assert speculation_sweep(base.clone(acceptance=0.0), [4])["speedup"][0] == pytest.approx(1.0)
 
 
+def test_the_speculation_table_shows_the_intensity_that_decides_the_bound():
+    # Llama-3-8B, BF16, H100 SXM, B = 56, S = 8,192 (the trial's case).  Per verify pass of depth k:
+    # FLOP = 56·k·(2·8,030,261,248 + 4·32·128·32·8,192) = 56·k·20,355,489,792 (weights + attention over the cache);
+    # bytes = 2·8,030,261,248 + 56·(2·32·8·128·2)·8,192 = 16.06 GB + 60.13 GB = 76,190,064,640, whatever k.
+    # Counting KV reads, I = k × 14.96 FLOP/byte: 119.7 at k = 8, far below the ridge of 295.3, so the pass stays
+    # memory-bound and costs 76.19 GB / 3.35 TB/s = 22.74 ms at every depth; on the weights alone I = 56·k (448).
+    from app.serving_views import speculation_html
+    from app.state import LabState
+
+    scenario = Scenario(model="llama-3-8b", batch=56)
+    sweep = speculation_sweep(scenario, [1, 6, 7, 8])
+    flop_per_k, step_bytes = 56 * 20_355_489_792, 76_190_064_640
+    assert sweep["intensity_with_kv"] == pytest.approx([k * flop_per_k / step_bytes for k in (1, 6, 7, 8)])
+    assert sweep["intensity_with_kv"][3] == pytest.approx(119.69, abs=0.01)
+    assert sweep["intensity_weights"].tolist() == [56, 336, 392, 448]
+    assert sweep["bound"].tolist() == ["memory"] * 4
+    assert sweep["step_time_s_with_kv"] == pytest.approx([step_bytes / 3.35e12] * 4)
+    html = speculation_html(LabState(scenario=scenario))
+    assert "<th>I counting KV reads (FLOP/byte)</th><th>bound</th><th>I, weights alone (FLOP/byte)</th>" in html
+    assert "<tr><td>8</td><td>119.7</td><td>memory</td><td>448</td><td>3.14</td><td>22.74</td>" in html
+    assert "reaches the ridge point, 295.3 FLOP/byte on this GPU" in html
+    # At B = 256 and k = 4 the pass counting KV reads passes the ridge: the same column says compute-bound.
+    busy = speculation_sweep(scenario.clone(batch=256, context=128), [1, 4])
+    assert busy["bound"].tolist() == ["memory", "compute"] and busy["intensity_with_kv"][1] > 295.3
+
+
 # --- article 004, section 04: the KV cache table --------------------------------
 def test_kv_table_for_llama_3_70b():
     table = kv_table(L70B, TABLE_CONTEXTS, TABLE_USERS, 2) / GiB

@@ -41,10 +41,13 @@ KEYS = (
     "kv_bytes_per_sequence",
     "free_for_kv_bytes",
     "overhead_ceiling_flop_per_s",
+    "gpu_time_s",
+    "launch_overhead_s",
     # the same request's other phase: the batch's prefill and one prompt's (the chart's point, TTFT)
     "prefill_intensity",
     "prefill_attainable_flop_per_s",
     "ttft_intensity",
+    "ttft_attainable_flop_per_s",
     "ttft_s",
     "verify_step_time_s",
     "tpot_s",
@@ -107,6 +110,35 @@ def _scenario(model: str, gpu: str) -> Scenario:
     return s
 
 
+def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
+    """Set the page's widgets to ``levers`` (batch and context as stop indices) and compare everything with core."""
+    b, k, w, kv, s, g, a = levers
+    page.evaluate(SET, [b, k, w, kv, s, g, a])
+    inputs = {"batch": batches[b], "spec_k": k, "acceptance": int(a) if a in (0, 1) else a,  # as JSON writes it
+              "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
+    expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
+    page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
+    got = page.evaluate(RESULTS)
+    result = scenario.clone(batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv, context=contexts[s],
+                            gqa=g, acceptance=a).evaluate()
+    want = result.to_json()
+    for key in KEYS:
+        assert got[key] == pytest.approx(want[key], rel=1e-12), key
+    assert (got["bound"], got["fits"], got["max_batch"]) == (want["bound"], want["fits"], want["max_batch"])
+    ladder = result.ladder
+    assert [r["batch"] for r in got["ladder"]] == ladder.batch.tolist()
+    assert [r["fits"] for r in got["ladder"]] == ladder.fits.tolist()
+    # The prefill point sits where the served chart puts it: one prompt alone, on the roof (under the overhead
+    # ceiling of its launches).
+    other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
+    assert list(other["x"]) == [pytest.approx(result.ttft_intensity, rel=1e-12)]
+    assert list(other["y"]) == [pytest.approx(result.ttft_attainable_flop_per_s / 1e12, rel=1e-12)]
+    # Readouts with their work, and the memory bar's segments, words and numbers: the served lab's HTML.
+    assert page.evaluate(TEXT, "memory") == memory_html(result)
+    served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
+    assert page.evaluate(TEXT, "readouts") == SPLIT_HINT.sub("", served)
+
+
 @pytest.mark.parametrize(
     "model, gpu",
     [("llama-3-8b", "h100-sxm"), ("mistral-7b", "a100-80gb"), ("mixtral-8x7b", "h200"), ("deepseek-v3", "b200"),
@@ -128,36 +160,31 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
         k, w = rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"])
         kv, g = rng.choice(KV_PRECISIONS), rng.random() < 0.7
         a = rng.choice([0.0, 1.0, round(0.05 * rng.randint(1, 19), 2)])  # α on the lever's 0.05 steps, both ends
-        page.evaluate(SET, [b, k, w, kv, s, g, a])
-        inputs = {"batch": batches[b], "spec_k": k, "acceptance": int(a) if a in (0, 1) else a,  # as JSON writes it
-                  "weight_dtype": w, "kv_dtype": kv, "context": contexts[s], "gqa": g}
-        expected = json.dumps(json.dumps(inputs, separators=(",", ":")))
-        page.wait_for_function(f"JSON.stringify({RESULTS}.inputs) === {expected}")
-        got = page.evaluate(RESULTS)
-        result = scenario.clone(batch=batches[b], spec_k=k, weight_dtype=w, kv_dtype=kv, context=contexts[s],
-                                gqa=g, acceptance=a).evaluate()
-        want = result.to_json()
-        for key in KEYS:
-            assert got[key] == pytest.approx(want[key], rel=1e-12), key
-        assert (got["bound"], got["fits"], got["max_batch"], got["regime"]) == (
-            want["bound"], want["fits"], want["max_batch"], want["regime"])
-        ladder = result.ladder
-        assert [r["batch"] for r in got["ladder"]] == ladder.batch.tolist()
-        assert [r["fits"] for r in got["ladder"]] == ladder.fits.tolist()
-        # The prefill point sits where the served chart puts it: one prompt alone, on the roof.
-        other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
-        assert list(other["x"]) == [pytest.approx(result.ttft_intensity, rel=1e-12)]
-        assert list(other["y"]) == [pytest.approx(float(result.roof(result.ttft_intensity)) / 1e12, rel=1e-12)]
-        # Readouts with their work, and the memory bar's segments, words and numbers: the served lab's HTML.
-        assert page.evaluate(TEXT, "memory") == memory_html(result)
-        served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
-        assert page.evaluate(TEXT, "readouts") == SPLIT_HINT.sub("", served)
+        _assert_page_is_the_core(page, scenario, batches, contexts, [b, k, w, kv, s, g, a])
     assert page.errors == []
     if gpu == "custom":  # names are text, never markup
         assert page.locator("h2").inner_text().endswith("Pasted <i>Qwen</i> on Lab <card>")
         # (the memory bar's legend swatches are the page's only <i> elements)
         assert page.locator("img").count() == 0 and page.locator("i", has_text="Qwen").count() == 0
         assert page.locator("i:not(.mem-legend i)").count() == 0
+
+
+def test_page_agrees_with_the_core_where_the_launches_set_the_step(offline_page):
+    # Qwen3-30B-A3B in INT4 at B = 1 and a short context reads ~2 GB in well under a millisecond; its 532 kernels
+    # take 2.128 ms to launch: the third ceiling sets the step, on the page as in core (and not at B = 64).
+    scenario = Scenario(model="qwen3-30b-a3b")
+    page, _ = offline_page(scenario)
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
+    for batch, bound in ((1, "overhead"), (64, "memory")):
+        levers = [batches.index(batch), 1, "int4", "bf16", contexts.index(128), True, 0.7]
+        _assert_page_is_the_core(page, scenario, batches, contexts, levers)
+        assert page.evaluate(RESULTS)["bound"] == bound
+    assert page.locator("[data-readout=overhead]").inner_text() == "2.128 ms (not binding)"
+    page.evaluate(SET, [batches.index(1), 1, "int4", "bf16", contexts.index(128), True, 0.7])
+    expect(page.locator("[data-readout=overhead]")).to_have_text("2.128 ms (overhead-bound)")
+    expect(page.locator("[data-readout=step-time]")).to_have_text("2.128 ms")
+    assert page.errors == []
 
 
 def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
