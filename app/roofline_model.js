@@ -115,6 +115,8 @@ function evaluate(C, s) {
   const regime = Object.keys(times).reduce((best, key) => (times[key] > times[best] ? key : best));
   return {
     weight_bytes_read: weight, weight_bytes_held: held, flop_per_step: point.flop,
+    // parameters, not bytes: the same count whatever the format (ScenarioResult.weight_params_read / _held)
+    weight_params_read: paramsRead(C, s.batch * s.spec_k), weight_params_held: C.n_params,
     // as ScenarioResult: the weights' share is the total less the attention
     flop_per_step_weights: point.flop - point.attention, attention_flop_per_step: point.attention,
     arithmetic_intensity_weights: point.intensity,

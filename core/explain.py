@@ -78,7 +78,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     peak, bw = fmt_flops_rate(r.peak_flop_per_s), fmt_bandwidth(r.bandwidth)
     att, att_kv = fmt_flops_rate(r.attainable_flop_per_s_weights), fmt_flops_rate(r.attainable_flop_per_s_with_kv)
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
-    n_read = r.weight_bytes_read / r.bytes_per_weight
+    n_read = r.weight_params_read  # a count of parameters (one GPU's when split), whatever the format
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
     split = r.gpus_per_replica > 1
     per_gpu_note = f" (one GPU of {r.gpus_per_replica}: its share, see Step 7)" if split else ""
@@ -90,13 +90,21 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.n_params / 1e9:,.2f}e9"),
         Quantity("weights", "Weight bytes read per step",
                  "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
+                 (f"{n_read:,.0f} of the {r.weight_params_held:,.0f} parameters this GPU holds (its experts that "
+                  f"the step's tokens touch) {'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
+                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}) read per step by "
+                  f"one GPU of {r.gpus_per_replica}; it holds {fmt_bytes_gib(r.weight_bytes_held)}")
+                 if m.moe and split else
                  (f"{n_read:,.0f} of {r.n_params:,} parameters (the experts {r.batch * r.tokens_per_read:,} tokens "
                   f"touch) {'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
                   f"({fmt_bytes_gib(r.weight_bytes_read)}); memory holds all {fmt_bytes_gib(r.weight_bytes_held)}")
                  if m.moe else
+                 f"{n_read:,.0f} weights on this GPU as stored, {r.weight_bytes_read / n_read:.4g} bytes each on "
+                 f"average = {fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 if stored and split else
                  f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
-                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
+                 f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)})"
                  if stored else
                  f"{n_read:,.0f} parameters on this GPU × {r.bytes_per_weight:g} bytes = "
                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
