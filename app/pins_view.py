@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 
 import panel as pn
@@ -111,7 +112,7 @@ class PinsView(pn.viewable.Viewer):
             self.message.object = '<div class="warn">Choose a pin and type its new name.</div>'
             return
         pins = list(self.pins)
-        pins[self.which.value] = Pin(name[:40], pins[self.which.value].levers)
+        pins[self.which.value] = replace(pins[self.which.value], name=name[:40])  # a trio pin keeps its origin
         self.new_name.value = ""
         self.set_pins(pins)
 

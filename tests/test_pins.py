@@ -188,3 +188,9 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     key = lab.compare.key.object
     assert "differs from the scenario it was pinned from by: batch=4" in key
     assert 'data-readout="compare-trio"' in key and "against 8 at batch 1 (the INT4 pin)" in key
+    # A renamed trio pin still says what differs from the scenario it was pinned from.
+    lab.pins.which.value = 0
+    lab.pins.new_name.value_input = "four sequences"
+    lab.pins.rename.clicks += 1
+    assert lab.state.pin_rows[0].pin.name == "four sequences"
+    assert lab.state.pin_rows[0].differs_from == "the scenario it was pinned from"
