@@ -30,7 +30,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from core.pins import COMPARE_METRICS, PinRow
+from core.pins import COMPARE_METRICS, ORIGIN, PinRow, preset_notes
 from core.units import fmt_sig
 
 from .label_layout import place_labels_in_browser, unplaced
@@ -168,13 +168,20 @@ def compare_key_html(rows: list[PinRow]) -> str:
     for i, row in enumerate(rows):
         color, marker = PIN_STYLES[i]
         r = row.result
-        differs = "; ".join(row.differs_by) or "the most common value of every lever that varies"
+        if row.differs_from == ORIGIN:  # a trio pin: every lever that differs from the scenario it was made from
+            differs = (f"differs from {ORIGIN} by: {'; '.join(row.differs_by)}" if row.differs_by
+                       else f"nothing: it is {ORIGIN}")
+        else:
+            differs = "differs by: " + ("; ".join(row.differs_by)
+                                        or "the most common value of every lever that varies")
         items.append(
             f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
             f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'
             f'<td class="k">{escape(r.model.name)} on {escape(r.gpu.name)}</td>'
-            f'<td class="k">differs by: {escape(differs)}</td></tr>'
+            f'<td class="k">{escape(differs)}</td></tr>'
         )
-    return ('<div class="scroll"><table class="lab compare-key" data-readout="compare-key">'
+    # Why a trio's pins part on the roofline itself (a mixture of experts; weights kept as stored).
+    notes = "".join(f'<div class="caption" data-readout="compare-trio">{escape(n)}</div>' for n in preset_notes(rows))
+    return (f'{notes}<div class="scroll"><table class="lab compare-key" data-readout="compare-key">'
             "<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th></tr>"
             f'{"".join(items)}</table></div>')

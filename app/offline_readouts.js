@@ -13,7 +13,7 @@ function derivation(C, s, r) {
   const att = fmtFlopsRate(r.attainable_flop_per_s_weights), attKv = fmtFlopsRate(r.attainable_flop_per_s_with_kv);
   const gained = pyG(r.expected_tokens_per_step, 3);
   const pw = C.bytes_per_weight[wd];
-  const nRead = r.weight_bytes_read / pw;
+  const nRead = r.weight_params_read;  // a count of parameters, whatever the format
   const kvShare = r.kv_traffic_bytes / r.bytes_per_step;
   const gb = (x) => fmtBytesGb(x), gib = (x) => fmtBytesGib(x);
   const w = {};

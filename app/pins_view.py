@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 
 import panel as pn
 import param
 
-from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset
+from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
 from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_sig
@@ -79,8 +80,17 @@ class PinsView(pn.viewable.Viewer):
             self.message.object = f'<div class="warn">Up to {MAX_PINS} pins: remove one first.</div>'
 
     def add_preset(self) -> None:
-        """Add article 004's three levers for the current model and GPU; earlier pins stay."""
-        self.set_pins([*self.pins, *lever_preset(self.scenario.levers(), self.scenario.catalogue)])
+        """Add article 004's three levers from the current scenario; earlier pins stay.
+
+        The message then says what the roofline alone does not (:func:`core.pins.preset_notes`): an MoE
+        trio's batch 4 and k = 4 touch more experts than batch 1, a trio kept as stored starts there.
+        """
+        trio = lever_preset(self.scenario.levers(), self.scenario.catalogue)
+        self.set_pins([*self.pins, *trio])
+        if not self.message.object:
+            added = [row for row in self.rows if any(row.pin is pin for pin in trio)]
+            self.message.object = "".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
+                                          for n in preset_notes(added))
 
     def set_pins(self, pins: list[Pin]) -> None:
         """Replace every pin (a preset, a permalink, or remove all); the previous set can be undone."""
@@ -102,7 +112,7 @@ class PinsView(pn.viewable.Viewer):
             self.message.object = '<div class="warn">Choose a pin and type its new name.</div>'
             return
         pins = list(self.pins)
-        pins[self.which.value] = Pin(name[:40], pins[self.which.value].levers)
+        pins[self.which.value] = replace(pins[self.which.value], name=name[:40])  # a trio pin keeps its origin
         self.new_name.value = ""
         self.set_pins(pins)
 

@@ -122,6 +122,8 @@ function evaluate(C, s) {
   const bound = C.launch_overhead_s > gpuTime ? "overhead" : point.intensity_kv < ridge ? "memory" : "compute";
   return {
     weight_bytes_read: weight, weight_bytes_held: held, flop_per_step: point.flop,
+    // parameters, not bytes: the same count whatever the format (ScenarioResult.weight_params_read / _held)
+    weight_params_read: paramsRead(C, s.batch * s.spec_k), weight_params_held: C.n_params,
     // as ScenarioResult: the weights' share is the total less the attention
     flop_per_step_weights: point.flop - point.attention, attention_flop_per_step: point.attention,
     arithmetic_intensity_weights: point.intensity,

@@ -78,7 +78,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     peak, bw = fmt_flops_rate(r.peak_flop_per_s), fmt_bandwidth(r.bandwidth)
     att, att_kv = fmt_flops_rate(r.attainable_flop_per_s_weights), fmt_flops_rate(r.attainable_flop_per_s_with_kv)
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
-    n_read = r.weight_bytes_read / r.bytes_per_weight
+    n_read = r.weight_params_read  # a count of parameters (one GPU's when split), whatever the format
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
     split = r.gpus_per_replica > 1
     # With several GPUs a quantity that is one GPU's share says so in its label; whole-model figures say so in
@@ -99,9 +99,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.n_params / 1e9:,.2f}e9"),
         Quantity("weights", "Weight bytes read per step" + per_gpu,
                  "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
-                 (f"{n_read:,.0f} " + (f"parameters on this GPU, of {r.n_params:,} in the whole model" if split
-                                       else f"of {r.n_params:,} parameters")
-                  + f" (the experts {r.batch * r.tokens_per_read:,} tokens touch) "
+                 (f"{n_read:,.0f} " + (f"of the {r.weight_params_held:,.0f} parameters this GPU holds "
+                                       f"({r.n_params:,} in the whole model; " if split
+                                       else f"of {r.n_params:,} parameters (")
+                  + f"the experts {r.batch * r.tokens_per_read:,} tokens touch) "
                   f"{'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
                   f"({fmt_bytes_gib(r.weight_bytes_read)}{' on this GPU' if split else ''}); "
@@ -110,7 +111,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                      f"memory holds all {fmt_bytes_gib(r.weight_bytes_held)}"))
                  if m.moe else
                  f"{n_read:,.0f} weights on this GPU (of {r.n_params:,} in the whole model) as stored, "
-                 f"{r.bytes_per_weight:.4g} bytes each on average = "
+                 f"{r.weight_bytes_read / n_read:.4g} bytes each on average = "
                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
                  if stored and split else
                  f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "

@@ -489,6 +489,31 @@ class ModelSpec:
         """Mean bytes per weight as stored, over every weight held: held bytes / N."""
         return self.weight_bytes_held_as_stored() / self.n_params
 
+    def stored_bytes_per_param_parts(self) -> tuple[float, float, float, float]:
+        """Mean bytes per weight as stored of the parts a GPU split treats apart, in bytes per parameter.
+
+        Returns ``(embedding, LM head, rest, routed experts)``: the embedding table,
+        the LM head (the embedding's figure when tied), everything else every step
+        reads (attention, router, shared experts, norms, ...), and the routed experts
+        (0 for a dense model).  ``V·h·e + V·h·l + rest·r + routed·x`` (in parameters)
+        is :meth:`weight_bytes_held_as_stored` (each mean is its parts' bytes over
+        their params), so :class:`core.parallelism.Parallelism` can split the bytes
+        held and the bytes read per step with the same means.
+        """
+        stored = self._stored
+
+        def mean(groups) -> tuple[float, int]:
+            params = sum(g.params for g in groups)
+            return (sum(g.bytes for g in groups) / params if params else 0.0), params
+
+        emb, _ = mean([g for g in stored if g.name == "embeddings"])
+        head, head_params = mean([g for g in stored if g.name == "LM head"])
+        if self.tie_word_embeddings or not head_params:
+            head = emb
+        routed, _ = mean([g for g in stored if g.routed])
+        rest, _ = mean([g for g in stored if not g.routed and g.name not in ("embeddings", "LM head")])
+        return emb, head, rest, routed
+
     def weight_bytes_read_as_stored(self, tokens):
         """Weight bytes one step reads as stored, for ``tokens`` tokens (broadcasts).
 

@@ -79,6 +79,9 @@ CALL_LATENCY_S = 6e-6
 #: Normalisation weights per layer assumed replicated on every TP rank: two RMSNorms of h.
 NORMS_PER_LAYER = 2
 
+#: Weights of (embedding, LM head, the rest, routed experts) that count parameters rather than bytes.
+ONE_PER_PARAM = (1.0, 1.0, 1.0, 1.0)
+
 
 @dataclass(frozen=True)
 class Parallelism:
@@ -150,14 +153,19 @@ class Parallelism:
         return self.model.n_kv_heads if gqa else self.model.n_heads
 
     # -- parameters per GPU --------------------------------------------------------
-    def _per_gpu(self, experts_total: float) -> float:
-        """Parameters per GPU of the largest stage, ``experts_total`` routed-expert params counted.
+    def _per_gpu(self, experts_total, parts=ONE_PER_PARAM):
+        """Parameters (or bytes) per GPU of the largest stage, ``experts_total`` routed-expert params counted.
 
         The embedding (V·h) sits on the first stage and the LM head (V·h, a second
         copy of a tied table when PP > 1) on the last, both split TP ways
         (vocabulary-parallel); the final norm (h) on the last stage, replicated.
+        ``parts`` weighs each part's parameters (embedding, LM head, the rest,
+        routed experts): all 1 counts parameters, bytes per parameter gives bytes
+        (:meth:`core.models.ModelSpec.stored_bytes_per_param_parts`).  ``experts_total``
+        broadcasts; the largest stage is taken per element.
         """
         m, tp = self.model, self.tp
+        w_emb, w_head, w_rest, w_exp = parts
         h, n_layers = m.hidden_size, m.n_layers
         embedding = m.vocab_size * h
         head = 0 if (m.tie_word_embeddings and self.pp == 1) else embedding
@@ -170,20 +178,17 @@ class Parallelism:
         for i, n_s in enumerate(stages):
             frac = n_s / n_layers
             split = layer_fixed * frac - (norms + kv_proj) * n_s
-            params = split / tp + (norms + kv_proj_gpu) * n_s + experts_total * frac / (tp * self.ep)
-            params += (embedding if i == 0 else 0) / tp
-            params += (head / tp + h) if i == len(stages) - 1 else 0
-            best = max(best, params)
-        return best
+            value = (split / tp + (norms + kv_proj_gpu) * n_s) * w_rest
+            value = value + np.asarray(experts_total, float) * frac / (tp * self.ep) * w_exp
+            value = value + ((embedding * w_emb / tp) if i == 0 else 0)
+            value = value + ((head * w_head / tp + h * w_rest) if i == len(stages) - 1 else 0)
+            best = np.maximum(best, value)
+        return float(best) if np.ndim(best) == 0 else best
 
     @cached_property
     def n_params(self) -> float:
         """Parameters one GPU holds (the most loaded stage)."""
-        if self.identity:
-            return float(self.model.n_params)
-        _, moe_layers, per_expert = self.model.layer_split()
-        experts = moe_layers * self.model.moe.n_experts * per_expert if self.model.moe else 0
-        return self._per_gpu(experts)
+        return self.weight_bytes_held(ONE_PER_PARAM)
 
     @cached_property
     def n_active_params(self) -> float:
@@ -196,6 +201,50 @@ class Parallelism:
         # batch it computes k_e experts' worth on average, so undo the 1/EP.
         return self._per_gpu(experts * self.ep)
 
+    def weight_bytes_held(self, parts) -> float:
+        """Weight bytes one GPU holds (the most loaded stage), every expert of its share.
+
+        ``parts``: bytes per parameter of (embedding, LM head, the rest, routed
+        experts), e.g. ``(p, p, p, p)`` for one format or the checkpoint's
+        :meth:`~core.models.ModelSpec.stored_bytes_per_param_parts`; all 1 gives parameters.
+        """
+        m = self.model
+        _, moe_layers, per_expert = m.layer_split()
+        experts = moe_layers * m.moe.n_experts * per_expert if m.moe else 0
+        if self.identity:
+            w_emb, w_head, w_rest, w_exp = parts
+            vh = m.vocab_size * m.hidden_size
+            head = 0 if m.tie_word_embeddings else vh
+            return float(vh * w_emb + head * w_head + (m.fixed_params() - vh - head) * w_rest + experts * w_exp)
+        return self._per_gpu(experts, parts)
+
+    def weight_bytes_read(self, tokens, parts):
+        """Weight bytes one GPU reads per step for ``tokens`` tokens of its own batch (broadcasts).
+
+        Dense: everything it holds.  MoE: the fixed part plus the experts of its
+        share touched by the ``EP·tokens`` tokens routed over the groups,
+        ``E/EP·(1 − (1 − k_e/E)^(EP·tokens))`` per MoE layer.  Weighed by the
+        same ``parts`` as :meth:`weight_bytes_held`, so a GPU never reads more
+        than it holds.
+        """
+        m = self.model
+        if not m.moe:
+            held = self.weight_bytes_held(parts)
+            return np.full(np.shape(tokens), held) if np.ndim(tokens) else held
+        e = m.moe
+        _, moe_layers, per_expert = m.layer_split()
+        share = e.n_experts / self.ep
+        touched = share * (1.0 - (1.0 - e.experts_per_token / e.n_experts) ** (self.ep * np.asarray(tokens, float)))
+        if self.identity:
+            w_emb, w_head, w_rest, w_exp = parts
+            vh = m.vocab_size * m.hidden_size
+            head = 0 if m.tie_word_embeddings else vh
+            fixed = vh * w_emb + head * w_head + (m.fixed_params() - vh - head) * w_rest
+            out = fixed + moe_layers * per_expert * touched * w_exp
+            return float(out) if np.ndim(out) == 0 else out
+        # the experts the tokens touch, as a total the stages divide like the experts held
+        return self._per_gpu(moe_layers * per_expert * touched * self.ep, parts)
+
     def params_read(self, tokens):
         """Parameters one GPU reads per step for ``tokens`` tokens of its own batch (broadcasts).
 
@@ -204,16 +253,7 @@ class Parallelism:
         """
         if self.identity:
             return self.model.params_read(tokens)
-        m = self.model
-        if not m.moe:
-            return np.full(np.shape(tokens), self.n_params) if np.ndim(tokens) else self.n_params
-        e = m.moe
-        _, moe_layers, per_expert = m.layer_split()
-        fixed = self._per_gpu(0)
-        share = e.n_experts / self.ep
-        touched = share * (1.0 - (1.0 - e.experts_per_token / e.n_experts) ** (self.ep * np.asarray(tokens, float)))
-        frac = self.layers_per_gpu / m.n_layers
-        return fixed + moe_layers * frac * per_expert * touched / self.tp
+        return self.weight_bytes_read(tokens, ONE_PER_PARAM)
 
     def experts_per_gpu(self) -> float:
         """Routed experts per MoE layer on one GPU group, E/EP (0 for a dense model)."""
@@ -246,19 +286,6 @@ class Parallelism:
         if self.identity:
             return 1.0
         return self.query_heads_per_gpu() / self.model.n_heads * self.layers_per_gpu / self.model.n_layers
-
-    def held_fraction(self) -> float:
-        """Fraction of the model's weight bytes one GPU holds (1 on one GPU)."""
-        return 1.0 if self.identity else self.n_params / self.model.n_params
-
-    def read_fraction(self, tokens):
-        """Fraction of the model's weight bytes read per step that one GPU reads (broadcasts; 1 on one GPU).
-
-        Applied to the bytes as stored, so a checkpoint's mixed formats keep their mean.
-        """
-        if self.identity:
-            return 1.0
-        return self.params_read(tokens) / self.model.params_read(tokens)
 
     # -- communication per GPU per step ------------------------------------------------
     def message_bytes(self, batch, tokens_per_read):

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .catalogue import Catalogue
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
-from .units import GiB
+from .units import GiB, fmt_sig
 
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
-           "evaluate_pin", "lever_preset", "lever_text"]
+           "evaluate_pin", "lever_preset", "lever_text",
+           "preset_notes"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
 MAX_PINS = 16
@@ -31,10 +32,19 @@ MAX_PIN_NAME = 40
 
 @dataclass(frozen=True)
 class Pin:
-    """A pinned scenario: a label and every lever (Scenario parameter names, SI values)."""
+    """A pinned scenario: a label and every lever (Scenario parameter names, SI values).
+
+    Attributes:
+        origin: the levers of the scenario a preset pin was made from (:func:`lever_preset`), so
+            :func:`compare` names every lever that differs from it; None for a pin of the scenario itself.
+            Not part of a pin's identity (a permalink does not carry it).
+        moves: the trio lever a preset pin moves (``"batch"``, ``"weight_dtype"``, ``"spec_k"``), or None.
+    """
 
     name: str
     levers: dict
+    origin: dict | None = field(default=None, compare=False, repr=False)
+    moves: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -43,14 +53,19 @@ class PinRow:
 
     Attributes:
         notes: what distinguishes it from pins at the same intensity, and what that means (sentences).
-        differs_by: the levers on which it departs from the other pins, as ``flag=value`` texts
-            (empty for a lone pin, or one that holds every lever's most common value).
+        differs_by: the levers on which it departs, as ``flag=value`` texts: for a preset pin every
+            lever that differs from the scenario it was made from (:attr:`Pin.origin`); otherwise
+            those on which it departs from the other pins (empty for a lone pin, or one that holds
+            every lever's most common value).
+        differs_from: what ``differs_by`` is against: ``"the scenario it was pinned from"`` or
+            ``"the other pins"``.
     """
 
     pin: Pin
     result: ScenarioResult
     notes: tuple[str, ...]
     differs_by: tuple[str, ...] = ()
+    differs_from: str = "the other pins"
 
 
 def evaluate_pin(pin: Pin, catalogue: Catalogue | None = None) -> ScenarioResult:
@@ -125,10 +140,62 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
     for pin, r in zip(pins, results, strict=True):
         group = [p.levers for p, o in zip(pins, results, strict=True) if _same_point(o, r)]
         notes = tuple(_notes(r, _departures(pin.levers, group))) if len(group) > 1 else ()
-        differs = tuple(f"{LEVERS[n].flag}={LEVERS[n].encode(pin.levers[n])}"
-                        for n in _departures(pin.levers, all_levers))
-        rows.append(PinRow(pin, r, notes, differs))
+        if pin.origin is not None:
+            names = [n for n in LEVERS.names if n in pin.origin and pin.levers[n] != pin.origin[n]]
+            against = ORIGIN
+        else:
+            names, against = _departures(pin.levers, all_levers), "the other pins"
+        differs = tuple(f"{LEVERS[n].flag}={LEVERS[n].encode(pin.levers[n])}" for n in names)
+        rows.append(PinRow(pin, r, notes, differs, against))
     return rows
+
+
+#: What a preset pin's ``differs_by`` is against.
+ORIGIN = "the scenario it was pinned from"
+
+
+def _one_or_both(x: float, y: float, sig: int) -> str:
+    """``x`` alone when ``x`` and ``y`` read the same at ``sig`` significant digits, else ``x and y``."""
+    a, b = fmt_sig(x, sig), fmt_sig(y, sig)
+    return a if a == b else f"{a} and {b}"
+
+
+def preset_notes(rows: list[PinRow]) -> list[str]:
+    """Sentences on a trio of :func:`lever_preset` pins that the roofline alone does not explain.
+
+    For a mixture-of-experts model, batch 4 and k = 4 run 4 tokens per step per sequence group, which
+    touch more of the experts than batch 1 does (``E·(1 − (1 − k_e/E)^tokens)``, per GPU under EP:
+    :attr:`ScenarioResult.experts_touched_per_gpu`), so they read more weight bytes per FLOP and their
+    intensities differ from INT4's; the figures are each pin's own result.  A trio whose weights start
+    from a format other than BF16 (a checkpoint kept as stored) is said to start there.
+    """
+    out = []
+    trios: dict[str, dict[str, PinRow]] = {}  # by the scenario they were pinned from (pressed twice: one trio)
+    for row in rows:
+        if row.pin.origin is not None and row.pin.moves:
+            trios.setdefault(repr(sorted(row.pin.origin.items())), {})[row.pin.moves] = row
+    for trio in trios.values():
+        if set(trio) != {"batch", "weight_dtype", "spec_k"}:
+            continue
+        b4, int4, k4 = trio["batch"].result, trio["weight_dtype"].result, trio["spec_k"].result
+        m = b4.model
+        if m.moe:
+            per = "per MoE layer" + (" on one GPU" if b4.gpus_per_replica > 1 else "")
+            n_b4, n_k4 = b4.batch * b4.tokens_per_read, k4.batch * k4.tokens_per_read
+            tokens = f"each run {n_b4} tokens" if n_b4 == n_k4 else f"run {n_b4} and {n_k4} tokens"
+            touched = _one_or_both(b4.experts_touched_per_gpu, k4.experts_touched_per_gpu, 3)
+            intensity = _one_or_both(b4.arithmetic_intensity_weights, k4.arithmetic_intensity_weights, 4)
+            out.append(
+                f"{m.name} is a mixture of experts: batch {b4.batch} and k = {k4.spec_k} {tokens} per step, which "
+                f"touch {touched} of its {fmt_sig(b4.experts_per_gpu, 3)} experts {per}, against "
+                f"{fmt_sig(int4.experts_touched_per_gpu, 3)} at batch {int4.batch} (the INT4 pin): they read more "
+                f"weights per FLOP, so their intensity ({intensity} FLOP/byte) differs from INT4's "
+                f"({fmt_sig(int4.arithmetic_intensity_weights, 4)} FLOP/byte)"
+                + (", where a dense model's three coincide." if b4.weight_dtype == "bf16" else "."))
+        if b4.weight_dtype != "bf16":
+            out.append(f"The batch-{b4.batch} and k = {k4.spec_k} pins keep the weights of the scenario they were "
+                       f"pinned from, {b4.weight_format}; the three coincide only from BF16 weights.")
+    return out
 
 
 def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
@@ -197,22 +264,26 @@ def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None 
 
 
 def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
-    """Article 004's three levers from ``levers`` at B = 1, k = 1, BF16: batch 4, INT4, k = 4.
+    """Article 004's three levers from the scenario ``levers`` at B = 1, k = 1, decode: batch 4, INT4, k = 4.
 
-    Each name says the lever, the model and the GPU (``"batch 4 · Llama-3-70B · h100-sxm"``),
-    so trios pinned for two models on two GPUs stay apart.
+    Every other lever is the scenario's, the weight format included: a checkpoint kept as
+    stored (or any format chosen) stays so in the batch-4 and k = 4 pins; the INT4 pin is INT4.
+    Each pin records ``levers`` as its :attr:`Pin.origin` (what :func:`compare` says it differs
+    from) and the lever it moves.  Each name says the lever, the model and the GPU
+    (``"batch 4 · Llama-3-70B · h100-sxm"``), so trios pinned for two models on two GPUs stay apart.
     """
     catalogue = catalogue or Catalogue()
-    base = {**levers, "batch": 1, "spec_k": 1, "weight_dtype": "bf16", "phase": "decode"}
+    origin = dict(levers)
+    base = {**levers, "batch": 1, "spec_k": 1, "phase": "decode"}
     try:
         model = catalogue.model(levers["model"]).name
     except ValueError:
         model = str(levers["model"])
     where = f" · {model} · {levers['gpu']}"
     return [
-        Pin(("batch 4" + where)[:MAX_PIN_NAME], {**base, "batch": 4}),
-        Pin(("INT4 weights" + where)[:MAX_PIN_NAME], {**base, "weight_dtype": "int4"}),
-        Pin(("speculation k=4" + where)[:MAX_PIN_NAME], {**base, "spec_k": 4}),
+        Pin(("batch 4" + where)[:MAX_PIN_NAME], {**base, "batch": 4}, origin, "batch"),
+        Pin(("INT4 weights" + where)[:MAX_PIN_NAME], {**base, "weight_dtype": "int4"}, origin, "weight_dtype"),
+        Pin(("speculation k=4" + where)[:MAX_PIN_NAME], {**base, "spec_k": 4}, origin, "spec_k"),
     ]
 
 

@@ -212,10 +212,13 @@ class ScenarioResult:
     ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
     what one step moves (read in decode, written in prefill).  ``weight_bytes_read``
     is what one step reads; ``weight_bytes_held`` what memory holds (they differ
-    only for mixture-of-experts, whose step reads the experts its tokens touch).
+    only for mixture-of-experts, whose step reads the experts its tokens touch);
+    ``weight_params_read`` and ``weight_params_held`` are the same as parameter
+    counts, whatever the weights' format (p changes bytes, not parameters).
 
     Several GPUs (:mod:`core.parallelism`): the roofline stays per GPU, so the
     step's FLOPs, bytes, times, the memory fields (``weight_bytes_held``,
+    ``weight_bytes_read``, ``weight_params_held``, ``weight_params_read``,
     ``kv_bytes``, ``memory_used_bytes``, ``free_for_kv_bytes``, ``fits``,
     ``max_batch``: B per micro-batch) are one GPU's (the most loaded pipeline
     stage); ``kv_bytes_per_token`` and ``kv_bytes_per_sequence`` stay the whole
@@ -261,6 +264,8 @@ class ScenarioResult:
     capacity_convention: str
     reserve_bytes: float
     weight_bytes_read: float
+    weight_params_read: float
+    weight_params_held: float
     flop_per_step: float
     flop_per_step_weights: float
     attention_flop_per_step: float
@@ -509,11 +514,31 @@ class Weights:
     label: str
     stored: bool
 
+    @property
+    def parts(self) -> tuple[float, float, float, float]:
+        """Bytes per parameter of (embedding, LM head, the rest, routed experts): p for each under one format;
+        as stored, :meth:`ModelSpec.stored_bytes_per_param_parts` (16-bit embeddings beside 4-bit experts)."""
+        if self.stored:
+            return self.model.stored_bytes_per_param_parts()
+        return (self.bytes_per_weight,) * 4
+
     def read_bytes(self, tokens):
         """Weight bytes one step reads for ``tokens`` tokens (MoE: only the experts they touch; broadcasts)."""
         if self.stored:
             return self.model.weight_bytes_read_as_stored(tokens)
         return self.model.params_read(tokens) * self.bytes_per_weight
+
+    def held_bytes_per_gpu(self, plan: Parallelism) -> float:
+        """Weight bytes one GPU of ``plan`` holds (all of :attr:`held_bytes` on one GPU)."""
+        return self.held_bytes if plan.identity else plan.weight_bytes_held(self.parts)
+
+    def read_bytes_per_gpu(self, tokens, plan: Parallelism):
+        """Weight bytes one GPU of ``plan`` reads per step for ``tokens`` tokens of its batch (broadcasts).
+
+        Split with the same per-part bytes per parameter as :meth:`held_bytes_per_gpu`, so it never
+        exceeds what the GPU holds.
+        """
+        return self.read_bytes(tokens) if plan.identity else plan.weight_bytes_read(tokens, self.parts)
 
 
 def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
@@ -587,7 +612,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     # Memory holds every weight; a step reads the weights its tokens use (all of
     # them for a dense model; for MoE only the experts the batch's tokens touch).
     n, n_active = model.n_params, model.n_active_params
-    weight_bytes_held = weights.held_bytes * plan.held_fraction()  # per GPU (the most loaded stage)
+    weight_bytes_held = weights.held_bytes_per_gpu(plan)  # per GPU (the most loaded stage)
     # What a sequence holds and a step moves: its KV cache plus any fixed recurrent
     # state (linear-attention / Mamba layers), read every decode step.
     kv_seq = model.cache_bytes_per_sequence(s_held, p_kv, gqa)
@@ -699,6 +724,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         capacity_convention=capacity_convention,
         reserve_bytes=float(reserve_bytes),
         weight_bytes_read=float(weight_bytes),
+        weight_params_read=float(plan.params_read(batch * k)),
+        weight_params_held=float(plan.n_params),
         flop_per_step=flops,
         flop_per_step_weights=flops - attention_flops,
         attention_flop_per_step=attention_flops,
@@ -870,11 +897,9 @@ def step_ladder(batches, weights: Weights, k, gained, kv_seq, attn_seq, peak, bw
     b = np.asarray(batches)
     model = weights.model
     plan = plan if plan is not None else Parallelism(model)
-    weight_bytes = weights.read_bytes(b * k) * np.ones(b.shape)
-    held = weights.held_bytes
+    weight_bytes = weights.read_bytes_per_gpu(b * k, plan) * np.ones(b.shape)
+    held = weights.held_bytes_per_gpu(plan)
     if not plan.identity:  # one GPU's share of what the whole model holds and reads
-        weight_bytes = weight_bytes * plan.read_fraction(b * k)
-        held = held * plan.held_fraction()
         kv_seq = kv_seq * plan.kv_share()
         attn_seq = attn_seq * plan.attention_share()
     flop_weights = roofline.decode_flop(plan.n_active_params, b, k)

@@ -1,7 +1,7 @@
 """Pins in core and the session state: many pins, names that say what moved, compare notes, undo."""
 
 from core import Scenario
-from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset
+from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset, preset_notes
 
 
 def _twelve():
@@ -21,9 +21,13 @@ def test_twelve_pins_at_one_intensity_still_say_what_differs():
     assert first.notes[0] == "B = 4: KV memory grows with B only — 4.00 GiB of cache for 4 sequences"
     assert any(n.startswith("Llama-3-8B: 15.0 GiB of weights") for n in first.notes)
     assert any(n.startswith("NVIDIA H100 SXM5 80GB: ridge 295") for n in first.notes)
-    assert first.differs_by == ("model=llama-3-8b", "gpu=h100-sxm", "batch=4")
+    # A trio pin says what differs from the scenario it was pinned from (its model and GPU are in their own column).
+    assert (first.differs_by, first.differs_from) == (("batch=4",), "the scenario it was pinned from")
     int4_70b_h200 = rows[10]
-    assert int4_70b_h200.differs_by == ("model=llama-3-70b", "gpu=h200", "weight-dtype=int4")
+    assert int4_70b_h200.differs_by == ("weight-dtype=int4",)
+    # Pins of the scenario itself still say where they depart from the other pins.
+    mine = compare([Pin("a", Scenario(model="llama-3-70b").levers()), *_twelve()[:2]])[0]
+    assert (mine.differs_by, mine.differs_from) == (("model=llama-3-70b",), "the other pins")
     assert any("INT4 weights: 32.9 GiB held" in n for n in int4_70b_h200.notes)
     assert all(r.notes for r in rows)
 
@@ -118,3 +122,75 @@ def test_pins_a_few_pixels_apart_share_one_label():
     assert groups == {"x": [4.0, 56.0], "y": [13.4, 187.0], "text": ["pins 1, 2, 3, 4, 5, 6", "pin 7"]}
     # Batch 1 and batch 4 on one GPU are 0.6 decades apart on both axes: two labels.
     assert pin_groups([1, 4], [3.35, 13.4], [1, 2])["text"] == ["pin 1", "pin 2"]
+
+
+def _awq_scenario(**levers):
+    from core.config_reader import from_hf_config
+    from tests.test_scenario import QWEN3_MOE_AWQ
+
+    s = Scenario(**levers)
+    s.add_model(from_hf_config(QWEN3_MOE_AWQ, model_id="qwen3-moe-awq", name="Qwen3 MoE AWQ"))
+    return s
+
+
+def test_the_trio_starts_from_the_scenario_a_checkpoint_as_stored_stays_as_stored():
+    from core.units import GiB
+
+    s = _awq_scenario()
+    assert s.weight_dtype == "stored"  # a quantised checkpoint opens as stored
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    assert [r.result.weight_dtype for r in rows] == ["stored", "int4", "stored"]
+    # Held as stored: 16-bit embeddings, LM head, norms and router (1,270,247,424 bytes) + 4-bit AWQ attention and
+    # experts ((905,969,664 + 28,991,029,248 = 29,896,998,912 params) × 0.51953125 = 15,532,425,216 bytes) =
+    # 16,802,672,640 bytes = 15.65 GiB; INT4 everywhere: 30,532,122,624 × 0.51953125 = 15,862,391,832 = 14.77 GiB
+    # (not BF16's 30,532,122,624 × 2 = 56.87 GiB).
+    assert [round(r.result.weight_bytes_held / GiB, 2) for r in rows] == [15.65, 14.77, 15.65]
+    assert [(r.differs_by, r.differs_from) for r in rows] == [
+        (("batch=4",), "the scenario it was pinned from"), (("weight-dtype=int4",), "the scenario it was pinned from"),
+        (("spec-k=4",), "the scenario it was pinned from")]
+    # From B = 8, k = 2 in prefill, every lever that moved is named: the INT4 pin is at B = 1, k = 1, decoding.
+    s.param.update(batch=8, spec_k=2, phase="prefill")
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    assert [r.differs_by for r in rows] == [("batch=4", "spec-k=1", "phase=decode"),
+                                            ("weight-dtype=int4", "batch=1", "spec-k=1", "phase=decode"),
+                                            ("batch=1", "spec-k=4", "phase=decode")]
+
+
+def test_an_moe_trio_says_why_batch_4_and_k_4_part_from_int4():
+    # Qwen3-30B-A3B-style, E = 128, k_e = 8.  Four tokens touch 128 × (1 − (15/16)^4) = 29.12 experts per layer, one
+    # token 8.  As stored, B = 4 reads 5,167,832,640 bytes (tests/test_scenario.py's hand count) for
+    # 2 × 3,353,032,704 × 4 FLOP: I = 5.191; INT4 at B = 1 reads N_active × 0.51953125 bytes: I = 2 / 0.51953125 =
+    # 3.850.  From BF16, B = 4 reads 8,137,242,624 × 2 bytes: I = 8 × 3,353,032,704 / 16,274,485,248 = 1.648.
+    s = _awq_scenario()
+    notes = preset_notes(compare(lever_preset(s.levers(), s.catalogue), s.catalogue))
+    assert notes == [
+        "Qwen3 MoE AWQ is a mixture of experts: batch 4 and k = 4 each run 4 tokens per step, which touch 29.1 of "
+        "its 128 experts per MoE layer, against 8 at batch 1 (the INT4 pin): they read more weights per FLOP, so "
+        "their intensity (5.191 FLOP/byte) differs from INT4's (3.85 FLOP/byte).",
+        "The batch-4 and k = 4 pins keep the weights of the scenario they were pinned from, as stored (awq 4-bit); "
+        "the three coincide only from BF16 weights."]
+    s.weight_dtype = "bf16"
+    notes = preset_notes(compare(lever_preset(s.levers(), s.catalogue), s.catalogue))
+    assert len(notes) == 1 and "(1.648 FLOP/byte) differs from INT4's (3.85 FLOP/byte), where a dense" in notes[0]
+    # A dense model's trio from BF16 coincides at I = 4: nothing to add.
+    assert preset_notes(compare(lever_preset(Scenario(model="llama-3-8b").levers()))) == []
+
+
+def test_the_compare_key_and_the_pins_message_show_the_trio_note():
+    from app.lab import Lab
+
+    lab = Lab(_awq_scenario(), {})
+    lab.pins.add_preset()
+    assert [r.result.weight_dtype for r in lab.state.pin_rows] == ["stored", "int4", "stored"]
+    assert 'data-readout="pins-trio"' in lab.pins.message.object
+    assert "touch 29.1 of its 128 experts per MoE layer" in lab.pins.message.object
+    lab.state.tab = "Compare"
+    key = lab.compare.key.object
+    assert "differs from the scenario it was pinned from by: batch=4" in key
+    assert 'data-readout="compare-trio"' in key and "against 8 at batch 1 (the INT4 pin)" in key
+    # A renamed trio pin still says what differs from the scenario it was pinned from.
+    lab.pins.which.value = 0
+    lab.pins.new_name.value_input = "four sequences"
+    lab.pins.rename.clicks += 1
+    assert lab.state.pin_rows[0].pin.name == "four sequences"
+    assert lab.state.pin_rows[0].differs_from == "the scenario it was pinned from"

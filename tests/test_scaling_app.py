@@ -124,7 +124,8 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     # holds a quarter of it (14.22 GiB).  The line names which count and which bytes are whose.
     r = Scenario(model="qwen3-30b-a3b", weight_dtype="bf16", tp=4).evaluate()
     work = {q.key: q for q in rows(r)}["weights"].work
-    assert " parameters on this GPU, of 30,532,122,624 in the whole model (the experts 1 tokens touch) × 2" in work
+    assert (" of the 7,633,179,648 parameters this GPU holds (30,532,122,624 in the whole model; the experts 1 "
+            "tokens touch) × 2 bytes") in work
     assert work.endswith("GiB on this GPU); this GPU holds 14.22 GiB of the model's 56.87 GiB")
     assert "memory holds all" not in work
     alone = {q.key: q for q in rows(Scenario(model="qwen3-30b-a3b", weight_dtype="bf16").evaluate())}["weights"].work

@@ -150,3 +150,76 @@ def test_ladder_is_powers_of_two_reaching_past_the_ridge(ridge, p, k):
     lad = batch_ladder(ridge, p, k)
     assert lad[0] == 1 and np.all(lad[1:] == 2 * lad[:-1])
     assert arithmetic_intensity_weights(lad[-1], k, p) >= ridge
+
+
+# A Qwen3-30B-A3B-style checkpoint in AWQ 4-bit (group 128, zero points; the router "gate" left in 16 bits), the
+# new-user trial's config: h = 2048, L = 48, V = 151,936 (untied), 32 query / 4 KV heads of 128, E = 128 experts
+# of 3·2048·768 = 4,718,592 parameters, k_e = 8 per token.
+QWEN3_MOE_AWQ = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
+    "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True, "vocab_size": 151936,
+    "tie_word_embeddings": False, "max_position_embeddings": 40960, "attention_bias": False,
+    "hidden_act": "silu", "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "torch_dtype": "float16",
+    "quantization_config": {"bits": 4, "group_size": 128, "modules_to_not_convert": ["gate"], "quant_method": "awq",
+                            "version": "gemm", "zero_point": True},
+}
+
+
+def _qwen3_awq(**levers):
+    from core.config_reader import from_hf_config
+
+    s = Scenario()
+    s.add_model(from_hf_config(QWEN3_MOE_AWQ, model_id="qwen3-moe-awq", name="Qwen3 MoE AWQ"))
+    return s.clone(**levers).evaluate()
+
+
+@pytest.mark.parametrize("weight_dtype", ["bf16", "int4", "stored"])
+def test_moe_parameters_read_per_step_are_a_count_whatever_the_format(weight_dtype):
+    # Hand count at B = 4, k = 1 (4 tokens): fixed parameters (read every step) = embedding + LM head 2 × 151,936 ×
+    # 2048 = 622,329,856; attention 48 × (2 × 2048·32·128 + 2 × 2048·4·128) = 905,969,664; router 48 × 2048·128 =
+    # 12,582,912; norms 2·2048·48 + 2048 = 198,656 and q/k norms 2·128·48 = 12,288: 1,541,093,376.  Experts touched
+    # per layer: 128 × (1 − (15/16)^4) = 128 × 14,911/65,536 = 29.123046875; routed read 48 × 4,718,592 ×
+    # 29.123046875 = 6,596,149,248.  Read: 8,137,242,624 of 30,532,122,624 parameters, in every format (the
+    # format changes bytes, not parameters); the old count as stored was bytes ÷ the mean 0.5503 = 9,390,464,437.
+    r = _qwen3_awq(batch=4, weight_dtype=weight_dtype)
+    assert r.weight_params_read == pytest.approx(8_137_242_624, rel=1e-12)
+    assert r.weight_params_held == 30_532_122_624
+    from core.explain import quantities
+
+    assert quantities(r)["weights"].work.startswith("8,137,242,624 of 30,532,122,624 parameters")
+    if weight_dtype == "stored":
+        # Bytes as stored (AWQ: 0.5 + 2.5/128 = 0.51953125 bytes per weight): 16-bit embeddings 1,244,659,712 +
+        # norms 421,888 + router 25,165,824; 4-bit attention 905,969,664 × 0.51953125 = 470,679,552 and routed
+        # 6,596,149,248 × 0.51953125 = 3,426,905,664: 5,167,832,640 bytes = 5.17 GB.
+        assert r.weight_bytes_read == pytest.approx(5_167_832_640, rel=1e-12)
+
+
+def test_moe_as_stored_one_gpu_never_reads_more_than_it_holds_under_tp_and_ep():
+    # TP = 2, EP = 4, B = 32, as stored.  One GPU holds: the LM head's and embedding's halves 2 × 155,582,464
+    # params at 2 bytes = 622,329,856 bytes; the rest of the fixed part (layer_fixed = 1,541,093,376 − 622,329,856 −
+    # 2048 = 918,761,472; norms 2·2048 and the KV projections 2·2048·4·128 per layer stay whole on each rank, as
+    # ceil(4/2) = 2 heads: (918,761,472 − 48 × 2,101,248) / 2 + 48 × (4096 + 1,048,576) = 459,479,040, + the final
+    # norm 2048) = 459,481,088 params at the rest's mean 496,267,264 / 918,763,520 bytes (4-bit attention,
+    # 16-bit router and norms) = 248,187,283.7 bytes; and 1/8 of the experts, 3,623,878,656 params × 0.51953125 =
+    # 1,882,718,208 bytes: 2,753,235,347.7 bytes held = 2.564 GiB (the old split, 16.80 GB × 4.3945e9/30.53e9,
+    # said 2.25 GiB).  A step's 4 × 32 = 128 tokens touch 32 × (1 − (15/16)^128) = 31.99173 of its 32 experts
+    # per layer: 48 × 4,718,592 × 31.99173 / 2 = 3,622,942,179 params = 1,882,231,679 bytes, so it reads
+    # 2,752,748,818.7 bytes (2.564 GiB), just under what it holds (the old split said it read 2.27 GiB).
+    r = _qwen3_awq(batch=32, tp=2, ep=4, weight_dtype="stored")
+    assert r.weight_bytes_held == pytest.approx(2_753_235_347.7, rel=1e-9)
+    assert r.weight_bytes_read == pytest.approx(2_752_748_818.7, rel=1e-9)
+    assert r.weight_params_held == pytest.approx(4_394_524_672, rel=1e-12)
+    assert r.weight_params_read == pytest.approx(459_481_088 + 311_164_928 + 3_622_942_179.19, rel=1e-10)
+    assert r.weight_bytes_read <= r.weight_bytes_held
+    from core.explain import quantities
+
+    work = quantities(r)["weights"].work
+    assert "of the 4,394,524,672 parameters this GPU holds" in work
+    assert work.endswith("= 2.75 GB (2.56 GiB on this GPU); this GPU holds 2.56 GiB of the model's 15.65 GiB")
+    # In every format and at every batch, a GPU reads at most what it holds.
+    for w in ("bf16", "int4", "stored"):
+        for b in (1, 4, 32, 4096):
+            r = _qwen3_awq(batch=b, tp=2, ep=4, weight_dtype=w)
+            assert r.weight_bytes_read <= r.weight_bytes_held * (1 + 1e-12)

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.browser
 
 KEYS = (
     "weight_bytes_read",
+    "weight_params_read",
+    "weight_params_held",
     "flop_per_step",
     "arithmetic_intensity_weights",
     "arithmetic_intensity_with_kv",
