@@ -88,8 +88,10 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 PRESENT_CHART_HEIGHT = 370
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
-#: 18 px, as the main tour's (app/lab.css ``.present``).
-PRESENT_CONTROLS_CSS = "* { font-size: 18px !important; }"  # over each widget's own rules
+#: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
+#: present mode switches its ``present`` class: a stylesheet added to a control already in the browser never reached
+#: it (the tab opened by a click, or the toggle pressed on the tab, left the 12-px headings).
+PRESENT_CONTROLS_CSS = ":host(.present), :host(.present) * { font-size: 18px !important; }"  # over the widget's rules
 LABELS = {
     "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
     "matvec_k": "K (columns of W)",
@@ -440,7 +442,14 @@ class HardwareView(pn.viewable.Viewer):
     def __panel__(self):
         if not hasattr(self, "_panel"):
             self._panel = self._layout()
+            for obj in self._controls():
+                obj.stylesheets = [*obj.stylesheets, PRESENT_CONTROLS_CSS]
         return self._panel
+
+    def _controls(self) -> list:
+        """The tour's buttons, each section's levers and headings, the section tabs (18 px in present mode)."""
+        return self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
+                                       and not isinstance(o, TourKeys))
 
     # -- updates ------------------------------------------------------------------------
     def figures(self) -> list:
@@ -461,11 +470,8 @@ class HardwareView(pn.viewable.Viewer):
             fig.height = min(built, PRESENT_CHART_HEIGHT) if self.present else built
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
             button.width = round(width * (1.4 if self.present else 1))
-        controls = self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
-                                           and not isinstance(o, TourKeys))
-        for obj in controls:
-            kept = [css for css in obj.stylesheets if css != PRESENT_CONTROLS_CSS]
-            obj.stylesheets = [*kept, PRESENT_CONTROLS_CSS] if self.present else kept
+        for obj in self._controls():
+            obj.css_classes = [c for c in obj.css_classes if c != "present"] + (["present"] if self.present else [])
         self._take_keys()
 
     def _take_keys(self) -> None:
