@@ -241,7 +241,9 @@ class HardwareView(pn.viewable.Viewer):
         self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "marker": [], "xoff": [],
                                             "yoff": [],
                                             "align": []}, name="hw-ridges")
-        self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
+        self.gen_sparse = ColumnDataSource({"x": [], "y": []}, name="hw-sparse")
+        self.gen_sparse_label = ColumnDataSource({"x": [], "y": [], "text": [], "xoff": [], "yoff": [], "align": []},
+                                                 name="hw-sparse-label")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
                                            "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS)},
                                           name="hw-workloads")
@@ -326,8 +328,13 @@ class HardwareView(pn.viewable.Viewer):
         ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=11, color="color", marker="marker")
         place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs])
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
-        gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
-                                 text_color="#555555"))
+        # The 2:4 roof's name at its ridge, laid out in the browser inside the frame (at the ridge's right it ran
+        # past the chart's right edge).
+        sparse_label = LabelSet(x="x", y="y", text="text", source=self.gen_sparse_label, text_font_size="11px",
+                                text_color="#555555")
+        gfig.add_layout(sparse_label)
+        place_labels_in_browser(gfig, sparse_label, None, "text", lines=[self.gen_roofs, self.gen_sparse],
+                                others=[ridge_labels])
         gfig.scatter("x", "y", source=self.workloads, marker="triangle", size=12, color="#444444")
         gfig.add_layout(LabelSet(x="x", y="y", text="text", source=self.workloads, angle=1.5708, x_offset=4,
                                  y_offset=8, text_font_size="10px", text_color="#444444"))
@@ -650,11 +657,12 @@ class HardwareView(pn.viewable.Viewer):
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth
-            self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth),
-                                    "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"] + [""] * (len(X) - 1),
-                                    "lx": [ridge] + [1] * (len(X) - 1), "ly": [sparse / TFLOP] + [1] * (len(X) - 1)}
+            self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth)}
+            self.gen_sparse_label.data = {"x": [ridge], "y": [sparse / TFLOP],
+                                          "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"], **unplaced(1)}
         else:
-            self.gen_sparse.data = {"x": [], "y": [], "text": [], "lx": [], "ly": []}
+            self.gen_sparse.data = {"x": [], "y": []}
+            self.gen_sparse_label.data = {"x": [], "y": [], "text": [], **unplaced(0)}
         trend = catalogue_trend(FLAGSHIPS)
         base = {"peak FLOP/s": trend.peak_flop_per_s[0], "DRAM bandwidth": trend.dram_bandwidth[0],
                 "interconnect bandwidth": trend.interconnect_bandwidth[0]}

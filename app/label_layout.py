@@ -10,15 +10,17 @@ Used by the Hardware tab's charts.
 
 from __future__ import annotations
 
-from bokeh.models import CustomJS, LabelSet
+from bokeh.models import ColumnDataSource, CustomJS, LabelSet
 
 # Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
 # right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
-# trying both sides at each) where its box meets no label placed before it, no label of `others` (LabelSets laid
-# out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs),
-# inside the frame.  Either axis may be log or linear; `glyph` (the markers) may be null (labels of lines).
+# trying both sides and, off its row, centred at each) where its box meets no label placed before it, no label of
+# `others` (LabelSets laid out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys
+# polylines: the roofs), inside the frame; a label that had to move beyond half a line from its point's marker is
+# joined to it by a leader line (written to `leaders`, a source of x0/y0/x1/y1 segments in data units).  Either axis
+# may be log or linear; `glyph` (the markers) may be null (labels of lines).
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
-# LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
+# LabelSet with text_baseline "middle") and the leaders only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
 const d = source.data, xf = labels.x.field, yf = labels.y.field, n = d[xf].length;
 const W = fig.inner_width, H = fig.inner_height;
@@ -35,6 +37,13 @@ const axis = (scale, range, len, flip) => {
   return flip ? (v) => len - (f(v) - a) / (b - a) * len : (v) => (f(v) - a) / (b - a) * len;
 };
 const sx = axis(fig.x_scale, fig.x_range, W, false), sy = axis(fig.y_scale, fig.y_range, H, true);
+// Frame pixels back to data (the leader lines' ends).
+const inverse = (scale, range, len, flip) => {
+  const log = scale.type === "LogScale", f = log ? Math.log10 : (v) => v, a = f(range.start), b = f(range.end);
+  return (p) => { const v = a + (flip ? len - p : p) / len * (b - a); return log ? 10 ** v : v; };
+};
+const ix = inverse(fig.x_scale, fig.x_range, W, false), iy = inverse(fig.y_scale, fig.y_range, H, true);
+const lead = {x0: [], y0: [], x1: [], y1: []};
 const pts = [];
 for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
@@ -46,7 +55,7 @@ for (const other of others) {  // labels laid out by their own PLACE_LABELS: the
     const t = String(od[other.text.field][i]);
     if (!t) { continue; }
     const w = ctx.measureText(t).width, x = sx(od[ox][i]) + od.xoff[i], y = sy(od[oy][i]) - od.yoff[i];
-    const left = od.align[i] === "right" ? x - w : x, h = 1.25 * osize;
+    const left = od.align[i] === "right" ? x - w : od.align[i] === "center" ? x - w / 2 : x, h = 1.25 * osize;
     taken.push([left, left + w, y - h / 2, y + h / 2]);
   }
 }
@@ -74,8 +83,8 @@ for (let i = 0; i < n; i++) {
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
   let best = null, first = null;
   for (const step of [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8]) {
-    for (const side of [prefer, -prefer]) {
-      const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
+    for (const side of step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {  // 0: centred above or below
+      const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
@@ -85,30 +94,54 @@ for (let i = 0; i < n; i++) {
   }
   const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
   taken.push(box);
-  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
+  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
+  // A label moved away from its point (beyond half a line from the point's marker) gets a leader line: from the
+  // marker's edge to the box's nearest point.
+  const cx = Math.min(Math.max(x, box[0]), box[1]), cy = Math.min(Math.max(y, box[2]), box[3]);
+  const dist = Math.hypot(cx - x, cy - y);
+  if (leaders != null && dist > r + gap + line / 2) {
+    lead.x0.push(ix(x + (cx - x) * r / dist)); lead.y0.push(iy(y + (cy - y) * r / dist));
+    lead.x1.push(ix(cx)); lead.y1.push(iy(cy));
+  }
 }
 const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
 if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align))) {
   source.data = {...d, xoff: xoff, yoff: yoff, align: align};
 }
+if (leaders != null && !["x0", "y0", "x1", "y1"].every((k) => same(leaders.data[k], lead[k]))) {
+  leaders.data = lead;
+}
 """
 
 
-def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=()) -> None:
+#: The leader lines' look: thin, grey, under the markers.
+LEADER_STYLE = {"line_color": "#777777", "line_width": 1, "level": "underlay"}
+
+
+def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=()) -> ColumnDataSource:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
     off the polylines of the sources ``lines`` and inside ``fig``'s frame (log or linear axes), whatever the
     frame's size and the text's size (present mode): :data:`PLACE_LABELS`.
-    The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
+    The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
+    A label moved away from its point is joined to it by a leader line (:data:`LEADER_STYLE`).
+
+    Returns:
+        the leader lines' source (columns x0, y0, x1, y1 in data units), filled in the browser.
+    """
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
+    leaders = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []},
+                               name=f"{labels.source.name or 'labels'}-leaders")
+    fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines), "others": list(others)}, code=PLACE_LABELS)
+                              "lines": list(lines), "others": list(others), "leaders": leaders}, code=PLACE_LABELS)
     for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
                         *((src, "data") for src in lines), *((other.source, "data") for other in others),
                         *((other, "text_font_size") for other in others),
                         (labels, "text_font_size"), *(((glyph, "size"),) if glyph is not None else ()),
                         (fig.x_range, "start"), (fig.x_range, "end"), (fig.y_range, "start"), (fig.y_range, "end")):
         model.js_on_change(prop, callback)
+    return leaders
 
 
 def unplaced(n: int) -> dict[str, list]:
