@@ -86,6 +86,9 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
 #: lab's header, the tour's row and a tour card of four lines.
 PRESENT_CHART_HEIGHT = 370
+#: Lower in present mode: the Tiles section's two charts (staircase and waves) and the hierarchy chart with its
+#: caption of three lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
+PRESENT_HEIGHTS = {"hw-stairs": 250, "hw-waves": 150, "hw-hierarchy": 300}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
 #: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
@@ -472,9 +475,9 @@ class HardwareView(pn.viewable.Viewer):
                      self.tour_caption, self.tour_title):
             pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
         self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
-        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig):
+        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig, self.stairs_fig, self.waves_fig):
             built = self._built_heights.setdefault(fig.id, fig.height)
-            fig.height = min(built, PRESENT_CHART_HEIGHT) if self.present else built
+            fig.height = min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present else built
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
             button.width = round(width * (1.4 if self.present else 1))
         for obj in self._controls():

@@ -128,8 +128,10 @@ def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, prese
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{lab_url}?present={present}&tab=Hardware")
-    page.wait_for_function("(() => { const f = Bokeh.documents[0] && Bokeh.documents[0].get_model_by_name('hw-atlas');"
-                           " return f && Bokeh.index.find_one(f); })()", timeout=30_000)
+    page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('hw-atlas');"
+                           " return f && Bokeh.index.find_one(f); })()",
+                           timeout=30_000)
     found, problems = _settled(page, "hw-atlas")
     assert len(found["labels"]) >= 8 and any(lab["text"].startswith("decode attention") for lab in found["labels"])
     assert problems == []
@@ -149,4 +151,59 @@ def test_generations_sparse_headline_label_stays_inside_the_plot(page, lab_url):
     found, problems = _settled(page, "hw-generations", want="2:4 headline")
     assert any("2:4 headline" in lab["text"] for lab in found["labels"]), found["labels"]
     assert problems == []
+    assert errors == []
+
+
+# A figure's bottom on the page (CSS px from the viewport's top).
+FIGURE_BOTTOM = """(name) => { const f = Bokeh.documents[0].get_model_by_name(name), v = f && Bokeh.index.find_one(f);
+  return v ? v.el.getBoundingClientRect().bottom : null; }"""
+
+
+def _bottom_when_drawn(page, name, tries=20) -> float:
+    """Figure ``name``'s bottom, once it is drawn and has taken its present-mode height (polled every 0.5 s)."""
+    last = None
+    for _ in range(tries):
+        page.wait_for_timeout(500)
+        bottom = page.evaluate(FIGURE_BOTTOM, name)
+        if bottom is not None and bottom == last:
+            return bottom
+        last = bottom
+    return last
+
+
+def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url):
+    # The trial: the second chart ("tokens/s against TP") was below the fold.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Scaling")
+    page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('scaling-rate-figure');"
+                           " return f && Bokeh.index.find_one(f) && f.title.text_font_size === '18px'; })()",
+                           timeout=30_000)
+    for name in ("scaling-time-figure", "scaling-rate-figure"):
+        bottom = _bottom_when_drawn(page, name)
+        assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)
+    assert errors == []
+
+
+@pytest.mark.parametrize(("step", "name", "caption"), [(10, "hw-waves", None),
+                                                       (6, "hw-hierarchy", "naive attention moves")],
+                         ids=["tiles-waves", "hierarchy-caption"])
+def test_present_mode_hardware_tour_step_fits_the_projector(page, lab_url, step, name, caption):
+    # The trial: at step 10 the Tiles section's "waves" chart, at step 6 the hierarchy's caption, were cut at 720 px.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for n in range(2, step + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    bottom = _bottom_when_drawn(page, name)
+    assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)
+    if caption is not None:
+        box = page.get_by_text(caption).first.bounding_box()
+        assert box["y"] + box["height"] <= PROJECTOR["height"], box
     assert errors == []
