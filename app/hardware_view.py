@@ -268,6 +268,7 @@ class HardwareView(pn.viewable.Viewer):
         f.add_layout(self.atlas_ridge)
         marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black",
                           marker="marker")
+        hover_k.renderers = [marks]  # the kernels, not the labels' leader lines
         labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
         f.add_layout(labels)
         place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof])
@@ -307,7 +308,8 @@ class HardwareView(pn.viewable.Viewer):
         self.waves_fig = w
 
         h = _log_figure("hw-hierarchy", height=430)
-        h.add_tools(HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")]))
+        hover_h = HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")])
+        h.add_tools(hover_h)
         level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
         self.level_lines = h.multi_line("xs", "ys", source=level_roofs,
                                         line_color="color", line_width=3, line_dash="dash")
@@ -317,6 +319,7 @@ class HardwareView(pn.viewable.Viewer):
         place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_lines.data_source])
         attn = h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black",
                          marker="marker")
+        hover_h.renderers = [attn]  # the attention points, not the roofs or the labels' leader lines
         attn_labels = LabelSet(x="x", y="y", text="name", source=self.attn_points, text_font_size="11px")
         h.add_layout(attn_labels)
         place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_lines.data_source],
@@ -365,6 +368,7 @@ class HardwareView(pn.viewable.Viewer):
         tl.yaxis.visible = False
         tl.ygrid.visible = False
         events = tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")
+        tl.select_one(HoverTool).renderers = [events]  # the events, not the labels' leader lines
         event_labels = LabelSet(x="year", y="y", text="title", source=tl_src, text_font_size="11px")
         tl.add_layout(event_labels)
         place_labels_in_browser(tl, event_labels, events.glyph, "title")

@@ -147,7 +147,8 @@ def test_generations_sparse_headline_label_stays_inside_the_plot(page, lab_url):
     page.get_by_text("Generations", exact=True).click()
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
                            " return f && Bokeh.index.find_one(f); })()", timeout=30_000)
-    page.get_by_text("Show the 2:4-sparsity headline roof", exact=True).click()
+    page.wait_for_timeout(500)  # the section's widgets are wired
+    page.get_by_role("checkbox", name="Show the 2:4-sparsity headline roof").check()
     found, problems = _settled(page, "hw-generations", want="2:4 headline")
     assert any("2:4 headline" in lab["text"] for lab in found["labels"]), found["labels"]
     assert problems == []
