@@ -86,10 +86,15 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
 #: lab's header, the tour's row and a tour card of four lines.
 PRESENT_CHART_HEIGHT = 370
+#: Lower in present mode: the Tiles section's two charts (staircase and waves) and the hierarchy chart with its
+#: caption of three lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
+PRESENT_HEIGHTS = {"hw-stairs": 250, "hw-waves": 150, "hw-hierarchy": 300}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
-#: 18 px, as the main tour's (app/lab.css ``.present``).
-PRESENT_CONTROLS_CSS = "* { font-size: 18px !important; }"  # over each widget's own rules
+#: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
+#: present mode switches its ``present`` class: a stylesheet added to a control already in the browser never reached
+#: it (the tab opened by a click, or the toggle pressed on the tab, left the 12-px headings).
+PRESENT_CONTROLS_CSS = ":host(.present), :host(.present) * { font-size: 18px !important; }"  # over the widget's rules
 LABELS = {
     "gpu": "Accelerator", "batch": "B (sequences per step)", "matvec_n": "N (rows of W)",
     "matvec_k": "K (columns of W)",
@@ -239,7 +244,9 @@ class HardwareView(pn.viewable.Viewer):
         self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "marker": [], "xoff": [],
                                             "yoff": [],
                                             "align": []}, name="hw-ridges")
-        self.gen_sparse = ColumnDataSource({"x": [], "y": [], "text": [], "lx": [], "ly": []}, name="hw-sparse")
+        self.gen_sparse = ColumnDataSource({"x": [], "y": []}, name="hw-sparse")
+        self.gen_sparse_label = ColumnDataSource({"x": [], "y": [], "text": [], "xoff": [], "yoff": [], "align": []},
+                                                 name="hw-sparse-label")
         self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
                                            "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS),
                                            **unplaced(len(ARTICLE_WORKLOADS))},
@@ -262,6 +269,7 @@ class HardwareView(pn.viewable.Viewer):
         f.add_layout(self.atlas_ridge)
         marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black",
                           marker="marker")
+        hover_k.renderers = [marks]  # the kernels, not the labels' leader lines
         labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
         f.add_layout(labels)
         place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof])
@@ -301,7 +309,8 @@ class HardwareView(pn.viewable.Viewer):
         self.waves_fig = w
 
         h = _log_figure("hw-hierarchy", height=430)
-        h.add_tools(HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")]))
+        hover_h = HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")])
+        h.add_tools(hover_h)
         level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
         self.level_lines = h.multi_line("xs", "ys", source=level_roofs,
                                         line_color="color", line_width=3, line_dash="dash")
@@ -311,6 +320,7 @@ class HardwareView(pn.viewable.Viewer):
         place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_lines.data_source])
         attn = h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black",
                          marker="marker")
+        hover_h.renderers = [attn]  # the attention points, not the roofs or the labels' leader lines
         attn_labels = LabelSet(x="x", y="y", text="name", source=self.attn_points, text_font_size="11px")
         h.add_layout(attn_labels)
         place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_lines.data_source],
@@ -324,8 +334,6 @@ class HardwareView(pn.viewable.Viewer):
         gfig.add_layout(ridge_labels)
         ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=11, color="color", marker="marker")
         gfig.line("x", "y", source=self.gen_sparse, color="#555555", line_dash="dashed", line_width=2)
-        gfig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.gen_sparse, text_font_size="11px",
-                                 text_color="#555555"))
         workloads = gfig.scatter("x", "y", source=self.workloads, marker="triangle", size=12, color="#444444")
         # The workloads' names read across, beside their triangles at the foot of the chart, laid out first; the
         # ridges' labels keep off them (upright names, which the layout did not know, ran under "MI300X: 247").
@@ -336,6 +344,13 @@ class HardwareView(pn.viewable.Viewer):
                                 pad=8)
         place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs],
                                 others=[workload_labels])
+        # The 2:4 roof's name at its ridge, laid out in the browser inside the frame (at the ridge's right it ran
+        # past the chart's right edge), clear of the ridges' and the workloads' names.
+        sparse_label = LabelSet(x="x", y="y", text="text", source=self.gen_sparse_label, text_font_size="11px",
+                                text_color="#555555")
+        gfig.add_layout(sparse_label)
+        place_labels_in_browser(gfig, sparse_label, None, "text", lines=[self.gen_roofs, self.gen_sparse],
+                                others=[ridge_labels, workload_labels])
         self.gen_fig = gfig
         t = figure(y_axis_type="log", height=420, sizing_mode="stretch_width", x_axis_label="launch year",
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
@@ -360,6 +375,7 @@ class HardwareView(pn.viewable.Viewer):
         tl.yaxis.visible = False
         tl.ygrid.visible = False
         events = tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")
+        tl.select_one(HoverTool).renderers = [events]  # the events, not the labels' leader lines
         event_labels = LabelSet(x="year", y="y", text="title", source=tl_src, text_font_size="11px")
         tl.add_layout(event_labels)
         place_labels_in_browser(tl, event_labels, events.glyph, "title")
@@ -447,7 +463,14 @@ class HardwareView(pn.viewable.Viewer):
     def __panel__(self):
         if not hasattr(self, "_panel"):
             self._panel = self._layout()
+            for obj in self._controls():
+                obj.stylesheets = [*obj.stylesheets, PRESENT_CONTROLS_CSS]
         return self._panel
+
+    def _controls(self) -> list:
+        """The tour's buttons, each section's levers and headings, the section tabs (18 px in present mode)."""
+        return self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
+                                       and not isinstance(o, TourKeys))
 
     # -- updates ------------------------------------------------------------------------
     def figures(self) -> list:
@@ -463,16 +486,13 @@ class HardwareView(pn.viewable.Viewer):
                      self.tour_caption, self.tour_title):
             pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
         self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
-        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig):
+        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig, self.stairs_fig, self.waves_fig):
             built = self._built_heights.setdefault(fig.id, fig.height)
-            fig.height = min(built, PRESENT_CHART_HEIGHT) if self.present else built
+            fig.height = min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present else built
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
             button.width = round(width * (1.4 if self.present else 1))
-        controls = self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
-                                           and not isinstance(o, TourKeys))
-        for obj in controls:
-            kept = [css for css in obj.stylesheets if css != PRESENT_CONTROLS_CSS]
-            obj.stylesheets = [*kept, PRESENT_CONTROLS_CSS] if self.present else kept
+        for obj in self._controls():
+            obj.css_classes = [c for c in obj.css_classes if c != "present"] + (["present"] if self.present else [])
         self._take_keys()
 
     def _take_keys(self) -> None:
@@ -651,11 +671,12 @@ class HardwareView(pn.viewable.Viewer):
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:
             ridge = sparse / gpu.hbm_bandwidth
-            self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth),
-                                    "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"] + [""] * (len(X) - 1),
-                                    "lx": [ridge] + [1] * (len(X) - 1), "ly": [sparse / TFLOP] + [1] * (len(X) - 1)}
+            self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth)}
+            self.gen_sparse_label.data = {"x": [ridge], "y": [sparse / TFLOP],
+                                          "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"], **unplaced(1)}
         else:
-            self.gen_sparse.data = {"x": [], "y": [], "text": [], "lx": [], "ly": []}
+            self.gen_sparse.data = {"x": [], "y": []}
+            self.gen_sparse_label.data = {"x": [], "y": [], "text": [], **unplaced(0)}
         trend = catalogue_trend(FLAGSHIPS)
         base = {"peak FLOP/s": trend.peak_flop_per_s[0], "DRAM bandwidth": trend.dram_bandwidth[0],
                 "interconnect bandwidth": trend.interconnect_bandwidth[0]}

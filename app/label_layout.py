@@ -6,23 +6,26 @@ present mode, the window and zoom): :func:`place_labels_in_browser` attaches
 :data:`PLACE_LABELS` to a LabelSet, which picks for each label the side of its
 point and the first vertical offset where it meets nothing else, inside the frame
 (or, where asked, hides a label that finds no such place: its value stays in the
-chart's hover).  Used by the Hardware tab's charts and the Compare tab's rows.
+chart's hover); a label moved away from its point is joined to it by a leader line.
+Used by the Hardware tab's charts and the Compare tab's rows.
 """
 
 from __future__ import annotations
 
-from bokeh.models import CustomJS, FactorRange, LabelSet
+from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 
 # Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
-# right of its point (left where it would run past the frame), at the first vertical offset (0, ±1, ±2, … lines,
-# trying both sides at each) where its box meets no label placed before it, no label of `others` (LabelSets laid
-# out by their own PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs),
-# inside the frame.  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
-# lines).  `steps` are the vertical offsets tried (in lines); with `bothSides` false a label stays on its preferred
-# side; `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
-# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".
+# right of its point (left where it would run past the frame), at the first vertical offset of `steps` (0, ±1, ±2,
+# … lines) where its box meets no label placed before it, no label of `others` (LabelSets laid out by their own
+# PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
+# preferred side).  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
+# lines).  `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
+# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".  With
+# `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
+# beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
-# LabelSet with text_baseline "middle") only when they differ, so its own write does not run it again.
+# LabelSet with text_baseline "middle") and the leaders only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
 const d = source.data, xf = labels.x.field, yf = labels.y.field, n = d[xf].length;
 const W = fig.inner_width, H = fig.inner_height;
@@ -42,6 +45,13 @@ const axis = (scale, range, len, flip) => {
   return flip ? (v) => len - (f(v) - a) / (b - a) * len : (v) => (f(v) - a) / (b - a) * len;
 };
 const sx = axis(fig.x_scale, fig.x_range, W, false), sy = axis(fig.y_scale, fig.y_range, H, true);
+// Frame pixels back to data (the leader lines' ends; log or linear axes).
+const inverse = (scale, range, len, flip) => {
+  const log = scale.type === "LogScale", f = log ? Math.log10 : (v) => v, a = f(range.start), b = f(range.end);
+  return (p) => { const v = a + (flip ? len - p : p) / len * (b - a); return log ? 10 ** v : v; };
+};
+const ix = inverse(fig.x_scale, fig.x_range, W, false), iy = inverse(fig.y_scale, fig.y_range, H, true);
+const lead = {x0: [], y0: [], x1: [], y1: []};
 const pts = [];
 for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
@@ -53,7 +63,7 @@ for (const other of others) {  // labels laid out by their own PLACE_LABELS: the
     const t = String(od[other.text.field][i]);
     if (!t) { continue; }
     const w = ctx.measureText(t).width, x = sx(od[ox][i]) + od.xoff[i], y = sy(od[oy][i]) - od.yoff[i];
-    const left = od.align[i] === "right" ? x - w : x, h = 1.25 * osize;
+    const left = od.align[i] === "right" ? x - w : od.align[i] === "center" ? x - w / 2 : x, h = 1.25 * osize;
     taken.push([left, left + w, y - h / 2, y + h / 2]);
   }
 }
@@ -81,8 +91,9 @@ for (let i = 0; i < n; i++) {
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
   let best = null, first = null;
   for (const step of steps) {
-    for (const side of bothSides ? [prefer, -prefer] : [prefer]) {
-      const left = side > 0 ? x + r + gap : x - r - gap - w, top = y + step * line - line / 2;
+    // 0: centred above or below (off its row only)
+    for (const side of !bothSides ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
+      const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
@@ -94,34 +105,61 @@ for (let i = 0; i < n; i++) {
   const shows = best !== null || shown === null;
   if (shows) { taken.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
-  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : "right");
+  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
+  // A label moved away from its point (beyond half a line from the point's marker) gets a leader line: from the
+  // marker's edge to the box's nearest point.
+  const cx = Math.min(Math.max(x, box[0]), box[1]), cy = Math.min(Math.max(y, box[2]), box[3]);
+  const dist = Math.hypot(cx - x, cy - y);
+  if (leaders != null && shows && dist > r + gap + line / 2) {
+    lead.x0.push(ix(x + (cx - x) * r / dist)); lead.y0.push(iy(y + (cy - y) * r / dist));
+    lead.x1.push(ix(cx)); lead.y1.push(iy(cy));
+  }
 }
 const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
 if (!(same(d.xoff, xoff) && same(d.yoff, yoff) && same(d.align, align) && (shown === null || same(d[shown], keep)))) {
   source.data = {...d, xoff: xoff, yoff: yoff, align: align, ...(shown === null ? {} : {[shown]: keep})};
 }
+if (leaders != null && !["x0", "y0", "x1", "y1"].every((k) => same(leaders.data[k], lead[k]))) {
+  leaders.data = lead;
+}
 """
-
 
 #: The vertical offsets (in lines) a label tries, nearest first.
 STEPS = (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8)
+#: The leader lines' look: thin, grey, under the markers.
+LEADER_STYLE = {"line_color": "#777777", "line_width": 1, "level": "underlay"}
 
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
-                            both_sides: bool = True, shown: str | None = None, pad: float = 0) -> None:
+                            both_sides: bool = True, shown: str | None = None,
+                            pad: float = 0) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
     off the polylines of the sources ``lines`` and inside ``fig``'s frame (log, linear or categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
-    vertical offsets ``steps`` (lines), on both sides of its point or (``both_sides`` False) on the side with room,
-    ``pad`` px clear of what it meets on its left and right.
+    vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
+    (``both_sides`` False) on the side with room, ``pad`` px clear of what it meets on its left and right.
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
     clear place is left out rather than drawn over another: ``shown`` holds its text, or "".
-    The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's)."""
+    The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
+    On log or linear axes a label moved away from its point is joined to it by a leader line
+    (:data:`LEADER_STYLE`).
+
+    Returns:
+        the leader lines' source (columns x0, y0, x1, y1 in data units, filled in the browser), or None on a
+        chart with a categorical axis (no leaders).
+    """
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
+    categorical = any(isinstance(rng, FactorRange) for rng in (fig.x_range, fig.y_range))
+    leaders = None
+    if not categorical:
+        leaders = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []},
+                                   name=f"{labels.source.name or 'labels'}-leaders")
+        fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "others": list(others), "steps": list(steps),
-                              "bothSides": both_sides, "shown": shown, "pad": pad}, code=PLACE_LABELS)
+                              "bothSides": both_sides, "shown": shown, "pad": pad, "leaders": leaders},
+                        code=PLACE_LABELS)
     for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
                         *((src, "data") for src in lines), *((other.source, "data") for other in others),
                         *((other, "text_font_size") for other in others),
@@ -131,6 +169,7 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
                         *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)
                           for end in ("start", "end"))):
         model.js_on_change(prop, callback)
+    return leaders
 
 
 def unplaced(n: int) -> dict[str, list]:

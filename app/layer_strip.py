@@ -64,7 +64,10 @@ def layer_strip_html(stack: LayerStack | Sequence[dict]) -> str:
         f"{' + MoE' if moe else ''}</span>"
         for (k, moe), n in counts.items())
     return (f'<div class="layer-strip" data-layers="{total}">'
-            f'<div style="display:flex;width:100%;border:1px solid #888" role="img" '
+            # Rows of runs that wrap inside the column: 32 runs of one layer each (Jamba) at their 1.6-em minimum
+            # are wider than the column and ran into the Readouts beside it.
+            f'<div style="display:flex;flex-wrap:wrap;width:100%;max-width:100%;box-sizing:border-box;'
+            f'border:1px solid #888" role="img" '
             f'aria-label="{escape(_aria(counts), quote=True)}">{"".join(segments)}</div>'
             f'<div style="font-size:12px;margin-top:4px">{legend}</div></div>')
 

@@ -28,8 +28,12 @@ from .style import PALETTE, STYLESHEET
 
 TAB = "Scaling"
 MS = 1e3
-#: The two charts' heights (px), built and in present mode (18-px text and a two-column legend of wrapped labels).
-HEIGHTS = {"times": (340, 500), "rates": (300, 420)}
+#: The two charts' heights (px), built and in present mode (18-px text and a one-column legend of wrapped labels,
+#: side by side: at 1280 × 720 both show under the note without scrolling).
+HEIGHTS = {"times": (340, 500), "rates": (300, 500)}
+#: Each chart's flex basis: a whole row each (one above the other) normally; in present mode side by side where the
+#: column is wide enough (a projector), one above the other on a phone.
+CHART_FLEX = ("1 1 100%", "1 1 360px")
 
 
 class ScalingView(pn.viewable.Viewer):
@@ -46,7 +50,7 @@ class ScalingView(pn.viewable.Viewer):
         self.current = ColumnDataSource(data={"tp": [], "tpot": [], "aggregate": []}, name="scaling-current")
         self.times_fig = self._times_figure()
         self.rates_fig = self._rates_figure()
-        self.panes = {name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=fig.height)
+        self.panes = {name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=fig.height, min_width=0)
                       for name, fig in (("times", self.times_fig), ("rates", self.rates_fig))}
         # HTML with every name escaped: a session's own GPU or model name is shown as text.
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["scaling-note"],
@@ -61,11 +65,14 @@ class ScalingView(pn.viewable.Viewer):
         for name, fig in (("times", self.times_fig), ("rates", self.rates_fig)):
             present_figure(fig, present)
             fig.height = self.panes[name].min_height = HEIGHTS[name][present]
-            fig.legend[0].ncols = 2 if present else 3  # 18-px labels: two columns, each wrapped to its width
+            fig.legend[0].ncols = 1 if present else 3  # 18-px labels in half the width: one column, each wrapped
+            self.panes[name].styles = {"flex": CHART_FLEX[present]}
         self.note.css_classes = ["scaling-note", "present"] if present else ["scaling-note"]
+        self.note.margin = (0, 10) if present else (5, 10)  # every pixel of 720: the charts' axes above the fold
 
     def __panel__(self):
-        return pn.Column(self.note, *self.panes.values(), sizing_mode="stretch_width")
+        charts = pn.FlexBox(*self.panes.values(), flex_wrap="wrap", sizing_mode="stretch_width")
+        return pn.Column(self.note, charts, sizing_mode="stretch_width")
 
     def _axes(self, **kw):
         fig = figure(x_axis_type="log", y_axis_type="log", sizing_mode="stretch_width",

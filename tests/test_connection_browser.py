@@ -81,3 +81,40 @@ def test_reload_after_a_restart_keeps_the_state(page, own_server):
     assert page.evaluate(WORKLOAD_X) == [12]
     assert page.locator("[data-readout=intensity]").inner_text() == "12 FLOP/byte"
     assert page.locator(".notyf__toast", has_text=LOST).count() == 0
+
+
+# The reload link's colour, the first opaque background behind it, its font and the lab's own font (the readouts').
+LINK_LOOK = """(link) => {
+  let el = link, bg = 'rgba(0, 0, 0, 0)';
+  while (el) {
+    const ripple = el.querySelector && el.querySelector(':scope > .notyf__ripple');  // Notyf paints the toast's colour
+    const c = getComputedStyle(ripple || el).backgroundColor;
+    if (c && c !== 'transparent' && !/rgba\\(.*, 0\\)$/.test(c)) { bg = c; break; }
+    el = el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
+  }
+  const find = (root) => { const r = root.querySelector('[data-readout=ridge]'); if (r) return r;
+    for (const e of root.querySelectorAll('*')) { if (e.shadowRoot) { const f = find(e.shadowRoot); if (f) return f; } }
+    return null; };
+  const lab = find(document);
+  return {color: getComputedStyle(link).color, background: bg, font: getComputedStyle(link).fontFamily,
+          lab: lab ? getComputedStyle(lab).fontFamily : null}; }"""
+
+
+def _luminance(rgb: str) -> float:
+    """WCAG relative luminance of a CSS rgb()/rgba() colour."""
+    r, g, b = (float(v) / 255 for v in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_the_reload_link_reads_on_the_red_notice(page, own_server):
+    # The trial: "Reload" was dark blue on the red notice (about 1.5:1), in the browser's serif.
+    proc, url = own_server()
+    open_lab(page, url)
+    kill(proc)
+    notice = page.locator(".notyf__toast", has_text=LOST)
+    notice.wait_for(state="visible", timeout=5000)
+    look = notice.locator("a.reload-link").evaluate(LINK_LOOK)
+    light, dark = sorted((_luminance(look["color"]), _luminance(look["background"])), reverse=True)
+    assert (light + 0.05) / (dark + 0.05) >= 4.5, look
+    assert look["lab"] and look["font"] == look["lab"], look

@@ -1,0 +1,66 @@
+"""Bring your own in the browser: a pasted config's layer strip stays inside its column."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# The trial's paste: Jamba (ai21labs/Jamba-v0.1 config.json's fields) loaded in 4-bit NF4 by bitsandbytes.
+JAMBA = {
+    "architectures": ["JambaForCausalLM"], "model_type": "jamba", "attn_layer_offset": 4, "attn_layer_period": 8,
+    "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "mamba_conv_bias": True, "mamba_d_conv": 4, "mamba_d_state": 16,
+    "mamba_dt_rank": 256, "mamba_expand": 2, "mamba_proj_bias": False, "max_position_embeddings": 262144,
+    "num_attention_heads": 32, "num_experts": 16, "num_experts_per_tok": 2, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "sliding_window": None, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 65536,
+    "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
+                            "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": True,
+                            "bnb_4bit_compute_dtype": "bfloat16", "llm_int8_skip_modules": ["mamba"]},
+}
+
+# The layer strip's box and the boxes of the elements reading "Tokens/s ignoring KV" (the Readouts column), CSS px.
+STRIP_AND_READOUTS = r"""() => {
+  const out = {strip: null, readouts: []};
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('.layer-strip')) {
+      const r = el.firstElementChild.getBoundingClientRect(), runs = [...el.querySelectorAll('.layer-run')];
+      out.strip = {left: r.left, right: r.right, top: r.top, bottom: r.bottom, runs: runs.length,
+                   runsRight: Math.max(...runs.map((s) => s.getBoundingClientRect().right))};
+    }
+    for (const el of root.querySelectorAll('*')) {
+      if (el.children.length === 0 && el.textContent.trim().startsWith('Tokens/s ignoring KV')) {
+        const r = el.getBoundingClientRect(); out.readouts.push({left: r.left, right: r.right, top: r.top});
+      }
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(document);
+  return out; }"""
+
+
+@pytest.mark.parametrize("size", [{"width": 1280, "height": 720}, {"width": 1400, "height": 1000}],
+                         ids=["1280x720", "1400x1000"])
+def test_a_32_layer_strip_stays_in_its_column(page, lab_url, size):
+    # The trial: Jamba's 32 runs of one layer (Mamba and attention interleaved) ran over the "T" of
+    # "Tokens/s ignoring KV" in the Readouts column beside the strip.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(size)
+    page.goto(lab_url)
+    page.locator("[data-readout=ridge]").first.wait_for()
+    page.locator(".bk-tab", has_text="Bring your own").click()
+    page.locator(".config-text textarea").fill(json.dumps(JAMBA))
+    page.locator(".config-read button").click()
+    page.wait_for_function(f"(({STRIP_AND_READOUTS})()).strip !== null", timeout=15_000)
+    page.wait_for_timeout(500)
+    found = page.evaluate(STRIP_AND_READOUTS)
+    strip = found["strip"]
+    assert strip["runs"] >= 20, strip
+    assert strip["runsRight"] <= strip["right"] + 1, strip  # every run inside the strip's box
+    for readout in found["readouts"]:
+        if readout["top"] < strip["bottom"] + 200:  # the Readouts column beside the strip
+            assert strip["right"] <= readout["left"], (strip, readout)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= size["width"]
+    assert errors == []

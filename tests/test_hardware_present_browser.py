@@ -1,0 +1,210 @@
+"""The Hardware tab in present mode at 1280×720 (a projector), found by a new-user trial: its text size, its labels
+and what shows above the fold."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PROJECTOR = {"width": 1280, "height": 720}
+HEADINGS = ("GEMM C = AB", "Decode matrix-vector (the main lab's B)", "Elementwise ops", "Show your work")
+
+
+def _font_sizes(page, texts) -> dict:
+    """Each visible text's computed font size (CSS px)."""
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    return {t: page.get_by_text(t, exact=True).first.evaluate(size) for t in texts}
+
+
+def _wait_for_sizes(page, texts, at_least, tries=20) -> dict:
+    """The texts' font sizes, polled every 0.5 s until all are ``at_least`` px (a re-render lands late)."""
+    for _ in range(tries):
+        sizes = _font_sizes(page, texts)
+        if min(sizes.values()) >= at_least:
+            break
+        page.wait_for_timeout(500)
+    return sizes
+
+
+@pytest.mark.parametrize("route", ["link", "click", "toggle"])
+def test_hardware_text_is_projector_size_however_the_tab_was_reached(page, lab_url, route):
+    # The trial: the tab opened by a click after the page loaded in present mode had 12-px headings, the same tab
+    # opened by ?present=true&tab=Hardware 18 px.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    if route == "link":
+        page.goto(f"{lab_url}?present=true&tab=Hardware")
+    elif route == "click":
+        page.goto(f"{lab_url}?present=true")
+        page.locator("[data-readout=ridge]").first.wait_for()
+        page.get_by_text("Hardware", exact=True).click()
+    else:
+        page.goto(f"{lab_url}?tab=Hardware")
+        page.get_by_text(HEADINGS[0], exact=True).wait_for(timeout=30_000)
+        assert max(_font_sizes(page, HEADINGS).values()) < 18  # the built look first
+        page.locator(".present-toggle button").click()
+        page.wait_for_function("window.location.search.includes('present=true')", timeout=10_000)
+    page.get_by_text(HEADINGS[0], exact=True).wait_for(timeout=30_000)
+    sizes = _wait_for_sizes(page, HEADINGS, 18)
+    assert min(sizes.values()) >= 18, sizes
+    assert errors == []
+
+
+# Each label of a figure (LabelSets, rotated ones aside): its box, the point it names, and the figure's leader lines
+# (Segment glyphs), all in canvas px; and the plot frame.
+LABELS_AND_LEADERS = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), pv = Bokeh.index.find_one(fig);
+  const ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const at = (r, prop, i) => { const v = r[prop];
+    return (v && typeof v === 'object' && 'field' in v) ? r.source.data[v.field][i] : val(v); };
+  const labels = [], leaders = [];
+  for (const r of fig.center) {
+    if (r.type !== 'LabelSet' || !r.visible || at(r, 'angle', 0)) continue;  // rotated labels aside
+    const v = Bokeh.index.find_one(r), texts = r.source.data[r.text.field];
+    const size = parseFloat(val(r.text_font_size));
+    ctx.font = `${val(r.text_font_style) || 'normal'} ${size}px ${val(r.text_font) || 'helvetica'}`;
+    for (let i = 0; i < texts.length; i++) {
+      const t = String(texts[i]); if (!t) continue;
+      const w = ctx.measureText(t).width, h = size * 1.2;
+      const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+      const align = at(r, 'text_align', i) || 'left', base = at(r, 'text_baseline', i) || 'bottom';
+      const left = align === 'right' ? x - w : align === 'center' ? x - w / 2 : x;
+      const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
+      labels.push({text: t, point: [v.sx[i], v.sy[i]], left, right: left + w, top, bottom: top + h});
+    }
+  }
+  for (const r of fig.renderers) {
+    if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Segment' || !r.visible) continue;
+    const g = Bokeh.index.find_one(r).glyph;
+    for (let i = 0; i < g.sx0.length; i++) leaders.push([g.sx0[i], g.sy0[i], g.sx1[i], g.sy1[i]]);
+  }
+  const f = pv.frame.bbox;
+  return {labels, leaders, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom}}; }"""
+
+NEAR_PX = 30  # a label this close to its point (box edge to the point's centre) needs no leader line
+
+
+def _distance(box, x, y) -> float:
+    cx, cy = min(max(x, box["left"]), box["right"]), min(max(y, box["top"]), box["bottom"])
+    return ((cx - x) ** 2 + (cy - y) ** 2) ** 0.5
+
+
+def _label_problems(found) -> list:
+    """Labels cut by the frame's edge, or far from their point with no leader line from the point to the box."""
+    problems, frame = [], found["frame"]
+    for lab in found["labels"]:
+        if not (frame["left"] - 1 <= lab["left"] and lab["right"] <= frame["right"] + 1
+                and frame["top"] - 1 <= lab["top"] and lab["bottom"] <= frame["bottom"] + 1):
+            problems.append(("cut", lab))
+        x, y = lab["point"]
+        if _distance(lab, x, y) <= NEAR_PX:
+            continue
+        joined = any(min(((x0 - x) ** 2 + (y0 - y) ** 2) ** 0.5, ((x1 - x) ** 2 + (y1 - y) ** 2) ** 0.5) <= 15
+                     and min(_distance(lab, x0, y0), _distance(lab, x1, y1)) <= 2
+                     for x0, y0, x1, y1 in found["leaders"])
+        if not joined:
+            problems.append(("far, no leader", round(_distance(lab, x, y)), lab))
+    return problems
+
+
+def _settled(page, name, want="", tries=20):
+    """Figure ``name``'s labels and their problems, polled every 0.5 s until a label reads ``want`` and there are no
+    problems (labels are laid out in the browser once the chart has its size), or ``tries`` run out."""
+    found = problems = None
+    for _ in range(tries):
+        page.wait_for_timeout(500)
+        found = page.evaluate(LABELS_AND_LEADERS, name)
+        problems = _label_problems(found)
+        if any(want in lab["text"] for lab in found["labels"]) and not problems:
+            break
+    return found, problems
+
+
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, present):
+    # The trial: "decode attention, S = 8,192, B = 1" floated near 10³ TFLOP/s, its marker at I ≈ 1, 3 TFLOP/s.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('hw-atlas');"
+                           " return f && Bokeh.index.find_one(f); })()",
+                           timeout=30_000)
+    found, problems = _settled(page, "hw-atlas")
+    assert len(found["labels"]) >= 8 and any(lab["text"].startswith("decode attention") for lab in found["labels"])
+    assert problems == []
+    assert errors == []
+
+
+def test_generations_sparse_headline_label_stays_inside_the_plot(page, lab_url):
+    # The trial: "NVIDIA H100 SXM5 80GB: 2:4 headline, ridge 591" ran off the chart's right edge.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Generations", exact=True).click()
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
+                           " return f && Bokeh.index.find_one(f); })()", timeout=30_000)
+    page.wait_for_timeout(500)  # the section's widgets are wired
+    page.get_by_role("checkbox", name="Show the 2:4-sparsity headline roof").check()
+    found, problems = _settled(page, "hw-generations", want="2:4 headline")
+    assert any("2:4 headline" in lab["text"] for lab in found["labels"]), found["labels"]
+    assert problems == []
+    assert errors == []
+
+
+# A figure's bottom on the page (CSS px from the viewport's top).
+FIGURE_BOTTOM = """(name) => { const f = Bokeh.documents[0].get_model_by_name(name), v = f && Bokeh.index.find_one(f);
+  return v ? v.el.getBoundingClientRect().bottom : null; }"""
+
+
+def _bottom_when_drawn(page, name, tries=20) -> float:
+    """Figure ``name``'s bottom, once it is drawn and has taken its present-mode height (polled every 0.5 s)."""
+    last = None
+    for _ in range(tries):
+        page.wait_for_timeout(500)
+        bottom = page.evaluate(FIGURE_BOTTOM, name)
+        if bottom is not None and bottom == last:
+            return bottom
+        last = bottom
+    return last
+
+
+def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url):
+    # The trial: the second chart ("tokens/s against TP") was below the fold.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Scaling")
+    page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('scaling-rate-figure');"
+                           " return f && Bokeh.index.find_one(f) && f.title.text_font_size === '18px'; })()",
+                           timeout=30_000)
+    for name in ("scaling-time-figure", "scaling-rate-figure"):
+        bottom = _bottom_when_drawn(page, name)
+        assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)
+    assert errors == []
+
+
+@pytest.mark.parametrize(("step", "name", "caption"), [(10, "hw-waves", None),
+                                                       (6, "hw-hierarchy", "naive attention moves")],
+                         ids=["tiles-waves", "hierarchy-caption"])
+def test_present_mode_hardware_tour_step_fits_the_projector(page, lab_url, step, name, caption):
+    # The trial: at step 10 the Tiles section's "waves" chart, at step 6 the hierarchy's caption, were cut at 720 px.
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for n in range(2, step + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    bottom = _bottom_when_drawn(page, name)
+    assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)
+    if caption is not None:
+        box = page.get_by_text(caption).first.bounding_box()
+        assert box["y"] + box["height"] <= PROJECTOR["height"], box
+    assert errors == []
