@@ -561,22 +561,29 @@ COMPARE_MARKS = r"""() => {
   return {marks, ticks}; }"""
 
 
-@pytest.mark.parametrize("present", ["false", "true"])
-def test_compare_values_stay_inside_their_charts(page, lab_url, present):
+def _open_compare(page, lab_url, present: str, pins: str, n: int) -> list[str]:
+    """Open the Compare tab at the projector's size with ``pins`` (JSON) until its ``n`` rows are drawn; the page's
+    errors, as they come."""
     from urllib.parse import quote
 
-    # The engineer's view: the trio for a 70B model on an H100 and an 8B model on an H200 (values near zero
-    # beside values near the top of the same chart).
-    pins = json.dumps([{"name": f"{lever} {model}", "model": model, "gpu": gpu, **{lever: value}}
-                       for model, gpu in (("llama-3-70b", "h100-sxm"), ("llama-3-8b", "h200"))
-                       for lever, value in (("batch", "4"), ("weight-dtype", "int4"), ("spec-k", "4"))])
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
     page.locator("[data-readout=compare-key]").wait_for()
     page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
-                           " return s && s.data.value.length === 6; })()", timeout=10_000)
+                           f" return s && s.data.value.length === {n}; }})()", timeout=10_000)
+    return errors
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_compare_values_stay_inside_their_charts(page, lab_url, present):
+    # The engineer's view: the trio for a 70B model on an H100 and an 8B model on an H200 (values near zero
+    # beside values near the top of the same chart).
+    pins = json.dumps([{"name": f"{lever} {model}", "model": model, "gpu": gpu, **{lever: value}}
+                       for model, gpu in (("llama-3-70b", "h100-sxm"), ("llama-3-8b", "h200"))
+                       for lever, value in (("batch", "4"), ("weight-dtype", "int4"), ("spec-k", "4"))])
+    errors = _open_compare(page, lab_url, present, pins, 6)
     page.wait_for_timeout(500)
     labels = page.evaluate(COMPARE_LABELS)
     assert len(labels) >= 6 * 6
@@ -774,18 +781,10 @@ def test_the_pins_table_fits_its_column_at_1280_px(page, lab_url, present):
 def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, present):
     # Found by a trial: with 16 pins the values on the Compare rows ran over each other. Each is laid out in the
     # browser (app/label_layout.py) beside its mark; one with no room is left out, and the hover still reads it.
-    from urllib.parse import quote
-
     batches = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128)
     pins = json.dumps([{"name": f"B = {b}", "batch": str(b), "model": "llama-3-8b",
                         **({"weight-dtype": "int4"} if i % 3 == 1 else {})} for i, b in enumerate(batches)])
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
-    page.locator("[data-readout=compare-key]").wait_for()
-    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
-                           " return s && s.data.value.length === 16; })()", timeout=10_000)
+    errors = _open_compare(page, lab_url, present, pins, 16)
     names = page.evaluate("[...Bokeh.documents[0].all_models].filter((m) => (m.name || '').startsWith('compare-')"
                           " && m.name.endsWith('-fig')).map((m) => m.name)")
     assert len(names) == 7
