@@ -16,7 +16,8 @@ from core.explain import explain, quantities
 from core.model_catalogue import CATALOGUE_DIR
 from core.sweeps import batch_sweep
 
-# Qwen3-30B-A3B with AWQ 4-bit weights (the new-user trial's config, /work/notes/trial3): 48 layers.
+# Qwen3-30B-A3B with AWQ 4-bit weights, as in the new-user trial's config (the shipped config with an AWQ
+# quantization_config): 48 layers.
 AWQ = {"bits": 4, "group_size": 128, "modules_to_not_convert": ["gate"], "quant_method": "awq", "version": "gemm",
        "zero_point": True}
 KERNELS = 48 * 11 + 4  # 11 kernels per layer, 4 outside the layers (core/overhead.py)
