@@ -97,6 +97,19 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
     return proc, url
 
 
+#: A classroom projector's screen (present mode is laid out for it).
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def open_on_projector(page, url: str) -> list[str]:
+    """Open ``url`` in ``page`` at the projector's size; the page's JavaScript errors, collected as they come."""
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(PROJECTOR)
+    page.goto(url)
+    return errors
+
+
 @pytest.fixture(scope="session")
 def lab_url(tmp_path_factory):
     """URL of the lab served by ``panel serve app`` for the browser tests."""

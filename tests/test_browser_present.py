@@ -8,10 +8,10 @@ and through BokehJS's views (where each label and marker lands, in canvas pixels
 import json
 
 import pytest
+from conftest import PROJECTOR, open_on_projector
 
 pytestmark = pytest.mark.browser
 
-PROJECTOR = {"width": 1280, "height": 720}
 PHONE = {"width": 360, "height": 640}
 
 # Every chart text size (px) in the roofline's document: axes, legend, title, labels.
@@ -387,10 +387,7 @@ def _label_problems(boxes) -> list:
 
 @pytest.mark.parametrize("section, name", [("Kernel atlas", "hw-atlas"), ("Generations", "hw-generations")])
 def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
     page.get_by_text(section, exact=True).click()
     page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
                            " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
@@ -413,10 +410,7 @@ def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section,
     # The Three-ceilings, Hierarchy and memory-wall timeline charts lay out their labels in the browser too
     # (app/label_layout.py): none cut by the frame, none on another label, a marker or a line; in the lab's normal
     # layout (the charts go under their controls when the column is narrow) and in present mode.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present={present}&tab=Hardware")
     page.get_by_text(section, exact=True).click()
     size = "18px" if present == "true" else "11px"
     page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
@@ -566,10 +560,7 @@ def _open_compare(page, lab_url, present: str, pins: str, n: int) -> list[str]:
     errors, as they come."""
     from urllib.parse import quote
 
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
+    errors = open_on_projector(page, f"{lab_url}?tab=Compare&present={present}&pins={quote(pins)}")
     page.locator("[data-readout=compare-key]").wait_for()
     page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-kv');"
                            f" return s && s.data.value.length === {n}; }})()", timeout=10_000)
@@ -759,10 +750,7 @@ def test_the_pins_table_fits_its_column_at_1280_px(page, lab_url, present):
                        {"name": "Llama-3-8B · b200 · INT4 KV FP8", "weight-dtype": "int4", "batch": "65536",
                         "kv-dtype": "fp8", "model": "llama-3-8b", "gpu": "b200", "context": "131072", "pp": "2",
                         "replicas": "2"}])
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?tab=Pins&present={present}&pins={quote(pins)}")
+    errors = open_on_projector(page, f"{lab_url}?tab=Pins&present={present}&pins={quote(pins)}")
     page.locator("[data-pin='4']").wait_for()
     page.wait_for_timeout(500)
     fit = page.evaluate(PINS_TABLE_FIT)
@@ -849,10 +837,7 @@ def test_generations_ridge_labels_keep_off_the_upright_workload_names_and_the_le
     # Found by a trial: "MI300X: 247" sat on the upright "batch-56 decode" (the browser's label layout did not know
     # the rotated labels; the workloads' names now read across, laid out too), and the trend chart's legend
     # covered parts' points.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present={present}&tab=Hardware")
     page.get_by_text("Generations", exact=True).click()
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
                            " return f && Bokeh.index.find_one(f) && 'xoff' in f.center.find((r) => r.type ==="

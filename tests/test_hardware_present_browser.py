@@ -2,10 +2,10 @@
 and what shows above the fold."""
 
 import pytest
+from conftest import PROJECTOR, open_on_projector
 
 pytestmark = pytest.mark.browser
 
-PROJECTOR = {"width": 1280, "height": 720}
 HEADINGS = ("GEMM C = AB", "Decode matrix-vector (the main lab's B)", "Elementwise ops", "Show your work")
 
 
@@ -124,10 +124,7 @@ def _settled(page, name, want="", tries=20):
 @pytest.mark.parametrize("present", ["true", "false"])
 def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, present):
     # The trial: "decode attention, S = 8,192, B = 1" floated near 10³ TFLOP/s, its marker at I ≈ 1, 3 TFLOP/s.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present={present}&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present={present}&tab=Hardware")
     page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
                            " Bokeh.documents[0].get_model_by_name('hw-atlas');"
                            " return f && Bokeh.index.find_one(f); })()",
@@ -140,10 +137,7 @@ def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, prese
 
 def test_generations_sparse_headline_label_stays_inside_the_plot(page, lab_url):
     # The trial: "NVIDIA H100 SXM5 80GB: 2:4 headline, ridge 591" ran off the chart's right edge.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
     page.get_by_text("Generations", exact=True).click()
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
                            " return f && Bokeh.index.find_one(f); })()", timeout=30_000)
@@ -174,10 +168,7 @@ def _bottom_when_drawn(page, name, tries=20) -> float:
 
 def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url):
     # The trial: the second chart ("tokens/s against TP") was below the fold.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present=true&tab=Scaling")
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Scaling")
     page.wait_for_function("(() => { const f = window.Bokeh && Bokeh.documents.length &&"
                            " Bokeh.documents[0].get_model_by_name('scaling-rate-figure');"
                            " return f && Bokeh.index.find_one(f) && f.title.text_font_size === '18px'; })()",
@@ -193,10 +184,7 @@ def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url
                          ids=["tiles-waves", "hierarchy-caption"])
 def test_present_mode_hardware_tour_step_fits_the_projector(page, lab_url, step, name, caption):
     # The trial: at step 10 the Tiles section's "waves" chart, at step 6 the hierarchy's caption, were cut at 720 px.
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size(PROJECTOR)
-    page.goto(f"{lab_url}?present=true&tab=Hardware")
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
     page.get_by_text("Start the hardware tour ▶").click()
     page.locator("[data-step='1']").wait_for(timeout=15_000)
     for n in range(2, step + 1):
