@@ -1,0 +1,135 @@
+"""app/bokeh_speedups.py: served sessions get the same documents, built with less work."""
+
+from __future__ import annotations
+
+import re
+
+import bokeh
+import pytest
+from bokeh.core.json_encoder import serialize_json
+from bokeh.document import Document
+from bokeh.models import ColumnDataSource, Plot, Range1d
+
+from app import bokeh_speedups
+from app.lab import Lab
+from app.state import TABS
+from core import Scenario
+from core.hardware import custom_accelerator
+from core.permalink import to_query
+from core.pins import Pin
+
+
+def canonical(doc: Document) -> str:
+    """The document's JSON as the browser receives it, with the per-build counters renamed in order of
+    appearance: model ids (``p1234``), Panel's instance names (``Column00123``) and Python object ids."""
+    text = serialize_json(doc.to_json())
+    seen: dict[str, str] = {}
+
+    def rename(kind: str):
+        return lambda m: seen.setdefault(m.group(0), f"{kind}{len(seen)}")
+
+    text = re.sub(r"\bp\d{4,}\b", rename("id"), text)
+    text = re.sub(r"\b[A-Za-z][A-Za-z0-9]*?\d{5}\b", rename("name"), text)
+    return re.sub(r"\b\d{12,}\b", rename("object"), text)
+
+
+def every_tab(query: dict) -> list[str]:
+    """A session built from ``query``, serialised with each tab open in turn (a tab's view joins the
+    document when it is shown), then after a lever move and a pin."""
+    lab = Lab(query=query)
+    doc = Document()
+    lab.layout.server_doc(doc)
+    out = [canonical(doc)]
+    if not lab.embed:
+        for name in TABS:
+            lab.state.tab = name
+            out.append(canonical(doc))
+    lab.scenario.param.update(batch=16, weight_dtype="int4")
+    lab.pin_current()
+    out.append(canonical(doc))
+    return out
+
+
+GPU = custom_accelerator("Lab card", bandwidth_tbs=2.0, capacity_gb=48, bf16=400, fp8=800)
+MINE = Scenario(batch=4)
+MINE.add_gpu(GPU)
+
+
+@pytest.mark.parametrize("query", [
+    {},
+    {"embed": "true", "model": "llama-3-8b"},
+    {"present": "true", "tour": "5"},
+    to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU),
+], ids=["default", "embed", "present-tour", "custom-gpu-pins"])
+def test_the_browser_gets_the_same_document_with_the_patches(query):
+    bokeh_speedups.uninstall()
+    plain = every_tab(query)
+    with bokeh_speedups.installed():
+        fast = every_tab(query)
+    assert len(plain) == len(fast) and all(len(text) > 50_000 for text in plain)
+    for step, (a, b) in enumerate(zip(plain, fast, strict=True)):
+        assert a == b, f"step {step} differs"
+
+
+@pytest.mark.skipif(bokeh.__version__ != "3.9.2", reason="the patches were reviewed against Bokeh 3.9.2's code")
+def test_the_patches_install_on_the_reviewed_bokeh():
+    bokeh_speedups.uninstall()
+    with bokeh_speedups.installed() as names:
+        assert names == ["_get_default", "_overridden_defaults", "query_properties_with_values", "validate"]
+        # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
+        assert bokeh_speedups.install() == names
+    assert bokeh_speedups._ORIGINALS == {}
+    from bokeh.core.has_props import HasProps
+
+    assert HasProps.query_properties_with_values is not bokeh_speedups._fast_query_properties_with_values
+
+
+def test_another_bokehs_code_is_left_alone(monkeypatch):
+    bokeh_speedups.uninstall()
+    owner, _digest, replacement = bokeh_speedups._PATCHES["_get_default"]
+    monkeypatch.setitem(bokeh_speedups._PATCHES, "_get_default", (owner, "0" * 64, replacement))
+    with bokeh_speedups.installed() as names:
+        assert "_get_default" not in names
+        from bokeh.core.property.descriptors import PropertyDescriptor
+
+        assert PropertyDescriptor._get_default is not bokeh_speedups._cached_get_default
+
+
+def test_defaults_stay_per_instance_and_follow_what_is_set():
+    """A remembered default is never shared where Bokeh would copy it, and a set value wins."""
+    with bokeh_speedups.installed():
+        a, b = ColumnDataSource(), ColumnDataSource()
+        a.data["x"] = [1, 2]  # a mutable default: each source has its own
+        assert dict(b.data) == {} and a.data["x"] == [1, 2]
+        p, q = Plot(), Plot()
+        assert p.width == q.width == 600  # an immutable default, read twice
+        p.width = 300
+        assert (p.width, q.width) == (300, 600)
+        # The serialiser sends what was set, and the Instance defaults it always sends.
+        rep = p.to_serializable(_Serializer())
+        assert rep["attributes"]["width"] == 300 and "x_range" in rep["attributes"]
+        p.x_range = Range1d(0, 1)
+        assert p.properties_with_values(include_defaults=False)["x_range"].end == 1
+
+
+def test_an_invalid_dict_is_refused_with_bokehs_message():
+    from bokeh.models import Div
+
+    with bokeh_speedups.installed():
+        div = Div(tags=["x"])
+        div.js_property_callbacks = {}
+        with pytest.raises(ValueError, match=r"expected a dict of type .*invalid values for keys: change:text"):
+            div.js_property_callbacks = {"change:text": [3]}
+        with pytest.raises(ValueError, match="expected a dict of type"):
+            div.js_property_callbacks = ["change:text"]
+        assert div.js_property_callbacks == {}
+
+
+class _Serializer:
+    """Just enough of Bokeh's serializer for one model's own representation."""
+
+    def add_ref(self, *_):
+        pass
+
+    def encode(self, value):
+        return value
