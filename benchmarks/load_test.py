@@ -79,6 +79,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from protocol_student import ProtocolStudent  # noqa: E402 - benchmarks/ is on the path when run as a script
+
 from app import bokeh_speedups  # noqa: E402 - after the path above
 
 # The students' clients rebuild every Bokeh model of their session on the same 2 cores as the server: Bokeh's
@@ -379,6 +381,15 @@ class Student(threading.Thread):
             conn.io_loop.close(all_fds=True)
 
 
+def make_student(index: int, url: str, start_at: float, args, go: threading.Event, leave: threading.Event,
+                 spread: bool):
+    """A student of the kind ``--client`` names: on the wire (default) or a ``bokeh.client`` session."""
+    if getattr(args, "client", "protocol") == "bokeh":
+        return Student(index, url, start_at, args, go, leave, spread)
+    return ProtocolStudent(index, url, start_at, args, go, leave, spread, source_ip=source_ip,
+                           token_pattern=TOKEN_PATTERN, stops=list(BATCH_STOPS))
+
+
 # -- the runs ------------------------------------------------------------------------
 def warm_up(url: str) -> None:
     """One session built and closed, so imports and caches do not count against the class."""
@@ -399,8 +410,8 @@ def run_class(servers: Servers, args, spread: bool = False) -> dict:
     load0 = os.getloadavg()
     go, leave = threading.Event(), threading.Event()
     t_start = time.monotonic() + 0.5
-    students = [Student(i, servers.url, t_start + args.window * i / max(1, args.clients), args, go, leave, spread)
-                for i in range(args.clients)]
+    students = [make_student(i, servers.url, t_start + args.window * i / max(1, args.clients), args, go, leave,
+                             spread) for i in range(args.clients)]
     cpu0, wall0 = servers.cpu_s(), time.perf_counter()
     client_cpu0 = time.process_time()
     for s in students:
@@ -596,7 +607,10 @@ def write_result(name: str, result: dict) -> Path:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--clients", type=int, default=20, help="students (bokeh.client sessions); default 20")
+    p.add_argument("--clients", type=int, default=20, help="students; default 20")
+    p.add_argument("--client", choices=["protocol", "bokeh"], default="protocol",
+                   help="protocol: each student speaks Bokeh's websocket protocol without rebuilding the document "
+                        "(benchmarks/protocol_student.py; default); bokeh: a bokeh.client session each")
     p.add_argument("--window", type=float, default=10.0, help="seconds within which they all join; default 10")
     p.add_argument("--moves", type=int, default=5, help="slider moves per student; default 5")
     p.add_argument("--think", type=float, default=1.0, help="mean seconds between a student's moves; default 1")
@@ -617,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     profile, build_cpu = profile_session_build()
     alias_generated_models()
-    result: dict = {"machine": machine(), "server_args": args.server_arg,
+    result: dict = {"machine": machine(), "server_args": args.server_arg, "client": args.client,
                     "in_process_build_cpu_s": build_cpu}
     if args.profile:
         print(f"one session build, in process: {build_cpu * 1e3:.0f} ms CPU\n\n{profile}")

@@ -1,0 +1,38 @@
+"""benchmarks/protocol_student.py reads a served document and the server's patches as BokehJS would."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from bokeh.document.events import ColumnDataChangedEvent
+from bokeh.protocol import Protocol
+
+from app.lab import Lab
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from protocol_student import find_models, workload_batch  # noqa: E402
+
+
+def test_the_student_finds_the_batch_slider_and_reads_the_batch_the_server_sends():
+    from bokeh.document import Document
+
+    lab = Lab(query={"batch": "8"})
+    doc = Document()
+    lab.layout.server_doc(doc)
+    reply = Protocol().create("PULL-DOC-REPLY", "request-1", doc)
+    ids = find_models(json.loads(reply.content_json)["doc"])  # the document as the wire carries it
+    slider = doc.get_model_by_id(ids["slider"])
+    workload = doc.get_model_by_id(ids["workload"])
+    assert "batch" in slider.css_classes and workload.name == "workload"
+    assert ids["value"] == slider.value and list(workload.data["batch"]) == [8]
+    # What the server sends when the batch moves, as the student receives it.
+    events = []
+    doc.on_change(lambda event: events.append(event))
+    lab.scenario.batch = 64
+    changed = [e for e in events if isinstance(e, ColumnDataChangedEvent) and e.model is workload]
+    assert changed, "moving the batch changes the workload source"
+    msg = Protocol().create("PATCH-DOC", changed)
+    assert workload_batch(msg, workload.id) == 64
+    assert workload_batch(msg, "p0") is None  # another model's patch
