@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from protocol_student import ProtocolStudent  # noqa: E402 - benchmarks/ is on the path when run as a script
+from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benchmarks/ is on the path when run as a script
 
 from app import bokeh_speedups  # noqa: E402 - after the path above
 
@@ -269,22 +269,12 @@ def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:
 
 
 # -- one student ---------------------------------------------------------------------
-class Student(threading.Thread):
+class Student(StudentThread):
     """One ``bokeh.client`` session: join, move the batch slider, leave."""
 
     def __init__(self, index: int, url: str, start_at: float, args, go: threading.Event, leave: threading.Event,
                  spread: bool):
-        super().__init__(daemon=True, name=f"student-{index}")
-        self.index, self.url, self.start_at, self.args = index, url, start_at, args
-        self.go, self.leave = go, leave
-        self.source = source_ip(index, spread)
-        self.joined = threading.Event()
-        self.ready_s: float | None = None
-        self.latencies: list[float] = []
-        self.lost = 0
-        self.wrong = 0
-        self.errors: list[str] = []
-        self.cpu_s = 0.0
+        super().__init__(index, url, start_at, args, go, leave, source_ip(index, spread))
         self._updates: list[tuple[float, int]] = []
         self.session = None
 

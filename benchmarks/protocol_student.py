@@ -82,23 +82,35 @@ def workload_batch(msg, workload_id: str) -> int | None:
     return None
 
 
-class ProtocolStudent(threading.Thread):
-    """One student on the wire: join, move the batch slider, leave (see the module's docstring)."""
+class StudentThread(threading.Thread):
+    """What every kind of load-test student reports (``load_test.run_class`` reads these), in a thread of its own.
+
+    Args:
+        start_at: ``time.monotonic()`` at which to join; go / leave: the class's signals to start moving / leave.
+        source: the source address to connect from (None: the default).
+    """
 
     def __init__(self, index: int, url: str, start_at: float, args, go: threading.Event, leave: threading.Event,
-                 spread: bool, *, source_ip=None, token_pattern=None, stops=None):
+                 source: str | None):
         super().__init__(daemon=True, name=f"student-{index}")
         self.index, self.url, self.start_at, self.args = index, url, start_at, args
-        self.go, self.leave = go, leave
-        self.source = source_ip(index, spread) if source_ip else None
-        self.token_pattern, self.stops = token_pattern, stops
+        self.go, self.leave, self.source = go, leave, source
         self.joined = threading.Event()
-        self.ready_s: float | None = None
-        self.latencies: list[float] = []
+        self.ready_s: float | None = None  # seconds from the GET to document_ready
+        self.latencies: list[float] = []  # seconds from a move to the server's answer
         self.lost = 0
         self.wrong = 0
         self.errors: list[str] = []
         self.cpu_s = 0.0
+
+
+class ProtocolStudent(StudentThread):
+    """One student on the wire: join, move the batch slider, leave (see the module's docstring)."""
+
+    def __init__(self, index: int, url: str, start_at: float, args, go: threading.Event, leave: threading.Event,
+                 spread: bool, *, source_ip=None, token_pattern=None, stops=None):
+        super().__init__(index, url, start_at, args, go, leave, source_ip(index, spread) if source_ip else None)
+        self.token_pattern, self.stops = token_pattern, stops
         self.position: int | None = None
 
     # -- the wire ------------------------------------------------------------------------
