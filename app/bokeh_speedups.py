@@ -129,8 +129,11 @@ _PATCHES: dict[str, tuple[type, str, Any]] = {
                      _cached_get_default),
     "validate": (Dict, "77a1789b3ab232ec51c978f79abf5744f15defc81d8098339e397ef6c3c062a1", _quick_dict_validate),
 }
-#: The replaced functions, while the patches are installed.
+#: The replaced functions (to call), and the class attributes as found (to put back), while installed.
 _ORIGINALS: dict[str, Callable] = {}
+_FOUND: dict[str, Any] = {}
+#: Targets already found not to be the reviewed code: not hashed again on every session.
+_LEFT_ALONE: set[str] = set()
 
 
 def _source_hash(func: Callable) -> str | None:
@@ -146,24 +149,25 @@ def install() -> list[str]:
     Idempotent.  A target whose source differs (another Bokeh) is left alone and logged.
     """
     for name, (owner, digest, replacement) in _PATCHES.items():
-        if name in _ORIGINALS:
+        if name in _ORIGINALS or name in _LEFT_ALONE:
             continue
         current = inspect.getattr_static(owner, name)
         func = current.__func__ if isinstance(current, classmethod) else current
         if _source_hash(func) != digest:
             log.info("bokeh_speedups: %s.%s is not the reviewed code; left as it is", owner.__name__, name)
+            _LEFT_ALONE.add(name)
             continue
-        _ORIGINALS[name] = func
+        _ORIGINALS[name], _FOUND[name] = func, current
         setattr(owner, name, replacement)
     return sorted(_ORIGINALS)
 
 
 def uninstall() -> None:
     """Put Bokeh's own functions back and forget what the patches remembered."""
-    for name, func in list(_ORIGINALS.items()):
-        owner = _PATCHES[name][0]
-        setattr(owner, name, classmethod(func) if name == "_overridden_defaults" else func)
+    for name in list(_ORIGINALS):
+        setattr(_PATCHES[name][0], name, _FOUND.pop(name))
         del _ORIGINALS[name]
+    _LEFT_ALONE.clear()
     _STABLE_DEFAULTS.clear()
     _overridden_defaults_of.cache_clear()
 

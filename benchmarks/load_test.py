@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import http.client
 import json
 import os
 import platform
@@ -60,8 +59,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,7 +94,6 @@ BATCH_STOPS = LEVERS["batch"].stops
 RESULTS = ROOT / "benchmarks" / "results"
 # Lines of a server log that mean something went wrong in a session.
 ERROR_PATTERN = re.compile(r"Traceback|ERROR|Exception|Error:")
-TOKEN_PATTERN = re.compile(r'"token":"([^"]+)"')
 # The soak checks for closed sessions every second and drops them 5 s after
 # their last connection closed (the defaults, 17 s and 15 s, only make it wait
 # longer).  The class run keeps the defaults: a session the page's GET built is
@@ -295,19 +291,7 @@ class Student(StudentThread):
 
     def join_class(self) -> None:
         t0 = time.perf_counter()
-        parts = urllib.parse.urlsplit(self.url)
-        http_conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=self.args.timeout * 4,
-                                               source_address=(self.source, 0) if self.source else None)
-        http_conn.request("GET", parts.path)
-        resp = http_conn.getresponse()
-        page = resp.read().decode("utf-8", "replace")
-        http_conn.close()
-        if resp.status != 200:
-            raise RuntimeError(f"GET {parts.path}: HTTP {resp.status}")
-        match = TOKEN_PATTERN.search(page)
-        if not match:
-            raise RuntimeError("the page carries no session token")
-        self.session = pull_session(session_id=get_session_id(match.group(1)), url=self.url)
+        self.session = pull_session(session_id=get_session_id(self.page_token()), url=self.url)
         doc = self.session.document
         self.slider = next(m for m in doc.models if isinstance(m, Slider) and "batch" in m.css_classes)
         self.workload = doc.get_model_by_name("workload")
@@ -377,7 +361,7 @@ def make_student(index: int, url: str, start_at: float, args, go: threading.Even
     if getattr(args, "client", "protocol") == "bokeh":
         return Student(index, url, start_at, args, go, leave, spread)
     return ProtocolStudent(index, url, start_at, args, go, leave, spread, source_ip=source_ip,
-                           token_pattern=TOKEN_PATTERN, stops=list(BATCH_STOPS))
+                           stops=list(BATCH_STOPS))
 
 
 # -- the runs ------------------------------------------------------------------------

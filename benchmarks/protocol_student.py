@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import random
+import re
 import threading
 import time
 import urllib.parse
@@ -82,6 +83,33 @@ def workload_batch(msg, workload_id: str) -> int | None:
     return None
 
 
+#: The session token in the page a ``GET`` of the app returns.
+TOKEN_PATTERN = re.compile(r'"token":"([^"]+)"')
+
+
+def page_token(url: str, source: str | None, timeout: float) -> str:
+    """``GET`` the app's page as a browser would (from ``source``, if given) and return its session token.
+
+    Raises:
+        RuntimeError: the server answers other than 200, or the page carries no token.
+    """
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout,
+                                      source_address=(source, 0) if source else None)
+    try:
+        conn.request("GET", parts.path)
+        resp = conn.getresponse()
+        page = resp.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+    if resp.status != 200:
+        raise RuntimeError(f"GET {parts.path}: HTTP {resp.status}")
+    match = TOKEN_PATTERN.search(page)
+    if not match:
+        raise RuntimeError("the page carries no session token")
+    return match.group(1)
+
+
 class StudentThread(threading.Thread):
     """What every kind of load-test student reports (``load_test.run_class`` reads these), in a thread of its own.
 
@@ -103,14 +131,18 @@ class StudentThread(threading.Thread):
         self.errors: list[str] = []
         self.cpu_s = 0.0
 
+    def page_token(self) -> str:
+        """This student's page and session token (:func:`page_token`; a busy server gets 4 × the timeout)."""
+        return page_token(self.url, self.source, self.args.timeout * 4)
+
 
 class ProtocolStudent(StudentThread):
     """One student on the wire: join, move the batch slider, leave (see the module's docstring)."""
 
     def __init__(self, index: int, url: str, start_at: float, args, go: threading.Event, leave: threading.Event,
-                 spread: bool, *, source_ip=None, token_pattern=None, stops=None):
+                 spread: bool, *, source_ip=None, stops=None):
         super().__init__(index, url, start_at, args, go, leave, source_ip(index, spread) if source_ip else None)
-        self.token_pattern, self.stops = token_pattern, stops
+        self.stops = stops
         self.position: int | None = None
 
     # -- the wire ------------------------------------------------------------------------
@@ -132,16 +164,13 @@ class ProtocolStudent(StudentThread):
 
     async def _join(self) -> None:
         t0 = time.perf_counter()
+        token = await asyncio.to_thread(self.page_token)
         parts = urllib.parse.urlsplit(self.url)
-        page = await asyncio.to_thread(self._get_page, parts)
-        match = self.token_pattern.search(page)
-        if not match:
-            raise RuntimeError("the page carries no session token")
         ws_url = urllib.parse.urlunsplit(("ws", parts.netloc, parts.path.rstrip("/") + "/ws", "", ""))
         request = HTTPRequest(ws_url, connect_timeout=self.args.timeout, request_timeout=self.args.timeout)
         if self.source:
             request.network_interface = self.source
-        self.ws = await websocket_connect(request, subprotocols=["bokeh", match.group(1)],
+        self.ws = await websocket_connect(request, subprotocols=["bokeh", token],
                                           max_message_size=64 * 2**20)
         self.protocol = Protocol()
         self.receiver = Receiver(self.protocol)
@@ -158,19 +187,6 @@ class ProtocolStudent(StudentThread):
         self.position = self.stops.index(ids["value"]) if ids["value"] in self.stops else 0
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": [READY_EVENT]}))
         self.ready_s = time.perf_counter() - t0
-
-    def _get_page(self, parts) -> str:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=self.args.timeout * 4,
-                                          source_address=(self.source, 0) if self.source else None)
-        try:
-            conn.request("GET", parts.path)
-            resp = conn.getresponse()
-            page = resp.read().decode("utf-8", "replace")
-        finally:
-            conn.close()
-        if resp.status != 200:
-            raise RuntimeError(f"GET {parts.path}: HTTP {resp.status}")
-        return page
 
     async def _move(self, index: int) -> None:
         event = {"kind": "ModelChanged", "model": {"id": self.slider}, "attr": "value", "new": index}

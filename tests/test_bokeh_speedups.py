@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import bokeh
@@ -82,6 +83,11 @@ def test_the_patches_install_on_the_reviewed_bokeh():
     from bokeh.core.has_props import HasProps
 
     assert HasProps.query_properties_with_values is not bokeh_speedups._fast_query_properties_with_values
+    # Bokeh's classmethod is back as a classmethod: the MRO merge of a class that overrides defaults.
+    from bokeh.models import Slider
+
+    assert isinstance(inspect.getattr_static(HasProps, "_overridden_defaults"), classmethod)
+    assert Slider._overridden_defaults()["width"] == 300 and Slider._overridden_defaults()["format"] == "0[.]00"
 
 
 def test_another_bokehs_code_is_left_alone(monkeypatch):
@@ -93,6 +99,8 @@ def test_another_bokehs_code_is_left_alone(monkeypatch):
         from bokeh.core.property.descriptors import PropertyDescriptor
 
         assert PropertyDescriptor._get_default is not bokeh_speedups._cached_get_default
+        assert bokeh_speedups._LEFT_ALONE == {"_get_default"}  # not hashed again at the next session
+        assert bokeh_speedups.install() == names
 
 
 def test_defaults_stay_per_instance_and_follow_what_is_set():
