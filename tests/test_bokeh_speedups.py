@@ -61,7 +61,10 @@ MINE.add_gpu(GPU)
     {"embed": "true", "model": "llama-3-8b"},
     {"present": "true", "tour": "5"},
     to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU),
-], ids=["default", "embed", "present-tour", "custom-gpu-pins"])
+    # A hostile link: markup in a pin's name, NaN, 10^30, a repeated key, an unknown model.
+    {"batch": ["1e30", "4"], "context": "nan", "model": "<script>x</script>", "pins": '[{"name": "<b>x</b>"}]',
+     "tab": "Compare"},
+], ids=["default", "embed", "present-tour", "custom-gpu-pins", "hostile"])
 def test_the_browser_gets_the_same_document_with_the_patches(query):
     bokeh_speedups.uninstall()
     plain = every_tab(query)
