@@ -80,9 +80,9 @@ from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benc
 
 from app import bokeh_speedups  # noqa: E402 - after the path above
 
-# The students' clients rebuild every Bokeh model of their session on the same 2 cores as the server: Bokeh's
-# default bookkeeping made them ~0.43 s of CPU each.  The served lab's own patches (app/bokeh_speedups.py) lower
-# that share of the machine; the server installs them itself (app/main.py).
+# ``--client bokeh`` students (and the warm-up and soak sessions) rebuild every Bokeh model of their session on
+# the same 2 cores as the server: ~0.43 s of CPU each with Bokeh's own bookkeeping.  The served lab's patches
+# (app/bokeh_speedups.py) lower that share of the machine here too; the server installs them itself (app/main.py).
 bokeh_speedups.install()
 from conftest import start_lab  # noqa: E402
 
