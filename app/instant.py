@@ -28,6 +28,7 @@ from bokeh.models import ColumnDataSource, CustomJS
 from core.scenario import ONE_GPU, ScenarioResult
 
 from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
+from .session_end import release_when_session_ends
 from .standalone import MODEL_SCRIPT, constants
 from .state import LabState
 
@@ -109,8 +110,10 @@ class InstantRedraw:
         # that read the levers and run it.
         redraw = CustomJS(args=args, code=REDRAW_CODE)
         wired = {arg: widgets[name] for name, arg in INSTANT_LEVERS.items() if name in widgets}
-        for widget in wired.values():
+        # Each names the other widgets, so Panel's registry would keep the session alive after it ends.
+        release_when_session_ends(*(
             widget.jscallback(args={"holder": self.holder, "redraw": redraw, **wired}, value=LEVERS_CODE)
+            for widget in wired.values()))
         # A server update for an older lever state, landing after the browser drew a newer one, and new
         # constants (another model or GPU): the browser redraws what its widgets say.
         view.point.js_on_change("data", redraw)

@@ -8,6 +8,7 @@ from panel.io.resources import LOCAL_DIST
 from app import bokeh_speedups
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
+from app.session_end import release_notification_area
 
 # The bring-your-own tab is built on first open; its file droppers' scripts load with the page,
 # as does the notification library for the connection notices (app/notifications.py).
@@ -56,4 +57,5 @@ def _serve_stylesheets_locally(doc) -> None:
 
 _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
+release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
 create_app().servable(title="Roofline Lab")

@@ -22,6 +22,7 @@ import param
 
 from core.permalink import from_query, to_query
 
+from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
@@ -131,7 +132,7 @@ class PermalinkView(pn.viewable.Viewer):
         # A change of pins adds a history entry, so the browser's Back restores the previous pin set (the
         # reader hands the entry's query back to the server); everything else replaces the entry.
         self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
-        self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS)
+        release_when_session_ends(self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS))
         self.reader.param.watch(self._back, "value")
         notices = self.state.notices
         # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.

@@ -1,0 +1,60 @@
+"""What a served session lets go of when it ends.
+
+Two of Panel 1.9's process-wide registries outlive a session unless told, and each kept every closed session
+whole (its ``Lab``, views and Bokeh models: ~2 MB per closed session in the 200-session soak;
+``tests/test_session_end.py`` ends sessions as Bokeh's server does and checks that nothing is left):
+
+1. The page's notification area (the connection notices, ``app/notifications.py``).  Panel's document
+   teardown (``panel.io.document._destroy_document``) drops the document from ``pn.state``'s per-document
+   tables *before* the session-end hooks run, so ``pn.state._destroy_session`` no longer finds the area
+   and never removes its entry from ``pn.state._views``; that entry holds the document, and the document's
+   pending callbacks hold the session's components.
+2. Browser callbacks (``widget.jscallback(...)``, a :class:`panel.links.Callback`).  Panel keeps every one
+   in a process-wide ``weakref.WeakKeyDictionary`` keyed by its source widget (``Callback.registry``) and
+   drops the entry only when that widget is collected.  A callback whose ``args`` name the page's other
+   widgets or Bokeh models reaches its own source widget again through them (a Bokeh model's change
+   callbacks hold the Panel component that made it, and that holds the whole session), so the widget
+   never dies.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+from panel.links import Callback
+
+
+def _on_session_end(callback) -> bool:
+    """Run ``callback(session_context)`` when the served session being built ends; False outside a server."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return False
+    doc.on_session_destroyed(callback)
+    return True
+
+
+def release_notification_area() -> None:
+    """Take this session's notification area out of ``pn.state._views`` when the session ends.
+
+    Calls the area's own teardown (``Renderable._server_destroy``, what ``pn.state._destroy_session`` means to
+    call): it removes the area's root model for this document and its ``_views`` entry, and does nothing if
+    Panel already did.  No-op outside a served session or without a notification area.
+    """
+    area = pn.state.notifications if pn.state.curdoc is not None else None
+    if area is not None:
+        _on_session_end(area._server_destroy)
+
+
+def release_when_session_ends(*callbacks: Callback) -> None:
+    """Unregister ``callbacks`` from Panel's registry when the served session building them ends.
+
+    Args:
+        callbacks: what ``jscallback`` returned for this session's widgets.
+
+    Outside a server session (a notebook, ``Lab()`` in the tests) there is no end to wait for and nothing is
+    registered; the callbacks then live as long as their widgets would.
+    """
+    def unwatch(_session_context) -> None:
+        for callback in callbacks:
+            callback.unwatch()
+
+    _on_session_end(unwatch)
