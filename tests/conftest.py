@@ -129,3 +129,33 @@ def stop_lab(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served_application():
+    """``app/`` as ``panel serve app`` runs it, for sessions built in process with Panel's session generator
+    (``panel.io.session.generate_session``, the one ``panel serve --warm`` uses).
+
+    With the ``DocumentLifecycleHandler`` Bokeh's server adds to every application, so a session ends as it
+    does when served.  ``app/main.py``'s process-wide settings (Bokeh's checks, the Bokeh patches, the GC
+    thresholds, the connection notices) are put back afterwards.
+    """
+    import gc
+
+    import panel as pn
+    from bokeh.application.handlers.document_lifecycle import DocumentLifecycleHandler
+    from bokeh.command.util import build_single_handler_application
+    from bokeh.settings import settings
+
+    from app import bokeh_speedups
+
+    app = build_single_handler_application(str(Path(__file__).resolve().parents[1] / "app"))
+    app.add(DocumentLifecycleHandler())  # what bokeh.server.tornado.BokehTornado adds to every application
+    thresholds = gc.get_threshold()
+    yield app
+    gc.set_threshold(*thresholds)
+    settings.perform_document_validation.unset_value()
+    settings.perform_error_diagnostics.unset_value()
+    bokeh_speedups.uninstall()
+    pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
+                           notifications=False)

@@ -11,34 +11,18 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
-from pathlib import Path
 
-import panel as pn
 import pytest
-from bokeh.application.handlers.document_lifecycle import DocumentLifecycleHandler
-from bokeh.command.util import build_single_handler_application
-from bokeh.settings import settings
 from panel.io.session import generate_session
 from panel.links import Callback
 
-from app import bokeh_speedups
 from app.lab import Lab
 from app.state import TABS
 
-APP = Path(__file__).resolve().parents[1] / "app"
-
 
 @pytest.fixture(scope="module")
-def application():
-    """The served application as Bokeh's server runs it; main.py's process-wide settings are put back."""
-    app = build_single_handler_application(str(APP))
-    app.add(DocumentLifecycleHandler())  # what bokeh.server.tornado.BokehTornado adds to every application
-    yield app
-    settings.perform_document_validation.unset_value()
-    settings.perform_error_diagnostics.unset_value()
-    bokeh_speedups.uninstall()
-    pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
-                           notifications=False)
+def application(served_application):
+    return served_application
 
 
 def live_labs() -> set[int]:
@@ -88,3 +72,24 @@ def test_sessions_do_not_accumulate(application):
     while docs:
         end(application, docs.pop())
     assert live_labs() - before == set()
+
+
+def test_a_session_end_collects_the_garbage_at_most_every_interval(application, monkeypatch):
+    from app import session_end
+
+    doc = generate_session(application).document
+    assert session_end.collect_closed_sessions in doc.session_destroyed_callbacks  # registered by main.py
+    assert gc.get_threshold() == (20_000, 10, 10)  # why it is needed: the served process collects less often
+    clock = [1000.0]
+    monkeypatch.setattr(session_end.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(session_end, "_last_collect", [float("-inf")])
+    collections = []
+    monkeypatch.setattr(session_end.gc, "collect", lambda: collections.append(clock[0]))
+    assert session_end.collect_closed_sessions() is True
+    clock[0] += session_end.COLLECT_EVERY_S / 2
+    assert session_end.collect_closed_sessions() is False  # a class leaving at once: one collection, not 100
+    clock[0] += session_end.COLLECT_EVERY_S
+    assert session_end.collect_closed_sessions() is True
+    assert collections == [1000.0, 1000.0 + 1.5 * session_end.COLLECT_EVERY_S]
+    monkeypatch.undo()
+    end(application, doc)
