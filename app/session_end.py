@@ -15,6 +15,9 @@ whole (its ``Lab``, views and Bokeh models: ~2 MB per closed session in the 200-
    widgets or Bokeh models reaches its own source widget again through them (a Bokeh model's change
    callbacks hold the Panel component that made it, and that holds the whole session), so the widget
    never dies.
+
+And the garbage a closed session leaves is collected soon (:func:`collect_closed_sessions`), not when Python's
+raised GC thresholds next come round (``app/main.py``).
 """
 
 from __future__ import annotations
