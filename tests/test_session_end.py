@@ -8,7 +8,6 @@ them (``ApplicationContext._discard_session``): the document is destroyed, then 
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import weakref
 
@@ -31,10 +30,20 @@ def live_labs() -> set[int]:
 
 
 def end(application, doc) -> None:
-    """End the session as Bokeh's server does when its browser has gone."""
+    """End the session as Bokeh's server does when its browser has gone.
+
+    The application's session-end hooks are synchronous code in coroutines that await nothing else; they run
+    here in this thread, without ``asyncio.run`` (a browser test leaves Playwright's event loop running here).
+    """
     context = doc.session_context
     doc.destroy(None)
-    asyncio.run(application.on_session_destroyed(context))
+    hooks = application.on_session_destroyed(context)
+    try:
+        hooks.send(None)
+    except StopIteration:
+        return
+    hooks.close()
+    raise AssertionError("a session-end hook waited on something: run it on an event loop")
 
 
 def test_a_closed_session_leaves_nothing_behind(application):
