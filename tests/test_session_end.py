@@ -90,7 +90,7 @@ def test_a_session_end_collects_the_garbage_at_most_every_interval(application, 
     assert session_end.collect_closed_sessions in doc.session_destroyed_callbacks  # registered by main.py
     assert gc.get_threshold() == (20_000, 10, 10)  # why it is needed: the served process collects less often
     clock = [1000.0]
-    monkeypatch.setattr(session_end.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(session_end, "_clock", lambda: clock[0])
     monkeypatch.setattr(session_end, "_last_collect", [float("-inf")])
     collections = []
     monkeypatch.setattr(session_end.gc, "collect", lambda: collections.append(clock[0]))
