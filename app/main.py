@@ -1,19 +1,13 @@
 """Entry point for ``panel serve app`` (served at ``/app``)."""
 
-import gc
-
 import panel as pn
 import panel.reactive as panel_reactive
 from bokeh.settings import settings
 from panel.io.resources import LOCAL_DIST
 
-from app import bokeh_speedups
+from app import bokeh_speedups, session_end
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
-from app.session_end import release_closed_session_garbage, release_notification_area
-
-#: The served process's cyclic-GC thresholds (generation 0 allocations, then collections of 0 and of 1).
-GC_THRESHOLDS = (20_000, 10, 10)
 
 # The bring-your-own tab is built on first open; its file droppers' scripts load with the page,
 # as does the notification library for the connection notices (app/notifications.py).
@@ -30,16 +24,11 @@ settings.perform_document_validation.set_value(False)
 # process).  Property validation, the other large cost, stays on: with it off Bokeh also skips the conversions
 # some properties accept, and the browser got models with unset names.
 settings.perform_error_diagnostics.set_value(False)
-# Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising): three
+# Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising): four
 # measured patches that leave every document the browser receives unchanged (app/bokeh_speedups.py).
 bokeh_speedups.install()
-# A class is a hundred sessions alive at once, ~4 MB of Python objects each; with Python's default thresholds
-# (700, 10, 10) the cyclic collector rescans them all again and again while the next sessions are built: ~34 ms
-# of a ~245 ms session build with 60 sessions open, ~8 ms with these (gc callbacks, in process, A/B).  Closed
-# sessions do not wait for these thresholds: a full collection runs when a session ends, at most every 2 s
-# (app/session_end.py; the soak checks the memory comes back).
-gc.set_threshold(*GC_THRESHOLDS)
-release_closed_session_garbage()
+# A class's sessions are not rescanned by the cyclic GC again and again; a closed one's garbage is collected soon.
+session_end.collect_garbage_for_a_class()
 
 
 def _serve_stylesheets_locally(doc) -> None:
@@ -69,5 +58,5 @@ def _serve_stylesheets_locally(doc) -> None:
 
 _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
-release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
+session_end.release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
 create_app().servable(title="Roofline Lab")

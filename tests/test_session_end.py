@@ -15,6 +15,7 @@ import pytest
 from panel.io.session import generate_session
 from panel.links import Callback
 
+from app import lab as lab_module
 from app.lab import Lab
 from app.state import TABS
 
@@ -46,12 +47,22 @@ def end(application, doc) -> None:
     raise AssertionError("a session-end hook waited on something: run it on an event loop")
 
 
-def test_a_closed_session_leaves_nothing_behind(application):
+#: A hostile link: markup in a pin's name and the model, NaN, 10^30, a repeated key, an unknown tab.
+HOSTILE = {"batch": ["1e30", "4"], "context": ["nan"], "model": ["<script>x</script>"],
+           "pins": ['[{"name": "<b>x</b>"}]'], "tab": ["<i>Compare</i>"]}
+
+
+@pytest.mark.parametrize("query", [None, HOSTILE], ids=["default", "hostile-link"])
+def test_a_closed_session_leaves_nothing_behind(application, monkeypatch, query):
+    if query is not None:  # the page's query, as main.py's Lab reads it from the session's location
+        monkeypatch.setattr(lab_module, "session_query", lambda: query)
     before = live_labs()
     doc = generate_session(application).document
+    monkeypatch.undo()
     labs = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
     assert len(labs) == 1
     lab = labs[0]()
+    assert bool(lab.state.notices) == (query is not None)  # the hostile link was read, and refused in part
     # A session that did things: every tab opened (each view joins the document), a lever moved, a pin.
     for name in TABS:
         lab.state.tab = name
