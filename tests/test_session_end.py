@@ -101,15 +101,31 @@ def test_a_session_end_collects_the_garbage_at_most_every_interval(application, 
     assert session_end.collect_closed_sessions in doc.session_destroyed_callbacks  # registered by main.py
     assert gc.get_threshold() == (20_000, 10, 10)  # why it is needed: the served process collects less often
     clock = [1000.0]
+    cost = [0.05]  # seconds a full collection takes: ~50 ms with one session open
     monkeypatch.setattr(session_end, "_clock", lambda: clock[0])
-    monkeypatch.setattr(session_end, "_last_collect", [float("-inf")])
+    monkeypatch.setattr(session_end, "_next_collect", [float("-inf")])
     collections = []
-    monkeypatch.setattr(session_end.gc, "collect", lambda: collections.append(clock[0]))
+
+    def collect():
+        collections.append(clock[0])
+        clock[0] += cost[0]
+
+    monkeypatch.setattr(session_end.gc, "collect", collect)
+    every = session_end.COLLECT_EVERY_S
     assert session_end.collect_closed_sessions() is True
-    clock[0] += session_end.COLLECT_EVERY_S / 2
+    clock[0] += every / 2
     assert session_end.collect_closed_sessions() is False  # a class leaving at once: one collection, not 100
-    clock[0] += session_end.COLLECT_EVERY_S
+    clock[0] += every / 2
     assert session_end.collect_closed_sessions() is True
-    assert collections == [1000.0, 1000.0 + 1.5 * session_end.COLLECT_EVERY_S]
+    assert collections == pytest.approx([1000.0, 1000.0 + every + 0.05])
+    # With a hundred sessions open a collection takes ~0.8 s: the next waits 8 s (10 % of the server's time).
+    cost[0] = 0.8
+    clock[0] = 2000.0
+    assert session_end.collect_closed_sessions() is True
+    clock[0] = 2007.9
+    assert session_end.collect_closed_sessions() is False
+    clock[0] = 2008.0
+    assert session_end.collect_closed_sessions() is True
+    assert collections[2:] == [2000.0, 2008.0]
     monkeypatch.undo()
     end(application, doc)
