@@ -159,3 +159,28 @@ def served_application():
     bokeh_speedups.uninstall()
     pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
                            notifications=False)
+
+
+# The roofline's legend entries (BokehJS draws each as a <div> with a small canvas for its glyph, in a shadow root):
+# [label, marked by the test, inactive (greyed), painted pixels in its swatch].
+LEGEND_ENTRIES = """(() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('bk-item') && el.querySelector('canvas')) {
+        const c = el.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let ink = 0;
+        for (let i = 3; i < px.length; i += 4) ink += px[i] > 0;
+        out.push([el.textContent.trim(), el.dataset.kept === '1', el.classList.contains('bk-inactive'), ink]);
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return out; })()"""
+
+MARK_LEGEND_ENTRIES = """(() => {
+  const walk = (root) => { for (const el of root.querySelectorAll('*')) {
+    if (el.classList.contains('bk-item')) el.dataset.kept = '1';
+    if (el.shadowRoot) walk(el.shadowRoot); } };
+  walk(document); })()"""
