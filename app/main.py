@@ -24,8 +24,9 @@ settings.perform_document_validation.set_value(False)
 # process).  Property validation, the other large cost, stays on: with it off Bokeh also skips the conversions
 # some properties accept, and the browser got models with unset names.
 settings.perform_error_diagnostics.set_value(False)
-# Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising): four
-# measured patches that leave every document the browser receives unchanged (app/bokeh_speedups.py).
+# Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising, every
+# empty list and dict default made with each model): six measured patches that leave every document the browser
+# receives unchanged (app/bokeh_speedups.py).
 bokeh_speedups.install()
 # A class's sessions are not rescanned by the cyclic GC again and again; a closed one's garbage is collected soon.
 session_end.collect_garbage_for_a_class()

@@ -79,7 +79,8 @@ def test_the_browser_gets_the_same_document_with_the_patches(query):
 def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
-        assert names == ["_get_default", "_overridden_defaults", "query_properties_with_values", "validate"]
+        assert names == ["__init__", "_get_default", "_overridden_defaults", "query_properties_with_values", "validate",
+                         "visit_immediate_value_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
@@ -121,6 +122,33 @@ def test_defaults_stay_per_instance_and_follow_what_is_set():
         assert rep["attributes"]["width"] == 300 and "x_range" in rep["attributes"]
         p.x_range = Range1d(0, 1)
         assert p.properties_with_values(include_defaults=False)["x_range"].end == 1
+
+
+def _empty_defaults_as_bokeh_does_them() -> list:
+    """What a program sees of new models' empty-container defaults: each its own, mutations kept and sent, a model
+    put in one found by ``references()``."""
+    from bokeh.models import Column, Div
+
+    a, b = Div(), Div()
+    made_at_first = "tags" in a._unstable_default_values
+    a.tags.append("x")  # a default list, changed in place
+    a.js_property_callbacks.setdefault("change:text", [])
+    inner, col = Div(), Column()
+    before = inner in col.references()
+    col.children.append(inner)
+    return [made_at_first, list(a.tags), list(b.tags), a.properties_with_values(include_defaults=False).get("tags"),
+            sorted(a.properties_with_values(include_defaults=False)), before, inner in col.references(),
+            inner in col.to_serializable(_Serializer())["attributes"]["children"]]
+
+
+def test_empty_defaults_are_made_when_first_read_with_bokehs_results():
+    bokeh_speedups.uninstall()
+    plain = _empty_defaults_as_bokeh_does_them()
+    with bokeh_speedups.installed():
+        lazy = _empty_defaults_as_bokeh_does_them()
+    assert plain[0] is True and lazy[0] is False  # Bokeh makes it with the model; the patch when first read
+    assert lazy[1:] == plain[1:]
+    assert lazy[1:4] == [["x"], [], ["x"]] and lazy[5:] == [False, True, True]
 
 
 def test_an_invalid_dict_is_refused_with_bokehs_message():
