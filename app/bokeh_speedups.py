@@ -29,9 +29,9 @@ to get it:
    now returns first; an invalid one goes to Bokeh's own code for its message.
 5. ``HasProps.__init__`` creates every mutable default of a new model at once (an
    empty list or dict, wrapped to notify the model of changes): ~5,000 wrappers, 1.1 MB
-   and ~35 ms per session, most never read.  A property whose default is an empty
-   list, dict or set property (that neither the class nor a theme overrides) now gets
-   it when first read, by Bokeh's own ``_get``, which stores and wraps it as before
+   and ~35 ms per session, most never read.  A list, dict or set property whose default
+   is empty (and that neither the class nor a theme overrides) now gets its default
+   when first read, by Bokeh's own ``_get``, which stores and wraps it as before
    (an unchanged one is not serialised either way).
 6. ``bokeh.model.util.visit_immediate_value_references`` (the ``references()`` walk)
    reads every property that may hold a model; it now skips such a property that was
@@ -40,7 +40,7 @@ to get it:
 
 Measured in process (5-10 session builds each, the 2-core development machine):
 ~390 → ~270 ms CPU per session, and ``Document.to_json()`` ~114 → ~28 ms (1–4); 5 and 6:
-~205 → ~172 ms per session and 3.36 → 2.27 MB of Python allocations per session kept (tracemalloc, 2026-12-01).
+~205 → ~160 ms per session and 3.36 → 2.27 MB of Python allocations kept per session (tracemalloc, 2026-12-01).
 
 Each patch is installed only if the function it replaces is, character for
 character, the one it was written against (a hash of its source, Bokeh 3.9):
