@@ -67,7 +67,8 @@ def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
 
     Returns:
         a :class:`LinkState`: the valid levers (Scenario parameter names, SI
-        values), the valid pins (each completed from the defaults), the custom GPU
+        values), the valid pins (each completed from the defaults; a pin whose model or GPU
+        this lab does not have is dropped, with a notice), the custom GPU
         if the link defines a valid one, and one notice per value that was ignored.
     """
     notices: list[str] = []
@@ -155,6 +156,10 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
         return None
 
 
+#: A pin's levers that say which scenario it is: one that cannot be restored drops the pin, not just the lever.
+PIN_IDENTITY = ("model", "gpu")
+
+
 def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]:
     if not text:
         return []
@@ -171,6 +176,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]
             continue
         name = str(rec.get("name") or f"pin {i + 1}")[:MAX_PIN_NAME]
         levers = LEVERS.defaults()
+        lost = None  # a model or GPU this lab does not have: the pin would be another scenario under its name
         for key, value in rec.items():
             if key == "name":
                 continue
@@ -181,7 +187,13 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]
             try:
                 levers[lever.name] = lever.decode(value, scenario.param[lever.name])
             except ValueError as exc:
+                if lever.name in PIN_IDENTITY:
+                    lost = f"ignored pin {name!r}: {exc}" + _travel_note(lever.name)
+                    break
                 notices.append(f"pin {name!r}: ignored {exc}")
+        if lost:
+            notices.append(lost)
+            continue
         pins.append(Pin(name, levers))
     if len(records) > MAX_PINS:
         notices.append(f"ignored pins after the first {MAX_PINS}")

@@ -48,10 +48,21 @@ def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
 
 
 def test_a_bad_pin_field_drops_only_that_field():
-    _, pins, notices, _ = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "gpu": "nope"}, 3])})
-    assert len(pins) == 1 and pins[0].levers["batch"] == 4 and pins[0].levers["gpu"] == "h100-sxm"
-    assert any("pin 'p': ignored gpu='nope'" in n for n in notices)
+    _, pins, notices, _ = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "context": "lots"}, 3])})
+    assert len(pins) == 1 and pins[0].levers["batch"] == 4 and pins[0].levers["context"] == 8192
+    assert any("pin 'p': ignored context='lots'" in n for n in notices)
     assert any("pin 2: not an object" in n for n in notices)
+
+
+def test_a_pin_whose_model_or_gpu_is_not_here_is_dropped_not_renamed():
+    """A pin of a pasted config (read in another session) would otherwise be Llama-3-70B under the name 'gpt2 · …'."""
+    records = [{"name": "gpt2 · h200", "model": "config-gpt2", "gpu": "h200", "batch": "4"},
+               {"name": "p", "gpu": "nope"}, {"name": "kept", "model": "llama-3-8b", "batch": "8"}]
+    _, pins, notices, _ = from_query({"pins": json.dumps(records)})
+    assert [(p.name, p.levers["model"], p.levers["batch"]) for p in pins] == [("kept", "llama-3-8b", 8)]
+    assert any(n.startswith("ignored pin 'gpt2 · h200': model='config-gpt2'") and "Bring your own" in n
+               for n in notices), notices
+    assert any(n.startswith("ignored pin 'p': gpu='nope'") for n in notices), notices
 
 
 def test_at_most_sixteen_pins():
