@@ -32,6 +32,7 @@ from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
 from .memory_view import MemoryView
+from .notifications import quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
 from .readouts import ReadoutsView
@@ -98,6 +99,8 @@ class Lab(pn.viewable.Viewer):
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
+        if self.embed:
+            quiet_ready_notice()
         if not self.embed:
             if app["tab"]:
                 state.tab = app["tab"]

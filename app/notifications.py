@@ -7,7 +7,8 @@ Panel's notification area announces, on every served page:
   that moves are no longer computed, with a reload link.  The link is the
   page's own address, and the lab rewrites the address bar with every change
   (see :mod:`app.permalink_view`), so reloading rebuilds what was on screen;
-* when the page is connected and ready (a short notice that fades).
+* when the page is connected and ready (a short notice that fades), except in an
+  embedded lab (:func:`quiet_ready_notice`).
 
 The texts are Panel's ``disconnect_notification`` and ``ready_notification``;
 the disconnect notice is rendered as HTML by Panel's notification library, so
@@ -63,3 +64,16 @@ def style_notices() -> None:
 
 #: The notices' text in the lab's font.
 NOTICE_CSS = f".notyf__toast, .notyf__message {{ font-family: {NOTICE_FONT}; font-size: 15px; }}"
+
+
+def quiet_ready_notice() -> None:
+    """No "connected" toast for this session's page (an embedded lab); the lost-connection notice stays.
+
+    In a 500 × 450 iframe the ready notice covered the levers drawer for its three seconds on every load, and a
+    page of documentation with several embedded labs flashed one in each.  No-op outside a served session.
+    """
+    import panel as pn
+
+    area = pn.state.notifications if pn.state.curdoc is not None else None
+    if area is not None:
+        area.js_events = {event: notice for event, notice in area.js_events.items() if event != "document_ready"}

@@ -118,3 +118,19 @@ def test_the_reload_link_reads_on_the_red_notice(page, own_server):
     light, dark = sorted((_luminance(look["color"]), _luminance(look["background"])), reverse=True)
     assert (light + 0.05) / (dark + 0.05) >= 4.5, look
     assert look["lab"] and look["font"] == look["lab"], look
+
+
+def test_an_embedded_lab_does_not_toast_connected(page, lab_url):
+    """The ready notice is the full page's; in a 500 × 450 iframe it covered the levers drawer on every load."""
+    seen = []
+    page.set_viewport_size({"width": 500, "height": 450})
+    page.goto(lab_url + "?embed=true")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    for _ in range(40):  # the toast would show for 3 s from the page's ready
+        seen += page.locator(".notyf__toast").all_inner_texts()
+        page.wait_for_timeout(100)
+    assert seen == []
+    # The full page still says it (the same server, the same notification library).
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(lab_url)
+    page.locator(".notyf__toast", has_text="Connected: the lab is live.").wait_for(timeout=10_000)
