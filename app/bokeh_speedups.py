@@ -180,9 +180,9 @@ def _visit_skipping_unmade_defaults(value: Any, visitor: Callable[[Any], None]) 
         model_util.visit_value_and_its_immediate_references(value, visitor)
         return
     lazy = _lazy_defaults(type(value))
-    made = value._property_values.keys() | value._unstable_default_values.keys() | (value.themed_values() or {}).keys()
+    set_values, made, themed = value._property_values, value._unstable_default_values, value.themed_values() or {}
     for attr in value.properties_with_refs():
-        if attr in lazy and attr not in made:
+        if attr in lazy and attr not in set_values and attr not in made and attr not in themed:
             continue  # an empty list, dict or set: no model in it
         model_util.visit_value_and_its_immediate_references(getattr(value, attr), visitor)
 

@@ -71,8 +71,8 @@ GC_THRESHOLDS = (20_000, 10, 10)
 #: The least time between two full garbage collections run because a session ended (seconds).
 COLLECT_EVERY_S = 2.0
 #: The most of the server's time those collections may take: after one that took ``d`` seconds, the next
-#: waits at least ``d / MAX_GC_SHARE`` (a full collection costs ~50 ms with one session open, ~0.8 s with a
-#: hundred, and it holds every session's updates while it runs).
+#: waits at least ``d / MAX_GC_SHARE`` (a full collection took 31–47 ms with one session open and 808–840 ms
+#: with a hundred, in process on the 2-core machine, 2026-12-01; it holds every session's updates while it runs).
 MAX_GC_SHARE = 0.1
 _next_collect = [float("-inf")]
 #: The clock the interval is measured on (seconds; a test replaces it, not ``time.monotonic`` for everyone).
@@ -88,9 +88,9 @@ def collect_closed_sessions(_session_context=None) -> bool:
     while sessions keep coming and going: the 200-session soak then kept 1.3–1.7 MB per closed session.  So a
     session's end collects, at most once per :data:`COLLECT_EVERY_S` whichever session ends, and never more
     than :data:`MAX_GC_SHARE` of the server's time: a full collection's cost grows with the sessions still
-    open (~50 ms with one, ~0.8 s with a hundred), and while it runs every open session's updates wait.  With
-    a hundred students, a reload mid-class then stalls the others ~0.8 s at most every ~8 s, not every 2 s;
-    the garbage waiting meanwhile is the few sessions closed in between.
+    open (about 40 ms with one, 0.8 s with a hundred: :data:`MAX_GC_SHARE`), and while it runs every open
+    session's updates wait.  With a hundred students, a reload mid-class then stalls the others ~0.8 s at most
+    every ~8 s, not every 2 s; the garbage waiting meanwhile is the few sessions closed in between.
 
     Returns:
         True if it collected.
