@@ -1,4 +1,4 @@
-"""Six speed-ups of Bokeh's property bookkeeping, for served sessions.
+"""Nine speed-ups of Bokeh's property bookkeeping and Panel's model building, for served sessions.
 
 A served session of the lab builds ~270 Bokeh models.  Profiled
 (``python benchmarks/load_test.py --profile``), most of its CPU went to reading
@@ -38,13 +38,24 @@ to get it:
    never set nor read and whose default is one of those empty containers: it holds no
    model, and reading it would create it (5).
 
+7. Panel's ``Syncable._init_params`` (every component, when its model is made) asks for
+   ``_synced_params``, a list built from all the component's parameters, once per
+   parameter: quadratic in ~35 parameters.  It is now built once per call.
+8. Panel's ``ReactiveHTML._init_params`` (``FlexBox``) reads each parameter's object
+   through ``self.param[name]``, which makes a per-instance copy of every parameter
+   (param's per-instance parameters, ~27 copies per ``FlexBox``); it now reads the
+   object param would give without making one (``param.objects(instance="existing")``).
+9. Panel's ``ReactiveHTML._get_template`` compiles its Jinja template for every
+   component, from the same few template texts: the compiled template is now kept
+   per text (a compiled Jinja template renders any number of contexts).
+
 Measured in process (5-10 session builds each, the 2-core development machine):
 ~390 → ~270 ms CPU per session, and ``Document.to_json()`` ~114 → ~28 ms (1–4); 5 and 6:
 ~205 → ~160 ms per session and 3.36 → 2.27 MB of Python allocations kept per session (tracemalloc, 2026-12-01).
 
 Each patch is installed only if the function it replaces is, character for
-character, the one it was written against (a hash of its source, Bokeh 3.9):
-another Bokeh keeps its own code, slower and correct.  ``tests/test_bokeh_speedups.py``
+character, the one it was written against (a hash of its source, Bokeh 3.9.2 and Panel 1.9.4):
+another version keeps its own code, slower and correct.  ``tests/test_bokeh_speedups.py``
 builds served documents with and without the patches and compares the JSON the
 browser receives.
 """
@@ -55,16 +66,25 @@ import functools
 import hashlib
 import inspect
 import logging
+import textwrap
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from html import escape
+from typing import Any, NamedTuple
 
 import bokeh.model.util as model_util
+import jinja2
+import param
 from bokeh.core.has_props import HasProps
 from bokeh.core.property.container import Dict
 from bokeh.core.property.descriptors import PropertyDescriptor
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
+from panel import reactive as panel_reactive
+from panel.reactive import Reactive, ReactiveHTML, Syncable
+from panel.util import HTML_SANITIZER
+from panel.viewable import Layoutable, Viewable
 
 log = logging.getLogger(__name__)
 
@@ -187,19 +207,115 @@ def _visit_skipping_unmade_defaults(value: Any, visitor: Callable[[Any], None]) 
         model_util.visit_value_and_its_immediate_references(getattr(value, attr), visitor)
 
 
-#: name -> (owner class or module, sha256 of the replaced function's source in Bokeh 3.9.2, the replacement).
-_PATCHES: dict[str, tuple[type, str, Any]] = {
-    "query_properties_with_values": (HasProps, "e864a09d384658f4dc59d87fbba3c4893d7f5f60cfa6960edc35c91ec03bc4d8",
-                                     _fast_query_properties_with_values),
-    "_overridden_defaults": (HasProps, "c3b1c82a295e3b8bc947ce04bd61c4d3ebcfd5dd083d2da36852a122b7fb2a4f",
-                             classmethod(_cached_overridden_defaults)),
-    "_get_default": (PropertyDescriptor, "6173b5a328b12fc37a7b37c843dc858d2854de88cc2de73dbc20f05ece204918",
-                     _cached_get_default),
-    "validate": (Dict, "77a1789b3ab232ec51c978f79abf5744f15defc81d8098339e397ef6c3c062a1", _quick_dict_validate),
-    "__init__": (HasProps, "8184f3bb9444ab37630421c2562aa825420a3a12000c6aba0edca39dea815f30", _lazy_init),
-    "visit_immediate_value_references": (model_util,
-                                         "94591d886aacef72ddf1b8eca8993af500d5dab7a030bed6c1b5c54ad3e6309c",
-                                         _visit_skipping_unmade_defaults),
+def _init_params_once(self: Syncable) -> dict[str, Any]:
+    """Panel's ``Syncable._init_params`` with ``_synced_params`` built once, not once per parameter."""
+    synced = set(self._synced_params)
+    params = {}
+    for p in self.param:
+        if p not in synced:
+            continue
+        v = getattr(self, p)
+        if v is not None:
+            params[p] = v
+    return params
+
+
+def _html_init_params(self: ReactiveHTML) -> dict[str, Any]:
+    """Panel's ``ReactiveHTML._init_params``, reading parameter objects without making per-instance copies."""
+    ignored = list(Reactive.param)
+    for child in self._parser.children.values():
+        if self._child_config.get(child) != 'literal':
+            ignored.append(child)
+    params = {
+        p: getattr(self, p) for p in list(Layoutable.param)
+        if getattr(self, p) is not None and p != 'name'
+    }
+    data_params, event_params = {}, []
+    objects = self.param.objects(instance="existing")  # was self.param[k] for each k: a copy of each
+    for k in self.param:
+        pobj = objects[k]
+        v = getattr(self, k)
+        if (
+            (k in ignored and k != 'name') or
+            ((pobj.precedence or 0) < 0) or
+            (isinstance(v, Viewable) and not isinstance(pobj, param.ClassSelector))
+        ):
+            continue
+        if isinstance(v, str):
+            v = HTML_SANITIZER.clean(v)
+        data_params[k] = v
+        if isinstance(pobj, param.Event):
+            event_params.append(k)
+    html, nodes, self._attrs = self._get_template()
+    params.update({
+        'attrs': self._attrs,
+        'callbacks': self._node_callbacks,
+        'data': self._data_model(**self._process_param_change(data_params)),
+        'events': self._get_events(),
+        'event_params': event_params,
+        'html': escape(textwrap.dedent(html)),
+        'nodes': nodes,
+        'looped': [node for node, _ in self._parser.looped],
+        'scripts': {}
+    })
+    for trigger, scripts in self._scripts.items():
+        if not isinstance(scripts, list):
+            scripts = [scripts]
+        params['scripts'][trigger] = [
+            escape(textwrap.dedent(script).strip()) for script in scripts
+        ]
+    return params
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_template(source: str) -> jinja2.Template:
+    """A Jinja template compiled once per text (patch 9)."""
+    return jinja2.Template(source)
+
+
+#: What ``panel.reactive`` sees as ``jinja2`` while patch 9 is installed: its one use is
+#: ``jinja2.Template(text)`` in ``ReactiveHTML._get_template`` (the reviewed code).
+_JINJA_COMPILED_ONCE = types.SimpleNamespace(Template=_compiled_template)
+
+
+class Patch(NamedTuple):
+    """One patch: ``owner.attr`` replaced by ``replacement`` while the reviewed code is what is installed."""
+
+    owner: Any  #: the class or module whose attribute is replaced
+    attr: str
+    digest: str  #: sha256 of the reviewed function's source (Bokeh 3.9.2, Panel 1.9.4)
+    replacement: Any
+    #: The function whose source the digest is of, when it is not the replaced attribute itself (patch 9
+    #: replaces a module's ``jinja2`` for the sake of the one function that uses it).
+    reviewed: Callable | None = None
+
+
+#: label -> patch; a label is the replaced function's name, or ``Class.name`` where two share one.
+_PATCHES: dict[str, Patch] = {
+    "query_properties_with_values": Patch(HasProps, "query_properties_with_values",
+                                          "e864a09d384658f4dc59d87fbba3c4893d7f5f60cfa6960edc35c91ec03bc4d8",
+                                          _fast_query_properties_with_values),
+    "_overridden_defaults": Patch(HasProps, "_overridden_defaults",
+                                  "c3b1c82a295e3b8bc947ce04bd61c4d3ebcfd5dd083d2da36852a122b7fb2a4f",
+                                  classmethod(_cached_overridden_defaults)),
+    "_get_default": Patch(PropertyDescriptor, "_get_default",
+                          "6173b5a328b12fc37a7b37c843dc858d2854de88cc2de73dbc20f05ece204918", _cached_get_default),
+    "validate": Patch(Dict, "validate", "77a1789b3ab232ec51c978f79abf5744f15defc81d8098339e397ef6c3c062a1",
+                      _quick_dict_validate),
+    "__init__": Patch(HasProps, "__init__", "8184f3bb9444ab37630421c2562aa825420a3a12000c6aba0edca39dea815f30",
+                      _lazy_init),
+    "visit_immediate_value_references": Patch(model_util, "visit_immediate_value_references",
+                                              "94591d886aacef72ddf1b8eca8993af500d5dab7a030bed6c1b5c54ad3e6309c",
+                                              _visit_skipping_unmade_defaults),
+    "Syncable._init_params": Patch(Syncable, "_init_params",
+                                   "3c20aeeded14dbf2c2bc4a9e1a8923c62d511cf4550a0a500fcc0f55013d2d21",
+                                   _init_params_once),
+    "ReactiveHTML._init_params": Patch(ReactiveHTML, "_init_params",
+                                       "f7e830a6d020657dfb6279095e22535ccb75f167b57012cf0e1c401cb8bacb35",
+                                       _html_init_params),
+    "ReactiveHTML._get_template": Patch(panel_reactive, "jinja2",
+                                        "e6ab5fe6860c36e6eb8401331d54930098ca570482e4bf522b0ee7230142dcce",
+                                        _JINJA_COMPILED_ONCE, reviewed=ReactiveHTML._get_template),
 }
 #: The replaced functions (to call), and the class attributes as found (to put back), while installed.
 _ORIGINALS: dict[str, Callable] = {}
@@ -216,33 +332,35 @@ def _source_hash(func: Callable) -> str | None:
 
 
 def install() -> list[str]:
-    """Install the patches whose target is the reviewed code; return the names installed.
+    """Install the patches whose target is the reviewed code; return their labels.
 
-    Idempotent.  A target whose source differs (another Bokeh) is left alone and logged.
+    Idempotent.  A target whose source differs (another Bokeh or Panel) is left alone and logged.
     """
-    for name, (owner, digest, replacement) in _PATCHES.items():
-        if name in _ORIGINALS or name in _LEFT_ALONE:
+    for label, patch in _PATCHES.items():
+        if label in _ORIGINALS or label in _LEFT_ALONE:
             continue
-        current = inspect.getattr_static(owner, name)
+        current = inspect.getattr_static(patch.owner, patch.attr)
         func = current.__func__ if isinstance(current, classmethod) else current
-        if _source_hash(func) != digest:
-            log.info("bokeh_speedups: %s.%s is not the reviewed code; left as it is", owner.__name__, name)
-            _LEFT_ALONE.add(name)
+        if _source_hash(patch.reviewed or func) != patch.digest:
+            log.info("bokeh_speedups: %s is not the reviewed code; left as it is", label)
+            _LEFT_ALONE.add(label)
             continue
-        _ORIGINALS[name], _FOUND[name] = func, current
-        setattr(owner, name, replacement)
+        _ORIGINALS[label], _FOUND[label] = func, current
+        setattr(patch.owner, patch.attr, patch.replacement)
     return sorted(_ORIGINALS)
 
 
 def uninstall() -> None:
-    """Put Bokeh's own functions back and forget what the patches remembered."""
-    for name in list(_ORIGINALS):
-        setattr(_PATCHES[name][0], name, _FOUND.pop(name))
-        del _ORIGINALS[name]
+    """Put Bokeh's and Panel's own code back and forget what the patches remembered."""
+    for label in list(_ORIGINALS):
+        patch = _PATCHES[label]
+        setattr(patch.owner, patch.attr, _FOUND.pop(label))
+        del _ORIGINALS[label]
     _LEFT_ALONE.clear()
     _STABLE_DEFAULTS.clear()
     _overridden_defaults_of.cache_clear()
     _lazy_defaults.cache_clear()
+    _compiled_template.cache_clear()
 
 
 @contextmanager

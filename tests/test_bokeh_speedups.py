@@ -6,6 +6,7 @@ import inspect
 import re
 
 import bokeh
+import panel
 import pytest
 from bokeh.core.json_encoder import serialize_json
 from bokeh.document import Document
@@ -75,11 +76,13 @@ def test_the_browser_gets_the_same_document_with_the_patches(query):
         assert a == b, f"step {step} differs"
 
 
-@pytest.mark.skipif(bokeh.__version__ != "3.9.2", reason="the patches were reviewed against Bokeh 3.9.2's code")
+@pytest.mark.skipif(bokeh.__version__ != "3.9.2" or panel.__version__ != "1.9.4",
+                    reason="the patches were reviewed against Bokeh 3.9.2's and Panel 1.9.4's code")
 def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
-        assert names == ["__init__", "_get_default", "_overridden_defaults", "query_properties_with_values", "validate",
+        assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
+                         "_get_default", "_overridden_defaults", "query_properties_with_values", "validate",
                          "visit_immediate_value_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
@@ -96,8 +99,8 @@ def test_the_patches_install_on_the_reviewed_bokeh():
 
 def test_another_bokehs_code_is_left_alone(monkeypatch):
     bokeh_speedups.uninstall()
-    owner, _digest, replacement = bokeh_speedups._PATCHES["_get_default"]
-    monkeypatch.setitem(bokeh_speedups._PATCHES, "_get_default", (owner, "0" * 64, replacement))
+    patch = bokeh_speedups._PATCHES["_get_default"]
+    monkeypatch.setitem(bokeh_speedups._PATCHES, "_get_default", patch._replace(digest="0" * 64))
     with bokeh_speedups.installed() as names:
         assert "_get_default" not in names
         from bokeh.core.property.descriptors import PropertyDescriptor
@@ -162,6 +165,44 @@ def test_an_invalid_dict_is_refused_with_bokehs_message():
         with pytest.raises(ValueError, match="expected a dict of type"):
             div.js_property_callbacks = ["change:text"]
         assert div.js_property_callbacks == {}
+
+
+def _flexboxes_built() -> tuple[list, list[int], dict]:
+    """Two FlexBoxes (Panel's ReactiveHTML layout) put in a document: the properties Panel gives their models, how
+    many parameter objects each instance copied, and the first one's ``_init_params``."""
+    boxes = [panel.FlexBox(panel.pane.HTML(f"<b>{i}</b>"), flex_wrap="wrap", align_items="center") for i in range(2)]
+    doc = Document()
+    panel.Column(*boxes).server_doc(doc)
+    models = [box._models[next(iter(box._models))][0] for box in boxes]
+    props = [(m.html, m.attrs, dict(m.data.properties_with_values(include_defaults=False)), m.event_params, m.nodes)
+             for m in models]
+    return props, [len(box._param__private.params) for box in boxes], boxes[0]._init_params()
+
+
+@pytest.mark.skipif(panel.__version__ != "1.9.4", reason="patches 7-9 were reviewed against Panel 1.9.4's code")
+def test_panels_models_are_built_as_panel_builds_them_without_the_copies():
+    bokeh_speedups.uninstall()
+    plain_props, plain_copies, plain_init = _flexboxes_built()
+    with bokeh_speedups.installed():
+        bokeh_speedups._compiled_template.cache_clear()
+        fast_props, fast_copies, fast_init = _flexboxes_built()
+        compiled = bokeh_speedups._compiled_template.cache_info()
+        # Patch 7: a widget's initial properties, as Panel's own _init_params gives them.
+        slider = panel.widgets.IntSlider(label="B", start=1, end=64, value=4)
+        fast_slider = slider._init_params()
+    from panel.reactive import Syncable
+
+    assert fast_slider == bokeh_speedups._ORIGINALS.get("Syncable._init_params", Syncable._init_params)(slider)
+    assert fast_slider["value"] == 4 and fast_slider["end"] == 64
+    # The same html, attributes, data and nodes, but for the per-build counters: model ids and instance names.
+    strip = re.compile(r"\bp\d{3,}\b|\bFlexBox\d{5}\b")
+    assert [strip.sub("#", repr(x)) for x in fast_props] == [strip.sub("#", repr(x)) for x in plain_props]
+    assert "align-items: ${align_items}" in fast_props[0][0].replace("&quot;", '"')
+    assert fast_init.keys() == plain_init.keys() and fast_init["event_params"] == plain_init["event_params"]
+    # Panel copied every parameter object of each FlexBox (~27); with patch 8 none.
+    assert min(plain_copies) > 20 and fast_copies == [0, 0]
+    # Patch 9: the template text of both boxes compiled once.
+    assert compiled.misses == 1 and compiled.hits >= 1
 
 
 class _Serializer:
