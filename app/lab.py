@@ -32,7 +32,7 @@ from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
 from .memory_view import MemoryView
-from .notifications import quiet_ready_notice
+from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
 from .readouts import ReadoutsView
@@ -176,6 +176,7 @@ class Lab(pn.viewable.Viewer):
         if self.embed:
             return
         present = self.state.present
+        place_notices(present)
         for pane in (self.tour.caption, self.memory_view.bar, self.readouts.pane, self.pins.table):
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present

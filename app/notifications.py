@@ -33,6 +33,11 @@ DISCONNECT_NOTICE = (
 READY_NOTICE = "Connected: the lab is live."
 
 
+#: The notices' text in the lab's font.  Notyf draws its toasts in a container of the page's body, outside every
+#: component's shadow root, so this goes in the page's own stylesheet (``raw_css``); a component stylesheet never
+#: reached them and they showed in the browser's serif.
+NOTICE_CSS = f".notyf__toast, .notyf__message {{ font-family: {NOTICE_FONT}; font-size: 15px; }}"
+
 #: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
 #: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page
 #: also loads the notification library's script.
@@ -40,7 +45,13 @@ CONNECTION_NOTICES = {
     "notifications": True,
     "disconnect_notification": DISCONNECT_NOTICE,
     "ready_notification": READY_NOTICE,
+    "raw_css": [NOTICE_CSS],
 }
+
+#: Where the notices show, by layout: a corner that layout leaves empty.  Panel's default, the bottom right, put
+#: the ready notice over the readouts of the full page for its three seconds; on a projector the top right is the
+#: memory verdict and the bottom right, below the tour card, is empty.
+NOTICE_POSITION = {"page": "top-right", "present": "bottom-right"}
 
 
 #: Notice colours dark enough for their white text (WCAG AA contrast); Notyf's own green and
@@ -58,12 +69,19 @@ def style_notices() -> None:
     area = pn.state.notifications
     if area is not None:
         area.types = [*[t for t in area.types if t["type"] not in {n["type"] for n in NOTICE_TYPES}], *NOTICE_TYPES]
-        # In the page's sans-serif, as the rest of the lab (Notyf's toast inherits the browser's serif default).
-        area.stylesheets = [*area.stylesheets, NOTICE_CSS]
+        area.position = NOTICE_POSITION["page"]
 
 
-#: The notices' text in the lab's font.
-NOTICE_CSS = f".notyf__toast, .notyf__message {{ font-family: {NOTICE_FONT}; font-size: 15px; }}"
+def place_notices(present: bool) -> None:
+    """Put this session's notices in the corner the layout leaves empty (:data:`NOTICE_POSITION`).
+
+    No-op outside a served session.  Called when the layout changes; a notice on screen is redrawn there.
+    """
+    import panel as pn
+
+    area = pn.state.notifications if pn.state.curdoc is not None else None
+    if area is not None:
+        area.position = NOTICE_POSITION["present" if present else "page"]
 
 
 def quiet_ready_notice() -> None:

@@ -134,3 +134,30 @@ def test_an_embedded_lab_does_not_toast_connected(page, lab_url):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(lab_url)
     page.locator(".notyf__toast", has_text="Connected: the lab is live.").wait_for(timeout=10_000)
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    return a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] and \
+        a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+@pytest.mark.parametrize("query, clear_of", [
+    ("", (".readouts", "[data-readout=memory]", ".levers")),
+    ("?present=true&tour=18", ("[data-readout=memory]", ".tour-card", ".tour-next")),
+], ids=["page", "present"])
+def test_the_ready_notice_shows_in_an_empty_corner_in_the_labs_font(page, lab_url, query, clear_of):
+    """On a 1280 x 720 projector the ready notice covered the readouts for its 3 s (Panel's bottom right), in the
+    browser's serif: Notyf draws outside every component's stylesheet."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(lab_url + query)
+    toast = page.locator(".notyf__toast", has_text="Connected: the lab is live.")
+    toast.wait_for(timeout=10_000)
+    page.wait_for_timeout(500)  # Notyf's slide-in
+    box = toast.bounding_box()
+    for selector in clear_of:
+        other = page.locator(selector).first.bounding_box()
+        assert other is not None and not _overlaps(box, other), (selector, box, other)
+    font = page.locator(".notyf__message").first.evaluate("e => getComputedStyle(e).fontFamily")
+    lab_font = page.locator("[data-readout=memory]").first.evaluate("e => getComputedStyle(e).fontFamily")
+    assert "serif" not in font.replace("sans-serif", "") and "Times" not in font, font
+    assert font.split(",")[0] == lab_font.split(",")[0], (font, lab_font)
