@@ -1,8 +1,11 @@
 """Entry point for ``panel serve app`` (served at ``/app``)."""
 
+import warnings
+
 import panel as pn
 import panel.reactive as panel_reactive
 from bokeh.settings import settings
+from bokeh.util.warnings import BokehUserWarning
 from panel.io.resources import LOCAL_DIST
 
 from app import bokeh_speedups, session_end
@@ -28,6 +31,10 @@ settings.perform_error_diagnostics.set_value(False)
 # empty list and dict default made with each model): six measured patches that leave every document the browser
 # receives unchanged (app/bokeh_speedups.py).
 bokeh_speedups.install()
+# A click on a button of a tab opened after the page loaded (the Pins tab's preset, say) arrives with the button's
+# whole model, which the server already has: Bokeh keeps its own and warns "reference already known" in the log
+# of every such click.  Panel silences the same warning where it knows it (panel/config.py, VS Code notebooks).
+warnings.filterwarnings("ignore", category=BokehUserWarning, message="reference already known")
 # A class's sessions are not rescanned by the cyclic GC again and again; a closed one's garbage is collected soon.
 session_end.collect_garbage_for_a_class()
 

@@ -30,22 +30,17 @@ DISCONNECT_NOTICE = (
     "your settings.</span>"
 )
 #: Shown for a few seconds once the page is connected and ready.
-READY_NOTICE = "Connected: the lab is live."
-
-
-#: The notices' text in the lab's font.  Notyf draws its toasts in a container of the page's body, outside every
-#: component's shadow root, so this goes in the page's own stylesheet (``raw_css``); a component stylesheet never
-#: reached them and they showed in the browser's serif.
-NOTICE_CSS = f".notyf__toast, .notyf__message {{ font-family: {NOTICE_FONT}; font-size: 15px; }}"
+READY_NOTICE = f'<span style="font-family: {NOTICE_FONT}">Connected: the lab is live.</span>'
 
 #: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
 #: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page
-#: also loads the notification library's script.
+#: also loads the notification library's script.  Both texts carry the lab's font inline: Notyf draws its toasts
+#: in a container of the page's body, outside every component's shadow root and stylesheet (without it they
+#: showed in the browser's serif).
 CONNECTION_NOTICES = {
     "notifications": True,
     "disconnect_notification": DISCONNECT_NOTICE,
     "ready_notification": READY_NOTICE,
-    "raw_css": [NOTICE_CSS],
 }
 
 #: Where the notices show, by layout: a corner that layout leaves empty.  Panel's default, the bottom right, put

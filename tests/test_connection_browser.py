@@ -157,7 +157,22 @@ def test_the_ready_notice_shows_in_an_empty_corner_in_the_labs_font(page, lab_ur
     for selector in clear_of:
         other = page.locator(selector).first.bounding_box()
         assert other is not None and not _overlaps(box, other), (selector, box, other)
-    font = page.locator(".notyf__message").first.evaluate("e => getComputedStyle(e).fontFamily")
+    font = toast.get_by_text("Connected: the lab is live.").evaluate("e => getComputedStyle(e).fontFamily")
     lab_font = page.locator("[data-readout=memory]").first.evaluate("e => getComputedStyle(e).fontFamily")
     assert "serif" not in font.replace("sans-serif", "") and "Times" not in font, font
     assert font.split(",")[0] == lab_font.split(",")[0], (font, lab_font)
+
+
+def test_a_click_in_a_tab_opened_later_leaves_the_servers_log_clean(page, own_server, tmp_path):
+    """The Pins tab's buttons arrive with their whole model (the tab was rendered after the page loaded); Bokeh
+    keeps the server's own and logged "BokehUserWarning: reference already known" for every such click."""
+    _proc, url = own_server()
+    open_lab(page, url)
+    page.get_by_text("Pins", exact=True).first.click()
+    page.locator(".pin-preset button").click()
+    page.locator("[data-pin='3']").wait_for(timeout=5000)
+    page.locator(".pin-clear button").click()
+    page.locator("[data-readout=pins]", has_text="No pins yet").wait_for(timeout=5000)
+    log = (tmp_path / "panel-serve-0.log").read_text()
+    assert "WebSocket connection opened" in log
+    assert "reference already known" not in log and "Traceback" not in log, log
