@@ -16,8 +16,9 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 
 # Lays out point labels in the browser, where the frame's size and the text's width are known: each label goes
 # right of its point (left where it would run past the frame), at the first vertical offset of `steps` (0, ±1, ±2,
-# … lines) where its box meets no label placed before it, no label of `others` (LabelSets laid out by their own
-# PLACE_LABELS), no marker and no line of `lines` (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# … lines) where its box meets no label placed before it, no label of `others` (LabelSets at fixed offsets, or laid
+# out by their own PLACE_LABELS), no marker (its own, and those of the renderers `marks`) and no line of `lines`
+# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
 # At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
 # preferred side).  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
 # lines).  `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
@@ -28,7 +29,9 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # LabelSet with text_baseline "middle") and the leaders only when they differ, so its own write does not run it again.
 PLACE_LABELS = r"""
 const d = source.data, xf = labels.x.field, yf = labels.y.field, n = d[xf].length;
-const W = fig.inner_width, H = fig.inner_height;
+// A chart not laid out yet (in a tab not shown since the page loaded) has no frame size: BokehJS throws on reading it.
+let W = 0, H = 0;
+try { W = fig.inner_width; H = fig.inner_height; } catch (e) { return; }
 if (!(W > 0 && H > 0) || n === 0) { return; }
 const val = (v) => (v !== null && typeof v === "object" && "value" in v) ? v.value : v;
 const ctx = document.createElement("canvas").getContext("2d");
@@ -55,16 +58,31 @@ const lead = {x0: [], y0: [], x1: [], y1: []};
 const pts = [];
 for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
-for (const other of others) {  // labels laid out by their own PLACE_LABELS: their boxes are taken too
+for (const other of others) {  // other labels: laid out by their own PLACE_LABELS, or at fixed offsets
   const od = other.source.data, ox = other.x.field, oy = other.y.field, osize = parseFloat(val(other.text_font_size));
-  if (!("xoff" in od)) { continue; }
+  const placed = "xoff" in od, fixed = typeof val(other.x_offset) !== "object";
+  if (!placed && !fixed) { continue; }  // to be laid out, not yet
+  const base = placed ? "middle" : val(other.text_baseline) || "bottom";
   ctx.font = fontOf(other);
   for (let i = 0; i < od[ox].length; i++) {
     const t = String(od[other.text.field][i]);
     if (!t) { continue; }
-    const w = ctx.measureText(t).width, x = sx(od[ox][i]) + od.xoff[i], y = sy(od[oy][i]) - od.yoff[i];
-    const left = od.align[i] === "right" ? x - w : od.align[i] === "center" ? x - w / 2 : x, h = 1.25 * osize;
-    taken.push([left, left + w, y - h / 2, y + h / 2]);
+    const rows = t.split("\n"), w = Math.max(...rows.map((row) => ctx.measureText(row).width));
+    const h = 1.25 * osize * rows.length, a = placed ? od.align[i] : val(other.text_align) || "left";
+    const x = sx(od[ox][i]) + (placed ? od.xoff[i] : val(other.x_offset) || 0);
+    const y = sy(od[oy][i]) - (placed ? od.yoff[i] : val(other.y_offset) || 0);
+    const left = a === "right" ? x - w : a === "center" ? x - w / 2 : x;
+    const top = base === "top" ? y : base === "bottom" ? y - h : y - h / 2;
+    taken.push([left, left + w, top, top + h]);
+  }
+}
+for (const m of marks) {  // other series' markers (renderers of a Scatter): their boxes are taken too
+  if (!m.visible) { continue; }
+  const md = m.data_source.data, mg = m.glyph, mr = (parseFloat(val(mg.size)) || 10) / 2 + 1;
+  const mx = md[mg.x.field] || [], my = md[mg.y.field] || [];
+  for (let i = 0; i < mx.length; i++) {
+    const x = sx(mx[i]), y = sy(my[i]);
+    if (Number.isFinite(x) && Number.isFinite(y)) { taken.push([x - mr, x + mr, y - mr, y + mr]); }
   }
 }
 ctx.font = fontOf(labels);
@@ -130,11 +148,19 @@ STEPS = (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8)
 LEADER_STYLE = {"line_color": "#777777", "line_width": 1, "level": "underlay"}
 
 
+#: Runs a layout callback found by its name in the changed model's document: a model other views' callbacks keep in
+#: the document (the served roofline's sources and ranges, app/instant.py) calls the chart's layout without holding
+#: the chart, which then leaves the document with its tab.  Outside the document (the tab closed) it does nothing.
+RELAY = """const doc = cb_obj.document, layout = doc == null ? null : doc.get_model_by_name(layout_name);
+if (layout != null) { layout.execute(cb_obj); }"""
+
+
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
-                            both_sides: bool = True, shown: str | None = None,
-                            pad: float = 0) -> ColumnDataSource | None:
+                            both_sides: bool = True, shown: str | None = None, pad: float = 0, marks=(),
+                            leader_lines: bool = True, name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
-    on a line) apart, off their markers, off the labels ``others`` (LabelSets laid out by this function before),
+    on a line) apart, off their markers and those of the renderers ``marks`` (Scatter glyphs: the other series),
+    off the labels ``others`` (LabelSets at fixed offsets, or laid out by this function before),
     off the polylines of the sources ``lines`` and inside ``fig``'s frame (log, linear or categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
@@ -144,6 +170,15 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
     On log or linear axes a label moved away from its point is joined to it by a leader line
     (:data:`LEADER_STYLE`).
+
+    With ``leader_lines`` False the leader lines' source is made but not drawn: :func:`draw_leaders` draws it
+    when the chart first has labels (a chart that seldom has any saves the renderer's models).
+
+    With ``name`` (unique in the document) the layout is that named callback, and the models outside ``labels``
+    and ``fig`` (the lines', marks' and other labels' sources, the ranges) run it through :data:`RELAY`, by name:
+    a model another view's callback holds (the served roofline's sources) would otherwise keep the whole chart in
+    the document while its tab is closed, where a change outside the session's lock raised in Bokeh and the
+    chart's own callbacks ran on a frame never laid out.
 
     Returns:
         the leader lines' source (columns x0, y0, x1, y1 in data units, filled in the browser), or None on a
@@ -155,21 +190,32 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     if not categorical:
         leaders = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []},
                                    name=f"{labels.source.name or 'labels'}-leaders")
-        fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
+        if leader_lines:
+            draw_leaders(fig, leaders)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines), "others": list(others), "steps": list(steps),
+                              "lines": list(lines), "others": list(others), "marks": list(marks),
+                              "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "pad": pad, "leaders": leaders},
-                        code=PLACE_LABELS)
-    for model, prop in ((fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"),
-                        *((src, "data") for src in lines), *((other.source, "data") for other in others),
-                        *((other, "text_font_size") for other in others),
-                        (labels, "text_font_size"), *(((glyph, "size"),) if glyph is not None else ()),
-                        # A categorical range's factors change with the data (watched); such a range is often shared
-                        # by several figures, and a callback on it would tie each figure to the others' models.
-                        *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)
-                          for end in ("start", "end"))):
+                        code=PLACE_LABELS, **({"name": name} if name else {}))
+    own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
+           *(((glyph, "size"),) if glyph is not None else ())]
+    outside = [*((src, "data") for src in lines), *((other.source, "data") for other in others),
+               *((mark.data_source, "data") for mark in marks), *((other, "text_font_size") for other in others),
+               # A categorical range's factors change with the data (watched); such a range is often shared
+               # by several figures, and a callback on it would tie each figure to the others' models.
+               *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)
+                 for end in ("start", "end"))]
+    relay = CustomJS(args={"layout_name": name}, code=RELAY) if name else callback
+    for model, prop in own:
         model.js_on_change(prop, callback)
+    for model, prop in outside:
+        model.js_on_change(prop, relay)
     return leaders
+
+
+def draw_leaders(fig, leaders: ColumnDataSource) -> None:
+    """Draw the leader lines of :func:`place_labels_in_browser`'s ``leaders`` source on ``fig``."""
+    fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
 
 
 def unplaced(n: int) -> dict[str, list]:

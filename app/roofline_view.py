@@ -38,6 +38,7 @@ from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
+from .label_layout import draw_leaders, place_labels_in_browser, unplaced
 from .present import present_figure, relayout_on_title_change
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
@@ -184,10 +185,10 @@ class RooflineView(pn.viewable.Viewer):
                                           name="reference-roof")
         self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
                                            "pct": [], "fits": [], "number": [], "gpu": []}, name="pins")
-        self.pin_labels = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="pin-labels")
+        self.pin_labels = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels")
         self.pin_roofs = ColumnDataSource(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs")
-        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": []},
-                                         name="measured")
+        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
+                                               **unplaced(0)}, name="measured")
         self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
         self.overhead = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
@@ -215,13 +216,17 @@ class RooflineView(pn.viewable.Viewer):
     def _on_result(self) -> None:
         self.update(self.state.result)
 
+    # Pins and measurements change on a button's click: the chart's changes (points, labels, leader lines, ranges)
+    # go to the browser as one message, as LabState's result does.
     @param.depends("state.pin_rows", watch=True)
     def _on_pins(self) -> None:
-        self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
+        with pn.io.hold():
+            self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
 
     @param.depends("state.measured", watch=True)
     def _on_measured(self) -> None:
-        self.show_measured(self.state.measured)
+        with pn.io.hold():
+            self.show_measured(self.state.measured)
 
     @param.depends("state.band", watch=True)
     def _on_band(self) -> None:
@@ -261,8 +266,9 @@ class RooflineView(pn.viewable.Viewer):
             "overhead ceiling (kernel launches)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
         add(Line(x="x", y="y", line_color=PALETTE["reference"], line_width=2, line_dash="dotdash"), self.reference)
-        fig.add_layout(LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
-                                text_font_size="11px", text_color=PALETTE["text"]))
+        self.reference_label = LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
+                                        text_font_size="11px", text_color=PALETTE["text"])
+        fig.add_layout(self.reference_label)
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
@@ -281,13 +287,15 @@ class RooflineView(pn.viewable.Viewer):
                             major_label_text_color=LADDER_COLOR, axis_label_text_font_size="11px",
                             axis_label_text_font_style="normal", name="rung-axis")
         fig.add_layout(rung_axis, "above")
-        add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload_kv"], size=16, fill_color=None,
-                    line_color=KV_LADDER_COLOR, line_width=3), self.point_kv, "your workload counting KV reads")
+        point_kv = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload_kv"], size=16, fill_color=None,
+                               line_color=KV_LADDER_COLOR, line_width=3), self.point_kv,
+                       "your workload counting KV reads")
         kv_ladder = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["kv_ladder"], size=8, fill_color=KV_LADDER_COLOR,
                                 line_color=KV_LADDER_COLOR, fill_alpha=0.8), self.kv_ladder,
                         "ladder counting KV reads at S")
-        add(Scatter(x="x", y="y", marker=SERIES_MARKERS["other_phase"], size=18, fill_color="white",
-                    line_color=POINT_COLOR, line_width=3), self.other_phase, "same request, other phase", name="other")
+        other = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["other_phase"], size=18, fill_color="white",
+                            line_color=POINT_COLOR, line_width=3), self.other_phase, "same request, other phase",
+                    name="other")
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
@@ -303,15 +311,17 @@ class RooflineView(pn.viewable.Viewer):
         # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
         # Labels sit right of and below their point: the roof, the sparse roof and both ladders run up and to
         # the right, so that corner is clear of them.
-        fig.add_layout(LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
-                                text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
-                                name="pin-label"))
+        self.pin_label_set = LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
+                                      text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
+                                      name="pin-label")
+        fig.add_layout(self.pin_label_set)
         measured = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
                                line_color=PALETTE["measured"], fill_color=PALETTE["measured"],
                                hatch_color=PALETTE["measured"]), self.measured)
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=10, y_offset=-12,
-                                text_baseline="top", text_font_size="10px", text_color=PALETTE["measured"],
-                                name="measured-label"))
+        self.measured_label_set = LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=10,
+                                           y_offset=-12, text_baseline="top", text_font_size="10px",
+                                           text_color=PALETTE["measured"], name="measured-label")
+        fig.add_layout(self.measured_label_set)
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
         tooltips = [
@@ -322,6 +332,9 @@ class RooflineView(pn.viewable.Viewer):
             ("fits in memory", "@fits"),
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
+        # The labels of pins and measurements keep off every series' markers.
+        self._leader_sources = self._place_point_labels(fig, {
+            "pins": pins, "measured": measured, "others": [point, point_kv, ladder, kv_ladder, other, pins, measured]})
         fig.title.text_font_size = "12px"  # the title carries both intensities
         relayout_on_title_change(fig)  # three lines, or five with tensor parallelism
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
@@ -389,8 +402,10 @@ class RooflineView(pn.viewable.Viewer):
             "number": numbers,
             "gpu": [r.gpu.name for *_, r in rows],
         }
+        if rows:
+            self._draw_leaders()
         groups = pin_groups(xs, ys, numbers)
-        self.pin_labels.data = groups
+        self.pin_labels.data = {**groups, **unplaced(len(groups["x"]))}
         roofs: dict[tuple, ScenarioResult] = {}
         for *_, r in rows:
             roofs.setdefault((r.gpu.id, r.compute_roof), r)
@@ -413,14 +428,44 @@ class RooflineView(pn.viewable.Viewer):
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
+        if points:
+            self._draw_leaders()
         self.measured.data = {
             "x": [p.intensity for p in points], "y": [p.achieved_flop_per_s / TFLOP for p in points],
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
+            **unplaced(len(points)),
         }
         self.fit_x()
         self.fit_y()
+
+    def _place_point_labels(self, fig, marks: dict) -> list[ColumnDataSource]:
+        """Lay out the labels of pins and measurements in the browser (:func:`place_labels_in_browser`): clear of
+        each other, of every marker on the chart, of the roofs and ceilings, of the ridge's and the datasheet's
+        labels and inside the frame, at any size and in present mode.  Returns their leader lines' sources, drawn
+        by :meth:`_draw_leaders` when the first pin or measurement shows.
+
+        Built with the chart: callbacks added to a chart already in the browser ran on the data of the message
+        that brought them before BokehJS 3.9 had finished making them ("CustomJS.module is unset")."""
+        lines = [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
+        fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
+        # Named, and run by name from the sources and ranges the instant redraw also holds (app/instant.py): held
+        # directly, the chart would stay in the document while another tab is shown.
+        pins = place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines,
+                                       others=fixed, marks=marks["others"], leader_lines=False,
+                                       name="pin-label-layout")
+        measured = place_labels_in_browser(fig, self.measured_label_set, marks["measured"].glyph, "label",
+                                           lines=lines, others=[self.pin_label_set, *fixed], marks=marks["others"],
+                                           leader_lines=False, name="measured-label-layout")
+        return [pins, measured]
+
+    def _draw_leaders(self) -> None:
+        """Draw the leader lines of pins' and measurements' labels, once: most sessions have neither, and the two
+        renderers are 8 Bokeh models to make and send."""
+        for leaders in self._leader_sources:
+            draw_leaders(self.figure, leaders)
+        self._leader_sources = []
 
     def y_sources(self) -> list[ColumnDataSource]:
         """The sources whose ``y`` the y range keeps on the chart: the roofs (the main one from the chart's left

@@ -184,3 +184,16 @@ MARK_LEGEND_ENTRIES = """(() => {
     if (el.classList.contains('bk-item')) el.dataset.kept = '1';
     if (el.shadowRoot) walk(el.shadowRoot); } };
   walk(document); })()"""
+
+
+def click_until(page, button: str, expected, tries: int = 4) -> None:
+    """Click ``button`` until ``expected`` shows: Panel sends typed text to the server after a debounce, and on a
+    loaded machine the first click can reach the server before the text does."""
+    for attempt in range(tries):
+        page.locator(button).click()
+        try:
+            expected.wait_for(timeout=3000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; try again, then fail below
+            if attempt == tries - 1:
+                raise

@@ -207,6 +207,32 @@ def test_measurements_are_drawn_with_their_mbu():
     assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s
 
 
+def test_pin_and_measurement_labels_are_laid_out_and_the_chart_leaves_the_document_with_its_tab():
+    """Their layout runs in the browser (app/label_layout.py) from the chart's sources, which the instant redraw's
+    callbacks also hold: held directly, the chart stayed in the document on another tab, where a pin's rename
+    changed it outside the session's lock (a RuntimeError in Bokeh) and its callbacks ran on a frame never laid
+    out.  The leader lines are drawn when the first pin or measurement shows."""
+    from bokeh.document import Document
+    from bokeh.models import CustomJS, Segment
+
+    lab = Lab(query={})
+    doc = Document()
+    lab.layout.server_doc(doc)
+    view = lab.roofline
+    layouts = {m.name: m for m in doc.models if isinstance(m, CustomJS) and (m.name or "").endswith("label-layout")}
+    assert set(layouts) == {"pin-label-layout", "measured-label-layout"}
+    assert not any(c.name in layouts for c in view.point.js_property_callbacks["change:data"])  # run by name
+    assert not [r for r in view.figure.renderers if isinstance(r.glyph, Segment)]  # no leaders yet
+    lab.pin_current()
+    assert len([r for r in view.figure.renderers if isinstance(r.glyph, Segment)]) == 2
+    assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == ["pin 1"]
+    lab.state.tab = "Pins"
+    assert view.figure.document is None and view.pin_labels.document is None  # left with its tab
+    assert view.point.document is doc  # the instant redraw's own sources stay
+    lab.state.tab = "Roofline"
+    assert view.figure.document is doc
+
+
 def test_a_second_config_of_the_same_name_becomes_the_model_shown():
     lab = Lab()
     lab.byo.config_text.value = ('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '

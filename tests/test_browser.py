@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import click_until
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -195,9 +196,7 @@ def test_pin_rename_and_remove(lab):
     assert lab.evaluate(PIN_NAMES) == ["Llama-3-70B · h100-sxm · baseline"]  # model, GPU, the lever that moved
     tab(lab, "Pins")
     lab.locator(".pin-name input").fill("my baseline")
-    lab.wait_for_timeout(300)  # the typed name reaches the server (Panel debounces browser changes)
-    lab.locator(".pin-rename button").click()
-    lab.locator("[data-pin='1']", has_text="my baseline").wait_for(timeout=5000)
+    click_until(lab, ".pin-rename button", lab.locator("[data-pin='1']", has_text="my baseline"))
     wait_for_pins_on_chart(lab, "n[0] === 'my baseline'")
     tab(lab, "Pins")
     lab.locator(".pin-remove button").click()
@@ -293,19 +292,6 @@ def test_downloads_carry_the_scenario(lab):
 
 
 # --- bring your own (issue #5) ---------------------------------------------------------
-def click_until(page, button: str, expected, tries: int = 4) -> None:
-    """Click ``button`` until ``expected`` shows: Panel sends typed text to the server after a debounce, and on a
-    loaded machine the first click can reach the server before the text does."""
-    for attempt in range(tries):
-        page.locator(button).click()
-        try:
-            expected.wait_for(timeout=3000)
-            return
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError; try again, then fail below
-            if attempt == tries - 1:
-                raise
-
-
 def test_paste_a_config_and_plot_measurements(lab):
     tab(lab, "Bring your own")
     lab.locator(".config-text textarea").fill(
