@@ -332,8 +332,9 @@ class RooflineView(pn.viewable.Viewer):
             ("fits in memory", "@fits"),
         ]
         fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
-        # The labels of pins and measurements keep off every series' markers.
-        self._leader_sources = self._place_point_labels(fig, {
+        # The labels of pins and measurements keep off every series' markers (a session's chart: the offline page
+        # has neither, and its moves need not run the layouts).
+        self._leader_sources = [] if self.state is None else self._place_point_labels(fig, {
             "pins": pins, "measured": measured, "others": [point, point_kv, ladder, kv_ladder, other, pins, measured]})
         fig.title.text_font_size = "12px"  # the title carries both intensities
         relayout_on_title_change(fig)  # three lines, or five with tensor parallelism
