@@ -48,7 +48,12 @@ class TourKeys(JSComponent):
         el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle")));
     }
     export function render({ model }) {
+      const el = document.createElement("span");
+      el.className = "tour-keys";
       const handler = (event) => {
+        // A view rendered again (its layout's children changed, its tab closed) leaves its element: its listener
+        // goes with it, or each key would be sent twice (two "next"s, a step skipped).
+        if (!el.isConnected) { document.removeEventListener("keydown", handler); return; }
         if (!model.active || event.altKey || event.ctrlKey || event.metaKey || owned(event.composedPath(), event.key)) {
           return;
         }
@@ -60,8 +65,6 @@ class TourKeys(JSComponent):
       };
       document.addEventListener("keydown", handler);
       model.on("remove", () => document.removeEventListener("keydown", handler));
-      const el = document.createElement("span");
-      el.className = "tour-keys";
       return el;
     }
     """
@@ -89,27 +92,38 @@ class TourView(pn.viewable.Viewer):
         self.prev = pn.widgets.Button(label="◀ Previous", width=110, disabled=True, css_classes=["tour-prev"])
         self.next = pn.widgets.Button(label="Start the tour ▶", color="primary", width=150,
                                       css_classes=["tour-next"])
-        self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
-        self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
+        # What a running or left tour shows (its card, "Leave", "Resume"): made when a tour first starts
+        # (_running_parts); most sessions never start one.
+        self.resume: pn.widgets.Button | None = None
+        self.leave: pn.widgets.Button | None = None
+        self.caption: pn.pane.HTML | None = None
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
         self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
                                       css_classes=["tour-jump"])
-        self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False)
         self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
         self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
                                       "(keys: → next, ← previous, Esc leaves)", margin=(8, 10))
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self._next())
+        self.jump.param.watch(self._on_jump, "value")
+        self.bar = pn.FlexBox(self.intro, self.prev, self.next, self.jump, align_items="center",
+                              sizing_mode="stretch_width")
+        self.layout = pn.Column(self.bar, self.keys, sizing_mode="stretch_width", css_classes=["tour"])
+        self._on_present()
+
+    def _running_parts(self) -> None:
+        """Make the card and the "Leave" and "Resume" buttons, once: when a tour first starts."""
+        if self.caption is not None:
+            return
+        self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
+        self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
+        self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False,
+                                    css_classes=["present"] if self.state.present else [])
         self.resume.on_click(lambda _e: self.go(self.last_index or 0))
         self.leave.on_click(lambda _e: self.stop())
-        self.jump.param.watch(self._on_jump, "value")
-        self.layout = pn.Column(
-            pn.FlexBox(self.intro, self.prev, self.next, self.resume, self.leave, self.jump, self.keys,
-                       align_items="center", sizing_mode="stretch_width"),
-            self.caption,
-            sizing_mode="stretch_width", css_classes=["tour"],
-        )
-        self._on_present()
+        self.bar.insert(3, self.leave)  # after "Next", as before "Jump to step"
+        self.bar.insert(3, self.resume)
+        self.layout.append(self.caption)
 
     def __panel__(self):
         return self.layout
@@ -127,6 +141,8 @@ class TourView(pn.viewable.Viewer):
     def _on_present(self) -> None:
         # On a projector the buttons say enough; the room reads the card.
         self.intro.visible = not self.state.present
+        if self.caption is not None:
+            self.caption.css_classes = ["present"] if self.state.present else []
         self._take_keys()
 
     @staticmethod
@@ -164,6 +180,7 @@ class TourView(pn.viewable.Viewer):
 
     def go(self, index: int) -> None:
         """Show step ``index`` (0-based) and set the scenario to it."""
+        self._running_parts()
         self.index = max(0, min(index, len(TOUR) - 1))
         self.finished = False
         self.prev.disabled = self.index == 0
@@ -183,6 +200,7 @@ class TourView(pn.viewable.Viewer):
 
     def stop(self) -> None:
         """Leave the tour; the scenario stays where the step left it, and a resume is offered."""
+        self._running_parts()
         finished = self.index == len(TOUR) - 1
         self.finished = finished
         self.last_index = None if finished or self.index is None else self.index

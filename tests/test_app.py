@@ -296,8 +296,9 @@ def test_the_tour_finishes_on_its_last_step():
     from core.tour import TOUR
 
     lab = Lab()
+    assert lab.tour.caption is None and lab.tour.leave is None  # made when a tour first starts
     lab.tour.go(len(TOUR) - 1)
-    assert lab.tour.next.label == "Finish ✓" and not lab.tour.next.disabled
+    assert lab.tour.next.label == "Finish ✓" and not lab.tour.next.disabled and lab.tour.leave.visible
     lab.tour._next()
     assert lab.tour.index is None and not lab.tour.caption.visible
 
