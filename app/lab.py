@@ -177,7 +177,7 @@ class Lab(pn.viewable.Viewer):
             return
         present = self.state.present
         place_notices(present)
-        for pane in (self.memory_view.bar, self.readouts.pane, self.pins.table):  # the tour's card: TourView
+        for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
         self.title.visible = present  # the intro carries the name otherwise

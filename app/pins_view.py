@@ -25,34 +25,60 @@ class PinsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.scenario = self.state.scenario
+        # On every page, under the tabs: the pin button and what a pin's change has to say.
         self.pin_button = pn.widgets.Button(label="Pin this scenario", css_classes=["pin"], width=170)
-        self.preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"], width=210,
-                                        description="Adds three pins (keeps the ones you have)")
-        self.which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"])
-        self.new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"])
-        self.rename = pn.widgets.Button(label="Rename", width=90, css_classes=["pin-rename"])
-        self.remove = pn.widgets.Button(label="Remove", width=90, css_classes=["pin-remove"])
-        self.clear = pn.widgets.Button(label="Remove all", width=100, css_classes=["pin-clear"])
-        self.undo = pn.widgets.Button(label="↶ Undo", width=90, css_classes=["pin-undo"], disabled=True)
-        # A wide table (many metrics) scrolls sideways inside its column rather than being cut at the readouts.
-        self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
-                                  styles={"overflow-x": "auto"})
         self.message = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.pin_button.on_click(lambda _e: self.pin_current())
-        self.preset.on_click(lambda _e: self.add_preset())
-        self.rename.on_click(lambda _e: self._rename())
-        self.remove.on_click(lambda _e: self._remove())
-        self.clear.on_click(lambda _e: self.set_pins([]))
-        self.undo.on_click(lambda _e: self.undo_last())
-        self.layout = pn.Column(
+        self._parts: dict | None = None  # the Pins tab's widgets and table (_tab)
+
+    def _tab(self) -> dict:
+        """The Pins tab's widgets, table and layout, made when the tab is first shown or one of them used: most
+        sessions never open it (eleven Panel objects, ~5 ms of a session's build)."""
+        if self._parts is not None:
+            return self._parts
+        preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"], width=210,
+                                   description="Adds three pins (keeps the ones you have)")
+        which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"])
+        new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"])
+        rename = pn.widgets.Button(label="Rename", width=90, css_classes=["pin-rename"])
+        remove = pn.widgets.Button(label="Remove", width=90, css_classes=["pin-remove"])
+        clear = pn.widgets.Button(label="Remove all", width=100, css_classes=["pin-clear"])
+        undo = pn.widgets.Button(label="↶ Undo", width=90, css_classes=["pin-undo"], disabled=True)
+        # A wide table (many metrics) scrolls sideways inside its column rather than being cut at the readouts.
+        table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", styles={"overflow-x": "auto"})
+        preset.on_click(lambda _e: self.add_preset())
+        rename.on_click(lambda _e: self._rename())
+        remove.on_click(lambda _e: self._remove())
+        clear.on_click(lambda _e: self.set_pins([]))
+        undo.on_click(lambda _e: self.undo_last())
+        layout = pn.Column(
             # Rows that wrap: on a narrow column the buttons go under each other, never over the readouts.
-            pn.FlexBox(self.preset, self.clear, self.undo, flex_wrap="wrap", sizing_mode="stretch_width"),
-            self.table,
-            pn.FlexBox(self.which, self.new_name, self.rename, self.remove, flex_wrap="wrap", align_items="flex-end",
+            pn.FlexBox(preset, clear, undo, flex_wrap="wrap", sizing_mode="stretch_width"),
+            table,
+            pn.FlexBox(which, new_name, rename, remove, flex_wrap="wrap", align_items="flex-end",
                        sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
+        self._parts = {"preset": preset, "which": which, "new_name": new_name, "rename": rename, "remove": remove,
+                       "clear": clear, "undo": undo, "table": table, "layout": layout}
+        self._on_present()
         self._refresh()
+        return self._parts
+
+    preset = property(lambda self: self._tab()["preset"], doc="Adds article 004's trio of pins.")
+    which = property(lambda self: self._tab()["which"], doc="The pin Rename and Remove act on.")
+    new_name = property(lambda self: self._tab()["new_name"], doc="The chosen pin's new name.")
+    rename = property(lambda self: self._tab()["rename"], doc="Renames the chosen pin.")
+    remove = property(lambda self: self._tab()["remove"], doc="Removes the chosen pin.")
+    clear = property(lambda self: self._tab()["clear"], doc="Removes every pin (undoable).")
+    undo = property(lambda self: self._tab()["undo"], doc="Restores the pins before the last change.")
+    table = property(lambda self: self._tab()["table"], doc="The compare table (:func:`pins_table_html`).")
+    layout = property(lambda self: self._tab()["layout"], doc="The Pins tab.")
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        if self._parts is not None:
+            self._parts["table"].css_classes = ["present"] if self.state.present else []
 
     def __panel__(self):
         return self.layout
@@ -125,6 +151,8 @@ class PinsView(pn.viewable.Viewer):
 
     @param.depends("state.pin_rows", watch=True)
     def _refresh(self) -> None:
+        if self._parts is None:
+            return  # the tab is filled when first made
         options = {f"{i + 1}. {p.name}": i for i, p in enumerate(self.pins)}
         # Rename and Remove act on a chosen pin: one is always chosen while there are pins (a blank select
         # beside a table of pins reads as "no pins").
