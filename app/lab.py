@@ -99,7 +99,9 @@ class Lab(pn.viewable.Viewer):
         self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
         self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
-        if self.embed:
+        if self.embed or state.present:
+            # An embed in a documentation page, or a projector: the lab, not a toast over its corner (on a
+            # projector a long tour card reaches every corner); the lost-connection notice stays.
             quiet_ready_notice()
         if not self.embed:
             if app["tab"]:

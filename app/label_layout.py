@@ -200,7 +200,9 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]
     outside = [*((src, "data") for src in lines), *((other.source, "data") for other in others),
-               *((mark.data_source, "data") for mark in marks), *((other, "text_font_size") for other in others),
+               *((mark.data_source, "data") for mark in marks),
+               # Another label's size, and a fixed label's side (the roofline's ridge label changes sides).
+               *((other, prop) for other in others for prop in ("text_font_size", "text_align", "x_offset")),
                # A categorical range's factors change with the data (watched); such a range is often shared
                # by several figures, and a callback on it would tie each figure to the others' models.
                *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)

@@ -8,7 +8,7 @@ Panel's notification area announces, on every served page:
   page's own address, and the lab rewrites the address bar with every change
   (see :mod:`app.permalink_view`), so reloading rebuilds what was on screen;
 * when the page is connected and ready (a short notice that fades), except in an
-  embedded lab (:func:`quiet_ready_notice`).
+  embedded lab or one opened in present mode (:func:`quiet_ready_notice`).
 
 The texts are Panel's ``disconnect_notification`` and ``ready_notification``;
 the disconnect notice is rendered as HTML by Panel's notification library, so
@@ -44,8 +44,8 @@ CONNECTION_NOTICES = {
 }
 
 #: Where the notices show, by layout: a corner that layout leaves empty.  Panel's default, the bottom right, put
-#: the ready notice over the readouts of the full page for its three seconds; on a projector the top right is the
-#: memory verdict and the bottom right, below the tour card, is empty.
+#: the ready notice over the readouts of the full page for its three seconds.  On a projector (no ready notice:
+#: :func:`quiet_ready_notice`) the lost-connection notice keeps clear of the memory verdict at the top right.
 NOTICE_POSITION = {"page": "top-right", "present": "bottom-right"}
 
 
@@ -80,7 +80,7 @@ def place_notices(present: bool) -> None:
 
 
 def quiet_ready_notice() -> None:
-    """No "connected" toast for this session's page (an embedded lab); the lost-connection notice stays.
+    """No "connected" toast for this session's page (an embedded lab, present mode); the lost-connection notice stays.
 
     In a 500 × 450 iframe the ready notice covered the levers drawer for its three seconds on every load, and a
     page of documentation with several embedded labs flashed one in each.  No-op outside a served session.

@@ -188,7 +188,7 @@ class RooflineView(pn.viewable.Viewer):
         self.pin_labels = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels")
         self.pin_roofs = ColumnDataSource(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs")
         self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
-                                               **unplaced(0)}, name="measured")
+                                               "shown": [], **unplaced(0)}, name="measured")
         self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
         self.overhead = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
@@ -318,7 +318,8 @@ class RooflineView(pn.viewable.Viewer):
         measured = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
                                line_color=PALETTE["measured"], fill_color=PALETTE["measured"],
                                hatch_color=PALETTE["measured"]), self.measured)
-        self.measured_label_set = LabelSet(x="x", y="y", text="label", source=self.measured, x_offset=10,
+        # Drawn from "shown": the label, or "" where the browser's layout found it no clear place (many points).
+        self.measured_label_set = LabelSet(x="x", y="y", text="shown", source=self.measured, x_offset=10,
                                            y_offset=-12, text_baseline="top", text_font_size="10px",
                                            text_color=PALETTE["measured"], name="measured-label")
         fig.add_layout(self.measured_label_set)
@@ -436,6 +437,7 @@ class RooflineView(pn.viewable.Viewer):
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
             "label": [f"measured B={p.measurement.batch}" for p in points],
+            "shown": [f"measured B={p.measurement.batch}" for p in points],
             **unplaced(len(points)),
         }
         self.fit_x()
@@ -453,12 +455,16 @@ class RooflineView(pn.viewable.Viewer):
         fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
         # Named, and run by name from the sources and ranges the instant redraw also holds (app/instant.py): held
         # directly, the chart would stay in the document while another tab is shown.
+        # 6 px apart sideways: two labels abutting on one row read as one.
         pins = place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines,
                                        others=fixed, marks=marks["others"], leader_lines=False,
-                                       name="pin-label-layout")
+                                       name="pin-label-layout", pad=6)
         measured = place_labels_in_browser(fig, self.measured_label_set, marks["measured"].glyph, "label",
                                            lines=lines, others=[self.pin_label_set, *fixed], marks=marks["others"],
-                                           leader_lines=False, name="measured-label-layout")
+                                           leader_lines=False, name="measured-label-layout", pad=6,
+                                           # Many measurements crowd a decade: one with no clear place is left
+                                           # out (its batch and MFU stay in the hover); a pin always shows.
+                                           shown="shown")
         return [pins, measured]
 
     def _draw_leaders(self) -> None:

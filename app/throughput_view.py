@@ -22,6 +22,13 @@ from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 
+#: The batch axis: B = 1 … 1,024 and a tenth of a decade either side, so that the markers at B = 1 and 1,024 are
+#: drawn whole (they were cut in half by the frame).
+X_RANGE = (10 ** -0.1, 1024 * 10**0.1)
+#: The "does not fit" label goes inside the shading when the shading starts below 10^this (B ≈ 63): there it has
+#: room for its ~1.3 decades at present mode's 18 px; further right it goes before the shading, right-aligned.
+NO_FIT_LABEL_INSIDE_BELOW = 1.8
+
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
 
@@ -40,11 +47,13 @@ class ThroughputView(pn.viewable.Viewer):
                                            "number": []}, name="throughput-pins")
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
-            x_range=(1, 1024), x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
+            # A tenth of a decade either side of B = 1 … 1,024: the markers at the ends are drawn whole.
+            x_range=X_RANGE, x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
             tools="pan,wheel_zoom,reset,save", toolbar_location="above", name="throughput-figure",
         )
         fig.toolbar.autohide = True
-        self.no_fit = BoxAnnotation(left=1024, right=1024, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
+        # From past the largest batch that fits to the frame's right edge (right=None).
+        self.no_fit = BoxAnnotation(left=X_RANGE[1], right=None, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
         fig.add_layout(self.no_fit)
         self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
                                   text_color="#616161", text_font_size="12px")
@@ -125,9 +134,11 @@ class ThroughputView(pn.viewable.Viewer):
         self.b_span.location = r.batch
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
-        self.no_fit.left = min(max(left, 1), 1024)
-        self.no_fit.right = 1024
+        self.no_fit.left = min(max(left, X_RANGE[0]), X_RANGE[1])
         self.no_fit_label.x = self.no_fit.left
+        # Inside the shading where it has room; near the right edge, before it (it was cut at the frame's edge).
+        inside = np.log10(self.no_fit.left) < NO_FIT_LABEL_INSIDE_BELOW
+        self.no_fit_label.update(text_align="left" if inside else "right", x_offset=4 if inside else -4)
         self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "

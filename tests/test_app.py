@@ -303,6 +303,22 @@ def test_the_tour_finishes_on_its_last_step():
     assert lab.tour.index is None and not lab.tour.caption.visible
 
 
+def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_inside_the_frame():
+    """A helper's trial: the pins at B = 1 were cut in half by the frame, and "does not fit in 80 G" lost its "iB"
+    at the right edge when the shading started far right."""
+    from app.throughput_view import X_RANGE
+
+    lab = Lab(Scenario(model="llama-3-8b", gpu="h100-sxm"))
+    lab.state.tab = "Throughput vs B"
+    fig, label = lab.throughput.figure, lab.throughput.no_fit_label
+    assert fig.x_range.start < 0.8 and fig.x_range.end > 1280 and (fig.x_range.start, fig.x_range.end) == X_RANGE
+    assert lab.result.max_batch < 63 and (label.text_align, label.x_offset) == ("left", 4)  # inside the shading
+    assert not isinstance(lab.throughput.no_fit.right, int | float)  # shaded to the frame's edge (a Node)
+    lab.scenario.gpu = "h200"  # fits a larger batch: the shading starts further right
+    assert lab.result.max_batch > 63 and label.x == lab.result.max_batch + 0.5
+    assert (label.text_align, label.x_offset) == ("right", -4) and label.text.startswith("does not fit in 141")
+
+
 def test_the_throughput_title_fits_its_chart_in_two_short_lines():
     lab = Lab(query={})
     lab.state.tab = "Throughput vs B"

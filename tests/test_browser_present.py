@@ -195,6 +195,37 @@ def test_measurement_and_pin_labels_near_the_workload_stay_apart(page, lab_url, 
     assert page.errors == []
 
 
+def test_seven_measurements_on_a_projector_show_only_labels_with_room(page, lab_url):
+    """A helper's trial: seven measurements of Llama-3-8B in present mode (18 px labels) ran over each other,
+    the markers and the ridge's label; a label with no clear place is now left out (its values stay in the
+    hover), and a pin's always shows."""
+    _open(page, f"{lab_url}?model=llama-3-8b&batch=8&context=2048&present=true", PROJECTOR)
+    page.get_by_text("Bring your own", exact=True).first.click()
+    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n1,2048,150\n2,2048,290\n"
+                                                 "4,2048,560\n8,2048,1000\n16,2048,1900\n32,2048,3100\n"
+                                                 "64,2048,5200")
+    click_until(page, ".measured-plot button", page.locator("[data-readout=measured]"))
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.get_by_text("Pins", exact=True).first.click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    page.get_by_text("Roofline", exact=True).first.click()
+    page.wait_for_function("(() => { const m = Bokeh.documents[0].get_model_by_name('measured');"
+                           " return m != null && m.data.xoff && m.data.xoff.length === 7; })()")
+    page.wait_for_timeout(500)
+    boxes = page.evaluate(ROOFLINE_BOXES)
+    shown = [lab for lab in boxes["labels"] if lab["text"].startswith(("pin", "measured"))]
+    assert {"pin 1", "pins 2, 3, 4"} <= {lab["text"] for lab in shown} and len(shown) >= 6, shown
+    for a in shown:
+        for b in boxes["labels"]:
+            assert b is a or b["text"] == a["text"] or not _overlap(a, b), (a, b)
+        for m in boxes["marks"]:
+            assert not _overlap(a, m), (a, m)
+        for seg in boxes["lines"]:
+            assert not _crosses(a, seg), (a, seg)
+    assert page.errors == []
+
+
 def _labels_clear_of_everything(boxes: dict) -> None:
     labels = [lab for lab in boxes["labels"] if lab["text"].startswith(("pin", "measured"))]
     assert {lab["text"] for lab in labels} == {"measured B=1", "measured B=8", "measured B=32", "pin 1",
