@@ -96,6 +96,29 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
+def _pin_name(given, index: int, notices: list[str]) -> str:
+    """A link's pin name: text, cut to :data:`MAX_PIN_NAME` characters; anything else (a number, a list, an
+    object) is not a name and the pin is called by its place, each with a notice."""
+    default = f"pin {index + 1}"
+    if given is None or given == "":
+        return default
+    if not isinstance(given, str):
+        notices.append(f"{default}: ignored its name: not text (a JSON {_json_kind(given)})")
+        return default
+    if len(given) > MAX_PIN_NAME:
+        notices.append(f"{default}: its name was cut to {MAX_PIN_NAME} characters (of {len(given):,})")
+    return given[:MAX_PIN_NAME]
+
+
+def _json_kind(value) -> str:
+    """What JSON calls ``value``'s type."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "number"
+    return {list: "list", dict: "object"}.get(type(value), type(value).__name__)
+
+
 def _travel_note(name: str) -> str:
     if name == "model":
         return ("; a config.json read in another session does not travel in links: paste it again under "
@@ -174,7 +197,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]
         if not isinstance(rec, dict):
             notices.append(f"ignored pin {i + 1}: not an object")
             continue
-        name = str(rec.get("name") or f"pin {i + 1}")[:MAX_PIN_NAME]
+        name = _pin_name(rec.get("name"), i, notices)
         levers = LEVERS.defaults()
         lost = None  # a model or GPU this lab does not have: the pin would be another scenario under its name
         for key, value in rec.items():

@@ -147,3 +147,18 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
     rows = list(csv.DictReader(io.StringIO(pins_csv(compare(pins)))))
     assert [r["name"] for r in rows] == ['\'=HYPERLINK("https://evil.example","x")', "'+1", "plain"]
     assert float(rows[0]["tokens_per_s_with_kv"]) > 0  # numbers stay numbers
+
+
+@pytest.mark.parametrize("given, name, notice", [
+    ({"a": 1}, "pin 1", "pin 1: ignored its name: not text (a JSON object)"),
+    (123, "pin 1", "pin 1: ignored its name: not text (a JSON number)"),
+    ([1], "pin 1", "pin 1: ignored its name: not text (a JSON list)"),
+    (True, "pin 1", "pin 1: ignored its name: not text (a JSON true/false)"),
+    ("y" * 100, "y" * 40, "pin 1: its name was cut to 40 characters (of 100)"),
+    ("batch 4 <b>", "batch 4 <b>", None),
+])
+def test_a_pins_name_is_text_and_what_is_not_is_said(given, name, notice):
+    """A helper's trial: a link's pin named {"a": 1} showed as "{'a': 1}" and a long name was cut, silently."""
+    state = from_query({"pins": json.dumps([{"name": given, "batch": "4"}])})
+    assert [p.name for p in state.pins] == [name] and state.pins[0].levers["batch"] == 4
+    assert state.notices == ([notice] if notice else [])
