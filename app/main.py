@@ -8,7 +8,7 @@ from bokeh.settings import settings
 from bokeh.util.warnings import BokehUserWarning
 from panel.io.resources import LOCAL_DIST
 
-from app import bokeh_speedups, session_end
+from app import bokeh_speedups, log_hygiene, session_end
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
 
@@ -36,6 +36,8 @@ bokeh_speedups.install()
 # whole model, which the server already has: Bokeh keeps its own and warns "reference already known" in the log
 # of every such click.  Panel silences the same warning where it knows it (panel/config.py, VS Code notebooks).
 warnings.filterwarnings("ignore", category=BokehUserWarning, message="reference already known")
+# A crafted link's unreadable query value is quoted by Panel's log line in full: cut (app/log_hygiene.py).
+log_hygiene.install()
 # A class's sessions are not rescanned by the cyclic GC again and again; a closed one's garbage is collected soon.
 session_end.collect_garbage_for_a_class()
 
