@@ -90,7 +90,8 @@ def memory_html(r: ScenarioResult) -> str:
         width = gib * scale
         # A segment too narrow for its words shows none (a cut "weights 1" misleads); the title and
         # the legend under the bar still name it.
-        text = f"{name} {gib:,.1f}" if width >= MIN_LABEL_PERCENT else ""
+        # In a span drawn over the capacity marker: the marker inside a segment ran through its number.
+        text = f"<span>{name} {gib:,.1f}</span>" if width >= MIN_LABEL_PERCENT else ""
         segs.append(f'<div class="mem-seg" data-part="{name}" style="left:{left:.3f}%;width:{width:.3f}%;'
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width

@@ -559,7 +559,8 @@ SEGMENT_LABELS = r"""() => {
   const out = [];
   const visit = (root) => {
     for (const seg of root.querySelectorAll('.mem-seg')) {
-      const text = [...seg.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim());
+      const walk = document.createTreeWalker(seg, NodeFilter.SHOW_TEXT);  // the label's words, in their span
+      let text = walk.nextNode(); while (text && !text.textContent.trim()) text = walk.nextNode();
       if (!text) continue;
       const range = document.createRange(); range.selectNodeContents(text);
       const t = range.getBoundingClientRect(), s = seg.getBoundingClientRect();
