@@ -172,8 +172,10 @@ def compare_key_html(rows: list[PinRow]) -> str:
             differs = (f"differs from {ORIGIN} by: {'; '.join(row.differs_by)}" if row.differs_by
                        else f"nothing: it is {ORIGIN}")
         else:
-            differs = "differs by: " + ("; ".join(row.differs_by)
-                                        or "the most common value of every lever that varies")
+            # A pin that differs by nothing is the group's reference ("differs by: the most common value of every
+            # lever that varies" read as a difference, found by a helper).
+            differs = ("differs by: " + "; ".join(row.differs_by) if row.differs_by
+                       else "nothing: the others differ from it (it has the most common value of every lever)")
         items.append(
             f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
             f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'

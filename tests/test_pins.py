@@ -194,3 +194,17 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     lab.pins.rename.clicks += 1
     assert lab.state.pin_rows[0].pin.name == "four sequences"
     assert lab.state.pin_rows[0].differs_from == "the scenario it was pinned from"
+
+
+def test_the_compare_key_names_the_pin_the_others_differ_from():
+    """A helper's trial: the baseline of a pin and the trio read "differs by: the most common value of every lever
+    that varies", as if that were a difference."""
+    from app.compare_view import compare_key_html
+
+    base = Scenario(model="llama-3-8b")
+    pins = [Pin("base", base.levers()), Pin("b4", base.clone(batch=4).levers()),
+            Pin("b8", base.clone(batch=8).levers()), Pin("base again", base.levers())]
+    key = compare_key_html(compare(pins))
+    rows = key.split("<tr data-compare-pin=")[1:]
+    assert "nothing: the others differ from it" in rows[0] and "nothing: the others differ from it" in rows[3]
+    assert "differs by: batch=4" in rows[1] and "most common value of every lever that varies" not in key
