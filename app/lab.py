@@ -158,8 +158,9 @@ class Lab(pn.viewable.Viewer):
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
         self.tabs = tabs
-        self.views = pn.Column(tabs, pn.Row(self.pins.pin_button, self.pins.message), sizing_mode="stretch_width",
-                               styles={"flex": "1 1 480px"}, min_width=0)
+        # Under the tabs; beside the chart in present mode (_arrange), where under them it was below the fold.
+        self.pin_row = pn.Row(self.pins.pin_button, self.pins.message)
+        self.views = pn.Column(tabs, sizing_mode="stretch_width", styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
         self.header = pn.FlexBox(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
@@ -185,7 +186,8 @@ class Lab(pn.viewable.Viewer):
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
         if present:
-            side = pn.Column(self.memory_view, self.tour, max_width=460, sizing_mode="stretch_width",
+            self.views.objects = [self.tabs]
+            side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460, sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
@@ -194,6 +196,7 @@ class Lab(pn.viewable.Viewer):
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.body.objects = [pn.Column(self.link.notice, self.error, row, below, sizing_mode="stretch_width")]
         else:
+            self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
                              pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),

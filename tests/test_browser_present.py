@@ -277,6 +277,20 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     assert page.errors == []
 
 
+@pytest.mark.parametrize("query", ["?present=true", "?present=true&tour=18"])
+def test_the_pin_button_shows_beside_the_chart_on_a_projector(page, lab_url, query):
+    """A helper's trial: in present mode "Pin this scenario" sat under the chart's legend, at y = 730 of 720; it
+    goes beside the chart, under the tour card (the trio is the article's demonstration)."""
+    _open(page, lab_url + query, PROJECTOR)
+    box = page.get_by_text("Pin this scenario", exact=True).bounding_box()
+    chart = page.evaluate("(() => { const r = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline'))"
+                          ".el.getBoundingClientRect(); return r.right; })()")
+    assert box["y"] + box["height"] <= 720 and box["x"] >= chart, (box, chart)
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('pins').data.x.length === 1")
+    assert page.errors == []
+
+
 def test_the_tour_runs_from_the_keyboard_and_a_clicker(page, lab_url):
     _open(page, lab_url + "?present=true", PROJECTOR)
     page.get_by_text("Start the tour ▶").click()
