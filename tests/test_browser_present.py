@@ -164,19 +164,7 @@ def test_measurement_and_pin_labels_near_the_workload_stay_apart(page, lab_url, 
     """A helper's trial: three measurements and two pins by the workload at B = 8; "measured B=8", "pin 1" and
     "pins 2, 3, 4" crowded the star, touched each other and sat on the roof and the ladders' markers."""
     _open(page, f"{lab_url}?batch=8&present={present}", size)
-    page.get_by_text("Bring your own", exact=True).first.click()
-    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n1,2048,150\n8,2048,1000\n32,2048,3100")
-    click_until(page, ".measured-plot button", page.locator("[data-readout=measured]"))
-    page.get_by_text("Pin this scenario", exact=True).click()
-    page.get_by_text("Pins", exact=True).first.click()
-    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
-    page.locator("[data-pin='4']").wait_for(timeout=5000)
-    # The chart left the document with its tab, and comes back with it.
-    page.get_by_text("Roofline", exact=True).first.click()
-    page.wait_for_function("(() => { const d = Bokeh.documents[0], m = d.get_model_by_name('measured'),"
-                           " p = d.get_model_by_name('pins'); return m != null && p != null &&"
-                           " p.data.x.length === 4 && m.data.xoff && m.data.xoff.length === 3; })()")
-    page.wait_for_timeout(500)
+    _measure_pin_and_pin_the_trio(page, [(1, 150), (8, 1000), (32, 3100)])
     _labels_clear_of_everything(page.evaluate(ROOFLINE_BOXES))
     if present == "false":
         # The workload moves (B = 8 → 12 → 16 → 24 → 32, drawn in the browser): the layouts run again, called by
@@ -200,19 +188,8 @@ def test_seven_measurements_on_a_projector_show_only_labels_with_room(page, lab_
     the markers and the ridge's label; a label with no clear place is now left out (its values stay in the
     hover), and a pin's always shows."""
     _open(page, f"{lab_url}?model=llama-3-8b&batch=8&context=2048&present=true", PROJECTOR)
-    page.get_by_text("Bring your own", exact=True).first.click()
-    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n1,2048,150\n2,2048,290\n"
-                                                 "4,2048,560\n8,2048,1000\n16,2048,1900\n32,2048,3100\n"
-                                                 "64,2048,5200")
-    click_until(page, ".measured-plot button", page.locator("[data-readout=measured]"))
-    page.get_by_text("Pin this scenario", exact=True).click()
-    page.get_by_text("Pins", exact=True).first.click()
-    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
-    page.locator("[data-pin='4']").wait_for(timeout=5000)
-    page.get_by_text("Roofline", exact=True).first.click()
-    page.wait_for_function("(() => { const m = Bokeh.documents[0].get_model_by_name('measured');"
-                           " return m != null && m.data.xoff && m.data.xoff.length === 7; })()")
-    page.wait_for_timeout(500)
+    _measure_pin_and_pin_the_trio(page, [(1, 150), (2, 290), (4, 560), (8, 1000), (16, 1900), (32, 3100),
+                                         (64, 5200)])
     boxes = page.evaluate(ROOFLINE_BOXES)
     shown = [lab for lab in boxes["labels"] if lab["text"].startswith(("pin", "measured"))]
     assert {"pin 1", "pins 2, 3, 4"} <= {lab["text"] for lab in shown} and len(shown) >= 6, shown
@@ -224,6 +201,25 @@ def test_seven_measurements_on_a_projector_show_only_labels_with_room(page, lab_
         for seg in boxes["lines"]:
             assert not _crosses(a, seg), (a, seg)
     assert page.errors == []
+
+
+def _measure_pin_and_pin_the_trio(page, points: list[tuple[int, int]]) -> None:
+    """Plot measurements ``(batch, tokens/s)`` at S = 2,048 (Bring your own), pin the scenario, add the trio (Pins),
+    and come back to the Roofline tab once its labels are laid out.  The chart leaves the document with its tab,
+    and comes back with it."""
+    page.get_by_text("Bring your own", exact=True).first.click()
+    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n" +
+                                                 "".join(f"{b},2048,{t}\n" for b, t in points))
+    click_until(page, ".measured-plot button", page.locator("[data-readout=measured]"))
+    page.get_by_text("Pin this scenario", exact=True).click()
+    page.get_by_text("Pins", exact=True).first.click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='4']").wait_for(timeout=5000)
+    page.get_by_text("Roofline", exact=True).first.click()
+    page.wait_for_function("(n) => { const d = Bokeh.documents[0], m = d.get_model_by_name('measured'),"
+                           " p = d.get_model_by_name('pins'); return m != null && p != null &&"
+                           " p.data.x.length === 4 && m.data.xoff && m.data.xoff.length === n; }", arg=len(points))
+    page.wait_for_timeout(500)
 
 
 def _labels_clear_of_everything(boxes: dict) -> None:
