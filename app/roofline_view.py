@@ -309,8 +309,8 @@ class RooflineView(pn.viewable.Viewer):
                            line_color="black", line_width=1, fill_alpha=0.85), self.pins)
         # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
         # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
-        # Labels sit right of and below their point: the roof, the sparse roof and both ladders run up and to
-        # the right, so that corner is clear of them.
+        # A session's chart lays these labels out in the browser (_place_point_labels); these fixed offsets, right of
+        # and below the point (the roofs and ladders run up and to the right), are the chart's before that runs.
         self.pin_label_set = LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
                                       text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
                                       name="pin-label")
@@ -432,12 +432,13 @@ class RooflineView(pn.viewable.Viewer):
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
         if points:
             self._draw_leaders()
+        labels = [f"measured B={p.measurement.batch}" for p in points]
         self.measured.data = {
             "x": [p.intensity for p in points], "y": [p.achieved_flop_per_s / TFLOP for p in points],
             "batch": [p.measurement.batch for p in points], "pct": [100 * p.mfu for p in points],
             "fits": ["" for _ in points],
-            "label": [f"measured B={p.measurement.batch}" for p in points],
-            "shown": [f"measured B={p.measurement.batch}" for p in points],
+            "label": labels,
+            "shown": list(labels),  # until the browser's layout leaves out one with no room
             **unplaced(len(points)),
         }
         self.fit_x()

@@ -47,7 +47,6 @@ class ThroughputView(pn.viewable.Viewer):
                                            "number": []}, name="throughput-pins")
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
-            # A tenth of a decade either side of B = 1 … 1,024: the markers at the ends are drawn whole.
             x_range=X_RANGE, x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
             tools="pan,wheel_zoom,reset,save", toolbar_location="above", name="throughput-figure",
         )
