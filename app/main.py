@@ -27,10 +27,16 @@ settings.perform_document_validation.set_value(False)
 # process).  Property validation, the other large cost, stays on: with it off Bokeh also skips the conversions
 # some properties accept, and the browser got models with unset names.
 settings.perform_error_diagnostics.set_value(False)
+# Two settings Bokeh reads for every model it makes or serialises (``simple_ids`` for each id,
+# ``serialize_include_defaults`` for each model sent) look for their environment variable on every read: ~900
+# lookups a session, ~3 ms of ~104 (A/B in one process, 8 × 3 builds).  Each is read once here, the environment
+# and Bokeh's config files included as usual, and that value kept for the process.
+for _setting in (settings.simple_ids, settings.serialize_include_defaults):
+    _setting.set_value(_setting())
 # Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising, every
-# empty list and dict default made with each model) and Panel's model building (quadratic parameter lists, copied
-# parameter objects, a template compiled per component): nine measured patches that leave every document the
-# browser receives unchanged (app/bokeh_speedups.py).
+# empty list and dict default made with each model, a theme lookup that raises for each default read) and Panel's
+# model building (quadratic parameter lists, copied parameter objects, a template compiled per component): ten
+# measured patches that leave every document the browser receives unchanged (app/bokeh_speedups.py).
 bokeh_speedups.install()
 # A click on a button of a tab opened after the page loaded (the Pins tab's preset, say) arrives with the button's
 # whole model, which the server already has: Bokeh keeps its own and warns "reference already known" in the log

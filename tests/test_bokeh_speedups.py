@@ -76,14 +76,51 @@ def test_the_browser_gets_the_same_document_with_the_patches(query):
         assert a == b, f"step {step} differs"
 
 
+def _references_both_ways(doc: Document) -> tuple[list[list[str]], list[list[str]]]:
+    """Each root's references (model ids), by the patched walk and by Bokeh's own, over the same models."""
+    import bokeh.model.util as model_util
+
+    fast = [sorted(m.id for m in root.references()) for root in doc.roots]
+    patched = model_util.visit_immediate_value_references
+    model_util.visit_immediate_value_references = bokeh_speedups._ORIGINALS["visit_immediate_value_references"]
+    try:
+        plain = [sorted(m.id for m in root.references()) for root in doc.roots]
+    finally:
+        model_util.visit_immediate_value_references = patched
+    return fast, plain
+
+
+@pytest.mark.parametrize("query", [{}, {"embed": "true"}, {"present": "true", "tour": "5"},
+                                   to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU)],
+                         ids=["default", "embed", "present-tour", "custom-gpu-pins"])
+def test_the_references_walk_finds_what_bokehs_finds(query):
+    """Patch 6 reads stored values and skips scalar defaults: the same models, every tab shown, after a move."""
+    with bokeh_speedups.installed():
+        if "visit_immediate_value_references" not in bokeh_speedups._ORIGINALS:
+            pytest.skip("patch 6 is not installed on this Bokeh")
+        lab = Lab(query=query)
+        doc = Document()
+        lab.layout.server_doc(doc)
+        steps = [_references_both_ways(doc)]
+        for name in ([] if lab.embed else TABS):
+            lab.state.tab = name
+            steps.append(_references_both_ways(doc))
+        lab.scenario.param.update(batch=16, weight_dtype="int4")
+        lab.pin_current()
+        steps.append(_references_both_ways(doc))
+    for step, (fast, plain) in enumerate(steps):
+        assert fast == plain, f"step {step} differs"
+    assert sum(map(len, steps[0][0])) > 200  # the whole page
+
+
 @pytest.mark.skipif(bokeh.__version__ != "3.9.2" or panel.__version__ != "1.9.4",
                     reason="the patches were reviewed against Bokeh 3.9.2's and Panel 1.9.4's code")
 def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
         assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
-                         "_get_default", "_overridden_defaults", "query_properties_with_values", "validate",
-                         "visit_immediate_value_references"]
+                         "_get_default", "_overridden_defaults", "query_properties_with_values", "themed_values",
+                         "validate", "visit_immediate_value_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
@@ -165,6 +202,33 @@ def test_an_invalid_dict_is_refused_with_bokehs_message():
         with pytest.raises(ValueError, match="expected a dict of type"):
             div.js_property_callbacks = ["change:text"]
         assert div.js_property_callbacks == {}
+
+
+def _themes_as_bokeh_applies_them() -> list:
+    """A model with no theme value, one given a theme's values, then the same with the theme taken away: what a
+    program reads of each, and what is serialised."""
+    from bokeh.models import Div
+
+    plain, themed = Div(), Div()
+    before = (plain.themed_values(), themed.themed_values())
+    themed.apply_theme({"width": 123, "styles": {"color": "red"}})
+    during = (themed.themed_values(), themed.width, dict(themed.styles), plain.width, plain.themed_values())
+    serialised = sorted(themed.to_serializable(_Serializer())["attributes"])
+    themed.apply_theme({})
+    return [before, during, serialised, themed.themed_values(), themed.width, "__themed_values__" in vars(themed)]
+
+
+def test_theme_values_are_read_as_bokeh_reads_them():
+    bokeh_speedups.uninstall()
+    plain = _themes_as_bokeh_applies_them()
+    with bokeh_speedups.installed():
+        fast = _themes_as_bokeh_applies_them()
+        from bokeh.core.has_props import HasProps
+
+        assert HasProps.themed_values is bokeh_speedups._themed_values_from_dict
+    assert fast == plain
+    assert fast[0] == (None, None) and fast[1][1:] == (123, {"color": "red"}, None, None)
+    assert fast[3:] == [None, None, False]  # the theme gone: Div's own default width (None) again
 
 
 def _flexboxes_built() -> tuple[list, list[int], dict]:

@@ -41,6 +41,28 @@ def test_a_served_document_passes_bokehs_integrity_check(application):
     assert list(doc.get_model_by_name("workload").data["x"]) == [1.0]
 
 
+def test_bokehs_per_model_settings_are_read_once_with_the_environment(application, monkeypatch):
+    """main.py keeps the value of two settings Bokeh reads for every model; an operator's environment still counts."""
+    from bokeh.settings import SettingProvenance
+
+    kept = (settings.simple_ids, settings.serialize_include_defaults)
+    monkeypatch.setenv("BOKEH_SIMPLE_IDS", "no")
+    try:
+        for setting in kept:
+            setting.unset_value()
+        doc = session_doc(application)
+        assert [s.get_value_with_provenance()[1] for s in kept] == [SettingProvenance.USER_SET] * 2
+        assert settings.simple_ids() is False and settings.serialize_include_defaults() is False
+        workload = doc.get_model_by_name("workload")
+        assert not workload.id.startswith("p")  # Bokeh's unique ids, as the environment asked
+        monkeypatch.delenv("BOKEH_SIMPLE_IDS")
+        assert settings.simple_ids() is False  # kept: not looked up again for each model
+    finally:
+        for setting in kept:
+            setting.unset_value()
+    assert session_doc(application).get_model_by_name("workload").id.startswith("p")
+
+
 def test_a_served_document_carries_the_connection_notices(application):
     doc = session_doc(application)
     area = doc.get_model_by_name("notifications")
