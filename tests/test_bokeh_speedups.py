@@ -119,8 +119,8 @@ def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
         assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
-                         "_get_default", "_overridden_defaults", "query_properties_with_values", "themed_values",
-                         "validate", "visit_immediate_value_references"]
+                         "_get_default", "_overridden_defaults", "has_unstable_default", "query_properties_with_values",
+                         "themed_values", "validate", "visit_immediate_value_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
@@ -229,6 +229,35 @@ def test_theme_values_are_read_as_bokeh_reads_them():
     assert fast == plain
     assert fast[0] == (None, None) and fast[1][1:] == (123, {"color": "red"}, None, None)
     assert fast[3:] == [None, None, False]  # the theme gone: Div's own default width (None) again
+
+
+def test_unstable_defaults_are_judged_as_bokeh_judges_them():
+    """Patch 11 keeps Bokeh's answer per property and class: the same answer for every property of every model
+    of a served page (asked twice: computed, then kept), and for a class that overrides a default."""
+    from bokeh.core.properties import Override
+    from bokeh.core.property.descriptors import PropertyDescriptor
+    from bokeh.models import GlyphRenderer, Slider
+
+    class Tagged(Slider):
+        title = Override(default=lambda: "made per model")  # a generated default: unstable in this class only
+
+    with bokeh_speedups.installed():
+        if "has_unstable_default" not in bokeh_speedups._ORIGINALS:
+            pytest.skip("patch 11 is not installed on this Bokeh")
+        bokeh_speedups._UNSTABLE.clear()
+        original = bokeh_speedups._ORIGINALS["has_unstable_default"]
+        doc = Document()
+        Lab().layout.server_doc(doc)
+        models = [*doc.models, Tagged(), Slider(), GlyphRenderer()]
+        asked = [(d, m) for m in models for d in m.descriptors() if isinstance(d, PropertyDescriptor)]
+        for _ in range(2):
+            assert [d.has_unstable_default(m) for d, m in asked] == [original(d, m) for d, m in asked]
+        assert len(bokeh_speedups._UNSTABLE) > 300 and len(asked) > 5_000
+        assert Tagged.lookup("title").has_unstable_default(Tagged()) is True  # same descriptor, another class
+        assert Slider.lookup("title").has_unstable_default(Slider()) is False
+        assert GlyphRenderer.lookup("view").has_unstable_default(GlyphRenderer()) is True
+        assert Slider.lookup("width").has_unstable_default(Slider()) is False
+        assert Tagged().title == "made per model" and Slider().title == ""
 
 
 def _flexboxes_built() -> tuple[list, list[int], dict]:
