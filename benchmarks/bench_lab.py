@@ -38,7 +38,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import CHROMIUM_ARGS, start_lab, system_chromium  # noqa: E402
+from conftest import CHROMIUM_ARGS, start_lab, stop_lab, system_chromium  # noqa: E402
 from load_test import percentile  # noqa: E402 - one nearest-rank quantile for every benchmark
 
 # Installed once per page: timestamps of the key press, the first data change after
@@ -271,8 +271,7 @@ def main() -> int:
                 leave.set()
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop_lab(server)
 
     counts = sorted(rss)
     results["server_cpu_per_session_s"] = statistics.median(cpu_per_session)

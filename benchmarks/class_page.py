@@ -30,7 +30,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import CHROMIUM_ARGS, start_lab, system_chromium  # noqa: E402
+from conftest import CHROMIUM_ARGS, start_lab, stop_lab, system_chromium  # noqa: E402
 from load_test import percentile  # noqa: E402 - one nearest-rank quantile for every benchmark
 
 from core.scenario import Scenario  # noqa: E402
@@ -111,8 +111,7 @@ def main() -> int:
         cpu = sum(proc.cpu_times()[:2]) - cpu0
         drawing = first_drawing_s(url)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop_lab(server)
     result = {
         "clients": args.clients, "window_s": args.window, "page_bytes": size, "model": args.model,
         "fetched": len(times), "errors": errors[:10], "error_count": len(errors),

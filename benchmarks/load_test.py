@@ -84,7 +84,7 @@ from app import bokeh_speedups  # noqa: E402 - after the path above
 # the same 2 cores as the server: ~0.43 s of CPU each with Bokeh's own bookkeeping.  The served lab's patches
 # (app/bokeh_speedups.py) lower that share of the machine here too; the server installs them itself (app/main.py).
 bokeh_speedups.install()
-from conftest import start_lab  # noqa: E402
+from conftest import start_lab, stop_lab  # noqa: E402
 
 from core.scenario import LEVERS  # noqa: E402
 
@@ -255,13 +255,8 @@ def reused_sessions(server_args: list[str]) -> int:
 
 
 def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:
-    """Terminate a server process; kill it if it has not exited after ``grace`` seconds."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=grace)
+    """Terminate a server process and the workers it forked; kill what has not exited after ``grace`` seconds."""
+    stop_lab(proc, grace)
 
 
 # -- one student ---------------------------------------------------------------------

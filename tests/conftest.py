@@ -120,15 +120,34 @@ def lab_url(tmp_path_factory):
         stop_lab(proc)
 
 
-def stop_lab(proc: subprocess.Popen) -> None:
-    """Stop a server started by :func:`start_lab`: asked to stop, then killed if it has not within 10 s (on a busy
-    machine a server finishing its sessions took longer, and the suite reported a teardown error)."""
-    proc.terminate()
+def stop_lab(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a server started by :func:`start_lab`, and the workers it forked: asked to stop, then killed if it has
+    not within ``grace`` seconds (on a busy machine a server finishing its sessions took longer, and the suite
+    reported a teardown error).
+
+    ``panel serve --num-procs N`` forks N workers that outlive their parent's SIGTERM: the load test left them
+    serving (and using CPU) after each run.
+    """
+    import psutil
+
     try:
-        proc.wait(timeout=10)
+        workers = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        workers = []
+    proc.terminate()
+    for worker in workers:
+        try:
+            worker.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    try:
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=grace)
+    _, alive = psutil.wait_procs(workers, timeout=grace)
+    for worker in alive:
+        worker.kill()
 
 
 @pytest.fixture(scope="module")

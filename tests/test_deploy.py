@@ -94,3 +94,17 @@ def test_nginx_compresses_the_class_page():
     # classroom Wi-Fi.  panel serve has no HTTP compression for static files; nginx adds it.
     text = nginx_text()
     assert re.search(r"^\s*gzip\s+on;", text, re.M)
+
+
+def test_stopping_a_multi_process_server_stops_its_workers(tmp_path):
+    """README, *Serving a class*: ``--num-procs 2`` forks two workers that outlive their parent's SIGTERM; the
+    benchmarks and tests stop them with it (the load test used to leave them serving, and using CPU, after a run)."""
+    import psutil
+    from conftest import start_lab, stop_lab
+
+    proc, url = start_lab(tmp_path / "lab.log", ["--num-procs", "2"])
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    assert len(workers) == 2
+    stop_lab(proc)
+    gone, alive = psutil.wait_procs(workers, timeout=5)
+    assert alive == [] and len(gone) == 2
