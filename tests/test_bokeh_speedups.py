@@ -119,8 +119,9 @@ def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
         assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
-                         "_get_default", "_overridden_defaults", "has_unstable_default", "query_properties_with_values",
-                         "themed_values", "validate", "visit_immediate_value_references"]
+                         "_get_default", "_overridden_defaults", "has_unstable_default", "prepare_value",
+                         "query_properties_with_values", "themed_values", "validate",
+                         "visit_immediate_value_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
@@ -258,6 +259,37 @@ def test_unstable_defaults_are_judged_as_bokeh_judges_them():
         assert GlyphRenderer.lookup("view").has_unstable_default(GlyphRenderer()) is True
         assert Slider.lookup("width").has_unstable_default(Slider()) is False
         assert Tagged().title == "made per model" and Slider().title == ""
+
+
+def test_a_value_once_accepted_is_not_validated_again_and_the_rest_is_bokehs(monkeypatch):
+    """Patch 12: a property remembers the short values it accepted; a refused value is refused (with Bokeh's
+    message) every time, a value Bokeh converts is converted every time, and what is remembered is bounded."""
+    from bokeh.models import Div, Plot, Title
+
+    with bokeh_speedups.installed():
+        if "prepare_value" not in bokeh_speedups._ORIGINALS:
+            pytest.skip("patch 12 is not installed on this Bokeh")
+        prop = Div.lookup("css_classes").property
+        calls = []
+        validate = prop.validate
+        monkeypatch.setattr(prop, "validate", lambda value, detail=True: calls.append(value) or validate(value, detail))
+        a, b = Div(css_classes=["lab", "levers"]), Div(css_classes=["lab", "levers"])
+        assert calls.count(["lab", "levers"]) == 1  # the second model's identical list: not validated again
+        assert list(b.css_classes) == ["lab", "levers"] and b.css_classes is not a.css_classes  # each its own
+        Div(css_classes=["other"])
+        assert calls[-1] == ["other"]
+        for _ in range(2):
+            with pytest.raises(ValueError, match=r"failed to validate Div\(.*\)\.css_classes"):
+                Div(css_classes=[3])
+        assert calls[-2:] == [[3], [3]]
+        for _ in range(2):  # a string Plot.title converts to a Title model, every time
+            plot = Plot(title="roofline")
+            assert isinstance(plot.title, Title) and plot.title.text == "roofline"
+        text = Div.lookup("text").property
+        for i in range(300):
+            Div(text=f"pin {i}")
+        assert len(vars(text)[bokeh_speedups._ACCEPTED_ATTR]) == bokeh_speedups._ACCEPTED_MAX
+    assert bokeh_speedups._ACCEPTED_ATTR not in vars(text)  # forgotten when the patches leave
 
 
 def _flexboxes_built() -> tuple[list, list[int], dict]:
