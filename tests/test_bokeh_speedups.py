@@ -81,12 +81,15 @@ def _references_both_ways(doc: Document) -> tuple[list[list[str]], list[list[str
     import bokeh.model.util as model_util
 
     fast = [sorted(m.id for m in root.references()) for root in doc.roots]
-    patched = model_util.visit_immediate_value_references
-    model_util.visit_immediate_value_references = bokeh_speedups._ORIGINALS["visit_immediate_value_references"]
+    halves = ("visit_immediate_value_references", "visit_value_and_its_immediate_references")  # patches 6 and 13
+    patched = {name: getattr(model_util, name) for name in halves}
+    for name in halves:
+        setattr(model_util, name, bokeh_speedups._ORIGINALS.get(name, patched[name]))
     try:
         plain = [sorted(m.id for m in root.references()) for root in doc.roots]
     finally:
-        model_util.visit_immediate_value_references = patched
+        for name in halves:
+            setattr(model_util, name, patched[name])
     return fast, plain
 
 
@@ -94,7 +97,8 @@ def _references_both_ways(doc: Document) -> tuple[list[list[str]], list[list[str
                                    to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU)],
                          ids=["default", "embed", "present-tour", "custom-gpu-pins"])
 def test_the_references_walk_finds_what_bokehs_finds(query):
-    """Patch 6 reads stored values and skips scalar defaults: the same models, every tab shown, after a move."""
+    """Patches 6 and 13 read stored values, skip scalar defaults and scalars in containers: the same models as
+    Bokeh's walk, every tab shown, after a move."""
     with bokeh_speedups.installed():
         if "visit_immediate_value_references" not in bokeh_speedups._ORIGINALS:
             pytest.skip("patch 6 is not installed on this Bokeh")
@@ -121,7 +125,7 @@ def test_the_patches_install_on_the_reviewed_bokeh():
         assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
                          "_get_default", "_overridden_defaults", "has_unstable_default", "prepare_value",
                          "query_properties_with_values", "themed_values", "validate",
-                         "visit_immediate_value_references"]
+                         "visit_immediate_value_references", "visit_value_and_its_immediate_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
