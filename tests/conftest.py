@@ -175,6 +175,8 @@ def served_application():
     gc.set_threshold(*thresholds)
     settings.perform_document_validation.unset_value()
     settings.perform_error_diagnostics.unset_value()
+    settings.simple_ids.unset_value()
+    settings.serialize_include_defaults.unset_value()
     bokeh_speedups.uninstall()
     pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
                            notifications=False)
