@@ -79,7 +79,7 @@ to get it:
 Measured in process (5-10 session builds each, the 2-core development machine):
 ~390 → ~270 ms CPU per session, and ``Document.to_json()`` ~114 → ~28 ms (1–4); 5 and 6:
 ~205 → ~160 ms per session and 3.36 → 2.27 MB of Python allocations kept per session (tracemalloc, 2026-12-01);
-10–13 (with two Bokeh settings read once, ``app/main.py``): ~119 → ~82 ms per session, and 138 → 94–95 ms of
+10–13 (with two Bokeh settings read once, ``app/main.py``): ~119 → ~82 ms per session, and 138 → 94–103 ms of
 server CPU per session in the load test (``benchmarks/load_test.py``, 100 students, 2026-12-01, 2 × AMD EPYC).
 
 Each patch is installed only if the function it replaces is, character for
