@@ -119,8 +119,9 @@ from panel.viewable import Layoutable, Viewable
 
 log = logging.getLogger(__name__)
 
-#: Default values that can be shared between models without copying: immutable.
-_IMMUTABLE = (type(None), bool, int, float, str)
+#: Default values that can be shared between models without copying: immutable (patch 3).  The same types are
+#: the values patch 12 remembers and those patch 13's walk does not look into (none can hold a model).
+_IMMUTABLE = frozenset({type(None), bool, int, float, str})
 _MISSING = object()
 
 
@@ -186,14 +187,13 @@ def _cached_has_unstable_default(self: PropertyDescriptor, obj: HasProps) -> boo
 _ACCEPTED_ATTR, _ACCEPTED_MAX = "_roofline_lab_accepted", 256
 #: The properties holding such a set (to forget them on uninstall).
 _ACCEPTING: list[Property] = []
-_SCALARS = (str, int, float, bool, type(None))
 
 
 def _accepted_key(value: Any) -> tuple | None:
     """What patch 12 remembers a value by: a short string, a number, a bool, None, or a short list of short
     strings; None for anything else (validated every time)."""
     typ = type(value)
-    if typ in _SCALARS:
+    if typ in _IMMUTABLE:
         return (typ, value) if typ is not str or len(value) <= 100 else None
     if typ is list and len(value) <= 16 and all(type(v) is str and len(v) <= 100 for v in value):
         return (typ, tuple(value))
@@ -317,24 +317,20 @@ def _lazy_init(self: HasProps, **properties: Any) -> None:
     self._initialized = True
 
 
-#: Types of values that hold no model: the walk does not look into them (patch 13).
-_HOLD_NO_MODEL = frozenset({int, float, str, bool, type(None)})
-
-
 def _visit_value(obj: Any, visitor: Callable[[Any], None]) -> None:
     """Bokeh's ``visit_value_and_its_immediate_references`` without a call per number or string (patch 13)."""
     typ = type(obj)
-    if typ in _HOLD_NO_MODEL:
+    if typ in _IMMUTABLE:
         return
     if typ is list or issubclass(typ, (list, tuple)):
         for item in obj:
-            if type(item) not in _HOLD_NO_MODEL:
+            if type(item) not in _IMMUTABLE:
                 _visit_value(item, visitor)
     elif issubclass(typ, dict):
         for key, value in obj.items():
-            if type(key) not in _HOLD_NO_MODEL:
+            if type(key) not in _IMMUTABLE:
                 _visit_value(key, visitor)
-            if type(value) not in _HOLD_NO_MODEL:
+            if type(value) not in _IMMUTABLE:
                 _visit_value(value, visitor)
     elif issubclass(typ, HasProps):
         if issubclass(typ, Model):
@@ -351,9 +347,9 @@ def _scalar_defaults(cls: type[HasProps]) -> frozenset[str]:
     """The properties of ``cls`` that may hold a model but whose default is None, a bool, a number or a string
     (Bokeh's stable defaults, not overridden by the class): unset and unthemed, such a property holds no model."""
     overridden = cls._overridden_defaults()
-    return frozenset(name for name in cls.properties_with_refs()
-                     if name not in overridden and not cls.lookup(name).property._may_have_unstable_default()
-                     and type(cls.lookup(name).property._default) in _IMMUTABLE)
+    props = {name: cls.lookup(name).property for name in cls.properties_with_refs() if name not in overridden}
+    return frozenset(name for name, prop in props.items()
+                     if not prop._may_have_unstable_default() and type(prop._default) in _IMMUTABLE)
 
 
 def _visit_skipping_unmade_defaults(value: Any, visitor: Callable[[Any], None]) -> None:

@@ -294,6 +294,16 @@ def test_a_value_once_accepted_is_not_validated_again_and_the_rest_is_bokehs(mon
         for i in range(300):
             Div(text=f"pin {i}")
         assert len(vars(text)[bokeh_speedups._ACCEPTED_ATTR]) == bokeh_speedups._ACCEPTED_MAX
+        # Hostile values: NaN is never equal to itself (each one a new entry, still bounded); 10^30 and a long
+        # text are accepted as Bokeh accepts them; markup given as a width is refused, every time.
+        start = Range1d.lookup("start").property
+        for _ in range(300):
+            assert str(Range1d(start=float("nan"), end=1).start) == "nan"
+        assert len(vars(start)[bokeh_speedups._ACCEPTED_ATTR]) <= bokeh_speedups._ACCEPTED_MAX
+        assert Range1d(start=10**30, end=1).start == 10**30 and Div(text="x" * 100_000).text == "x" * 100_000
+        for _ in range(2):
+            with pytest.raises(ValueError, match="failed to validate"):
+                Plot(width="<b>wide</b>")
     assert bokeh_speedups._ACCEPTED_ATTR not in vars(text)  # forgotten when the patches leave
 
 
