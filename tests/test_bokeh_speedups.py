@@ -123,13 +123,16 @@ def test_the_references_walk_finds_what_bokehs_finds(query):
 def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
-        assert names == ["ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params", "__init__",
-                         "_get_default", "_overridden_defaults", "has_unstable_default", "prepare_value",
+        assert names == ["PaneBase.__init__", "PaneBase.layout", "ReactiveHTML._get_template",
+                         "ReactiveHTML._init_params", "Syncable._init_params", "__init__", "_get_default",
+                         "_overridden_defaults", "has_unstable_default", "prepare_value",
                          "query_properties_with_values", "themed_values", "validate",
                          "visit_immediate_value_references", "visit_value_and_its_immediate_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
     assert bokeh_speedups._ORIGINALS == {}
+    # The attribute patch 14 added is gone again (Panel's panes keep theirs in the instance).
+    assert "layout" not in vars(panel.pane.base.PaneBase)
     from bokeh.core.has_props import HasProps
 
     assert HasProps.query_properties_with_values is not bokeh_speedups._fast_query_properties_with_values
@@ -353,3 +356,47 @@ class _Serializer:
 
     def encode(self, value):
         return value
+
+
+def _pane_layouts() -> list[tuple]:
+    """Panes made with layout arguments, some changed after they were made, and what their layouts hold."""
+    html = panel.pane.HTML("<b>x</b>", width=200, margin=(5, 10), sizing_mode="fixed", css_classes=["a"])
+    markdown = panel.pane.Markdown("**x**", sizing_mode="stretch_width", visible=False)
+    late = panel.pane.HTML("y", width=100)
+    late.param.update(width=150, margin=(1, 2, 3, 4), visible=False)  # before its layout is read
+    after = panel.pane.Str("z", height=40)
+    assert after.layout.height == 40 + 10  # read, then changed: kept in step
+    after.param.update(height=60, min_width=30)
+    unpacked = panel.panel("plain text", width=120)  # pn.panel reads the layout to unpack it
+    out = []
+    for pane in (html, markdown, late, after):
+        layout = pane.layout
+        out.append((type(layout).__name__, list(layout.objects) == [pane], layout.width, layout.height,
+                    layout.min_width, layout.margin, layout.sizing_mode, layout.visible, layout.css_classes))
+    out.append((type(unpacked).__name__, unpacked.width, unpacked.object))
+    return out
+
+
+@pytest.mark.skipif(panel.__version__ != "1.9.4", reason="patch 14 was reviewed against Panel 1.9.4's code")
+def test_a_panes_layout_is_made_when_first_read_as_panel_makes_it():
+    bokeh_speedups.uninstall()
+    plain = _pane_layouts()
+    made_before = panel.pane.HTML("before", width=90)
+    its_layout = made_before.layout
+    with bokeh_speedups.installed() as names:
+        assert {"PaneBase.__init__", "PaneBase.layout"} <= set(names)
+        fast = _pane_layouts()
+        pane = panel.pane.HTML("x", width=50)
+        def syncing(pane) -> int:
+            return sum(w.fn == pane._sync_layoutable for w in pane._internal_callbacks)
+
+        assert "layout" not in vars(pane) and syncing(pane) == 0  # no row, no watcher yet
+        assert pane.layout is pane.layout and pane[0] is pane and syncing(pane) == 1  # made once, then in step
+        assert made_before.layout is its_layout and its_layout.width == 90 + 20  # a pane's margin: 10 each side
+        # A pane Panel does not update in place (a Bokeh figure) is rendered on its own through its layout.
+        figure = Plot(x_range=Range1d(0, 1), y_range=Range1d(0, 1))
+        root = panel.pane.Bokeh(figure).get_root(Document())
+        assert type(root).__name__ == "Row" and root.children == [figure]
+    assert fast == plain
+    assert plain[2][2:8] == (150 + 2 + 4, None, None, 0, None, False)  # the late change (width with its margins)
+    assert plain[3][3:5] == (60 + 10, 30)  # the change after the read, kept in step
