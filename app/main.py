@@ -78,3 +78,6 @@ _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
 session_end.release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
 create_app().servable(title="Roofline Lab")
+# The session lives as long as its browser: the young generations' collections stop rescanning it (a full one
+# still examines it, and frees it when it has ended: app/session_end.py).
+session_end.freeze_built_session()

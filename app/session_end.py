@@ -115,3 +115,34 @@ def collect_garbage_for_a_class() -> None:
     """
     gc.set_threshold(*GC_THRESHOLDS)
     _on_session_end(collect_closed_sessions)
+
+
+def _unfreeze_before_a_full_collection(phase: str, info: dict) -> None:
+    """A ``gc.callbacks`` hook: a full collection (generation 2) first returns the frozen objects to the oldest
+    generation, so it examines every object, as without :func:`freeze_built_session`."""
+    if phase == "start" and info["generation"] == 2:
+        gc.unfreeze()
+
+
+def freeze_built_session() -> bool:
+    """Move every object the process holds now, the session just built included, out of the young
+    generations' collections (``gc.freeze``); a full collection still examines them.
+
+    A built session is ~14,000 objects that live as long as it does.  Left in the young generations, each is
+    scanned again by the next collection of generation 1: ~47 ms each, seven per hundred sessions built,
+    ~4 ms of a ~80 ms session (gc callbacks, in process, 100 sessions kept open; 3.9 → 0.1 ms with the freeze,
+    2026-12-01).  A full collection (:func:`collect_closed_sessions` when a session ends, Panel's after a quiet
+    spell, Python's own, ``gc.collect()`` anywhere) unfreezes first (a ``gc.callbacks`` hook), so a closed
+    session is collected as before; what the freeze holds until then is the ~100 objects of cyclic garbage a
+    build leaves (measured), not a closed session.
+
+    Returns:
+        True if it froze (a served session); False outside a server (a notebook, ``Lab()`` in the tests).
+    """
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return False
+    if _unfreeze_before_a_full_collection not in gc.callbacks:
+        gc.callbacks.append(_unfreeze_before_a_full_collection)
+    gc.freeze()
+    return True

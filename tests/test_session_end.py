@@ -59,6 +59,9 @@ def test_a_closed_session_leaves_nothing_behind(application, monkeypatch, query)
     before = live_labs()
     doc = generate_session(application).document
     monkeypatch.undo()
+    assert gc.get_freeze_count() > 10_000  # main.py froze the built session (and what the process held)
+    gc.collect()  # a full collection unfreezes first: gc.get_objects() lists no frozen object
+    assert gc.get_freeze_count() == 0
     labs = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
     assert len(labs) == 1
     lab = labs[0]()
@@ -129,3 +132,20 @@ def test_a_session_end_collects_the_garbage_at_most_every_interval(application, 
     assert collections[2:] == [2000.0, 2008.0]
     monkeypatch.undo()
     end(application, doc)
+
+
+def test_a_built_session_stays_out_of_the_young_collections_until_a_full_one(application):
+    from app import session_end
+
+    gc.collect()
+    assert session_end.freeze_built_session() is False and gc.get_freeze_count() == 0  # not in a server
+    doc = generate_session(application).document
+    frozen = gc.get_freeze_count()
+    assert frozen > 10_000 and session_end._unfreeze_before_a_full_collection in gc.callbacks
+    gc.collect(0)
+    gc.collect(1)
+    assert gc.get_freeze_count() == frozen  # the young generations' collections pass the session by
+    end(application, doc)
+    del doc
+    gc.collect()
+    assert gc.get_freeze_count() == 0
