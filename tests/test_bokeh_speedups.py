@@ -123,8 +123,9 @@ def test_the_references_walk_finds_what_bokehs_finds(query):
 def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
-        assert names == ["PaneBase.__init__", "PaneBase.layout", "ReactiveHTML._get_template",
-                         "ReactiveHTML._init_params", "Syncable._init_params", "__init__", "_get_default",
+        assert names == ["PaneBase.__init__", "PaneBase.layout", "PropertyDescriptor.__set__",
+                         "ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params",
+                         "__init__", "_get_default",
                          "_overridden_defaults", "has_unstable_default", "prepare_value",
                          "query_properties_with_values", "themed_values", "validate",
                          "visit_immediate_value_references", "visit_value_and_its_immediate_references"]
@@ -400,3 +401,43 @@ def test_a_panes_layout_is_made_when_first_read_as_panel_makes_it():
     assert fast == plain
     assert plain[2][2:8] == (150 + 2 + 4, None, None, 0, None, False)  # the late change (width with its margins)
     assert plain[3][3:5] == (60 + 10, 30)  # the change after the read, kept in step
+
+
+def _empty_values_set_as_bokeh_sets_them() -> list:
+    """Models given empty containers, then other values (with a change callback), then a themed one: what is
+    stored, read, serialised and told to the callback."""
+    from bokeh.models import Div
+
+    quiet = Div(tags=[], styles={}, css_classes=[])  # what Panel passes for most of its models
+    made = dict(quiet._unstable_default_values)
+    told = []
+    quiet.on_change("tags", lambda attr, old, new: told.append((attr, list(old), list(new))))
+    quiet.tags = ["a"]
+    quiet.tags.append("b")  # the stored value is Bokeh's wrapper, owned by the model: mutations are told
+    attributes = quiet.to_serializable(_Serializer())["attributes"]
+    themed = Div()
+    themed.apply_theme({"css_classes": ["t"]})
+    themed.css_classes = []  # differs from the theme's value: set
+    return [made, quiet.tags, quiet.styles, told, sorted(attributes), themed.css_classes,
+            "css_classes" in themed._property_values, type(quiet.tags).__name__]
+
+
+@pytest.mark.skipif(bokeh.__version__ != "3.9.2", reason="patch 15 was reviewed against Bokeh 3.9.2's code")
+def test_an_empty_value_set_is_compared_without_making_the_default():
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    bokeh_speedups.uninstall()
+    plain = _empty_values_set_as_bokeh_sets_them()
+    with bokeh_speedups.installed() as names:
+        assert "PropertyDescriptor.__set__" in names
+        fast = _empty_values_set_as_bokeh_sets_them()
+        PropertyDescriptor.__set__ = bokeh_speedups._ORIGINALS["PropertyDescriptor.__set__"]
+        try:
+            without = _empty_values_set_as_bokeh_sets_them()  # the other patches (5 leaves defaults unmade)
+        finally:
+            PropertyDescriptor.__set__ = bokeh_speedups._set_without_making_the_empty_default
+    # Bokeh's __set__ made the three empty defaults to compare with and kept them; the patch makes none.
+    assert sorted(without[0]) == ["css_classes", "styles", "tags"] and fast[0] == {}
+    assert fast[1:] == plain[1:] == without[1:]
+    assert fast[3] == [("tags", [], ["a"]), ("tags", ["a"], ["a", "b"])]
+    assert fast[5:] == [[], True, "PropertyValueList"]
