@@ -35,10 +35,10 @@ for _setting in (settings.simple_ids, settings.serialize_include_defaults):
     _setting.set_value(_setting())
 # Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising, every
 # empty list and dict default made with each model, a theme lookup that raises for each default read, the same
-# values validated again and again, a walk that calls itself for every number, empty defaults made to compare with)
-# and Panel's model building (quadratic parameter lists, copied parameter objects, a template compiled per
-# component, a wrapping row made for every pane): fifteen measured
-# patches that leave every document the browser receives unchanged (app/bokeh_speedups.py).
+# values validated again and again, a walk that calls itself for every number, empty defaults made to compare
+# with, a set per list for its one owner) and Panel's model building (quadratic parameter lists, copied parameter
+# objects, a template compiled per component, a wrapping row made for every pane): sixteen measured patches that
+# leave every document the browser receives unchanged (app/bokeh_speedups.py).
 bokeh_speedups.install()
 # A click on a button of a tab opened after the page loaded (the Pins tab's preset, say) arrives with the button's
 # whole model, which the server already has: Bokeh keeps its own and warns "reference already known" in the log

@@ -124,10 +124,10 @@ def test_the_patches_install_on_the_reviewed_bokeh():
     bokeh_speedups.uninstall()
     with bokeh_speedups.installed() as names:
         assert names == ["PaneBase.__init__", "PaneBase.layout", "PropertyDescriptor.__set__",
-                         "ReactiveHTML._get_template", "ReactiveHTML._init_params", "Syncable._init_params",
-                         "__init__", "_get_default",
-                         "_overridden_defaults", "has_unstable_default", "prepare_value",
-                         "query_properties_with_values", "themed_values", "validate",
+                         "PropertyValueContainer.__init__", "ReactiveHTML._get_template", "ReactiveHTML._init_params",
+                         "Syncable._init_params", "__init__", "_get_default",
+                         "_overridden_defaults", "_register_owner", "_unregister_owner", "has_unstable_default",
+                         "prepare_value", "query_properties_with_values", "themed_values", "validate",
                          "visit_immediate_value_references", "visit_value_and_its_immediate_references"]
         # Installing twice changes nothing; leaving the block puts Bokeh's functions back.
         assert bokeh_speedups.install() == names
@@ -441,3 +441,42 @@ def test_an_empty_value_set_is_compared_without_making_the_default():
     assert fast[1:] == plain[1:] == without[1:]
     assert fast[3] == [("tags", [], ["a"]), ("tags", ["a"], ["a", "b"])]
     assert fast[5:] == [[], True, "PropertyValueList"]
+
+
+def _owners_as_bokeh_keeps_them() -> list:
+    """A list shared by two models, mutated, then replaced on one of them: which owners hear each mutation."""
+    from bokeh.models import Div
+
+    a, b = Div(), Div()
+    heard = []
+    a.on_change("css_classes", lambda attr, old, new: heard.append(("a", list(new))))
+    b.on_change("css_classes", lambda attr, old, new: heard.append(("b", list(new))))
+    a.css_classes = ["x"]
+    shared = a.css_classes
+    b.css_classes = shared  # the same container, now owned by both
+    shared._register_owner(a, Div.lookup("css_classes"))  # registering again adds nothing
+    owners_both = sorted((id(o) == id(a), d.name) for o, d in shared._owners)
+    shared.append("y")  # both hear it
+    a.css_classes = ["z"]  # a lets go of it
+    shared.append("w")  # only b hears it
+    shared._unregister_owner(a, Div.lookup("css_classes"))  # gone already: nothing happens
+    heard[2:4] = sorted(heard[2:4])  # one mutation, two owners: Bokeh's set tells them in either order
+    return [heard, owners_both, [(id(o) == id(b), d.name) for o, d in shared._owners], list(b.css_classes)]
+
+
+@pytest.mark.skipif(bokeh.__version__ != "3.9.2", reason="patch 16 was reviewed against Bokeh 3.9.2's code")
+def test_a_containers_owners_are_told_as_bokeh_tells_them():
+    from bokeh.core.property.wrappers import PropertyValueContainer
+
+    bokeh_speedups.uninstall()
+    plain = _owners_as_bokeh_keeps_them()
+    with bokeh_speedups.installed() as names:
+        assert {"PropertyValueContainer.__init__", "_register_owner", "_unregister_owner"} <= set(names)
+        fast = _owners_as_bokeh_keeps_them()
+        assert type(PropertyValueContainer()._owners) is tuple
+    heard = [("a", ["x"]), ("b", ["x"])]
+    assert fast == plain
+    assert fast[0][:2] == heard and fast[0][2:4] == [("a", ["x", "y"]), ("b", ["x", "y"])]
+    assert fast[0][4:] == [("a", ["z"]), ("b", ["x", "y", "w"])]
+    assert fast[1] == [(False, "css_classes"), (True, "css_classes")] and fast[2:] == [[(True, "css_classes")],
+                                                                                        ["x", "y", "w"]]
