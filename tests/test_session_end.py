@@ -149,3 +149,23 @@ def test_a_built_session_stays_out_of_the_young_collections_until_a_full_one(app
     del doc
     gc.collect()
     assert gc.get_freeze_count() == 0
+
+
+def test_panels_own_collection_is_not_run_again_after_a_session_ends(application, monkeypatch):
+    """Panel schedules a full collection 5 s after a document ends; a session end that collected cancels it (a
+    second stall for nothing); one that did not (too soon after the last) leaves it to run."""
+    import os
+
+    import panel as pn
+
+    from app import session_end
+
+    key = f"{os.getpid()}_{session_end.PANEL_GC_TASK}"
+    monkeypatch.setattr(session_end, "_next_collect", [float("-inf")])
+    first, second = (generate_session(application).document for _ in range(2))
+    pn.state._scheduled.pop(key, None)
+    end(application, first)  # Panel schedules its collection, then the session's end collects and cancels it
+    assert key not in pn.state._scheduled
+    end(application, second)  # too soon for another: Panel's stays scheduled
+    assert key in pn.state._scheduled
+    pn.state.cancel_task(session_end.PANEL_GC_TASK)
