@@ -216,11 +216,6 @@ class Servers:
             destroyed += len(DESTROYED.findall(text))
         return launched, destroyed
 
-    def live_sessions(self) -> int:
-        """Sessions the servers still hold (launched and not yet destroyed)."""
-        launched, destroyed = self.session_counts()
-        return launched - destroyed
-
     def wait_sessions_gone(self, timeout: float = 60.0, destroyed_at_least: int = 0) -> float | None:
         """Wait until no session is held, and at least ``destroyed_at_least`` have been discarded in all;
         seconds waited, or None if they were not all discarded.
