@@ -300,6 +300,11 @@ def _overridden_defaults_of(cls: type[HasProps]) -> dict[str, Any]:
 _EMPTY_TYPES = (list, dict, set)
 
 
+def _empty_of(default: Any) -> Any:
+    """The empty container a declared empty default stands for: ``[]`` for ``[]`` or ``list``, and so on."""
+    return default() if default in _EMPTY_TYPES else type(default)()
+
+
 @functools.cache
 def _lazy_defaults(cls: type[HasProps]) -> frozenset[str]:
     """The properties of ``cls`` whose default is an empty list, dict or set that the class does not override."""
@@ -312,7 +317,7 @@ def _lazy_defaults(cls: type[HasProps]) -> frozenset[str]:
             continue
         # Only a default Bokeh wraps (a list, dict or set property): the serialiser leaves an unchanged one out, so
         # whether it was made changes nothing sent.  A sequence property's [] is sent once made (Selection.indices).
-        if isinstance(prop.wrap(default() if default in _EMPTY_TYPES else type(default)()), PropertyValueContainer):
+        if isinstance(prop.wrap(_empty_of(default)), PropertyValueContainer):
             lazy.add(name)
     return frozenset(lazy)
 
@@ -362,8 +367,7 @@ def _set_without_making_the_empty_default(self: PropertyDescriptor, obj: HasProp
     if (name in _lazy_defaults(type(obj)) and name not in obj._property_values
             and name not in obj._unstable_default_values and name not in obj._unstable_themed_values
             and name not in (obj.themed_values() or {})):
-        default = self.property._default
-        old = default() if default in _EMPTY_TYPES else type(default)()
+        old = _empty_of(self.property._default)
     else:
         old = self._get(obj)
     self._set(obj, old, value, setter=setter)
@@ -583,6 +587,8 @@ class Patch(NamedTuple):
     reviewed: Callable | type | None = None
 
 
+#: The reviewed source of Panel's ``PaneBase.__init__`` (patch 14's two parts).
+_PANE_INIT_DIGEST = "e183ce8d27dd816f03c126f2507e26651fd25eef7abad678658d4d527ef76b0c"
 #: The reviewed source of Bokeh's ``PropertyValueContainer`` (patch 16's three parts).
 _CONTAINER_DIGEST = "eb18bcd427c5cdb29818fa1d74334665da7935907d12640db454e1d4af29637d"
 #: label -> patch; a label is the replaced function's name, or ``Class.name`` where two share one.
@@ -634,10 +640,8 @@ _PATCHES: dict[str, Patch] = {
     "_unregister_owner": Patch(PropertyValueContainer, "_unregister_owner", _CONTAINER_DIGEST,
                                _unregister_owner_if_there, reviewed=PropertyValueContainer),
     # 14: the two go together (one reviewed function): an __init__ that makes no layout, and the layout made on read.
-    "PaneBase.__init__": Patch(PaneBase, "__init__",
-                               "e183ce8d27dd816f03c126f2507e26651fd25eef7abad678658d4d527ef76b0c",
-                               _pane_init_without_layout),
-    "PaneBase.layout": Patch(PaneBase, "layout", "e183ce8d27dd816f03c126f2507e26651fd25eef7abad678658d4d527ef76b0c",
+    "PaneBase.__init__": Patch(PaneBase, "__init__", _PANE_INIT_DIGEST, _pane_init_without_layout),
+    "PaneBase.layout": Patch(PaneBase, "layout", _PANE_INIT_DIGEST,
                              property(_pane_layout, _set_pane_layout), reviewed=PaneBase.__init__),
 }
 #: The replaced functions (to call), and the class attributes as found (to put back), while installed.
