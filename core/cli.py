@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
+from . import expected
 from .config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from .explain import explain
 from .hardware import (
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_flags(ex)
     ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+    expected.add_cli_arguments(ex)
     sub.add_parser("list", help="catalogue ids")
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
@@ -106,13 +108,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.weight_dtype is not None:
                 scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
         result = scenario.evaluate()
+        expected_step = expected.from_cli(scenario, args)
         if args.json:
             out = result.to_json()
             out["model_read"] = result.model.architecture()
             out["assumptions"] = list(result.model.assumptions)
+            out.update(expected.to_json(expected_step))
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
-            text = explain(result)
+            text = explain(result) + "\n\n" + expected.waterfall_text(expected_step)
     except (OneLineError, ValueError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
