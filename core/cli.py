@@ -4,6 +4,8 @@ Examples::
 
     python -m core explain --model llama-3-8b --gpu h100-sxm --batch 56 --context 8192
     python -m core explain --model llama-3-70b --gpu h200 --weight-dtype int4 --json
+    python -m core explain --model llama-2-7b --gpu a100-80gb --cuda-graphs --engine gpt-fast
+    python -m core validate
     python -m core list
 """
 
@@ -64,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     expected.add_cli_arguments(ex)
     sub.add_parser("list", help="catalogue ids")
+    va = sub.add_parser("validate", help="published measurements against the ceiling and the expected step")
+    va.add_argument("--no-loo", action="store_true", help="skip the calibration set's leave-one-out refits (~2 min)")
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
@@ -96,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "measure":
             return _measure(args)
+        if args.command == "validate":
+            from .published import validation_text
+            print(validation_text(loo=not args.no_loo))
+            return 0
         if args.command == "list":
             print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))
