@@ -53,6 +53,7 @@ from .units import fmt_bandwidth, fmt_bytes_gb, fmt_flop, fmt_flops_rate, fmt_ra
 
 __all__ = [
     "EMBEDDING_CONVENTIONS",
+    "TERM_NAMES",
     "ChainInputs",
     "ChainParams",
     "EngineParameters",
@@ -62,7 +63,9 @@ __all__ = [
     "chain_step_times",
     "engine_names",
     "engine_parameters",
+    "expected_for_scenario",
     "expected_step",
+    "link_kind",
     "load_efficiency",
     "to_json",
     "waterfall_text",
