@@ -149,6 +149,22 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
     assert float(rows[0]["tokens_per_s_with_kv"]) > 0  # numbers stay numbers
 
 
+@pytest.mark.parametrize("name", [" =HYPERLINK(\"https://evil.example\")", "\u00a0=1+1", "\n@SUM(A1)", " \t+1",
+                                  "\uff1dHYPERLINK(\"https://evil.example\")", "\uff0b1", "\uff0d1", "\uff20SUM(A1)",
+                                  "\ufe66cmd", "  \uff1d1"])
+def test_a_formula_behind_whitespace_or_in_fullwidth_signs_is_neutralised(name):
+    """Issue 31, F10: a name starting with a space then ``=``, or with the fullwidth ``＝`` (which spreadsheets
+    read as ``=``), was written without the guard."""
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare([Pin(name, Scenario().levers())])))))
+    assert rows[0]["name"] == "'" + name
+
+
+def test_text_that_only_contains_a_sign_later_is_left_alone():
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare([Pin("batch 4 = fast", Scenario().levers()),
+                                                             Pin(" plain", Scenario().levers())])))))
+    assert [r["name"] for r in rows] == ["batch 4 = fast", " plain"]
+
+
 @pytest.mark.parametrize("given, name, notice", [
     ({"a": 1}, "pin 1", "pin 1: ignored its name: not text (a JSON object)"),
     (123, "pin 1", "pin 1: ignored its name: not text (a JSON number)"),
