@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import param
 
+from .units import parse_number
+
 __all__ = ["Lever", "LeverTable"]
 
 #: Longest text :meth:`Lever.decode` reads; a number or id is never longer, and a
@@ -122,7 +124,7 @@ class Lever:
             if value not in p.objects:
                 raise ValueError
             return value
-        number = float(text)
+        number = parse_number(text)  # ASCII digits only: float() also reads a fullwidth "４"
         if not math.isfinite(number):
             raise ValueError
         if isinstance(p, param.Integer):

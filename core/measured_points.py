@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from .scenario import LEVERS, Scenario, ScenarioResult
+from .units import parse_number
 
 MAX_ROWS = 1000
 #: A measured bandwidth this far over the datasheet's is still read as on the roof (datasheet
@@ -109,9 +110,10 @@ def _rows(reader: csv.DictReader, problems: list[str]):
 
 
 def _number(text: str) -> float:
-    """``text`` as a float, NaN when it is not one (or is implausibly long)."""
+    """``text`` as a float (ASCII digits: :func:`core.units.parse_number`), NaN when it is not one (or is
+    implausibly long)."""
     try:
-        return float(text) if len(text) <= 64 else math.nan
+        return parse_number(text) if len(text) <= 64 else math.nan
     except ValueError:
         return math.nan
 

@@ -8,6 +8,7 @@ mixed: ``GB`` always means 1e9 bytes and ``GiB`` always means 2**30 bytes.
 from __future__ import annotations
 
 import math
+import re
 
 KiB = 2**10
 MiB = 2**20
@@ -18,6 +19,24 @@ GB = 1e9
 TB = 1e12
 GFLOP = 1e9
 TFLOP = 1e12
+
+
+#: A number as a person types one where a number is expected: ASCII digits, an optional sign, point and exponent
+#: (``4``, ``-0.5``, ``1e3``, ``.5``).  Python's ``float`` also reads fullwidth ``４``, Arabic-Indic ``٤``,
+#: ``1_000``, ``inf`` and ``nan``; none of them is a number here.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_number(text: str) -> float:
+    """``text`` (surrounding ASCII whitespace allowed) as a float, if it is written as :data:`NUMBER`.
+
+    Raises:
+        ValueError: anything else, fullwidth and other non-ASCII digits included.
+    """
+    stripped = str(text).strip(" \t\r\n")
+    if not NUMBER.fullmatch(stripped):
+        raise ValueError(f"not a number written in ASCII digits: {str(text)[:20]!r}")
+    return float(stripped)
 
 
 def fmt_sig(x: float, sig: int = 4) -> str:

@@ -11,10 +11,12 @@ import pytest
 
 from app.controls import build_controls
 from app.lab import Lab
+from app.permalink_view import app_link_state
 from core import Scenario
 from core.cli import scenario_flags, scenario_from_args
 from core.hardware import custom_accelerator
 from core.levers import Lever, LeverTable
+from core.measured_points import parse_measurements
 from core.permalink import from_query, to_query
 from core.pins import Pin, compare
 from core.scenario import LEVERS
@@ -108,6 +110,24 @@ def test_decode_is_one_validation_for_the_link_and_the_command_line():
             lever.decode(bad)
     assert LEVERS["gqa"].decode("true") is False  # --no-gqa=true turns GQA off
     assert LEVERS["batch"].decode("4.0") == 4
+
+
+@pytest.mark.parametrize("text", ["\uff14", "\uff15\uff16", "\u0664", "\u096a", "4\uff10", "\u00b2", "1_000"])
+def test_a_number_is_ascii_digits_wherever_one_is_read(text):
+    """Issue 31 (informational): ``float("４")`` is 4.0, so a fullwidth (or Arabic-Indic, Devanagari) digit was read
+    as a number in a link, on the command line and in a measurements CSV; an ASCII number is expected there."""
+    with pytest.raises(ValueError, match="batch="):
+        LEVERS["batch"].decode(text)
+    assert from_query({"batch": text}).levers == {}
+    rows, problems = parse_measurements(f"batch,context,tokens_per_s\n4,2048,{text}\n")
+    assert rows == [] and problems[0].startswith("row 2: tokens/s=")
+    app, notices = app_link_state({"tour": text}, ("Roofline",), 9)
+    assert app["tour_step"] is None and notices
+
+
+def test_ascii_numbers_still_read_as_before():
+    assert [LEVERS["batch"].decode(t) for t in ("4", " 4 ", "4.0", "+4", "4e0", "40E-1")] == [4] * 6
+    assert LEVERS["acceptance"].decode(".5") == 0.5 and LEVERS["acceptance"].decode("1.") == 1.0
 
 
 def test_a_new_lever_is_one_row():
