@@ -26,6 +26,7 @@ from .units import (
     fmt_bytes_small,
     fmt_flop,
     fmt_flops_rate,
+    fmt_money,
     fmt_rate,
     fmt_seconds,
     fmt_sig,
@@ -286,7 +287,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
 
 
 def _money(x: float | None) -> str:
-    return "no price given" if x is None else f"${fmt_sig(x, 3)}"
+    return fmt_money(x)
 
 
 def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
@@ -350,12 +351,12 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
         Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
                  f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
         Quantity("cost-output", "Cost per million output tokens", "price × GPUs / 3600 / output tokens/s × 1e6",
-                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
-                  f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens
+                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens is not None
                  else "set a price per GPU-hour", _money(r.cost_per_million_output_tokens)),
         Quantity("cost-prompt", "Cost per million prompt tokens", "price × GPUs / 3600 / prompt tokens/s × 1e6",
-                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
-                  f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens
+                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
+                  f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens is not None
                  else "set a price per GPU-hour", _money(r.cost_per_million_prompt_tokens)),
     )
 

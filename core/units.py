@@ -108,3 +108,23 @@ def fmt_rate(x: float) -> str:
 def fmt_count(n: int) -> str:
     """A whole count (GPUs, replicas, TP, PP) with thousands separators, e.g. ``1,998,848``."""
     return f"{int(n):,}"
+
+
+#: The smallest sum of money shown as a figure (a hundredth of a cent); below it, "under" this.
+MONEY_FLOOR = 1e-4
+
+
+def fmt_money(dollars: float | None) -> str:
+    """US dollars, the one format of every price and cost the lab shows.
+
+    From $1 up to the cent with thousands separators (``$23.81``, ``$11,900,000.00``); below $1 two significant
+    digits (``$0.081``); below :data:`MONEY_FLOOR` ``under $0.0001`` (a price of 1e-300, or a cost that underflows
+    to 0 although a price was given, is never a 300-digit figure or "no price"); None: ``no price given``.
+    """
+    if dollars is None:
+        return "no price given"
+    if not dollars >= MONEY_FLOOR:  # NaN too
+        return f"under ${MONEY_FLOOR:.4f}"
+    if dollars < 1:
+        return f"${fmt_sig(dollars, 2)}"
+    return f"${dollars:,.2f}"

@@ -1,6 +1,7 @@
 """``python -m core``: the explain walk-through, its JSON, and one-line errors."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -127,3 +128,27 @@ def test_app_export_errors_are_one_line(tmp_path, capsys):
     assert "decode only" in capsys.readouterr().err
     assert app_main(["export", "--out", str(tmp_path / "x.html"), "--model", "mixtral-8x7b"]) == 0
     assert (tmp_path / "x.html").stat().st_size < 3e6
+
+
+@pytest.mark.parametrize("price", ["1e-300", "5e-324"])
+def test_a_tiny_price_per_gpu_hour_is_one_short_figure(capsys, price):
+    """Issue 31, F8: ``--gpu-hour-price 1e-300`` printed a 303-character cost, ``5e-324`` "set a price" (the
+    cost underflowed to 0 although a price was given)."""
+    assert main(["explain", "--gpu-hour-price", price]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "Cost per million" in line]
+    assert len(lines) == 2
+    for line in lines:
+        assert len(line) < 160 and "set a price" not in line
+        assert re.search(r"= under \$0\.0001/h × 1 / 3600 / [\d,]+ × 1e6 = under \$0\.0001$", line), line
+
+
+def test_money_has_one_format_in_the_explanation_and_the_readouts(capsys):
+    from core import Scenario
+    from core.explain import quantities
+
+    r = Scenario(gpu_hour_price=1e6).evaluate()
+    assert main(["explain", "--gpu-hour-price", "1e6"]) == 0
+    text = capsys.readouterr().out
+    assert "e+" not in text and "$1,000,000.00/h × 1 / 3600" in text
+    assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f}"
+    assert quantities(Scenario().evaluate())["cost-output"].value == "no price given"

@@ -178,3 +178,14 @@ def test_a_pins_name_is_text_and_what_is_not_is_said(given, name, notice):
     state = from_query({"pins": json.dumps([{"name": given, "batch": "4"}])})
     assert [p.name for p in state.pins] == [name] and state.pins[0].levers["batch"] == 4
     assert state.notices == ([notice] if notice else [])
+
+
+@pytest.mark.parametrize("dollars, text", [
+    (None, "no price given"), (0.0, "under $0.0001"), (5e-324, "under $0.0001"), (1e-300, "under $0.0001"),
+    (0.0001, "$0.0001"), (0.0807, "$0.081"), (0.2311, "$0.23"), (1.0, "$1.00"), (23.806, "$23.81"),
+    (11_900_000.0, "$11,900,000.00"), (1e20, "$100,000,000,000,000,000,000.00"),
+])
+def test_one_formatter_for_money(dollars, text):
+    from core.units import fmt_money
+
+    assert fmt_money(dollars) == text
