@@ -351,11 +351,13 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
         Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
                  f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
         Quantity("cost-output", "Cost per million output tokens", "price × GPUs / 3600 / output tokens/s × 1e6",
-                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
+                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / "
+                  f"{fmt_rate(r.output_tokens_per_s_aggregate)} "
                   f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens is not None
                  else "set a price per GPU-hour", _money(r.cost_per_million_output_tokens)),
         Quantity("cost-prompt", "Cost per million prompt tokens", "price × GPUs / 3600 / prompt tokens/s × 1e6",
-                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
+                 (f"{_money(r.gpu_hour_price)}/h × {r.gpus_total:,} / 3600 / "
+                  f"{fmt_rate(r.prompt_tokens_per_s_aggregate)} "
                   f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens is not None
                  else "set a price per GPU-hour", _money(r.cost_per_million_prompt_tokens)),
     )
