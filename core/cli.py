@@ -49,6 +49,12 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character but its line breaks written as an escape (ESC as ``\\x1b``): a
+    config's field or a file's name holding ESC, BEL or a bidi override is shown, never run by the terminal."""
+    return "\n".join(one_line(line) for line in text.split("\n"))
+
+
 def scenario_flags(p: argparse.ArgumentParser) -> None:
     """One ``--flag`` per lever of the lever table (:data:`core.scenario.LEVERS`)."""
     LEVERS.add_arguments(p)
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             out["assumptions"] = list(result.model.assumptions)
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
-            text = explain(result)
+            text = printable(explain(result))  # JSON escapes control characters itself
     except (OneLineError, ValueError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
@@ -144,7 +150,7 @@ def _measure(args: argparse.Namespace) -> int:
         )
     if args.out:
         Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
-        print(f"wrote {args.out}")
+        print(one_line(f"wrote {args.out}"))
     return 0
 
 

@@ -152,3 +152,29 @@ def test_money_has_one_format_in_the_explanation_and_the_readouts(capsys):
     assert "e+" not in text and "$1,000,000.00/h × 1 / 3600" in text
     assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f}"
     assert quantities(Scenario().evaluate())["cost-output"].value == "no price given"
+
+
+TERMINAL_ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b\u202e"  # retitle (OSC … BEL), clear the screen, a C1 CSI, bidi override
+
+
+def test_text_output_writes_control_characters_as_escapes(tmp_path, capsys):
+    """Issue 31, F7: a config's ``quantization_config.quant_method`` or the file's name holding ESC/BEL was written
+    raw by ``python -m core explain``, retitling the terminal and clearing the screen."""
+    cfg = tmp_path / f"evil{TERMINAL_ESCAPES}.json"
+    cfg.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                               "intermediate_size": 128, "vocab_size": 1000,
+                               "quantization_config": {"quant_method": f"{TERMINAL_ESCAPES}gptq", "bits": 4}}))
+    assert main(["explain", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert all(c.isprintable() for c in out.replace("\n", "")), [c for c in out if not c.isprintable()]
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e.json on " in out  # said, not run
+    assert "quantization: \\x1b]0;pwned\\x07" in out
+    assert out.count("\n") > 40  # the lines stay lines
+
+
+def test_the_offline_page_command_writes_no_control_characters(tmp_path, capsys):
+    from app.__main__ import main as app_main
+
+    assert app_main(["export", "--out", str(tmp_path / f"no{TERMINAL_ESCAPES}" / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and all(c.isprintable() for c in err.rstrip("\n")) and "\\x1b]0;" in err
