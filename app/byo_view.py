@@ -23,7 +23,7 @@ from core.config_reader import from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MeasuredPoint, parse_measurements
 from core.models import ConfigError
-from core.units import fmt_sig
+from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
 from .state import LabState
@@ -213,8 +213,9 @@ class BringYourOwnView(pn.viewable.Viewer):
                         "another model, GPU or precision?"]
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
-            f"<td>{p.measurement.tokens_per_s:,.0f}</td><td>{p.ceiling_tokens_per_s:,.0f}</td>"
-            f"<td>{100 * p.mbu:,.0f} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td><td>{fmt_sig(p.gap, 3)}×</td></tr>"
+            f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}</td>"
+            f"<td>{fmt_sig(100 * p.mbu, 2)} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td>"
+            f"<td>{fmt_sig(p.gap, 3)}×</td></tr>"
             for p in points
         )
         head = ("<tr><th>B</th><th>S</th><th>measured tokens/s</th><th>roofline ceiling</th><th>MBU</th>"

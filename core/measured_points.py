@@ -30,8 +30,16 @@ MAX_ROWS = 1000
 BANDWIDTH_SLACK = 0.05
 #: Highest plausible measured decode throughput of one GPU, tokens/s (the fastest parts serve ~1e5).
 MAX_TOKENS_PER_S = 1e9
+#: Lowest plausible one, tokens/s: a token every 1,000 s, slower than a 405B model streamed from disk on a CPU
+#: (~0.01–0.1 tokens/s).  Below it the gap to the roof and the point's FLOP/s leave float range (5e-324 gave a
+#: gap of "inf×" and a point at y = 0 on the log axis).
+MIN_TOKENS_PER_S = 1e-3
 COLUMNS = {"batch": ("batch", "b", "batch_size"), "context": ("context", "s", "context_tokens", "seq_len"),
            "tokens_per_s": ("tokens_per_s", "tokens/s", "tok/s", "tok_s", "throughput")}
+
+
+#: The throughputs a measurement may give, in words.
+THROUGHPUT_RANGE = f"a number from {MIN_TOKENS_PER_S:g} to {MAX_TOKENS_PER_S:g}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,21 @@ class Measurement:
     batch: int
     context: int
     tokens_per_s: float
+
+    def __post_init__(self):
+        """Refuse values outside the plausible ranges: batch and context as the Scenario's levers bound them,
+        tokens/s from :data:`MIN_TOKENS_PER_S` to :data:`MAX_TOKENS_PER_S`.
+
+        Raises:
+            ValueError: ``field=value is not …``, naming the range.
+        """
+        for name, value in (("batch", self.batch), ("context", self.context)):
+            lo, hi = LEVERS[name].parameter.bounds
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ValueError(f"{name}={value!r} is not {LEVERS[name].accepted()}")
+        t = self.tokens_per_s
+        if isinstance(t, bool) or not isinstance(t, int | float) or not MIN_TOKENS_PER_S <= t <= MAX_TOKENS_PER_S:
+            raise ValueError(f"tokens/s={t!r} is not {THROUGHPUT_RANGE}")
 
 
 @dataclass(frozen=True)
@@ -89,8 +112,8 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
             s = LEVERS["context"].decode(rec[found["context"]] or "")
             text = str(rec[found["tokens_per_s"]] or "")
             t = _number(text)
-            if not (0 < t <= MAX_TOKENS_PER_S):
-                raise ValueError(f"tokens/s={text[:20]!r} is not a number above 0 and at most {MAX_TOKENS_PER_S:g}")
+            if not (MIN_TOKENS_PER_S <= t <= MAX_TOKENS_PER_S):
+                raise ValueError(f"tokens/s={text[:20]!r} is not {THROUGHPUT_RANGE}")
         except ValueError as exc:
             reason = str(exc) or "not a number"
             problems.append(f"row {line}: {reason}")
