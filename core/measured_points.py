@@ -24,6 +24,8 @@ from .scenario import LEVERS, Scenario, ScenarioResult
 from .units import parse_number
 
 MAX_ROWS = 1000
+#: Longest measurements text read, characters (the file dropper's 2 MB; a thousand rows take ~30 kB).
+MAX_CSV_CHARS = 2_000_000
 #: A measured bandwidth this far over the datasheet's is still read as on the roof (datasheet
 #: bandwidths are rounded, and a streaming copy can beat them slightly); beyond it a point
 #: is "above the roof": measured on another model, GPU or precision.
@@ -86,8 +88,11 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
 
     Returns:
         ``(measurements, problems)``: every valid row, and one line per refused
-        row or missing column saying what and why (nothing raised).
+        row or missing column saying what and why (nothing raised); text over
+        :data:`MAX_CSV_CHARS` is not read, and says so.
     """
+    if len(text) > MAX_CSV_CHARS:
+        return [], [f"the CSV is over {MAX_CSV_CHARS / 1e6:g} MB, the limit; its rows are not read"]
     reader = csv.DictReader(io.StringIO(text.strip(), newline=""))
     try:
         header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
