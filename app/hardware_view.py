@@ -215,7 +215,10 @@ class HardwareView(pn.viewable.Viewer):
         self._custom_gpus[gpu.id] = gpu
         names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
         self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
-        self.gpu = gpu.id
+        if self.gpu == gpu.id:  # the same name again, new numbers: the selector does not change, the charts do
+            self._on_change()
+        else:
+            self.gpu = gpu.id
 
     def accelerator(self):
         """The selected :class:`core.hardware.Accelerator`."""

@@ -236,3 +236,26 @@ def test_a_refused_input_clears_the_charts_it_would_have_changed(view, monkeypat
     monkeypatch.undo()
     view.gpu = "h100-sxm"
     assert not view.error.visible and view.stairs.data["n"] and view.atlas_points.data["x"]
+
+
+def test_a_gpu_added_again_under_its_name_with_new_numbers_is_drawn_with_them(view):
+    """Found by the fuzz tier (issue 31): the same name is the same id, so the selector did not change, and the
+    tab kept drawing the first numbers (a student correcting a typo in the peak saw the typo's charts)."""
+    from core.hardware import custom_accelerator
+
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=800))
+    assert view.atlas_ridge.location == pytest.approx(400) and view.peak_span.location == pytest.approx(800)
+    assert view.accelerator().dense_flop_per_s["bf16"] == 800e12
+
+
+def test_the_labs_hardware_tab_follows_a_gpu_added_again_with_new_numbers():
+    from app.lab import Lab
+    from core.hardware import custom_accelerator
+
+    lab = Lab()
+    view = lab._hardware_view()
+    lab.scenario.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    assert view.peak_span.location == pytest.approx(400)
+    lab.scenario.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=800))  # the Bring your own form, corrected
+    assert view.peak_span.location == pytest.approx(800) and lab.result.ridge_point == pytest.approx(400)
