@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from urllib.parse import urlencode
 
 import param
 from hypothesis import strategies as st
@@ -85,6 +86,18 @@ QUERY_VALUES = st.one_of(
 #: A permalink query: flag -> one or more values (repeated keys included).
 QUERIES = st.dictionaries(QUERY_KEYS, st.one_of(QUERY_VALUES, st.lists(QUERY_VALUES, min_size=1, max_size=3)),
                           max_size=8)
+
+#: Digits Python's ``str.isdigit`` admits: 0-9, other scripts' (Nd: ٤ ４), and those int() refuses (No: ² ①).
+ANY_DIGITS = st.text(alphabet=st.characters(categories=("Nd", "No")), min_size=1, max_size=8)
+#: A link's query as sent: the lab's own keys and nasty ones, URL-encoded, repeated keys, numbers of every length
+#: around the 4,300 digits Python's int() reads, digits of every script, raw text.
+LINK_QUERIES = st.one_of(
+    QUERIES.map(lambda q: urlencode(q, doseq=True)),
+    st.lists(st.tuples(QUERY_KEYS, st.one_of(ANY_DIGITS, st.integers(min_value=4290, max_value=4310).map("9".__mul__),
+                                              NASTY_TEXT)), max_size=6).map(urlencode),
+    st.text(max_size=300),
+    st.sampled_from(["x=" + "a" * 40_000, "&" * 3000, "a&" * 2000, "=" * 100, "%", "%zz=%", "x=%C2%B2"]),
+)
 
 #: Measurement CSV text: a header and rows of nasty cells.
 CSV_TEXT = st.one_of(

@@ -11,6 +11,7 @@ import os
 import re
 from contextlib import redirect_stderr, redirect_stdout
 from html import escape
+from urllib.parse import parse_qs
 
 import numpy as np
 from fuzz_strategies import (
@@ -19,6 +20,7 @@ from fuzz_strategies import (
     CSV_TEXT,
     GPU_FORMS,
     LEVER_SETS,
+    LINK_QUERIES,
     MEASUREMENT_FIELDS,
     QUERIES,
     finite_non_negative,
@@ -26,11 +28,12 @@ from fuzz_strategies import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from panel.util import parse_query
 
 from core.cli import main
 from core.hardware import custom_accelerator
 from core.measured_points import Measurement, analyse, parse_measurements
-from core.permalink import from_query
+from core.permalink import MAX_LINK_KEYS, from_query, link_refusal
 from core.scenario import LEVERS, Scenario
 from core.units import fmt_sig
 
@@ -81,6 +84,20 @@ def test_a_permalink_never_fails_and_applies_only_valid_values(query):
     assert_sane(s.evaluate())
     for pin in state.pins:
         assert set(pin.levers) == set(LEVERS.names) and len(pin.name) <= 40
+
+
+@FUZZ
+@given(LINK_QUERIES)
+def test_a_link_is_refused_before_its_page_is_built_or_read_by_panel_and_the_lab(query):
+    """Issue 31, F3/F4: a link the lab lets through is one Panel's reader of the page's address reads without
+    raising (it raised for a 4,301-digit value, and for ²), and the lab reads it; one it refuses says why in a line."""
+    refusal = link_refusal(query)
+    if refusal is not None:
+        assert refusal.status in (400, 414) and "\n" not in refusal.reason and len(refusal.reason) < 300
+        return
+    parse_query("?" + query)  # what Panel's Location does while the page is built
+    state = from_query(parse_qs(query, keep_blank_values=True), ignore=("embed",))
+    assert len(state.notices) <= MAX_LINK_KEYS + 1 and set(state.levers) <= set(LEVERS.names)
 
 
 @FUZZ
