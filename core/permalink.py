@@ -82,13 +82,9 @@ def link_refusal(query: str) -> LinkRefusal | None:
     return None
 
 
-def link_key_count(query: dict) -> int:
-    """How many values a parsed query gives (a key given three times counts three)."""
-    return sum(len(v) if isinstance(v, (list, tuple)) else 1 for v in query.values())
-
-
 def _too_many_keys(query: dict) -> str | None:
-    count = link_key_count(query)
+    """The notice for a parsed query giving more than :data:`MAX_LINK_KEYS` values (a key given thrice counts 3)."""
+    count = sum(len(v) if isinstance(v, (list, tuple)) else 1 for v in query.values())
     if count <= MAX_LINK_KEYS:
         return None
     return (f"ignored this link: it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
