@@ -378,6 +378,11 @@ class Parallelism:
             start = end
         return out
 
+    def kv_bytes_per_token_per_stage(self, bytes_per_element: float, gqa: bool | None = None) -> list[float]:
+        """Per pipeline stage, the cache bytes one token adds on one of its GPUs (each term's own TP share)."""
+        gqa = self.gqa if gqa is None else gqa
+        return [float(x) for x in self._stage_cache(lambda t: t.layers * t.bytes_per_token, bytes_per_element, gqa)]
+
     def cache_bytes_per_sequence_per_gpu(self, context, bytes_per_element: float, gqa: bool | None = None,
                                          read: bool = False):
         """Cache bytes one GPU holds for one sequence of S tokens (broadcasts over S): the fullest stage.
@@ -412,8 +417,7 @@ class Parallelism:
                 else 1.0
         per_token = self.model.kv_bytes_per_token(bytes_per_element, gqa)
         if per_token:
-            return float(max(self._stage_cache(lambda t: t.layers * t.bytes_per_token, bytes_per_element, gqa))
-                         / per_token)
+            return float(max(self.kv_bytes_per_token_per_stage(bytes_per_element, gqa)) / per_token)
         fixed = self.model.state_bytes_per_sequence(bytes_per_element, gqa)
         if not fixed:
             return 1.0
