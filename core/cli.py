@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             out = result.to_json()
             out["model_read"] = result.model.architecture()
             out["assumptions"] = list(result.model.assumptions)
+            out["approximate"] = list(result.model.unmodelled)  # keys not modelled: every number depends on them
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
             text = explain(result)

@@ -432,9 +432,11 @@ def explain(r: ScenarioResult) -> str:
     m = r.model
     w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
+    approximate = m.approximate_note()
     lines = [
         f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
-        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}",
+        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}"
+        + (f" — APPROXIMATE: {approximate.removeprefix('approximate: ')}" if approximate else ""),
     ]
     for step in derivation(r):
         lines += ["", step.title]

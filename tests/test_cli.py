@@ -127,3 +127,13 @@ def test_app_export_errors_are_one_line(tmp_path, capsys):
     assert "decode only" in capsys.readouterr().err
     assert app_main(["export", "--out", str(tmp_path / "x.html"), "--model", "mixtral-8x7b"]) == 0
     assert (tmp_path / "x.html").stat().st_size < 3e6
+
+
+def test_the_first_line_says_when_the_numbers_are_approximate(capsys):
+    assert main(["explain", "--model", "deepseek-v3"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("— APPROXIMATE: num_nextn_predict_layers not modelled (see what the lab read)")
+    assert main(["explain", "--model", "llama-3-8b"]) == 0
+    assert "APPROXIMATE" not in capsys.readouterr().out.splitlines()[0]
+    assert main(["explain", "--model", "deepseek-v3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["approximate"] == ["num_nextn_predict_layers"]

@@ -433,3 +433,18 @@ def test_tensor_parallel_keeps_small_matrices_whole_as_the_engines_do():
     # Splitting all but the norms, as the lab did, said 83,879,073,856 per GPU: 1.8 GB too few at BF16.
     old = (v3.n_params - 61 * 14_336 - 7168) / 8 + 61 * 14_336 + 7168
     assert (plan.n_params - old) * 2 == pytest.approx(1.80e9, rel=0.01)
+
+
+def test_layer_strip_shows_the_round_3_kinds():
+    from app.layer_strip import layer_strip_html
+
+    sparse = layer_strip_html(read(_field_config("sparse-attention-indexer-cache.json")).stack)
+    assert 'data-kind="sparse"' in sparse and "S×3" in sparse and "SE×58" in sparse
+    assert "58 × sparse attention (top-k keys; the indexer&#x27;s own key cache) + MoE" in sparse
+    cross = layer_strip_html(read(_field_config("cross-attention-layers.json")).stack)
+    assert cross.count('data-kind="cross"') == 8 and "8 × cross-attention to the image" in cross
+    assert "32 × full attention" in cross and "#000000" in cross
+    hybrid = layer_strip_html(read(FALCON_H1_7B).stack)
+    assert 'data-kind="parallel"' in hybrid and "H×44" in hybrid and "#D55E00" in hybrid and "#0072B2" in hybrid
+    lightning = layer_strip_html(read(MINIMAX_M1).stack)
+    assert "70 × linear attention (fixed state) + MoE" in lightning and "10 × full attention + MoE" in lightning
