@@ -183,7 +183,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
         Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),
                  "KV per token × S (windowed layers hold at most their window)"
-                 + (" + the fixed state of linear-attention / Mamba layers" if r.state_bytes_per_sequence else ""),
+                 + (" + what does not grow with S (linear-attention / Mamba state, cross-attention layers' image "
+                    "K/V)" if r.state_bytes_per_sequence else "")
+                 + ("; sparse attention holds all S and reads the top k" if m.indexer else ""),
                  f"at S = {r.context:,}{s_note}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
                  f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}"
                  + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
