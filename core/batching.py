@@ -51,6 +51,7 @@ from .sweeps import batch_sweep
 
 __all__ = [
     "MAX_NUM_SEQS",
+    "NOTE",
     "SHAREGPT",
     "BatchingComparison",
     "BatchingRun",
@@ -59,10 +60,15 @@ __all__ = [
     "StepTable",
     "compare_batching",
     "draw_requests",
+    "held_token_steps",
     "mean_held_context",
     "simulate",
     "step_table",
 ]
+
+#: Which kind of number the simulation gives.
+NOTE = ("ceilings: every step takes the lab's roofline time at its batch (plus launch overhead), so tokens/s and "
+        "latencies are what the ceilings allow a policy, not a measured engine's")
 
 #: The most sequences a continuous-batching engine runs in one iteration by default:
 #: vLLM's ``max_num_seqs`` (``EngineArgs.max_num_seqs = 256``, vllm/engine/arg_utils.py;
@@ -152,6 +158,7 @@ class LengthMix:
         return prompts, outputs
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {"kind": self.kind, "label": self.label, "prompt": [self.prompt_a, self.prompt_b],
                 "output": [self.output_a, self.output_b], "source": self.source}
 
@@ -211,19 +218,25 @@ def draw_requests(mix: LengthMix, n: int, seed: int, max_len: int, rate: float |
     return Requests(prompts, outputs, arrival)
 
 
+def held_token_steps(prompt, output) -> tuple[int, int]:
+    """``(Σ tokens held over every decode step, Σ decode steps)``, whole numbers, for lengths P and O (arrays).
+
+    Decode step t = 1 … O − 1 of a request attends to its P + t cached tokens, so the first is
+    ``Σ (O−1)·P + (O−1)·O/2`` and the second ``Σ (O−1)``.
+    """
+    p = np.asarray(prompt, dtype=np.int64)
+    d = np.asarray(output, dtype=np.int64) - 1
+    return int((d * p).sum() + (d * (d + 1) // 2).sum()), int(d.sum())
+
+
 def mean_held_context(prompt, output) -> float:
     """The KV a decode step reads per sequence, averaged over every decode step of every request (tokens).
 
-    Decode step t = 1 … O − 1 of a request attends to its P + t cached tokens, so the mean is
-    ``Σ (O−1)·P + (O−1)·O/2  /  Σ (O−1)`` — long requests weigh in for as many steps as they run.
-    A mix with no decode step (every O = 1) holds its prompts: the mean P.
+    :func:`held_token_steps`' ratio: long requests weigh in for as many steps as they run.  A mix with no
+    decode step (every O = 1) holds its prompts: the mean P.
     """
-    p = np.asarray(prompt, dtype=float)
-    d = np.asarray(output, dtype=float) - 1.0
-    steps = d.sum()
-    if steps <= 0:
-        return float(p.mean())
-    return float(((d * p).sum() + (d * (d + 1.0) / 2.0).sum()) / steps)
+    held, steps = held_token_steps(prompt, output)
+    return held / steps if steps > 0 else float(np.mean(prompt))
 
 
 @dataclass(frozen=True)
@@ -465,7 +478,7 @@ def _static_segments(req: Requests, prefill: np.ndarray, tdec: np.ndarray, slots
     t, j, nxt, last_admit = 0.0, 0, 0, 0
     while nxt < n_req:
         gap = max(0.0, arr[nxt] - t)
-        t += gap
+        t = max(t, arr[nxt])  # the arrival itself, not t + gap (rounding must not leave it a hair ahead)
         a = min(slots, bisect_right(arr, t, nxt) - nxt)
         o = req.output[nxt: nxt + a]
         admit[nxt: nxt + a] = j
@@ -539,7 +552,16 @@ def simulate(requests: Requests, table: StepTable, policy: str, slots: int | Non
 
 @dataclass(frozen=True)
 class BatchingComparison:
-    """Both policies over the same stream on the same steps."""
+    """Both policies over the same stream on the same steps.
+
+    The step times are the lab's roofline ceilings (with its launch overhead), so the tokens/s and latencies
+    are what those ceilings allow each policy, not a measured engine's (:data:`NOTE`).
+
+    Attributes:
+        mix, seed, rate, max_len: the stream's parameters (:func:`draw_requests`).
+        requests: the stream.  table: the step times (:class:`StepTable`).
+        static, continuous: each policy's :class:`BatchingRun`.
+    """
 
     mix: LengthMix
     seed: int
@@ -562,6 +584,7 @@ class BatchingComparison:
             "output_mean": float(self.requests.output.mean()),
             "held_context": self.table.context,
             "ridge_point": self.table.ridge_point,
+            "note": NOTE,
             "static": self.static.summary(),
             "continuous": self.continuous.summary(),
         }

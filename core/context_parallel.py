@@ -113,6 +113,7 @@ class RingAttention:
         return self.min_block is not None and self.min_block <= 1.0
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {
             "hosts": self.hosts.tolist(), "context": self.context, "max_context": self.max_context.tolist(),
             "block_tokens": self.block_tokens.tolist(), "compute_time_s": self.compute_time_s.tolist(),

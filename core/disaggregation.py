@@ -126,6 +126,7 @@ class Pool:
         return self.rate_per_instance / self.gpus_per_instance
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {"name": self.name, "gpus_per_instance": self.gpus_per_instance,
                 "rate_per_instance": self.rate_per_instance, "goodput_per_gpu": self.goodput_per_gpu,
                 "instances": self.instances, "gpus": self.gpus, "batch": self.batch, "ttft_s": self.ttft_s,
@@ -173,6 +174,7 @@ class DisaggregationResult:
         return 1.0 / (p.gpus_per_instance / p.rate_per_instance + d.gpus_per_instance / d.rate_per_instance)
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {
             "rate_per_s": self.rate, "prompt_len": self.prompt_len, "output_len": self.output_len,
             "context": self.context, "ttft_target_s": self.ttft_target_s, "tpot_target_s": self.tpot_target_s,

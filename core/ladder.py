@@ -409,7 +409,8 @@ class LadderStep:
     def numbers(self) -> dict:
         """The numbers after the rung (SI units): B, k, p, the intensity on the weights and counting KV reads,
         the ridge, the attainable FLOP/s (counting KV), the bound, tokens/s per sequence and per GPU, the largest
-        batch that fits, TTFT and TPOT."""
+        batch that fits, TTFT and TPOT.  The rates and times are the lab's roofline ceilings, not a prediction
+        of a measured engine."""
         r = self.result
         return {
             "batch": r.batch, "k": r.spec_k, "p": r.bytes_per_weight, "gqa": r.gqa,
@@ -422,6 +423,7 @@ class LadderStep:
         }
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {"rung": self.rung, "title": self.title, "models": self.models, "assumes": self.assumes,
                 "summary": self.summary, "numbers": self.numbers(), "effect": self.effect,
                 "levers": dict(self.levers), "applied": list(self.applied)}
@@ -449,6 +451,7 @@ class Ladder:
         return self.start.clone(**self.final.levers)
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         s = self.settings
         return {
             "start": dict(self.start.levers()), "rungs": list(self.rungs),

@@ -87,6 +87,7 @@ class ZeroStage:
         return _COMMUNICATION[self.stage]
 
     def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {"stage": self.stage, "data_parallel": self.data_parallel, "n_params": self.n_params,
                 "weight_bytes": self.weight_bytes, "gradient_bytes": self.gradient_bytes,
                 "optimizer_bytes": self.optimizer_bytes, "total_bytes": self.total_bytes,

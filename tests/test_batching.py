@@ -69,6 +69,14 @@ def test_idle_engine_waits_for_the_next_arrival():
     assert run.ttft_s == pytest.approx([0.05, 0.05])
 
 
+def test_static_engine_idle_until_an_arrival_admits_it():
+    # 0.04757956 + (0.12312398 - 0.04757956) rounds below 0.12312398: the engine must still admit it.
+    req = Requests(prompt=np.array([10, 10]), output=np.array([1, 1]), arrival=np.array([0.04727956, 0.12312398]))
+    run = simulate(req, TABLE, "static", slots=1)
+    assert run.step_batch.tolist() == [1, 1]
+    assert run.first_token_s == pytest.approx([0.09727956, 0.17312398])
+
+
 @pytest.fixture(scope="module")
 def article():
     """The article's 70B at batch 1 on two H100s (TP = 2: the smallest split that fits)."""

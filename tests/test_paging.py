@@ -70,6 +70,13 @@ def test_fig2_waste_without_external_fragmentation(sharegpt_opt, policy):
     assert sharegpt_opt[policy].waste_fraction == pytest.approx(paper, abs=0.03)
 
 
+def test_the_announcements_range_is_fig2s():
+    # 1 - 38.2 % (Orca Oracle) and 1 - 20.4 % (Orca Max) of Fig. 2 are the "60% - 80%"; 1 - 96.3 % is "under 4%".
+    low, high = EXISTING_WASTE
+    assert low <= 1 - FIG2_TOKEN_STATES["oracle"] < 1 - FIG2_TOKEN_STATES["contiguous"] <= high
+    assert 1 - FIG2_TOKEN_STATES["paged"] < PAGED_WASTE_BELOW
+
+
 def test_fig2_vllm_keeps_more_than_96_percent(sharegpt_opt):
     # Fig. 2: vLLM's bar is 96.3 % token states.
     assert 1 - sharegpt_opt["paged"].waste_fraction > FIG2_TOKEN_STATES["paged"]
