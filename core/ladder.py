@@ -408,14 +408,16 @@ class LadderStep:
 
     def numbers(self) -> dict:
         """The numbers after the rung (SI units): B, k, p, the intensity on the weights and counting KV reads,
-        the ridge, the attainable FLOP/s (counting KV), the bound, tokens/s per sequence and per GPU, the largest
+        the ridge, the attainable FLOP/s at each (the point on the roofline: ``intensity``,
+        ``attainable_flop_per_s``), the bound, tokens/s per sequence and per GPU, the largest
         batch that fits, TTFT and TPOT.  The rates and times are the lab's roofline ceilings, not a prediction
         of a measured engine."""
         r = self.result
         return {
             "batch": r.batch, "k": r.spec_k, "p": r.bytes_per_weight, "gqa": r.gqa,
             "intensity": r.arithmetic_intensity_weights, "intensity_with_kv": r.arithmetic_intensity_with_kv,
-            "ridge_point": r.ridge_point, "attainable_flop_per_s": r.attainable_flop_per_s_with_kv,
+            "ridge_point": r.ridge_point, "attainable_flop_per_s": r.attainable_flop_per_s_weights,
+            "attainable_flop_per_s_with_kv": r.attainable_flop_per_s_with_kv,
             "bound": r.bound, "tokens_per_s_per_sequence": r.tokens_per_s_per_sequence,
             "tokens_per_s_per_gpu": r.output_tokens_per_s_aggregate / r.gpus_total,
             "max_batch": self.fit, "ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "fits": r.fits,

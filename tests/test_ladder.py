@@ -48,6 +48,7 @@ def test_start_by_hand(steps, mix):
     assert start.levers["context"] == round(mean_held_context(req.prompt, req.output))
     assert start.levers["prompt_len"] == round(req.prompt.mean())
     assert n["batch"] == 1 and n["intensity"] == 1.0 and round(n["ridge_point"]) == 295  # article 004 section 01
+    assert round(n["attainable_flop_per_s"] / 1e12, 1) == 3.4  # "the chip delivers 3.4 TFLOP/s out of 989"
     free = start.result.free_for_kv_bytes
     assert n["max_batch"] == math.floor(free / (S * KV_PER_TOKEN_PER_GPU)) == 9
     assert n["tokens_per_s_per_gpu"] == pytest.approx(n["tokens_per_s_per_sequence"] / 2)
