@@ -218,3 +218,27 @@ def click_until(page, button: str, expected, tries: int = 4) -> None:
         except Exception:  # noqa: BLE001 - playwright's TimeoutError; try again, then fail below
             if attempt == tries - 1:
                 raise
+
+
+def scenario_on(model: str, gpu: str, **levers):
+    """A scenario of a catalogue model and GPU, or of a session's own GPU (``"custom"``) or pasted config
+    (``"pasted"``, Qwen2.5-7B's config.json under another name): they travel to the browser too."""
+    import json
+
+    from core import Scenario
+    from core.config_reader import from_hf_config
+    from core.hardware import custom_accelerator
+    from core.model_catalogue import CATALOGUE_DIR
+
+    s = Scenario(**levers)
+    if gpu == "custom":
+        s.add_gpu(custom_accelerator("Lab <card>", bandwidth_tbs=1.5, capacity_gb=96, bf16=300, fp8=600))
+    else:
+        s.gpu = gpu
+    if model == "pasted":
+        config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+        s.add_model(from_hf_config(config, model_id="config-pasted", name="Pasted <i>Qwen</i>"))
+    else:
+        s.model = model
+    return s
+
