@@ -103,9 +103,6 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_active": m.n_active_params,
         "moe": bool(m.moe),
         "profiles": profiles,
-        "model_cache": {("gqa" if gqa else "mha"): {"terms": [list(t) for t in c.terms], "state_bytes": c.state_bytes}
-                        for gqa, c in dep.model_cache.items()},
-        "kv_share": {("gqa" if gqa else "mha"): share for gqa, share in dep.kv_share.items()},
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": per_weight,
         "prompt_len": scenario.prompt_len,

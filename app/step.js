@@ -110,32 +110,41 @@ function batchLadder(ridge, pw, k, maxBatch) {
   for (let i = 0; i <= Math.ceil(Math.log2(top)); i++) { out.push(2 ** i); }
   return out;
 }
-function evaluate(C, s) {
-  // core.scenario.evaluate in decode, composed of steps: C.profiles[weight format] (StepProfile.to_json),
-  // C.bytes_per_weight, C.bytes (p_kv by KV format); s: batch, spec_k, context, weight_dtype, kv_dtype, gqa and,
-  // optionally, acceptance (else C.acceptance).  Field names are ScenarioResult's.
-  const p = C.profiles[s.weight_dtype], pw = C.bytes_per_weight[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
-  const B = s.batch, k = s.spec_k, S = s.context, P = C.prompt_len;
-  const a = (s.acceptance === undefined) ? C.acceptance : s.acceptance;
+function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch) {
+  // core.step.workload: every step a result shows, on one profile (decode: E tokens per sequence per step,
+  // Leviathan et al. 2023; prefill: the prompt).  Field names are core.step.Workload's.
   const E = expectedTokens(a, k);
-  const at = (b, tokens, prefill) => step(p, b, tokens, S, E, pkv, s.gqa, prefill);
+  const [tokens, gained] = prefill ? [P, P] : [k, E];
+  const at = (b, t, isPrefill) => step(p, b, t, S, gained, pkv, gqa, isPrefill);
   const ridge = p.peak_flop_per_s / p.bandwidth;
-  const ladder = batchLadder(ridge, pw, k, C.max_batch).map((b) => at(b, k, false));
-  const pt = at(B, k, false);
-  // One request crosses the roofline twice (article 004): the prefill of its prompt, then decode steps.
-  const prefill = at(B, P, true), ttft = at(1, P, true), plain = at(B, 1, false);
-  const cache = C.model_cache[s.gqa ? "gqa" : "mha"], share = C.kv_share[s.gqa ? "gqa" : "mha"];
-  const kvSeq = kvBytesPerSequence(cache, S, pkv) + cache.state_bytes;  // the whole model's, one sequence
-  const kvPerToken = kvBytesPerToken(cache, pkv);
-  const kvHeld = p.stages * pt.kv_bytes_per_sequence;
-  const held = heldBytes(p);
-  const free = p.capacity_bytes - held - p.reserve_bytes;
-  const groups = p.groups, L = p.launch_s;
+  const point = at(B, tokens, prefill);
+  const held = heldBytes(p), free = p.capacity_bytes - held - p.reserve_bytes;
+  const g = gqa ? "gqa" : "mha", whole = p.model_cache[g];
   return {
-    weight_bytes_read: pt.weight_bytes_read, weight_bytes_held: held, flop_per_step: pt.flop,
+    point: point, ladder: batchLadder(ridge, p.bytes_per_weight, tokens, maxBatch).map((b) => at(b, tokens, prefill)),
+    prefill: at(B, P, true), ttft: at(1, P, true), verify: at(B, k, false), plain: at(B, 1, false),
+    expected_tokens: E, max_batch: Math.floor(Math.max(free, 0.0) / (p.stages * point.kv_bytes_per_sequence)),
+    weight_bytes_held: held, params_held: mostLoaded(p.param_stages, 1.0),
+    params_read: mostLoaded(p.param_stages, touchedFraction(p, B * tokens)), free_for_kv_bytes: free,
+    kv_bytes_per_sequence: kvBytesPerSequence(whole, prefill ? P : S, pkv) + whole.state_bytes,
+    kv_bytes_per_token: kvBytesPerToken(whole, pkv), kv_bytes_per_token_per_gpu: kvBytesPerToken(p.cache[g], pkv),
+  };
+}
+function evaluate(C, s) {
+  // core.scenario.evaluate in decode, of one workload: C.profiles[weight format] (StepProfile.to_json), C.bytes
+  // (p_kv by KV format); s: batch, spec_k, context, weight_dtype, kv_dtype, gqa and, optionally, acceptance
+  // (else C.acceptance).  Field names are ScenarioResult's.
+  const p = C.profiles[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
+  const B = s.batch;
+  const a = (s.acceptance === undefined) ? C.acceptance : s.acceptance;
+  const w = workload(p, B, s.spec_k, s.context, C.prompt_len, a, pkv, s.gqa, false, C.max_batch);
+  const pt = w.point, E = w.expected_tokens, ttft = w.ttft, prefill = w.prefill;
+  const ridge = p.peak_flop_per_s / p.bandwidth;
+  const free = w.free_for_kv_bytes, groups = p.groups, L = p.launch_s;
+  return {
+    weight_bytes_read: pt.weight_bytes_read, weight_bytes_held: w.weight_bytes_held, flop_per_step: pt.flop,
     // parameters, not bytes: the same count whatever the format
-    weight_params_read: mostLoaded(p.param_stages, pt.experts_touched_fraction),
-    weight_params_held: mostLoaded(p.param_stages, 1.0),
+    weight_params_read: w.params_read, weight_params_held: w.params_held,
     flop_per_step_weights: pt.flop_weights, attention_flop_per_step: pt.attention_flop,
     arithmetic_intensity_weights: pt.arithmetic_intensity_weights,
     arithmetic_intensity_with_kv: pt.arithmetic_intensity_with_kv, ridge_point: ridge,
@@ -145,10 +154,10 @@ function evaluate(C, s) {
     bound: pt.bound, acceptance: a, expected_tokens_per_step: E,
     step_time_s_with_kv: pt.step_time_s_with_kv, step_time_s_weights: pt.step_time_s_weights,
     tokens_per_s_with_kv: pt.tokens_per_s_with_kv, tokens_per_s_weights: pt.tokens_per_s_weights,
-    kv_bytes_per_token: kvPerToken, kv_bytes_per_sequence: kvSeq,
-    kv_bytes_per_token_per_gpu: kvPerToken * share, kv_bytes_per_sequence_per_gpu: kvSeq * share,
-    kv_bytes: B * kvHeld, kv_traffic_bytes: pt.kv_traffic_bytes, bytes_per_step: pt.bytes_moved,
-    fits: pt.fits, max_batch: Math.floor(Math.max(free, 0.0) / kvHeld),
+    kv_bytes_per_token: w.kv_bytes_per_token, kv_bytes_per_sequence: w.kv_bytes_per_sequence,
+    kv_bytes_per_token_per_gpu: w.kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu: pt.kv_bytes_per_sequence,
+    kv_bytes: B * p.stages * pt.kv_bytes_per_sequence, kv_traffic_bytes: pt.kv_traffic_bytes,
+    bytes_per_step: pt.bytes_moved, fits: pt.fits, max_batch: w.max_batch,
     free_for_kv_bytes: Math.max(free, 0.0), weights_shortfall_bytes: Math.max(-free, 0.0),
     memory_used_bytes: pt.memory_used_bytes, peak_flop_per_s: p.peak_flop_per_s, capacity_bytes: p.capacity_bytes,
     reserve_bytes: p.reserve_bytes, compute_time_s: pt.compute_time_s, memory_time_s: pt.memory_time_s,
@@ -159,11 +168,12 @@ function evaluate(C, s) {
     decode_intensity: pt.arithmetic_intensity_weights, decode_attainable_flop_per_s: pt.attainable_flop_per_s_weights,
     ttft_intensity: ttft.arithmetic_intensity_weights, ttft_attainable_flop_per_s: ttft.attainable_flop_per_s_weights,
     ttft_s: ttft.step_time_s_with_kv * p.stages, verify_step_time_s: pt.step_time_s_with_kv,
-    tpot_s: pt.step_time_s_with_kv * p.stages / E, speculative_speedup: E * plain.step_time_s_with_kv / pt.step_time_s_with_kv,
+    tpot_s: pt.step_time_s_with_kv * p.stages / E,
+    speculative_speedup: E * w.plain.step_time_s_with_kv / pt.step_time_s_with_kv,
     tokens_per_s_aggregate: pt.tokens_per_s_with_kv * groups,
     tokens_per_s_per_sequence: E / (p.stages * pt.step_time_s_with_kv),
     output_tokens_per_s_aggregate: groups * B * E / pt.step_time_s_with_kv,
     total_memory_bytes: pt.memory_used_bytes * p.gpus,
-    ladder: ladder,
+    ladder: w.ladder,
   };
 }

@@ -58,7 +58,6 @@ class Deployment:
         plan: the split over GPUs as used (TP, PP, EP clamped to what the model takes).
         profile: what every step reads (:class:`core.step.StepProfile`).
         roof, roof_reason: the compute roof's key and why it applies.
-        model_cache: one sequence's cache and state for the whole model, GQA on (True) and off (False).
         kv_share: the fraction of a sequence's cache one GPU holds, by GQA.
         kv_heads_per_gpu: KV heads one GPU keeps, by GQA.
         fit_candidates: the splits the smallest-fit search tries, in order.
@@ -66,6 +65,10 @@ class Deployment:
         interconnect: the scale-up link in words.
         reference: a custom part's datasheet twin, or None; reference_peak: its peak on the same roof.
         cuda_graphs: whether each step is launched as one captured graph.
+        n_params, n_active_params: the whole model's parameters, held and per token.
+        query_heads_per_gpu, layers_per_gpu, experts_per_gpu: one GPU's share of the heads, layers and
+            routed experts per MoE layer (E/EP; 0 for a dense model).
+        gpus_per_replica: TP·PP·EP.
     """
 
     model: ModelSpec
@@ -75,7 +78,6 @@ class Deployment:
     profile: StepProfile
     roof: str
     roof_reason: str
-    model_cache: dict[bool, CacheProfile]
     kv_share: dict[bool, float]
     kv_heads_per_gpu: dict[bool, int]
     fit_candidates: tuple[FitCandidate, ...]
@@ -84,6 +86,12 @@ class Deployment:
     reference: Accelerator | None
     reference_peak: float | None
     cuda_graphs: bool
+    n_params: int
+    n_active_params: int
+    query_heads_per_gpu: int
+    layers_per_gpu: int
+    experts_per_gpu: float
+    gpus_per_replica: int
 
     def smallest_fit(self, batch: int, kv_bytes_per_sequence: float, gqa: bool) -> tuple[int, int] | None:
         """The first (TP, PP) of :attr:`fit_candidates` whose GPUs hold ``batch`` sequences, or None.
@@ -112,10 +120,13 @@ def deployment(model: ModelSpec, gpu: Accelerator, *, weight_dtype: str, tp: int
     Raises:
         ValueError: an unknown weight precision or capacity convention.
     """
-    key = (model, id(gpu), weight_dtype, int(tp), int(pp), int(ep), int(replicas), float(reserve_bytes),
+    # Keyed by identity (a model or GPU object is never changed; an id is only reused once its object is gone,
+    # which the identity check below catches): hashing a pasted model of thousands of layers would cost more
+    # than the steps.
+    key = (id(model), id(gpu), weight_dtype, int(tp), int(pp), int(ep), int(replicas), float(reserve_bytes),
            capacity_convention, bool(cuda_graphs))
     found = _CACHE.get(key)
-    if found is not None and found.gpu is gpu:
+    if found is not None and found.model is model and found.gpu is gpu:
         _CACHE.move_to_end(key)
         return found
     made = _build(model, gpu, weight_dtype, int(tp), int(pp), int(ep), int(replicas), float(reserve_bytes),
@@ -142,6 +153,7 @@ def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capaci
         peak_flop_per_s=gpu.dense_flop_per_s[roof],
         bandwidth=gpu.hbm_bandwidth,
         n_active_params=plan.n_active_params,
+        bytes_per_weight=weights.bytes_per_weight,
         weight_stages=weights.stages(plan),
         param_stages=plan.stage_parts(),
         experts=model.moe.n_experts if model.moe else 0,
@@ -149,6 +161,7 @@ def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capaci
         expert_groups=plan.ep,
         cache={gqa: CacheProfile(tuple((e * kv_share[gqa], cap) for e, cap in c.terms),
                                  c.state_bytes * kv_share[gqa]) for gqa, c in model_cache.items()},
+        model_cache=model_cache,
         attention=_attention(model, attention_share),
         collectives=_collectives(plan),
         call_latency_s=plan.call_latency_s,
@@ -165,10 +178,13 @@ def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capaci
     reference_peak = reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"]) if reference else None
     return Deployment(
         model=model, gpu=gpu, weights=weights, plan=plan, profile=profile, roof=roof, roof_reason=roof_reason,
-        model_cache=model_cache, kv_share=kv_share,
+        kv_share=kv_share,
         kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
         fit_candidates=_fit_candidates(model, plan.ep, gpu), warnings=tuple(warnings),
         interconnect=_link_text(gpu), reference=reference, reference_peak=reference_peak, cuda_graphs=cuda_graphs,
+        n_params=model.n_params, n_active_params=model.n_active_params,
+        query_heads_per_gpu=plan.query_heads_per_gpu(), layers_per_gpu=plan.layers_per_gpu,
+        experts_per_gpu=plan.experts_per_gpu(), gpus_per_replica=plan.gpus_per_replica,
     )
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import param
 
-from . import kvcache, roofline
+from . import roofline
 from .catalogue import Catalogue
 from .hardware import CAPACITY_CONVENTIONS, Accelerator, load_catalogue
 from .levers import Lever, LeverTable
@@ -54,8 +54,7 @@ from .models import ModelSpec
 from .parallelism import ACTIVATION_BYTES
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, get_precision
 from .profiles import Deployment, deployment
-from .speculation import expected_tokens_per_verify
-from .step import Step, step
+from .step import Step, workload
 from .units import GiB
 from .weights import STORED
 
@@ -383,7 +382,7 @@ class Scenario(param.Parameterized):
 
     def levers(self) -> dict:
         """The scenario's levers as keyword arguments of :func:`evaluate` (ids, SI units)."""
-        return {name: getattr(self, name) for name in LEVERS.names}
+        return {name: getattr(self, name) for name in _LEVER_NAMES}
 
     def clone(self, **overrides) -> Scenario:
         """A copy with the same catalogue and levers, ``overrides`` applied.
@@ -421,7 +420,18 @@ class Scenario(param.Parameterized):
 
     def evaluate(self) -> ScenarioResult:
         """Derive every number of the scenario (see the module docstring)."""
-        return evaluate_levers(self.levers(), self.catalogue)
+        levers = self.levers()
+        model, gpu = self._entries(levers.pop("model"), levers.pop("gpu"))
+        return evaluate(gpu=gpu, model=model, **levers)
+
+    def _entries(self, model_id: str, gpu_id: str) -> tuple[ModelSpec, Accelerator]:
+        """The selected model and GPU, looked up in the catalogue once per choice (a batch move looks up nothing)."""
+        found = getattr(self, "_found", None)
+        if found is None or found[:3] != (model_id, gpu_id, id(self.catalogue)) or found[3] is not self.catalogue:
+            found = (model_id, gpu_id, id(self.catalogue), self.catalogue, self.catalogue.model(model_id),
+                     self.catalogue.gpu(gpu_id))
+            self._found = found
+        return found[4], found[5]
 
 
 def evaluate_levers(levers: dict, catalogue: Catalogue) -> ScenarioResult:
@@ -437,6 +447,12 @@ def evaluate_levers(levers: dict, catalogue: Catalogue) -> ScenarioResult:
 for _lever in LEVERS:
     Scenario.param.add_parameter(_lever.name, _lever.parameter)
 del _lever
+
+#: What :func:`evaluate` takes, and the defaults of what it is not given (read once: a move is only steps).
+_LEVER_NAMES = LEVERS.names
+_STEP_LEVERS = frozenset(LEVERS.names) - {"model", "gpu"}
+_DEFAULTS = LEVERS.defaults()
+BATCH_BOUND = LEVERS["batch"].parameter.bounds[1]
 
 
 def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
@@ -454,11 +470,10 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     Raises:
         ValueError: an unknown lever, precision, phase or capacity convention.
     """
-    unknown = sorted(set(levers) - set(LEVERS.names) | {"model", "gpu"} & set(levers))
+    unknown = sorted(set(levers) - _STEP_LEVERS)
     if unknown:
-        raise ValueError(f"unknown lever {unknown[0]!r} for evaluate(); accepted: "
-                         f"{', '.join(n for n in LEVERS.names if n not in ('model', 'gpu'))}")
-    v = {**LEVERS.defaults(), **levers}
+        raise ValueError(f"unknown lever {unknown[0]!r} for evaluate(); accepted: {', '.join(sorted(_STEP_LEVERS))}")
+    v = {**_DEFAULTS, **levers}
     batch, spec_k, context, gqa = int(v["batch"]), int(v["spec_k"]), int(v["context"]), bool(v["gqa"])
     phase, prompt_len, acceptance = v["phase"], int(v["prompt_len"]), float(v["acceptance"])
     if phase not in ("decode", "prefill"):
@@ -467,43 +482,35 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
                      replicas=v["replicas"], reserve_bytes=v["reserve_bytes"],
                      capacity_convention=v["capacity_convention"], cuda_graphs=v["cuda_graphs"])
     prof, plan, p = dep.profile, dep.plan, dep.weights.bytes_per_weight
-    p_kv = get_precision(v["kv_dtype"]).bytes_per_element
+    p_kv = PRECISIONS[v["kv_dtype"]].bytes_per_element if v["kv_dtype"] in PRECISIONS else \
+        get_precision(v["kv_dtype"]).bytes_per_element  # an unknown id raises, naming the accepted ones
     decode = phase == "decode"
     # Decode reads each sequence's cache of S tokens every step; prefill writes the cache of its prompt once.
-    # Either way k is the tokens per weight read, and a sequence gains E tokens (decode: the expected accepted
-    # tokens of a verify pass of depth k, Leviathan et al. 2023) or the prompt (prefill) per step.
     k = spec_k if decode else prompt_len
     s_held = context if decode else prompt_len
-    e_tokens = float(expected_tokens_per_verify(acceptance, spec_k))
+    w = workload(prof, batch=batch, spec_k=spec_k, context=context, prompt=prompt_len, acceptance=acceptance,
+                 p_kv=p_kv, gqa=gqa, prefill=not decode, max_batch=BATCH_BOUND)
+    point, prefill, verify, ttft_step = w.point, w.prefill, w.verify, w.ttft
+    e_tokens = w.expected_tokens
     gained = e_tokens if decode else float(prompt_len)
-
-    def at(b, tokens, prefill: bool, tokens_gained: float = gained) -> Step:
-        return step(prof, b, tokens=tokens, context=context, gained=tokens_gained, p_kv=p_kv, gqa=gqa,
-                    prefill=prefill)
-
+    t_plain = float(w.plain.step_time_s_with_kv[0])
     ridge = prof.peak_flop_per_s / prof.bandwidth
-    ladder = at(roofline.batch_ladder(ridge, p, k, LEVERS["batch"].parameter.bounds[1]), k, not decode)
-    point = at(batch, k, not decode)
-    # One request crosses the roofline twice (article 004, "Go deeper"): the prefill of its prompt (k = the
-    # prompt, writing its cache), then decode steps (k = the speculation depth, reading a cache of S tokens).
-    prefill, verify = at(batch, prompt_len, True), at(batch, spec_k, False)
-    t_plain = float(at(batch, 1, False).step_time_s_with_kv[0])
-    ttft_step = at(1, prompt_len, True)  # one request's prompt, alone
-    pt = point.at()
+
+    def first(name: str):
+        return getattr(point, name)[0].item()
+
     t_verify = float(verify.step_time_s_with_kv[0])
 
-    kv_seq = float(dep.model_cache[gqa].bytes_per_sequence(s_held, p_kv))  # the whole model's, one sequence
-    kv_share = dep.kv_share[gqa]
-    kv_per_token = dep.model_cache[gqa].kv_bytes_per_token(p_kv)
-    kv_held_per_seq = plan.pp * pt["kv_bytes_per_sequence"]  # a stage holds its layers' KV for PP micro-batches
-    free_for_kv = prof.free_for_kv_bytes
+    kv_seq = w.kv_bytes_per_sequence  # the whole model's, one sequence
+    kv_held_per_seq = plan.pp * first("kv_bytes_per_sequence")  # a stage holds its layers' KV for PP micro-batches
+    free_for_kv = w.free_for_kv_bytes
     fit = dep.smallest_fit(batch, kv_seq, gqa)
     warnings = list(dep.warnings)
     if free_for_kv < 0:
-        per_gpu = " per GPU" if not plan.identity else ""
+        per_gpu = " per GPU" if dep.gpus_per_replica > 1 else ""
         hint = (f" (TP = {fit[0]}" + (f", PP = {fit[1]}" if fit[1] > 1 else "") + " fits)") if fit else ""
         warnings.append(
-            f"the weights alone ({prof.weight_bytes_held / GiB:,.1f} GiB{per_gpu}) and the reserve do not fit in "
+            f"the weights alone ({w.weight_bytes_held / GiB:,.1f} GiB{per_gpu}) and the reserve do not fit in "
             f"{prof.capacity_bytes / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller "
             f"weights{hint}")
     if model.max_context and s_held > model.max_context:
@@ -523,8 +530,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     message = batch * k * (tp_call.message_bytes_per_token if tp_call else model.hidden_size * ACTIVATION_BYTES)
     allreduce_s = (tp_call.bytes_per_token / tp_call.calls * batch * k / prof.link_bandwidth
                    if tp_call and prof.link_bandwidth else 0.0) + (prof.call_latency_s if tp_call else 0.0)
-    sent, link, flops, launch = pt["bytes_sent"], prof.link_bandwidth, pt["flop"], prof.launch_s
-    used = pt["memory_used_bytes"]
+    sent, link, flops, launch = first("bytes_sent"), prof.link_bandwidth, first("flop"), prof.launch_s
+    used = first("memory_used_bytes")
     return ScenarioResult(
         phase=phase,
         gpu=gpu,
@@ -537,9 +544,9 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         spec_k=spec_k,
         tokens_per_read=int(k),
         context=int(s_held),
-        n_params=int(model.n_params),
-        n_active_params=int(model.n_active_params),
-        weight_bytes_held=prof.weight_bytes_held,
+        n_params=dep.n_params,
+        n_active_params=dep.n_active_params,
+        weight_bytes_held=w.weight_bytes_held,
         bytes_per_weight=p,
         kv_bytes_per_element=p_kv,
         compute_roof=dep.roof,
@@ -549,35 +556,35 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         capacity_bytes=prof.capacity_bytes,
         capacity_convention=v["capacity_convention"],
         reserve_bytes=prof.reserve_bytes,
-        weight_bytes_read=pt["weight_bytes_read"],
-        weight_params_read=float(prof.params_read(batch * k)),
-        weight_params_held=prof.params_held,
+        weight_bytes_read=first("weight_bytes_read"),
+        weight_params_read=w.params_read,
+        weight_params_held=w.params_held,
         flop_per_step=flops,
-        flop_per_step_weights=pt["flop_weights"],
-        attention_flop_per_step=pt["attention_flop"],
-        state_bytes_per_sequence=dep.model_cache[gqa].state_bytes,
-        arithmetic_intensity_weights=pt["arithmetic_intensity_weights"],
-        arithmetic_intensity_with_kv=pt["arithmetic_intensity_with_kv"],
+        flop_per_step_weights=first("flop_weights"),
+        attention_flop_per_step=first("attention_flop"),
+        state_bytes_per_sequence=prof.model_cache[gqa].state_bytes,
+        arithmetic_intensity_weights=first("arithmetic_intensity_weights"),
+        arithmetic_intensity_with_kv=first("arithmetic_intensity_with_kv"),
         ridge_point=ridge,
-        attainable_flop_per_s_weights=pt["attainable_flop_per_s_weights"],
-        attainable_flop_per_s_with_kv=pt["attainable_flop_per_s_with_kv"],
-        peak_fraction_weights=pt["peak_fraction_weights"],
-        peak_fraction_with_kv=pt["peak_fraction_with_kv"],
-        bound=pt["bound"],
-        kv_bytes_per_token=kv_per_token,
+        attainable_flop_per_s_weights=first("attainable_flop_per_s_weights"),
+        attainable_flop_per_s_with_kv=first("attainable_flop_per_s_with_kv"),
+        peak_fraction_weights=first("peak_fraction_weights"),
+        peak_fraction_with_kv=first("peak_fraction_with_kv"),
+        bound=first("bound"),
+        kv_bytes_per_token=w.kv_bytes_per_token,
         kv_bytes_per_sequence=kv_seq,
         kv_bytes=batch * kv_held_per_seq,
-        kv_traffic_bytes=pt["kv_traffic_bytes"],
-        bytes_per_step=pt["bytes_moved"],
-        step_time_s_with_kv=pt["step_time_s_with_kv"],
-        step_time_s_weights=pt["step_time_s_weights"],
-        tokens_per_s_with_kv=pt["tokens_per_s_with_kv"],
-        tokens_per_s_weights=pt["tokens_per_s_weights"],
+        kv_traffic_bytes=first("kv_traffic_bytes"),
+        bytes_per_step=first("bytes_moved"),
+        step_time_s_with_kv=first("step_time_s_with_kv"),
+        step_time_s_weights=first("step_time_s_weights"),
+        tokens_per_s_with_kv=first("tokens_per_s_with_kv"),
+        tokens_per_s_weights=first("tokens_per_s_weights"),
         memory_used_bytes=used,
         free_for_kv_bytes=max(free_for_kv, 0.0),
         weights_shortfall_bytes=max(-free_for_kv, 0.0),
-        fits=pt["fits"],
-        max_batch=int(kvcache.max_batch_that_fits(free_for_kv, kv_held_per_seq)),
+        fits=first("fits"),
+        max_batch=w.max_batch,
         acceptance=acceptance,
         expected_tokens_per_step=e_tokens,
         speculative_speedup=e_tokens * t_plain / t_verify,
@@ -594,35 +601,35 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         pp=plan.pp,
         ep=plan.ep,
         replicas=plan.replicas,
-        gpus_per_replica=plan.gpus_per_replica,
-        gpus_total=plan.gpus,
+        gpus_per_replica=dep.gpus_per_replica,
+        gpus_total=prof.gpus,
         interconnect=dep.interconnect,
         link_bandwidth=link,
-        model_weight_bytes=float(model.n_params * p),
-        query_heads_per_gpu=plan.query_heads_per_gpu(),
+        model_weight_bytes=float(dep.n_params * p),
+        query_heads_per_gpu=dep.query_heads_per_gpu,
         kv_heads_per_gpu=dep.kv_heads_per_gpu[gqa],
-        kv_bytes_per_token_per_gpu=kv_per_token * kv_share,
-        kv_bytes_per_sequence_per_gpu=kv_seq * kv_share,
-        layers_per_gpu=plan.layers_per_gpu,
-        compute_time_s=pt["compute_time_s"],
+        kv_bytes_per_token_per_gpu=w.kv_bytes_per_token_per_gpu,
+        kv_bytes_per_sequence_per_gpu=first("kv_bytes_per_sequence"),
+        layers_per_gpu=dep.layers_per_gpu,
+        compute_time_s=first("compute_time_s"),
         kernels_per_step=prof.kernels_per_step,
         launch_overhead_s=launch,
         overhead_ceiling_flop_per_s=flops / launch if launch > 0 else float("inf"),
-        gpu_time_s=pt["gpu_time_s"],
-        memory_time_s=pt["memory_time_s"],
-        communication_time_s=pt["communication_time_s"],
+        gpu_time_s=first("gpu_time_s"),
+        memory_time_s=first("memory_time_s"),
+        communication_time_s=first("communication_time_s"),
         allreduce_bytes=float(message),
         allreduce_time_s=float(allreduce_s),
         bytes_sent_per_step=sent,
         communication_intensity=flops / sent if sent > 0 else None,
         interconnect_ridge_point=prof.peak_flop_per_s / link if link else None,
-        experts_per_gpu=plan.experts_per_gpu(),
-        experts_touched_per_gpu=plan.experts_per_gpu() * pt["experts_touched_fraction"],
+        experts_per_gpu=dep.experts_per_gpu,
+        experts_touched_per_gpu=dep.experts_per_gpu * first("experts_touched_fraction"),
         pipeline_bubble=(plan.pp - 1) / (2 * plan.pp - 1),
         sequences_in_flight=int(batch * plan.pp * groups),
-        tokens_per_s_aggregate=pt["tokens_per_s_with_kv"] * groups,
-        tokens_per_s_per_sequence=gained / (plan.pp * pt["step_time_s_with_kv"]),
-        total_memory_bytes=used * plan.gpus,
+        tokens_per_s_aggregate=first("tokens_per_s_with_kv") * groups,
+        tokens_per_s_per_sequence=gained / (plan.pp * first("step_time_s_with_kv")),
+        total_memory_bytes=used * prof.gpus,
         suggested_tp=fit[0] if fit else None,
         suggested_pp=fit[1] if fit else None,
         gpu_hour_price=price,
@@ -632,7 +639,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         cost_per_million_prompt_tokens=per_million(prefill_tps),
         reference_gpu=dep.reference,
         reference_peak_flop_per_s=dep.reference_peak,
-        ladder=ladder,
+        ladder=w.ladder,
         deployment=dep,
         warnings=tuple(warnings),
     )

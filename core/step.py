@@ -44,7 +44,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AttentionProfile", "CacheProfile", "Collective", "Step", "StepProfile", "causal_pairs", "step"]
+from .kvcache import max_batch_that_fits
+from .roofline import batch_ladder
+from .speculation import expected_tokens_per_verify
+
+__all__ = ["AttentionProfile", "CacheProfile", "Collective", "Step", "StepProfile", "Workload", "causal_pairs",
+           "step", "workload"]
 
 
 def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
@@ -158,6 +163,7 @@ class StepProfile:
         peak_flop_per_s: the compute roof of the weight format on this GPU (dense), FLOP/s.
         bandwidth: HBM bandwidth, bytes/s.
         n_active_params: parameters this GPU computes with per token (FLOP per token = 2 × this).
+        bytes_per_weight: p, the weight format's mean bytes per weight held (the model's, whatever the split).
         weight_stages: ``(fixed, routed)`` weight bytes per pipeline stage on one GPU
             (:meth:`core.weights.Weights.stages`): a step reads ``fixed + f·routed``, memory holds both.
         param_stages: the same in parameters (whatever the format).
@@ -165,6 +171,7 @@ class StepProfile:
         experts_per_token: k_e.
         expert_groups: EP, the groups a GPU's experts serve (tokens of all groups reach them).
         cache: what one sequence holds on this GPU, with GQA on (``True``) and off (``False``).
+        model_cache: what one sequence holds in the whole model (all GPUs together), by GQA.
         attention: attention FLOP per sequence on this GPU.
         collectives: what this GPU sends per step (empty on one GPU).
         call_latency_s: fixed seconds of one collective call.
@@ -181,12 +188,14 @@ class StepProfile:
     peak_flop_per_s: float
     bandwidth: float
     n_active_params: float
+    bytes_per_weight: float
     weight_stages: tuple[tuple[float, float], ...]
     param_stages: tuple[tuple[float, float], ...]
     experts: int
     experts_per_token: int
     expert_groups: int
     cache: dict[bool, CacheProfile]
+    model_cache: dict[bool, CacheProfile]
     attention: AttentionProfile
     collectives: tuple[Collective, ...]
     call_latency_s: float
@@ -252,11 +261,11 @@ class StepProfile:
 
     # -- serialisation -----------------------------------------------------------------
     def to_json(self) -> dict:
-        """The profile as JSON-ready data for ``app/step.js`` (``cache`` keyed ``"gqa"`` and ``"mha"``)."""
+        """The profile as JSON-ready data for ``app/step.js`` (the caches keyed ``"gqa"`` and ``"mha"``)."""
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name == "cache":
+            if f.name in ("cache", "model_cache"):
                 value = {("gqa" if key else "mha"): dataclasses.asdict(c) for key, c in value.items()}
             elif f.name == "attention":
                 value = dataclasses.asdict(value)
@@ -415,4 +424,82 @@ def step(profile: StepProfile, batch, *, tokens, context, gained, p_kv: float, g
         fits=used <= profile.capacity_bytes,
         bound=bound,
         experts_touched_fraction=profile.touched_fraction(t) * ones,
+    )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The steps of one workload: itself, its batch ladder, and the same request's other steps.
+
+    Attributes:
+        point: the workload's step (decode: B sequences, k tokens each; prefill: B prompts).
+        ladder: the same step at B = 1, 2, 4, … to past the ridge (:func:`core.roofline.batch_ladder`).
+        prefill: the prefill of B prompts; ttft: of one prompt alone (the time to first token).
+        verify: the decode step at depth k (a verify pass); plain: the decode step at k = 1.
+        expected_tokens: E, tokens a sequence gains per verify pass (1 at k = 1).
+        max_batch: the most sequences of the workload's cache that fit beside the weights and the reserve.
+        weight_bytes_held, params_held, params_read: this GPU's weights held, and its parameters held and read.
+        free_for_kv_bytes: capacity less weights and reserve (negative when the weights alone do not fit).
+        kv_bytes_per_sequence: one sequence's cache and state in the whole model, at the workload's context.
+        kv_bytes_per_token: KV bytes one token adds in the whole model; kv_bytes_per_token_per_gpu: on this GPU.
+    """
+
+    point: Step
+    ladder: Step
+    prefill: Step
+    ttft: Step
+    verify: Step
+    plain: Step
+    expected_tokens: float
+    max_batch: int
+    weight_bytes_held: float
+    params_held: float
+    params_read: float
+    free_for_kv_bytes: float
+    kv_bytes_per_sequence: float
+    kv_bytes_per_token: float
+    kv_bytes_per_token_per_gpu: float
+
+
+def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, prompt: int, acceptance: float,
+             p_kv: float, gqa: bool, prefill: bool, max_batch: int) -> Workload:
+    """Every step a result shows, on one profile: the workload, its ladder, its prefill, verify and TTFT steps.
+
+    In decode a sequence gains E tokens per step, the expected accepted tokens of a verify pass of depth k
+    (Leviathan et al. 2023, :func:`core.speculation.expected_tokens_per_verify`); in prefill its prompt.  One
+    request crosses the roofline twice (article 004, "Go deeper"): the prefill of its prompt (k = P, writing
+    its cache), then decode steps (k = the speculation depth, reading a cache of S tokens).
+
+    Args:
+        batch: B; spec_k: k in decode; context: S; prompt: P, the prompt length; acceptance: α.
+        p_kv, gqa: the KV cache's bytes per element, and GQA on or off.
+        prefill: the workload itself is the prefill of B prompts (k = P) rather than a decode step.
+        max_batch: the ladder's top (the batch lever's bound).
+    """
+    e = float(expected_tokens_per_verify(acceptance, spec_k))
+    k, gained = (prompt, float(prompt)) if prefill else (spec_k, e)
+
+    def at(b, tokens, is_prefill, tokens_gained=gained):
+        return step(profile, b, tokens=tokens, context=context, gained=tokens_gained, p_kv=p_kv, gqa=gqa,
+                    prefill=is_prefill)
+
+    ridge = profile.peak_flop_per_s / profile.bandwidth
+    point = at(batch, k, prefill)
+    kv_held = profile.stages * float(point.kv_bytes_per_sequence[0])  # a stage holds PP micro-batches' cache
+    return Workload(
+        point=point,
+        ladder=at(batch_ladder(ridge, profile.bytes_per_weight, k, max_batch), k, prefill),
+        prefill=at(batch, prompt, True),
+        ttft=at(1, prompt, True),
+        verify=at(batch, spec_k, False),
+        plain=at(batch, 1, False),
+        expected_tokens=e,
+        max_batch=int(max_batch_that_fits(profile.free_for_kv_bytes, kv_held)),
+        weight_bytes_held=profile.weight_bytes_held,
+        params_held=profile.params_held,
+        params_read=float(profile.params_read(batch * k)),
+        free_for_kv_bytes=profile.free_for_kv_bytes,
+        kv_bytes_per_sequence=float(profile.model_cache[gqa].bytes_per_sequence(prompt if prefill else context, p_kv)),
+        kv_bytes_per_token=profile.model_cache[gqa].kv_bytes_per_token(p_kv),
+        kv_bytes_per_token_per_gpu=profile.cache[gqa].kv_bytes_per_token(p_kv),
     )

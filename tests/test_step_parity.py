@@ -7,6 +7,7 @@ moves, on catalogue models and GPUs, a session's own GPU and a pasted config, on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -21,7 +22,7 @@ from py_mini_racer import MiniRacer
 from app.standalone import constants
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.scenario import LEVERS
-from core.step import AttentionProfile, CacheProfile, Collective, Step, StepProfile, step
+from core.step import AttentionProfile, CacheProfile, Collective, Step, StepProfile, Workload, step, workload
 
 STEP_JS = Path(__file__).parents[1] / "app" / "step.js"
 REL = 1e-12
@@ -61,8 +62,10 @@ caps = st.one_of(st.none(), st.integers(min_value=1, max_value=2**21))
 def profiles(draw) -> StepProfile:
     experts = draw(st.sampled_from([0, 8, 64, 256]))
     stages = draw(st.lists(st.tuples(positive, positive if experts else st.just(0.0)), min_size=1, max_size=4))
-    cache = {gqa: CacheProfile(tuple(draw(st.lists(st.tuples(positive, caps), min_size=1, max_size=3))),
-                               draw(st.floats(min_value=0, max_value=1e9))) for gqa in (True, False)}
+    def caches():
+        return {gqa: CacheProfile(tuple(draw(st.lists(st.tuples(positive, caps), min_size=1, max_size=3))),
+                                  draw(st.floats(min_value=0, max_value=1e9))) for gqa in (True, False)}
+
     windows = st.one_of(st.tuples(st.none(), st.none()), st.tuples(st.integers(1, 2**20), st.none()),
                         st.tuples(st.none(), st.integers(1, 2**20)))
     prefill = tuple((f, *w) for f, w in draw(st.lists(st.tuples(positive, windows), min_size=1, max_size=3)))
@@ -72,12 +75,14 @@ def profiles(draw) -> StepProfile:
         peak_flop_per_s=draw(st.floats(min_value=1e10, max_value=1e19)),
         bandwidth=draw(st.floats(min_value=1e9, max_value=1e16)),
         n_active_params=draw(st.floats(min_value=1e6, max_value=1e13)),
+        bytes_per_weight=draw(st.sampled_from([0.5, 0.53, 1.0, 2.0, 4.0])),
         weight_stages=tuple(stages),
         param_stages=tuple(draw(st.lists(st.tuples(positive, positive), min_size=1, max_size=4))),
         experts=experts,
         experts_per_token=draw(st.integers(1, max(1, min(experts, 16)))) if experts else 0,
         expert_groups=draw(st.integers(1, 64)),
-        cache=cache,
+        cache=caches(),
+        model_cache=caches(),
         attention=AttentionProfile(tuple(draw(st.lists(st.tuples(positive, caps), min_size=1, max_size=3))),
                                    prefill, draw(st.floats(min_value=0, max_value=1e9))),
         collectives=collectives,
@@ -109,6 +114,33 @@ def test_the_browser_step_is_the_core_step(js, profile, args):
     assert set(got) == set(want), "the JavaScript step's fields are core.step.Step's"
     for name, value in want.items():
         same(got[name], value, name)
+
+
+WORKLOAD_ARGS = st.fixed_dictionaries({
+    "batch": st.integers(1, 65536), "spec_k": st.integers(1, 64), "context": st.integers(1, 2**21),
+    "prompt": st.integers(1, 2**21), "acceptance": st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+    "p_kv": st.sampled_from([0.5, 1.0, 2.0, 4.0]), "gqa": st.booleans(), "prefill": st.booleans(),
+    "max_batch": st.sampled_from([1, 2, 65536])})
+
+
+@settings(max_examples=150, deadline=None)
+@given(profiles(), WORKLOAD_ARGS)
+def test_the_browser_workload_is_the_core_workload(js, profile, args):
+    """Every step a result shows (the workload, its ladder, prefill, TTFT, verify, k = 1) and the figures beside."""
+    want = workload(profile, **args)
+    got = run(js, "(p, a) => workload(p, a.batch, a.spec_k, a.context, a.prompt, a.acceptance, a.p_kv, a.gqa, "
+                  "a.prefill, a.max_batch)", profile.to_json(), args)
+    assert set(got) == {f.name for f in dataclasses.fields(Workload)}
+    for f in dataclasses.fields(Workload):
+        value = getattr(want, f.name)
+        if not isinstance(value, Step):
+            same(got[f.name], value, f.name)
+            continue
+        rungs = got[f.name] if isinstance(got[f.name], list) else [got[f.name]]
+        assert len(rungs) == len(value.batch), f.name
+        for i, rung in enumerate(rungs):
+            for name, x in value.at(i).items():
+                same(rung[name], x, f"{f.name}[{i}].{name}")
 
 
 def test_every_field_of_the_step_is_written_in_the_browser():
