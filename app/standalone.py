@@ -39,7 +39,7 @@ from core.levers import Lever
 from core.permalink import to_query
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.profiles import deployment
-from core.scenario import LEVERS, ONE_GPU, Scenario, ScenarioResult
+from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
 from core.units import GiB, fmt_count
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
@@ -86,8 +86,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     format (:meth:`core.step.StepProfile.to_json`), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
     profiles, sparse, per_weight, formulas, reason = {}, {}, {}, {}, {}
-    fixed = {name: getattr(scenario, name) for name in ("tp", "pp", "ep", "replicas", "reserve_bytes",
-                                                          "capacity_convention", "cuda_graphs")}
+    fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     for wd in LEVERS["weight_dtype"].parameter.objects:
         at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
         profiles[wd], sparse[wd] = at.profile.to_json(), g.sparse_flop_per_s.get(at.roof)

@@ -110,9 +110,13 @@ class Deployment:
 _CACHE: OrderedDict[tuple, Deployment] = OrderedDict()
 
 
-def deployment(model: ModelSpec, gpu: Accelerator, *, weight_dtype: str, tp: int, pp: int, ep: int, replicas: int,
-               reserve_bytes: float, capacity_convention: str, cuda_graphs: bool) -> Deployment:
+def deployment(model: ModelSpec, gpu: Accelerator, **levers) -> Deployment:
     """The :class:`Deployment` of ``model`` on ``gpu`` at these levers (kept: see the module docstring).
+
+    Args:
+        levers: the deployment's levers by name (the lever table's rows marked ``deploys``,
+            :data:`core.scenario.DEPLOYMENT_LEVERS`): ``weight_dtype``, ``tp``, ``pp``, ``ep``, ``replicas``,
+            ``reserve_bytes``, ``capacity_convention``, ``cuda_graphs``, SI values.
 
     A split the model cannot take is used at the largest it can, and named in the warnings: TP above the
     query heads, PP above the layers, EP above the experts, EP on a dense model (EP = 1).
@@ -123,31 +127,27 @@ def deployment(model: ModelSpec, gpu: Accelerator, *, weight_dtype: str, tp: int
     # Keyed by identity (a model or GPU object is never changed; an id is only reused once its object is gone,
     # which the identity check below catches): hashing a pasted model of thousands of layers would cost more
     # than the steps.
-    key = (id(model), id(gpu), weight_dtype, int(tp), int(pp), int(ep), int(replicas), float(reserve_bytes),
-           capacity_convention, bool(cuda_graphs))
+    key = (id(model), id(gpu), *sorted(levers.items()))
     found = _CACHE.get(key)
     if found is not None and found.model is model and found.gpu is gpu:
         _CACHE.move_to_end(key)
         return found
-    made = _build(model, gpu, weight_dtype, int(tp), int(pp), int(ep), int(replicas), float(reserve_bytes),
-                  capacity_convention, bool(cuda_graphs))
+    made = _build(model, gpu, levers)
     _CACHE[key] = made
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return made
 
 
-def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capacity_convention, cuda_graphs):
-    weights = weights_as(model, weight_dtype)
+def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
+    weights = weights_as(model, v["weight_dtype"])
     warnings: list[str] = []
-    plan = _plan(gpu, model, tp, pp, ep, replicas, warnings)
+    plan = _plan(gpu, model, int(v["tp"]), int(v["pp"]), int(v["ep"]), int(v["replicas"]), warnings)
     roof, roof_reason = compute_roof(weights.roof_precision, gpu.dense_flop_per_s)
     if weights.stored:
         roof_reason = f"{weights.label}: {roof_reason}"
-    capacity = gpu.capacity_bytes(capacity_convention)
     model_cache = {gqa: _model_cache(model, gqa) for gqa in (True, False)}
     kv_share = {gqa: plan.kv_share(gqa) for gqa in (True, False)}
-    attention_share = plan.attention_share()
     n_kernels = kernels_per_step(plan.layers_per_gpu)
     profile = StepProfile(
         peak_flop_per_s=gpu.dense_flop_per_s[roof],
@@ -162,14 +162,14 @@ def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capaci
         cache={gqa: CacheProfile(tuple((e * kv_share[gqa], cap) for e, cap in c.terms),
                                  c.state_bytes * kv_share[gqa]) for gqa, c in model_cache.items()},
         model_cache=model_cache,
-        attention=_attention(model, attention_share),
+        attention=_attention(model, plan.attention_share()),
         collectives=_collectives(plan),
         call_latency_s=plan.call_latency_s,
         link_bandwidth=plan.link_bandwidth,
         kernels_per_step=n_kernels,
-        launch_s=overhead_time(n_kernels, cuda_graphs=cuda_graphs),
-        capacity_bytes=capacity,
-        reserve_bytes=reserve_bytes,
+        launch_s=overhead_time(n_kernels, cuda_graphs=bool(v["cuda_graphs"])),
+        capacity_bytes=gpu.capacity_bytes(v["capacity_convention"]),
+        reserve_bytes=float(v["reserve_bytes"]),
         stages=plan.pp,
         groups=plan.ep * plan.replicas,
         gpus=plan.gpus,
@@ -178,11 +178,10 @@ def _build(model, gpu, weight_dtype, tp, pp, ep, replicas, reserve_bytes, capaci
     reference_peak = reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"]) if reference else None
     return Deployment(
         model=model, gpu=gpu, weights=weights, plan=plan, profile=profile, roof=roof, roof_reason=roof_reason,
-        kv_share=kv_share,
-        kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
+        kv_share=kv_share, kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
         fit_candidates=_fit_candidates(model, plan.ep, gpu), warnings=tuple(warnings),
-        interconnect=_link_text(gpu), reference=reference, reference_peak=reference_peak, cuda_graphs=cuda_graphs,
-        n_params=model.n_params, n_active_params=model.n_active_params,
+        interconnect=_link_text(gpu), reference=reference, reference_peak=reference_peak,
+        cuda_graphs=bool(v["cuda_graphs"]), n_params=model.n_params, n_active_params=model.n_active_params,
         query_heads_per_gpu=plan.query_heads_per_gpu(), layers_per_gpu=plan.layers_per_gpu,
         experts_per_gpu=plan.experts_per_gpu(), gpus_per_replica=plan.gpus_per_replica,
     )

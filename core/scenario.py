@@ -82,7 +82,7 @@ LEVERS = LeverTable(
                                          label="Weight precision p",
                                          doc="Weight format, every weight in it; or 'stored': the checkpoint as "
                                              "published, each tensor group in its own format. p = bytes per weight."),
-          flag="weight-dtype"),
+          flag="weight-dtype", deploys=True),
     Lever("kv_dtype", param.Selector(default="bf16", objects={PRECISIONS[p].label: p for p in KV_PRECISIONS},
                                      label="KV-cache precision p_kv",
                                      doc="KV-cache format; p_kv = its bytes per element."),
@@ -119,29 +119,29 @@ LEVERS = LeverTable(
                                                 label="Capacity convention",
                                                 doc="How the datasheet's 'GB' becomes bytes: " + "; ".join(
                                                     f"{k}: {v}" for k, v in CAPACITY_CONVENTIONS.items())),
-          flag="capacity", more=True),
+          flag="capacity", more=True, deploys=True),
     Lever("reserve_bytes", param.Number(default=DEFAULT_RESERVE_BYTES, bounds=(0, 1024 * GiB),
                                         softbounds=(0, 16 * GiB), step=GiB / 2,
                                         label="Reserve for activations and slack",
                                         doc="Memory held back for activations, CUDA context and allocator slack "
                                             "(bytes inside; GiB at the edges)."),
-          flag="reserve", unit="GiB", scale=GiB, more=True),
+          flag="reserve", unit="GiB", scale=GiB, more=True, deploys=True),
     Lever("tp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Tensor parallel TP",
                               doc="TP: GPUs each weight matrix is split over (per GPU: weights / TP, query heads / TP, "
                                   "KV heads ceil(h_kv / TP); two all-reduces per layer)."),
-          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72), more=True),
+          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72), more=True, deploys=True),
     Lever("pp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Pipeline parallel PP",
                               doc="PP: stages the layers are split into (latency adds across stages; throughput "
                                   "needs PP micro-batches of B in flight)."),
-          flag="pp", stops=(1, 2, 4, 8, 16), more=True),
+          flag="pp", stops=(1, 2, 4, 8, 16), more=True, deploys=True),
     Lever("ep", param.Integer(default=1, bounds=(1, 1024), softbounds=(1, 64), label="Expert parallel EP (MoE)",
                               doc="EP: GPU groups a mixture-of-experts model's routed experts are spread over, each "
                                   "group serving its own B sequences (ignored, with a warning, for a dense model)."),
-          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64), more=True),
+          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64), more=True, deploys=True),
     Lever("replicas", param.Integer(default=1, bounds=(1, 1_000_000), softbounds=(1, 64), label="Replicas",
                                     doc="Whole copies of the model (data parallel): throughput, GPUs and memory "
                                         "multiply."),
-          flag="replicas", more=True),
+          flag="replicas", more=True, deploys=True),
     Lever("gpu_hour_price", param.Number(default=0.0, bounds=(0.0, 1e6), softbounds=(0.0, 10.0), step=0.05,
                                          label="Price per GPU-hour (USD)",
                                          doc="USD per GPU per hour, for the cost per million tokens (0: not given)."),
@@ -150,7 +150,7 @@ LEVERS = LeverTable(
                                        doc="Launch each step as one captured CUDA graph: the launch overhead falls "
                                            "from kernels × 4 µs to one launch plus 1 µs per kernel (article 000, "
                                            "the third ceiling)."),
-          flag="cuda-graphs", more=True),
+          flag="cuda-graphs", more=True, deploys=True),
 )
 
 
@@ -450,6 +450,8 @@ del _lever
 
 #: What :func:`evaluate` takes, and the defaults of what it is not given (read once: a move is only steps).
 _LEVER_NAMES = LEVERS.names
+#: The levers a deployment is made of (:func:`core.profiles.deployment`); the others move within one.
+DEPLOYMENT_LEVERS = tuple(lever.name for lever in LEVERS if lever.deploys)
 _STEP_LEVERS = frozenset(LEVERS.names) - {"model", "gpu"}
 _DEFAULTS = LEVERS.defaults()
 BATCH_BOUND = LEVERS["batch"].parameter.bounds[1]
@@ -478,9 +480,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     phase, prompt_len, acceptance = v["phase"], int(v["prompt_len"]), float(v["acceptance"])
     if phase not in ("decode", "prefill"):
         raise ValueError(f"unknown phase {phase!r}; accepted: decode, prefill")
-    dep = deployment(model, gpu, weight_dtype=v["weight_dtype"], tp=v["tp"], pp=v["pp"], ep=v["ep"],
-                     replicas=v["replicas"], reserve_bytes=v["reserve_bytes"],
-                     capacity_convention=v["capacity_convention"], cuda_graphs=v["cuda_graphs"])
+    dep = deployment(model, gpu, **{name: v[name] for name in DEPLOYMENT_LEVERS})
     prof, plan, p = dep.profile, dep.plan, dep.weights.bytes_per_weight
     p_kv = PRECISIONS[v["kv_dtype"]].bytes_per_element if v["kv_dtype"] in PRECISIONS else \
         get_precision(v["kv_dtype"]).bytes_per_element  # an unknown id raises, naming the accepted ones

@@ -71,7 +71,7 @@ def profiles(draw) -> StepProfile:
     prefill = tuple((f, *w) for f, w in draw(st.lists(st.tuples(positive, windows), min_size=1, max_size=3)))
     collectives = tuple(Collective(f"c{i}", calls, sent, msg) for i, (calls, sent, msg) in enumerate(draw(
         st.lists(st.tuples(st.integers(1, 1000).map(float), positive, positive), max_size=3))))
-    return StepProfile(
+    drawn = dict(
         peak_flop_per_s=draw(st.floats(min_value=1e10, max_value=1e19)),
         bandwidth=draw(st.floats(min_value=1e9, max_value=1e16)),
         n_active_params=draw(st.floats(min_value=1e6, max_value=1e13)),
@@ -96,6 +96,10 @@ def profiles(draw) -> StepProfile:
         groups=draw(st.integers(1, 1000)),
         gpus=draw(st.integers(1, 10**5)),
     )
+    # A field added to the profile later is drawn too (a positive number), so its term is exercised.
+    extra = {f.name: draw(st.floats(min_value=1e-6, max_value=1e6))
+             for f in dataclasses.fields(StepProfile) if f.name not in drawn}
+    return StepProfile(**drawn, **extra)
 
 
 STEP_ARGS = st.fixed_dictionaries({
