@@ -15,8 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Hypothesis's per-example deadline is a timed test: on a loaded 2-core machine the first example (which
+# deploys a model) can outlast it, and a speed goal belongs in benchmarks/.  "no-shrink" reports the first
+# failing example as found (tests that run the suite on a changed copy of the lab only need to see it fail).
+settings.register_profile("lab", deadline=None)
+settings.register_profile("no-shrink", deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lab"))
 
 # Chromium's background services try the network at start-up; on a machine with
 # no internet those connections only add noise and delay.
