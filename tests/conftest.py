@@ -52,10 +52,33 @@ def browser_type_launch_args(browser_type_launch_args):
     return args
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: Where servers started by the tests listen: ``ROOFLINE_TEST_PORTS=51000-51099`` (a range a firewall or a
+#: neighbour allows) or, unset, any free port the system gives.
+TEST_PORTS = os.environ.get("ROOFLINE_TEST_PORTS", "")
+
+
+def free_port() -> int:
+    """A free loopback port: the first free one of ``ROOFLINE_TEST_PORTS``, else one the system picks.
+
+    Raises:
+        RuntimeError: the range is malformed or has no free port.
+    """
+    if not TEST_PORTS:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    try:
+        low, high = (int(x) for x in TEST_PORTS.split("-"))
+    except ValueError:
+        raise RuntimeError(f"ROOFLINE_TEST_PORTS={TEST_PORTS!r}: give a range, e.g. 51000-51099") from None
+    for port in range(low, high + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"ROOFLINE_TEST_PORTS={TEST_PORTS}: no free port in the range")
 
 
 def wait_for_url(url: str, proc: subprocess.Popen | None = None, log: Path | None = None,
@@ -89,7 +112,7 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
     Returns:
         the server process and the lab's URL.
     """
-    port = port or _free_port()
+    port = port or free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
