@@ -24,6 +24,7 @@ import numpy as np
 
 from .layers import LayerKind, LayerStack, LinearAttentionSpec, MambaSpec
 from .quantization import BF16, Quantization, TensorFormat
+from .step import causal_pairs
 
 __all__ = ["ConfigError", "KVTerm", "MLASpec", "ModelSpec", "MoESpec", "ParameterCounts", "Quantization",
            "StoredGroup"]
@@ -776,25 +777,6 @@ class ModelSpec:
         terms = [(n * per_key, cap) for cap, n in caps.items()]
         return (*terms, (float(self._state_flop_per_token()), 0))
 
-    @staticmethod
-    def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
-        """(query, key) pairs of causal attention over P tokens (broadcasts over P).
-
-        ``P(P+1)/2``; with a sliding window w (a query sees itself and the
-        w − 1 before it): ``w(w+1)/2 + (P − w)·w`` once P > w; with chunks of c:
-        ``n·c(c+1)/2 + r(r+1)/2`` where P = n·c + r.
-        """
-        p = np.asarray(prompt, dtype=float)
-        if window is not None:
-            w = float(window)
-            return np.where(p <= w, p * (p + 1) / 2, w * (w + 1) / 2 + (p - w) * w)
-        if chunk is not None:
-            c = float(chunk)
-            whole = np.floor(p / c)
-            rest = p - whole * c
-            return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2
-        return p * (p + 1) / 2
-
     def prefill_attention_flop(self, prompt):
         """Attention FLOP of a prefill of P prompt tokens (broadcasts over P), beyond the 2·N_active·P term.
 
@@ -811,6 +793,6 @@ class ModelSpec:
         for kind, n in self.stack.groups():
             if kind.mixer != "attention":
                 continue
-            pairs = self.causal_pairs(p, kind.window, kind.chunk)
+            pairs = causal_pairs(p, kind.window, kind.chunk)
             total = total + n * per_key * pairs
         return float(total) if total.ndim == 0 else total

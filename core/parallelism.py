@@ -65,7 +65,7 @@ import numpy as np
 
 from .models import ModelSpec
 
-__all__ = ["ACTIVATION_BYTES", "CALL_LATENCY_S", "NORMS_PER_LAYER", "Parallelism", "smallest_fit"]
+__all__ = ["ACTIVATION_BYTES", "CALL_LATENCY_S", "NORMS_PER_LAYER", "Parallelism"]
 
 #: Bytes per activation element on the wire: BF16 (engines all-reduce in the activation dtype).
 ACTIVATION_BYTES = 2.0
@@ -153,36 +153,53 @@ class Parallelism:
         return self.model.n_kv_heads if gqa else self.model.n_heads
 
     # -- parameters per GPU --------------------------------------------------------
-    def _per_gpu(self, experts_total, parts=ONE_PER_PARAM):
-        """Parameters (or bytes) per GPU of the largest stage, ``experts_total`` routed-expert params counted.
+    def stage_parts(self, parts=ONE_PER_PARAM) -> tuple[tuple[float, float], ...]:
+        """Per pipeline stage, one GPU's ``(fixed, routed)`` weights: what every step reads, and every routed expert.
 
         The embedding (V·h) sits on the first stage and the LM head (V·h, a second
         copy of a tied table when PP > 1) on the last, both split TP ways
         (vocabulary-parallel); the final norm (h) on the last stage, replicated.
         ``parts`` weighs each part's parameters (embedding, LM head, the rest,
         routed experts): all 1 counts parameters, bytes per parameter gives bytes
-        (:meth:`core.models.ModelSpec.stored_bytes_per_param_parts`).  ``experts_total``
-        broadcasts; the largest stage is taken per element.
+        (:meth:`core.models.ModelSpec.stored_bytes_per_param_parts`).  A step whose
+        tokens touch a fraction f of the routed experts reads ``fixed + f·routed`` on
+        that stage (:meth:`weight_bytes_read`); the most loaded stage sets the step.
         """
         m, tp = self.model, self.tp
         w_emb, w_head, w_rest, w_exp = parts
         h, n_layers = m.hidden_size, m.n_layers
-        embedding = m.vocab_size * h
-        head = 0 if (m.tie_word_embeddings and self.pp == 1) else embedding
-        layer_fixed = m.fixed_params() - embedding - (0 if m.tie_word_embeddings else embedding) - h
+        _, moe_layers, per_expert = m.layer_split()
+        experts_total = moe_layers * m.moe.n_experts * per_expert if m.moe else 0
+        vh = m.vocab_size * h
+        if self.identity:
+            head = 0 if m.tie_word_embeddings else vh
+            return ((float(vh * w_emb + head * w_head + (m.fixed_params() - vh - head) * w_rest),
+                     float(experts_total * w_exp)),)
+        head = 0 if (m.tie_word_embeddings and self.pp == 1) else vh
+        layer_fixed = m.fixed_params() - vh - (0 if m.tie_word_embeddings else vh) - h
         norms = NORMS_PER_LAYER * h
         kv_proj = 0 if m.mla else 2 * h * m.n_kv_heads * m.head_dim
         kv_proj_gpu = 0 if m.mla else 2 * h * m.head_dim * math.ceil(m.n_kv_heads / tp)
-        best = 0.0
         stages = self.stage_layers()
+        out = []
         for i, n_s in enumerate(stages):
             frac = n_s / n_layers
             split = layer_fixed * frac - (norms + kv_proj) * n_s
-            value = (split / tp + (norms + kv_proj_gpu) * n_s) * w_rest
-            value = value + np.asarray(experts_total, float) * frac / (tp * self.ep) * w_exp
-            value = value + ((embedding * w_emb / tp) if i == 0 else 0)
-            value = value + ((head * w_head / tp + h * w_rest) if i == len(stages) - 1 else 0)
-            best = np.maximum(best, value)
+            fixed = (split / tp + (norms + kv_proj_gpu) * n_s) * w_rest
+            fixed += (vh * w_emb / tp) if i == 0 else 0
+            fixed += (head * w_head / tp + h * w_rest) if i == len(stages) - 1 else 0
+            out.append((float(fixed), float(experts_total * frac / (tp * self.ep) * w_exp)))
+        return tuple(out)
+
+    def _per_gpu(self, fraction, parts=ONE_PER_PARAM):
+        """Weights per GPU of the most loaded stage when a fraction ``fraction`` of the routed experts counts.
+
+        ``max over stages of fixed + fraction·routed`` (:meth:`stage_parts`); broadcasts over ``fraction``.
+        """
+        f = np.asarray(fraction, float)
+        best = 0.0
+        for fixed, routed in self.stage_parts(parts):
+            best = np.maximum(best, fixed + routed * f)
         return float(best) if np.ndim(best) == 0 else best
 
     @cached_property
@@ -195,11 +212,10 @@ class Parallelism:
         """Parameters one GPU computes with per token (FLOP per token per GPU = 2 × this)."""
         if self.identity:
             return float(self.model.n_active_params)
-        _, moe_layers, per_expert = self.model.layer_split()
-        experts = moe_layers * self.model.moe.experts_per_token * per_expert if self.model.moe else 0
         # With EP, a GPU's E/EP experts serve EP groups' tokens: per token of its own
-        # batch it computes k_e experts' worth on average, so undo the 1/EP.
-        return self._per_gpu(experts * self.ep)
+        # batch it computes k_e experts' worth on average (k_e/E of all experts, times EP).
+        e = self.model.moe
+        return self._per_gpu(e.experts_per_token / e.n_experts * self.ep if e else 0.0)
 
     def weight_bytes_held(self, parts) -> float:
         """Weight bytes one GPU holds (the most loaded stage), every expert of its share.
@@ -208,52 +224,7 @@ class Parallelism:
         experts), e.g. ``(p, p, p, p)`` for one format or the checkpoint's
         :meth:`~core.models.ModelSpec.stored_bytes_per_param_parts`; all 1 gives parameters.
         """
-        m = self.model
-        _, moe_layers, per_expert = m.layer_split()
-        experts = moe_layers * m.moe.n_experts * per_expert if m.moe else 0
-        if self.identity:
-            w_emb, w_head, w_rest, w_exp = parts
-            vh = m.vocab_size * m.hidden_size
-            head = 0 if m.tie_word_embeddings else vh
-            return float(vh * w_emb + head * w_head + (m.fixed_params() - vh - head) * w_rest + experts * w_exp)
-        return self._per_gpu(experts, parts)
-
-    def weight_bytes_read(self, tokens, parts):
-        """Weight bytes one GPU reads per step for ``tokens`` tokens of its own batch (broadcasts).
-
-        Dense: everything it holds.  MoE: the fixed part plus the experts of its
-        share touched by the ``EP·tokens`` tokens routed over the groups,
-        ``E/EP·(1 − (1 − k_e/E)^(EP·tokens))`` per MoE layer.  Weighed by the
-        same ``parts`` as :meth:`weight_bytes_held`, so a GPU never reads more
-        than it holds.
-        """
-        m = self.model
-        if not m.moe:
-            held = self.weight_bytes_held(parts)
-            return np.full(np.shape(tokens), held) if np.ndim(tokens) else held
-        e = m.moe
-        _, moe_layers, per_expert = m.layer_split()
-        share = e.n_experts / self.ep
-        touched = share * (1.0 - (1.0 - e.experts_per_token / e.n_experts) ** (self.ep * np.asarray(tokens, float)))
-        if self.identity:
-            w_emb, w_head, w_rest, w_exp = parts
-            vh = m.vocab_size * m.hidden_size
-            head = 0 if m.tie_word_embeddings else vh
-            fixed = vh * w_emb + head * w_head + (m.fixed_params() - vh - head) * w_rest
-            out = fixed + moe_layers * per_expert * touched * w_exp
-            return float(out) if np.ndim(out) == 0 else out
-        # the experts the tokens touch, as a total the stages divide like the experts held
-        return self._per_gpu(moe_layers * per_expert * touched * self.ep, parts)
-
-    def params_read(self, tokens):
-        """Parameters one GPU reads per step for ``tokens`` tokens of its own batch (broadcasts).
-
-        Dense: everything it holds.  MoE: the fixed part plus the experts of its
-        share touched by the ``EP·tokens`` tokens routed over the groups.
-        """
-        if self.identity:
-            return self.model.params_read(tokens)
-        return self.weight_bytes_read(tokens, ONE_PER_PARAM)
+        return self._per_gpu(1.0, parts)
 
     def experts_per_gpu(self) -> float:
         """Routed experts per MoE layer on one GPU group, E/EP (0 for a dense model)."""
@@ -321,63 +292,3 @@ class Parallelism:
             out["ep_bytes"] = 2 * moe_layers * k_e * msg * (self.ep - 1) / self.ep / tp
             out["ep_calls"] = 2 * moe_layers
         return out
-
-    def bytes_sent(self, batch, tokens_per_read):
-        """Bytes one GPU sends per step (TP all-reduces + PP send + EP all-to-all)."""
-        c = self.comm_parts(batch, tokens_per_read)
-        return c["tp_bytes"] + c["pp_bytes"] + c["ep_bytes"]
-
-    def allreduce_time_s(self, message_bytes):
-        """One ring all-reduce: ``2·(TP−1)/TP · bytes / link + t_call`` seconds (0 at TP = 1)."""
-        if self.tp == 1:
-            return 0.0 * np.asarray(message_bytes, float)
-        bw = self.link_bandwidth
-        wire = 2.0 * (self.tp - 1) / self.tp * np.asarray(message_bytes, float)
-        return (wire / bw if bw else 0.0 * wire) + self.call_latency_s
-
-    def comm_time_s(self, batch, tokens_per_read):
-        """Seconds one GPU spends communicating per step: bytes / link + calls × t_call."""
-        c = self.comm_parts(batch, tokens_per_read)
-        sent = c["tp_bytes"] + c["pp_bytes"] + c["ep_bytes"]
-        calls = c["tp_calls"] + c["pp_calls"] + c["ep_calls"]
-        wire = sent / self.link_bandwidth if self.link_bandwidth else 0.0 * sent
-        return wire + calls * self.call_latency_s
-
-    # -- memory per GPU ---------------------------------------------------------------
-    def memory_bytes(self, bytes_per_weight: float, kv_bytes_per_sequence: float, batch: int,
-                     reserve_bytes: float) -> float:
-        """Bytes one GPU holds: its weights, the KV of PP micro-batches of ``batch`` for its layers, the reserve."""
-        kv = self.pp * batch * kv_bytes_per_sequence * self.kv_share()
-        return self.n_params * bytes_per_weight + kv + reserve_bytes
-
-
-def smallest_fit(model: ModelSpec, *, bytes_per_weight: float, kv_bytes_per_sequence: float, batch: int,
-                 reserve_bytes: float, capacity: float, ep: int = 1, gqa: bool = True,
-                 max_node: int | None = 8, max_gpus: int = 1024) -> tuple[int, int] | None:
-    """The smallest (TP, PP) whose per-GPU memory holds ``batch`` sequences, or None.
-
-    TP is tried first over 1, 2, 4, ... up to the node (``max_node``; 8 when the
-    part has no scale-up domain), each at PP = 1; past the node, pipeline stages
-    are added at the node's TP.  TP must not exceed the query heads.
-
-    Args:
-        bytes_per_weight: p; kv_bytes_per_sequence: a whole sequence's KV bytes;
-        reserve_bytes, capacity: bytes per GPU.
-    """
-    node = max_node or 8
-    tps = [t for t in (2 ** i for i in range(11)) if t <= min(node, model.n_heads)]
-
-    def fits(tp: int, pp: int) -> bool:
-        plan = Parallelism(model, tp=tp, pp=pp, ep=ep, gqa=gqa)
-        return plan.memory_bytes(bytes_per_weight, kv_bytes_per_sequence, batch, reserve_bytes) <= capacity
-
-    for tp in tps:
-        if fits(tp, 1):
-            return tp, 1
-    tp = tps[-1]
-    pp = 2
-    while pp <= model.n_layers and tp * pp * ep <= max_gpus:
-        if fits(tp, pp):
-            return tp, pp
-        pp *= 2
-    return None
