@@ -25,7 +25,7 @@ end-to-end) for both policies.
 The engine's step times are the lab's own (:class:`StepTable`): the decode step at
 each batch B from :func:`core.sweeps.batch_sweep` of the scenario evaluated at the
 mix's mean held context (computed once per distinct B), and each prompt's prefill
-from the same step the lab's TTFT uses (:func:`core.scenario.step_ladder` at
+from the same step the lab's TTFT uses (:func:`core.step.step` at
 ``k = P``), once per distinct P.  Assumptions: one token per sequence per step
 (speculation is the ladder's rung, not the simulation's); the KV a decode step
 reads is the mix's mean held context, not each step's own; a static batch's
@@ -46,7 +46,8 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from .scenario import Scenario, ScenarioResult, evaluate_levers, step_ladder, weights_as
+from .scenario import Scenario, ScenarioResult, evaluate_levers
+from .step import step
 from .sweeps import batch_sweep
 
 __all__ = [
@@ -285,7 +286,7 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
     The scenario is evaluated once at the mix's :func:`mean_held_context` (decode, batch 1, k = 1: one
     token per step), the decode
     step at B = 1 … ``slots`` comes from :func:`core.sweeps.batch_sweep`, and each distinct prompt's
-    prefill from :func:`core.scenario.step_ladder` with the arguments the scenario's own TTFT step uses
+    prefill from :func:`core.step.step` on the result's profile, as the scenario's own TTFT step is made
     (its prompt's KV written, its causal attention), scaled by the result's ``ttft_s`` over that step at
     the scenario's prompt (1 on one pipeline stage; PP stages in series otherwise).
 
@@ -300,13 +301,10 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
     ladder = batch_sweep(r, np.arange(1, slots + 1))
     zero = np.zeros(1)
     prompts = np.unique(np.append(requests.prompt, int(levers["prompt_len"])))
-    model = r.model
-    pp = np.ones(len(prompts), dtype=np.int64)
-    step = step_ladder(pp, weights_as(model, r.weight_dtype), prompts, prompts.astype(float),
-                       model.cache_bytes_per_sequence(prompts, r.kv_bytes_per_element, r.gqa),
-                       model.prefill_attention_flop(prompts), r.peak_flop_per_s, r.bandwidth, r.reserve_bytes,
-                       r.capacity_bytes, r.parallelism(), launch_s=r.launch_overhead_s).step_time_s_with_kv
-    scale = r.ttft_s / float(step[np.searchsorted(prompts, int(levers["prompt_len"]))])
+    prefill = step(r.deployment.profile, np.ones(len(prompts)), tokens=prompts, context=prompts,
+                   gained=prompts.astype(float), p_kv=r.kv_bytes_per_element, gqa=r.gqa, prefill=True)
+    step_s = prefill.step_time_s_with_kv
+    scale = r.ttft_s / float(step_s[np.searchsorted(prompts, int(levers["prompt_len"]))])
     return StepTable(
         decode_step_s=np.concatenate([zero, ladder.step_time_s_with_kv]),
         intensity_weights=np.concatenate([zero, ladder.arithmetic_intensity_weights]),
@@ -314,7 +312,7 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
         context=held,
         ridge_point=r.ridge_point,
         prompts=prompts,
-        prefill_s=np.asarray(step) * scale,
+        prefill_s=np.asarray(step_s) * scale,
         result=r,
     )
 

@@ -131,7 +131,7 @@ class RingAttention:
 def _flop_per_key_per_gpu(r: ScenarioResult) -> float:
     """Attention FLOP per (query, key) pair over the model's attention layers, one GPU's share."""
     per_key = sum(f for f, cap in r.model.decode_attention_terms() if cap != 0)  # (flop, 0) is the S-free term
-    return float(per_key) * r.parallelism().attention_share()
+    return float(per_key) * r.deployment.plan.attention_share()
 
 
 def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:

@@ -307,7 +307,7 @@ def _flash(climb: _Climb, before: _State, after: _State):
     r = climb.evaluate(after.levers)
     step = _score_bytes(r, r.attention_flop_per_step)
     prefill_flop = r.model.prefill_attention_flop(int(after.levers["prompt_len"]))
-    prefill = _score_bytes(r, float(prefill_flop) * r.parallelism().attention_share())
+    prefill = _score_bytes(r, float(prefill_flop) * r.deployment.plan.attention_share())
     share = step / (step + r.bytes_per_step)
     summary = (f"traffic removed: {step / GB:,.2f} GB per decode step per GPU ({100 * share:.0f} % of what it would "
                f"move), {prefill / GB:,.2f} GB per prompt's prefill")
