@@ -33,6 +33,9 @@ from .machine_roofs import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
 from .scenario import LEVERS, Scenario
+from .serving_cli import COMMANDS as SERVING_COMMANDS
+from .serving_cli import add_commands as add_serving_commands
+from .serving_cli import run as run_serving
 from .units import GiB, fmt_bandwidth, fmt_flops_rate
 
 
@@ -134,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
     me.add_argument("--datasheet", metavar="GPU", help="catalogue id whose datasheet roof to draw beside the "
                                                        "measured one (default: the one the device's name names)")
+    add_serving_commands(sub)  # ladder, batching, paging, disaggregation, context-parallel, training-memory
     return parser
 
 
@@ -161,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "measure":
             return _measure(args)
+        if args.command in SERVING_COMMANDS:
+            print(run_serving(args))
+            return 0
         if args.command == "list":
             print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))

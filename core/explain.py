@@ -299,11 +299,11 @@ def _money(x: float | None) -> str:
 
 
 def _weights_per_gpu(r: ScenarioResult) -> Quantity:
-    """The fullest GPU's weights: what TP splits, what the engines keep whole, its experts (numbers that multiply
-    out)."""
-    m, plan = r.model, r.parallelism()
+    """The weights of a GPU of the stage that runs out of memory first (``r.memory_stage``): what TP splits, what the
+    engines keep whole, its experts (numbers that multiply out)."""
+    m, plan = r.model, r.deployment.plan
     parts = m.stored_bytes_per_param_parts() if r.weight_dtype == "stored" else (r.bytes_per_weight,) * 4
-    st = plan.fullest_stage(parts)
+    st = plan.stage_parts(r.memory_stage)
     w_emb, w_head, w_rest, w_exp = parts
     split_terms = [(st.embedding, w_emb), (st.head, w_head), (st.split, w_rest), (st.experts, w_exp)]
     split = " + ".join(f"{n:,} × {w:.6g}" for n, w in split_terms if n)
@@ -313,7 +313,8 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
                f"{m.moe.n_experts} / {r.ep})" if m.moe else "")
     return Quantity(
         "weights-gpu", "Weights held per GPU",
-        "the fullest GPU: (embedding + LM head + split + routed experts)·p / TP + replicated·p, where replicated is "
+        "the GPU that runs out of memory first: (embedding + LM head + split + routed experts)·p / TP + "
+        "replicated·p, where replicated is "
         "what vLLM and SGLang keep whole on every rank (norms, MLA's q_a_proj and kv_a_proj_with_mqa, the MoE "
         "router, a sparse-attention indexer, K/V heads past TP = h_kv: ReplicatedLinear in vLLM's "
         "models/deepseek_v2.py and SGLang's) and each MoE layer holds ceil(E/EP) experts",
@@ -324,7 +325,7 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
 
 def _kv_per_gpu(r: ScenarioResult) -> Quantity:
     """KV per token on the fullest GPU, term by term: layers × bytes × the share each TP rank holds."""
-    m, plan = r.model, r.parallelism()
+    m, plan = r.model, r.deployment.plan
     h_kv = m.n_kv_heads if r.gqa else m.n_heads
     counts = plan.stage_layers()
     stages = plan.kv_bytes_per_token_per_stage(r.kv_bytes_per_element, r.gqa)
@@ -363,11 +364,11 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
     fit += f" (at EP = {r.ep})" if r.ep > 1 and r.suggested_tp else ""
     comm_i = "—" if r.communication_intensity is None else _fpb(r.communication_intensity)
     sent = r.bytes_sent_per_step
-    comm = r.parallelism().comm_parts(r.batch, r.tokens_per_read)
+    comm = r.deployment.plan.comm_parts(r.batch, r.tokens_per_read, stage=r.slowest_stage)
     calls = comm["tp_calls"] + comm["pp_calls"] + comm["ep_calls"]
     wire = (f"{sent:,.0f} bytes / {link}" if r.link_bandwidth else "no link figure: the calls only")
     call_s = fmt_seconds(r.allreduce_time_s - 2 * (r.tp - 1) / r.tp * r.allreduce_bytes / r.link_bandwidth) \
-        if (r.link_bandwidth and r.tp > 1) else fmt_seconds(r.parallelism().call_latency_s)
+        if (r.link_bandwidth and r.tp > 1) else fmt_seconds(r.deployment.plan.call_latency_s)
     return (
         Quantity("gpus", "GPUs", "TP × PP × EP × replicas",
                  f"{r.tp} × {r.pp} × {r.ep} × {r.replicas} = {r.gpus_total:,} ({r.interconnect})",
@@ -383,7 +384,7 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
         Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped: "
                  "bytes sent / link + calls × t_call",
-                 (f"{wire} + {calls} × {fmt_seconds(r.parallelism().call_latency_s)} = "
+                 (f"{wire} + {calls} × {fmt_seconds(r.deployment.plan.call_latency_s)} = "
                   f"{fmt_seconds(r.communication_time_s)}, against {fmt_seconds(r.memory_time_s)} of memory and "
                   f"{fmt_seconds(r.compute_time_s)} of compute") if calls else "nothing sent on one GPU",
                  fmt_seconds(r.communication_time_s)),

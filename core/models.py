@@ -24,6 +24,7 @@ import numpy as np
 
 from .layers import IndexerSpec, LayerKind, LayerStack, LinearAttentionSpec, MambaSpec
 from .quantization import BF16, Quantization, TensorFormat
+from .step import causal_pairs
 
 __all__ = ["ConfigError", "KVTerm", "MLASpec", "ModelSpec", "MoESpec", "ParameterCounts", "Quantization",
            "StoredGroup"]
@@ -157,6 +158,22 @@ class KVTerm:
         caps = [c for c in (self.cap, self.read_cap) if c is not None]
         tokens = np.minimum(s, min(caps)) if caps else s
         return self.layers * (self.bytes_per_token * tokens + self.fixed_bytes)
+
+
+@dataclass(frozen=True)
+class AttentionTerms:
+    """Attention FLOP per sequence, as the terms a step sums (:meth:`ModelSpec.attention_terms`).
+
+    Attributes:
+        decode: ``(flop_per_key, cap)`` per group: FLOP per cached key one new token costs, and how many keys
+            it reads at most (None: all S).
+        prefill: ``(flop_per_pair, window, chunk)`` per group: FLOP per causal (query, key) pair of a prompt.
+        per_token: FLOP per token that does not grow with S (fixed-state mixers, cross-attention to an image).
+    """
+
+    decode: tuple[tuple[float, int | None], ...]
+    prefill: tuple[tuple[float, int | None, int | None], ...]
+    per_token: float
 
 
 @dataclass(frozen=True)
@@ -947,30 +964,43 @@ class ModelSpec:
             return 2 * self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * self.n_heads * a.v_head_dim
         return 4 * self.n_heads * self.head_dim
 
-    def _state_flop_per_token(self) -> int:
-        """Per token, what does not grow with S: the fixed-state mixers' recurrences and the cross-attention
-        layers' attention over the image tokens."""
-        flop = 0
-        if self.linear_attention:
-            flop += self.stack.count(lambda k: k.mixer == "linear_attention") * self.linear_attention.flop_per_token()
-        if self.mamba:
-            flop += self.stack.count(lambda k: k.mixer == "mamba" or k.parallel_ssm) * self.mamba.flop_per_token()
-        n_cross = self.stack.count(lambda k: k.mixer == "attention" and k.cross)
-        return flop + n_cross * self.attention_flop_per_key() * self.cross_attention_tokens
+    def attention_terms(self, groups=None) -> AttentionTerms:
+        """Attention FLOP per sequence over ``groups`` (``(kind, layers)`` pairs; the whole stack by default),
+        beyond the weights' ``2·N_active`` per token, as the terms a step sums (:class:`AttentionTerms`).
 
-    def _attention_groups(self) -> dict[tuple[int | None, float], int]:
-        """``{(cap, FLOP per key): layers}`` over the self-attention layers: a sparse layer reads top k keys
-        with its attention and all of them with its indexer."""
+        Per self-attention layer ``4·h_q·d_head`` (:meth:`attention_flop_per_key`) per (query, key) pair,
+        the keys capped by the layer's window or chunk; a sparse-attention layer attends to its top k keys
+        and its indexer scores all of them (:meth:`core.layers.IndexerSpec.flop_per_key` per key); a
+        cross-attention layer attends to the image's :attr:`cross_attention_tokens`, whatever S; a
+        linear-attention or Mamba mixer (a parallel hybrid's too) costs its own per-token FLOP
+        (:meth:`core.layers.LinearAttentionSpec.flop_per_token`, :meth:`core.layers.MambaSpec.flop_per_token`).
+        In prefill a layer's pairs are causal (:func:`core.step.causal_pairs`), top k acting as a window.
+        """
         per_key = float(self.attention_flop_per_key())
-        out: dict[tuple[int | None, float], int] = {}
-        for kind, n in self.stack.groups():
-            if kind.mixer != "attention" or kind.cross:
+        decode: dict[int | None, float] = {}
+        prefill: dict[tuple, float] = {}
+        per_token = 0.0
+        for kind, n in (self.stack.groups() if groups is None else groups):
+            if kind.mixer == "linear_attention" and self.linear_attention:
+                per_token += n * self.linear_attention.flop_per_token()
+            if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
+                per_token += n * self.mamba.flop_per_token()
+            if kind.mixer != "attention":
                 continue
-            out[(kind.read_cap, per_key)] = out.get((kind.read_cap, per_key), 0) + n
+            if kind.cross:
+                per_token += n * per_key * self.cross_attention_tokens
+                continue
+            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * per_key
+            window = kind.window
+            if kind.sparse_topk is not None:
+                window = kind.sparse_topk if window is None else min(window, kind.sparse_topk)
+            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * per_key
             if kind.sparse_topk is not None and self.indexer:
-                key = (kind.token_cap, float(self.indexer.flop_per_key()))
-                out[key] = out.get(key, 0) + n
-        return out
+                index = n * float(self.indexer.flop_per_key())
+                decode[kind.token_cap] = decode.get(kind.token_cap, 0.0) + index
+                prefill[(kind.window, kind.chunk)] = prefill.get((kind.window, kind.chunk), 0.0) + index
+        return AttentionTerms(tuple((flop, cap) for cap, flop in decode.items()),
+                              tuple((flop, w, c) for (w, c), flop in prefill.items()), float(per_token))
 
     def decode_attention_flop(self, context):
         """Attention FLOP for one new token at context S (broadcasts over S), beyond the 2·N_active weights term.
@@ -978,48 +1008,25 @@ class ModelSpec:
         ``Σ_attention layers 4·h_q·d_head·S_eff`` with S_eff = min(S, cap) for
         windowed and chunked layers (chunked: at most one chunk) and S
         otherwise; shared-KV layers attend like the others.  A sparse-attention
-        layer attends to min(S, top k) keys and its indexer scores all S
-        (:meth:`core.layers.IndexerSpec.flop_per_key` each); a cross-attention
-        layer attends to the image's tokens, whatever S.  Fixed-state layers add
-        their own per-token cost (:meth:`core.layers.LinearAttentionSpec.flop_per_token`,
-        :meth:`core.layers.MambaSpec.flop_per_token`), independent of S.
+        layer attends to min(S, top k) keys and its indexer scores all S; a
+        cross-attention layer attends to the image's tokens, whatever S.
+        Fixed-state layers add their own per-token cost (:meth:`attention_terms`).
         """
         s = np.asarray(context, dtype=float)
-        total = np.full(s.shape, float(self._state_flop_per_token()))
-        for (cap, per_key), n in self._attention_groups().items():
-            total = total + n * per_key * (s if cap is None else np.minimum(s, cap))
+        terms = self.attention_terms()
+        total = np.full(s.shape, terms.per_token)
+        for flop, cap in terms.decode:
+            total = total + flop * (s if cap is None else np.minimum(s, cap))
         return float(total) if total.ndim == 0 else total
 
     def decode_attention_terms(self) -> tuple[tuple[float, int | None], ...]:
         """:meth:`decode_attention_flop` as ``((flop_per_key, cap), …)`` plus a constant term ``(flop, 0)``.
 
         ``Σ flop_per_key · min(S, cap)`` (cap None: S) over the terms is the decode
-        attention FLOP per token, for the offline page's JavaScript.
+        attention FLOP per token.
         """
-        caps: dict[int | None, float] = {}
-        for (cap, per_key), n in self._attention_groups().items():
-            caps[cap] = caps.get(cap, 0.0) + n * per_key
-        return (*((flop, cap) for cap, flop in caps.items()), (float(self._state_flop_per_token()), 0))
-
-    @staticmethod
-    def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
-        """(query, key) pairs of causal attention over P tokens (broadcasts over P).
-
-        ``P(P+1)/2``; with a sliding window w (a query sees itself and the
-        w − 1 before it): ``w(w+1)/2 + (P − w)·w`` once P > w; with chunks of c:
-        ``n·c(c+1)/2 + r(r+1)/2`` where P = n·c + r.  Sparse attention over the
-        top k keys has the pairs of a window of k.
-        """
-        p = np.asarray(prompt, dtype=float)
-        if window is not None:
-            w = float(window)
-            return np.where(p <= w, p * (p + 1) / 2, w * (w + 1) / 2 + (p - w) * w)
-        if chunk is not None:
-            c = float(chunk)
-            whole = np.floor(p / c)
-            rest = p - whole * c
-            return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2
-        return p * (p + 1) / 2
+        terms = self.attention_terms()
+        return (*terms.decode, (terms.per_token, 0))
 
     def prefill_attention_flop(self, prompt):
         """Attention FLOP of a prefill of P prompt tokens (broadcasts over P), beyond the 2·N_active·P term.
@@ -1033,16 +1040,8 @@ class ModelSpec:
         prefill-attention-flops.json (Llama-3-8B, P = 32,768: 2.81e14 FLOP, 35 % of the prefill).
         """
         p = np.asarray(prompt, dtype=float)
-        per_key = float(self.attention_flop_per_key())
-        total = p * float(self._state_flop_per_token())
-        for kind, n in self.stack.groups():
-            if kind.mixer != "attention" or kind.cross:
-                continue
-            window = kind.window
-            if kind.sparse_topk is not None:
-                window = kind.sparse_topk if window is None else min(window, kind.sparse_topk)
-                if self.indexer:
-                    total = total + n * float(self.indexer.flop_per_key()) * self.causal_pairs(
-                        p, kind.window, kind.chunk)
-            total = total + n * per_key * self.causal_pairs(p, window, kind.chunk)
+        terms = self.attention_terms()
+        total = p * terms.per_token
+        for flop, window, chunk in terms.prefill:
+            total = total + flop * causal_pairs(p, window, chunk)
         return float(total) if total.ndim == 0 else total

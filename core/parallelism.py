@@ -229,6 +229,14 @@ class Parallelism:
     def _stages(self) -> tuple[StageParts, ...]:
         return tuple(self.stage_parts(i) for i in range(self.pp))
 
+    def stage_weights(self, parts=ONE_PER_PARAM) -> tuple[tuple[float, float], ...]:
+        """Per pipeline stage, one GPU's ``(fixed, routed)``: what every step reads, and its routed experts
+        (parameters, or bytes under ``parts``).  A step whose tokens touch a fraction f of the experts reads
+        ``fixed + f·routed`` there."""
+        w_emb, w_head, w_rest, w_exp = parts
+        return tuple((float(st.per_gpu(self.tp, (w_emb, w_head, w_rest, 0.0))), float(st.experts * w_exp / self.tp))
+                     for st in self._stages)
+
     def fullest_stage(self, parts=ONE_PER_PARAM) -> StageParts:
         """The stage whose GPU holds the most (parameters, or bytes under ``parts``)."""
         return max(self._stages, key=lambda st: st.per_gpu(self.tp, parts))
@@ -362,21 +370,25 @@ class Parallelism:
         h_kv = self._h_kv(gqa)
         return math.ceil(h_kv / self.tp) / h_kv
 
-    def _stage_cache(self, value, bytes_per_element: float, gqa: bool) -> list:
-        """Per pipeline stage, one GPU's share of ``Σ_terms value(term)`` (``value`` is the whole term's bytes):
-        each :class:`core.models.KVTerm` counts its own layers in the stage and divides as its ``tp_share`` says."""
-        terms = self.model.kv_terms(bytes_per_element, gqa)
+    def stage_term_shares(self, terms, gqa: bool) -> list[list[float]]:
+        """Per pipeline stage, the share of each cache term one of its GPUs holds: the term's layers in the
+        stage over all its layers, times how its ``tp_share`` divides it over TP (:class:`core.models.KVTerm`)."""
         out, start = [], 0
         for n_stage in self.stage_layers():
             end = start + n_stage
-            total = 0.0
+            shares = []
             for t in terms:
                 here = sum(1 for i in t.layer_indices if start <= i < end) if t.layer_indices else t.layers
-                if here:
-                    total = total + here / t.layers * value(t) * self._term_tp_factor(t, gqa)
-            out.append(total)
+                shares.append(here / t.layers * self._term_tp_factor(t, gqa) if here else 0.0)
+            out.append(shares)
             start = end
         return out
+
+    def _stage_cache(self, value, bytes_per_element: float, gqa: bool) -> list:
+        """Per pipeline stage, one GPU's share of ``Σ_terms value(term)`` (``value`` is the whole term's bytes)."""
+        terms = self.model.kv_terms(bytes_per_element, gqa)
+        return [sum((share * value(t) for t, share in zip(terms, shares, strict=True) if share), 0.0)
+                for shares in self.stage_term_shares(terms, gqa)]
 
     def kv_bytes_per_token_per_stage(self, bytes_per_element: float, gqa: bool | None = None) -> list[float]:
         """Per pipeline stage, the cache bytes one token adds on one of its GPUs (each term's own TP share)."""
@@ -437,8 +449,11 @@ class Parallelism:
     def _moe_layers_per_gpu(self) -> float:
         return float(max(st.moe_layers for st in self._stages))
 
-    def comm_parts(self, batch, tokens_per_read) -> dict:
+    def comm_parts(self, batch, tokens_per_read, stage: int | None = None) -> dict:
         """Bytes one GPU sends and calls it makes per step, by kind (arrays broadcast over ``batch``).
+
+        Args:
+            stage: the pipeline stage whose GPU this is (its own layers); None: the stage with the most layers.
 
         Returns:
             dict with ``tp_bytes``, ``tp_calls`` (two all-reduces per layer),
@@ -446,7 +461,7 @@ class Parallelism:
             ``ep_calls`` (dispatch and combine per MoE layer).
         """
         msg = self.message_bytes(batch, tokens_per_read)
-        layers = self.layers_per_gpu
+        layers = self.layers_per_gpu if stage is None else self._stages[stage].layers
         tp = self.tp
         out = {"tp_bytes": 0.0 * msg, "tp_calls": 0, "pp_bytes": 0.0 * msg, "pp_calls": 0,
                "ep_bytes": 0.0 * msg, "ep_calls": 0}
@@ -457,7 +472,7 @@ class Parallelism:
             out["pp_bytes"] = msg / tp
             out["pp_calls"] = 1
         if self.ep > 1 and self.model.moe:
-            moe_layers = self._moe_layers_per_gpu()
+            moe_layers = self._moe_layers_per_gpu() if stage is None else self._stages[stage].moe_layers
             k_e = self.model.moe.experts_per_token
             out["ep_bytes"] = 2 * moe_layers * k_e * msg * (self.ep - 1) / self.ep / tp
             out["ep_calls"] = 2 * moe_layers

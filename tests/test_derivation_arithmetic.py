@@ -308,7 +308,7 @@ def exact_values(r) -> dict[float, float]:
         values |= {t.layers, *range(0, t.layers + 1)}
         if float(t.bytes_per_token).is_integer():
             values.add(t.bytes_per_token)
-    plan = r.parallelism()
+    plan = r.deployment.plan
     for i in range(r.pp):
         stage = plan.stage_parts(i)
         values |= {stage.embedding, stage.head, stage.split, stage.replicated, stage.experts, stage.first,

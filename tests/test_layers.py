@@ -9,8 +9,8 @@ import pytest
 
 from core import ConfigError, from_hf_config
 from core.layers import LayerKind, LayerStack, MLPKind
-from core.models import ModelSpec
 from core.parallelism import Parallelism
+from core.step import causal_pairs
 
 FIELD = Path(__file__).with_name("field_cases")
 
@@ -67,9 +67,9 @@ def test_llama4_nope_layers_attend_globally():
 
 def test_sliding_window_prefill_pairs():
     # A window of w: w(w+1)/2 + (P − w)·w pairs once P > w.
-    pairs = ModelSpec.causal_pairs(np.array([3, 10]), window=4)
+    pairs = causal_pairs(np.array([3, 10]), window=4)
     assert list(pairs) == [6, 10 + 6 * 4]
-    assert ModelSpec.causal_pairs(7, chunk=3) == 2 * 6 + 1
+    assert causal_pairs(7, chunk=3) == 2 * 6 + 1
 
 
 def test_shared_kv_layers_allocate_no_cache():
