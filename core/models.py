@@ -579,6 +579,12 @@ class ModelSpec:
                     rows.append((mixer[0], weight * linear, names, True, False, False))
                 if other:
                     rows.append((mixer[0] + " (biases, norms)", weight * other, names, False, False, False))
+                linear, other = self._parallel_ssm_parts(kind)  # a parallel hybrid's Mamba-2 (Falcon-H1)
+                ssm_names = _prefixed([f"{p}.mamba" for p in lay])
+                if linear:
+                    rows.append(("Mamba", weight * linear, ssm_names, True, False, False))
+                if other:
+                    rows.append(("Mamba (biases, norms)", weight * other, ssm_names, False, False, False))
                 mlp_names = _prefixed([f"{p}.{s}" for p in lay for s in ("mlp", "feed_forward", "mixer")])
                 if kind.mlp.matrices:
                     linear, other = self._dense_mlp_parts(kind)

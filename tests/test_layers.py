@@ -335,6 +335,9 @@ def test_falcon_h1_parallel_hybrid_keeps_kv_and_a_fixed_state_in_every_layer():
     block = (3072 * 2048 + 1536 * 3072) + (3072 * 6680 + 3584 * 4 + 3584 + 72 + 3072 * 3072) \
         + 3 * 3072 * 12288 + 2 * 3072
     assert m.n_params == 2 * 130048 * 3072 + 44 * block + 3072 == 7_585_513_568
+    # As stored (BF16 throughout), the tensor groups hold every parameter: the Mamba-2 beside the attention too.
+    assert sum(g.params for g in m.stored_breakdown()) == m.n_params
+    assert {g.name: g.params for g in m.stored_breakdown()}["Mamba"] == 44 * (3072 * 6680 + 3072 * 3072)
     # The Mamba state's recurrence is counted in decode, once per block.
     assert m.decode_attention_flop(0) == 44 * 5 * 24 * 128 * 256
     assert m.warnings == ()  # every key read or known not to change memory or FLOPs
