@@ -26,6 +26,7 @@ from core.models import ConfigError
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
+from .readouts import approximate_html
 from .state import LabState
 from .style import STYLESHEET
 
@@ -177,7 +178,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.config_report.object = (
             f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
             f"{escape(precision)} Check what was read against the model card.</div>"
-            f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+            + approximate_html(model, "config-approximate")
+            + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
             + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
                f"<ul>{warned}</ul></div>" if warned else "")
             + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'

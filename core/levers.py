@@ -53,6 +53,9 @@ class Lever:
         more: shown under the controls' "More levers" section, which is built when
             first opened and opens itself when such a lever leaves its default (a
             link, a tour step): the first page shows the articles' levers only.
+        deploys: fixed when the model is deployed: read once into the step profile
+            (:func:`core.profiles.deployment`, kept) rather than by each step, so a move of it
+            builds a new profile and a move of any other lever does not.
         css: the widget's CSS class (tests and styles find it by this).
     """
 
@@ -64,6 +67,7 @@ class Lever:
     negated: bool = False
     stops: tuple = ()
     more: bool = False
+    deploys: bool = False
 
     @property
     def css(self) -> str:

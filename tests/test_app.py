@@ -466,3 +466,47 @@ def test_a_measurements_paste_over_the_size_limit_is_refused_as_a_size():
     lab.byo._plot()
     assert lab.state.measurements == []
     assert "the CSV is over 2 MB" in lab.byo.measured_report.object
+
+
+def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
+    # DeepSeek-V3's config names a multi-token-prediction layer the lab does not count: the readouts open with
+    # the note, the memory verdict says "≈ ... (approximate)", and what was read says so too.
+    lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8))
+    readouts = lab.readouts.pane.object
+    assert readouts.startswith('<div class="warn approx" data-readout="approximate">≈ Approximate: '
+                               "num_nextn_predict_layers not modelled")
+    assert "→ ≈ fits (approximate)" in lab.memory.object or "→ ≈ DOES NOT FIT (approximate)" in lab.memory.object
+    assert 'data-readout="memory-approximate"' in lab.memory.object
+    # A model whose every key was read is not marked.
+    lab.scenario.model = "llama-3-70b"
+    assert "approx" not in lab.readouts.pane.object and "approximate" not in lab.memory.object
+    # A pasted config with a key the lab does not know is marked where it is reported and where its numbers are.
+    import json
+
+    config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+    lab.byo.config_text.value = json.dumps({**config, "mystery_layers": 12})
+    lab.byo._read_config()
+    report = lab.byo.config_report.object
+    assert 'data-readout="config-approximate"' in report and "mystery_layers not modelled" in report
+    assert "mystery_layers" in lab.readouts.pane.object and "(approximate)" in lab.memory.object
+
+
+def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_unmarked():
+    import json
+    from pathlib import Path
+
+    from core import from_hf_config
+    from core.model_catalogue import load_models
+
+    models = list(load_models().values())
+    for path in sorted(Path(__file__).with_name("field_cases").glob("*.json")):
+        cfg = json.loads(path.read_text())["input"]["config"]
+        models.append(from_hf_config(cfg, model_id=path.stem, name=path.stem))
+    for m in models:
+        # Every warning (a key not modelled, a tower not counted) makes the model approximate, and says so.
+        assert m.approximate == bool(m.warnings), m.id
+        if m.warnings:
+            assert m.approximate_note().startswith("approximate: ") and m.architecture()["approximate"]
+    marked = {m.id for m in models if m.approximate}
+    assert {"deepseek-v3", "gemma-3-12b", "gemma-3-27b", "cross-attention-layers"} <= marked
+    assert "gemma-2-9b" not in marked  # its sliding_window_size is sliding_window's other name, now read

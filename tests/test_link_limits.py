@@ -128,14 +128,14 @@ def nginx_url(tmp_path_factory):
 
     if shutil.which("nginx") is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
-    from conftest import _free_port, start_lab, stop_lab, wait_for_url
+    from conftest import free_port, start_lab, stop_lab, wait_for_url
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from nginx_scaling import loopback_conf
 
     work = tmp_path_factory.mktemp("nginx")
     (work / "logs").mkdir()
-    listen = _free_port()
+    listen = free_port()
     lab, lab_url = start_lab(work / "lab.log", ["--use-xheaders", "--allow-websocket-origin", f"127.0.0.1:{listen}"])
     nginx = None
     try:

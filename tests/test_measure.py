@@ -1,8 +1,11 @@
 """Measured points (MBU, MFU, gap) and this machine's roofline."""
 
+import math
+import time
+
 import pytest
 
-from core import Scenario
+from core import Scenario, machine_roofs
 from core.cli import main
 from core.machine_roofs import measure_numpy
 from core.measured_points import Measurement, analyse, parse_measurements
@@ -38,9 +41,25 @@ def test_mbu_and_mfu_of_a_measured_point_by_hand():
     assert p.gap == pytest.approx(p.ceiling_tokens_per_s / 150) and round(p.ceiling_tokens_per_s) == 208
 
 
-def test_measure_numpy_gives_positive_roofs_within_its_budget():
+def test_measure_numpy_gives_finite_positive_roofs_within_its_budget():
+    """What holds on any machine, however loaded: positive, finite roofs, and about the time it was given."""
+    began = time.perf_counter()
     roofs = measure_numpy(seconds=0.4, copy_bytes=8 * 2**20, n=128)
-    assert roofs.flops > 1e8 and roofs.bandwidth > 1e8 and roofs.memory_bytes > 1e9
+    assert 0 < roofs.flops < math.inf and 0 < roofs.bandwidth < math.inf and roofs.memory_bytes > 0
+    assert (roofs.device, roofs.flops_kind) == ("CPU (NumPy)", "FP32 matmul")
+    assert time.perf_counter() - began < 0.4 + 5  # the budget, plus a last repetition and the set-up
+
+
+def test_the_best_repetition_is_the_rate(monkeypatch):
+    """STREAM's rule: work over the fastest repetition, repeated until the budget is spent (a clock that
+    advances 3, 1 and 2 seconds for three runs: 10 units of work at best 10 per second, after three runs)."""
+    # began; then per run: its start, its end, the time elapsed, the progress bar
+    clock = iter([0.0, 0.0, 3.0, 3.0, 3.0, 3.0, 4.0, 4.0, 4.0, 4.0, 6.0, 6.0, 6.0])
+    monkeypatch.setattr(machine_roofs.time, "perf_counter", lambda: next(clock))
+    runs = []
+    assert machine_roofs._best_rate(10.0, lambda: runs.append(1), budget_s=5.0, start=0.0, total_s=10.0,
+                                    label="test") == 10.0
+    assert len(runs) == 3
 
 
 def test_measure_command_refuses_a_silly_budget(capsys):

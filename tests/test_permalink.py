@@ -127,6 +127,10 @@ def test_a_custom_gpu_travels_in_the_link():
     assert state.custom_gpu == gpu and state.levers["gpu"] == gpu.id
     bad = from_query({"custom-gpu": '{"name": "x", "bandwidth_tbs": -1, "capacity_gb": 8, "bf16": 10}'})
     assert bad.custom_gpu is None
+    # One made on the command line with its scale-up link travels with the link.
+    linked = custom_accelerator("H20", bandwidth_tbs=4.0, capacity_gb=96, bf16=148, link_gbs=450, max_node=8)
+    state = from_query(to_query({**Scenario().levers(), "gpu": linked.id}, custom_gpu=linked))
+    assert state.custom_gpu == linked and state.custom_gpu.interconnect.per_direction_bandwidth == 450e9
     assert "bandwidth (TB/s) must be a positive number from 0.001 to 10000, got -1" in bad.notices[0]
 
 
