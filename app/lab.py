@@ -267,7 +267,7 @@ class Lab(pn.viewable.Viewer):
                 view.gpu = self.scenario.gpu
 
         follow_gpu()
-        self.scenario.param.watch(follow_gpu, "gpu")
+        self.scenario.param.watch(follow_gpu, ["gpu", "catalogue"])  # a GPU added again under its name: new numbers
         self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
         return view
 
