@@ -143,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     expected.add_cli_arguments(ex)
     sub.add_parser("list", help="catalogue ids")
     va = sub.add_parser("validate", help="published measurements against the ceiling and the expected step")
-    va.add_argument("--no-loo", action="store_true", help="skip the calibration set's leave-one-out refits (~2 min)")
+    va.add_argument("--no-loo", action="store_true",
+                    help="skip the calibration set's leave-one-out refits (a few seconds)")
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")

@@ -308,7 +308,7 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
     w_emb, w_head, w_rest, w_exp = parts
     split_terms = [(st.embedding, w_emb), (st.head, w_head), (st.split, w_rest), (st.experts, w_exp)]
     split = " + ".join(f"{n:,} × {w:.6g}" for n, w in split_terms if n)
-    where = (f"stage {st.stage + 1} of {r.pp}, layers {st.first}–{st.first + st.layers - 1}" if r.pp > 1
+    where = (f"stage {st.stage + 1} of {r.pp}, layers {st.first + 1}–{st.first + st.layers} of {m.n_layers}" if r.pp > 1
              else f"all {m.n_layers} layers")
     experts = (f"; {st.experts_per_layer:,} routed experts per MoE layer on this GPU's group (ceil of "
                f"{m.moe.n_experts} / {r.ep})" if m.moe else "")
@@ -420,10 +420,11 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
 
 def _cost(key: str, kind: str, tokens_per_s: float, cost: float | None, r: ScenarioResult) -> Quantity:
     """USD per million tokens: price per GPU-hour × GPUs / 3600 s / tokens/s × 1e6."""
+    gpus = f"{r.gpus_total:,} GPU" + ("s" if r.gpus_total != 1 else "")
+    work = (f"{_money(r.gpu_hour_price)} × {r.gpus_total:,} / 3600 / {fmt_sig(tokens_per_s, 6)} tokens/s × 1e6 = "
+            f"{_money(cost)} ({_money(r.gpu_hour_price)} per GPU-hour, {gpus}, 3,600 s an hour)")
     return Quantity(key, f"Cost per million {kind} tokens", f"price × GPUs / 3600 / {kind} tokens/s × 1e6",
-                    (f"{_money(r.gpu_hour_price)} × {r.gpus_total:,} / 3600 / {fmt_sig(tokens_per_s, 6)} tokens/s × "
-                     f"1e6 = {_money(cost)} ({_money(r.gpu_hour_price)} per GPU-hour, {r.gpus_total:,} GPUs, 3,600 s "
-                     "an hour)") if cost is not None else "set a price per GPU-hour", _money(cost))
+                    work if cost is not None else "set a price per GPU-hour", _money(cost))
 
 
 def quantities(r: ScenarioResult) -> dict[str, Quantity]:

@@ -33,10 +33,12 @@ Layout and formulas:
   second-to-last backwards: vllm/distributed/utils.py ``get_pp_indices``); the
   first stage also holds the embedding, the last the LM head and final norm.  Each
   stage's own layers are counted (a hybrid's stages differ in kind, not only in
-  count), and the fullest stage decides what fits.  A decode token crosses every
-  stage, so its latency is the sum of the stage times plus a point-to-point send of
-  ``B·k·h·a / TP`` bytes per boundary; throughput needs at least PP micro-batches
-  of B in flight, and each stage then holds its layers' KV for all of them.  The
+  count): each stage's GPU runs its own step (:mod:`core.step`), the slowest sets the
+  pipeline's pace, and the stage that runs out of memory first decides what fits.  A
+  decode token crosses every stage, so its latency is at most PP × the slowest stage's
+  step, each stage adding a point-to-point send of ``B·k·h·a / TP`` bytes; throughput
+  needs at least PP micro-batches of B in flight, and each stage then holds its layers'
+  KV for all of them.  The
   bubble of one pass of M micro-batches is ``(PP−1)/(M+PP−1)`` (article 004,
   section 07).
 * **Expert parallelism** (MoE): the routed experts of each MoE layer are spread

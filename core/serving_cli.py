@@ -2,12 +2,13 @@
 
 Each subcommand takes the scenario's lever flags (``--model``, ``--gpu``, ``--tp`` …, the lever table's)
 and its own, and prints the model's result as text or, with ``--json``, as one strict JSON object
-(SI units; never Infinity or NaN).  Examples::
+(SI units; never Infinity or NaN).  Examples (the default scenario, Llama-3-70B in BF16, needs TP = 2 to fit
+an H100 at all)::
 
     python -m core ladder --json
     python -m core ladder --rungs continuous_batching,paged_attention
-    python -m core batching --requests 1000 --seed 0 --json
-    python -m core paging --max-len 2048 --block-size 16
+    python -m core batching --tp 2 --requests 1000 --seed 0 --json
+    python -m core paging --tp 2 --max-len 2048 --block-size 16
     python -m core disaggregation --tp 2 --prompt-len 2000 --output 300 --rate 4
     python -m core context-parallel --tp 2 --context 1000000
     python -m core training-memory --model llama-3-70b --dp 64

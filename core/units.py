@@ -125,6 +125,6 @@ def fmt_money(dollars: float | None) -> str:
         return "no price given"
     if not dollars >= MONEY_FLOOR:  # NaN too
         return f"under ${MONEY_FLOOR:.4f}"
-    if dollars < 1:
+    if dollars < 0.995:  # two significant digits below a dollar; from what rounds to $1.00, cents
         return f"${fmt_sig(dollars, 2)}"
     return f"${dollars:,.2f}"
