@@ -18,6 +18,10 @@ import pytest
 from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The field cases (tests/field_cases/): small inputs users of memory and roofline calculators ran into.
+FIELD_CASES = ROOT / "tests" / "field_cases"
+#: The tiers, one folder each: what a tier's tests need and how long it takes is in the README.
+TIERS = ("unit", "property", "parity", "browser")
 
 # Hypothesis's per-example deadline is a timed test: on a loaded 2-core machine the first example (which
 # deploys a model) can outlast it, and a speed goal belongs in benchmarks/.  "no-shrink" reports the first
@@ -272,4 +276,12 @@ def scenario_on(model: str, gpu: str, **levers):
     else:
         s.model = model
     return s
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test carries its tier's marker, from its folder (``-m unit``, ``-m "not browser"``)."""
+    for item in items:
+        tier = Path(str(item.path)).parent.name
+        if tier in TIERS:
+            item.add_marker(getattr(pytest.mark, tier))
 

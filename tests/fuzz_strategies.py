@@ -138,3 +138,13 @@ def finite_non_negative(value) -> bool:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return True
     return math.isfinite(value) and value >= 0
+
+
+def random_text(n: int, seed: int = 31) -> str:
+    """``n`` characters that do not compress (a link's worst case: its session token does not shrink)."""
+    import random
+    import string
+
+    rnd = random.Random(seed)
+    return "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(n))
+

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from bokeh.document.events import ColumnDataChangedEvent
 from bokeh.protocol import Protocol
+from conftest import ROOT
 
 from app.lab import Lab
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 from protocol_student import find_models, workload_batch  # noqa: E402
 
 

@@ -8,11 +8,11 @@ websocket upgrade, and upstream servers that are exactly the compose services.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
+from conftest import ROOT
 
-DEPLOY = Path(__file__).resolve().parents[1] / "assets" / "deploy"
+DEPLOY = ROOT / "assets" / "deploy"
 
 
 def nginx_text() -> str:

@@ -4,8 +4,6 @@ and what shows above the fold."""
 import pytest
 from conftest import PROJECTOR, open_on_projector
 
-pytestmark = pytest.mark.browser
-
 HEADINGS = ("GEMM C = AB", "Decode matrix-vector (the main lab's B)", "Elementwise ops", "Show your work")
 
 

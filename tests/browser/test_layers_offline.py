@@ -15,8 +15,6 @@ from core import Scenario
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.scenario import LEVERS
 
-pytestmark = pytest.mark.browser
-
 
 @pytest.mark.parametrize("model, gpu", [("llama-4-scout", "h200"), ("qwen3-next-80b-a3b", "h100-sxm"),
                                         ("nemotron-h-56b", "b200"), ("gpt-oss-120b", "h100-sxm")])

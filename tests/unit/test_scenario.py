@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from inputs import QWEN3_MOE_AWQ
 
 from core import Scenario, evaluate, get_accelerator, get_model
 from core.precision import PRECISIONS
@@ -152,19 +153,6 @@ def test_ladder_is_powers_of_two_reaching_past_the_ridge(ridge, p, k):
     assert arithmetic_intensity_weights(lad[-1], k, p) >= ridge
 
 
-# A Qwen3-30B-A3B-style checkpoint in AWQ 4-bit (group 128, zero points; the router "gate" left in 16 bits), the
-# new-user trial's config: h = 2048, L = 48, V = 151,936 (untied), 32 query / 4 KV heads of 128, E = 128 experts
-# of 3·2048·768 = 4,718,592 parameters, k_e = 8 per token.
-QWEN3_MOE_AWQ = {
-    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
-    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
-    "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
-    "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True, "vocab_size": 151936,
-    "tie_word_embeddings": False, "max_position_embeddings": 40960, "attention_bias": False,
-    "hidden_act": "silu", "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "torch_dtype": "float16",
-    "quantization_config": {"bits": 4, "group_size": 128, "modules_to_not_convert": ["gate"], "quant_method": "awq",
-                            "version": "gemm", "zero_point": True},
-}
 
 
 def _qwen3_awq(**levers):

@@ -16,8 +16,6 @@ from core.hardware import custom_accelerator
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.scenario import LEVERS
 
-pytestmark = pytest.mark.browser
-
 KEYS = (
     "weight_bytes_read",
     "weight_params_read",

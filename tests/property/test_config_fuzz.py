@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from conftest import FIELD_CASES
 from fuzz_strategies import CONTROL_TEXT, printable_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
-FIELD = Path(__file__).with_name("field_cases")
+FIELD = FIELD_CASES
 BASES = [json.loads(p.read_text())["input"]["config"] for p in sorted(FIELD.glob("*.json"))]
 BASES += [json.loads((CATALOGUE_DIR / f"{m}.json").read_text())
           for m in ("falcon-7b", "deepseek-v3", "gemma-2-9b", "mixtral-8x7b", "nemotron-h-56b",

@@ -2,6 +2,7 @@
 
 import panel as pn
 import pytest
+from conftest import FIELD_CASES
 
 from app import create_app
 from app.lab import Lab
@@ -493,13 +494,12 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
 
 def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_unmarked():
     import json
-    from pathlib import Path
 
     from core import from_hf_config
     from core.model_catalogue import load_models
 
     models = list(load_models().values())
-    for path in sorted(Path(__file__).with_name("field_cases").glob("*.json")):
+    for path in sorted(FIELD_CASES.glob("*.json")):
         cfg = json.loads(path.read_text())["input"]["config"]
         models.append(from_hf_config(cfg, model_id=path.stem, name=path.stem))
     for m in models:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import scenario_on
+from conftest import ROOT, scenario_on
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from py_mini_racer import MiniRacer
@@ -35,7 +34,7 @@ from core.step import (
     workload,
 )
 
-STEP_JS = Path(__file__).parents[1] / "app" / "step.js"
+STEP_JS = ROOT / "app" / "step.js"
 REL = 1e-12
 
 

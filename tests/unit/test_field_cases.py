@@ -4,16 +4,16 @@ need a GPU (time to first token, the largest batch) are computed here from those
 formula, as the case's own arithmetic does, and say so."""
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import FIELD_CASES
 
 from core import Scenario, from_hf_config, get_accelerator
 from core.kvcache import max_batch_that_fits
 from core.parallelism import Parallelism
 from core.units import GiB
 
-CASES = Path(__file__).with_name("field_cases")
+CASES = FIELD_CASES
 
 
 def case(name):

@@ -12,8 +12,6 @@ from conftest import LEGEND_ENTRIES, MARK_LEGEND_ENTRIES
 
 from core.scenario import Scenario
 
-pytestmark = pytest.mark.browser
-
 
 def data(page, name, column):
     return page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('{name}').data['{column}'])")

@@ -125,8 +125,9 @@ def test_pins_a_few_pixels_apart_share_one_label():
 
 
 def _awq_scenario(**levers):
+    from inputs import QWEN3_MOE_AWQ
+
     from core.config_reader import from_hf_config
-    from tests.test_scenario import QWEN3_MOE_AWQ
 
     s = Scenario(**levers)
     s.add_model(from_hf_config(QWEN3_MOE_AWQ, model_id="qwen3-moe-awq", name="Qwen3 MoE AWQ"))

@@ -4,8 +4,6 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.browser
-
 # The trial's paste: Jamba (ai21labs/Jamba-v0.1 config.json's fields) loaded in 4-bit NF4 by bitsandbytes.
 JAMBA = {
     "architectures": ["JambaForCausalLM"], "model_type": "jamba", "attn_layer_offset": 4, "attn_layer_period": 8,

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from conftest import FIELD_CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -365,16 +366,15 @@ def _extra_models():
     """Configs of the newer layer kinds (from the tests' own field cases and configs)."""
     if not HYBRID_AND_SPARSE:
         import json
-        from pathlib import Path
 
-        import test_layers
+        from inputs import FALCON_H1_7B, MINIMAX_M1
 
-        folder = Path(__file__).with_name("field_cases")
+        folder = FIELD_CASES
         for name in ("sparse-attention-indexer-cache.json", "cross-attention-layers.json"):
             cfg = json.loads((folder / name).read_text())["input"]["config"]
             HYBRID_AND_SPARSE[name] = from_hf_config(cfg, model_id=f"case-{name[:8]}", name=name)
-        HYBRID_AND_SPARSE["falcon-h1"] = from_hf_config(test_layers.FALCON_H1_7B, model_id="falcon-h1", name="H1")
-        HYBRID_AND_SPARSE["minimax"] = from_hf_config(test_layers.MINIMAX_M1, model_id="minimax", name="MiniMax")
+        HYBRID_AND_SPARSE["falcon-h1"] = from_hf_config(FALCON_H1_7B, model_id="falcon-h1", name="H1")
+        HYBRID_AND_SPARSE["minimax"] = from_hf_config(MINIMAX_M1, model_id="minimax", name="MiniMax")
     return HYBRID_AND_SPARSE
 
 

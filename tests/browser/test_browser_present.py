@@ -10,8 +10,6 @@ import json
 import pytest
 from conftest import PROJECTOR, click_until, open_on_projector
 
-pytestmark = pytest.mark.browser
-
 PHONE = {"width": 360, "height": 640}
 
 # Every chart text size (px) in the roofline's document: axes, legend, title, labels.

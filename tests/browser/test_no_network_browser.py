@@ -9,8 +9,6 @@ session is built when the websocket connects, which app/main.py covers.
 import pytest
 from conftest import start_lab, stop_lab
 
-pytestmark = pytest.mark.browser
-
 
 @pytest.mark.parametrize("flags", [[], ["--reuse-sessions"]], ids=["defaults", "reuse-sessions"])
 def test_every_request_stays_on_the_lab_server(page, tmp_path, flags):

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.browser
-
 
 def test_the_hardware_tour_follows_the_arrow_keys(page, lab_url):
     page.set_viewport_size({"width": 1280, "height": 720})

@@ -7,8 +7,6 @@ import pytest
 from conftest import click_until
 from playwright.sync_api import expect
 
-pytestmark = pytest.mark.browser
-
 WORKLOAD_X = "Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)"
 WORKLOAD_Y = "Array.from(Bokeh.documents[0].get_model_by_name('workload').data.y)"
 LADDER_X = "Array.from(Bokeh.documents[0].get_model_by_name('ladder').data.x)"

@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PATCH = ROOT / "tests" / "data" / "dummy_lever.patch"
 #: What a copy of the lab needs to run its parity tests.
 COPIED = ("core", "app", "tests", "pyproject.toml")
-PARITY = ("tests/test_step_parity.py", "-k", "browser_step or evaluates_a_scenario")
+PARITY = ("tests/parity/test_step_parity.py", "-k", "browser_step or evaluates_a_scenario")
 
 
 def lab_with(tmp_path: Path, name: str, exclude: tuple[str, ...] = ()) -> Path:

@@ -2,17 +2,18 @@
 configs of the field cases' kinds."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FIELD_CASES
+from inputs import FALCON_H1_7B, MINIMAX_M1
 
 from core import ConfigError, from_hf_config
 from core.layers import LayerKind, LayerStack, MLPKind
 from core.parallelism import Parallelism
 from core.step import causal_pairs
 
-FIELD = Path(__file__).with_name("field_cases")
+FIELD = FIELD_CASES
 
 
 def read(cfg):
@@ -306,16 +307,6 @@ def test_llama_32_90b_vision_cross_attention_layers():
     assert plan.cache_bytes_per_sequence_per_gpu(8192, 2) == (327_680 * 8192 + 524_615_680) / 8
 
 
-# tiiuae/Falcon-H1-7B's config.json keys as copied into public sizing code (the shape matches transformers' Falcon-H1
-# table); the bias and norm flags are FalconH1Config's defaults, written out; the μP multipliers are numerics.
-FALCON_H1_7B = {
-    "model_type": "falcon_h1", "architectures": ["FalconH1ForCausalLM"], "hidden_size": 3072,
-    "num_hidden_layers": 44, "num_attention_heads": 12, "num_key_value_heads": 2, "head_dim": 128,
-    "intermediate_size": 12288, "vocab_size": 130048, "tie_word_embeddings": False, "mamba_d_state": 256,
-    "mamba_n_groups": 1, "mamba_n_heads": 24, "mamba_d_head": 128, "mamba_d_ssm": 3072, "mamba_expand": 2,
-    "mamba_d_conv": 4, "mamba_chunk_size": 128, "max_position_embeddings": 262144, "attn_layer_indices": None,
-    "mamba_conv_bias": True, "mamba_proj_bias": False, "mamba_rms_norm": False, "projectors_bias": False,
-    "key_multiplier": 0.39, "attention_in_multiplier": 1.0, "ssm_multipliers": [1.0, 1.0, 1.0, 1.0, 1.0]}
 
 
 def test_falcon_h1_parallel_hybrid_keeps_kv_and_a_fixed_state_in_every_layer():
@@ -356,19 +347,6 @@ def test_falcon_h1_15b_deep_auto_head_dim():
     assert m.state_bytes_per_sequence() == 24 * (48 * 64 * 256 * 2 + (3072 + 512) * 3 * 2)
 
 
-# MiniMaxAI/MiniMax-M1's config.json (https://huggingface.co/MiniMaxAI/MiniMax-M1-80k/blob/main/config.json, as
-# copied into a public repository): auto_map, token ids, initializer_range and versions left out.
-MINIMAX_M1 = {
-    "architectures": ["MiniMaxM1ForCausalLM"], "attention_dropout": 0.0,
-    "attn_type_list": [0, 0, 0, 0, 0, 0, 0, 1] * 10, "head_dim": 128, "hidden_act": "silu", "hidden_size": 6144,
-    "intermediate_size": 9216, "layernorm_full_attention_alpha": 3.5565588200778455,
-    "layernorm_full_attention_beta": 1.0, "layernorm_linear_attention_alpha": 3.5565588200778455,
-    "layernorm_linear_attention_beta": 1.0, "layernorm_mlp_alpha": 3.5565588200778455, "layernorm_mlp_beta": 1.0,
-    "max_position_embeddings": 10240000, "model_type": "minimax_m1", "num_attention_heads": 64,
-    "num_experts_per_tok": 2, "num_hidden_layers": 80, "num_key_value_heads": 8, "num_local_experts": 32,
-    "output_router_logits": False, "postnorm": True, "rms_norm_eps": 1e-05, "rope_theta": 10000000, "rotary_dim": 64,
-    "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "shared_intermediate_size": 0,
-    "shared_moe_mode": "sigmoid", "sliding_window": None, "tie_word_embeddings": False, "vocab_size": 200064}
 
 
 def test_minimax_lightning_attention_by_list():

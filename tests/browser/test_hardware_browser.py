@@ -6,8 +6,6 @@ from conftest import free_port, wait_for_url
 
 from app.hardware_view import HardwareView
 
-pytestmark = pytest.mark.browser
-
 
 @pytest.fixture(scope="module")
 def hw_url():

@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from inputs import longest_written_query
 
 from core import Scenario
 from core.cli import build_parser
@@ -196,34 +197,6 @@ def test_one_formatter_for_money(dollars, text):
     assert fmt_money(dollars) == text
 
 
-def longest_written_query() -> str:
-    """The longest query the lab itself writes: 16 pins with 40-character names of the characters that encode
-    longest (4-byte UTF-8), every lever moved to a long value, ids of a pasted model and a custom GPU, a custom
-    GPU with a 60-character name and every roof, and the app's own keys."""
-    from urllib.parse import urlencode
-
-    import param
-
-    from core.hardware import custom_accelerator
-
-    gpu = custom_accelerator("\U0001f600" * 60, bandwidth_tbs=3.123456789012345, capacity_gb=80.12345678901234,
-                             reference="h200", bf16=989.1234567890123, fp8=1979.123456789012, int8=1979.12345678901,
-                             fp4=3958.123456789012)
-    levers = {}
-    for lever in LEVERS:
-        p = lever.parameter
-        if isinstance(p, param.Boolean):
-            levers[lever.name] = not p.default
-        elif isinstance(p, param.Selector):
-            levers[lever.name] = {"model": "config-" + "m" * 40, "gpu": "custom-" + "g" * 40}.get(
-                lever.name, max(map(str, p.objects), key=len))
-        elif isinstance(p, param.Integer):
-            levers[lever.name] = p.bounds[1] - 7
-        else:
-            levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
-    pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
-    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own"}
-    return urlencode(query)
 
 
 def test_every_link_the_lab_writes_is_one_it_opens():

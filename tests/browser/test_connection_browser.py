@@ -10,8 +10,6 @@ from __future__ import annotations
 import pytest
 from conftest import start_lab, stop_lab
 
-pytestmark = pytest.mark.browser
-
 WORKLOAD_X = "Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)"
 LOST = "Connection to the server lost"
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import base64
 import os
-import random
 import re
 import socket
-import string
 import subprocess
 from http.client import HTTPConnection
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import ROOT
+from fuzz_strategies import random_text
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
 from app.app_hooks import TORNADO_MAX_HEADER_BYTES, websocket_request_bytes
@@ -58,12 +58,6 @@ def websocket_status(lab_url: str, query: str, page: str) -> str:
     return answer.split(b"\r\n", 1)[0].decode()
 
 
-def random_text(n: int, seed: int = 31) -> str:
-    """``n`` characters that do not compress (the token's worst case)."""
-    rnd = random.Random(seed)
-    return "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(n))
-
-
 def estimate(lab_url: str, query: str) -> int:
     url = urlsplit(lab_url)
     headers = HTTPHeaders({"Host": url.netloc, "Accept-Encoding": "identity", **HEADERS})
@@ -72,7 +66,7 @@ def estimate(lab_url: str, query: str) -> int:
 
 
 def test_the_labs_longest_link_opens_and_its_websocket_connects(lab_url):
-    from test_permalink import longest_written_query
+    from inputs import longest_written_query
 
     query = longest_written_query()
     status, page = get_page(lab_url, query)
@@ -124,13 +118,12 @@ def nginx_url(tmp_path_factory):
     runs it) in front of one ``panel serve app``."""
     import shutil
     import sys
-    from pathlib import Path
 
     if shutil.which("nginx") is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
     from conftest import free_port, start_lab, stop_lab, wait_for_url
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     from nginx_scaling import loopback_conf
 
     work = tmp_path_factory.mktemp("nginx")
@@ -157,7 +150,7 @@ def nginx_url(tmp_path_factory):
 def test_behind_nginx_the_labs_own_links_open(nginx_url):
     """Issue 31, F2: the recipe answered 414 for links over 8 KB, and the lab writes up to ~20,500 characters
     (~10,000 with ASCII names: 16 pins with 40-character names and every lever moved)."""
-    from test_permalink import longest_written_query
+    from inputs import longest_written_query
 
     query = longest_written_query()
     status, page = get_page(nginx_url, query)

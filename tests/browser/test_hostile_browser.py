@@ -6,9 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from test_link_limits import random_text
-
-pytestmark = pytest.mark.browser
+from fuzz_strategies import random_text
 
 
 def open_link(page, lab_url, query: str):

@@ -1,9 +1,7 @@
 """Many GPUs in headless Chromium: the TP slider moves the memory bar, the ladder and the scaling chart;
 a permalink with tp=4 restores it."""
 
-import pytest
 
-pytestmark = pytest.mark.browser
 
 
 CURRENT_TP = ("(m => m && m.data.tp.length ? m.data.tp[0] : null)"
