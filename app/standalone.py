@@ -49,8 +49,6 @@ from .style import PALETTE, STYLESHEET
 # The browser-side model (shared with the served lab's instant redraw) and the page's update, fed constants
 # from Python.
 MODEL_SCRIPT = Path(__file__).with_name("roofline_model.js")
-#: Installed first by the roofline's redraw, offline and served: the legend is not rebuilt on every move.
-LEGEND_PATCH_SCRIPT = Path(__file__).with_name("legend_patch.js")
 SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
 
 #: The served readouts the page shows: all but those of many GPUs and prices (the page models one GPU).
@@ -300,7 +298,7 @@ def standalone_html(scenario: Scenario) -> str:
         ridge=view.ridge,
         span=view.ridge_span,
     )
-    code = "\n".join(path.read_text(encoding="utf-8") for path in (LEGEND_PATCH_SCRIPT, MODEL_SCRIPT, *SCRIPTS))
+    code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, *SCRIPTS))
     callback = CustomJS(args=args, code=code)
     for widget in [*widgets.values(), show_work]:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)

@@ -76,15 +76,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benchmarks/ is on the path when run as a script
-
-from app import bokeh_speedups  # noqa: E402 - after the path above
-
-# ``--client bokeh`` students (and the warm-up and soak sessions) rebuild every Bokeh model of their session on
-# the same 2 cores as the server: ~0.43 s of CPU each with Bokeh's own bookkeeping.  The served lab's patches
-# (app/bokeh_speedups.py) lower that share of the machine here too; the server installs them itself (app/main.py).
-bokeh_speedups.install()
 from conftest import start_lab, stop_lab  # noqa: E402
+from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benchmarks/ is on the path when run as a script
 
 from core.scenario import LEVERS  # noqa: E402
 

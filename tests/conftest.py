@@ -156,7 +156,7 @@ def served_application():
     (``panel.io.session.generate_session``, the one ``panel serve --warm`` uses).
 
     With the ``DocumentLifecycleHandler`` Bokeh's server adds to every application, so a session ends as it
-    does when served.  ``app/main.py``'s process-wide settings (Bokeh's checks, the Bokeh patches, the GC
+    does when served.  ``app/main.py``'s process-wide settings (Bokeh's checks, the GC
     thresholds, the connection notices) are put back afterwards.
     """
     import gc
@@ -165,8 +165,6 @@ def served_application():
     from bokeh.application.handlers.document_lifecycle import DocumentLifecycleHandler
     from bokeh.command.util import build_single_handler_application
     from bokeh.settings import settings
-
-    from app import bokeh_speedups
 
     app = build_single_handler_application(str(Path(__file__).resolve().parents[1] / "app"))
     app.add(DocumentLifecycleHandler())  # what bokeh.server.tornado.BokehTornado adds to every application
@@ -177,13 +175,12 @@ def served_application():
     settings.perform_error_diagnostics.unset_value()
     settings.simple_ids.unset_value()
     settings.serialize_include_defaults.unset_value()
-    bokeh_speedups.uninstall()
     pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
                            notifications=False)
 
 
 # The roofline's legend entries (BokehJS draws each as a <div> with a small canvas for its glyph, in a shadow root):
-# [label, marked by the test, inactive (greyed), painted pixels in its swatch].
+# [label, inactive (greyed), painted pixels in its swatch].
 LEGEND_ENTRIES = """(() => {
   const out = [];
   const walk = (root) => {
@@ -192,19 +189,13 @@ LEGEND_ENTRIES = """(() => {
         const c = el.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let ink = 0;
         for (let i = 3; i < px.length; i += 4) ink += px[i] > 0;
-        out.push([el.textContent.trim(), el.dataset.kept === '1', el.classList.contains('bk-inactive'), ink]);
+        out.push([el.textContent.trim(), el.classList.contains('bk-inactive'), ink]);
       }
       if (el.shadowRoot) walk(el.shadowRoot);
     }
   };
   walk(document);
   return out; })()"""
-
-MARK_LEGEND_ENTRIES = """(() => {
-  const walk = (root) => { for (const el of root.querySelectorAll('*')) {
-    if (el.classList.contains('bk-item')) el.dataset.kept = '1';
-    if (el.shadowRoot) walk(el.shadowRoot); } };
-  walk(document); })()"""
 
 
 def click_until(page, button: str, expected, tries: int = 4) -> None:
