@@ -20,14 +20,14 @@ import panel as pn
 import param
 
 from core.permalink import from_query
-from core.scenario import Scenario, ScenarioResult
+from core.scenario import LEVERS, Scenario, ScenarioResult
 from core.tour import TOUR
 from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
 from .compare_view import CompareView
-from .controls import build_controls, lever_widgets
+from .controls import build_controls, lever_widgets, write_lever
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
@@ -57,6 +57,8 @@ Try batch 4, INT4 weights, or speculation depth 4: all three land on the same sp
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
 #: The chart's height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe.
 EMBED_CHART_HEIGHT = 250
+#: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
+SHARED_LEVERS = ("batch", "cuda_graphs")
 
 
 class Lab(pn.viewable.Viewer):
@@ -267,19 +269,27 @@ class Lab(pn.viewable.Viewer):
 
     def _hardware_view(self) -> HardwareView:
         """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),
-        on the lab's GPU and batch, following them as they move."""
-        view = HardwareView(batch=self.scenario.batch)
+        on the lab's GPU, following it; its B and CUDA-graphs switch are the lab's own (:data:`SHARED_LEVERS`),
+        whichever of the lab's and the view's widgets moves them, and its tour's steps set them too."""
+        scenario = self.scenario
+        view = HardwareView(**{name: getattr(scenario, name) for name in SHARED_LEVERS})
 
         def follow_gpu(*_events) -> None:
-            gpu = self.scenario.custom_gpu()
+            gpu = scenario.custom_gpu()
             if gpu is not None:
                 view.add_gpu(gpu)
             else:
-                view.gpu = self.scenario.gpu
+                view.gpu = scenario.gpu
+
+        def to_scenario(*events) -> None:
+            for e in events:
+                write_lever(scenario, LEVERS[e.name], e.new, lambda n=e.name: setattr(view, n, getattr(scenario, n)))
 
         follow_gpu()
-        self.scenario.param.watch(follow_gpu, "gpu")
-        self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
+        scenario.param.watch(follow_gpu, "gpu")
+        scenario.param.watch(lambda *events: view.param.update(**{e.name: e.new for e in events}),
+                             list(SHARED_LEVERS))
+        view.param.watch(to_scenario, list(SHARED_LEVERS))
         return view
 
     @param.depends("state.present", watch=True)
