@@ -12,8 +12,9 @@ from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
 
 # The bring-your-own tab is built on first open; its file droppers' scripts load with the page,
-# as does the notification library for the connection notices (app/notifications.py).
-pn.extension("filedropper", **CONNECTION_NOTICES)
+# as does the notification library for the connection notices (app/notifications.py).  The lab reads nothing
+# of the browser's (pn.state.browser_info): no model for it in every session.
+pn.extension("filedropper", browser_info=False, **CONNECTION_NOTICES)
 
 # Bokeh checks every new session's document for integrity: ~60 ms of a ~500 ms
 # session build (`python benchmarks/load_test.py --profile`).  The lab's

@@ -176,7 +176,7 @@ def served_application():
     settings.simple_ids.unset_value()
     settings.serialize_include_defaults.unset_value()
     pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
-                           notifications=False)
+                           notifications=False, browser_info=True)
 
 
 # The roofline's legend entries (BokehJS draws each as a <div> with a small canvas for its glyph, in a shadow root):
