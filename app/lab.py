@@ -59,6 +59,8 @@ EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "g
 EMBED_CHART_HEIGHT = 250
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
+#: A Bokeh row's style that lets its items wrap onto the next line (what pn.FlexBox does, without its template).
+WRAP = {"flex-wrap": "wrap"}
 
 
 class Lab(pn.viewable.Viewer):
@@ -170,7 +172,7 @@ class Lab(pn.viewable.Viewer):
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
         self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
-                             styles={"flex-wrap": "wrap", "align-items": "center"}, sizing_mode="stretch_width")
+                             styles={**WRAP, "align-items": "center"}, sizing_mode="stretch_width")
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()
@@ -199,16 +201,16 @@ class Lab(pn.viewable.Viewer):
             side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460, sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
-            row = pn.Row(self.views, side, styles={"flex-wrap": "wrap"}, sizing_mode="stretch_width")
+            row = pn.Row(self.views, side, styles=WRAP, sizing_mode="stretch_width")
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
-            below = pn.Row(self.controls, self.readouts, styles={"flex-wrap": "wrap"}, sizing_mode="stretch_width")
+            below = pn.Row(self.controls, self.readouts, styles=WRAP, sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
-                             pn.Row(self.views, self.readouts, styles={"flex-wrap": "wrap"}, sizing_mode="stretch_width"),
+                             pn.Row(self.views, self.readouts, styles=WRAP, sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
             self.page.objects = [self.header, self.intro,

@@ -11,12 +11,15 @@ Every number it draws comes from the :class:`core.ScenarioResult` (roofs through
 from __future__ import annotations
 
 from contextlib import nullcontext
+from functools import partial
 
 import numpy as np
 import panel as pn
 import param
 from bokeh.core.properties import field, value
 from bokeh.models import (
+    AllIndices,
+    CDSView,
     ColumnDataSource,
     CustomJS,
     CustomJSTicker,
@@ -32,6 +35,7 @@ from bokeh.models import (
     NoOverlap,
     Scatter,
     Span,
+    UnionRenderers,
     VArea,
 )
 from bokeh.plotting import figure
@@ -139,7 +143,7 @@ RUNG_LABEL = ("const xs = ladder.data.x, bs = ladder.data.batch;"
               "return '';")
 
 
-def _renderer_adder(fig, legend: Legend):
+def _renderer_adder(fig, legend: Legend, rows: AllIndices):
     """``add(glyph, source, legend_label=None, **renderer)``: a glyph renderer on ``fig`` (and its legend entry).
 
     Built directly rather than through ``figure.line``/``scatter``, which make a nonselection and a muted
@@ -148,7 +152,7 @@ def _renderer_adder(fig, legend: Legend):
     """
 
     def add(glyph, source: ColumnDataSource, legend_label: str | None = None, **renderer) -> GlyphRenderer:
-        r = GlyphRenderer(data_source=source, glyph=glyph, **renderer)
+        r = GlyphRenderer(data_source=source, glyph=glyph, view=CDSView(filter=rows), **renderer)
         fig.renderers.append(r)
         if legend_label:
             legend.items.append(LegendItem(label=value(legend_label), renderers=[r]))
@@ -171,19 +175,23 @@ class RooflineView(pn.viewable.Viewer):
     def __init__(self, result: ScenarioResult | None = None, **params):
         super().__init__(**params)
         result = result if result is not None else self.state.result
+        # One selection policy for all the chart's sources and one row filter for all its renderers: both are
+        # stateless, and Bokeh would make one of each per source and per renderer (18 models of a session).
+        self._policy, self._rows = UnionRenderers(), AllIndices()
+        cds = partial(ColumnDataSource, selection_policy=self._policy)
         # Named so that browser tests and the benchmark can find them in the document.
-        self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
-        self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
-        self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
-        self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
-        self.point = ColumnDataSource(data=self._point_data(result), name="workload")
-        self.point_kv = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+        self.roof = cds(data={"x": [], "y": []}, name="roof")
+        self.sparse_roof = cds(data={"x": [], "y": []}, name="sparse-roof")
+        self.ridge = cds(data={"x": [], "y": [], "text": []}, name="ridge")
+        self.ladder = cds(data=self._ladder_data(result), name="ladder")
+        self.point = cds(data=self._point_data(result), name="workload")
+        self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
                                          name="workload-kv")
-        self.kv_ladder = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
+        self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
                                           name="kv-ladder")
-        self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
-        self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
-        self.overhead = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
+        self.other_phase = cds(data={"x": [], "y": [], "label": []}, name="other-phase")
+        self.band = cds(data={"x": [], "lo": [], "hi": []}, name="band")
+        self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
         #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
         #: interconnect roof): made with the chart when it opens with one, else when the first arrives
@@ -256,7 +264,7 @@ class RooflineView(pn.viewable.Viewer):
             name="roofline",
         )
         self.legend = legend = Legend(items=[])
-        add = _renderer_adder(fig, legend)
+        add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
                                         line_width=1.5), self.sparse_roof, "sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
@@ -350,21 +358,22 @@ class RooflineView(pn.viewable.Viewer):
 
     def _make_marks(self) -> None:
         fig, legend = self.figure, self.legend
+        cds = partial(ColumnDataSource, selection_policy=self._policy)
         marks = self._marks = {
-            "reference": ColumnDataSource(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
+            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
                                           name="reference-roof"),
-            "pins": ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
+            "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
                                            "pct": [], "fits": [], "number": [], "gpu": []}, name="pins"),
-            "pin_labels": ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
-            "pin_roofs": ColumnDataSource(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
-            "measured": ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
+            "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
+            "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
+            "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
                                                "shown": [], **unplaced(0)}, name="measured"),
-            "interconnect": ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof"),
+            "interconnect": cds(data={"x": [], "y": []}, name="interconnect-roof"),
         }
         renderers, items = list(fig.renderers), list(legend.items)
 
         def insert(glyph, source, before: GlyphRenderer | None, label: str | None = None) -> GlyphRenderer:
-            r = GlyphRenderer(data_source=source, glyph=glyph)
+            r = GlyphRenderer(data_source=source, glyph=glyph, view=CDSView(filter=self._rows))
             renderers.insert(renderers.index(before) if before is not None else len(renderers), r)
             if label:
                 item = LegendItem(label=value(label), renderers=[r], visible=False)  # until it has data
