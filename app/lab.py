@@ -40,7 +40,7 @@ from .roofline_view import RooflineView
 from .scaling_view import ScalingView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
-from .style import PALETTE, STYLESHEET
+from .style import PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 
@@ -155,11 +155,11 @@ class Lab(pn.viewable.Viewer):
         self.state.param.watch(lambda e: setattr(self.present_toggle, "label", "Leave present mode" if e.new
                                                  else "Present mode (projector)"), "present")
         self._tab_views["Roofline"] = pn.Column(self.roofline, band, sizing_mode="stretch_width")
-        # A tab not opened yet holds a spacer, replaced by its view when it first opens (_show_in_tab).  A tab
+        # A tab not opened yet holds a placeholder, replaced by its view when it first opens (_show_in_tab).  A tab
         # opened once stays in the page: a view updated while its tab is hidden is updated in the document, and
         # switching back to it rebuilds nothing.  Tab names wrap onto a second line on a narrow page instead of
         # scrolling out of sight.
-        tabs = pn.Tabs(*((name, self._tab_views.get(name) or pn.Spacer()) for name in TABS),
+        tabs = pn.Tabs(*((name, self._tab_views.get(name) or tab_placeholder()) for name in TABS),
                        sizing_mode="stretch_width",
                        stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")

@@ -185,10 +185,8 @@ class RooflineView(pn.viewable.Viewer):
         self.ridge = cds(data={"x": [], "y": [], "text": []}, name="ridge")
         self.ladder = cds(data=self._ladder_data(result), name="ladder")
         self.point = cds(data=self._point_data(result), name="workload")
-        self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
-                                         name="workload-kv")
-        self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
-                                          name="kv-ladder")
+        self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="workload-kv")
+        self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="kv-ladder")
         self.other_phase = cds(data={"x": [], "y": [], "label": []}, name="other-phase")
         self.band = cds(data={"x": [], "lo": [], "hi": []}, name="band")
         self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
@@ -360,14 +358,13 @@ class RooflineView(pn.viewable.Viewer):
         fig, legend = self.figure, self.legend
         cds = partial(ColumnDataSource, selection_policy=self._policy)
         marks = self._marks = {
-            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
-                                          name="reference-roof"),
-            "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
-                                           "pct": [], "fits": [], "number": [], "gpu": []}, name="pins"),
+            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []}, name="reference-roof"),
+            "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [], "pct": [],
+                              "fits": [], "number": [], "gpu": []}, name="pins"),
             "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
             "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
-            "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
-                                               "shown": [], **unplaced(0)}, name="measured"),
+            "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [], "shown": [],
+                                  **unplaced(0)}, name="measured"),
             "interconnect": cds(data={"x": [], "y": []}, name="interconnect-roof"),
         }
         renderers, items = list(fig.renderers), list(legend.items)
@@ -534,8 +531,8 @@ class RooflineView(pn.viewable.Viewer):
         where they had to move away."""
         lines = [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
         fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
-        # Named, and run by name from the sources and ranges the instant redraw also holds (app/instant.py): held
-        # directly, the chart would stay in the document while another tab is shown.
+        # Named, and run by name from the chart's sources and ranges (RELAY, app/label_layout.py), which the
+        # instant redraw's callbacks also hold (app/instant.py).
         # 6 px apart sideways: two labels abutting on one row read as one.
         place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines, others=fixed,
                                 marks=marks["others"], name="pin-label-layout", pad=6)

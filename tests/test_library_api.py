@@ -58,8 +58,8 @@ def test_running_the_app_replaces_nothing_of_bokeh_panel_param_or_tornado(before
 
 
 def test_key_internals_are_the_libraries_own(before_and_after):
-    """The attributes app/bokeh_speedups.py used to replace, and the stylesheet fallback app/main.py used to
-    rewrite, are the libraries' own after a session was built."""
+    """Bokeh's property machinery and Panel's model building (what a speed patch would replace) and Panel's
+    stylesheet fallback URL are the libraries' own after a session was built."""
     from bokeh.core.has_props import HasProps
     from bokeh.core.property.descriptors import PropertyDescriptor
     from bokeh.model import util as model_util
