@@ -67,7 +67,7 @@ def wait_for_url(url: str, proc: subprocess.Popen | None = None, log: Path | Non
 
 
 def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None,
-              timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+              timeout: float = 60.0, app: str = "app") -> tuple[subprocess.Popen, str]:
     """Start ``panel serve app`` on a loopback port; wait until it answers.
 
     The server's log goes to ``log`` (a pipe nobody reads could fill and stall it).
@@ -77,18 +77,19 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
             or ``["--check-unused-sessions", "1000"]``.
         port: the port to listen on (default: a free one).
         timeout: seconds to wait for the first answer.
+        app: what to serve, relative to the checkout (a benchmark serves its yardstick page instead).
 
     Returns:
-        the server process and the lab's URL.
+        the server process and the app's URL (``/<app's folder name>``).
     """
     port = port or _free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
+            [sys.executable, "-m", "panel", "serve", app, "--port", str(port), "--address", "127.0.0.1",
              "--allow-websocket-origin", f"127.0.0.1:{port}", *extra_args],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}/app"
+    url = f"http://127.0.0.1:{port}/{Path(app).name}"
     try:
         wait_for_url(url, proc, log, timeout)
     except Exception:
