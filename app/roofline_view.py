@@ -193,11 +193,11 @@ class RooflineView(pn.viewable.Viewer):
         self._roof_key = None
         #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
         #: interconnect roof): made with the chart when it opens with one, else when the first arrives
-        #: (:meth:`_add_marks`).
+        #: (:meth:`_ensure_marks`).
         self._marks: dict | None = None
         self.figure = self._build()
         if self.state is not None and (self.state.pin_rows or self.state.measured):
-            self._add_marks()
+            self._ensure_marks(None)
         self.update(result)
         if self.state is not None:
             self._on_pins()
@@ -222,26 +222,62 @@ class RooflineView(pn.viewable.Viewer):
         self.update(self.state.result)
 
     # Pins and measurements change on a button's click: the chart's changes (points, labels, leader lines, ranges)
-    # go to the browser as one message, as LabState's result does.
+    # go to the browser as one message, as LabState's result does (and a click's callback runs outside the
+    # document's lock, where only a held document may change).  The first needs the marks layer (_ensure_marks).
     @param.depends("state.pin_rows", watch=True)
     def _on_pins(self) -> None:
         if self._marks is None and not self.state.pin_rows:
             return
-        if self._marks is None and self._add_marks():
-            pn.state.execute(self._on_pins, schedule=True)
-            return
         with pn.io.hold():
-            self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
+            if self._ensure_marks(self._on_pins):
+                self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result)
+                                for i, row in enumerate(self.state.pin_rows)])
 
     @param.depends("state.measured", watch=True)
     def _on_measured(self) -> None:
         if self._marks is None and not self.state.measured:
             return
-        if self._marks is None and self._add_marks():
-            pn.state.execute(self._on_measured, schedule=True)
-            return
         with pn.io.hold():
-            self.show_measured(self.state.measured)
+            if self._ensure_marks(self._on_measured):
+                self.show_measured(self.state.measured)
+
+    def _draw_marks(self) -> None:
+        """Everything the marks layer shows, in one message: pins, measurements, and the result's roofs."""
+        self._roof_key = None  # the datasheet twin's roof is drawn with the GPU's
+        with pn.io.hold():
+            self.update(self.state.result)
+            self._on_pins()
+            self._on_measured()
+
+    def _ensure_marks(self, then) -> bool:
+        """True when the marks layer is there to draw on now; else it is made and ``then()`` (if given) draws
+        later.
+
+        On a chart a browser already shows, the layer goes in three messages (:func:`pn.state.execute`, each
+        for the next): its renderers and callbacks, then its label sets, then the data (``then``).  BokehJS 3.9
+        ran layout callbacks that arrived in the same message as data they watch before it had finished making
+        them ("CustomJS.module is unset"), and laid out a plot whose new label sets arrived with new renderers
+        before it had made the label sets' views ("cannot find a view for LabelSet").
+        """
+        if self._marks is not None:
+            return True
+        self._add_marks()
+        if self.figure.document is None:  # being built, the offline page, a notebook: nothing in a browser yet
+            self._add_label_sets()
+            return True
+        pn.state.execute(partial(self._add_label_sets, then), schedule=True)
+        return False
+
+    def _add_label_sets(self, then=None) -> None:
+        """Put the marks layer's label sets on the chart; then (on a chart in a browser) ``then()``, for the next
+        message."""
+        with pn.io.hold():
+            for label_set in (self.reference_label, self.pin_label_set, self.measured_label_set):
+                self.figure.add_layout(label_set)
+            if self.state is not None and self.state.present:  # the new marks take the projector look too
+                present_figure(self.figure, True)
+        if then is not None:
+            pn.state.execute(then, schedule=True)
 
     @param.depends("state.band", watch=True)
     def _on_band(self) -> None:
@@ -337,22 +373,18 @@ class RooflineView(pn.viewable.Viewer):
                                                  code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
         return fig
 
-    def _add_marks(self) -> bool:
+    def _add_marks(self) -> None:
         """Add the marks layer: pins with their labels and their GPUs' faint roofs, measurements with theirs, a
         datasheet twin's roof and label, the interconnect roof; and, on a session's chart, the labels' layouts
         in the browser (:meth:`_place_point_labels`) and their leader lines.
 
         Each series takes the place it has among the chart's series and legend entries, as if it had been there
-        from the start.  Returns True when the chart is already in a document: a browser shows it, and the
-        caller sends the layer's data in a message after this one (:func:`pn.state.execute`), since BokehJS 3.9
-        ran layout callbacks that arrived in the same message as data they watch before it had finished making
-        them ("CustomJS.module is unset").
+        from the start.
         """
         # One recomputation of the document's models at the end, not one per renderer, label set and callback
         # added (Bokeh's Document.models.freeze).
         with self.figure.document.models.freeze() if self.figure.document is not None else nullcontext():
             self._make_marks()
-        return self.figure.document is not None
 
     def _make_marks(self) -> None:
         fig, legend = self.figure, self.legend
@@ -413,8 +445,6 @@ class RooflineView(pn.viewable.Viewer):
                                            text_color=PALETTE["measured"], name="measured-label")
         fig.renderers = renderers
         legend.items = items
-        for label_set in (self.reference_label, self.pin_label_set, self.measured_label_set):
-            fig.add_layout(label_set)
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"),
                                                             *self._tooltips]),
                       HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]),
@@ -430,13 +460,10 @@ class RooflineView(pn.viewable.Viewer):
                 "pins": pins, "measured": measured,
                 "others": [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"],
                            series["other"], pins, measured]})
-            if self.state.present:  # the new marks take the projector look too
-                present_figure(fig, True)
 
     # The marks layer's sources (made with the layer: reading one makes it).
     def _mark(self, name: str) -> ColumnDataSource:
-        if self._marks is None:
-            self._add_marks()
+        self._ensure_marks(None)
         return self._marks[name]
 
     pins = property(lambda self: self._mark("pins"), doc="The pins' source (x, y, name, colour, marker, …).")
@@ -578,10 +605,9 @@ class RooflineView(pn.viewable.Viewer):
         The roof and ridge change only with the GPU or the compute roof; they are
         left alone otherwise, so a batch move sends only the points that moved.
         """
-        if self._marks is None and (r.sends_between_gpus or r.reference_gpu is not None) and self._add_marks():
-            # The marks layer went to the browser on its own; the chart's data follows in the next message.
-            pn.state.execute(lambda: self.update(self.state.result if self.state is not None else r), schedule=True)
-            return
+        if self._marks is None and (r.sends_between_gpus or r.reference_gpu is not None) and \
+                not self._ensure_marks(self._draw_marks):
+            return  # the layer went to the browser on its own; this result follows in the next message
         roof_key = (r.gpu.id, r.compute_roof)
         if roof_key != self._roof_key:
             self._roof_key = roof_key
