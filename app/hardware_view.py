@@ -57,8 +57,8 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
+from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
 from .style import PALETTE as LAB_PALETTE
-from .style import series_style, tab_placeholder
 from .tour_view import TourKeys
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
@@ -465,7 +465,7 @@ class HardwareView(pn.viewable.Viewer):
         # gave them its CDN's.
         self._built_sections: set[str] = set()
         self.tabs = pn.Tabs(*((name, tab_placeholder()) for name in SECTIONS), active=SECTIONS.index(self.section),
-                            sizing_mode="stretch_width")
+                            sizing_mode="stretch_width", stylesheets=[ONLY_THE_ACTIVE_TAB])
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
         # The accelerator and the tour's controls share a row, wrapping in a narrow column (a Row ran the buttons
         # over the lab's readouts): the chart keeps its x axis above the fold at 1280 × 720 under a tour card.

@@ -40,7 +40,7 @@ from .roofline_view import RooflineView
 from .scaling_view import ScalingView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
-from .style import PALETTE, STYLESHEET, tab_placeholder
+from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 
@@ -161,7 +161,7 @@ class Lab(pn.viewable.Viewer):
         # scrolling out of sight.
         tabs = pn.Tabs(*((name, self._tab_views.get(name) or tab_placeholder()) for name in TABS),
                        sizing_mode="stretch_width",
-                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
+                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }", ONLY_THE_ACTIVE_TAB])
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
@@ -201,16 +201,16 @@ class Lab(pn.viewable.Viewer):
             side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460, sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
-            row = pn.Row(self.views, side, styles=WRAP, sizing_mode="stretch_width")
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
-            below = pn.Row(self.controls, self.readouts, styles=WRAP, sizing_mode="stretch_width")
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
-                             pn.Row(self.views, self.readouts, styles=WRAP, sizing_mode="stretch_width"),
+                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
             self.page.objects = [self.header, self.intro,

@@ -68,6 +68,12 @@ def series_style(i: int) -> tuple[str, str, str]:
             SERIES_MARKER_CYCLE[i % len(SERIES_MARKER_CYCLE)])
 
 
+#: For pn.Tabs whose tabs all stay in the page (built once, kept): BokehJS hides an inactive tab's view with
+#: ``visibility: hidden``, which keeps its room, so a short tab stood as tall as the tallest one opened before;
+#: taken out of the layout instead, the tabs are as tall as the one shown.
+ONLY_THE_ACTIVE_TAB = "[style*='visibility: hidden'] { display: none; }"
+
+
 def tab_placeholder():
     """What a tab shows until its view is first opened (and built): a plain Bokeh spacer in a Panel pane.
 
