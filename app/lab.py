@@ -59,7 +59,7 @@ EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "g
 EMBED_CHART_HEIGHT = 250
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
-#: A Bokeh row's style that lets its items wrap onto the next line (what pn.FlexBox does, without its template).
+#: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
 WRAP = {"flex-wrap": "wrap"}
 
 
@@ -264,7 +264,7 @@ class Lab(pn.viewable.Viewer):
         self._show_in_tab(name, view)
 
     def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:
-        """Put ``view`` in tab ``name`` in place of its spacer (embed mode, without tabs, only records it)."""
+        """Put ``view`` in tab ``name`` in place of its placeholder (embed mode, without tabs, only records it)."""
         self._tab_views[name] = view
         if hasattr(self, "tabs"):
             self.tabs[TABS.index(name)] = (name, view)
