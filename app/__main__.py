@@ -8,7 +8,7 @@ views rather than in ``core``, which imports no UI library.
 import sys
 from pathlib import Path
 
-from core.cli import OneLineError, OneLineParser, scenario_flags, scenario_from_args
+from core.cli import OneLineError, OneLineParser, one_line, scenario_flags, scenario_from_args
 
 from .standalone import standalone_html
 
@@ -27,12 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         html = standalone_html(scenario)
         Path(args.out).write_text(html, encoding="utf-8")
     except (OneLineError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: --out {args.out}: {exc.strerror}", file=sys.stderr)
+        print(f"error: {one_line(f'--out {args.out}: {exc.strerror}')}", file=sys.stderr)
         return 2
-    print(f"wrote {args.out} ({len(html.encode()) / 1e6:.2f} MB)")
+    print(one_line(f"wrote {args.out} ({len(html.encode()) / 1e6:.2f} MB)"))
     return 0
 
 

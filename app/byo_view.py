@@ -19,18 +19,27 @@ from html import escape
 import panel as pn
 import param
 
-from core.config_reader import from_hf_config, parse_config_text
+from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
-from core.measured_points import MeasuredPoint, parse_measurements
+from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError
-from core.units import fmt_sig
+from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
+from .readouts import approximate_html
 from .state import LabState
 from .style import STYLESHEET
 
-#: Largest file the browser sends (FilePond units): configs are read up to 1 MB, CSVs are small.
-UPLOAD_LIMIT = "2MB"
+#: The size limit of a config.json or a measurements CSV, dropped or pasted, as the lab names it: the config
+#: reader's (core.config_reader.MAX_CONFIG_BYTES, 2,000,000 bytes), which the measurements reader shares.
+SIZE_LIMIT = f"{MAX_CONFIG_BYTES / 1e6:g} MB"
+#: Largest file the browser sends, in FilePond's units (base 1000: "2MB" is 2,000,000 bytes); a larger one is
+#: refused in the browser and never reaches the session.
+UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
+#: A text area keeps one character more than the readers accept: a browser cuts a longer paste to its
+#: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
+#: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
+TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
 
 
 def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
@@ -87,9 +96,9 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                   css_classes=["config-file"], height=90,
                                                   sizing_mode="stretch_width")
         # Text areas cap input at 5,000 characters by default; a config can be longer, and one
-        # over the reader's 1 MB limit should get its message rather than be cut silently.
+        # over the reader's limit gets its message rather than being cut silently (TEXT_LIMIT).
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
-                                                    max_length=2_000_000, sizing_mode="stretch_width",
+                                                    max_length=TEXT_LIMIT, sizing_mode="stretch_width",
                                                     css_classes=["config-text"])
         self.read_config = pn.widgets.Button(label="Read config", css_classes=["config-read"], width=140)
         self.config_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
@@ -110,7 +119,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.gpu_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.csv_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
                                                css_classes=["measured-file"], height=90, sizing_mode="stretch_width")
-        self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=2_000_000,
+        self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=TEXT_LIMIT,
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
@@ -143,7 +152,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         current = self.scenario.catalogue.model(self.scenario.model).name
         try:
             if not raw:
-                raise ConfigError("choose a config.json file or paste its text first")
+                raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
+                                  f"over {SIZE_LIMIT} is refused by the browser and not sent")
             config = parse_config_text(raw)
             from_file = bool(uploaded) and raw is uploaded[1]
             file_name = uploaded[0].removesuffix(".json") if from_file else ""
@@ -168,7 +178,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.config_report.object = (
             f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
             f"{escape(precision)} Check what was read against the model card.</div>"
-            f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+            + approximate_html(model, "config-approximate")
+            + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
             + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
                f"<ul>{warned}</ul></div>" if warned else "")
             + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
@@ -198,7 +209,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         if raw.strip():
             rows, problems = parse_measurements(raw)
         else:  # nothing given, or a file the browser refused (over 2 MB) and so never sent
-            rows, problems = [], [f"choose a CSV file (up to {UPLOAD_LIMIT}) or paste its rows first"]
+            rows, problems = [], [f"choose a CSV file (up to {SIZE_LIMIT}) or paste its rows first; a file "
+                                  f"over {SIZE_LIMIT} is refused by the browser and not sent"]
         self.state.param.update(measurement_problems=problems, measurements=rows)
         self.show_measured()  # the problems alone change nothing the state watches
 
@@ -213,8 +225,9 @@ class BringYourOwnView(pn.viewable.Viewer):
                         "another model, GPU or precision?"]
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
-            f"<td>{p.measurement.tokens_per_s:,.0f}</td><td>{p.ceiling_tokens_per_s:,.0f}</td>"
-            f"<td>{100 * p.mbu:,.0f} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td><td>{fmt_sig(p.gap, 3)}×</td></tr>"
+            f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}</td>"
+            f"<td>{fmt_sig(100 * p.mbu, 2)} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td>"
+            f"<td>{fmt_sig(p.gap, 3)}×</td></tr>"
             for p in points
         )
         head = ("<tr><th>B</th><th>S</th><th>measured tokens/s</th><th>roofline ceiling</th><th>MBU</th>"

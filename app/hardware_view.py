@@ -215,7 +215,10 @@ class HardwareView(pn.viewable.Viewer):
         self._custom_gpus[gpu.id] = gpu
         names = {k: v for k, v in self.param["gpu"].names.items() if v != gpu.id}
         self.param["gpu"].objects = {**names, f"{gpu.name} (yours)": gpu.id}
-        self.gpu = gpu.id
+        if self.gpu == gpu.id:  # the same name again, new numbers: the selector does not change, the charts do
+            self._on_change()
+        else:
+            self.gpu = gpu.id
 
     def accelerator(self):
         """The selected :class:`core.hardware.Accelerator`."""
@@ -256,6 +259,11 @@ class HardwareView(pn.viewable.Viewer):
                                              name="hw-trend")
         self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": [], "dash": []},
                                            name="hw-gholami")
+        #: The sources the inputs (the GPU and the levers) fill; the article's workloads are fixed.
+        self._input_sources = (self.atlas_roof, self.atlas_points, self.ceil_roof, self.ceil_overhead, self.ceil_point,
+                               self.ceil_bars, self.stairs, self.stairs_probe, self.levels, self.level_labels,
+                               self.attn_points, self.gen_roofs, self.gen_ridges, self.gen_sparse,
+                               self.gen_sparse_label, self.trend_points, self.trend_lines)
 
     # -- figures --------------------------------------------------------------------
     def _build_figures(self):
@@ -548,11 +556,23 @@ class HardwareView(pn.viewable.Viewer):
             self._refresh_stairs(gpu)
             self._refresh_hierarchy(gpu)
             self._refresh_generations(gpu)
-        except ValueError as exc:  # a refused input: say which, keep the last good charts
+        except ValueError as exc:  # a refused input: say which, and show no chart of another input under it
+            self._clear_charts()
             self.error.object = f"Refused: {exc}"
             self.error.visible = True
             return
         self.error.visible = False
+
+    def _clear_charts(self) -> None:
+        """Empty every chart and readout the inputs drive (a refusal must not leave the previous GPU's numbers
+        under its alert); the next accepted input draws them again."""
+        for src in (*self._input_sources, self.level_lines.data_source):
+            src.data = {key: [] for key in src.data}
+        for span in (self.atlas_ridge, self.peak_span):
+            span.location = None
+        self.atlas_fig.title.text = ""
+        for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text):
+            pane.object = ""
 
     def _refresh_atlas(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]

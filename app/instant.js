@@ -1,5 +1,5 @@
-// The served lab's instant redraw: one Bokeh CustomJS per session, after app/roofline_model.js
-// (evaluate() and its helpers) in the same code, run by each lever's widget (app/instant_levers.js)
+// The served lab's instant redraw: one Bokeh CustomJS per session, after app/step.js (evaluate() and
+// its steps) and app/chart_fit.js in the same code, run by each lever's widget (app/instant_levers.js)
 // and when the server changes the workload or the constants.  A lever moved in the browser redraws the
 // roofline's points, ladders, roofs and overhead ceiling at once, from the constants the server
 // keeps in `holder` (app/instant.py); the server's own update follows and agrees (same formulas,
@@ -11,7 +11,7 @@ const H = JSON.parse(holder.data.c[0]);
 if (holder._instant_read === undefined || !H.on) { return; }
 const C = H.c;
 const s = holder._instant_read(H);
-if (s.batch === undefined || s.context === undefined || !(s.weight_dtype in C.peak)) { return; }
+if (s.batch === undefined || s.context === undefined || !(s.weight_dtype in C.profiles)) { return; }
 const r = evaluate(C, s);
 const T = 1e12, X0 = H.x0, X1 = H.x_far;
 // Already drawn (the server's update of the same levers, or this callback's own write): nothing to do.
@@ -20,19 +20,19 @@ if (point.data.x.length === 1 && point.data.x[0] === r.arithmetic_intensity_weig
     point.data.batch[0] === s.batch && point_kv.data.x.length === 1 &&
     point_kv.data.x[0] === r.arithmetic_intensity_with_kv && ridge.data.x[0] === r.ridge_point &&
     same(Array.from(ladder.data.fits), r.ladder.map((q) => q.fits ? "yes" : "no")) &&
-    same(Array.from(kv_ladder.data.x), r.ladder.map((q) => q.intensity_kv))) { return; }
+    same(Array.from(kv_ladder.data.x), r.ladder.map((q) => q.arithmetic_intensity_with_kv))) { return; }
 const set = (model, attrs) => model.setv(attrs, {sync: false});
 const lad = r.ladder;
 let past = false;
-const labels = lad.map((q) => { const t = past ? "" : "B=" + q.batch; past = past || q.intensity >= r.ridge_point; return t; });
+const labels = lad.map((q) => { const t = past ? "" : "B=" + q.batch; past = past || q.arithmetic_intensity_weights >= r.ridge_point; return t; });
 set(ladder, {data: {
-  x: lad.map((q) => q.intensity), y: lad.map((q) => q.attainable / T), batch: lad.map((q) => q.batch),
+  x: lad.map((q) => q.arithmetic_intensity_weights), y: lad.map((q) => q.attainable_flop_per_s_weights / T), batch: lad.map((q) => q.batch),
   pct: lad.map((q) => 100 * q.peak_fraction_weights), fits: lad.map((q) => q.fits ? "yes" : "no"),
   fill: lad.map((q) => q.fits ? C.colors.ladder : "white"), line: lad.map(() => C.colors.ladder), label: labels,
 }});
 set(kv_ladder, {data: {
-  x: lad.map((q) => q.intensity_kv), y: lad.map((q) => q.attainable_kv / T), batch: lad.map((q) => q.batch),
-  pct: lad.map((q) => 100 * q.attainable_kv / r.peak_flop_per_s), fits: lad.map((q) => q.fits ? "yes" : "no"),
+  x: lad.map((q) => q.arithmetic_intensity_with_kv), y: lad.map((q) => q.attainable_flop_per_s_with_kv / T), batch: lad.map((q) => q.batch),
+  pct: lad.map((q) => 100 * q.attainable_flop_per_s_with_kv / r.peak_flop_per_s), fits: lad.map((q) => q.fits ? "yes" : "no"),
 }});
 const fits = r.fits ? "yes" : "no";
 set(point_kv, {data: {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flop_per_s_with_kv / T],

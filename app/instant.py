@@ -3,8 +3,8 @@
 A moved lever reaches the server over the websocket; the server re-evaluates the
 scenario and sends the new chart data back.  Under a class of students that round
 trip grows to hundreds of milliseconds.  This module gives the served page the
-offline page's browser-side model (``app/roofline_model.js``, the same formulas as
-``core``, parity-tested): a CustomJS callback on each lever the model covers (batch,
+offline page's browser-side model (``app/step.js``: core's step on the same profile,
+parity-tested): a CustomJS callback on each lever the model covers (batch,
 speculation depth, context, weight and KV precision, GQA) redraws the points, the
 ladders, the roofs, the ridge and the overhead ceiling at once (``app/instant.js``),
 and the server's own update, which follows, agrees with it.
@@ -29,14 +29,14 @@ from core.scenario import ONE_GPU, ScenarioResult
 
 from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .session_end import release_when_session_ends
-from .standalone import MODEL_SCRIPT, constants
+from .standalone import FIT_SCRIPT, MODEL_SCRIPT, constants
 from .state import LabState
 
 SCRIPT = Path(__file__).with_name("instant.js")
 LEVERS_SCRIPT = Path(__file__).with_name("instant_levers.js")
 #: Read once per process, not per session: the redraw (the model, then the update) and a
 #: widget's own callback.
-REDRAW_CODE = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, SCRIPT))
+REDRAW_CODE = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, SCRIPT))
 LEVERS_CODE = LEVERS_SCRIPT.read_text(encoding="utf-8")
 
 #: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.

@@ -288,7 +288,7 @@ class Lab(pn.viewable.Viewer):
                 write_lever(scenario, LEVERS[e.name], e.new, lambda n=e.name: setattr(view, n, getattr(scenario, n)))
 
         follow_gpu()
-        scenario.param.watch(follow_gpu, "gpu")
+        scenario.param.watch(follow_gpu, ["gpu", "catalogue"])  # a GPU added again under its name: new numbers
         scenario.param.watch(lambda *events: view.param.update(**{e.name: e.new for e in events}),
                              list(SHARED_LEVERS))
         view.param.watch(to_scenario, list(SHARED_LEVERS))

@@ -4,7 +4,9 @@ A pure function of :meth:`core.layers.LayerStack.summary` (runs of equal
 layers in order); every text it writes is escaped.  Colours are the
 Okabe–Ito palette (colour-blind safe: Okabe & Ito 2008, "Color Universal
 Design"), and every kind also has its own letter, so the strip reads
-without colour too.
+without colour too.  Kinds past the palette's eight colours mix two of them:
+attention beside Mamba-2 (a parallel hybrid) is half full-attention blue,
+half Mamba vermillion; sparse attention is the blue striped with black.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ KIND_STYLE = {
     "sliding": ("W", "#56B4E9", "#000000", "sliding-window attention"),
     "chunked": ("C", "#009E73", "#ffffff", "chunked attention"),
     "shared_kv": ("R", "#CC79A7", "#000000", "attention reusing an earlier layer's KV cache"),
+    "sparse": ("S", "repeating-linear-gradient(45deg,#0072B2 0 5px,#000000 5px 7px)", "#ffffff",
+               "sparse attention (top-k keys; the indexer's own key cache)"),
+    "cross": ("X", "#000000", "#ffffff", "cross-attention to the image (K/V fixed per image)"),
+    "parallel": ("H", "linear-gradient(90deg,#0072B2 50%,#D55E00 50%)", "#ffffff",
+                 "attention ∥ Mamba-2 (KV cache and a fixed state)"),
     "linear": ("L", "#E69F00", "#000000", "linear attention (fixed state)"),
     "mamba": ("M", "#D55E00", "#ffffff", "Mamba (fixed state)"),
     "none": ("P", "#F0E442", "#000000", "MLP only"),

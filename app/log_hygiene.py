@@ -13,8 +13,9 @@ import logging
 
 #: The longest log message kept whole (characters).
 MAX_LOG_LINE = 300
-#: The loggers whose lines may quote a visitor's input.
-QUOTING_LOGGERS = ("panel.util",)
+#: The loggers whose lines may quote a visitor's input: Panel's query reader, and Tornado's access log (a refused
+#: link's request line, up to 64 KiB) and its notes on malformed requests.
+QUOTING_LOGGERS = ("panel.util", "tornado.access", "tornado.general")
 
 
 class ShortLogLines(logging.Filter):
@@ -29,7 +30,8 @@ class ShortLogLines(logging.Filter):
 
 
 def install() -> None:
-    """Add :class:`ShortLogLines` to :data:`QUOTING_LOGGERS`, once per process (``app/main.py`` runs per session)."""
+    """Add :class:`ShortLogLines` to :data:`QUOTING_LOGGERS`, once per process (``app/main.py`` runs per session;
+    ``app/app_hooks.py`` at server start, before the first request)."""
     for name in QUOTING_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, ShortLogLines) for f in logger.filters):

@@ -48,7 +48,7 @@ class MemoryView(pn.viewable.Viewer):
     @param.depends("state.result", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
-        self.bar.object = memory_html(r)
+        self.bar.object = memory_html(r, approximate=r.model.approximate_note())
         self.note.object = capacity_note(r)
         target = suggestion(r)
         self.suggest.visible = target is not None
@@ -80,8 +80,12 @@ def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 
-def memory_html(r: ScenarioResult) -> str:
-    """The bar as HTML: segments scaled to max(capacity, use) and a capacity marker."""
+def memory_html(r: ScenarioResult, approximate: str = "") -> str:
+    """The bar as HTML: segments scaled to max(capacity, use) and a capacity marker.
+
+    ``approximate``: the model's note when its config has keys the lab did not model
+    (:meth:`core.models.ModelSpec.approximate_note`): the verdict then says "≈" and the note follows it.
+    """
     cap = r.capacity_bytes / GiB
     used = r.memory_used_bytes / GiB
     scale = 100.0 / (max(cap, used) * 1.04)
@@ -96,6 +100,8 @@ def memory_html(r: ScenarioResult) -> str:
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
+    if approximate:
+        verdict = f"≈ {verdict} (approximate)"
     # "1 of N" counts one replica's GPUs; replicas are named, so N is never read as all the GPUs.
     replicas = f" in each of {r.replicas:,} replicas" if r.replicas > 1 else ""
     per_gpu = (f" per GPU (1 of {r.gpus_per_replica:,}{replicas}, TP = {r.tp:,}, PP = {r.pp:,}"
@@ -105,7 +111,9 @@ def memory_html(r: ScenarioResult) -> str:
         f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
-        f'<div class="mem-track">{"".join(segs)}'
+        + (f'<div class="warn approx" data-readout="memory-approximate">{escape(approximate)}</div>'
+           if approximate else "")
+        + f'<div class="mem-track">{"".join(segs)}'
         f'<div class="mem-cap" style="left:{cap * scale:.3f}%"></div></div>'
         f'<div class="mem-legend">{legend}<b style="margin-left:10px">┃</b> capacity {cap:,.1f} GiB '
         '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>'

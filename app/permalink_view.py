@@ -21,6 +21,7 @@ import panel as pn
 import param
 
 from core.permalink import from_query, to_query
+from core.units import parse_number
 
 from .session_end import release_when_session_ends
 from .state import LabState
@@ -96,8 +97,9 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
     text = _first(query, "tour")
     if text is not None:
         try:
-            step = int(float(text))
-            if step != float(text) or not 1 <= step <= steps:
+            number = parse_number(text)
+            step = int(number)
+            if step != number or not 1 <= step <= steps:
                 raise ValueError
             out["tour_step"] = step
         except (ValueError, OverflowError):

@@ -52,6 +52,17 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     return f'<div class="readouts">{items}</div>{warn}'
 
 
+def approximate_html(model, key: str = "approximate") -> str:
+    """The line that heads a model's numbers when its config has keys the lab did not model
+    (:meth:`core.models.ModelSpec.approximate_note`), or ``""``: every number below depends on them.
+    ``key``: its ``data-readout`` name."""
+    note = model.approximate_note()
+    if not note:
+        return ""
+    return (f'<div class="warn approx" data-readout="{escape(key, quote=True)}">≈ {escape(note[0].upper() + note[1:])}'
+            ": every number here assumes they change nothing</div>")
+
+
 class ReadoutsView(pn.viewable.Viewer):
     """The readouts panel, following the session's result and its "show your work" switch."""
 
@@ -72,4 +83,5 @@ class ReadoutsView(pn.viewable.Viewer):
 
     @param.depends("state.result", "state.show_work", watch=True)
     def _refresh(self) -> None:
-        self.pane.object = readouts_html(self.state.result, self.state.show_work)
+        r = self.state.result
+        self.pane.object = approximate_html(r.model) + readouts_html(r, self.state.show_work)

@@ -75,7 +75,7 @@ def fit_x_end(*xs) -> float:
     """The x range's right end (FLOP/byte) that keeps every point of ``xs`` (sequences: the drawn points — the
     workload, both ladders, the other phase, pins, measurements; not the roofs, drawn out to :data:`X_FAR`) on the
     chart: :data:`X_RANGE`'s end, or the decade past the farthest point times :data:`X_MARGIN`.  ``fitXEnd`` in
-    ``app/roofline_model.js`` is the same rule in the browser (the instant redraw and the offline page)."""
+    ``app/chart_fit.js`` is the same rule in the browser (the instant redraw and the offline page)."""
     values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in xs]) if xs else np.array([])
     values = values[np.isfinite(values) & (values > 0)]
     if values.size == 0:
@@ -88,7 +88,7 @@ def fit_y_range(*ys) -> tuple[float, float]:
     left edge to their flat part) on the chart: :data:`Y_RANGE`, its start lowered and its end raised to whole
     decades past any value within :data:`Y_MARGIN` of it; never narrower than :data:`Y_RANGE`.  A 10 GFLOP/s part
     or a CPU roof (0.09 TFLOP/s) gets room below; a 9 PFLOP/s FP4 roof room above.  ``fitYRange`` in
-    ``app/roofline_model.js`` is the same rule in the browser (the instant redraw and the offline page)."""
+    ``app/chart_fit.js`` is the same rule in the browser (the instant redraw and the offline page)."""
     values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in ys]) if ys else np.array([])
     values = values[np.isfinite(values) & (values > 0)]
     if values.size == 0:

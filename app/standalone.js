@@ -1,5 +1,5 @@
 // The offline page's update, run by a Bokeh CustomJS callback on every widget change, after
-// app/roofline_model.js (evaluate()), app/units.js and app/offline_readouts.js in the same callback.
+// app/step.js (evaluate()), app/chart_fit.js, app/units.js and app/offline_readouts.js in the same callback.
 // ---- update: runs on every widget change ----
 const s = {
   batch: C.batch_stops[batch.value], spec_k: spec_k.value, acceptance: acceptance.value, weight_dtype: weight.value,
@@ -9,14 +9,14 @@ const r = evaluate(C, s);
 const T = 1e12, X0 = 0.1, X1 = 1e9;
 const lad = r.ladder;
 ladder.data = {
-  x: lad.map(q => q.intensity), y: lad.map(q => q.attainable / T), batch: lad.map(q => q.batch),
+  x: lad.map(q => q.arithmetic_intensity_weights), y: lad.map(q => q.attainable_flop_per_s_weights / T), batch: lad.map(q => q.batch),
   pct: lad.map(q => 100 * q.peak_fraction_weights), fits: lad.map(q => q.fits ? "yes" : "no"),
   fill: lad.map(q => q.fits ? C.colors.ladder : "white"), line: lad.map(q => C.colors.ladder),
   label: lad.map(q => "B=" + q.batch),
 };
 kv_ladder.data = {
-  x: lad.map(q => q.intensity_kv), y: lad.map(q => q.attainable_kv / T), batch: lad.map(q => q.batch),
-  pct: lad.map(q => 100 * q.attainable_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),
+  x: lad.map(q => q.arithmetic_intensity_with_kv), y: lad.map(q => q.attainable_flop_per_s_with_kv / T), batch: lad.map(q => q.batch),
+  pct: lad.map(q => 100 * q.attainable_flop_per_s_with_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),
 };
 point.data = {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
               pct: [100 * r.peak_fraction_weights], fits: [r.fits ? "yes" : "no"]};

@@ -37,8 +37,9 @@ from bokeh.resources import Resources
 from core.explain import quantities
 from core.levers import Lever
 from core.permalink import to_query
-from core.precision import KV_PRECISIONS, PRECISIONS, compute_roof
-from core.scenario import LEVERS, ONE_GPU, Scenario, ScenarioResult, weights_as
+from core.precision import KV_PRECISIONS, PRECISIONS
+from core.profiles import deployment
+from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
 from core.units import GiB, fmt_count
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
@@ -46,9 +47,10 @@ from .readouts import READOUT_KEYS
 from .roofline_view import X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
 
-# The browser-side model (shared with the served lab's instant redraw) and the page's update, fed constants
-# from Python.
-MODEL_SCRIPT = Path(__file__).with_name("roofline_model.js")
+# The browser-side model (core's step on its profile, shared with the served lab's instant redraw) and the
+# chart's range fitting, then the page's update, fed constants from Python.
+MODEL_SCRIPT = Path(__file__).with_name("step.js")
+FIT_SCRIPT = Path(__file__).with_name("chart_fit.js")
 SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
 
 #: The served readouts the page shows: all but those of many GPUs and prices (the page models one GPU).
@@ -78,55 +80,31 @@ class BokehOnlyInline(Resources):
 
 
 def constants(scenario: Scenario, result: ScenarioResult) -> dict:
-    """What the browser needs to re-evaluate the scenario: SI values, the model's shape, labels and colours."""
-    g, m = result.gpu, result.model
-    peak, sparse, held, per_weight, formulas, reason = {}, {}, {}, {}, {}, {}
+    """What the browser needs to re-evaluate the scenario (``app/step.js``): the step profile of each weight
+    format (:meth:`core.step.StepProfile.to_json`), the whole model's cache, labels, formulas and colours."""
+    g, m, dep = result.gpu, result.model, result.deployment
+    profiles, sparse, per_weight, formulas, reason = {}, {}, {}, {}, {}
+    fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     for wd in LEVERS["weight_dtype"].parameter.objects:
-        weights = weights_as(m, wd)
-        roof, _ = compute_roof(weights.roof_precision, g.dense_flop_per_s)
-        peak[wd], sparse[wd] = g.dense_flop_per_s[roof], g.sparse_flop_per_s.get(roof)
-        held[wd], per_weight[wd] = weights.held_bytes, weights.bytes_per_weight
-        # Some formulas and the compute roof's reason depend on the weight format (as stored or not).
+        at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
+        profiles[wd], sparse[wd] = at.profile.to_json(), g.sparse_flop_per_s.get(at.roof)
+        per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
+        # Some formulas depend on the weight format (as stored or not).
         at_wd = result if wd == result.weight_dtype else scenario.clone(weight_dtype=wd).evaluate()
         formulas[wd] = {key: q.formula for key, q in quantities(at_wd).items()}
-        reason[wd] = at_wd.compute_roof_reason
-    routed = sum(group.bytes for group in m.stored_breakdown() if group.routed)
-    moe = None
-    if m.moe:
-        _, moe_layers, per_expert = m.layer_split()
-        moe = {
-            "fixed": m.fixed_params(),
-            "layers": moe_layers,
-            "per_expert": per_expert,
-            "experts": m.moe.n_experts,
-            "per_token": m.moe.experts_per_token,
-        }
     derived = quantities(result)
-    attention = m.decode_attention_terms()
     return {
         "model_name": m.name,
         "gpu_name": g.name,
         "n_params": m.n_params,
         "n_active": m.n_active_params,
-        "moe": moe,
-        "n_layers": m.n_layers,
-        # KV per sequence as a short list of layer groups (ModelSpec.kv_terms, in elements: p_kv = 1).
-        "kv_terms_gqa": _kv_terms(m, True),
-        "kv_terms_mha": _kv_terms(m, False),
+        "moe": bool(m.moe),
+        "profiles": profiles,
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": per_weight,
-        "held": held,
-        "stored": {"fixed": m.weight_bytes_held_as_stored() - routed, "routed": routed},
-        "state_bytes": m.state_bytes_per_sequence(),
-        "attention_terms": [{"flop": flop, "cap": cap} for flop, cap in attention[:-1]],
-        "attention_fixed": attention[-1][0],
-        # ModelSpec.prefill_attention_flop's layer groups: a window and a chunk cap the causal pairs differently.
-        "prefill_terms": [{"flop": n * m.attention_flop_per_key(), "window": kind.window, "chunk": kind.chunk}
-                          for kind, n in m.stack.groups() if kind.mixer == "attention"],
         "prompt_len": scenario.prompt_len,
         "max_context": m.max_context,
         "max_batch": LEVERS["batch"].parameter.bounds[1],
-        "peak": peak,
         "sparse": sparse,
         "bandwidth": g.hbm_bandwidth,
         "capacity": result.capacity_bytes,
@@ -146,12 +124,6 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "memory_min_label_percent": MIN_LABEL_PERCENT,
         "colors": PALETTE,
     }
-
-
-def _kv_terms(m, gqa: bool) -> list[dict]:
-    """The model's cache-holding layer groups for the page's ``kvPerSeq`` (fixed-state groups hold no KV)."""
-    return [{"layers": t.layers, "elements": t.bytes_per_token, "cap": t.cap}
-            for t in m.kv_terms(1.0, gqa) if t.bytes_per_token]
 
 
 def _stops(lever: Lever, value: int) -> list[int]:
@@ -298,7 +270,7 @@ def standalone_html(scenario: Scenario) -> str:
         ridge=view.ridge,
         span=view.ridge_span,
     )
-    code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, *SCRIPTS))
+    code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, *SCRIPTS))
     callback = CustomJS(args=args, code=code)
     for widget in [*widgets.values(), show_work]:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)

@@ -4,6 +4,9 @@ Examples::
 
     python -m core explain --model llama-3-8b --gpu h100-sxm --batch 56 --context 8192
     python -m core explain --model llama-3-70b --gpu h200 --weight-dtype int4 --json
+    python -m core explain --model llama-2-7b --gpu a100-80gb --cuda-graphs --engine gpt-fast
+    python -m core validate
+    python -m core explain --model llama-3-8b --gpu-name H20 --gpu-bf16 148 --gpu-bandwidth 4.0 --gpu-memory 96
     python -m core list
 """
 
@@ -15,19 +18,27 @@ import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
+from . import expected
 from .config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from .explain import explain
 from .hardware import (
+    CUSTOM_RANGES,
+    CUSTOM_ROOFS,
+    Accelerator,
     accelerator_form,
     catalogue_match,
     custom_accelerator,
     get_accelerator,
     load_catalogue,
+    sparse_warnings,
 )
 from .machine_roofs import measure
 from .model_catalogue import load_models
 from .models import ConfigError, ModelSpec
 from .scenario import LEVERS, Scenario
+from .serving_cli import COMMANDS as SERVING_COMMANDS
+from .serving_cli import add_commands as add_serving_commands
+from .serving_cli import run as run_serving
 from .units import GiB, fmt_bandwidth, fmt_flops_rate
 
 
@@ -49,9 +60,76 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character but its line breaks written as an escape (ESC as ``\\x1b``): a
+    config's field or a file's name holding ESC, BEL or a bidi override is shown, never run by the terminal."""
+    return "\n".join(one_line(line) for line in text.split("\n"))
+
+
 def scenario_flags(p: argparse.ArgumentParser) -> None:
     """One ``--flag`` per lever of the lever table (:data:`core.scenario.LEVERS`)."""
     LEVERS.add_arguments(p)
+
+
+#: The custom-GPU flags: flag → (custom_accelerator's argument, what it takes, CUSTOM_RANGES row or None).
+CUSTOM_GPU_FLAGS = {
+    "gpu-name": ("name", "display name, 1 to 60 characters (a GPU not in the catalogue, instead of --gpu)", None),
+    **{f"gpu-{roof}": (roof, f"dense {roof.upper() if roof != 'bf16' else 'BF16/FP16'} peak, TFLOP/s (not the "
+                       "2:4-sparsity headline)" + ("; required" if roof == "bf16" else ""), "peak")
+       for roof in CUSTOM_ROOFS},
+    "gpu-bandwidth": ("bandwidth_tbs", "memory bandwidth, TB/s; required", "bandwidth"),
+    "gpu-memory": ("capacity_gb", "memory capacity as the datasheet prints it, GB; required", "capacity"),
+    "gpu-link": ("link_gbs", "scale-up link (NVLink, ...), GB/s per direction per GPU", "link"),
+    "gpu-node": ("max_node", "GPUs one scale-up domain joins", "node"),
+    "gpu-reference": ("reference", "catalogue id whose datasheet roof is drawn beside it", None),
+}
+
+
+def custom_gpu_flags(p: argparse.ArgumentParser) -> None:
+    """The ``--gpu-*`` flags of a GPU not in the catalogue, checked as the browser's form is
+    (:func:`core.hardware.custom_accelerator` against :data:`core.hardware.CUSTOM_RANGES`)."""
+    group = p.add_argument_group("a GPU not in the catalogue (its datasheet numbers)")
+    for flag, (dest, what, row) in CUSTOM_GPU_FLAGS.items():
+        accepted = f" ({CUSTOM_RANGES[row][0]:g} to {CUSTOM_RANGES[row][1]:g})" if row else ""
+        group.add_argument(f"--{flag}", dest=f"custom_{dest}", metavar="NAME" if dest == "name" else "X",
+                           help=what + accepted)
+
+
+def custom_gpu_from_args(args: argparse.Namespace) -> tuple[Accelerator, list[str]] | None:
+    """The accelerator the ``--gpu-*`` flags describe and its sparse-headline warnings, or None without them.
+
+    Raises:
+        OneLineError: a flag without ``--gpu-name``, with ``--gpu``, or a number that is not one or is out of
+            range, naming the flag and what it accepts.
+    """
+    given = {dest: getattr(args, f"custom_{dest}") for dest, _, _ in CUSTOM_GPU_FLAGS.values()
+             if getattr(args, f"custom_{dest}", None) is not None}
+    if not given:
+        return None
+    if "name" not in given:
+        raise OneLineError(f"--{next(f for f, v in CUSTOM_GPU_FLAGS.items() if v[0] in given)} needs --gpu-name: "
+                           "a GPU not in the catalogue is given by its name and numbers")
+    if getattr(args, "gpu", None) is not None:
+        raise OneLineError("--gpu and --gpu-name: give a catalogue GPU or your own, not both")
+    values: dict = {}
+    for flag, (dest, _, row) in CUSTOM_GPU_FLAGS.items():
+        if dest not in given:
+            continue
+        if row is None:
+            values[dest] = given[dest]
+            continue
+        try:
+            number = float(given[dest])
+        except ValueError:
+            raise OneLineError(f"--{flag} {given[dest]!r}: not a number; accepted: {CUSTOM_RANGES[row][0]:g} to "
+                               f"{CUSTOM_RANGES[row][1]:g}") from None
+        values[dest] = int(number) if row == "node" and number.is_integer() else number
+    try:
+        gpu = custom_accelerator(values.pop("name"), bandwidth_tbs=values.pop("bandwidth_tbs", None),
+                                 capacity_gb=values.pop("capacity_gb", None), **values)
+    except ValueError as exc:
+        raise OneLineError(f"--gpu-name: {exc}") from None
+    return gpu, sparse_warnings(gpu)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,14 +137,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     ex = sub.add_parser("explain", help="step-by-step derivation of one scenario")
     scenario_flags(ex)
+    custom_gpu_flags(ex)
     ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+    expected.add_cli_arguments(ex)
     sub.add_parser("list", help="catalogue ids")
+    va = sub.add_parser("validate", help="published measurements against the ceiling and the expected step")
+    va.add_argument("--no-loo", action="store_true",
+                    help="skip the calibration set's leave-one-out refits (a few seconds)")
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
     me.add_argument("--datasheet", metavar="GPU", help="catalogue id whose datasheet roof to draw beside the "
                                                        "measured one (default: the one the device's name names)")
+    add_serving_commands(sub)  # ladder, batching, paging, disaggregation, context-parallel, training-memory
     return parser
 
 
@@ -94,11 +178,21 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "measure":
             return _measure(args)
+        if args.command == "validate":
+            from .published import validation_text
+            print(validation_text(loo=not args.no_loo))
+            return 0
+        if args.command in SERVING_COMMANDS:
+            print(run_serving(args))
+            return 0
         if args.command == "list":
             print("GPUs:   " + ", ".join(load_catalogue()))
             print("models: " + ", ".join(load_models()))
             return 0
         scenario = scenario_from_args(args)
+        custom = custom_gpu_from_args(args)
+        if custom:
+            scenario.add_gpu(custom[0])
         if args.config:
             # The bring-your-own tab's mechanism: the model joins the scenario's catalogue
             # (a quantised checkpoint selects its precision, unless --weight-dtype was given).
@@ -106,13 +200,20 @@ def main(argv: list[str] | None = None) -> int:
             if args.weight_dtype is not None:
                 scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
         result = scenario.evaluate()
+        expected_step = expected.from_cli(scenario, args)
         if args.json:
             out = result.to_json()
             out["model_read"] = result.model.architecture()
             out["assumptions"] = list(result.model.assumptions)
+            out.update(expected.to_json(expected_step))
+            out["approximate"] = list(result.model.unmodelled)  # keys not modelled: every number depends on them
+            if custom:
+                out["gpu_warnings"] = custom[1]
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
-            text = explain(result)
+            text = printable(explain(result) + "\n\n" + expected.waterfall_text(expected_step))
+        for warning in (custom[1] if custom else []):  # the browser form's 2:4-sparsity check, on stderr
+            print(f"warning: {printable(one_line(warning))}", file=sys.stderr)
     except (OneLineError, ValueError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
@@ -144,7 +245,7 @@ def _measure(args: argparse.Namespace) -> int:
         )
     if args.out:
         Path(args.out).write_text(json.dumps(form, indent=2) + "\n")
-        print(f"wrote {args.out}")
+        print(one_line(f"wrote {args.out}"))
     return 0
 
 

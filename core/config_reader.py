@@ -29,6 +29,13 @@ MoE), ``layers_block_type``, ``attn_layer_period``/``attn_layer_offset``,
 the MLPs ``interleave_moe_layer_step``, ``moe_layer_freq``,
 ``mlp_only_layers``, ``decoder_sparse_step``, ``first_k_dense_replace``,
 ``expert_layer_period``/``expert_layer_offset`` and ``intermediate_size_mlp``.
+Further layer kinds: sparse attention with an indexer (DeepSeek-V3.2:
+``index_head_dim``, ``index_n_heads``, ``index_topk``), cross-attention
+layers (Llama-3.2-Vision: ``cross_attention_layers``, the image's tokens from
+``vision_config``), parallel hybrids (Falcon-H1: ``model_type`` falcon_h1,
+attention and Mamba-2 in every block, ``mamba_d_ssm``) and lightning
+attention by list (MiniMax-Text-01 / M1: ``attn_type_list``, 0 lightning,
+1 softmax).
 
 A multimodal config's language model under ``text_config`` is used.
 ``rope_scaling`` is reported but never multiplies the context: the extended
@@ -51,7 +58,7 @@ import json
 import math
 from pathlib import Path
 
-from .layers import LayerKind, LayerStack, LinearAttentionSpec, MambaSpec, MLPKind
+from .layers import IndexerSpec, LayerKind, LayerStack, LinearAttentionSpec, MambaSpec, MLPKind
 from .models import ConfigError, MLASpec, ModelSpec, MoESpec, Quantization
 from .quantization import read_quantization
 
@@ -111,6 +118,8 @@ FIELD_LIMITS = {
     "moe_layer_freq": "layers", "full_attention_interval": "layers", "attn_layer_period": "layers",
     "attn_layer_offset": "count", "expert_layer_period": "layers", "expert_layer_offset": "count",
     "nope_layer_interval": "layers", "no_rope_layer_interval": "layers",
+    "index_head_dim": "head_dim", "index_n_heads": "heads", "index_topk": "window", "mamba_d_ssm": "intermediate",
+    "sliding_window_size": "window",
 }
 
 GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text")
@@ -124,6 +133,14 @@ MODEL_TYPE_DEFAULTS = {
 }
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "qwen3_5_moe_text", "qwen3_5_moe",
                  "qwen3_5_text", "gemma3n", "gemma3n_text")
+#: Model types whose linear-attention layers are MiniMax's lightning attention (one h·d·d state, no conv).
+LIGHTNING_TYPES = ("minimax", "minimax_text_01", "minimax_m1", "minimaxtext01", "minimaxm1")
+#: Model types whose every block runs attention and Mamba-2 side by side (parallel hybrids).
+PARALLEL_HYBRID_TYPES = ("falcon_h1",)
+#: Model types whose text model embeds 8 image-token rows beside the vocabulary (Llama-3.2-Vision:
+#: transformers models/mllama ``MllamaTextModel.embed_tokens = nn.Embedding(vocab_size + 8, h)``).
+MLLAMA_TYPES = ("mllama", "mllama_text_model")
+
 #: Model types whose MoE shared expert is scaled by a sigmoid gate h → 1.
 SHARED_GATE_TYPES = ("qwen2_moe", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text")
 
@@ -169,6 +186,13 @@ max_position_embeddings n_positions n_ctx seq_length vocab_size padded_vocab_siz
 num_hidden_layers n_layer num_layers num_attention_heads n_head num_key_value_heads num_kv_heads
 multi_query_group_num head_dim kv_channels intermediate_size ffn_hidden_size n_inner tie_word_embeddings
 hidden_size_per_layer_input
+topk_method index_head_dim index_n_heads index_topk cross_attention_layers attn_type_list mamba_d_ssm
+mamba_rms_norm projectors_bias mamba_norm_before_gate attn_layer_indices sliding_window_size
+attention_in_multiplier attention_out_multiplier key_multiplier lm_head_multiplier mlp_multipliers ssm_multipliers
+ssm_in_multiplier ssm_out_multiplier postnorm layernorm_full_attention_alpha layernorm_full_attention_beta
+layernorm_linear_attention_alpha layernorm_linear_attention_beta layernorm_mlp_alpha layernorm_mlp_beta
+full_attn_alpha_factor full_attn_beta_factor linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor
+mlp_beta_factor rotary_dim shared_moe_mode block_size
 """.split())
 
 #: Keys known to change the architecture in ways not modelled: what the numbers assume instead.
@@ -269,6 +293,7 @@ class _Reader:
         self.problems: list[str] = []
         self.assumptions: list[str] = []
         self.read: set[str] = set()
+        self.unmodelled: list[str] = []  # "key: what the numbers assume instead", for what is read but not modelled
 
     def get(self, *keys, default=None):
         """The first of ``keys`` present with a non-null value."""
@@ -346,6 +371,8 @@ def _language_model(config: dict) -> tuple[dict, list[str], set[str]]:
                 text[key] = config[key]
         notes = [f"multimodal config ({_show(config.get('model_type', '?'))}): language model read from "
                  "text_config; the vision/audio towers are not counted"]
+        if isinstance(config.get("vision_config"), dict):
+            text["__vision_config"] = config["vision_config"]
         return text, notes, set(config)
     return config, [], set()
 
@@ -414,7 +441,7 @@ def from_hf_config(
         r.assumptions.append(
             f"rope_scaling {_show(kind)} (factor {_show(rope.get('factor', '?'))}): the trained context is "
             "max_position_embeddings as given, not multiplied again")
-    warnings = _unread(cfg, r, outer)
+    warnings, unmodelled = _unread(cfg, r, outer)
     return ModelSpec(
         id=model_id,
         name=name,
@@ -425,17 +452,20 @@ def from_hf_config(
         official_active_parameters=official_active_parameters,
         assumptions=tuple(r.assumptions) + warnings,
         warnings=warnings,
+        unmodelled=unmodelled,
         **fields,
     )
 
 
-def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[str, ...]:
-    """Warnings for architecture keys not modelled and for keys neither read nor known to be irrelevant."""
-    out = []
+def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Warnings for architecture keys not modelled and for keys neither read nor known to be irrelevant, and the
+    names of those keys (what makes a result approximate: :attr:`core.models.ModelSpec.unmodelled`)."""
+    out, names = [], []
     for key, what in NOT_MODELLED.items():
         value = cfg.get(key)
         if value not in (None, 0, False, [], {}):
             out.append(f"{key} not modelled: {what}")
+            names.append(key)
     unknown = sorted(k for k in cfg if isinstance(k, str) and k not in IRRELEVANT_KEYS and k not in NOT_MODELLED
                      and k not in r.read and not k.startswith(("_", "id2label", "label2id"))
                      and k not in ("id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
@@ -446,11 +476,16 @@ def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[str, ...]:
                                                                    if len(unknown) > 12 else "")
         out.append(f"keys not read: {shown}: the numbers assume they do not change the layers, their sizes or "
                    "what the cache holds")
+        names += [_show(k)[1:-1] for k in unknown]
     extra = sorted(k for k in outer if k.endswith("_config") and k not in ("text_config", "quantization_config"))
     if extra:
         out.append(f"{', '.join(_show(k)[1:-1] for k in extra[:6])} not counted: the weights and FLOPs are the "
                    "language model's only")
-    return tuple(out)
+        names += [_show(k)[1:-1] + " (weights not counted)" for k in extra]
+    for key in r.unmodelled:
+        out.append(key)
+        names.append(key.split(":")[0])
+    return tuple(out), tuple(dict.fromkeys(names))
 
 
 class _Refused(Exception):
@@ -491,6 +526,11 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
                               f"('num_hidden_layers' is {n_layers})")
             raise _Refused
         return [names[b] for b in blocks]
+    if cfg.get("attn_type_list") is not None:  # MiniMax: 0 lightning (linear) attention, 1 softmax attention
+        flags = r.int_list("attn_type_list", length=n_layers, high=1)
+        if flags is None:
+            raise _Refused
+        return ["full" if f else "linear" for f in flags]
     if cfg.get("attn_layer_period") is not None:
         period = r.count("attn_layer_period", 1, low=1)
         offset = r.count("attn_layer_offset", 0, high=period - 1)
@@ -506,7 +546,7 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
 def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int | None]]:
     """Per layer (window, chunk) for attention layers."""
     model_type, n = str(r.cfg.get("model_type", "")).lower(), len(mixers)
-    window = r.positive_int("sliding_window", required=False) or None
+    window = r.positive_int("sliding_window", "sliding_window_size", required=False) or None
     windows: list[int | None] = [None] * n
     if "sliding" in mixers:
         if not window:
@@ -648,8 +688,16 @@ def _llama(r: _Reader) -> dict:
     if not dense_width and not all(is_moe) and pattern is None:
         r.problems.append("missing 'intermediate_size' for the dense MLP layers")
 
-    mamba = _mamba(r, hidden) if ("mamba" in mixers) else None
-    linear = _linear_attention(r) if ("linear" in mixers) else None
+    parallel = model_type in PARALLEL_HYBRID_TYPES
+    mamba = _mamba(r, hidden, parallel) if ("mamba" in mixers or parallel) else None
+    lightning = model_type in LIGHTNING_TYPES or cfg.get("attn_type_list") is not None
+    if "linear" in mixers:
+        linear = (LinearAttentionSpec(heads, heads, head_dim, head_dim, 0, kind="lightning") if lightning
+                  else _linear_attention(r))
+    else:
+        linear = None
+    indexer = _indexer(r) if cfg.get("index_topk") is not None else None
+    cross = set(r.int_list("cross_attention_layers", high=n_layers - 1) or ())
     if r.problems:
         raise _Refused
     granite_shared = model_type.startswith("granitemoehybrid") and r.positive_int("shared_intermediate_size",
@@ -667,13 +715,19 @@ def _llama(r: _Reader) -> dict:
             mlp = MLPKind("moe")
         else:
             mlp = dense_mlp
-        kinds.append(LayerKind(mixer, window=windows[i] if mixer == "attention" else None,
-                               chunk=chunks[i] if mixer == "attention" else None,
-                               kv_shared=mixer == "attention" and i >= shared_from, mlp=mlp))
+        attention = mixer == "attention"
+        is_cross = attention and i in cross
+        kinds.append(LayerKind(mixer, window=windows[i] if attention and not is_cross else None,
+                               chunk=chunks[i] if attention and not is_cross else None,
+                               kv_shared=attention and i >= shared_from and not is_cross, mlp=mlp,
+                               sparse_topk=indexer.topk if (indexer and attention and not is_cross) else None,
+                               cross=is_cross, parallel_ssm=attention and parallel))
     if shared_from < n_layers:
         r.assumptions.append(f"num_kv_shared_layers {n_layers - shared_from}: the last {n_layers - shared_from} "
                              "layers reuse earlier layers' KV cache and allocate none")
     stack = LayerStack.from_kinds(kinds)
+    _layer_kind_notes(r, stack, indexer, linear, mamba if parallel else None)
+    cross_tokens = _cross_attention_tokens(r, len(cross)) if cross else 0
     gpt_oss = model_type == "gpt_oss"
     attention_bias = r.flag("attention_bias")
     fields = dict(
@@ -693,6 +747,9 @@ def _llama(r: _Reader) -> dict:
         mla=_mla(r),
         linear_attention=linear,
         mamba=mamba,
+        indexer=indexer,
+        cross_attention_tokens=cross_tokens,
+        extra_params=8 * hidden if model_type in MLLAMA_TYPES else 0,
         state_bytes_per_element=_dtype_bytes(cfg.get("mamba_ssm_dtype") or cfg.get("ssm_state_dtype"), 2.0),
         conv_state_bytes_per_element=_dtype_bytes(cfg.get("torch_dtype") or cfg.get("dtype"), 2.0),
     )
@@ -731,23 +788,40 @@ def _moe(r: _Reader, n_layers: int, model_type: str, inter: int, wanted: bool) -
                    n_shared_experts=shared, shared_intermediate=shared_width or width,
                    first_dense_layers=r.count("first_k_dense_replace", 0, high=n_layers),
                    expert_matrices=2 if squared else 3,
-                   expert_bias=model_type == "gpt_oss", router_bias=model_type == "gpt_oss",
-                   shared_gate=model_type in SHARED_GATE_TYPES)
+                   expert_bias=model_type == "gpt_oss",
+                   # DeepSeek-V3's noaux_tc routing adds a bias per expert to the gate (vLLM deepseek_v2.py:
+                   # e_score_correction_bias, one per routed expert).
+                   router_bias=model_type == "gpt_oss" or r.get("topk_method") == "noaux_tc",
+                   shared_gate=model_type in SHARED_GATE_TYPES or (
+                       bool(shared) and str(r.get("shared_moe_mode") or "") == "sigmoid"))
 
 
-def _mamba(r: _Reader, hidden: int) -> MambaSpec | None:
+def _mamba(r: _Reader, hidden: int, parallel: bool = False) -> MambaSpec | None:
+    """The Mamba mixer's shape; ``parallel``: Falcon-H1's, beside the attention (``mamba_d_ssm`` the inner width,
+    ``mamba_d_head`` "auto" = d_inner / heads, a gated norm only with ``mamba_rms_norm``, out_proj's bias
+    ``projectors_bias``: transformers models/falcon_h1 FalconH1Config / FalconH1Mixer)."""
     cfg = r.cfg
     d_state = r.positive_int("ssm_state_size", "mamba_d_state")
     d_conv = r.positive_int("conv_kernel", "mamba_d_conv", required=False) or 4
     expand = r.positive_int("expand", "mamba_expand", required=False) or 2
     heads = r.positive_int("mamba_num_heads", "mamba_n_heads", required=False)
     if heads:  # Mamba-2
-        head_dim = r.positive_int("mamba_head_dim", "mamba_d_head", required=False) or (expand * hidden // heads)
+        d_ssm = r.positive_int("mamba_d_ssm", required=False)
+        if cfg.get("mamba_d_head") == "auto":
+            r.read.add("mamba_d_head")
+            head_dim = 0
+        else:
+            head_dim = r.positive_int("mamba_head_dim", "mamba_d_head", required=False)
+        head_dim = head_dim or ((d_ssm or expand * hidden) // heads)
+        if d_ssm and d_ssm != heads * head_dim:
+            r.problems.append(f"'mamba_d_ssm' {d_ssm} is not mamba_n_heads × mamba_d_head = {heads} × {head_dim}")
         groups = r.positive_int("n_groups", "mamba_n_groups", required=False) or 1
         return MambaSpec(version=2, d_inner=heads * head_dim, d_state=d_state, d_conv=d_conv, n_heads=heads,
                          head_dim=head_dim, n_groups=groups,
                          conv_bias=r.flag("use_conv_bias", r.flag("mamba_conv_bias", True)),
-                         proj_bias=r.flag("use_bias", r.flag("mamba_proj_bias", False)))
+                         proj_bias=r.flag("use_bias", r.flag("mamba_proj_bias", False)),
+                         gated_norm=r.flag("mamba_rms_norm", not parallel),
+                         out_bias=r.flag("projectors_bias") if parallel else None)
     d_inner = expand * hidden
     dt_rank = r.count("mamba_dt_rank", 0) if isinstance(cfg.get("mamba_dt_rank"), int) else 0
     return MambaSpec(version=1, d_inner=d_inner, d_state=d_state, d_conv=d_conv,
@@ -763,6 +837,59 @@ def _linear_attention(r: _Reader) -> LinearAttentionSpec:
         value_head_dim=r.positive_int("linear_value_head_dim"),
         conv_kernel=r.positive_int("linear_conv_kernel_dim", required=False) or 4,
     )
+
+
+def _indexer(r: _Reader) -> IndexerSpec | None:
+    """DeepSeek-V3.2's sparse-attention indexer (every attention layer has one)."""
+    spec = IndexerSpec(n_heads=r.positive_int("index_n_heads"), head_dim=r.positive_int("index_head_dim"),
+                       topk=r.positive_int("index_topk"))
+    if r.cfg.get("kv_lora_rank") is None or r.cfg.get("q_lora_rank") is None:
+        r.problems.append("'index_topk' names a sparse-attention indexer, which reads MLA's query latent: "
+                          "'kv_lora_rank' and 'q_lora_rank' must be given")
+    return spec
+
+
+def _cross_attention_tokens(r: _Reader, n_cross: int) -> int:
+    """Image tokens a cross-attention layer attends to per sequence: one image at the vision tower's largest tiling.
+
+    Llama-3.2-Vision: ``max_num_tiles × ((image_size / patch_size)² + 1)`` (a class token per tile) = 4 × 1,601
+    (transformers models/mllama ``MllamaVisionModel``: ``num_patches = (image_size // patch_size) ** 2 + 1``).
+    """
+    vision = r.cfg.get("__vision_config")
+    vision = vision if isinstance(vision, dict) else {}
+    size, patch, tiles = (vision.get(k) for k in ("image_size", "patch_size", "max_num_tiles"))
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1 << 16 for v in (size, patch, tiles)) \
+            or patch > size:
+        r.unmodelled.append(f"cross_attention_layers: the image K/V of the {n_cross} cross-attention layers are not "
+                            "counted (the vision config does not give image_size, patch_size and max_num_tiles)")
+        return 0
+    per_tile = (size // patch) ** 2 + 1
+    tokens = tiles * per_tile
+    r.assumptions.append(f"cross_attention_layers: {n_cross} layers attend to one image of {tiles} tiles × "
+                         f"{per_tile:,} tokens ((image_size {size} / patch_size {patch})² + 1) = {tokens:,} image "
+                         "tokens per sequence; their K/V are fixed per image, the text KV grows on the other layers")
+    return tokens
+
+
+def _layer_kind_notes(r: _Reader, stack: LayerStack, indexer, linear, parallel_mamba) -> None:
+    """Say in the assumptions how the newer layer kinds were read."""
+    if indexer:
+        r.assumptions.append(
+            f"index_topk {indexer.topk:,}: sparse attention reads the top {indexer.topk:,} keys per query; the cache "
+            f"still holds all S, and each layer's indexer adds its own FP8 keys ({indexer.cache_bytes_per_token():g} "
+            "bytes per token, whatever the KV precision), replicated on every TP rank")
+    if linear is not None and linear.kind == "lightning":
+        n = stack.count(lambda k: k.mixer == "linear_attention")
+        r.assumptions.append(
+            f"lightning attention on {n} of {stack.n_layers} layers (attn_type_list 0): each keeps a fixed state of "
+            f"{linear.n_value_heads} × {linear.key_head_dim} × {linear.value_head_dim} elements per sequence, no KV")
+    if parallel_mamba is not None:
+        r.assumptions.append(
+            f"parallel hybrid: every block runs attention and Mamba-2 ({parallel_mamba.n_heads} heads × "
+            f"{parallel_mamba.head_dim}, state {parallel_mamba.d_state}) side by side: a KV cache and a fixed state")
+        indices = r.get("attn_layer_indices")
+        if indices is not None:
+            r.unmodelled.append("attn_layer_indices: every block is counted with its attention")
 
 
 def _mla(r: _Reader) -> MLASpec | None:

@@ -26,6 +26,7 @@ from .units import (
     fmt_bytes_small,
     fmt_flop,
     fmt_flops_rate,
+    fmt_money,
     fmt_rate,
     fmt_seconds,
     fmt_sig,
@@ -103,15 +104,16 @@ def derivation(r: ScenarioResult) -> list[Step]:
                                        f"({r.n_params:,} in the whole model; " if split
                                        else f"of {r.n_params:,} parameters (")
                   + f"the experts {r.batch * r.tokens_per_read:,} tokens touch) "
-                  f"{'as stored' if stored else f'× {r.bytes_per_weight:g} bytes'} = "
+                  + (f"× {r.weight_bytes_read / n_read:.6g} bytes (their mean as stored)" if stored and split
+                     else "as stored" if stored else f"× {r.bytes_per_weight:g} bytes") + " = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
                   f"({fmt_bytes_gib(r.weight_bytes_read)}{' on this GPU' if split else ''}); "
                   + (f"this GPU holds {fmt_bytes_gib(r.weight_bytes_held)} of the model's "
                      f"{fmt_bytes_gib(r.model_weight_bytes)}" if split else
                      f"memory holds all {fmt_bytes_gib(r.weight_bytes_held)}"))
                  if m.moe else
-                 f"{n_read:,.0f} weights on this GPU (of {r.n_params:,} in the whole model) as stored, "
-                 f"{r.weight_bytes_read / n_read:.4g} bytes each on average = "
+                 f"{n_read:,.0f} weights on this GPU (of {r.n_params:,} in the whole model) × "
+                 f"{r.weight_bytes_read / n_read:.6g} bytes (their mean as stored) = "
                  f"{fmt_bytes_gb(r.weight_bytes_read)} ({fmt_bytes_gib(r.weight_bytes_read)}){per_gpu_note}"
                  if stored and split else
                  f"{r.n_params:,} weights as stored, {r.bytes_per_weight:.4g} bytes each on average = "
@@ -127,18 +129,22 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_bytes_gb(r.weight_bytes_read)} / {bw} = {fmt_seconds(r.weight_bytes_read / r.bandwidth)}",
                  fmt_seconds(r.weight_bytes_read / r.bandwidth)),
     )
+    # With several GPUs both sides of the intensity are one GPU's: its share of N_active over its N_read
+    # (the whole model's N_active over one GPU's bytes read overstated I by the GPU count).
+    n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
+    n_active_shown = f"{n_active_gpu:,.0f}" if split else f"{r.n_active_params:,}"
+    gpu_terms = ", this GPU's share" if split else ""
     if stored:  # each tensor group in its own format: the bytes read, not N·p, are the denominator
-        intensity_formula = "I = 2·N_active·B·k / weight bytes read"
-        intensity_work = (f"2 × {r.n_active_params:,} × {r.batch} × {r.tokens_per_read:,} / "
+        intensity_formula = "I = 2·N_active·B·k / weight bytes read" + gpu_terms
+        intensity_work = (f"2 × {n_active_shown} × {r.batch} × {r.tokens_per_read:,} / "
                           f"{fmt_bytes_gb(r.weight_bytes_read)}")
     elif m.moe:
-        intensity_formula = "I = 2·B·k·N_active / (N_read·p)"
-        intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {r.n_active_params:,} / ({n_read:,.0f} × "
+        intensity_formula = "I = 2·B·k·N_active / (N_read·p)" + gpu_terms
+        intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {n_active_shown} / ({n_read:,.0f} × "
                           f"{r.bytes_per_weight:g} bytes)")
     else:
         intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
-    n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
     attention_where = ("causal (query, key) pairs of the prompt" if prefill
                        else f"each of B·k tokens attending to S = {r.context:,} cached keys")
     roofline = (
@@ -178,7 +184,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
         Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),
                  "KV per token × S (windowed layers hold at most their window)"
-                 + (" + the fixed state of linear-attention / Mamba layers" if r.state_bytes_per_sequence else ""),
+                 + (" + what does not grow with S (linear-attention / Mamba state, cross-attention layers' image "
+                    "K/V)" if r.state_bytes_per_sequence else "")
+                 + ("; sparse attention holds all S and reads the top k" if m.indexer else ""),
                  f"at S = {r.context:,}{s_note}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
                  f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}"
                  + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
@@ -246,7 +254,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
                  fmt_bytes_gib(r.capacity_bytes)),
         Quantity("free", "Free for KV" + per_gpu, "max(0, capacity − weights held − reserve)",
-                 f"max(0, {r.capacity_bytes / GiB:,.2f} − {r.weight_bytes_held / GiB:,.2f} − "
+                 f"max(0, {r.capacity_bytes / GiB:,.2f} GiB − {r.weight_bytes_held / GiB:,.2f} GiB − "
                  f"{r.reserve_bytes / GiB:,.2f} GiB) = {fmt_bytes_gib(r.free_for_kv_bytes)}"
                  + (f": the weights and reserve are {fmt_bytes_gib(r.weights_shortfall_bytes)} over capacity"
                     if r.weights_shortfall_bytes else ""),
@@ -264,9 +272,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("ttft", "Time to first token (one prompt)",
                  "prefill of one prompt: k = prompt length, B = 1, weights + causal attention FLOP",
                  f"prefill I (weights) = {_fpb(r.ttft_intensity)} → {fmt_seconds(r.ttft_s)}", fmt_seconds(r.ttft_s)),
-        Quantity("tpot", "Time per output token", "decode step at context S / E",
-                 f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step / "
-                 f"E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
+        Quantity("tpot", "Time per output token",
+                 "decode step at context S × PP stages / E" if r.pp > 1 else "decode step at context S / E",
+                 f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step "
+                 + (f"× {r.pp} (a token crosses every stage) " if r.pp > 1 else "")
+                 + f"/ E = {r.expected_tokens_per_step:.3g} tokens = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
         Quantity("spec", "Speculation: tokens per verify", "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
                  (f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
                   if r.acceptance < 1 else "α = 1: every draft accepted, E = k = ")
@@ -286,46 +296,98 @@ def derivation(r: ScenarioResult) -> list[Step]:
 
 
 def _money(x: float | None) -> str:
-    return "no price given" if x is None else f"${fmt_sig(x, 3)}"
+    return fmt_money(x)
+
+
+def _weights_per_gpu(r: ScenarioResult) -> Quantity:
+    """The weights of a GPU of the stage that runs out of memory first (``r.memory_stage``): what TP splits, what the
+    engines keep whole, its experts (numbers that multiply out)."""
+    m, plan = r.model, r.deployment.plan
+    parts = m.stored_bytes_per_param_parts() if r.weight_dtype == "stored" else (r.bytes_per_weight,) * 4
+    st = plan.stage_parts(r.memory_stage)
+    w_emb, w_head, w_rest, w_exp = parts
+    split_terms = [(st.embedding, w_emb), (st.head, w_head), (st.split, w_rest), (st.experts, w_exp)]
+    split = " + ".join(f"{n:,} × {w:.6g}" for n, w in split_terms if n)
+    where = (f"stage {st.stage + 1} of {r.pp}, layers {st.first + 1}–{st.first + st.layers} of {m.n_layers}" if r.pp > 1
+             else f"all {m.n_layers} layers")
+    experts = (f"; {st.experts_per_layer:,} routed experts per MoE layer on this GPU's group (ceil of "
+               f"{m.moe.n_experts} / {r.ep})" if m.moe else "")
+    return Quantity(
+        "weights-gpu", "Weights held per GPU",
+        "the GPU that runs out of memory first: (embedding + LM head + split + routed experts)·p / TP + "
+        "replicated·p, where replicated is "
+        "what vLLM and SGLang keep whole on every rank (norms, MLA's q_a_proj and kv_a_proj_with_mqa, the MoE "
+        "router, a sparse-attention indexer, K/V heads past TP = h_kv: ReplicatedLinear in vLLM's "
+        "models/deepseek_v2.py and SGLang's) and each MoE layer holds ceil(E/EP) experts",
+        f"{where}: ({split}) bytes / {r.tp} + {st.replicated:,} × {w_rest:.6g} bytes = "
+        f"{fmt_bytes_gib(r.weight_bytes_held)} of the model's {fmt_bytes_gib(r.model_weight_bytes)}{experts}",
+        fmt_bytes_gib(r.weight_bytes_held))
+
+
+def _kv_per_gpu(r: ScenarioResult) -> Quantity:
+    """KV per token on the fullest GPU, term by term: layers × bytes × the share each TP rank holds."""
+    m, plan = r.model, r.deployment.plan
+    h_kv = m.n_kv_heads if r.gqa else m.n_heads
+    counts = plan.stage_layers()
+    stages = plan.kv_bytes_per_token_per_stage(r.kv_bytes_per_element, r.gqa)
+    stage = max(range(len(stages)), key=lambda i: stages[i])
+    start = sum(counts[:stage])
+    end = start + counts[stage]
+    pieces = []
+    for t in m.kv_terms(r.kv_bytes_per_element, r.gqa):
+        here = sum(1 for i in t.layer_indices if start <= i < end)
+        if not (here and t.bytes_per_token):
+            continue
+        share = {"replicated": "1", "even": f"1/{r.tp}"}.get(t.tp_share, f"ceil({h_kv}/{r.tp})/{h_kv}")
+        pieces.append(f"{here} × {t.bytes_per_token:,.6g} bytes × {share}")
+    replicated = ", replicated on every TP GPU" if all(t.tp_share == "replicated" or not t.bytes_per_token
+                                                        for t in m.kv_terms(1.0, r.gqa)) else (
+        " (replicated: TP > h_kv)" if r.tp > h_kv else "")
+    where = f"stage {stage + 1} of {r.pp}: " if r.pp > 1 else ""
+    per_gpu = float(stages[stage])  # at this scenario's p_kv: an indexer's FP8 keys do not scale with it
+    return Quantity(
+        "kv-gpu", "KV per token per GPU",
+        "Σ over the fullest stage's layers: bytes per token × the share a TP rank holds (ceil(h_kv/TP)/h_kv of "
+        "the KV heads; all of an MLA latent and of an indexer's keys)",
+        (where + " + ".join(pieces) + f" = {fmt_bytes_small(per_gpu)}"
+         + f"; {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} per GPU{replicated}")
+        if pieces else "no layer holds a KV cache that grows with S",
+        f"{fmt_sig(per_gpu / KiB)} KiB")
 
 
 def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
     """TP/PP/EP/replicas: per-GPU shares, communication, the interconnect roof, throughput and cost."""
     m = r.model
-    h_kv = m.n_kv_heads if r.gqa else m.n_heads
     link = fmt_bandwidth(r.link_bandwidth) if r.link_bandwidth else "no link figure"
-    mla = m.mla is not None and r.gqa
     fit = ("fits as set" if r.fits and r.tp == (r.suggested_tp or r.tp) else
            f"TP = {r.suggested_tp}" + (f", PP = {r.suggested_pp}" if (r.suggested_pp or 1) > 1 else "")
            if r.suggested_tp else "none up to the node and 1,024 GPUs")
     fit += f" (at EP = {r.ep})" if r.ep > 1 and r.suggested_tp else ""
     comm_i = "—" if r.communication_intensity is None else _fpb(r.communication_intensity)
     sent = r.bytes_sent_per_step
+    comm = r.deployment.plan.comm_parts(r.batch, r.tokens_per_read, stage=r.slowest_stage)
+    calls = comm["tp_calls"] + comm["pp_calls"] + comm["ep_calls"]
+    wire = (f"{sent:,.0f} bytes / {link}" if r.link_bandwidth else "no link figure: the calls only")
+    call_s = fmt_seconds(r.allreduce_time_s - 2 * (r.tp - 1) / r.tp * r.allreduce_bytes / r.link_bandwidth) \
+        if (r.link_bandwidth and r.tp > 1) else fmt_seconds(r.deployment.plan.call_latency_s)
     return (
         Quantity("gpus", "GPUs", "TP × PP × EP × replicas",
                  f"{r.tp} × {r.pp} × {r.ep} × {r.replicas} = {r.gpus_total:,} ({r.interconnect})",
                  f"{r.gpus_total:,} ({r.replicas:,} replicas × {r.gpus_per_replica:,})" if r.replicas > 1
                  else f"{r.gpus_total:,}"),
-        Quantity("weights-gpu", "Weights held per GPU", "(N − norms)·p / TP + norms·p, per pipeline stage "
-                 "(MoE experts / (TP·EP))",
-                 f"{fmt_bytes_gib(r.model_weight_bytes)} in all → {fmt_bytes_gib(r.weight_bytes_held)} on the most "
-                 f"loaded GPU ({r.layers_per_gpu} of {m.n_layers} layers)", fmt_bytes_gib(r.weight_bytes_held)),
-        Quantity("kv-gpu", "KV per token per GPU",
-                 "MLA latent: replicated on every GPU" if mla else "2·L·ceil(h_kv/TP)·d_head·p_kv (per stage)",
-                 (f"{fmt_bytes_small(r.kv_bytes_per_token)} on each of the {r.tp} TP GPUs" if mla else
-                  f"ceil({h_kv}/{r.tp}) = {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} per "
-                  f"GPU" + (" (replicated: TP > h_kv)" if r.tp > h_kv else "")
-                  + f", {r.layers_per_gpu} layers → {fmt_bytes_small(r.kv_bytes_per_token_per_gpu)}"),
-                 f"{fmt_sig(r.kv_bytes_per_token_per_gpu / KiB)} KiB"),
+        _weights_per_gpu(r),
+        _kv_per_gpu(r),
         Quantity("allreduce", "One all-reduce (ring)", "2·(TP−1)/TP · B·k·h·a / link + t_call (Patarasuk & Yuan "
                  "2009; nccl-tests PERFORMANCE.md)",
-                 (f"2 × {r.tp - 1}/{r.tp} × {fmt_bytes_small(r.allreduce_bytes)} / {link} per direction + "
-                  f"{fmt_seconds(r.allreduce_time_s - 2 * (r.tp - 1) / r.tp * r.allreduce_bytes / r.link_bandwidth) if r.link_bandwidth else 'the call latency'}"  # noqa: E501
-                  f" = {fmt_seconds(r.allreduce_time_s)}; two per layer") if r.tp > 1 else "TP = 1: none",
+                 (f"2 × {r.tp - 1}/{r.tp} × {r.allreduce_bytes:,.0f} bytes / {link} + {call_s} = "
+                  f"{fmt_seconds(r.allreduce_time_s)}; two per layer (the link's figure per direction)")
+                 if r.tp > 1 else "TP = 1: none",
                  fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
-        Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped",
-                 f"{fmt_bytes_small(sent)} sent per GPU → {fmt_seconds(r.communication_time_s)}, against "
-                 f"{fmt_seconds(r.memory_time_s)} of memory and {fmt_seconds(r.compute_time_s)} of compute",
+        Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped: "
+                 "bytes sent / link + calls × t_call",
+                 (f"{wire} + {calls} × {fmt_seconds(r.deployment.plan.call_latency_s)} = "
+                  f"{fmt_seconds(r.communication_time_s)}, against {fmt_seconds(r.memory_time_s)} of memory and "
+                  f"{fmt_seconds(r.compute_time_s)} of compute") if calls else "nothing sent on one GPU",
                  fmt_seconds(r.communication_time_s)),
         Quantity("comm-intensity", "Communication intensity", "FLOP per byte a GPU sends, vs P_peak / link",
                  (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
@@ -338,26 +400,31 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                   f"{fmt_seconds(r.verify_step_time_s)}; throughput needs {r.pp} micro-batches of B in flight; one "
                   f"pass of M = {r.pp} idles {100 * r.pipeline_bubble:.0f} %") if r.pp > 1 else "PP = 1: one stage",
                  f"{r.pp} stage{'s' if r.pp > 1 else ''}"),
-        Quantity("experts-gpu", "Experts per GPU (MoE)", "E / EP; touched: (E/EP)·(1 − (1 − k_e/E)^(EP·B·k))",
-                 (f"{m.moe.n_experts} / {r.ep} = {fmt_sig(r.experts_per_gpu)} per MoE layer; "
+        Quantity("experts-gpu", "Experts per GPU (MoE)",
+                 "ceil(E / EP) on the fullest GPU; touched: ceil(E/EP)·(1 − (1 − k_e/E)^(EP·B·k))",
+                 (f"ceil({m.moe.n_experts} / {r.ep}) = {fmt_sig(r.experts_per_gpu)} per MoE layer; "
                   f"{fmt_sig(r.experts_touched_per_gpu, 3)} touched per step") if m.moe else "dense model: no experts",
                  fmt_sig(r.experts_per_gpu) if m.moe else "—"),
         Quantity("tokens-aggregate", "Tokens/s, all GPUs", "B·E / step × EP groups × replicas",
-                 f"{fmt_rate(r.tokens_per_s_with_kv)} × {r.ep} × {r.replicas} = {fmt_rate(r.tokens_per_s_aggregate)}"
-                 f" tokens/s ({r.sequences_in_flight:,} sequences in flight); per sequence "
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s × {r.ep} × {r.replicas} = "
+                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s ({r.sequences_in_flight:,} sequences in flight); "
+                 f"per sequence "
                  f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s",
                  f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s"),
         Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
                  f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
-        Quantity("cost-output", "Cost per million output tokens", "price × GPUs / 3600 / output tokens/s × 1e6",
-                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.output_tokens_per_s_aggregate)} "
-                  f"× 1e6 = {_money(r.cost_per_million_output_tokens)}") if r.cost_per_million_output_tokens
-                 else "set a price per GPU-hour", _money(r.cost_per_million_output_tokens)),
-        Quantity("cost-prompt", "Cost per million prompt tokens", "price × GPUs / 3600 / prompt tokens/s × 1e6",
-                 (f"${r.gpu_hour_price:g}/h × {r.gpus_total:,} / 3600 / {fmt_rate(r.prompt_tokens_per_s_aggregate)} "
-                  f"× 1e6 = {_money(r.cost_per_million_prompt_tokens)}") if r.cost_per_million_prompt_tokens
-                 else "set a price per GPU-hour", _money(r.cost_per_million_prompt_tokens)),
+        _cost("cost-output", "output", r.output_tokens_per_s_aggregate, r.cost_per_million_output_tokens, r),
+        _cost("cost-prompt", "prompt", r.prompt_tokens_per_s_aggregate, r.cost_per_million_prompt_tokens, r),
     )
+
+
+def _cost(key: str, kind: str, tokens_per_s: float, cost: float | None, r: ScenarioResult) -> Quantity:
+    """USD per million tokens: price per GPU-hour × GPUs / 3600 s / tokens/s × 1e6."""
+    gpus = f"{r.gpus_total:,} GPU" + ("s" if r.gpus_total != 1 else "")
+    work = (f"{_money(r.gpu_hour_price)} × {r.gpus_total:,} / 3600 / {fmt_sig(tokens_per_s, 6)} tokens/s × 1e6 = "
+            f"{_money(cost)} ({_money(r.gpu_hour_price)} per GPU-hour, {gpus}, 3,600 s an hour)")
+    return Quantity(key, f"Cost per million {kind} tokens", f"price × GPUs / 3600 / {kind} tokens/s × 1e6",
+                    work if cost is not None else "set a price per GPU-hour", _money(cost))
 
 
 def quantities(r: ScenarioResult) -> dict[str, Quantity]:
@@ -370,9 +437,11 @@ def explain(r: ScenarioResult) -> str:
     m = r.model
     w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
+    approximate = m.approximate_note()
     lines = [
         f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
-        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}",
+        f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}"
+        + (f" — APPROXIMATE: {approximate.removeprefix('approximate: ')}" if approximate else ""),
     ]
     for step in derivation(r):
         lines += ["", step.title]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 
 from .pins import PinRow
 from .scenario import ScenarioResult
@@ -93,11 +94,14 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def neutralise(value):
     """A CSV cell that a spreadsheet shows as text, never runs.
 
-    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
-    gets a leading apostrophe, OWASP's rule against CSV injection (a pin renamed
-    ``=HYPERLINK(…)`` stays that text); numbers and booleans pass unchanged.
+    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+    apostrophe, OWASP's rule against CSV injection (a pin renamed ``=HYPERLINK(…)`` stays that text).
+    The sign is looked for after any leading whitespace (spreadsheets skip it: `` =1+1`` is a formula) and
+    in its compatibility forms (NFKC: the fullwidth ``＝ ＋ － ＠`` and the small ``﹦`` that a spreadsheet
+    with an East Asian input method reads as ``=``); numbers and booleans pass unchanged.
     """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    if isinstance(value, str) and (value.startswith(FORMULA_STARTS)
+                                   or unicodedata.normalize("NFKC", value.lstrip()[:1]).startswith(FORMULA_STARTS)):
         return "'" + value
     return value
 

@@ -226,11 +226,15 @@ CUSTOM_ROOFS = ("bf16", "fp8", "int8", "fp4")
 
 #: Plausible ranges of a custom part's numbers, in the form's units: from a laptop CPU's
 #: roofs (10 GFLOP/s, 1 GB/s, 0.1 GB) to a thousand times past today's largest parts.
-#: Outside them a number is a typo, and the arithmetic would overflow.
-CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1, 1e7)}
+#: Outside them a number is a typo, and the arithmetic would overflow.  The one table the
+#: browser form and the command line's ``--gpu-*`` flags are checked against; the
+#: scale-up link in GB/s per direction (PCIe 3 x4 to a thousand NVLink 5s), its node in GPUs.
+CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1, 1e7), "link": (1.0, 1e6),
+                 "node": (1, 100_000)}
 
 
 def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
+                       link_gbs: float | None = None, max_node: int | None = None,
                        **peaks_tflops: float) -> Accelerator:
     """A user's accelerator from datasheet-style numbers (TFLOP/s, TB/s, GB as printed).
 
@@ -240,6 +244,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
         capacity_gb: memory capacity as the datasheet prints it, "GB".
         reference: a catalogue id whose datasheet roof is drawn beside this
             one (a measured H200 beside the H200's datasheet), or None.
+        link_gbs: the scale-up link, GB/s (1e9 bytes/s) per direction per GPU, or None (no link figure).
+        max_node: GPUs one scale-up domain joins, or None (no scale-up node).
         **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
             ``int8``, ``fp4`` optional), TFLOP/s.
 
@@ -267,13 +273,23 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
     if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
         raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
+    for label, v, key in (("link (GB/s per direction)", link_gbs, "link"), ("node (GPUs)", max_node, "node")):
+        lo, hi = CUSTOM_RANGES[key]
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= v <= hi
+                              or (key == "node" and v != int(v))):
+            whole = "a whole number" if key == "node" else "a positive number"
+            raise ValueError(f"{label} must be {whole} from {lo:g} to {hi:g}, got {v!r}")
+    link = None if link_gbs is None else Interconnect(
+        kind="custom link", generation="", bandwidth=float(link_gbs) * 1e9, direction="per direction",
+        max_node=None if max_node is None else int(max_node),
+        as_printed="entered by the user")
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "gpu"
     return Accelerator(
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
         dense_flop_per_s={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
         sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
         memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
-        notes="A custom accelerator: its numbers are the user's.", reference_id=reference,
+        notes="A custom accelerator: its numbers are the user's.", reference_id=reference, interconnect=link,
     )
 
 
@@ -283,6 +299,11 @@ def accelerator_form(gpu: Accelerator) -> dict:
     form.update({k: v / 1e12 for k, v in gpu.dense_flop_per_s.items() if k in CUSTOM_ROOFS})
     if gpu.reference_id:
         form["reference"] = gpu.reference_id
+    link = gpu.interconnect
+    if link is not None and link.kind == "custom link":
+        form["link_gbs"] = link.bandwidth / 1e9
+        if link.max_node is not None:
+            form["max_node"] = link.max_node
     return form
 
 

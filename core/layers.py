@@ -10,9 +10,13 @@ Everything the model computes is a sum over *kinds × counts*
 (:meth:`LayerStack.groups`), so its cost does not grow with L.
 
 The fixed-state mixers have their own shapes: :class:`LinearAttentionSpec`
-(Qwen3-Next's gated delta-net, ``linear_*`` config keys) and
-:class:`MambaSpec` (Mamba-2 blocks of Nemotron-H / Granite-4.0-H, ``mamba_*`` /
-``ssm_*`` keys; Mamba-1 blocks of Jamba).
+(Qwen3-Next's gated delta-net, ``linear_*`` config keys; MiniMax's lightning
+attention, ``attn_type_list``) and :class:`MambaSpec` (Mamba-2 blocks of
+Nemotron-H / Granite-4.0-H / Falcon-H1, ``mamba_*`` / ``ssm_*`` keys; Mamba-1
+blocks of Jamba).  Attention layers come in further kinds: sparse attention
+over the top-k keys an indexer picks (DeepSeek-V3.2, :class:`IndexerSpec`),
+cross-attention to an image's tokens (Llama-3.2-Vision), and attention with a
+Mamba-2 mixer beside it in the same block (Falcon-H1's parallel hybrid).
 """
 
 from __future__ import annotations
@@ -66,6 +70,13 @@ class LayerKind:
         kv_shared: the layer reads an earlier layer's KV cache and allocates none
             (Gemma-3n ``num_kv_shared_layers``).
         mlp: the block's MLP.
+        sparse_topk: sparse attention (DeepSeek-V3.2 ``index_topk``): an indexer scores
+            every cached key and the attention reads only the top k of them; the cache
+            still holds all S tokens, plus the indexer's own keys.  None: dense.
+        cross: a cross-attention layer (Llama-3.2-Vision ``cross_attention_layers``):
+            its K/V come from the image tokens, fixed per image; it holds no text KV.
+        parallel_ssm: a Mamba-2 mixer runs beside the attention in the same block
+            (Falcon-H1): the block keeps the attention's KV *and* a fixed SSM state.
     """
 
     mixer: str = "attention"
@@ -73,20 +84,32 @@ class LayerKind:
     chunk: int | None = None
     kv_shared: bool = False
     mlp: MLPKind = MLPKind()
+    sparse_topk: int | None = None
+    cross: bool = False
+    parallel_ssm: bool = False
 
     def __post_init__(self):
         if self.mixer not in MIXERS:
             raise ValueError(f"unknown mixer {self.mixer!r}; accepted: {', '.join(MIXERS)}")
+        if (self.sparse_topk or self.cross or self.parallel_ssm) and self.mixer != "attention":
+            raise ValueError("sparse, cross and parallel-hybrid layers are attention layers")
 
     @property
     def attention(self) -> str:
-        """The mixer in one word: ``full``, ``sliding``, ``chunked``, ``shared_kv``, ``linear``, ``mamba``, ``none``."""
+        """The mixer in one word: ``full``, ``sliding``, ``chunked``, ``shared_kv``, ``sparse``, ``cross``,
+        ``parallel`` (attention ∥ Mamba), ``linear``, ``mamba``, ``none``."""
         if self.mixer == "linear_attention":
             return "linear"
         if self.mixer != "attention":
             return self.mixer
+        if self.cross:
+            return "cross"
         if self.kv_shared:
             return "shared_kv"
+        if self.parallel_ssm:
+            return "parallel"
+        if self.sparse_topk is not None:
+            return "sparse"
         if self.window is not None:
             return "sliding"
         if self.chunk is not None:
@@ -95,8 +118,9 @@ class LayerKind:
 
     @property
     def allocates_kv(self) -> bool:
-        """Whether the layer holds KV cache of its own (an attention layer that does not share)."""
-        return self.mixer == "attention" and not self.kv_shared
+        """Whether the layer holds a KV cache of its own that grows with S (an attention layer that neither
+        shares another's nor attends to the image: a cross-attention layer's K/V are fixed per image)."""
+        return self.mixer == "attention" and not self.kv_shared and not self.cross
 
     @property
     def token_cap(self) -> int | None:
@@ -105,6 +129,12 @@ class LayerKind:
             return None
         return self.window if self.window is not None else self.chunk
 
+    @property
+    def read_cap(self) -> int | None:
+        """Most cached tokens one decode step's attention reads: the window or chunk, or sparse attention's top k."""
+        caps = [c for c in (self.token_cap, self.sparse_topk) if c is not None]
+        return min(caps) if caps else None
+
     def label(self) -> str:
         """The kind in words, e.g. ``"sliding window 4,096 + gated MLP"``."""
         mixer = {
@@ -112,6 +142,10 @@ class LayerKind:
             "sliding": f"sliding window {self.window:,}" if self.window else "sliding window",
             "chunked": f"chunked attention {self.chunk:,}" if self.chunk else "chunked attention",
             "shared_kv": "attention on a shared KV cache",
+            "sparse": f"sparse attention (top {self.sparse_topk:,} keys by an indexer)" if self.sparse_topk
+            else "sparse attention",
+            "cross": "cross-attention to the image (K/V fixed per image)",
+            "parallel": "attention ∥ Mamba-2 (parallel hybrid: KV + fixed state)",
             "linear": "linear attention (fixed state)",
             "mamba": "Mamba (fixed state)",
             "none": "no mixer",
@@ -200,17 +234,27 @@ class LayerStack:
 
 @dataclass(frozen=True)
 class LinearAttentionSpec:
-    """Gated delta-net / linear-attention layers (Qwen3-Next, ``linear_*`` keys).
+    """Linear-attention layers with a fixed state per sequence, of two kinds.
 
-    The layer keeps, per sequence, a recurrent state of ``n_value_heads ×
-    key_head_dim × value_head_dim`` elements and a causal-convolution state of
-    ``conv_dim × (conv_kernel − 1)`` elements, where ``conv_dim = 2·h_k·d_k +
-    h_v·d_v``; neither grows with S (transformers, models/qwen3_next/
-    modeling_qwen3_next.py, Qwen3NextGatedDeltaNet).
+    ``gated_delta`` (Qwen3-Next, ``linear_*`` keys): the layer keeps, per
+    sequence, a recurrent state of ``n_value_heads × key_head_dim ×
+    value_head_dim`` elements and a causal-convolution state of ``conv_dim ×
+    (conv_kernel − 1)`` elements, where ``conv_dim = 2·h_k·d_k + h_v·d_v``;
+    neither grows with S (transformers, models/qwen3_next/modeling_qwen3_next.py,
+    Qwen3NextGatedDeltaNet).
+
+    ``lightning`` (MiniMax-Text-01 / MiniMax-M1 lightning attention,
+    ``attn_type_list`` 0): one state of ``h × d × d`` elements per sequence (the
+    running ``KᵀV`` of every head, decayed per head), no convolution; weights
+    ``qkv_proj`` h·3·h·d, ``output_gate`` h·h·d, ``out_proj`` h·d·h and a norm of
+    h·d (vLLM, vllm/model_executor/models/minimax_text_01.py,
+    MiniMaxText01LinearAttention; state ``(heads, head_dim, head_dim)``).
 
     Attributes:
         n_key_heads, n_value_heads, key_head_dim, value_head_dim: ``linear_num_key_heads`` ...
-        conv_kernel: ``linear_conv_kernel_dim``.
+            (lightning: the attention heads and head_dim, keys and values alike).
+        conv_kernel: ``linear_conv_kernel_dim`` (0 for lightning attention: no convolution).
+        kind: ``"gated_delta"`` or ``"lightning"``.
     """
 
     n_key_heads: int
@@ -218,9 +262,16 @@ class LinearAttentionSpec:
     key_head_dim: int
     value_head_dim: int
     conv_kernel: int
+    kind: str = "gated_delta"
+
+    def __post_init__(self):
+        if self.kind not in ("gated_delta", "lightning"):
+            raise ValueError(f"unknown linear attention {self.kind!r}; accepted: gated_delta, lightning")
 
     @property
     def conv_dim(self) -> int:
+        if self.kind == "lightning":
+            return 0
         return 2 * self.n_key_heads * self.key_head_dim + self.n_value_heads * self.value_head_dim
 
     def state_elements(self) -> int:
@@ -231,27 +282,40 @@ class LinearAttentionSpec:
         """Convolution-state elements per sequence per layer."""
         return self.conv_dim * max(self.conv_kernel - 1, 0)
 
-    def params(self, hidden: int) -> int:
-        """Weights of one layer's mixer: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj."""
+    def linear_params(self, hidden: int) -> int:
+        """Weights of the mixer's matrices (the projections), without norms, biases and per-head scalars."""
         key_dim, value_dim = self.n_key_heads * self.key_head_dim, self.n_value_heads * self.value_head_dim
-        qkvz = hidden * (2 * key_dim + 2 * value_dim)
-        ba = hidden * 2 * self.n_value_heads
+        if self.kind == "lightning":
+            return hidden * 3 * value_dim + hidden * value_dim + value_dim * hidden  # qkv, output gate, out_proj
+        return hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * self.n_value_heads + value_dim * hidden
+
+    def params(self, hidden: int) -> int:
+        """Weights of one layer's mixer.
+
+        Gated delta-net: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj.
+        Lightning: qkv_proj, output_gate, out_proj and the norm over h·d.
+        """
+        value_dim = self.n_value_heads * self.value_head_dim
+        if self.kind == "lightning":
+            return self.linear_params(hidden) + value_dim
         conv = self.conv_dim * self.conv_kernel
-        return qkvz + ba + conv + 2 * self.n_value_heads + self.value_head_dim + value_dim * hidden
+        return self.linear_params(hidden) + conv + 2 * self.n_value_heads + self.value_head_dim
 
     def flop_per_token(self) -> int:
-        """FLOP per token of the gated delta rule: ~7 per state element.
+        """FLOP per token of the recurrence, per layer.
 
-        Per head, with state S (d_k × d_v): the decay a·S (1), the delta's k·S
-        (2), the rank-1 update S += k⊗δ (2) and the read-out q·S (2): 7 per
-        element.  Small beside the projections; counted so it is not silent.
+        Gated delta rule, ~7 per state element: per head, with state S (d_k × d_v),
+        the decay a·S (1), the delta's k·S (2), the rank-1 update S += k⊗δ (2) and
+        the read-out q·S (2).  Lightning attention, ~5: the decay (1), S += kᵀv (2)
+        and the read-out q·S (2).  Small beside the projections; counted so it is
+        not silent.
         """
-        return 7 * self.state_elements()
+        return (5 if self.kind == "lightning" else 7) * self.state_elements()
 
 
 @dataclass(frozen=True)
 class MambaSpec:
-    """Mamba blocks (Mamba-2 of Nemotron-H / Granite-4.0-H; Mamba-1 of Jamba).
+    """Mamba blocks (Mamba-2 of Nemotron-H / Granite-4.0-H / Falcon-H1; Mamba-1 of Jamba).
 
     Mamba-2 (``version=2``): ``n_heads`` heads of ``head_dim`` channels,
     ``d_inner = n_heads·head_dim``; state ``n_heads·head_dim·d_state``; conv
@@ -259,8 +323,9 @@ class MambaSpec:
     ``d_conv`` (state ``conv_dim·(d_conv − 1)``).  Weights: in_proj
     ``h·(2·d_inner + 2·n_groups·d_state + n_heads)``, conv ``conv_dim·d_conv``
     (+ bias), dt_bias, A_log and D (``n_heads`` each), a gated norm
-    (``d_inner``), out_proj ``d_inner·h`` (transformers, models/nemotron_h and
-    models/granitemoehybrid, the Mamba2Mixer).  Mamba-1 (``version=1``):
+    (``d_inner``; Falcon-H1 only with ``mamba_rms_norm``), out_proj ``d_inner·h``
+    (transformers, models/nemotron_h, models/granitemoehybrid and
+    models/falcon_h1, the Mamba2Mixer / FalconH1Mixer).  Mamba-1 (``version=1``):
     state ``d_inner·d_state``, conv ``d_inner·(d_conv − 1)``; weights in_proj
     ``h·2·d_inner``, conv ``d_inner·d_conv`` + bias, x_proj ``d_inner·(dt_rank
     + 2·d_state)``, dt_proj ``dt_rank·d_inner + d_inner``, A_log
@@ -277,6 +342,8 @@ class MambaSpec:
     dt_rank: int = 0
     conv_bias: bool = True
     proj_bias: bool = False
+    gated_norm: bool = True
+    out_bias: bool | None = None
 
     @property
     def conv_dim(self) -> int:
@@ -300,9 +367,11 @@ class MambaSpec:
             p = hidden * 2 * d + conv + d * (r + 2 * n) + r * d + d + d * n + d + d * hidden
             return p + ((2 * d + hidden) if self.proj_bias else 0)
         in_proj = hidden * (2 * self.d_inner + 2 * self.n_groups * self.d_state + self.n_heads)
-        p = in_proj + conv + 3 * self.n_heads + self.d_inner + self.d_inner * hidden
+        p = in_proj + conv + 3 * self.n_heads + (self.d_inner if self.gated_norm else 0) + self.d_inner * hidden
         if self.proj_bias:
-            p += 2 * self.d_inner + 2 * self.n_groups * self.d_state + self.n_heads + hidden
+            p += 2 * self.d_inner + 2 * self.n_groups * self.d_state + self.n_heads
+        if self.proj_bias if self.out_bias is None else self.out_bias:
+            p += hidden
         return p
 
     def flop_per_token(self) -> int:
@@ -311,3 +380,49 @@ class MambaSpec:
         h ← exp(Δ·A)·h + Δ·B·x (3 per element) and y = C·h (2 per element).
         """
         return 5 * self.state_elements()
+
+
+@dataclass(frozen=True)
+class IndexerSpec:
+    """DeepSeek-V3.2's lightning indexer: the selector of sparse attention's top-k keys.
+
+    Every sparse-attention layer runs its own indexer: per token it projects one
+    key of ``head_dim`` (``wk``, h·d_I, then a LayerNorm) and ``n_heads`` index
+    queries from the MLA query latent (``wq_b``, q_lora_rank·n_heads·d_I) with a
+    weight per head (``weights_proj``, h·n_heads); the score of a cached key is
+    ``Σ_heads w·ReLU(q·k)``.  It caches its keys in FP8, ``head_dim`` bytes plus one
+    FP32 scale per 128 elements, per token per layer, beside the MLA latent and
+    whatever the KV dtype (DeepSeek-V3.2-Exp inference/model.py: ``k_cache`` float8
+    and ``k_scale_cache`` float32; vLLM deepseek_v2.py ``Indexer``: ``head_dim +
+    head_dim // 128 * 4`` bytes; sglang#11309).  Engines keep the indexer whole on
+    every TP rank (vLLM: ``wq_b`` a ReplicatedLinear, ``wk_weights_proj`` with
+    ``disable_tp``, "no tensor parallel, just replicated").
+
+    Attributes:
+        n_heads, head_dim, topk: ``index_n_heads``, ``index_head_dim``, ``index_topk``.
+        key_bytes: bytes per cached key element (1: FP8).
+        scale_bytes, block: one scale of ``scale_bytes`` per ``block`` key elements.
+    """
+
+    n_heads: int
+    head_dim: int
+    topk: int
+    key_bytes: float = 1.0
+    scale_bytes: float = 4.0
+    block: int = 128
+
+    def cache_bytes_per_token(self) -> float:
+        """Indexer-cache bytes one token adds per layer: ``d_I·1 + ceil(d_I / 128)·4`` (132 for d_I = 128)."""
+        return self.head_dim * self.key_bytes + -(-self.head_dim // self.block) * self.scale_bytes
+
+    def linear_params(self, hidden: int, q_lora_rank: int) -> int:
+        """The indexer's matrices: ``wq_b`` (q_lora_rank·n_heads·d_I), ``wk`` (h·d_I), ``weights_proj`` (h·n_heads)."""
+        return q_lora_rank * self.n_heads * self.head_dim + hidden * self.head_dim + hidden * self.n_heads
+
+    def norm_params(self) -> int:
+        """The key's LayerNorm: weight and bias of d_I."""
+        return 2 * self.head_dim
+
+    def flop_per_key(self) -> int:
+        """FLOP per (query, cached key) pair: ``2·n_heads·d_I`` for the dot products, ``2·n_heads`` to weigh and sum."""
+        return 2 * self.n_heads * self.head_dim + 2 * self.n_heads

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import param
 
+from .units import parse_number
+
 __all__ = ["Lever", "LeverTable"]
 
 #: Longest text :meth:`Lever.decode` reads; a number or id is never longer, and a
@@ -51,6 +53,9 @@ class Lever:
         more: shown under the controls' "More levers" section, which is built when
             first opened and opens itself when such a lever leaves its default (a
             link, a tour step): the first page shows the articles' levers only.
+        deploys: fixed when the model is deployed: read once into the step profile
+            (:func:`core.profiles.deployment`, kept) rather than by each step, so a move of it
+            builds a new profile and a move of any other lever does not.
         css: the widget's CSS class (tests and styles find it by this).
     """
 
@@ -62,6 +67,7 @@ class Lever:
     negated: bool = False
     stops: tuple = ()
     more: bool = False
+    deploys: bool = False
 
     @property
     def css(self) -> str:
@@ -122,7 +128,7 @@ class Lever:
             if value not in p.objects:
                 raise ValueError
             return value
-        number = float(text)
+        number = parse_number(text)  # ASCII digits only: float() also reads a fullwidth "４"
         if not math.isfinite(number):
             raise ValueError
         if isinstance(p, param.Integer):

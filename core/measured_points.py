@@ -21,16 +21,27 @@ import math
 from dataclasses import dataclass
 
 from .scenario import LEVERS, Scenario, ScenarioResult
+from .units import parse_number
 
 MAX_ROWS = 1000
+#: Longest measurements text read, characters (the file dropper's 2 MB; a thousand rows take ~30 kB).
+MAX_CSV_CHARS = 2_000_000
 #: A measured bandwidth this far over the datasheet's is still read as on the roof (datasheet
 #: bandwidths are rounded, and a streaming copy can beat them slightly); beyond it a point
 #: is "above the roof": measured on another model, GPU or precision.
 BANDWIDTH_SLACK = 0.05
 #: Highest plausible measured decode throughput of one GPU, tokens/s (the fastest parts serve ~1e5).
 MAX_TOKENS_PER_S = 1e9
+#: Lowest plausible one, tokens/s: a token every 1,000 s, slower than a 405B model streamed from disk on a CPU
+#: (~0.01–0.1 tokens/s).  Below it the gap to the roof and the point's FLOP/s leave float range (5e-324 gave a
+#: gap of "inf×" and a point at y = 0 on the log axis).
+MIN_TOKENS_PER_S = 1e-3
 COLUMNS = {"batch": ("batch", "b", "batch_size"), "context": ("context", "s", "context_tokens", "seq_len"),
            "tokens_per_s": ("tokens_per_s", "tokens/s", "tok/s", "tok_s", "throughput")}
+
+
+#: The throughputs a measurement may give, in words.
+THROUGHPUT_RANGE = f"a number from {MIN_TOKENS_PER_S:g} to {MAX_TOKENS_PER_S:g}"
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,21 @@ class Measurement:
     batch: int
     context: int
     tokens_per_s: float
+
+    def __post_init__(self):
+        """Refuse values outside the plausible ranges: batch and context as the Scenario's levers bound them,
+        tokens/s from :data:`MIN_TOKENS_PER_S` to :data:`MAX_TOKENS_PER_S`.
+
+        Raises:
+            ValueError: ``field=value is not …``, naming the range.
+        """
+        for name, value in (("batch", self.batch), ("context", self.context)):
+            lo, hi = LEVERS[name].parameter.bounds
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ValueError(f"{name}={value!r} is not {LEVERS[name].accepted()}")
+        t = self.tokens_per_s
+        if isinstance(t, bool) or not isinstance(t, int | float) or not MIN_TOKENS_PER_S <= t <= MAX_TOKENS_PER_S:
+            raise ValueError(f"tokens/s={t!r} is not {THROUGHPUT_RANGE}")
 
 
 @dataclass(frozen=True)
@@ -62,8 +88,11 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
 
     Returns:
         ``(measurements, problems)``: every valid row, and one line per refused
-        row or missing column saying what and why (nothing raised).
+        row or missing column saying what and why (nothing raised); text over
+        :data:`MAX_CSV_CHARS` is not read, and says so.
     """
+    if len(text) > MAX_CSV_CHARS:
+        return [], [f"the CSV is over {MAX_CSV_CHARS / 1e6:g} MB, the limit; its rows are not read"]
     reader = csv.DictReader(io.StringIO(text.strip(), newline=""))
     try:
         header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
@@ -88,8 +117,8 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
             s = LEVERS["context"].decode(rec[found["context"]] or "")
             text = str(rec[found["tokens_per_s"]] or "")
             t = _number(text)
-            if not (0 < t <= MAX_TOKENS_PER_S):
-                raise ValueError(f"tokens/s={text[:20]!r} is not a number above 0 and at most {MAX_TOKENS_PER_S:g}")
+            if not (MIN_TOKENS_PER_S <= t <= MAX_TOKENS_PER_S):
+                raise ValueError(f"tokens/s={text[:20]!r} is not {THROUGHPUT_RANGE}")
         except ValueError as exc:
             reason = str(exc) or "not a number"
             problems.append(f"row {line}: {reason}")
@@ -109,9 +138,10 @@ def _rows(reader: csv.DictReader, problems: list[str]):
 
 
 def _number(text: str) -> float:
-    """``text`` as a float, NaN when it is not one (or is implausibly long)."""
+    """``text`` as a float (ASCII digits: :func:`core.units.parse_number`), NaN when it is not one (or is
+    implausibly long)."""
     try:
-        return float(text) if len(text) <= 64 else math.nan
+        return parse_number(text) if len(text) <= 64 else math.nan
     except ValueError:
         return math.nan
 

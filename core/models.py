@@ -22,8 +22,9 @@ from functools import cached_property
 
 import numpy as np
 
-from .layers import LayerKind, LayerStack, LinearAttentionSpec, MambaSpec
+from .layers import IndexerSpec, LayerKind, LayerStack, LinearAttentionSpec, MambaSpec
 from .quantization import BF16, Quantization, TensorFormat
+from .step import causal_pairs
 
 __all__ = ["ConfigError", "KVTerm", "MLASpec", "ModelSpec", "MoESpec", "ParameterCounts", "Quantization",
            "StoredGroup"]
@@ -106,24 +107,73 @@ class MLASpec:
     q_lora_rank: int | None = None
 
 
+#: How a cache term divides over TP ranks (:attr:`KVTerm.tp_share`): ``kv_heads`` by KV heads, each rank
+#: holding ``ceil(h_kv/TP)`` of them (replicated once TP > h_kv); ``replicated`` whole on every rank (an MLA
+#: latent, the sparse-attention indexer's keys); ``even`` split TP ways (Mamba and linear-attention heads).
+TP_SHARES = ("kv_heads", "replicated", "even")
+
+
 @dataclass(frozen=True)
 class KVTerm:
     """One group of layers in the per-sequence cache sum (see :meth:`ModelSpec.kv_terms`).
 
     A sequence of S tokens holds ``layers · (bytes_per_token · min(S, cap) + fixed_bytes)``
-    bytes in these layers (``cap`` None: no cap).
+    bytes in these layers (``cap`` None: no cap); a decode step reads
+    ``layers · (bytes_per_token · min(S, cap, read_cap) + fixed_bytes)`` of them.
 
     Attributes:
         layers: how many layers.
-        bytes_per_token: KV bytes one token adds in one layer (0 for fixed-state layers).
+        bytes_per_token: cache bytes one token adds in one layer (0 for fixed-state layers).
         cap: window or chunk size in tokens, or None.
-        fixed_bytes: state bytes per sequence per layer, independent of S (linear attention, Mamba).
+        fixed_bytes: bytes per sequence per layer, independent of S (linear-attention and Mamba
+            state; a cross-attention layer's image K/V).
+        read_cap: most of the held tokens a decode step reads (sparse attention's top k), or None: all.
+        own_dtype: ``bytes_per_token`` is the term's own format, not scaled by the KV-precision lever
+            (the indexer's FP8 keys); otherwise it is elements × p_kv.
+        tp_share: how TP ranks divide the term, one of :data:`TP_SHARES`.
+        what: what the term holds, in words ("KV", "MLA latent", "indexer keys", "image K/V", ...).
+        layer_indices: which layers (0-based, in order) the term covers.
     """
 
     layers: int
     bytes_per_token: float
     cap: int | None
     fixed_bytes: float
+    read_cap: int | None = None
+    own_dtype: bool = False
+    tp_share: str = "kv_heads"
+    what: str = "KV"
+    layer_indices: tuple[int, ...] = ()
+
+    def held(self, context):
+        """Bytes the term's layers hold for one sequence of S tokens (broadcasts over S)."""
+        s = np.asarray(context, dtype=float)
+        tokens = s if self.cap is None else np.minimum(s, self.cap)
+        return self.layers * (self.bytes_per_token * tokens + self.fixed_bytes)
+
+    def read(self, context):
+        """Bytes one decode step reads from the term's layers at S tokens (broadcasts): the top k for sparse
+        attention, all that is held otherwise."""
+        s = np.asarray(context, dtype=float)
+        caps = [c for c in (self.cap, self.read_cap) if c is not None]
+        tokens = np.minimum(s, min(caps)) if caps else s
+        return self.layers * (self.bytes_per_token * tokens + self.fixed_bytes)
+
+
+@dataclass(frozen=True)
+class AttentionTerms:
+    """Attention FLOP per sequence, as the terms a step sums (:meth:`ModelSpec.attention_terms`).
+
+    Attributes:
+        decode: ``(flop_per_key, cap)`` per group: FLOP per cached key one new token costs, and how many keys
+            it reads at most (None: all S).
+        prefill: ``(flop_per_pair, window, chunk)`` per group: FLOP per causal (query, key) pair of a prompt.
+        per_token: FLOP per token that does not grow with S (fixed-state mixers, cross-attention to an image).
+    """
+
+    decode: tuple[tuple[float, int | None], ...]
+    prefill: tuple[tuple[float, int | None, int | None], ...]
+    per_token: float
 
 
 @dataclass(frozen=True)
@@ -196,7 +246,10 @@ class ModelSpec:
         mla: multi-head latent attention, or ``None``.
         quantization: the checkpoint's quantisation, or ``None``.
         linear_attention: the linear-attention (gated delta-net) layers' shape, or None.
-        mamba: the Mamba layers' shape, or None.
+        mamba: the Mamba layers' shape (also the parallel Mamba-2 of a hybrid block), or None.
+        indexer: the sparse-attention indexer of every sparse layer (DeepSeek-V3.2), or None.
+        cross_attention_tokens: image tokens a cross-attention layer attends to per sequence (one image of
+            the vision tower's largest tiling, as the config reader assumes), 0 without cross-attention.
         attention_out_bias: the output projection carries a bias (Llama-style ``attention_bias``).
         attention_norm_params: per attention layer, q/k norm weights (Qwen3, Gemma-3).
         attention_extra_params: per attention layer, other weights (gpt-oss's sinks).
@@ -210,6 +263,8 @@ class ModelSpec:
             warning (below) as well, so that it is shown wherever assumptions are.
         warnings: config keys that change the architecture and are not modelled,
             each with what the numbers assume instead.
+        unmodelled: the names of those keys (and of towers not counted): a result that depends on
+            them is approximate, and says so where it is shown (:attr:`approximate`).
     """
 
     id: str
@@ -236,6 +291,8 @@ class ModelSpec:
     quantization: Quantization | None = None
     linear_attention: LinearAttentionSpec | None = None
     mamba: MambaSpec | None = None
+    indexer: IndexerSpec | None = None
+    cross_attention_tokens: int = 0
     attention_out_bias: bool = False
     attention_norm_params: int = 0
     attention_extra_params: int = 0
@@ -247,6 +304,21 @@ class ModelSpec:
     official_active_parameters: int | None = None
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    unmodelled: tuple[str, ...] = field(default_factory=tuple)
+
+    # -- what the numbers leave out ------------------------------------------
+    @property
+    def approximate(self) -> bool:
+        """Whether a config key that changes the architecture was not modelled: every number is then approximate."""
+        return bool(self.unmodelled)
+
+    def approximate_note(self) -> str:
+        """One line for beside a headline number, ``"approximate: <keys> not modelled (…)"``, or ``""``."""
+        if not self.unmodelled:
+            return ""
+        keys = ", ".join(self.unmodelled[:4]) + (f" and {len(self.unmodelled) - 4} more" if len(self.unmodelled) > 4
+                                                  else "")
+        return f"approximate: {keys} not modelled (see what the lab read)"
 
     # -- the stack --------------------------------------------------------------
     @property
@@ -287,23 +359,42 @@ class ModelSpec:
         return sum(self._attention_parts())
 
     def _mixer_parts(self, kind: LayerKind) -> tuple[int, int]:
-        """A block's mixer: (linear weights, other parameters)."""
+        """A block's mixer: (linear weights, other parameters).
+
+        An attention mixer counts its sparse-attention indexer (:class:`core.layers.IndexerSpec`) and, for a
+        cross-attention layer, its q/k norms (d_head each) and the two tanh gates of the block (Llama-3.2-Vision,
+        transformers models/mllama ``MllamaTextCrossAttention`` / ``MllamaCrossAttentionDecoderLayer``).  A
+        parallel hybrid's Mamba-2 is :meth:`_parallel_ssm_parts`.
+        """
         h = self.hidden_size
         if kind.mixer == "attention":
-            return self._attention_parts()
+            linear, other = self._attention_parts()
+            if kind.sparse_topk and self.indexer:
+                q_rank = self.mla.q_lora_rank if (self.mla and self.mla.q_lora_rank) else h
+                linear += self.indexer.linear_params(h, q_rank)
+                other += self.indexer.norm_params()
+            if kind.cross:
+                other += 2 * self.head_dim + 2
+            return linear, other
         if kind.mixer == "linear_attention" and self.linear_attention:
             la = self.linear_attention
-            linear = h * (2 * la.n_key_heads * la.key_head_dim + 2 * la.n_value_heads * la.value_head_dim) \
-                + h * 2 * la.n_value_heads + la.n_value_heads * la.value_head_dim * h
+            linear = la.linear_params(h)
             return linear, la.params(h) - linear
         if kind.mixer == "mamba" and self.mamba:
-            m = self.mamba
-            if m.version == 1:
-                linear = h * 2 * m.d_inner + m.d_inner * h + m.d_inner * (m.dt_rank + 2 * m.d_state)
-            else:
-                linear = h * (2 * m.d_inner + 2 * m.n_groups * m.d_state + m.n_heads) + m.d_inner * h
-            return linear, m.params(h) - linear
+            return self._mamba_parts()
         return 0, 0
+
+    def _mamba_parts(self) -> tuple[int, int]:
+        m, h = self.mamba, self.hidden_size
+        if m.version == 1:
+            linear = h * 2 * m.d_inner + m.d_inner * h + m.d_inner * (m.dt_rank + 2 * m.d_state)
+        else:
+            linear = h * (2 * m.d_inner + 2 * m.n_groups * m.d_state + m.n_heads) + m.d_inner * h
+        return linear, m.params(h) - linear
+
+    def _parallel_ssm_parts(self, kind: LayerKind) -> tuple[int, int]:
+        """The Mamba-2 beside a parallel hybrid's attention (Falcon-H1), as (linear weights, other), or (0, 0)."""
+        return self._mamba_parts() if (kind.parallel_ssm and self.mamba) else (0, 0)
 
     def _dense_mlp_parts(self, kind: LayerKind) -> tuple[int, int]:
         mlp = kind.mlp
@@ -339,10 +430,60 @@ class ModelSpec:
 
     def _layer_fixed_params(self, kind: LayerKind) -> int:
         """One block's parameters a step always reads: all but its routed experts."""
-        p = sum(self._mixer_parts(kind)) + self._norms() + self.block_bias_params + sum(self._dense_mlp_parts(kind))
+        p = sum(self._mixer_parts(kind)) + sum(self._parallel_ssm_parts(kind)) + self._norms() \
+            + self.block_bias_params + sum(self._dense_mlp_parts(kind))
         if kind.mlp.kind == "moe" and self.moe:
             p += sum(sum(v) for v in self._moe_fixed_parts().values())
         return p
+
+    def layer_params(self, kind: LayerKind) -> int:
+        """One block of ``kind``: every parameter a step always reads (all but its routed experts)."""
+        return self._layer_fixed_params(kind)
+
+    def replicated_params(self, kind: LayerKind) -> int:
+        """Parameters of one block of ``kind`` that serving engines keep whole on every TP rank.
+
+        Following vLLM's and SGLang's model code (``ReplicatedLinear`` and norms rather than
+        ``ColumnParallelLinear`` / ``RowParallelLinear``): the block's norms; q/k norms
+        (per-head, the same on every rank); MLA's down-projections ``q_a_proj`` (h·q_lora_rank) and
+        ``kv_a_proj_with_mqa`` (h·(kv_lora_rank + d_rope)) with their norms (vLLM
+        vllm/model_executor/models/deepseek_v2.py ``DeepseekV2MLAAttention``: ``fused_qkv_a_proj``
+        with ``disable_tp=True``, ``kv_a_proj_with_mqa = ReplicatedLinear``; SGLang
+        python/sglang/srt/models/deepseek_v2.py: ``fused_qkv_a_proj_with_mqa = ReplicatedLinear``);
+        the sparse-attention indexer (vLLM ``Indexer``: "no tensor parallel, just replicated"); the MoE
+        router (vLLM ``GateLinear``, a ``ReplicatedLinear``; Mixtral/Qwen-MoE ``gate = ReplicatedLinear``)
+        and its bias; the shared-expert gate (Qwen2-MoE ``shared_expert_gate = ReplicatedLinear``);
+        gpt-oss-style biases of row-parallel outputs are small and left split.  The K/V projections'
+        replication once TP > h_kv is :class:`core.parallelism.Parallelism`'s (it depends on TP).
+        """
+        h = self.hidden_size
+        p = self._norms() + self.attention_norm_params * (kind.mixer == "attention")
+        if kind.mixer == "attention":
+            if self.mla:
+                a = self.mla
+                p += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+                if a.q_lora_rank:
+                    p += h * a.q_lora_rank + a.q_lora_rank
+            if kind.sparse_topk and self.indexer:
+                q_rank = self.mla.q_lora_rank if (self.mla and self.mla.q_lora_rank) else h
+                p += self.indexer.linear_params(h, q_rank) + self.indexer.norm_params()
+            if kind.cross:
+                p += 2 * self.head_dim + 2
+        if kind.mlp.kind == "moe" and self.moe:
+            router, router_bias = self._moe_fixed_parts()["router"]
+            p += router + router_bias + (h if (self.moe.shared_gate and self.moe.n_shared_experts) else 0)
+        return p
+
+    def kv_projection_params(self, kind: LayerKind) -> tuple[int, int]:
+        """``(params, per KV head)`` of one block's K and V projections (0 for MLA and non-attention blocks).
+
+        ``2·h·h_kv·d_head`` (with biases, ``2·h_kv·d_head`` more): a TP rank holds ``ceil(h_kv/TP)``
+        heads' worth, so past TP = h_kv the projections are replicated (vLLM ``QKVParallelLinear``).
+        """
+        if kind.mixer != "attention" or self.mla:
+            return 0, 0
+        per_head = 2 * self.hidden_size * self.head_dim + (2 * self.head_dim if self.qkv_bias else 0)
+        return per_head * self.n_kv_heads, per_head
 
     def fixed_params(self) -> int:
         """Everything read on every step whatever the batch: all but the routed experts."""
@@ -438,6 +579,12 @@ class ModelSpec:
                     rows.append((mixer[0], weight * linear, names, True, False, False))
                 if other:
                     rows.append((mixer[0] + " (biases, norms)", weight * other, names, False, False, False))
+                linear, other = self._parallel_ssm_parts(kind)  # a parallel hybrid's Mamba-2 (Falcon-H1)
+                ssm_names = _prefixed([f"{p}.mamba" for p in lay])
+                if linear:
+                    rows.append(("Mamba", weight * linear, ssm_names, True, False, False))
+                if other:
+                    rows.append(("Mamba (biases, norms)", weight * other, ssm_names, False, False, False))
                 mlp_names = _prefixed([f"{p}.{s}" for p in lay for s in ("mlp", "feed_forward", "mixer")])
                 if kind.mlp.matrices:
                     linear, other = self._dense_mlp_parts(kind)
@@ -573,10 +720,17 @@ class ModelSpec:
                            f"global attention on the other {self.n_layers - n_local} (local layers' cache stops "
                            "growing at the window)")
         parts = []
+        lightning = self.linear_attention is not None and self.linear_attention.kind == "lightning"
         for word, text in (("full", "global attention"), ("sliding", "sliding-window attention (cache ≤ window)"),
                            ("chunked", "chunked attention (cache ≤ one chunk)"),
+                           ("sparse", "sparse attention over the top-k keys an indexer picks (the cache holds all "
+                                      "S, plus the indexer's FP8 keys)"),
+                           ("cross", f"cross-attention to the image ({self.cross_attention_tokens:,} image tokens' "
+                                     "K/V, fixed; no text KV)"),
+                           ("parallel", "attention and Mamba-2 side by side (KV cache and a fixed state)"),
                            ("shared_kv", "attention reusing an earlier layer's KV cache (none of its own)"),
-                           ("linear", "linear attention (a fixed state, no KV cache)"),
+                           ("linear", ("lightning" if lightning else "linear") + " attention (a fixed state, no KV "
+                                      "cache)"),
                            ("mamba", "Mamba (a fixed state, no KV cache)"), ("none", "no mixer (MLP only)")):
             n = self.stack.count(lambda k, word=word: k.attention == word)
             if n:
@@ -601,9 +755,27 @@ class ModelSpec:
             "layers by kind": self.stack.describe(),
             "trained context": f"{self.max_context:,}" if self.max_context else "not given",
         }
+        for t in self.kv_terms(2):
+            if t.what.startswith("indexer"):
+                ix = self.indexer
+                out["indexer keys per token"] = (
+                    f"{t.layers * t.bytes_per_token:,.0f} bytes: {t.layers} layers × ({ix.head_dim} FP8 + "
+                    f"{-(-ix.head_dim // ix.block)} × {ix.scale_bytes:g}-byte scale), beside the latent, on every TP "
+                    f"rank; the attention reads the top {ix.topk:,} keys ({ix.n_heads} index heads)")
+            elif t.what == "image K/V":
+                out["cross-attention"] = (
+                    f"{t.layers} layers attend to {self.cross_attention_tokens:,} image tokens: "
+                    f"{t.layers * t.fixed_bytes:,.0f} bytes of image K/V per sequence (BF16), fixed; the text KV "
+                    f"grows on the other {self.n_kv_layers} layers")
         state = self.state_bytes_per_sequence()
         if state:
             out["state per sequence"] = f"{state:,.0f} bytes (fixed, whatever S; beside the KV cache)"
+        n_parallel = self.stack.count(lambda k: k.parallel_ssm)
+        if n_parallel:
+            out["parallel hybrid"] = (f"{n_parallel} layers run attention and Mamba-2 side by side: each keeps its "
+                                      "KV cache and a fixed SSM state")
+        if self.unmodelled:
+            out["approximate"] = self.approximate_note()
         if self.moe:
             m = self.moe
             dense, moe_layers, _ = self.layer_split()
@@ -641,48 +813,94 @@ class ModelSpec:
     def kv_formula(self, bytes_per_element: float, gqa: bool = True) -> str:
         """The per-token KV formula with this model's numbers, e.g. ``2 × 32 × 8 × 128 × 2``.
 
-        ``L`` when every layer holds a cache; ``L_kv`` (the layers that do) otherwise.
+        ``L`` when every layer holds a cache; ``L_kv`` (the layers that do) otherwise.  A
+        sparse-attention indexer's FP8 keys are added as their own term (FP8 whatever p_kv).
         """
         n, sym = self.n_kv_layers, ("L" if self.n_kv_layers == self.n_layers else "L_kv")
         if self.mla and gqa:
             a = self.mla
-            return (f"{sym}·(kv_lora_rank + qk_rope_head_dim)·p_kv = {n} × ({a.kv_lora_rank} + "
+            text = (f"{sym}·(kv_lora_rank + qk_rope_head_dim)·p_kv = {n} × ({a.kv_lora_rank} + "
                     f"{a.qk_rope_head_dim}) × {bytes_per_element:g}")
-        if self.mla:
+        elif self.mla:
             a = self.mla
-            return (f"{sym}·h·(d_nope + d_rope + d_v)·p_kv = {n} × {self.n_heads} × ({a.qk_nope_head_dim} + "
+            text = (f"{sym}·h·(d_nope + d_rope + d_v)·p_kv = {n} × {self.n_heads} × ({a.qk_nope_head_dim} + "
                     f"{a.qk_rope_head_dim} + {a.v_head_dim}) × {bytes_per_element:g}")
-        return (f"2·{sym}·h_kv·d_head·p_kv = 2 × {n} × {self.kv_heads(gqa)} × {self.head_dim} × "
-                f"{bytes_per_element:g}")
+        else:
+            text = (f"2·{sym}·h_kv·d_head·p_kv = 2 × {n} × {self.kv_heads(gqa)} × {self.head_dim} × "
+                    f"{bytes_per_element:g}")
+        n_index = self._sparse_kv_layers()
+        if not (n_index and self.indexer):
+            return text
+        ix = self.indexer
+        symbols, numbers = text.split(" = ", 1)
+        return (f"{symbols} + L_index·(d_I·1 B + ceil(d_I/128)·4 B) = {numbers} + {n_index} × ({ix.head_dim} × "
+                f"{ix.key_bytes:g} + {-(-ix.head_dim // ix.block)} × {ix.scale_bytes:g})")
+
+    def _sparse_kv_layers(self) -> int:
+        return self.stack.count(lambda k: k.allocates_kv and k.sparse_topk is not None)
 
     def kv_bytes_per_token(self, bytes_per_element: float, gqa: bool = True) -> float:
         """KV bytes one token adds across the layers that hold a cache, ``2·L_kv·h_kv·d_head·p_kv``.
 
         ``L_kv`` counts attention layers with a cache of their own (not
-        shared-KV, linear-attention or Mamba layers); windowed and chunked
-        layers count while S is within their window.  Source: article 004,
-        section 04 (Llama-3-70B: 327,680 bytes = 320 KiB).
+        shared-KV, cross-attention, linear-attention or Mamba layers); windowed and chunked
+        layers count while S is within their window.  A sparse-attention layer adds its
+        indexer's FP8 keys, ``d_I + ceil(d_I/128)·4`` bytes (:class:`core.layers.IndexerSpec`).
+        Source: article 004, section 04 (Llama-3-70B: 327,680 bytes = 320 KiB); the field
+        case sparse-attention-indexer-cache.json (DeepSeek-V3.2: 78,324 bytes).
         """
-        return float(self.n_kv_layers * self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
+        return float(sum(t.layers * t.bytes_per_token for t in self.kv_terms(bytes_per_element, gqa)))
 
     def kv_terms(self, bytes_per_element: float, gqa: bool = True) -> tuple[KVTerm, ...]:
-        """The per-sequence cache as a short list of layer groups (for the offline page's JavaScript).
+        """The per-sequence cache as a short list of layer groups (:class:`KVTerm`).
 
         ``Σ_terms layers · (bytes_per_token · min(S, cap) + fixed_bytes)`` is
-        :meth:`kv_bytes_per_sequence` plus :meth:`state_bytes_per_sequence`.
-        One term per distinct (cap) among cache-holding layers, one per
-        fixed-state mixer; shared-KV and MLP-only layers hold nothing.
+        :meth:`cache_bytes_per_sequence`.  One term per distinct (cap, top-k) among
+        cache-holding layers (elements × p_kv: K/V or the MLA latent); one for a sparse
+        layer's indexer keys (FP8, ``own_dtype``); one for cross-attention layers' image K/V
+        (fixed per sequence, :attr:`cross_attention_tokens` tokens); one per fixed-state mixer
+        (linear attention; Mamba, also a parallel hybrid's).  Shared-KV and MLP-only layers
+        hold nothing.  Each term says how TP ranks divide it (``tp_share``) and which layers
+        it covers (``layer_indices``), so a pipeline stage's share is exact.
         """
-        per = float(self.kv_elements_per_token_per_layer(gqa)) * bytes_per_element
-        caps: dict[int | None, int] = {}
-        for kind, n in self.stack.groups():
+        elements = float(self.kv_elements_per_token_per_layer(gqa))
+        per = elements * bytes_per_element
+        latent = self.mla is not None and gqa
+        kv_share = "replicated" if latent else "kv_heads"
+        kv_word = "MLA latent" if latent else ("KV (uncompressed MLA)" if self.mla else "KV")
+        groups: dict[tuple, list[int]] = {}
+        index = 0
+        for kind, n in self.stack.runs:
+            layers = list(range(index, index + n))
+            index += n
             if kind.allocates_kv:
-                caps[kind.token_cap] = caps.get(kind.token_cap, 0) + n
-        terms = [KVTerm(n, per, cap, 0.0) for cap, n in caps.items()]
-        for mixer, spec in (("linear_attention", self.linear_attention), ("mamba", self.mamba)):
-            n = self.stack.count(lambda k, mixer=mixer: k.mixer == mixer)
-            if n and spec:
-                terms.append(KVTerm(n, 0.0, None, self._state_bytes_per_layer(spec)))
+                groups.setdefault(("kv", kind.token_cap, kind.sparse_topk), []).extend(layers)
+                if kind.sparse_topk is not None and self.indexer:
+                    groups.setdefault(("index", kind.token_cap, None), []).extend(layers)
+            if kind.mixer == "attention" and kind.cross:
+                groups.setdefault(("cross", None, None), []).extend(layers)
+            if kind.mixer == "linear_attention" and self.linear_attention:
+                groups.setdefault(("linear", None, None), []).extend(layers)
+            if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
+                groups.setdefault(("mamba", None, None), []).extend(layers)
+        terms = []
+        for (what, cap, topk), layers in groups.items():
+            n, idx = len(layers), tuple(layers)
+            if what == "kv":
+                terms.append(KVTerm(n, per, cap, 0.0, read_cap=topk, tp_share=kv_share, what=kv_word,
+                                    layer_indices=idx))
+            elif what == "index":
+                terms.append(KVTerm(n, self.indexer.cache_bytes_per_token(), cap, 0.0, own_dtype=True,
+                                    tp_share="replicated", what="indexer keys (FP8)", layer_indices=idx))
+            elif what == "cross":
+                terms.append(KVTerm(n, 0.0, None, self.cross_attention_tokens * per, tp_share=kv_share,
+                                    what="image K/V", layer_indices=idx))
+            elif what == "linear":
+                terms.append(KVTerm(n, 0.0, None, self._state_bytes_per_layer(self.linear_attention),
+                                    tp_share="even", what="linear-attention state", layer_indices=idx))
+            else:
+                terms.append(KVTerm(n, 0.0, None, self._state_bytes_per_layer(self.mamba), tp_share="even",
+                                    what="Mamba state", layer_indices=idx))
         return tuple(terms)
 
     def kv_bytes_per_sequence(self, context, bytes_per_element: float, gqa: bool = True):
@@ -690,36 +908,52 @@ class ModelSpec:
 
         ``Σ_layers with a cache 2·h_kv·d_head·min(S, cap)·p_kv`` where cap is
         the layer's sliding window or attention chunk (a chunked layer holds at
-        most one chunk), none for global layers.  Equal to
-        ``kv_bytes_per_token · S`` when no layer caps.  The fixed state of
-        linear-attention and Mamba layers is not KV: see
-        :meth:`state_bytes_per_sequence`.
+        most one chunk), none for global layers, plus a sparse layer's indexer
+        keys.  Equal to ``kv_bytes_per_token · S`` when no layer caps.  What does
+        not grow with S (the fixed state of linear-attention and Mamba layers, a
+        cross-attention layer's image K/V) is :meth:`state_bytes_per_sequence`.
         """
         s = np.asarray(context, dtype=float)
         total = np.zeros(s.shape)
         for t in self.kv_terms(bytes_per_element, gqa):
             if t.bytes_per_token:
-                total = total + t.layers * t.bytes_per_token * (s if t.cap is None else np.minimum(s, t.cap))
+                total = total + t.held(s)
         return float(total) if total.ndim == 0 else total
 
     def _state_bytes_per_layer(self, spec) -> float:
         return (spec.state_elements() * self.state_bytes_per_element
                 + spec.conv_elements() * self.conv_state_bytes_per_element)
 
-    def state_bytes_per_sequence(self) -> float:
-        """Fixed-state bytes one sequence holds, whatever its length (0 without such layers).
+    def state_bytes_per_sequence(self, bytes_per_element: float = 2.0, gqa: bool = True) -> float:
+        """Bytes one sequence holds whatever its length (0 without such layers).
 
-        Linear-attention (gated delta-net) and Mamba layers keep a recurrent
+        Linear-attention (gated delta-net, lightning) and Mamba layers keep a recurrent
         state and a convolution state per sequence instead of a KV cache:
         ``Σ layers · (state elements · p_state + conv elements · p_conv)`` with
         p_state from ``mamba_ssm_dtype`` (16-bit if not given) and p_conv the
-        model's dtype.  Independent of the KV precision lever.
+        model's dtype, independent of the KV precision.  Cross-attention layers hold
+        the image's K/V, ``2·h_kv·d_head·tokens·p_kv`` each, at the KV precision
+        ``bytes_per_element`` (BF16 if not given).
         """
-        return float(sum(t.layers * t.fixed_bytes for t in self.kv_terms(2.0)))
+        return float(sum(t.layers * t.fixed_bytes for t in self.kv_terms(bytes_per_element, gqa)))
 
     def cache_bytes_per_sequence(self, context, bytes_per_element: float, gqa: bool = True):
         """KV plus fixed state held by one sequence of S tokens (broadcasts): what serving allocates."""
-        return self.kv_bytes_per_sequence(context, bytes_per_element, gqa) + self.state_bytes_per_sequence()
+        s = np.asarray(context, dtype=float)
+        total = sum((t.held(s) for t in self.kv_terms(bytes_per_element, gqa)), np.zeros(s.shape))
+        return float(total) if np.ndim(total) == 0 else total
+
+    def cache_bytes_read_per_sequence(self, context, bytes_per_element: float, gqa: bool = True):
+        """Cache bytes one decode step reads for one sequence of S tokens (broadcasts).
+
+        What it holds (:meth:`cache_bytes_per_sequence`), except that sparse attention
+        reads only the top k of the latent/KV it holds (``index_topk``), while its
+        indexer reads every cached key.  Source: the DeepSeek-V3.2 field case; vLLM#51209
+        (the indexer reads all of its own cache per decode token).
+        """
+        s = np.asarray(context, dtype=float)
+        total = sum((t.read(s) for t in self.kv_terms(bytes_per_element, gqa)), np.zeros(s.shape))
+        return float(total) if np.ndim(total) == 0 else total
 
     # -- attention FLOPs ----------------------------------------------------------
     def attention_flop_per_key(self) -> int:
@@ -736,64 +970,69 @@ class ModelSpec:
             return 2 * self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * self.n_heads * a.v_head_dim
         return 4 * self.n_heads * self.head_dim
 
-    def _state_flop_per_token(self) -> int:
-        flop = 0
-        for mixer, spec in (("linear_attention", self.linear_attention), ("mamba", self.mamba)):
-            n = self.stack.count(lambda k, mixer=mixer: k.mixer == mixer)
-            if n and spec:
-                flop += n * spec.flop_per_token()
-        return flop
+    def attention_terms(self, groups=None) -> AttentionTerms:
+        """Attention FLOP per sequence over ``groups`` (``(kind, layers)`` pairs; the whole stack by default),
+        beyond the weights' ``2·N_active`` per token, as the terms a step sums (:class:`AttentionTerms`).
+
+        Per self-attention layer ``4·h_q·d_head`` (:meth:`attention_flop_per_key`) per (query, key) pair,
+        the keys capped by the layer's window or chunk; a sparse-attention layer attends to its top k keys
+        and its indexer scores all of them (:meth:`core.layers.IndexerSpec.flop_per_key` per key); a
+        cross-attention layer attends to the image's :attr:`cross_attention_tokens`, whatever S; a
+        linear-attention or Mamba mixer (a parallel hybrid's too) costs its own per-token FLOP
+        (:meth:`core.layers.LinearAttentionSpec.flop_per_token`, :meth:`core.layers.MambaSpec.flop_per_token`).
+        In prefill a layer's pairs are causal (:func:`core.step.causal_pairs`), top k acting as a window.
+        """
+        per_key = float(self.attention_flop_per_key())
+        decode: dict[int | None, float] = {}
+        prefill: dict[tuple, float] = {}
+        per_token = 0.0
+        for kind, n in (self.stack.groups() if groups is None else groups):
+            if kind.mixer == "linear_attention" and self.linear_attention:
+                per_token += n * self.linear_attention.flop_per_token()
+            if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
+                per_token += n * self.mamba.flop_per_token()
+            if kind.mixer != "attention":
+                continue
+            if kind.cross:
+                per_token += n * per_key * self.cross_attention_tokens
+                continue
+            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * per_key
+            window = kind.window
+            if kind.sparse_topk is not None:
+                window = kind.sparse_topk if window is None else min(window, kind.sparse_topk)
+            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * per_key
+            if kind.sparse_topk is not None and self.indexer:
+                index = n * float(self.indexer.flop_per_key())
+                decode[kind.token_cap] = decode.get(kind.token_cap, 0.0) + index
+                prefill[(kind.window, kind.chunk)] = prefill.get((kind.window, kind.chunk), 0.0) + index
+        return AttentionTerms(tuple((flop, cap) for cap, flop in decode.items()),
+                              tuple((flop, w, c) for (w, c), flop in prefill.items()), float(per_token))
 
     def decode_attention_flop(self, context):
         """Attention FLOP for one new token at context S (broadcasts over S), beyond the 2·N_active weights term.
 
         ``Σ_attention layers 4·h_q·d_head·S_eff`` with S_eff = min(S, cap) for
         windowed and chunked layers (chunked: at most one chunk) and S
-        otherwise; shared-KV layers attend like the others.  Fixed-state layers
-        add their own per-token cost (:meth:`core.layers.LinearAttentionSpec.flop_per_token`,
-        :meth:`core.layers.MambaSpec.flop_per_token`), independent of S.
+        otherwise; shared-KV layers attend like the others.  A sparse-attention
+        layer attends to min(S, top k) keys and its indexer scores all S; a
+        cross-attention layer attends to the image's tokens, whatever S.
+        Fixed-state layers add their own per-token cost (:meth:`attention_terms`).
         """
         s = np.asarray(context, dtype=float)
-        per_key = float(self.attention_flop_per_key())
-        total = np.full(s.shape, float(self._state_flop_per_token()))
-        for kind, n in self.stack.groups():
-            if kind.mixer == "attention":
-                cap = kind.token_cap
-                total = total + n * per_key * (s if cap is None else np.minimum(s, cap))
+        terms = self.attention_terms()
+        total = np.full(s.shape, terms.per_token)
+        for flop, cap in terms.decode:
+            total = total + flop * (s if cap is None else np.minimum(s, cap))
         return float(total) if total.ndim == 0 else total
 
     def decode_attention_terms(self) -> tuple[tuple[float, int | None], ...]:
         """:meth:`decode_attention_flop` as ``((flop_per_key, cap), …)`` plus a constant term ``(flop, 0)``.
 
         ``Σ flop_per_key · min(S, cap)`` (cap None: S) over the terms is the decode
-        attention FLOP per token, for the offline page's JavaScript.
+        attention FLOP per token.
         """
-        per_key = float(self.attention_flop_per_key())
-        caps: dict[int | None, int] = {}
-        for kind, n in self.stack.groups():
-            if kind.mixer == "attention":
-                caps[kind.token_cap] = caps.get(kind.token_cap, 0) + n
-        terms = [(n * per_key, cap) for cap, n in caps.items()]
-        return (*terms, (float(self._state_flop_per_token()), 0))
-
-    @staticmethod
-    def causal_pairs(prompt, window: int | None = None, chunk: int | None = None):
-        """(query, key) pairs of causal attention over P tokens (broadcasts over P).
-
-        ``P(P+1)/2``; with a sliding window w (a query sees itself and the
-        w − 1 before it): ``w(w+1)/2 + (P − w)·w`` once P > w; with chunks of c:
-        ``n·c(c+1)/2 + r(r+1)/2`` where P = n·c + r.
-        """
-        p = np.asarray(prompt, dtype=float)
-        if window is not None:
-            w = float(window)
-            return np.where(p <= w, p * (p + 1) / 2, w * (w + 1) / 2 + (p - w) * w)
-        if chunk is not None:
-            c = float(chunk)
-            whole = np.floor(p / c)
-            rest = p - whole * c
-            return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2
-        return p * (p + 1) / 2
+        terms = self.attention_terms()
+        return (*terms.decode, (terms.per_token, 0))
 
     def prefill_attention_flop(self, prompt):
         """Attention FLOP of a prefill of P prompt tokens (broadcasts over P), beyond the 2·N_active·P term.
@@ -801,16 +1040,14 @@ class ModelSpec:
         ``Σ_attention layers 4·h_q·d_head · pairs(P)`` over causal (query, key)
         pairs: ``P(P+1)/2`` for global layers, capped by a sliding window w
         (``w(w+1)/2 + (P − w)·w`` for P > w) or chunks of c (``n·c(c+1)/2 +
-        r(r+1)/2``, P = n·c + r); fixed-state layers add ``P ×`` their per-token
-        cost.  Source: the field case prefill-attention-flops.json (Llama-3-8B,
-        P = 32,768: 2.81e14 FLOP, 35 % of the prefill).
+        r(r+1)/2``, P = n·c + r).  A sparse layer's attention has the pairs of a
+        window of top k, its indexer all causal pairs; cross-attention layers and
+        fixed-state layers add ``P ×`` their per-token cost.  Source: the field case
+        prefill-attention-flops.json (Llama-3-8B, P = 32,768: 2.81e14 FLOP, 35 % of the prefill).
         """
         p = np.asarray(prompt, dtype=float)
-        per_key = float(self.attention_flop_per_key())
-        total = p * float(self._state_flop_per_token())
-        for kind, n in self.stack.groups():
-            if kind.mixer != "attention":
-                continue
-            pairs = self.causal_pairs(p, kind.window, kind.chunk)
-            total = total + n * per_key * pairs
+        terms = self.attention_terms()
+        total = p * terms.per_token
+        for flop, window, chunk in terms.prefill:
+            total = total + flop * causal_pairs(p, window, chunk)
         return float(total) if total.ndim == 0 else total

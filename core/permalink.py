@@ -9,13 +9,20 @@ drift apart.
 
 Reading one never fails as a whole: a value that is unknown, malformed, out of
 range, too long or given twice is left out (or the first one used) with a notice
-naming it and what is accepted, and the rest of the link still applies.
+naming it and what is accepted, and the rest of the link still applies.  A link
+that gives more than :data:`MAX_LINK_KEYS` values is ignored as a whole, with one
+notice.  A link no page can be built for (:func:`link_refusal`: longer than
+:data:`MAX_LINK_CHARS`, or a value the page's address reader cannot read) is
+refused before the page is built, with an error page that says why
+(``app/app_hooks.py``).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import NamedTuple
+from urllib.parse import parse_qsl
 
 from .catalogue import Catalogue
 from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_catalogue
@@ -28,6 +35,60 @@ EXTRA_KEYS = ("pins", "custom-gpu")
 MAX_JSON_TEXT = 20_000
 #: Longest pin name kept.
 MAX_PIN_NAME = 40
+#: Longest link query opened, characters of the query as sent (percent-encoded).  The longest the lab writes is
+#: 20,527 (16 pins with 40-character names of 4-byte characters, every lever moved to a 15-digit value, a
+#: custom GPU with every roof: tests/test_permalink.py); ~12,000 with ASCII names.
+MAX_LINK_CHARS = 32_768
+#: Most query values a link may give; the lab writes at most 25 keys (19 levers, ``pins``, ``custom-gpu`` and
+#: the app's 4).
+MAX_LINK_KEYS = 100
+
+
+class LinkRefusal(NamedTuple):
+    """Why a link cannot be opened at all: the HTTP status to answer with and the reason, in words."""
+
+    status: int
+    reason: str
+
+
+def link_refusal(query: str) -> LinkRefusal | None:
+    """Why no page can be built for a link with this query (the text after ``?``, as sent), or None.
+
+    Two things cannot be left out with a notice, because they fail before the lab reads the link:
+
+    * a query over :data:`MAX_LINK_CHARS` characters (HTTP 414): the page's websocket repeats it, and the server
+      closes a request whose headers pass its limit, which left a white page;
+    * a value written in digits that is no whole number Python reads (HTTP 400): over
+      ``sys.get_int_max_str_digits()`` (4,300) digits, or digits other than 0-9 (``²``, ``①``).  Panel's reader of
+      the page's address (``panel.util.parse_query``) converts every such value with ``int()``, which raised
+      while the page was built: the page's address never updated again and every move logged a traceback.
+
+    Returns:
+        a :class:`LinkRefusal` naming the length or the key, or None (the lab reads the link and leaves out,
+        with a notice, what it cannot use).
+    """
+    if len(query) > MAX_LINK_CHARS:
+        return LinkRefusal(414, f"this link is {len(query):,} characters long; Roofline Lab opens links of up to "
+                                f"{MAX_LINK_CHARS:,} (its own are at most ~21,000)")
+    limit = sys.get_int_max_str_digits() or len(query) + 1
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if not value.isdigit():
+            continue
+        if not value.isdecimal():
+            return LinkRefusal(400, f"{_shown(key)} is written in digits other than 0-9 ({_shown(value)})")
+        if len(value) > limit:
+            return LinkRefusal(400, f"{_shown(key)} is a number {len(value):,} digits long, more than the "
+                                    f"{limit:,} a number may have")
+    return None
+
+
+def _too_many_keys(query: dict) -> str | None:
+    """The notice for a parsed query giving more than :data:`MAX_LINK_KEYS` values (a key given thrice counts 3)."""
+    count = sum(len(v) if isinstance(v, (list, tuple)) else 1 for v in query.values())
+    if count <= MAX_LINK_KEYS:
+        return None
+    return (f"ignored this link: it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
+            f"(the lab writes at most 25)")
 
 
 class LinkState(NamedTuple):
@@ -44,7 +105,7 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: A
     """The query parameters of a permalink for ``levers``, ``pins`` and a session's own GPU."""
     query = {lever.flag: lever.encode(levers[lever.name]) for lever in LEVERS}
     if custom_gpu is not None:
-        query["custom-gpu"] = json.dumps(accelerator_form(custom_gpu), separators=(",", ":"))
+        query["custom-gpu"] = json.dumps(accelerator_form(custom_gpu), separators=(",", ":"), ensure_ascii=False)
     if pins:
         # A pin lists only the levers that differ from the defaults, to keep links short.
         defaults = LEVERS.defaults()
@@ -52,7 +113,7 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: A
             [{"name": pin.name, **{lever.flag: lever.encode(pin.levers[lever.name]) for lever in LEVERS
                                    if pin.levers[lever.name] != defaults[lever.name]}}
              for pin in pins],
-            separators=(",", ":"),
+            separators=(",", ":"), ensure_ascii=False,
         )
     return query
 
@@ -64,6 +125,7 @@ def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
         query: key -> text, or key -> list of texts (a key given more than once:
             the first is used, with a notice).  Unknown keys are reported, not
             applied; keys in ``ignore`` (the app's own, e.g. ``embed``) are skipped.
+            More than :data:`MAX_LINK_KEYS` values: nothing applies, one notice says why.
 
     Returns:
         a :class:`LinkState`: the valid levers (Scenario parameter names, SI
@@ -71,6 +133,9 @@ def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
         this lab does not have is dropped, with a notice), the custom GPU
         if the link defines a valid one, and one notice per value that was ignored.
     """
+    too_many = _too_many_keys(query)
+    if too_many:
+        return LinkState({}, [], [too_many], None)
     notices: list[str] = []
     query = _first_values(query, notices)
     custom = _custom_gpu(query.get("custom-gpu"), notices)
@@ -163,10 +228,11 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
     try:
         if not isinstance(form, dict):
             raise ValueError("not a JSON object")
-        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", *CUSTOM_ROOFS}
+        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", "link_gbs", "max_node", *CUSTOM_ROOFS}
         missing = {"name", "bandwidth_tbs", "capacity_gb", "bf16"} - set(form)
         if missing or set(form) - known:
-            raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference); "
+            raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference, "
+                             "link_gbs, max_node); "
                              f"missing {sorted(missing)}, unknown {sorted(map(_shown, set(form) - known))}")
         if not isinstance(form["name"], str):
             raise ValueError("name must be text")

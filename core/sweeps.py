@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scenario import Ladder, Scenario, ScenarioResult, step_ladder, weights_as
+from .scenario import Scenario, ScenarioResult
+from .step import Step, step
 
 
-def batch_sweep(r: ScenarioResult, batches) -> Ladder:
-    """The per-batch numbers of ``r``'s scenario at other batch sizes.
+def batch_sweep(r: ScenarioResult, batches) -> Step:
+    """The step of ``r``'s scenario at other batch sizes (:func:`core.step.step` on its profile).
 
     Everything but B is held (model, GPU, precisions, k, S, reserve, the launch overhead).
 
@@ -25,12 +26,8 @@ def batch_sweep(r: ScenarioResult, batches) -> Ladder:
         batches: 1-D array of batch sizes (>= 1).
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
-    plan = r.parallelism()
-    # the result's attention FLOPs are one GPU's; step_ladder takes the whole model's per sequence
-    attn_seq = r.attention_flop_per_step / r.batch / plan.attention_share()
-    return step_ladder(np.asarray(batches), weights_as(r.model, r.weight_dtype), r.tokens_per_read, gained,
-                       r.kv_bytes_per_sequence, attn_seq, r.peak_flop_per_s, r.bandwidth,
-                       r.reserve_bytes, r.capacity_bytes, plan, launch_s=r.launch_overhead_s)
+    return step(r.deployment.profile, np.asarray(batches), tokens=r.tokens_per_read, context=r.context,
+                gained=gained, p_kv=r.kv_bytes_per_element, gqa=r.gqa, prefill=r.phase == "prefill")
 
 
 def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from .scenario import LEVERS, Scenario, ScenarioResult
-from .units import GB, TFLOP, GiB, KiB
+from .units import GB, TFLOP, GiB, KiB, fmt_money
 
 #: Every lever a tour step sets before applying its own settings: the lever
 #: table's defaults, on article 000's model (Llama-3-8B).
@@ -285,8 +285,8 @@ def gpu_caption_values(r: ScenarioResult) -> dict:
         "comm_pct": 100 * r.communication_time_s / r.step_time_s_with_kv,
         "kv_per_gpu": r.kv_bytes_per_token_per_gpu,
         "tok_all": r.tokens_per_s_aggregate,
-        "cost_out": r.cost_per_million_output_tokens or 0.0,
-        "price": r.gpu_hour_price,
+        "cost_out": fmt_money(r.cost_per_million_output_tokens),
+        "price": fmt_money(r.gpu_hour_price if r.gpu_hour_price > 0 else None),
     }
 
 
@@ -323,7 +323,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
         "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
         "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
-        "shrinking too ({kv_per_gpu:,.0f} bytes per token per GPU: TP = h_kv). ${cost_out:.2f} per million "
+        "shrinking too ({kv_per_gpu:,.0f} bytes per token per GPU: TP = h_kv). {cost_out} per million "
         "output tokens at batch 1 (Scaling tab).",
     ),
     GpuTourStep(
@@ -331,7 +331,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "issue 10; article 000, Where It Breaks (cost from bytes moved)",
         {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
         "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
-        "communication at all, ${cost_out:.2f} per million output tokens at ${price:.2f} per GPU-hour.",
+        "communication at all, {cost_out} per million output tokens at {price} per GPU-hour.",
     ),
 )
 

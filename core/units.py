@@ -8,6 +8,7 @@ mixed: ``GB`` always means 1e9 bytes and ``GiB`` always means 2**30 bytes.
 from __future__ import annotations
 
 import math
+import re
 
 KiB = 2**10
 MiB = 2**20
@@ -18,6 +19,24 @@ GB = 1e9
 TB = 1e12
 GFLOP = 1e9
 TFLOP = 1e12
+
+
+#: A number as a person types one where a number is expected: ASCII digits, an optional sign, point and exponent
+#: (``4``, ``-0.5``, ``1e3``, ``.5``).  Python's ``float`` also reads fullwidth ``４``, Arabic-Indic ``٤``,
+#: ``1_000``, ``inf`` and ``nan``; none of them is a number here.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_number(text: str) -> float:
+    """``text`` (surrounding ASCII whitespace allowed) as a float, if it is written as :data:`NUMBER`.
+
+    Raises:
+        ValueError: anything else, fullwidth and other non-ASCII digits included.
+    """
+    stripped = str(text).strip(" \t\r\n")
+    if not NUMBER.fullmatch(stripped):
+        raise ValueError(f"not a number written in ASCII digits: {str(text)[:20]!r}")
+    return float(stripped)
 
 
 def fmt_sig(x: float, sig: int = 4) -> str:
@@ -89,3 +108,23 @@ def fmt_rate(x: float) -> str:
 def fmt_count(n: int) -> str:
     """A whole count (GPUs, replicas, TP, PP) with thousands separators, e.g. ``1,998,848``."""
     return f"{int(n):,}"
+
+
+#: The smallest sum of money shown as a figure (a hundredth of a cent); below it, "under" this.
+MONEY_FLOOR = 1e-4
+
+
+def fmt_money(dollars: float | None) -> str:
+    """US dollars, the one format of every price and cost the lab shows.
+
+    From $1 up to the cent with thousands separators (``$23.81``, ``$11,900,000.00``); below $1 two significant
+    digits (``$0.081``); below :data:`MONEY_FLOOR` ``under $0.0001`` (a price of 1e-300, or a cost that underflows
+    to 0 although a price was given, is never a 300-digit figure or "no price"); None: ``no price given``.
+    """
+    if dollars is None:
+        return "no price given"
+    if not dollars >= MONEY_FLOOR:  # NaN too
+        return f"under ${MONEY_FLOOR:.4f}"
+    if dollars < 0.995:  # two significant digits below a dollar; from what rounds to $1.00, cents
+        return f"${fmt_sig(dollars, 2)}"
+    return f"${dollars:,.2f}"

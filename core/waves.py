@@ -23,9 +23,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .hardware import CUSTOM_RANGES
+
 #: Common CUTLASS / cuBLAS output tiles (tile_m, tile_n).
 TILES = {"128×128": (128, 128), "256×128": (256, 128), "128×256": (128, 256), "128×64": (128, 64),
          "64×64": (64, 64)}
+
+
+#: The highest peak a part may have, FLOP/s: the custom-GPU form's (:data:`core.hardware.CUSTOM_RANGES`), so every
+#: GPU the lab accepts gets its staircase.
+MAX_PEAK_FLOP_PER_S = CUSTOM_RANGES["peak"][1] * 1e12
 
 
 def _count(name: str, v) -> int:
@@ -104,14 +111,16 @@ def gemm_quantisation(m: int, n: int, k: int, tile_m: int, tile_n: int, sm_count
     """Tile and wave quantisation of a compute-bound GEMM (see the module docstring for the model).
 
     Raises:
-        ValueError: a non-positive or non-integer shape, tile or SM count, or a non-positive peak.
+        ValueError: a non-positive or non-integer shape, tile or SM count, or a peak that is not above 0 and at most
+            :data:`MAX_PEAK_FLOP_PER_S`.
     """
     m, n, k = _count("M", m), _count("N", n), _count("K", k)
     tm, tn = _count("tile_m", tile_m), _count("tile_n", tile_n)
     sms, bps = _count("SM count", sm_count), _count("blocks per SM", blocks_per_sm)
     if isinstance(peak_flop_per_s, bool) or not (isinstance(peak_flop_per_s, (int, float))
-                                                 and 0 < peak_flop_per_s < 1e18):
-        raise ValueError(f"peak FLOP/s must be positive, got {peak_flop_per_s!r}")
+                                                 and 0 < peak_flop_per_s <= MAX_PEAK_FLOP_PER_S):
+        raise ValueError(f"peak FLOP/s must be a number above 0 and at most {MAX_PEAK_FLOP_PER_S:g} (the custom-GPU "
+                         f"form's highest peak), got {peak_flop_per_s!r}")
     blocks = thread_blocks(m, n, tm, tn)
     w = waves(blocks, sms, bps)
     useful = 2.0 * m * n * k

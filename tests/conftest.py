@@ -15,8 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Hypothesis's per-example deadline is a timed test: on a loaded 2-core machine the first example (which
+# deploys a model) can outlast it, and a speed goal belongs in benchmarks/.  "no-shrink" reports the first
+# failing example as found (tests that run the suite on a changed copy of the lab only need to see it fail).
+settings.register_profile("lab", deadline=None)
+settings.register_profile("no-shrink", deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lab"))
 
 # Chromium's background services try the network at start-up; on a machine with
 # no internet those connections only add noise and delay.
@@ -44,10 +52,33 @@ def browser_type_launch_args(browser_type_launch_args):
     return args
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: Where servers started by the tests listen: ``ROOFLINE_TEST_PORTS=51000-51099`` (a range a firewall or a
+#: neighbour allows) or, unset, any free port the system gives.
+TEST_PORTS = os.environ.get("ROOFLINE_TEST_PORTS", "")
+
+
+def free_port() -> int:
+    """A free loopback port: the first free one of ``ROOFLINE_TEST_PORTS``, else one the system picks.
+
+    Raises:
+        RuntimeError: the range is malformed or has no free port.
+    """
+    if not TEST_PORTS:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    try:
+        low, high = (int(x) for x in TEST_PORTS.split("-"))
+    except ValueError:
+        raise RuntimeError(f"ROOFLINE_TEST_PORTS={TEST_PORTS!r}: give a range, e.g. 51000-51099") from None
+    for port in range(low, high + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"ROOFLINE_TEST_PORTS={TEST_PORTS}: no free port in the range")
 
 
 def wait_for_url(url: str, proc: subprocess.Popen | None = None, log: Path | None = None,
@@ -82,7 +113,7 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
     Returns:
         the server process and the app's URL (``/<app's folder name>``).
     """
-    port = port or _free_port()
+    port = port or free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", app, "--port", str(port), "--address", "127.0.0.1",
@@ -210,3 +241,27 @@ def click_until(page, button: str, expected, tries: int = 4) -> None:
         except Exception:  # noqa: BLE001 - playwright's TimeoutError; try again, then fail below
             if attempt == tries - 1:
                 raise
+
+
+def scenario_on(model: str, gpu: str, **levers):
+    """A scenario of a catalogue model and GPU, or of a session's own GPU (``"custom"``) or pasted config
+    (``"pasted"``, Qwen2.5-7B's config.json under another name): they travel to the browser too."""
+    import json
+
+    from core import Scenario
+    from core.config_reader import from_hf_config
+    from core.hardware import custom_accelerator
+    from core.model_catalogue import CATALOGUE_DIR
+
+    s = Scenario(**levers)
+    if gpu == "custom":
+        s.add_gpu(custom_accelerator("Lab <card>", bandwidth_tbs=1.5, capacity_gb=96, bf16=300, fp8=600))
+    else:
+        s.gpu = gpu
+    if model == "pasted":
+        config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+        s.add_model(from_hf_config(config, model_id="config-pasted", name="Pasted <i>Qwen</i>"))
+    else:
+        s.model = model
+    return s
+

@@ -1,16 +1,18 @@
-"""Hypothesis strategies for every boundary the lab reads (issue 12): levers, custom-GPU forms,
-permalink queries, measurement CSV and command lines.  Shared by tests/test_fuzz.py (a bounded
-number of examples in CI) and benchmarks/fuzz_boundaries.py (10^5 and more)."""
+"""Hypothesis strategies for every boundary the lab reads (issues 12 and 31): levers, custom-GPU forms,
+permalink queries, measurement CSV, measured points, command lines and the text they print.  Shared by
+tests/test_fuzz.py and tests/test_config_fuzz.py (a bounded number of examples in CI) and
+benchmarks/fuzz_boundaries.py (10^5 and more)."""
 
 from __future__ import annotations
 
 import json
 import math
+from urllib.parse import urlencode
 
 import param
 from hypothesis import strategies as st
 
-from core.hardware import CUSTOM_ROOFS, load_accelerators
+from core.hardware import CUSTOM_RANGES, CUSTOM_ROOFS, load_accelerators
 from core.scenario import LEVERS
 
 #: Numbers a hostile or careless user types.
@@ -44,13 +46,23 @@ def lever_value(name: str):
 
 LEVER_SETS = st.fixed_dictionaries({name: lever_value(name) for name in LEVERS.names})
 
+def in_range(field: str):
+    """Numbers the custom-GPU form accepts for ``field`` (:data:`core.hardware.CUSTOM_RANGES`): its two ends and
+    values spread evenly over its decades (a uniform draw would almost never reach the low decades)."""
+    lo, hi = CUSTOM_RANGES[field]
+    decades = st.floats(min_value=math.log10(lo), max_value=math.log10(hi))
+    return st.one_of(st.sampled_from([lo, hi]), decades.map(lambda e: min(max(10**e, lo), hi)))
+
+
 #: A custom-GPU form: numbers across (and beyond) the accepted range, sometimes wrong types.
 GPU_FORMS = st.fixed_dictionaries(
     {"name": st.one_of(st.text(min_size=1, max_size=60), NASTY_TEXT),
-     "bandwidth_tbs": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS, NASTY_TEXT),
-     "capacity_gb": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS),
-     "bf16": st.one_of(st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS, st.lists(st.integers()))},
-    optional={**{roof: NASTY_NUMBERS for roof in CUSTOM_ROOFS if roof != "bf16"},
+     "bandwidth_tbs": st.one_of(in_range("bandwidth"), st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS,
+                                NASTY_TEXT),
+     "capacity_gb": st.one_of(in_range("capacity"), st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS),
+     "bf16": st.one_of(in_range("peak"), st.floats(min_value=1e-300, max_value=1e7), NASTY_NUMBERS,
+                       st.lists(st.integers()))},
+    optional={**{roof: st.one_of(in_range("peak"), NASTY_NUMBERS) for roof in CUSTOM_ROOFS if roof != "bf16"},
               "reference": st.one_of(st.sampled_from(list(load_accelerators())), NASTY_TEXT,
                                      st.lists(st.text(max_size=5), max_size=2))},
 )
@@ -75,6 +87,18 @@ QUERY_VALUES = st.one_of(
 QUERIES = st.dictionaries(QUERY_KEYS, st.one_of(QUERY_VALUES, st.lists(QUERY_VALUES, min_size=1, max_size=3)),
                           max_size=8)
 
+#: Digits Python's ``str.isdigit`` admits: 0-9, other scripts' (Nd: ٤ ４), and those int() refuses (No: ² ①).
+ANY_DIGITS = st.text(alphabet=st.characters(categories=("Nd", "No")), min_size=1, max_size=8)
+#: A link's query as sent: the lab's own keys and nasty ones, URL-encoded, repeated keys, numbers of every length
+#: around the 4,300 digits Python's int() reads, digits of every script, raw text.
+LINK_QUERIES = st.one_of(
+    QUERIES.map(lambda q: urlencode(q, doseq=True)),
+    st.lists(st.tuples(QUERY_KEYS, st.one_of(ANY_DIGITS, st.integers(min_value=4290, max_value=4310).map("9".__mul__),
+                                              NASTY_TEXT)), max_size=6).map(urlencode),
+    st.text(max_size=300),
+    st.sampled_from(["x=" + "a" * 40_000, "&" * 3000, "a&" * 2000, "=" * 100, "%", "%zz=%", "x=%C2%B2"]),
+)
+
 #: Measurement CSV text: a header and rows of nasty cells.
 CSV_TEXT = st.one_of(
     st.text(max_size=200),
@@ -82,11 +106,31 @@ CSV_TEXT = st.one_of(
         lambda rows: "batch,context,tokens_per_s\n" + "\n".join(",".join(r) for r in rows)),
 )
 
+#: One measured point's fields as given (the CSV reader's output, or anything else): batch, context, tokens/s
+#: across and beyond the plausible ranges, tiny positives (5e-324) and wrong types included.
+MEASUREMENT_FIELDS = st.tuples(
+    st.one_of(st.integers(min_value=1, max_value=65536), NASTY_NUMBERS, st.booleans()),
+    st.one_of(st.integers(min_value=1, max_value=2**21), NASTY_NUMBERS),
+    st.one_of(st.floats(min_value=1e-3, max_value=1e9), st.sampled_from([5e-324, 1e-300, 1e-3, 1e9, 1e10]),
+              NASTY_NUMBERS, NASTY_TEXT),
+)
+
+#: Characters a terminal acts on: C0 and C1 controls (ESC, BEL, CSI), DEL and bidi overrides.
+TERMINAL_CONTROLS = st.sampled_from(["\x1b", "\x07", "\x9b", "\x7f", "\r", "\b", "\x00", "\u202e", "\u2066",
+                                     "\x1b]0;pwned\x07", "\x1b[2J", "\x1b[31m"])
+#: Text laced with them (a config's field, a file's name).
+CONTROL_TEXT = st.lists(st.one_of(TERMINAL_CONTROLS, st.text(max_size=6)), max_size=6).map("".join)
+
 #: Command lines of ``python -m core explain``.
 CLI_ARGS = st.lists(
     st.tuples(st.sampled_from([f"--{lever.flag}" for lever in LEVERS] + ["--json", "--bogus"]), NASTY_TEXT),
     max_size=5,
 ).map(lambda pairs: [x for pair in pairs for x in pair])
+
+
+def printable_lines(text: str) -> bool:
+    """True when ``text`` holds no character a terminal acts on but its line breaks."""
+    return all(c.isprintable() for c in text.replace("\n", ""))
 
 
 def finite_non_negative(value) -> bool:

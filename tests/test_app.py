@@ -369,7 +369,8 @@ def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some
 def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
     lab = Lab(Scenario(model="llama-3-8b"))
     lab.byo._plot()  # nothing given (or a file the browser refused): no "the header must name … (got: nothing)"
-    assert lab.state.measurement_problems == ["choose a CSV file (up to 2MB) or paste its rows first"]
+    assert lab.state.measurement_problems == ["choose a CSV file (up to 2 MB) or paste its rows first; a file over "
+                                              "2 MB is refused by the browser and not sent"]
     lab.byo.csv_file.value = {"m.csv": "batch,context,tokens_per_s\n1,128,150\n"}  # plotted on drop
     assert [m.batch for m in lab.state.measurements] == [1]
     lab.byo.csv_text.param.update(value="batch,context,tokens_per_s\n8,128,900",
@@ -441,3 +442,83 @@ def test_the_pins_table_names_the_phase_and_the_gpu_split():
     table = lab.pins.table.object
     assert "S = 8,192</td>" in table  # one GPU decoding: nothing added
     assert "S = 2,000, prefill, TP = 8, replicas = 2</td>" in table  # in prefill S is the prompt
+
+
+def _pasted_into(widget: pn.widgets.TextAreaInput, text: str) -> None:
+    """What a browser's text area holds after ``text`` is pasted into it: cut to its ``maxlength``."""
+    kept = text[: widget.max_length]
+    widget.param.update(value=kept, value_input=kept)
+
+
+@pytest.mark.parametrize("pasted", ['{"num_hidden_layers": 2' + " " * 3_000_000 + "}", "{" + '"a": 1, ' * 300_000])
+def test_a_paste_over_the_size_limit_is_refused_as_a_size(pasted):
+    """Issue 31, F9: a paste of more than 2,000,000 characters was cut by the text area in silence, and the lab
+    reported what was left: "invalid JSON at line 1, column 606"."""
+    lab = Lab()
+    _pasted_into(lab.byo.config_text, pasted)
+    lab.byo._read_config()
+    report = lab.byo.config_report.object
+    assert "Refused: config is over 2 MB" in report and "JSON" not in report
+
+
+def test_a_file_the_browser_refused_is_named_by_its_size():
+    """Issue 31, F9: a file over 2 MB is refused by the dropper (never sent); then "Read config" said "choose a
+    config.json file or paste its text first", as if none had been chosen."""
+    lab = Lab()
+    lab.byo._read_config()
+    assert "up to 2 MB" in lab.byo.config_report.object and "over 2 MB" in lab.byo.config_report.object
+    lab.byo._plot()
+    assert "choose a CSV file (up to 2 MB)" in lab.byo.measured_report.object
+    assert lab.byo.config_file.max_file_size == lab.byo.csv_file.max_file_size == "2MB"  # FilePond's units: 1e6
+
+
+def test_a_measurements_paste_over_the_size_limit_is_refused_as_a_size():
+    lab = Lab()
+    _pasted_into(lab.byo.csv_text, "batch,context,tokens_per_s\n" + "1,2048,150\n" * 250_000)
+    lab.byo._plot()
+    assert lab.state.measurements == []
+    assert "the CSV is over 2 MB" in lab.byo.measured_report.object
+
+
+def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
+    # DeepSeek-V3's config names a multi-token-prediction layer the lab does not count: the readouts open with
+    # the note, the memory verdict says "≈ ... (approximate)", and what was read says so too.
+    lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8))
+    readouts = lab.readouts.pane.object
+    assert readouts.startswith('<div class="warn approx" data-readout="approximate">≈ Approximate: '
+                               "num_nextn_predict_layers not modelled")
+    assert "→ ≈ fits (approximate)" in lab.memory.object or "→ ≈ DOES NOT FIT (approximate)" in lab.memory.object
+    assert 'data-readout="memory-approximate"' in lab.memory.object
+    # A model whose every key was read is not marked.
+    lab.scenario.model = "llama-3-70b"
+    assert "approx" not in lab.readouts.pane.object and "approximate" not in lab.memory.object
+    # A pasted config with a key the lab does not know is marked where it is reported and where its numbers are.
+    import json
+
+    config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+    lab.byo.config_text.value = json.dumps({**config, "mystery_layers": 12})
+    lab.byo._read_config()
+    report = lab.byo.config_report.object
+    assert 'data-readout="config-approximate"' in report and "mystery_layers not modelled" in report
+    assert "mystery_layers" in lab.readouts.pane.object and "(approximate)" in lab.memory.object
+
+
+def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_unmarked():
+    import json
+    from pathlib import Path
+
+    from core import from_hf_config
+    from core.model_catalogue import load_models
+
+    models = list(load_models().values())
+    for path in sorted(Path(__file__).with_name("field_cases").glob("*.json")):
+        cfg = json.loads(path.read_text())["input"]["config"]
+        models.append(from_hf_config(cfg, model_id=path.stem, name=path.stem))
+    for m in models:
+        # Every warning (a key not modelled, a tower not counted) makes the model approximate, and says so.
+        assert m.approximate == bool(m.warnings), m.id
+        if m.warnings:
+            assert m.approximate_note().startswith("approximate: ") and m.architecture()["approximate"]
+    marked = {m.id for m in models if m.approximate}
+    assert {"deepseek-v3", "gemma-3-12b", "gemma-3-27b", "cross-attention-layers"} <= marked
+    assert "gemma-2-9b" not in marked  # its sliding_window_size is sliding_window's other name, now read

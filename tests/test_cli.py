@@ -1,6 +1,7 @@
 """``python -m core``: the explain walk-through, its JSON, and one-line errors."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -127,3 +128,108 @@ def test_app_export_errors_are_one_line(tmp_path, capsys):
     assert "decode only" in capsys.readouterr().err
     assert app_main(["export", "--out", str(tmp_path / "x.html"), "--model", "mixtral-8x7b"]) == 0
     assert (tmp_path / "x.html").stat().st_size < 3e6
+
+
+@pytest.mark.parametrize("price", ["1e-300", "5e-324"])
+def test_a_tiny_price_per_gpu_hour_is_one_short_figure(capsys, price):
+    """Issue 31, F8: ``--gpu-hour-price 1e-300`` printed a 303-character cost, ``5e-324`` "set a price" (the
+    cost underflowed to 0 although a price was given)."""
+    assert main(["explain", "--gpu-hour-price", price]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "Cost per million" in line]
+    assert len(lines) == 2
+    for line in lines:
+        assert "set a price" not in line and max(map(len, re.findall(r"[\d.,e+-]{2,}", line))) < 12  # no long figure
+        assert re.search(r"= under \$0\.0001 × 1 / 3600 / [\d.,]+ tokens/s × 1e6 = under \$0\.0001 \(under "
+                         r"\$0\.0001 per GPU-hour", line), line
+
+
+def test_money_has_one_format_in_the_explanation_and_the_readouts(capsys):
+    from core import Scenario
+    from core.explain import quantities
+
+    r = Scenario(gpu_hour_price=1e6).evaluate()
+    assert main(["explain", "--gpu-hour-price", "1e6"]) == 0
+    text = capsys.readouterr().out
+    assert "e+" not in text and "$1,000,000.00 × 1 / 3600" in text
+    assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f}"
+    assert quantities(Scenario().evaluate())["cost-output"].value == "no price given"
+
+
+TERMINAL_ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b\u202e"  # retitle (OSC … BEL), clear the screen, a C1 CSI, bidi override
+
+
+def test_text_output_writes_control_characters_as_escapes(tmp_path, capsys):
+    """Issue 31, F7: a config's ``quantization_config.quant_method`` or the file's name holding ESC/BEL was written
+    raw by ``python -m core explain``, retitling the terminal and clearing the screen."""
+    cfg = tmp_path / f"evil{TERMINAL_ESCAPES}.json"
+    cfg.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                               "intermediate_size": 128, "vocab_size": 1000,
+                               "quantization_config": {"quant_method": f"{TERMINAL_ESCAPES}gptq", "bits": 4}}))
+    assert main(["explain", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert all(c.isprintable() for c in out.replace("\n", "")), [c for c in out if not c.isprintable()]
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e.json on " in out  # said, not run
+    assert "quantization: \\x1b]0;pwned\\x07" in out
+    assert out.count("\n") > 40  # the lines stay lines
+
+
+def test_the_offline_page_command_writes_no_control_characters(tmp_path, capsys):
+    from app.__main__ import main as app_main
+
+    assert app_main(["export", "--out", str(tmp_path / f"no{TERMINAL_ESCAPES}" / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and all(c.isprintable() for c in err.rstrip("\n")) and "\\x1b]0;" in err
+
+
+def test_the_first_line_says_when_the_numbers_are_approximate(capsys):
+    assert main(["explain", "--model", "deepseek-v3"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("— APPROXIMATE: num_nextn_predict_layers not modelled (see what the lab read)")
+    assert main(["explain", "--model", "llama-3-8b"]) == 0
+    assert "APPROXIMATE" not in capsys.readouterr().out.splitlines()[0]
+    assert main(["explain", "--model", "deepseek-v3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["approximate"] == ["num_nextn_predict_layers"]
+
+
+def test_a_gpu_not_in_the_catalogue_from_its_datasheet_numbers(capsys):
+    # The H20: 96 GB, 4.0 TB/s, 148 TFLOP/s dense BF16: a ridge point of 148e12 / 4.0e12 = 37 FLOP/byte.
+    args = ["explain", "--model", "llama-3-8b", "--gpu-name", "H20", "--gpu-bf16", "148", "--gpu-fp8", "296",
+            "--gpu-bandwidth", "4.0", "--gpu-memory", "96"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("Llama-3-8B on H20: decode")
+    assert "Ridge point: P_peak / BW = 148 TFLOP/s / 4 TB/s = 37.0 FLOP/byte" in out.out
+    assert "96 GB on the datasheet -> 96.00 GiB" in out.out and out.err == ""
+    assert main([*args, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["ridge_point"] == pytest.approx(37.0) and r["peak_flop_per_s"] == 148e12 and r["gpu_warnings"] == []
+    assert r["capacity_bytes"] == 96 * 2**30 and r["gpu"] == "custom-h20"
+    # Its scale-up link and node are the communication's: TP 2 over 450 GB/s per direction, up to 8 per node.
+    assert main([*args, "--gpu-link", "450", "--gpu-node", "8", "--tp", "2", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["link_bandwidth"] == 450e9 and r["communication_time_s"] > 0
+    assert "up to 8 accelerators" in r["interconnect"]
+
+
+def test_custom_gpu_flags_have_the_browser_forms_ranges_and_sparse_warning(capsys):
+    base = ["explain", "--gpu-name", "Lab card", "--gpu-bf16", "400", "--gpu-memory", "80"]
+    # The same checks as the "Your GPU" form (core.hardware.custom_accelerator over CUSTOM_RANGES), one line each.
+    for extra, message in [
+        (["--gpu-bandwidth", "0"], "--gpu-name: bandwidth (TB/s) must be a positive number from 0.001 to 10000, got 0"),
+        ([], "--gpu-name: bandwidth (TB/s) is missing: enter a positive number"),
+        (["--gpu-bandwidth", "fast"], "--gpu-bandwidth 'fast': not a number; accepted: 0.001 to 10000"),
+        (["--gpu-bandwidth", "2", "--gpu-fp8", "1e9"], "FP8 peak (TFLOP/s) must be a positive number from 0.01 to"),
+        (["--gpu-bandwidth", "2", "--gpu-link", "0.5"], "link (GB/s per direction) must be a positive number from 1"),
+        (["--gpu-bandwidth", "2", "--gpu-node", "2.5"], "node (GPUs) must be a whole number from 1 to 100000"),
+        (["--gpu-bandwidth", "2", "--gpu", "h100-sxm"], "--gpu and --gpu-name: give a catalogue GPU or your own"),
+    ]:
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+    assert main(["explain", "--gpu-bf16", "400"]) == 2
+    assert "--gpu-bf16 needs --gpu-name" in capsys.readouterr().err
+    # A 2:4-sparsity headline (the H100's 1,979 "TFLOP/s" at its 3.35 TB/s) is warned about, as in the browser.
+    assert main(["explain", "--gpu-name", "Fast card", "--gpu-bf16", "1979", "--gpu-bandwidth", "3.35",
+                 "--gpu-memory", "80"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: BF16 1,979 TFLOP/s is about twice the dense 989 of NVIDIA H100")

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from fuzz_strategies import CONTROL_TEXT, printable_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -173,6 +174,55 @@ def test_huge_sizes_are_refused_or_cheap(value, key):
         assert key in str(exc)
         return
     check_model(m)
+
+
+_FUZZ_DIR = []
+
+
+def fuzz_dir() -> Path:
+    """A directory for the config files the command line reads (removed when the process ends)."""
+    if not _FUZZ_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="roofline-cli-fuzz-"))
+        atexit.register(shutil.rmtree, path, True)
+        _FUZZ_DIR.append(path)
+    return _FUZZ_DIR[0]
+
+
+#: A file name: anything but a path separator and NUL, within a file system's 255 bytes.
+FILE_NAMES = CONTROL_TEXT.map(lambda t: t.replace("/", "").replace("\x00", "")).filter(
+    lambda t: t not in ("", ".", "..") and len(t.encode("utf-8", "surrogatepass")) < 200)
+
+
+@FUZZ
+@given(mutated_configs(), FILE_NAMES, st.one_of(st.none(), CONTROL_TEXT), st.booleans())
+def test_the_command_lines_text_output_holds_no_terminal_control(case, file_name, quant_method, json_out):
+    """Issue 31, F7: ``python -m core explain --config PATH`` prints printable lines whatever the config's fields
+    (``quantization_config.quant_method``) and the file's name say: ESC/BEL never reach the terminal."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from core.cli import main
+
+    cfg, _ = case
+    if quant_method is not None:
+        cfg = {**cfg, "quantization_config": {"quant_method": quant_method, "bits": 4}}
+    path = fuzz_dir() / f"{file_name}.json"
+    try:
+        path.write_text(json.dumps(cfg, allow_nan=True), encoding="utf-8", errors="surrogatepass")
+    except (OSError, UnicodeEncodeError):
+        return  # a name this file system does not take
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["explain", "--config", str(path), *(["--json"] if json_out else [])])
+    path.unlink()
+    assert code in (0, 2)
+    assert printable_lines(out.getvalue()) and printable_lines(err.getvalue()), (out.getvalue(), err.getvalue())
+    if code == 2:
+        assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: ")
 
 
 def test_issue_12_reproductions():

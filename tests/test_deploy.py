@@ -141,3 +141,40 @@ def test_ci_the_image_and_the_deployment_install_the_locked_versions():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "--require-hashes -r requirements.lock" in dockerfile and "COPY requirements.lock" in dockerfile
     assert compose()["x-lab"]["build"] == {"context": "../..", "dockerfile": "Dockerfile"}
+
+
+def header_buffers() -> tuple[int, int]:
+    """``large_client_header_buffers``: (number, bytes each)."""
+    match = re.search(r"^\s*large_client_header_buffers\s+(\d+)\s+(\d+)k;", nginx_text(), re.M)
+    assert match, "nginx.conf sets no large_client_header_buffers (nginx's default 4 8k answers links over 8 KB 414)"
+    return int(match.group(1)), int(match.group(2)) * 1024
+
+
+def test_nginx_buffers_hold_every_link_the_lab_opens_and_refuse_before_the_server_closes():
+    """Issue 31, F2: the recipe answered 414 for links over 8 KB, and the lab writes links up to ~20,500 characters.
+    A page's websocket carries its query twice: in its request line, and in the session token (one header)."""
+    import random
+    import string
+
+    from bokeh.util.token import generate_jwt_token
+    from tornado.escape import parse_qs_bytes
+
+    from app.app_hooks import TORNADO_MAX_HEADER_BYTES
+    from core.permalink import MAX_LINK_CHARS
+
+    number, size = header_buffers()
+    assert number >= 3  # the request line, the token, the rest
+    assert size >= len(f"GET /app/ws?{'x' * MAX_LINK_CHARS} HTTP/1.1")
+    # The largest token an accepted link makes: ~23,400 characters of text that does not compress (a longer one's
+    # websocket request would pass the server's 64 KiB, and app/app_hooks.py refuses it).
+    rnd = random.Random(31)
+    query = "x=" + "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(23_400))
+    token = generate_jwt_token("s" * 44, extra_payload={"headers": {}, "cookies": {}, "arguments":
+                                                        parse_qs_bytes(query, keep_blank_values=True)})
+    assert size >= len(f"Sec-WebSocket-Protocol: bokeh, {token}") + 1024
+    # A longer request line gets nginx's 414 page: panel serve alone closes the connection at 64 KiB, with no page.
+    assert size + 2048 < TORNADO_MAX_HEADER_BYTES
+
+
+def test_nginx_names_no_version():
+    assert re.search(r"^\s*server_tokens\s+off;", nginx_text(), re.M)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core import from_hf_config, get_accelerator
+from core import Scenario, from_hf_config, get_accelerator
 from core.kvcache import max_batch_that_fits
+from core.parallelism import Parallelism
 from core.units import GiB
 
 CASES = Path(__file__).with_name("field_cases")
@@ -100,5 +101,64 @@ def test_prefill_attention_flops_and_ttft():
     assert ttft == pytest.approx(e["ttft_s"], rel=0.05)
 
 
+# -- sparse-attention-indexer-cache.json: the indexer's FP8 keys beside the MLA latent, on every TP rank ---------
+def test_sparse_attention_indexer_keeps_its_own_key_cache():
+    data, m = case("sparse-attention-indexer-cache.json")
+    e, s = data["expected"], data["input"]["settings"]
+    assert m.kv_bytes_per_token(2) == pytest.approx(e["kv_bytes_per_token"], rel=0.005)
+    assert m.kv_bytes_per_sequence(s["context"], 2) == pytest.approx(e["kv_bytes_S131072"], rel=0.005)
+    # The arithmetic exactly: 61 × (512 + 64) × 2 = 70,272 latent + 61 × (128 × 1 + 1 × 4) = 8,052 indexer keys.
+    assert m.kv_bytes_per_token(2) == 61 * 576 * 2 + 61 * 132 == 78_324
+    # FP8 whatever the KV dtype: at an FP8 cache only the latent halves.
+    assert m.kv_bytes_per_token(1) == 61 * 576 + 61 * 132
+    # Top-k caps the reads, not the memory: held all S, a decode step reads 2,048 latents and every indexer key.
+    assert m.cache_bytes_per_sequence(131_072, 2) == 78_324 * 131_072
+    assert m.cache_bytes_read_per_sequence(131_072, 2) == 61 * (1152 * 2048 + 132 * 131_072)
+    # TP 8: the latent and the single-head indexer keys are both replicated on every rank.
+    plan = Parallelism(m, tp=s["tensor_parallel"])
+    assert m.kv_bytes_per_token(2) * plan.kv_share() == pytest.approx(e["kv_bytes_per_token_per_gpu_tp8"], rel=0.005)
+    assert plan.cache_bytes_per_sequence_per_gpu(131_072, 2) == 78_324 * 131_072
+    scenario = Scenario(gpu=s["gpu"], batch=s["batch"], context=s["context"], tp=s["tensor_parallel"])
+    scenario.add_model(m)
+    r = scenario.evaluate()
+    assert r.kv_bytes_per_token_per_gpu == pytest.approx(e["kv_bytes_per_token_per_gpu_tp8"], rel=0.005)
+    assert r.kv_bytes_per_sequence == pytest.approx(e["kv_bytes_S131072"], rel=0.005)
+
+
+# -- cross-attention-layers.json: 8 of 40 layers attend to the image; the text KV grows on the other 32 ----------
+def test_cross_attention_layers_hold_image_kv_not_text_kv():
+    data, m = case("cross-attention-layers.json")
+    e, s = data["expected"], data["input"]["settings"]
+    assert m.kv_bytes_per_token(2) == pytest.approx(e["kv_bytes_per_token"], rel=0.005)
+    assert m.kv_bytes_per_sequence(s["context"], 2) == pytest.approx(e["kv_bytes_S8192"], rel=0.005)
+    assert m.n_kv_layers == 32 and m.stack.count(lambda k: k.cross) == 8
+    # The arithmetic's reference line: one image of 4 tiles × 1,601 tokens, 8 × 2 × 8 × 128 × 2 × 6,404, fixed in S.
+    assert m.cross_attention_tokens == 6404
+    assert m.state_bytes_per_sequence(2) == 209_846_272
+    assert m.cache_bytes_per_sequence(8192, 2) == 1_073_741_824 + 209_846_272
+    assert m.cache_bytes_per_sequence(16384, 2) == 2 * 1_073_741_824 + 209_846_272
+    # The vision tower is named as not counted, and so the numbers are approximate, said beside them.
+    assert m.approximate and "vision_config" in m.approximate_note()
+
+
+# -- expert-parallel-fullest-gpu.json: ceil(E/EP) experts on the fullest GPU decide what fits ---------------------
+def test_expert_parallel_memory_is_the_fullest_gpus():
+    data, m = case("expert-parallel-fullest-gpu.json")
+    e = data["expected"]
+    for ep in data["input"]["settings"]["expert_parallel"]:
+        plan = Parallelism(m, ep=ep, tp=data["input"]["settings"]["tp"])
+        assert plan.experts_per_gpu() == e[f"experts_per_gpu_ep{ep}"]  # rel 0: a count of experts
+        assert plan.weight_bytes_held((2.0,) * 4) == pytest.approx(e[f"weight_bytes_per_gpu_ep{ep}_bf16"], rel=0.005)
+    # Exactly as the arithmetic works it: (17,117,648,384 + 58 × 2 × 44,040,192) × 2 bytes at EP 144.
+    assert m.n_params == 671_026_419_200
+    assert Parallelism(m, ep=144).n_params == 17_117_648_384 + 58 * 2 * 44_040_192
+    scenario = Scenario(gpu="h200", weight_dtype="bf16", batch=1, context=4096, ep=144)
+    scenario.add_model(m)
+    r = scenario.evaluate()
+    assert r.experts_per_gpu == 2
+    assert r.weight_bytes_held == pytest.approx(e["weight_bytes_per_gpu_ep144_bf16"], rel=0.005)
+
+
 TESTED = ["hybrid-linear-attention.json", "shared-kv-layers.json", "mxfp4-moe-sliding.json",
-          "llama4-moe-layout.json", "prefill-attention-flops.json"]
+          "llama4-moe-layout.json", "prefill-attention-flops.json", "sparse-attention-indexer-cache.json",
+          "cross-attention-layers.json", "expert-parallel-fullest-gpu.json"]

@@ -1,39 +1,21 @@
 """The hardware view served on its own (``pn.serve``) in headless Chromium."""
 
-import socket
-import time
-import urllib.request
-
 import panel as pn
 import pytest
+from conftest import free_port, wait_for_url
 
 from app.hardware_view import HardwareView
 
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def hw_url():
-    port = _free_port()
+    port = free_port()
     server = pn.serve({"hw": lambda: HardwareView(gpu="h100-sxm")}, port=port, address="127.0.0.1", show=False,
                       threaded=True, websocket_origin=[f"127.0.0.1:{port}"])
     url = f"http://127.0.0.1:{port}/hw"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+    wait_for_url(url)
     yield url
     server.stop()
 

@@ -204,3 +204,58 @@ def test_the_atlas_title_is_two_short_lines():
     v = HardwareView(gpu="h100-sxm")
     assert v.atlas_fig.title.text == ("NVIDIA H100 SXM5 80GB: ridge 295 FLOP/byte\n"
                                       "roof: tensor cores (dense matrix-multiply units)")
+
+
+@pytest.mark.parametrize("bf16", [2e6, 1e7])
+def test_every_gpu_the_custom_form_accepts_is_drawn(view, bf16):
+    """Issue 31, F6: a custom BF16 peak of 2e6 TFLOP/s is inside the custom-GPU form's range, but the Tiles and
+    waves section refused it ("peak FLOP/s must be positive, got 2e+18") and the tab kept the H100's charts."""
+    from core.hardware import CUSTOM_RANGES, custom_accelerator
+
+    assert CUSTOM_RANGES["peak"][0] <= bf16 <= CUSTOM_RANGES["peak"][1]
+    view.add_gpu(custom_accelerator("Big", bandwidth_tbs=CUSTOM_RANGES["bandwidth"][0], capacity_gb=0.1, bf16=bf16))
+    assert not view.error.visible
+    assert view.peak_span.location == pytest.approx(bf16) and "Big: ridge" in view.atlas_fig.title.text
+    assert max(view.stairs.data["tflops"]) <= bf16 and "of " + f"{bf16:,.0f} TFLOP/s" in view.stairs_readout.object
+
+
+def test_a_refused_input_clears_the_charts_it_would_have_changed(view, monkeypatch):
+    """A refusal said so above the charts, and the charts went on showing the previous GPU's numbers under it."""
+    import app.hardware_view as hw
+
+    assert view.atlas_points.data["x"] and view.stairs.data["n"]
+
+    def refuse(*_args, **_kwargs):
+        raise ValueError("tile must be a whole number")
+
+    monkeypatch.setattr(hw, "staircase", refuse)
+    view.gpu = "h200"
+    assert view.error.visible and "tile must be a whole number" in view.error.object
+    assert not view.stairs.data["n"] and not view.atlas_points.data["x"] and not view.gen_roofs.data["xs"]
+    assert view.stairs_readout.object == "" and view.atlas_work.object == ""
+    monkeypatch.undo()
+    view.gpu = "h100-sxm"
+    assert not view.error.visible and view.stairs.data["n"] and view.atlas_points.data["x"]
+
+
+def test_a_gpu_added_again_under_its_name_with_new_numbers_is_drawn_with_them(view):
+    """Found by the fuzz tier (issue 31): the same name is the same id, so the selector did not change, and the
+    tab kept drawing the first numbers (a student correcting a typo in the peak saw the typo's charts)."""
+    from core.hardware import custom_accelerator
+
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    view.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=800))
+    assert view.atlas_ridge.location == pytest.approx(400) and view.peak_span.location == pytest.approx(800)
+    assert view.accelerator().dense_flop_per_s["bf16"] == 800e12
+
+
+def test_the_labs_hardware_tab_follows_a_gpu_added_again_with_new_numbers():
+    from app.lab import Lab
+    from core.hardware import custom_accelerator
+
+    lab = Lab()
+    view = lab._hardware_view()
+    lab.scenario.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=400))
+    assert view.peak_span.location == pytest.approx(400)
+    lab.scenario.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=800))  # the Bring your own form, corrected
+    assert view.peak_span.location == pytest.approx(800) and lab.result.ridge_point == pytest.approx(400)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
+from test_link_limits import random_text
 
 pytestmark = pytest.mark.browser
 
@@ -51,3 +52,22 @@ def test_an_oversized_config_is_refused_before_it_is_sent(page, lab_url, tmp_pat
     page.locator(".bk-tab", has_text="Roofline").click()
     page.get_by_label("Weight precision p").select_option(label="INT4")
     page.locator("[data-readout=intensity]", has_text="4 FLOP/byte").wait_for(timeout=5000)
+
+
+def test_a_link_with_too_many_keys_opens_the_lab_with_one_notice(page, lab_url):
+    """Issue 31, F3: 1,001 query keys got an HTTP 400 with an empty body."""
+    errors = open_link(page, lab_url, "&".join(f"k{i}=1" for i in range(1001)))
+    page.locator(".link-notice li", has_text="ignored this link: it gives 1,001 parameters").wait_for(timeout=5000)
+    assert page.locator(".link-notice li").count() == 1 and errors == []
+
+
+@pytest.mark.parametrize("query, says", [
+    ("x=" + "a" * 61_000, "this link is 61,002 characters long"),
+    ("x=" + random_text(24_000), "the page's connection would send it twice"),  # its text does not compress
+    ("batch=4&x=" + "9" * 4301, "'x' is a number 4,301 digits long"),
+])
+def test_a_link_no_page_can_be_built_for_shows_a_page_that_says_why(page, lab_url, query, says):
+    """Issue 31, F3 and F4: a 61-64 KB link opened a white page (its websocket never connected); a 4,301-digit value
+    opened a page whose address never updated again."""
+    page.goto(f"{lab_url}?{query}")
+    assert says in page.locator("body").inner_text()

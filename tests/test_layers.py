@@ -9,7 +9,8 @@ import pytest
 
 from core import ConfigError, from_hf_config
 from core.layers import LayerKind, LayerStack, MLPKind
-from core.models import ModelSpec
+from core.parallelism import Parallelism
+from core.step import causal_pairs
 
 FIELD = Path(__file__).with_name("field_cases")
 
@@ -66,9 +67,9 @@ def test_llama4_nope_layers_attend_globally():
 
 def test_sliding_window_prefill_pairs():
     # A window of w: w(w+1)/2 + (P − w)·w pairs once P > w.
-    pairs = ModelSpec.causal_pairs(np.array([3, 10]), window=4)
+    pairs = causal_pairs(np.array([3, 10]), window=4)
     assert list(pairs) == [6, 10 + 6 * 4]
-    assert ModelSpec.causal_pairs(7, chunk=3) == 2 * 6 + 1
+    assert causal_pairs(7, chunk=3) == 2 * 6 + 1
 
 
 def test_shared_kv_layers_allocate_no_cache():
@@ -245,3 +246,208 @@ def test_layer_strip_shows_runs_with_counts_letters_and_escapes_text():
     rows = [{"first": 0, "count": 2, "attention": "<script>", "mlp": "gated", "label": "<img src=x onerror=alert(1)>"}]
     evil = layer_strip_html(rows)
     assert "<img" not in evil and "<script>" not in evil and "&lt;img src=x" in evil
+
+
+# -- round 3: sparse attention with an indexer, cross-attention, parallel hybrids, lightning attention by list --
+def _field_config(name):
+    return json.loads((FIELD / name).read_text())["input"]["config"]
+
+
+def test_deepseek_v32_indexer_params_flops_and_reads():
+    m = read(_field_config("sparse-attention-indexer-cache.json"))
+    # Every layer's indexer: wq_b 1536 × 64·128 + wk 7168 × 128 + weights_proj 7168 × 64 + k_norm 2 × 128.
+    per_layer = 1536 * 8192 + 7168 * 128 + 7168 * 64 + 256
+    assert per_layer == 13_959_424
+    assert m.n_params == 671_026_419_200 + 61 * per_layer  # DeepSeek-V3's count plus the indexers
+    assert all(k.sparse_topk == 2048 for k, _ in m.stack.groups())
+    # Decode at S = 131,072: the attention reads 2,048 keys (MLA uncompressed: 2·128·192 + 2·128·128 = 81,920 FLOP
+    # per key), the indexer scores all S (2·64·128 + 2·64 = 16,512 per key).
+    s = 131_072
+    assert m.decode_attention_flop(s) == 61 * (81_920 * 2048 + 16_512 * s)
+    assert m.decode_attention_flop(1000) == 61 * (81_920 + 16_512) * 1000  # below top-k every key is read
+    # Prefill of P = 4,096: the attention's pairs are those of a window of 2,048, the indexer's all causal pairs.
+    p = 4096
+    pairs_topk = 2048 * 2049 / 2 + (p - 2048) * 2048
+    assert m.prefill_attention_flop(p) == pytest.approx(61 * (81_920 * pairs_topk + 16_512 * p * (p + 1) / 2),
+                                                        rel=1e-12)
+    # The JavaScript twin's decode terms carry the top-k cap: Σ flop · min(S, cap).
+    terms = m.decode_attention_terms()
+    assert sum(f * (s if c is None else min(s, c)) for f, c in terms[:-1]) == m.decode_attention_flop(s)
+    # The indexer is kept whole on every TP rank, beside MLA's down-projections and the router.
+    sparse_moe = next(k for k, _ in m.stack.groups() if k.mlp.kind == "moe")
+    assert m.replicated_params(sparse_moe) == 2 * 7168 + 7168 * 1536 + 1536 + 7168 * 576 + 512 + per_layer + (
+        7168 * 256 + 256)
+    arch = m.architecture()
+    assert arch["KV per token (BF16)"] == "78,324 bytes" and "8,052 bytes" in arch["indexer keys per token"]
+
+
+def test_llama_32_90b_vision_cross_attention_layers():
+    # Llama-3.2-90B-Vision's text model: 100 layers, 20 of them cross-attention ([3, 8, ..., 98], every 5th from
+    # 3), the Llama-3.1-70B shape otherwise; the same vision tower as the 11B (560-pixel tiles of 14-pixel patches).
+    cfg = {"model_type": "mllama", "text_config": {
+        "model_type": "mllama_text_model", "cross_attention_layers": list(range(3, 100, 5)), "hidden_size": 8192,
+        "intermediate_size": 28672, "max_position_embeddings": 131072, "num_attention_heads": 64,
+        "num_hidden_layers": 100, "num_key_value_heads": 8, "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "vocab_size": 128256, "rms_norm_eps": 1e-05},
+        "vision_config": {"image_size": 560, "patch_size": 14, "max_num_tiles": 4, "model_type": "mllama_vision_model"}}
+    m = read(cfg)
+    assert m.n_kv_layers == 80 and m.stack.count(lambda k: k.cross) == 20
+    assert m.kv_bytes_per_token(2) == 80 * 2 * 8 * 128 * 2 == 327_680  # not 100 layers' 409,600
+    assert m.state_bytes_per_sequence(2) == 20 * 2 * 8 * 128 * 2 * 6404 == 524_615_680
+    assert m.state_bytes_per_sequence(1) == 524_615_680 / 2  # the image K/V are at the KV precision
+    # Each text token attends to the 6,404 image tokens in the cross layers, whatever S; to S in the others.
+    per_key = 4 * 64 * 128
+    assert m.decode_attention_flop(8192) == per_key * (80 * 8192 + 20 * 6404)
+    # Parameters: embeddings of V + 8 rows (image tokens), cross layers' q/k norms and two gates.
+    layer = 2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192
+    assert m.n_params == (128256 + 8) * 8192 + 128256 * 8192 + 100 * layer + 20 * (2 * 128 + 2) + 8192
+    # TP 8: the image K/V split by KV heads like the text KV (8 heads, one per rank).
+    plan = Parallelism(m, tp=8)
+    assert plan.cache_bytes_per_sequence_per_gpu(8192, 2) == (327_680 * 8192 + 524_615_680) / 8
+
+
+# tiiuae/Falcon-H1-7B's config.json keys as copied into public sizing code (the shape matches transformers' Falcon-H1
+# table); the bias and norm flags are FalconH1Config's defaults, written out; the μP multipliers are numerics.
+FALCON_H1_7B = {
+    "model_type": "falcon_h1", "architectures": ["FalconH1ForCausalLM"], "hidden_size": 3072,
+    "num_hidden_layers": 44, "num_attention_heads": 12, "num_key_value_heads": 2, "head_dim": 128,
+    "intermediate_size": 12288, "vocab_size": 130048, "tie_word_embeddings": False, "mamba_d_state": 256,
+    "mamba_n_groups": 1, "mamba_n_heads": 24, "mamba_d_head": 128, "mamba_d_ssm": 3072, "mamba_expand": 2,
+    "mamba_d_conv": 4, "mamba_chunk_size": 128, "max_position_embeddings": 262144, "attn_layer_indices": None,
+    "mamba_conv_bias": True, "mamba_proj_bias": False, "mamba_rms_norm": False, "projectors_bias": False,
+    "key_multiplier": 0.39, "attention_in_multiplier": 1.0, "ssm_multipliers": [1.0, 1.0, 1.0, 1.0, 1.0]}
+
+
+def test_falcon_h1_parallel_hybrid_keeps_kv_and_a_fixed_state_in_every_layer():
+    # Falcon-H1-7B (transformers' Falcon-H1 table: 44 layers, 12 attention heads, 2 KV heads, 24 Mamba heads of
+    # 128, d_state 256): attention and Mamba-2 side by side in all 44 blocks.
+    m = read(FALCON_H1_7B)
+    assert m.stack.count(lambda k: k.parallel_ssm) == 44 and m.n_kv_layers == 44
+    assert m.kv_bytes_per_token(2) == 44 * 2 * 2 * 128 * 2 == 45_056
+    # Per layer: SSM 24 × 128 × 256 elements and conv (3072 + 2·256) × (4 − 1), at 16 bits: 1,594,368 bytes.
+    per_layer = 24 * 128 * 256 * 2 + (3072 + 2 * 256) * 3 * 2
+    assert per_layer == 1_594_368
+    assert m.state_bytes_per_sequence() == 44 * per_layer == 70_152_192
+    assert m.cache_bytes_per_sequence(8192, 2) == 45_056 * 8192 + 70_152_192
+    # Parameters per block: attention 3072 × (1536 + 256 + 256) + 1536 × 3072, Mamba-2 in_proj 3072 × (2·3072 +
+    # 2·256 + 24), conv 3584 × 4 + bias 3584, dt_bias/A_log/D 3 × 24, no gated norm (mamba_rms_norm false),
+    # out_proj 3072 × 3072; gated MLP 3 × 3072 × 12288; two RMSNorms.
+    block = (3072 * 2048 + 1536 * 3072) + (3072 * 6680 + 3584 * 4 + 3584 + 72 + 3072 * 3072) \
+        + 3 * 3072 * 12288 + 2 * 3072
+    assert m.n_params == 2 * 130048 * 3072 + 44 * block + 3072 == 7_585_513_568
+    # As stored (BF16 throughout), the tensor groups hold every parameter: the Mamba-2 beside the attention too.
+    assert sum(g.params for g in m.stored_breakdown()) == m.n_params
+    assert {g.name: g.params for g in m.stored_breakdown()}["Mamba"] == 44 * (3072 * 6680 + 3072 * 3072)
+    # The Mamba state's recurrence is counted in decode, once per block.
+    assert m.decode_attention_flop(0) == 44 * 5 * 24 * 128 * 256
+    assert m.warnings == ()  # every key read or known not to change memory or FLOPs
+    # TP 2: the KV heads (2) split one per rank, the Mamba heads split in two; TP 4: KV replicated, Mamba in four.
+    assert Parallelism(m, tp=2).cache_bytes_per_sequence_per_gpu(8192, 2) == (45_056 * 8192 + 70_152_192) / 2
+    assert Parallelism(m, tp=4).cache_bytes_per_sequence_per_gpu(8192, 2) == 45_056 * 8192 / 2 + 70_152_192 / 4
+
+
+def test_falcon_h1_15b_deep_auto_head_dim():
+    # Falcon-H1-1.5B: 24 layers, 48 Mamba heads of 64 (mamba_d_ssm 3072), "auto" head dim resolved as d_ssm / heads.
+    cfg = {**FALCON_H1_7B, "num_hidden_layers": 24, "hidden_size": 2048, "intermediate_size": 4608,
+           "num_attention_heads": 8, "mamba_n_heads": 48, "mamba_d_head": "auto", "vocab_size": 65537}
+    m = read(cfg)
+    assert m.mamba.head_dim == 64 and m.mamba.d_inner == 3072
+    assert m.kv_bytes_per_token(2) == 24 * 2 * 2 * 128 * 2
+    assert m.state_bytes_per_sequence() == 24 * (48 * 64 * 256 * 2 + (3072 + 512) * 3 * 2)
+
+
+# MiniMaxAI/MiniMax-M1's config.json (https://huggingface.co/MiniMaxAI/MiniMax-M1-80k/blob/main/config.json, as
+# copied into a public repository): auto_map, token ids, initializer_range and versions left out.
+MINIMAX_M1 = {
+    "architectures": ["MiniMaxM1ForCausalLM"], "attention_dropout": 0.0,
+    "attn_type_list": [0, 0, 0, 0, 0, 0, 0, 1] * 10, "head_dim": 128, "hidden_act": "silu", "hidden_size": 6144,
+    "intermediate_size": 9216, "layernorm_full_attention_alpha": 3.5565588200778455,
+    "layernorm_full_attention_beta": 1.0, "layernorm_linear_attention_alpha": 3.5565588200778455,
+    "layernorm_linear_attention_beta": 1.0, "layernorm_mlp_alpha": 3.5565588200778455, "layernorm_mlp_beta": 1.0,
+    "max_position_embeddings": 10240000, "model_type": "minimax_m1", "num_attention_heads": 64,
+    "num_experts_per_tok": 2, "num_hidden_layers": 80, "num_key_value_heads": 8, "num_local_experts": 32,
+    "output_router_logits": False, "postnorm": True, "rms_norm_eps": 1e-05, "rope_theta": 10000000, "rotary_dim": 64,
+    "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "shared_intermediate_size": 0,
+    "shared_moe_mode": "sigmoid", "sliding_window": None, "tie_word_embeddings": False, "vocab_size": 200064}
+
+
+def test_minimax_lightning_attention_by_list():
+    m = read(MINIMAX_M1)
+    # attn_type_list: a softmax layer after every 7 lightning layers: 10 hold KV, 70 a fixed state.
+    assert m.n_kv_layers == 10 and m.stack.count(lambda k: k.mixer == "linear_attention") == 70
+    assert m.linear_attention.kind == "lightning"
+    assert m.kv_bytes_per_token(2) == 10 * 2 * 8 * 128 * 2 == 40_960  # not 80 layers' 327,680
+    # Each lightning layer keeps 64 heads × 128 × 128 of KᵀV per sequence (vLLM's state (heads, d, d)), no conv.
+    assert m.state_bytes_per_sequence() == 70 * 64 * 128 * 128 * 2 == 146_800_640
+    # Parameters: lightning layers qkv 6144 × 3·8192 + output gate 6144 × 8192 + out 8192 × 6144 + norm 8192; softmax
+    # layers q, o 6144 × 8192 and k, v 6144 × 1024; 32 experts of 3 × 6144 × 9216 and a router on every layer.
+    lightning = 6144 * 3 * 8192 + 6144 * 8192 + 8192 * 6144 + 8192
+    softmax = 2 * 6144 * 8192 + 2 * 6144 * 1024
+    expert = 3 * 6144 * 9216
+    common = 2 * 6144 + 6144 * 32
+    total = 2 * 200064 * 6144 + 70 * lightning + 10 * softmax + 80 * (common + 32 * expert) + 6144
+    assert m.n_params == total == 456_089_655_296  # the model card: 456B total
+    assert m.n_active_params == total - 80 * 30 * expert
+    # ... and 45.9B activated per token, the card counting no embeddings: 45,944,920,064.
+    assert m.n_active_params - 2 * 200064 * 6144 == 45_944_920_064
+    # Decode: softmax layers attend to S, lightning layers update their state (5 FLOP per element).
+    assert m.decode_attention_flop(4096) == 10 * 4 * 64 * 128 * 4096 + 70 * 5 * 64 * 128 * 128
+    assert m.warnings == ()
+
+
+def test_expert_parallel_and_pipeline_stages_count_the_fullest_gpu():
+    # Qwen3-30B-A3B's 128 experts at EP 48: the fullest group holds ceil(128/48) = 3 per layer, not 2.67.
+    from core.model_catalogue import load_models
+
+    models = load_models()
+    qwen = models["qwen3-30b-a3b"]
+    assert Parallelism(qwen, ep=48).experts_per_gpu() == 3
+    per_expert = 3 * 2048 * 768
+    assert Parallelism(qwen, ep=48).n_params == pytest.approx(
+        qwen.n_params - 48 * 128 * per_expert + 48 * 3 * per_expert, rel=1e-15)
+    # DeepSeek-V3's 61 layers over PP 4 as vLLM splits them: 15, 15, 16, 15 (the extra layer before the last stage).
+    v3 = models["deepseek-v3"]
+    plan = Parallelism(v3, pp=4)
+    assert plan.stage_layers() == (15, 15, 16, 15)
+    dense = 187_107_328 + 14_336 + 3 * 7168 * 18432  # MLA attention, two norms, the dense MLP
+    moe = 187_107_328 + 14_336 + 7168 * 256 + 256 + 3 * 7168 * 2048 + 256 * 3 * 7168 * 2048
+    assert v3.n_params == 3 * dense + 58 * moe + 2 * 129280 * 7168 + 7168
+    # Stage 0: 3 dense + 12 MoE layers + the embedding; stage 2: 16 MoE layers, the fullest; stage 3: 15 + the head.
+    assert [plan.stage_parts(i).per_gpu(1) for i in range(4)] == [
+        3 * dense + 12 * moe + 129280 * 7168, 15 * moe, 16 * moe, 15 * moe + 129280 * 7168 + 7168]
+    assert plan.n_params == 16 * moe == 184_116_580_352
+    # Memory per GPU is the fullest stage's, so is what smallest_fit looks for.
+    assert plan.memory_bytes(2.0, 0.0, 1, 0.0) == 2 * 184_116_580_352
+
+
+def test_tensor_parallel_keeps_small_matrices_whole_as_the_engines_do():
+    # DeepSeek-V3 at TP 8.  Whole on every rank (vLLM deepseek_v2.py / SGLang: ReplicatedLinear): per layer the
+    # norms 2 × 7168, q_a_proj 7168 × 1536 + its norm 1536, kv_a_proj_with_mqa 7168 × 576 + its norm 512, and on the
+    # 58 MoE layers the router 7168 × 256 + its bias 256; plus the final norm.
+    from core.model_catalogue import load_models
+
+    v3 = load_models()["deepseek-v3"]
+    attention_whole = 2 * 7168 + 7168 * 1536 + 1536 + 7168 * 576 + 512
+    replicated = 61 * attention_whole + 58 * (7168 * 256 + 256) + 7168
+    assert replicated == 1_030_919_680
+    plan = Parallelism(v3, tp=8)
+    assert plan.fullest_stage().replicated == replicated
+    assert plan.n_params == (v3.n_params - replicated) / 8 + replicated == 84_780_357_120
+    # Splitting all but the norms, as the lab did, said 83,879,073,856 per GPU: 1.8 GB too few at BF16.
+    old = (v3.n_params - 61 * 14_336 - 7168) / 8 + 61 * 14_336 + 7168
+    assert (plan.n_params - old) * 2 == pytest.approx(1.80e9, rel=0.01)
+
+
+def test_layer_strip_shows_the_round_3_kinds():
+    from app.layer_strip import layer_strip_html
+
+    sparse = layer_strip_html(read(_field_config("sparse-attention-indexer-cache.json")).stack)
+    assert 'data-kind="sparse"' in sparse and "S×3" in sparse and "SE×58" in sparse
+    assert "58 × sparse attention (top-k keys; the indexer&#x27;s own key cache) + MoE" in sparse
+    cross = layer_strip_html(read(_field_config("cross-attention-layers.json")).stack)
+    assert cross.count('data-kind="cross"') == 8 and "8 × cross-attention to the image" in cross
+    assert "32 × full attention" in cross and "#000000" in cross
+    hybrid = layer_strip_html(read(FALCON_H1_7B).stack)
+    assert 'data-kind="parallel"' in hybrid and "H×44" in hybrid and "#D55E00" in hybrid and "#0072B2" in hybrid
+    lightning = layer_strip_html(read(MINIMAX_M1).stack)
+    assert "70 × linear attention (fixed state) + MoE" in lightning and "10 × full attention + MoE" in lightning

@@ -9,27 +9,51 @@ import panel as pn
 import param
 import pytest
 
-from app.controls import build_controls
+from app.controls import build_controls, lever_widgets
 from app.lab import Lab
+from app.permalink_view import app_link_state
 from core import Scenario
 from core.cli import scenario_flags, scenario_from_args
 from core.hardware import custom_accelerator
 from core.hardware_tour import HARDWARE_TOUR
-from core.levers import Lever, LeverTable
+from core.levers import Lever
+from core.measured_points import parse_measurements
 from core.permalink import from_query, to_query
 from core.pins import Pin, compare
 from core.scenario import LEVERS
-from core.tour import BASE
 from core.units import GiB
 
 
-def test_every_surface_lists_exactly_the_table():
-    assert tuple(Scenario().levers()) == LEVERS.names
-    assert set(BASE) == set(LEVERS.names)
-    assert set(to_query(Scenario().levers())) == {lever.flag for lever in LEVERS}
+def other_value(lever: Lever):
+    """A valid value of ``lever`` other than its default: what a person would set through a surface."""
+    p = lever.parameter
+    if isinstance(p, param.Boolean):
+        return not p.default
+    if isinstance(p, param.Selector):
+        return next(v for v in p.objects if v != p.default)
+    if lever.stops:
+        return next(v for v in lever.stops if v != p.default)
+    lo, hi = p.get_soft_bounds()
+    return type(p.default)((lo + hi) / 2) if (lo + hi) / 2 != p.default else hi
+
+
+def test_every_lever_reaches_the_command_line_the_link_and_the_served_controls():
+    """Set away from its default through each surface, every lever arrives; the served page has its widget."""
     parser = argparse.ArgumentParser()
     scenario_flags(parser)
-    assert {a.dest for a in parser._actions if a.dest != "help"} == set(LEVERS.names)
+    lab = Lab()
+    open_more(lab.controls)  # "More levers", built when opened
+    widgets = lever_widgets(lab.controls)
+    for lever in LEVERS:
+        value = other_value(lever)
+        argv = [f"--{lever.flag}"] if isinstance(lever.parameter, param.Boolean) else [f"--{lever.flag}",
+                                                                                       lever.encode(value)]
+        assert getattr(scenario_from_args(parser.parse_args(argv)), lever.name) == value, lever.name
+        link = from_query({lever.flag: lever.encode(value)})
+        assert link.levers == {lever.name: value} and not link.notices, lever.name
+        assert f"--{lever.flag}" in parser.format_help()
+        assert lever.name in widgets and lever.css in widgets[lever.name].css_classes, lever.name
+    assert set(widgets) == set(LEVERS.names)
 
 
 def open_more(controls):
@@ -111,26 +135,22 @@ def test_decode_is_one_validation_for_the_link_and_the_command_line():
     assert LEVERS["batch"].decode("4.0") == 4
 
 
-def test_a_new_lever_is_one_row():
-    """Adding a lever touches the table and its formula only: here a dummy row, in a table
-    of its own, appears in the command line, the link codec and the controls with no other code."""
+@pytest.mark.parametrize("text", ["\uff14", "\uff15\uff16", "\u0664", "\u096a", "4\uff10", "\u00b2", "1_000"])
+def test_a_number_is_ascii_digits_wherever_one_is_read(text):
+    """Issue 31 (informational): ``float("４")`` is 4.0, so a fullwidth (or Arabic-Indic, Devanagari) digit was read
+    as a number in a link, on the command line and in a measurements CSV; an ASCII number is expected there."""
+    with pytest.raises(ValueError, match="batch="):
+        LEVERS["batch"].decode(text)
+    assert from_query({"batch": text}).levers == {}
+    rows, problems = parse_measurements(f"batch,context,tokens_per_s\n4,2048,{text}\n")
+    assert rows == [] and problems[0].startswith("row 2: tokens/s=")
+    app, notices = app_link_state({"tour": text}, ("Roofline",), 9)
+    assert app["tour_step"] is None and notices
 
-    class Probe(param.Parameterized):
-        pass
 
-    row = Lever("tp", param.Integer(default=1, bounds=(1, 8), label="Tensor-parallel degree TP",
-                                    doc="GPUs one model is split across."), flag="tp", stops=(1, 2, 4, 8))
-    table = LeverTable(*LEVERS, row)
-    Probe.param.add_parameter("tp", row.parameter)
-    parser = argparse.ArgumentParser()
-    table.add_arguments(parser)
-    assert parser.parse_args(["--tp", "4"]).tp == "4"
-    assert table.by_flag("tp").decode("4") == 4
-    with pytest.raises(ValueError, match=r"tp='3.5' is not a whole number from 1 to 8"):
-        row.decode("3.5")
-    panel = pn.Param(Probe(), parameters=["tp"],
-                     widgets={"tp": {"type": pn.widgets.DiscreteSlider, "options": list(row.stops)}})
-    assert panel.select(pn.widgets.DiscreteSlider)[0].values == [1, 2, 4, 8]
+def test_ascii_numbers_still_read_as_before():
+    assert [LEVERS["batch"].decode(t) for t in ("4", " 4 ", "4.0", "+4", "4e0", "40E-1")] == [4] * 6
+    assert LEVERS["acceptance"].decode(".5") == 0.5 and LEVERS["acceptance"].decode("1.") == 1.0
 
 
 def test_cli_levers_not_given_keep_the_table_defaults():

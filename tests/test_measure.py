@@ -1,8 +1,11 @@
 """Measured points (MBU, MFU, gap) and this machine's roofline."""
 
+import math
+import time
+
 import pytest
 
-from core import Scenario
+from core import Scenario, machine_roofs
 from core.cli import main
 from core.machine_roofs import measure_numpy
 from core.measured_points import Measurement, analyse, parse_measurements
@@ -38,9 +41,25 @@ def test_mbu_and_mfu_of_a_measured_point_by_hand():
     assert p.gap == pytest.approx(p.ceiling_tokens_per_s / 150) and round(p.ceiling_tokens_per_s) == 208
 
 
-def test_measure_numpy_gives_positive_roofs_within_its_budget():
+def test_measure_numpy_gives_finite_positive_roofs_within_its_budget():
+    """What holds on any machine, however loaded: positive, finite roofs, and about the time it was given."""
+    began = time.perf_counter()
     roofs = measure_numpy(seconds=0.4, copy_bytes=8 * 2**20, n=128)
-    assert roofs.flops > 1e8 and roofs.bandwidth > 1e8 and roofs.memory_bytes > 1e9
+    assert 0 < roofs.flops < math.inf and 0 < roofs.bandwidth < math.inf and roofs.memory_bytes > 0
+    assert (roofs.device, roofs.flops_kind) == ("CPU (NumPy)", "FP32 matmul")
+    assert time.perf_counter() - began < 0.4 + 5  # the budget, plus a last repetition and the set-up
+
+
+def test_the_best_repetition_is_the_rate(monkeypatch):
+    """STREAM's rule: work over the fastest repetition, repeated until the budget is spent (a clock that
+    advances 3, 1 and 2 seconds for three runs: 10 units of work at best 10 per second, after three runs)."""
+    # began; then per run: its start, its end, the time elapsed, the progress bar
+    clock = iter([0.0, 0.0, 3.0, 3.0, 3.0, 3.0, 4.0, 4.0, 4.0, 4.0, 6.0, 6.0, 6.0])
+    monkeypatch.setattr(machine_roofs.time, "perf_counter", lambda: next(clock))
+    runs = []
+    assert machine_roofs._best_rate(10.0, lambda: runs.append(1), budget_s=5.0, start=0.0, total_s=10.0,
+                                    label="test") == 10.0
+    assert len(runs) == 3
 
 
 def test_measure_command_refuses_a_silly_budget(capsys):
@@ -71,3 +90,40 @@ def test_a_measured_part_is_drawn_beside_its_datasheet():
     assert ref["y"][1] == 989.4  # the datasheet's dense BF16 roof, TFLOP/s, beside the measured 720
     assert round(lab.result.ridge_point) == round(720 / 4.1)
     assert "reference" in lab.link.writer.value or "%22reference%22" in lab.link.writer.value
+
+
+@pytest.mark.parametrize("tokens_per_s", ["5e-324", "1e-300", "0.0009", "1e10"])
+def test_an_implausible_throughput_is_refused_with_the_range(tokens_per_s):
+    """Issue 31, F5: a tiny but positive tokens/s (5e-324) gave a gap of "inf×" (a 400-digit one at 1e-300) and a
+    point at y = 0 on the log axis."""
+    rows, problems = parse_measurements(f"batch,context,tokens_per_s\n4,2048,{tokens_per_s}\n4,2048,500\n")
+    assert rows == [Measurement(4, 2048, 500.0)]
+    assert problems == [f"row 2: tokens/s={tokens_per_s!r} is not a number from 0.001 to 1e+09"]
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"batch": 4, "context": 2048, "tokens_per_s": 5e-324}, "tokens/s"),
+    ({"batch": 4, "context": 2048, "tokens_per_s": float("inf")}, "tokens/s"),
+    ({"batch": 0, "context": 2048, "tokens_per_s": 100.0}, "batch"),
+    ({"batch": 4, "context": 10**12, "tokens_per_s": 100.0}, "context"),
+    ({"batch": 4.5, "context": 2048, "tokens_per_s": 100.0}, "batch"),
+    ({"batch": True, "context": 2048, "tokens_per_s": 100.0}, "batch"),
+])
+def test_a_measurement_outside_the_plausible_ranges_cannot_be_made(kwargs, field):
+    with pytest.raises(ValueError, match=f"^{field}="):
+        Measurement(**kwargs)
+
+
+def test_the_slowest_plausible_measurement_is_finite_and_on_the_log_axis():
+    from app.byo_view import BringYourOwnView
+    from app.state import LabState
+
+    state = LabState()
+    view = BringYourOwnView(state=state)
+    view.csv_text.value = "batch,context,tokens_per_s\n4096,2048,0.001\n1,1,1e9\n"
+    view._plot()
+    slow, fast = state.measured
+    assert 0 < slow.achieved_flop_per_s and 0 < slow.achieved_bandwidth and 0 < slow.mbu < 1e-6
+    assert slow.gap == pytest.approx(slow.ceiling_tokens_per_s / 0.001) and fast.above_roof
+    report = view.measured_report.object
+    assert "inf" not in report and "<td>0.001</td>" in report and "×</td>" in report

@@ -127,6 +127,10 @@ def test_a_custom_gpu_travels_in_the_link():
     assert state.custom_gpu == gpu and state.levers["gpu"] == gpu.id
     bad = from_query({"custom-gpu": '{"name": "x", "bandwidth_tbs": -1, "capacity_gb": 8, "bf16": 10}'})
     assert bad.custom_gpu is None
+    # One made on the command line with its scale-up link travels with the link.
+    linked = custom_accelerator("H20", bandwidth_tbs=4.0, capacity_gb=96, bf16=148, link_gbs=450, max_node=8)
+    state = from_query(to_query({**Scenario().levers(), "gpu": linked.id}, custom_gpu=linked))
+    assert state.custom_gpu == linked and state.custom_gpu.interconnect.per_direction_bandwidth == 450e9
     assert "bandwidth (TB/s) must be a positive number from 0.001 to 10000, got -1" in bad.notices[0]
 
 
@@ -149,6 +153,22 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
     assert float(rows[0]["tokens_per_s_with_kv"]) > 0  # numbers stay numbers
 
 
+@pytest.mark.parametrize("name", [" =HYPERLINK(\"https://evil.example\")", "\u00a0=1+1", "\n@SUM(A1)", " \t+1",
+                                  "\uff1dHYPERLINK(\"https://evil.example\")", "\uff0b1", "\uff0d1", "\uff20SUM(A1)",
+                                  "\ufe66cmd", "  \uff1d1"])
+def test_a_formula_behind_whitespace_or_in_fullwidth_signs_is_neutralised(name):
+    """Issue 31, F10: a name starting with a space then ``=``, or with the fullwidth ``＝`` (which spreadsheets
+    read as ``=``), was written without the guard."""
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare([Pin(name, Scenario().levers())])))))
+    assert rows[0]["name"] == "'" + name
+
+
+def test_text_that_only_contains_a_sign_later_is_left_alone():
+    rows = list(csv.DictReader(io.StringIO(pins_csv(compare([Pin("batch 4 = fast", Scenario().levers()),
+                                                             Pin(" plain", Scenario().levers())])))))
+    assert [r["name"] for r in rows] == ["batch 4 = fast", " plain"]
+
+
 @pytest.mark.parametrize("given, name, notice", [
     ({"a": 1}, "pin 1", "pin 1: ignored its name: not text (a JSON object)"),
     (123, "pin 1", "pin 1: ignored its name: not text (a JSON number)"),
@@ -162,3 +182,89 @@ def test_a_pins_name_is_text_and_what_is_not_is_said(given, name, notice):
     state = from_query({"pins": json.dumps([{"name": given, "batch": "4"}])})
     assert [p.name for p in state.pins] == [name] and state.pins[0].levers["batch"] == 4
     assert state.notices == ([notice] if notice else [])
+
+
+@pytest.mark.parametrize("dollars, text", [
+    (None, "no price given"), (0.0, "under $0.0001"), (5e-324, "under $0.0001"), (1e-300, "under $0.0001"),
+    (0.0001, "$0.0001"), (0.0807, "$0.081"), (0.2311, "$0.23"), (0.994, "$0.99"), (0.99506, "$1.00"),
+    (1.0, "$1.00"), (23.806, "$23.81"),
+    (11_900_000.0, "$11,900,000.00"), (1e20, "$100,000,000,000,000,000,000.00"),
+])
+def test_one_formatter_for_money(dollars, text):
+    from core.units import fmt_money
+
+    assert fmt_money(dollars) == text
+
+
+def longest_written_query() -> str:
+    """The longest query the lab itself writes: 16 pins with 40-character names of the characters that encode
+    longest (4-byte UTF-8), every lever moved to a long value, ids of a pasted model and a custom GPU, a custom
+    GPU with a 60-character name and every roof, and the app's own keys."""
+    from urllib.parse import urlencode
+
+    import param
+
+    from core.hardware import custom_accelerator
+
+    gpu = custom_accelerator("\U0001f600" * 60, bandwidth_tbs=3.123456789012345, capacity_gb=80.12345678901234,
+                             reference="h200", bf16=989.1234567890123, fp8=1979.123456789012, int8=1979.12345678901,
+                             fp4=3958.123456789012)
+    levers = {}
+    for lever in LEVERS:
+        p = lever.parameter
+        if isinstance(p, param.Boolean):
+            levers[lever.name] = not p.default
+        elif isinstance(p, param.Selector):
+            levers[lever.name] = {"model": "config-" + "m" * 40, "gpu": "custom-" + "g" * 40}.get(
+                lever.name, max(map(str, p.objects), key=len))
+        elif isinstance(p, param.Integer):
+            levers[lever.name] = p.bounds[1] - 7
+        else:
+            levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
+    pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
+    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own"}
+    return urlencode(query)
+
+
+def test_every_link_the_lab_writes_is_one_it_opens():
+    """Issue 31, F2/F3: the lab's longest links must fit its own limits (and so the nginx recipe's buffers)."""
+    from core.permalink import MAX_LINK_CHARS, MAX_LINK_KEYS, link_refusal
+
+    query = longest_written_query()
+    assert 15_000 < len(query) <= MAX_LINK_CHARS and link_refusal(query) is None
+    assert len(query.split("&")) == 25 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
+
+
+def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_notice():
+    """Issue 31, F3: 1,001 query keys got Tornado's HTTP 400 with an empty body; the lab now opens and says why it
+    ignored the link (one notice, not 1,001)."""
+    state = from_query({f"k{i}": "1" for i in range(1000)} | {"batch": "8"})
+    assert state.levers == {} and state.pins == [] and state.custom_gpu is None
+    assert state.notices == ["ignored this link: it gives 1,001 parameters, more than the 100 a link can give "
+                             "(the lab writes at most 25)"]
+    assert from_query({"batch": ["4"] * 101}).notices[0].startswith("ignored this link: it gives 101 parameters")
+
+
+@pytest.mark.parametrize("query, status, reason", [
+    ("x=" + "9" * 4301, 400, "'x' is a number 4,301 digits long"),
+    ("batch=4&pins=" + "1" * 5000, 400, "'pins' is a number 5,000 digits long"),
+    ("batch=%C2%B2", 400, "'batch' is written in digits other than 0-9 ('²')"),
+    ("tour=%E2%91%A0", 400, "'tour' is written in digits other than 0-9 ('①')"),
+    ("x=" + "a" * 40_000, 414, "this link is 40,002 characters long; Roofline Lab opens links of up to 32,768"),
+])
+def test_a_link_no_page_can_be_built_for_is_refused_by_name(query, status, reason):
+    """Issue 31, F4 and F3: a value of more than 4,300 digits (or digits such as ² that Python's int() refuses) made
+    Panel's reader of the address raise while the page was built: the page's address never updated again and
+    every move logged a traceback.  Such a link, and one too long to carry, is refused before the page is built."""
+    from core.permalink import link_refusal
+
+    refusal = link_refusal(query)
+    assert refusal is not None and refusal.status == status and reason in refusal.reason, refusal
+
+
+@pytest.mark.parametrize("query", ["", "batch=4", "x=" + "9" * 4300, "batch=%EF%BC%94", "x=" + "9" * 4301 + "a",
+                                   "&".join(f"k{i}=1" for i in range(1001)), "pins=" + "[" * 5000])
+def test_a_link_a_page_can_be_built_for_is_left_to_the_lab(query):
+    from core.permalink import link_refusal
+
+    assert link_refusal(query) is None

@@ -199,25 +199,26 @@ def test_moe_parameters_read_per_step_are_a_count_whatever_the_format(weight_dty
 def test_moe_as_stored_one_gpu_never_reads_more_than_it_holds_under_tp_and_ep():
     # TP = 2, EP = 4, B = 32, as stored.  One GPU holds: the LM head's and embedding's halves 2 × 155,582,464
     # params at 2 bytes = 622,329,856 bytes; the rest of the fixed part (layer_fixed = 1,541,093,376 − 622,329,856 −
-    # 2048 = 918,761,472; norms 2·2048 and the KV projections 2·2048·4·128 per layer stay whole on each rank, as
-    # ceil(4/2) = 2 heads: (918,761,472 − 48 × 2,101,248) / 2 + 48 × (4096 + 1,048,576) = 459,479,040, + the final
-    # norm 2048) = 459,481,088 params at the rest's mean 496,267,264 / 918,763,520 bytes (4-bit attention,
-    # 16-bit router and norms) = 248,187,283.7 bytes; and 1/8 of the experts, 3,623,878,656 params × 0.51953125 =
-    # 1,882,718,208 bytes: 2,753,235,347.7 bytes held = 2.564 GiB (the old split, 16.80 GB × 4.3945e9/30.53e9,
-    # said 2.25 GiB).  A step's 4 × 32 = 128 tokens touch 32 × (1 − (15/16)^128) = 31.99173 of its 32 experts
-    # per layer: 48 × 4,718,592 × 31.99173 / 2 = 3,622,942,179 params = 1,882,231,679 bytes, so it reads
-    # 2,752,748,818.7 bytes (2.564 GiB), just under what it holds (the old split said it read 2.27 GiB).
+    # 2048 = 918,761,472; what the engines keep whole on each rank stays whole: per layer the norms 2·2048, the q/k
+    # norms 2·128 and the router 2048·128 = 262,144 (vLLM ReplicatedLinear), and the KV projections 2·2048·4·128 as
+    # ceil(4/2) = 2 heads: (918,761,472 − 48 × 2,363,648) / 2 + 48 × (4096 + 256 + 262,144 + 1,048,576) =
+    # 465,776,640, + the final norm 2048) = 465,778,688 params at the rest's mean 496,267,264 / 918,763,520 bytes
+    # (4-bit attention, 16-bit router and norms) = 251,588,912.8 bytes; and 1/8 of the experts, 3,623,878,656
+    # params × 0.51953125 = 1,882,718,208 bytes: 2,756,636,976.8 bytes held = 2.567 GiB (splitting the router and
+    # q/k norms too said 2,753,235,347.7).  A step's 4 × 32 = 128 tokens touch 32 × (1 − (15/16)^128) = 31.99173
+    # of its 32 experts per layer: 48 × 4,718,592 × 31.99173 / 2 = 3,622,942,179 params = 1,882,231,679 bytes, so
+    # it reads 2,756,150,447.9 bytes, just under what it holds.
     r = _qwen3_awq(batch=32, tp=2, ep=4, weight_dtype="stored")
-    assert r.weight_bytes_held == pytest.approx(2_753_235_347.7, rel=1e-9)
-    assert r.weight_bytes_read == pytest.approx(2_752_748_818.7, rel=1e-9)
-    assert r.weight_params_held == pytest.approx(4_394_524_672, rel=1e-12)
-    assert r.weight_params_read == pytest.approx(459_481_088 + 311_164_928 + 3_622_942_179.19, rel=1e-10)
+    assert r.weight_bytes_held == pytest.approx(2_756_636_976.8, rel=1e-9)
+    assert r.weight_bytes_read == pytest.approx(2_756_150_447.9, rel=1e-9)
+    assert r.weight_params_held == pytest.approx(4_400_822_272, rel=1e-12)
+    assert r.weight_params_read == pytest.approx(465_778_688 + 311_164_928 + 3_622_942_179.19, rel=1e-10)
     assert r.weight_bytes_read <= r.weight_bytes_held
     from core.explain import quantities
 
     work = quantities(r)["weights"].work
-    assert "of the 4,394,524,672 parameters this GPU holds" in work
-    assert work.endswith("= 2.75 GB (2.56 GiB on this GPU); this GPU holds 2.56 GiB of the model's 15.65 GiB")
+    assert "of the 4,400,822,272 parameters this GPU holds" in work
+    assert work.endswith("= 2.76 GB (2.57 GiB on this GPU); this GPU holds 2.57 GiB of the model's 15.65 GiB")
     # In every format and at every batch, a GPU reads at most what it holds.
     for w in ("bf16", "int4", "stored"):
         for b in (1, 4, 32, 4096):

@@ -5,16 +5,14 @@ import random
 import re
 
 import pytest
-from conftest import LEGEND_ENTRIES
+from conftest import LEGEND_ENTRIES, scenario_on
 from playwright.sync_api import expect
 
 from app.memory_view import memory_html
 from app.readouts import readouts_html
 from app.standalone import OFFLINE_READOUT_KEYS, standalone_html
 from core import Scenario
-from core.config_reader import from_hf_config
 from core.hardware import custom_accelerator
-from core.model_catalogue import CATALOGUE_DIR
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.scenario import LEVERS
 
@@ -100,17 +98,7 @@ def offline_page(browser, tmp_path):
 
 def _scenario(model: str, gpu: str) -> Scenario:
     """A catalogue scenario, or one with a session's own GPU or pasted model (they travel too)."""
-    s = Scenario(acceptance=0.75)
-    if gpu == "custom":
-        s.add_gpu(custom_accelerator("Lab <card>", bandwidth_tbs=1.5, capacity_gb=96, bf16=300, fp8=600))
-    else:
-        s.gpu = gpu
-    if model == "pasted":
-        config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
-        s.add_model(from_hf_config(config, model_id="config-pasted", name="Pasted <i>Qwen</i>"))
-    else:
-        s.model = model
-    return s
+    return scenario_on(model, gpu, acceptance=0.75)
 
 
 def _assert_page_is_the_core(page, scenario, batches, contexts, levers):

@@ -1,0 +1,172 @@
+"""Context parallelism (Ring Attention): one long sequence's KV cache split over N hosts.
+
+Liu, Zaharia & Abbeel, "Ring Attention with Blockwise Transformers for
+Near-Infinite Context", arXiv:2310.01889 (2023), section 3: the sequence is cut
+into N blocks of ``c = S/N`` tokens, one per host; each host keeps its block's
+queries and passes its key/value block to the next host around a ring, computing
+attention of its queries against the block it holds while the next one arrives.
+Article 004, section 07: "KV blocks rotate around a ring, overlapped with
+attention compute. Enables contexts scaling with device count — the direct answer
+to the KV capacity wall."
+
+Per GPU of a host (a host is the scenario's model copy per GPU: its TP share of heads and
+layers, all of its layers' KV for its own block):
+
+* **largest context**: each GPU holds ``S/N`` tokens of KV, plus one layer's incoming block
+  (the receive buffer), so ``S_max(N) = floor(N · free / (kv_token · (1 + 1/L_kv)))`` with
+  ``free`` the memory beside the weights and reserve and ``kv_token`` one token's KV bytes
+  per GPU (the scenario's ``kv_bytes_per_token_per_gpu``);
+* **overlap**: attending a query block of c tokens to a key/value block of c tokens costs
+  ``c² · f_key`` FLOP (``f_key`` = attention FLOP per (query, key) pair summed over layers, per
+  GPU: 4·h_q·d_head per layer) and the block's transfer ``c · kv_token`` bytes, so it hides
+  under the compute when ``c² f_key / P_peak >= c · kv_token / link``:
+
+      c >= c_min = (P_peak / link) · kv_token / f_key
+
+  With multi-head attention in BF16 (``kv_token / f_key = 2·2·d / (4·d) = 1`` per layer) this is
+  the paper's condition ``c >= F/B`` (Table 2: minimal block ``c = FLOPS/Bandwidth``, e.g. about
+  1K tokens for an A100 over NVLink, 24.5K over InfiniBand); grouped-query attention shrinks the
+  bytes a block carries by ``h_kv/h_q`` and the block needed with it.  For a context S the ring
+  hides its transfer up to ``N = floor(S / c_min)`` hosts and stops hiding beyond.
+
+Assumptions: the link is the scale-up link's per-direction bandwidth of the catalogue (one
+neighbour send per step); causal masking, which leaves about half the block pairs empty and
+unbalances the hosts (Striped Attention, Brandon et al. 2023), is not modelled; every attention
+layer is counted as global.  In decode a host has one query token, so a block's compute is
+``c · f_key`` against the same ``c · kv_token`` bytes: the transfer hides only if
+``f_key / P_peak >= kv_token / link``, which no current part meets — the ring pays off in prefill.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .scenario import Scenario, ScenarioResult, evaluate_levers
+
+__all__ = ["HOSTS", "RingAttention", "min_block_tokens", "ring_attention"]
+
+#: Hosts in the ring the sweep visits by default.
+HOSTS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def min_block_tokens(peak_flop_per_s: float, link_bandwidth: float, kv_bytes_per_token: float,
+                     attention_flop_per_key: float) -> float:
+    """The smallest block c (tokens) whose attention compute hides its KV transfer.
+
+    ``c_min = (P_peak / link) · kv_bytes_per_token / attention_flop_per_key`` (see the module docstring;
+    Liu et al. 2023, section 3 and Table 2).
+
+    Args:
+        peak_flop_per_s: the host's compute, FLOP/s.
+        link_bandwidth: bytes/s to the next host, one direction.
+        kv_bytes_per_token: KV bytes one token's block carries (summed over the layers counted).
+        attention_flop_per_key: attention FLOP per (query, key) pair over the same layers.
+
+    Raises:
+        ValueError: a value <= 0.
+    """
+    if min(peak_flop_per_s, link_bandwidth, kv_bytes_per_token, attention_flop_per_key) <= 0:
+        raise ValueError("the compute, link bandwidth, KV bytes and FLOP per key must all be > 0")
+    return peak_flop_per_s / link_bandwidth * kv_bytes_per_token / attention_flop_per_key
+
+
+@dataclass(frozen=True)
+class RingAttention:
+    """Ring attention of one scenario against the number of hosts.
+
+    Attributes:
+        hosts: N per row, int array.
+        context: the sequence S the overlap rows are for, tokens.
+        max_context: ``S_max(N)``, tokens, int array.
+        block_tokens: ``c = S/N``, tokens, float array.
+        compute_time_s: one block pair's attention, ``c² f_key / P_peak``, seconds (all layers, one GPU).
+        transfer_time_s: one block's send, ``c · kv_token / link``, seconds (None: no link in the catalogue).
+        hidden: transfer <= compute, bool array (all False without a link figure).
+        min_block: ``c_min``, tokens (None without a link figure).
+        hosts_hidden: the most hosts that still hide the transfer at ``context`` (None without a link figure).
+        free_bytes, kv_bytes_per_token, attention_flop_per_key: per GPU, as used.
+        peak_flop_per_s, link_bandwidth: as used (link None when the catalogue has none).
+        gpus_per_host: GPUs of one host (the scenario's TP · PP).
+    """
+
+    hosts: np.ndarray
+    context: int
+    max_context: np.ndarray
+    block_tokens: np.ndarray
+    compute_time_s: np.ndarray
+    transfer_time_s: np.ndarray | None
+    hidden: np.ndarray
+    min_block: float | None
+    hosts_hidden: int | None
+    free_bytes: float
+    kv_bytes_per_token: float
+    attention_flop_per_key: float
+    peak_flop_per_s: float
+    link_bandwidth: float | None
+    gpus_per_host: int
+
+    @property
+    def decode_hides(self) -> bool:
+        """Whether a decode step (one query token per host) would hide a block's transfer: ``c_min <= 1``."""
+        return self.min_block is not None and self.min_block <= 1.0
+
+    def to_json(self) -> dict:
+        """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
+        return {
+            "hosts": self.hosts.tolist(), "context": self.context, "max_context": self.max_context.tolist(),
+            "block_tokens": self.block_tokens.tolist(), "compute_time_s": self.compute_time_s.tolist(),
+            "transfer_time_s": None if self.transfer_time_s is None else self.transfer_time_s.tolist(),
+            "hidden": self.hidden.tolist(), "min_block_tokens": self.min_block, "hosts_hidden": self.hosts_hidden,
+            "decode_hides": self.decode_hides, "free_bytes_per_gpu": self.free_bytes,
+            "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token,
+            "attention_flop_per_key_per_gpu": self.attention_flop_per_key,
+            "peak_flop_per_s": self.peak_flop_per_s, "link_bandwidth": self.link_bandwidth,
+            "gpus_per_host": self.gpus_per_host,
+            "source": "Liu, Zaharia & Abbeel 2023 (Ring Attention), section 3 and Table 2: c >= FLOPS/Bandwidth",
+        }
+
+
+def _flop_per_key_per_gpu(r: ScenarioResult) -> float:
+    """Attention FLOP per (query, key) pair over the model's attention layers, one GPU's share."""
+    per_key = sum(f for f, cap in r.model.decode_attention_terms() if cap != 0)  # (flop, 0) is the S-free term
+    return float(per_key) * r.deployment.plan.attention_share()
+
+
+def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:
+    """How far Ring Attention stretches ``scenario``'s context, and where its transfer stops hiding.
+
+    Args:
+        scenario: model, GPU, precisions, TP/PP (a host is one model copy), reserve.
+        hosts: ring sizes N to tabulate (>= 1 each).
+        context: the sequence S for the overlap rows (default: the scenario's context).
+
+    Raises:
+        ValueError: a host count < 1, or a model with no attention layer.
+    """
+    n = np.asarray(hosts, dtype=np.int64)
+    if n.ndim != 1 or len(n) == 0 or np.any(n < 1):
+        raise ValueError("hosts must be a non-empty list of whole numbers >= 1")
+    r = evaluate_levers({**scenario.levers(), "phase": "decode", "batch": 1}, scenario.catalogue)
+    s = int(context or scenario.context)
+    kv = r.kv_bytes_per_token_per_gpu
+    f_key = _flop_per_key_per_gpu(r)
+    if kv <= 0 or f_key <= 0:
+        raise ValueError(f"{r.model.name} has no attention KV cache to split over a ring")
+    layers = max(r.model.n_kv_layers, 1)
+    free = r.free_for_kv_bytes
+    max_context = np.floor(n * free / (kv * (1 + 1 / layers))).astype(np.int64)
+    c = s / n
+    compute = c * c * f_key / r.peak_flop_per_s
+    link = r.link_bandwidth or None
+    if link:
+        transfer = c * kv / link
+        c_min = min_block_tokens(r.peak_flop_per_s, link, kv, f_key)
+        hidden = transfer <= compute
+        most = int(s // c_min) if c_min > 0 else None
+    else:
+        transfer, c_min, most = None, None, None
+        hidden = np.zeros(len(n), dtype=bool)
+    return RingAttention(n, s, max_context, c, compute, transfer, hidden, c_min, most, free, kv, f_key,
+                         r.peak_flop_per_s, link, r.gpus_per_replica)

@@ -1,0 +1,762 @@
+"""The expected step beside the ceiling: what a real engine delivers, term by term.
+
+The roofline step of :mod:`core.scenario` is a ceiling (article 000: "a ceiling rather than a loose one";
+measured decode lands well under it).  This module builds the *expected* step on top of a
+:class:`~core.scenario.ScenarioResult` as the ceiling plus named terms, each with its seconds, the formula
+and the source of every constant it uses (``core/efficiency.json``):
+
+====================  ======================================================================================
+term                  what changes in the step (applied in this order, each on top of the ones before)
+====================  ======================================================================================
+weight format         weight bytes become the format's real bytes: scales and zeros, 16-bit embedding/head
+input embedding       a decode step gathers B·k rows of the embedding table, not the table (the articles
+                      count the whole table read every step: ``embedding="article"`` keeps that convention)
+HBM attainable        memory time ÷ the part's measured STREAM-like fraction of datasheet bandwidth
+decode kernels        weight-read time ÷ the engine's weight-streaming kernel efficiency (fitted)
+KV-cache reads        KV-read time ÷ the engine's attention kernels' efficiency (fitted)
+dequantisation        weight-read time ÷ the engine's extra factor for its quantised format (fitted)
+GEMM attainable       GEMM FLOPs at the format's real compute roof × the measured fraction of its peak ×
+                      the engine's factor (fitted)
+attention in BF16     attention FLOPs at the BF16 roof × FlashAttention's measured fraction
+collectives           each all-reduce ``α + bytes·2(n−1)/n / busbw`` (α per call fitted per engine and link)
+kernel launches       with CUDA graphs one launch and a GPU gap per kernel; without, the host launches every
+                      kernel (fitted per engine) while the GPU idles a gap between them (gaps fitted)
+overlap               every ``max`` becomes the smooth maximum ``(aⁿ + bⁿ)^(1/n)`` (n fitted): compute with
+                      memory, the GPU's work with the host's launches
+engine overhead       host work per decode step (scheduling, sampling) or per prefill (request setup),
+                      fitted per engine
+====================  ======================================================================================
+
+Each term is the difference of the step time before and after its change, so the terms add up to the
+expected step exactly: ``expected = ceiling + Σ terms`` (``math.fsum``).  The step time of a state is
+``smax(smax(C, M) + communication + gaps, host launches) + overhead``; with the ceiling's state (max, the
+lab's communication and launches, no gaps, no overhead) it is the ceiling itself,
+``max(max(compute, memory) + communication, t_launch)`` (:func:`core.scenario.step_ladder`).
+
+The ideal roofline stays the ceiling: nothing here changes :mod:`core.scenario`.  Units SI: seconds,
+bytes, FLOP, bytes/s, FLOP/s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from . import overhead
+from .scenario import ScenarioResult
+from .units import fmt_bandwidth, fmt_bytes_gb, fmt_flop, fmt_flops_rate, fmt_rate, fmt_seconds, fmt_sig
+
+__all__ = [
+    "EMBEDDING_CONVENTIONS",
+    "TERM_NAMES",
+    "ChainInputs",
+    "ChainParams",
+    "EngineParameters",
+    "ExpectedStep",
+    "Term",
+    "chain_inputs",
+    "chain_step_times",
+    "engine_names",
+    "engine_parameters",
+    "expected_for_scenario",
+    "expected_step",
+    "link_kind",
+    "load_efficiency",
+    "to_json",
+    "waterfall_text",
+]
+
+EFFICIENCY_PATH = Path(__file__).with_name("efficiency.json")
+
+#: How the input embedding is counted in a decode step: "gathered" (B·k rows read, what an engine does)
+#: or "article" (the whole table read every step, as articles 000 and 004 count it for their figures).
+EMBEDDING_CONVENTIONS = ("gathered", "article")
+
+#: The terms in chain order: (key, name shown in the waterfall).
+TERM_NAMES = (
+    ("format", "weight format: real bytes per weight"),
+    ("embedding", "input embedding: B·k rows gathered, not the table"),
+    ("hbm", "HBM: attainable fraction of datasheet bandwidth"),
+    ("kernels", "weight-streaming kernels below stream bandwidth"),
+    ("kv", "KV-cache reads below stream bandwidth (attention kernels)"),
+    ("dequant", "dequantisation in quantised kernels"),
+    ("gemm", "GEMM: attainable fraction of the format's peak"),
+    ("attention", "attention in BF16 at FlashAttention's rate"),
+    ("collectives", "collectives: α–β per all-reduce"),
+    ("launches", "kernel launches and gaps"),
+    ("overlap", "imperfect overlap of compute, memory and launches"),
+    ("engine", "engine per-step overhead"),
+)
+
+
+@cache
+def load_efficiency(path: Path = EFFICIENCY_PATH) -> dict:
+    """The efficiency terms as shipped (``core/efficiency.json``): sources, formats, engines, fitted constants."""
+    return json.loads(Path(path).read_text())
+
+
+def engine_names() -> tuple[str, ...]:
+    """The engine presets a source gives figures for (``--engine`` accepts these)."""
+    return tuple(k for k in load_efficiency()["engines"] if not k.startswith("_"))
+
+
+# -- the chain: one formula, on scalars or numpy arrays ------------------------------------------------------------
+@dataclass(frozen=True)
+class ChainInputs:
+    """What the expected step needs from one :class:`ScenarioResult` (scalars, or arrays of one length).
+
+    Attributes (SI units):
+        compute_s, compute_attention_s: the ceiling's compute time (``FLOP / P_peak``) and its attention part.
+        memory_s, communication_s, launch_s: the ceiling's memory, communication and launch times.
+        bandwidth: datasheet bytes/s; weight_bytes_lab, weight_bytes_format, weight_bytes_gathered: the
+            weight bytes one step reads as the lab counts them, in the real format, and with the embedding
+            gathered; kv_bytes: the KV cache (and fixed state) one step moves (``memory_s`` counts both).
+        flop_gemm, flop_attention: FLOPs of the weight GEMMs and of attention.
+        peak_lab, peak_gemm, peak_bf16: the lab's roof, the format's compute roof and the BF16 roof, FLOP/s.
+        allreduce_calls, allreduce_bytes, tp: TP all-reduces per step, one message's bytes, the TP degree.
+        communication_other_s: the lab's communication that is not TP all-reduce (PP sends, EP all-to-all).
+        kernels: kernels one step launches under the engine's fusion (all-reduces included).
+        is_prefill: 1 for a prefill step (the engine's per-request overhead applies), 0 for decode.
+        grouped_kv: 1 when several query heads share each KV head (GQA/MQA/MLA), 0 for multi-head attention.
+    """
+
+    compute_s: float
+    compute_attention_s: float
+    memory_s: float
+    communication_s: float
+    launch_s: float
+    bandwidth: float
+    weight_bytes_lab: float
+    weight_bytes_format: float
+    weight_bytes_gathered: float
+    kv_bytes: float
+    flop_gemm: float
+    flop_attention: float
+    peak_lab: float
+    peak_gemm: float
+    peak_bf16: float
+    allreduce_calls: float
+    allreduce_bytes: float
+    tp: float
+    communication_other_s: float
+    kernels: float
+    is_prefill: float
+    grouped_kv: float
+
+    @staticmethod
+    def stack(items: list[ChainInputs]) -> ChainInputs:
+        """One :class:`ChainInputs` of arrays from a list of scalar ones."""
+        return ChainInputs(**{f.name: np.array([getattr(x, f.name) for x in items], float)
+                              for f in fields(ChainInputs)})
+
+
+@dataclass(frozen=True)
+class ChainParams:
+    """The constants of the expected step (scalars, or arrays broadcasting against :class:`ChainInputs`).
+
+    Attributes:
+        stream_fraction: attainable fraction of datasheet HBM bandwidth (measured, ``hbm_stream_fraction``).
+        kernel_efficiency: the engine's weight-streaming kernels' fraction of that (fitted).
+        kv_efficiency: the engine's attention kernels' fraction of it for KV-cache reads (fitted).
+        grouped_kv_factor: a further factor on KV reads of grouped-query models (fitted; an engine whose
+            decode kernel does not share one KV read across a group's query heads reads more).
+        dequant_factor: extra factor for the engine's kernels of a quantised format (fitted; 1 for 16-bit).
+        gemm_fraction, attention_fraction: attainable fractions of the GEMM and BF16 peaks (measured).
+        gemm_engine_factor: the engine's GEMMs against the library microbenchmark (fitted).
+        overlap_n: exponent of the smooth maximum (fitted; ``inf`` is the roofline's max).
+        allreduce_alpha_s, bus_bandwidth: the α–β model of one all-reduce: its latency (fitted per engine and
+            link; constant in the GPU count, which scored better in leave-one-out than the ring's 2(n−1) steps)
+            and the bus bandwidth (measured).
+        cuda_graphs: 1 with CUDA graphs, 0 without.
+        launch_cpu_s, graph_gap_s, stream_gap_s: host time per kernel without graphs (fitted per engine: C++
+            runtimes launch in microseconds, eager Python dispatches in tens), GPU gap per graph node, GPU gap
+            per stream launch (fitted).
+        step_overhead_s, request_overhead_s: the engine's host work per decode step and per prefill (fitted).
+    """
+
+    stream_fraction: float
+    kernel_efficiency: float
+    kv_efficiency: float
+    grouped_kv_factor: float
+    dequant_factor: float
+    gemm_fraction: float
+    gemm_engine_factor: float
+    attention_fraction: float
+    overlap_n: float
+    allreduce_alpha_s: float
+    bus_bandwidth: float
+    cuda_graphs: float
+    launch_cpu_s: float
+    graph_gap_s: float
+    stream_gap_s: float
+    step_overhead_s: float
+    request_overhead_s: float
+
+
+def _smooth_max(c, m, n):
+    """``(cⁿ + mⁿ)^(1/n)``, the roofline's ``max(c, m)`` at ``n = inf`` (numerically safe; broadcasts)."""
+    c, m, n = np.asarray(c, float), np.asarray(m, float), np.asarray(n, float)
+    top = np.maximum(c, m)
+    safe = np.where(top > 0, top, 1.0)
+    finite = np.isfinite(n)
+    n_safe = np.where(finite, n, 1.0)
+    soft = top * ((c / safe) ** n_safe + (m / safe) ** n_safe) ** (1.0 / n_safe)
+    return np.where(finite & (top > 0), soft, top)
+
+
+def _step(c, m, n, comm, gaps, cpu, extra):
+    """The step time of one state: ``smax(smax(C, M) + communication + gaps, host launches) + overhead``.
+
+    ``smax`` is the smooth maximum of exponent ``n`` (the roofline's ``max`` at ``n = inf``): the GPU's work and
+    the host's launches overlap as imperfectly as compute and memory do.
+    """
+    return _smooth_max(_smooth_max(c, m, n) + comm + gaps, cpu, n) + extra
+
+
+def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered",
+                     ends_only: bool = False) -> list[np.ndarray]:
+    """Step times of the chain's states: the ceiling first, then after each term of :data:`TERM_NAMES`.
+
+    Elementwise over ``x`` and ``p`` (scalars or arrays).  Returns ``len(TERM_NAMES) + 1`` arrays, seconds;
+    consecutive differences are the terms (``ends_only``: the ceiling and the expected step alone, for a fit
+    that evaluates the chain many times).  ``embedding`` is one of :data:`EMBEDDING_CONVENTIONS`.
+
+    Raises:
+        ValueError: an unknown embedding convention.
+    """
+    if embedding not in EMBEDDING_CONVENTIONS:
+        raise ValueError(f"unknown embedding convention {embedding!r}; accepted: {', '.join(EMBEDDING_CONVENTIONS)}")
+    inf = np.inf
+    c_attn0 = np.asarray(x.compute_attention_s, float)
+    c = np.asarray(x.compute_s, float)
+    m_kv = np.asarray(x.kv_bytes, float) / x.bandwidth
+    m_w = np.asarray(x.memory_s, float) - m_kv
+    comm, cpu = np.asarray(x.communication_s, float), np.asarray(x.launch_s, float)
+    gaps = extra = np.zeros_like(m_w)
+    states = [_step(c, m_w + m_kv, inf, comm, gaps, cpu, extra)]
+
+    def record(*state):
+        states.append(None if ends_only else _step(*state))
+
+    # Bytes first (at datasheet bandwidth), then the fractions of bandwidth the part and the kernels reach.
+    m_w = m_w + (np.asarray(x.weight_bytes_format) - x.weight_bytes_lab) / x.bandwidth
+    record(c, m_w + m_kv, inf, comm, gaps, cpu, extra)
+    if embedding == "gathered":
+        m_w = m_w + (np.asarray(x.weight_bytes_gathered) - x.weight_bytes_format) / x.bandwidth
+    record(c, m_w + m_kv, inf, comm, gaps, cpu, extra)
+    m_w, m_kv = m_w / p.stream_fraction, m_kv / p.stream_fraction
+    record(c, m_w + m_kv, inf, comm, gaps, cpu, extra)
+    m_w = m_w / p.kernel_efficiency
+    record(c, m_w + m_kv, inf, comm, gaps, cpu, extra)
+    m_kv = m_kv / (p.kv_efficiency * np.where(np.asarray(x.grouped_kv) > 0, p.grouped_kv_factor, 1.0))
+    record(c, m_w + m_kv, inf, comm, gaps, cpu, extra)
+    m_w = m_w / p.dequant_factor
+    m = m_w + m_kv
+    record(c, m, inf, comm, gaps, cpu, extra)
+    # Compute: the GEMMs at the format's own roof and attainable fraction, attention at BF16.
+    c_gemm = np.asarray(x.flop_gemm, float) / (np.asarray(x.peak_gemm) * p.gemm_fraction * p.gemm_engine_factor)
+    c = c_gemm + c_attn0
+    record(c, m, inf, comm, gaps, cpu, extra)
+    c = c_gemm + np.asarray(x.flop_attention, float) / (np.asarray(x.peak_bf16) * p.attention_fraction)
+    record(c, m, inf, comm, gaps, cpu, extra)
+    tp = np.asarray(x.tp, float)
+    wire = np.asarray(x.allreduce_bytes, float) * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) / p.bus_bandwidth
+    comm = np.asarray(x.communication_other_s, float) + x.allreduce_calls * (p.allreduce_alpha_s + wire)
+    record(c, m, inf, comm, gaps, cpu, extra)
+    graphs = np.asarray(p.cuda_graphs, float)
+    kernels = np.asarray(x.kernels, float)
+    gaps = kernels * np.where(graphs > 0, p.graph_gap_s, p.stream_gap_s)
+    cpu = np.where(graphs > 0, p.launch_cpu_s, kernels * p.launch_cpu_s)
+    record(c, m, inf, comm, gaps, cpu, extra)
+    n = p.overlap_n
+    record(c, m, n, comm, gaps, cpu, extra)
+    extra = np.zeros_like(m) + np.where(np.asarray(x.is_prefill) > 0, p.request_overhead_s, p.step_overhead_s)
+    record(c, m, n, comm, gaps, cpu, extra)
+    if ends_only:
+        states[-1] = _step(c, m, n, comm, gaps, cpu, extra)
+    return states
+
+
+# -- engine parameters from the shipped data -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Constant:
+    """One constant of the expected step, with where it comes from."""
+
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class EngineParameters:
+    """The constants one scenario's expected step uses, each with its source (see :class:`ChainParams`).
+
+    Attributes:
+        engine: the preset's name, or None (generic: the fitted constants' median over engines).
+        weight_format: the key of ``efficiency.json`` ``formats`` whose bytes and compute roof apply.
+        format_class: "16-bit", "8-bit", "fp8" or "4-bit" (groups formats for the fitted kernel efficiency).
+        link: the interconnect kind whose α–β figures apply (``collectives``), or None on one GPU.
+        fusion: "fused" or "unfused" (:data:`core.overhead.KERNELS_PER_LAYER`).
+    """
+
+    engine: str | None
+    weight_format: str
+    format_class: str
+    link: str | None
+    fusion: str
+    stream_fraction: Constant
+    kernel_efficiency: Constant
+    kv_efficiency: Constant
+    grouped_kv_factor: Constant
+    dequant_factor: Constant
+    gemm_fraction: Constant
+    gemm_engine_factor: Constant
+    attention_fraction: Constant
+    overlap_n: Constant
+    allreduce_alpha_s: Constant
+    bus_bandwidth: Constant
+    cuda_graphs: Constant
+    launch_cpu_s: Constant
+    graph_gap_s: Constant
+    stream_gap_s: Constant
+    step_overhead_s: Constant
+    request_overhead_s: Constant
+
+    def chain_params(self) -> ChainParams:
+        """The numbers alone, for :func:`chain_step_times`."""
+        return ChainParams(**{f.name: getattr(self, f.name).value for f in fields(ChainParams)})
+
+
+def _entry_text(entry: dict) -> str:
+    where = f" ({entry['where']})" if entry.get("where") else ""
+    return f"{entry.get('source', '')}{where}"
+
+
+def _per_gpu(table: dict, gpu_id: str, what: str) -> Constant:
+    entry = table.get(gpu_id) or table["default"]
+    label = gpu_id if gpu_id in table else "no measurement for this part: default"
+    return Constant(float(entry["value"]), f"{what} {fmt_sig(entry['value'], 3)} [{label}]: {_entry_text(entry)}")
+
+
+def link_kind(result: ScenarioResult, interconnect: str | None = None) -> str | None:
+    """The ``collectives`` entry that applies to ``result``'s GPU (``interconnect`` overrides; None at TP = 1)."""
+    if result.tp <= 1:
+        return None
+    collectives = load_efficiency()["collectives"]
+    if interconnect:
+        if interconnect not in collectives:
+            raise ValueError(f"unknown interconnect {interconnect!r}; accepted: "
+                             f"{', '.join(k for k in collectives if not k.startswith('_'))}")
+        return interconnect
+    for kind, entry in collectives.items():
+        if not kind.startswith("_") and result.gpu.id in entry.get("parts", ()):
+            return kind
+    link = result.gpu.interconnect
+    return "pcie4" if link is None or "PCIe" in link.kind else "nvlink4"
+
+
+def _fitted(engine: str | None, *path: str) -> tuple[float, str] | None:
+    """A fitted constant for ``engine`` (the engines' median when None or absent), with its provenance."""
+    fitted = load_efficiency().get("fitted")
+    if not fitted:
+        return None
+    table = fitted
+    for key in path:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
+    on = fitted.get("fitted_on", "the calibration set")
+    if engine is not None and engine in table:
+        value = table[engine]
+        return float(value["value"]), f"fitted for {engine} on {value['points']} calibration measurements of {on}"
+    generic = table.get("_generic") if isinstance(table, dict) else None
+    if generic is None:
+        return None
+    if "engines" not in generic:  # a constant every engine shares
+        return float(generic["value"]), f"fitted on {generic['points']} calibration measurements of {on}"
+    why = "generic preset" if engine is None else f"no calibration measurement of {engine}: the generic value"
+    engines = "1 engine's fitted value" if generic["engines"] == 1 else f"{generic['engines']} engines' fitted values"
+    return float(generic["value"]), f"{why}, the median of {engines} ({on})"
+
+
+def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weight_format: str | None = None,
+                      cuda_graphs: bool | None = None, interconnect: str | None = None,
+                      collective: str | None = None) -> EngineParameters:
+    """The constants of ``result``'s expected step under ``engine``'s preset, each with its source.
+
+    Args:
+        result: the scenario (its GPU, weight lever, TP).
+        engine: a preset of :func:`engine_names`, or None for the generic preset.
+        weight_format: a ``formats`` key of ``efficiency.json``; None: the engine's format for the weight lever
+            (its ``formats`` map), else the lever's default (``lever_defaults``).
+        cuda_graphs: overrides the engine's (generic: the scenario's ``cuda_graphs`` lever, read from its
+            launch overhead).
+        interconnect: a ``collectives`` key overriding the GPU's own link (e.g. ``"pcie4"`` for parts run
+            without their bridge).
+        collective: a named all-reduce implementation whose α was fitted on its own (e.g. ``"nccl"``).
+
+    Raises:
+        ValueError: an unknown engine, format or interconnect.
+    """
+    eff = load_efficiency()
+    engines = eff["engines"]
+    if engine is not None and engine not in engines:
+        raise ValueError(f"unknown engine {engine!r}; accepted: {', '.join(engine_names())}")
+    preset = engines.get(engine, {}) if engine else {}
+    formats = eff["formats"]
+    lever = result.weight_dtype
+    if weight_format is None:
+        weight_format = preset.get("formats", {}).get(lever) or formats["lever_defaults"].get(lever, "bf16")
+    if weight_format not in formats or weight_format in ("lever_defaults",) or weight_format.startswith("_"):
+        raise ValueError(f"unknown weight format {weight_format!r}; accepted: "
+                         f"{', '.join(k for k in formats if not k.startswith('_') and k != 'lever_defaults')}")
+    fmt = formats[weight_format]
+    cls = fmt["class"]
+    compute = fmt["compute"]
+    gpu = result.gpu.id
+    priors = eff["priors"]
+
+    def fitted_or(path: tuple[str, ...], prior: float, prior_source: str) -> Constant:
+        got = _fitted(engine, *path)
+        return Constant(*got) if got else Constant(prior, prior_source)
+
+    kernel = fitted_or(("kernel_efficiency",), priors["kernel_efficiency"]["value"],
+                       f"prior {priors['kernel_efficiency']['value']}: {priors['kernel_efficiency']['source']}")
+    kv = fitted_or(("kv_efficiency",), priors["kv_efficiency"]["value"],
+                   f"prior {priors['kv_efficiency']['value']}: {priors['kv_efficiency']['source']}")
+    grouped = fitted_or(("grouped_kv_factor",), 1.0, f"prior 1: {priors['grouped_kv_factor']['source']}")
+    launch_cpu = fitted_or(("launch_cpu_s",), overhead.LAUNCH_LATENCY_S, overhead.LAUNCH_LATENCY_SOURCE)
+    if cls == "16-bit":
+        dequant = Constant(1.0, "16-bit weights: nothing to dequantise")
+    else:
+        dequant = fitted_or(("dequant_factor", weight_format), 1.0, f"prior 1: {priors['dequant_factor']['source']}")
+    gemm_table = eff["gemm_fraction"]
+    per_gpu = gemm_table.get(gpu, {})
+    roof = compute if compute in result.gpu.dense_flop_per_s else "bf16"
+    gemm_entry = per_gpu.get(roof) or gemm_table["default"]
+    gemm = Constant(float(gemm_entry["value"]),
+                    f"GEMM fraction {fmt_sig(gemm_entry['value'], 3)} of the {roof.upper()} peak "
+                    f"[{gpu if roof in per_gpu else 'no measurement: default'}]: {_entry_text(gemm_entry)}")
+    gemm_engine = fitted_or(("gemm_engine_factor",), 1.0, f"prior 1: {priors['gemm_engine_factor']['source']}")
+    link = link_kind(result, interconnect)
+    coll = eff["collectives"][link] if link else None
+    if link:
+        group = f"{engine} ({collective})" if engine and collective else engine
+        got = _fitted(group, "allreduce_alpha_s", link)
+        alpha = Constant(*got) if got else Constant(
+            float(coll["alpha_s"]), f"prior {fmt_seconds(coll['alpha_s'])} per call (measured at {coll['gpus']} "
+                                    f"GPUs): {_entry_text(coll)}")
+        busbw = Constant(float(coll["bus_bandwidth"]), f"bus bandwidth {coll['bus_bandwidth'] / 1e9:,.0f} GB/s: "
+                                                       f"{_entry_text(coll)}")
+    else:
+        alpha = Constant(0.0, "one GPU: no all-reduce")
+        busbw = Constant(1.0, "one GPU: no all-reduce")
+    if cuda_graphs is None:
+        cuda_graphs = preset.get("cuda_graphs") if engine else None
+        graphs_source = f"{engine} preset: {preset.get('source', '')}" if engine else ""
+        if cuda_graphs is None:
+            cuda_graphs = result.launch_overhead_s < overhead.overhead_time(result.kernels_per_step)
+            graphs_source = "the scenario's CUDA-graphs lever"
+    else:
+        graphs_source = "given"
+    launch = eff["launch"]
+
+    def shared(name: str, prior: float, prior_source: str) -> Constant:
+        got = _fitted(None, name)
+        return Constant(*got) if got else Constant(prior, f"prior: {prior_source}")
+
+    return EngineParameters(
+        engine=engine, weight_format=weight_format, format_class=cls, link=link,
+        fusion=preset.get("fusion", "unfused"),
+        stream_fraction=_per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction"),
+        kernel_efficiency=kernel, kv_efficiency=kv, grouped_kv_factor=grouped, dequant_factor=dequant,
+        gemm_fraction=gemm,
+        gemm_engine_factor=gemm_engine,
+        attention_fraction=_per_gpu(eff["attention_fraction"], gpu, "attention fraction of the BF16 peak"),
+        overlap_n=shared("overlap_n", eff["overlap"]["prior_n"], eff["overlap"]["_about"]),
+        allreduce_alpha_s=alpha, bus_bandwidth=busbw,
+        cuda_graphs=Constant(1.0 if cuda_graphs else 0.0, graphs_source), launch_cpu_s=launch_cpu,
+        graph_gap_s=shared("graph_gap_s", overhead.GRAPH_NODE_GAP_S, "core.overhead.GRAPH_NODE_GAP_S (an assumption)"),
+        stream_gap_s=shared("stream_gap_s", launch["stream_gap_prior_s"], launch["stream_gap_source"]),
+        step_overhead_s=fitted_or(("step_overhead_s",), 0.0, "no fitted value: none counted"),
+        request_overhead_s=fitted_or(("request_overhead_s",), 0.0, "no fitted value: none counted"))
+
+
+def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInputs:
+    """The :class:`ChainInputs` of ``result`` (its public fields) under ``params``' format and fusion.
+
+    Weight bytes per GPU: the lab's ``weight_bytes_read``; in the real format, the parameters one GPU reads
+    split into the embedding table ``V·h/TP``, the LM head ``V·h/TP`` (none when tied) and the rest, each at
+    the format's bytes; gathered, the embedding table's share becomes the ``B·k·h/TP`` rows a step looks up
+    (a tied table is read whole by the LM head: unchanged).  A checkpoint evaluated "as stored" keeps the
+    lab's bytes (they are the checkpoint's).  With PP > 1 every weight is counted at the matrix bytes and the
+    embedding is not re-counted (the lab's numbers are the most loaded stage's).
+    """
+    fmt = load_efficiency()["formats"][params.weight_format]
+    m, r = result.model, result
+    tp = max(int(r.tp), 1)
+    table = m.vocab_size * m.hidden_size / tp
+    head = 0.0 if m.tie_word_embeddings else table
+    w_lab = float(r.weight_bytes_read)
+    if r.weight_dtype == "stored":
+        w_fmt = w_lab
+        emb_bytes = m.stored_bytes_per_param_parts()[0]
+    elif r.pp > 1:
+        w_fmt = w_lab * fmt["matrix"] / r.bytes_per_weight
+        emb_bytes = fmt["embedding"]
+    else:
+        rest = float(r.weight_params_read) - table - head
+        w_fmt = rest * fmt["matrix"] + table * fmt["embedding"] + head * fmt["head"]
+        emb_bytes = fmt["embedding"]
+    gathered = w_fmt
+    if r.pp == 1 and not m.tie_word_embeddings:
+        rows = r.batch * r.tokens_per_read * m.hidden_size / tp
+        gathered = w_fmt - table * emb_bytes + min(rows, table) * emb_bytes
+    gpu = r.gpu
+    compute = fmt["compute"] if fmt["compute"] in gpu.dense_flop_per_s else "bf16"
+    calls = 2 * r.layers_per_gpu if r.tp > 1 else 0
+    kernels = overhead.kernels_per_step(r.layers_per_gpu, params.fusion) + calls
+    return ChainInputs(
+        compute_s=r.compute_time_s,
+        compute_attention_s=r.attention_flop_per_step / r.peak_flop_per_s,
+        memory_s=r.memory_time_s, communication_s=r.communication_time_s, launch_s=r.launch_overhead_s,
+        bandwidth=r.bandwidth, weight_bytes_lab=w_lab, weight_bytes_format=w_fmt, weight_bytes_gathered=gathered,
+        kv_bytes=r.kv_traffic_bytes,
+        flop_gemm=r.flop_per_step_weights, flop_attention=r.attention_flop_per_step, peak_lab=r.peak_flop_per_s,
+        peak_gemm=gpu.dense_flop_per_s[compute], peak_bf16=gpu.dense_flop_per_s["bf16"],
+        allreduce_calls=calls, allreduce_bytes=r.allreduce_bytes, tp=r.tp,
+        communication_other_s=max(r.communication_time_s - calls * r.allreduce_time_s, 0.0), kernels=kernels,
+        is_prefill=1.0 if r.phase == "prefill" else 0.0, grouped_kv=1.0 if m.kv_heads(r.gqa) < m.n_heads else 0.0)
+
+
+# -- the expected step ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Term:
+    """One term between the ceiling and the expected step.
+
+    Attributes:
+        key: stable id (:data:`TERM_NAMES`).
+        name: what it is, in words.
+        seconds: what it adds to the step (negative: it takes time away), seconds.
+        formula: how it is computed, with this scenario's numbers.
+        source: where its constants come from.
+    """
+
+    key: str
+    name: str
+    seconds: float
+    formula: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ExpectedStep:
+    """The expected step of one scenario beside its ceiling (SI units).
+
+    ``expected_step_time_s == math.fsum([ceiling_step_time_s, *(t.seconds for t in terms)])`` exactly; the
+    tokens/s scale the lab's ceiling tokens/s by ``ceiling / expected`` (per sequence ``E / (PP·step)``,
+    aggregate ``B·E / step`` × EP groups × replicas, as :class:`ScenarioResult` defines them).
+
+    Attributes:
+        engine: the preset used, or None (generic).
+        embedding_convention: "gathered" or "article" (:data:`EMBEDDING_CONVENTIONS`): which count of the input
+            embedding the expected step uses; the ceiling always uses the articles' (the table read every step).
+        parameters: the constants and their sources.
+        ttft_terms, expected_ttft_s, ceiling_ttft_s: the same chain on the prefill of one prompt (None when no
+            prefill result was given).
+    """
+
+    engine: str | None
+    phase: str
+    embedding_convention: str
+    parameters: EngineParameters
+    ceiling_step_time_s: float
+    expected_step_time_s: float
+    terms: tuple[Term, ...]
+    ceiling_tokens_per_s_per_sequence: float
+    expected_tokens_per_s_per_sequence: float
+    ceiling_tokens_per_s_aggregate: float
+    expected_tokens_per_s_aggregate: float
+    ceiling_ttft_s: float | None = None
+    expected_ttft_s: float | None = None
+    ttft_terms: tuple[Term, ...] = field(default_factory=tuple)
+
+    @property
+    def fraction_of_ceiling(self) -> float:
+        """Expected tokens/s ÷ the ceiling's: ``ceiling step / expected step`` (the article's "60–85 %")."""
+        return self.ceiling_step_time_s / self.expected_step_time_s
+
+
+def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str) -> tuple[Term, ...]:
+    """Name, seconds, formula and source of each state change."""
+    v = [float(s) for s in states]
+    fmt = load_efficiency()["formats"][p.weight_format]
+    bw = x.bandwidth
+    formulas = {
+        "format": (f"({fmt_bytes_gb(x.weight_bytes_format, 3)} − {fmt_bytes_gb(x.weight_bytes_lab, 3)}) / "
+                   f"{fmt_bandwidth(bw)} [{p.weight_format}: {fmt_sig(fmt['matrix'])} B/weight, embedding "
+                   f"{fmt_sig(fmt['embedding'])}, head {fmt_sig(fmt['head'])}]", fmt["source"]),
+        "embedding": ((f"({fmt_bytes_gb(x.weight_bytes_gathered, 3)} − {fmt_bytes_gb(x.weight_bytes_format, 3)}) / "
+                       f"{fmt_bandwidth(bw)} (B·k·h rows instead of V·h)") if embedding == "gathered"
+                      else "article convention: the whole table counted every step (0)",
+                      "article 000 counts every parameter read each step; a decode step gathers B·k embedding rows"),
+        "hbm": (f"memory time ÷ {fmt_sig(p.stream_fraction.value, 3)}", p.stream_fraction.source),
+        "kernels": (f"weight-read time ÷ {fmt_sig(p.kernel_efficiency.value, 3)}", p.kernel_efficiency.source),
+        "kv": ((f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)}) ÷ ({fmt_sig(p.kv_efficiency.value, 3)} × grouped-KV "
+                f"factor {fmt_sig(p.grouped_kv_factor.value, 3)})",
+                f"{p.kv_efficiency.source}; grouped KV: {p.grouped_kv_factor.source}")
+               if x.grouped_kv else
+               (f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)}) ÷ {fmt_sig(p.kv_efficiency.value, 3)}",
+                p.kv_efficiency.source)),
+        "dequant": (f"weight-read time ÷ {fmt_sig(p.dequant_factor.value, 3)}", p.dequant_factor.source),
+        "gemm": (f"{fmt_flop(x.flop_gemm)} / ({fmt_flops_rate(x.peak_gemm)} × {fmt_sig(p.gemm_fraction.value, 3)} × "
+                 f"{fmt_sig(p.gemm_engine_factor.value, 3)})",
+                 f"{p.gemm_fraction.source}; engine factor: {p.gemm_engine_factor.source}"),
+        "attention": (f"{fmt_flop(x.flop_attention)} / ({fmt_flops_rate(x.peak_bf16)} × "
+                      f"{fmt_sig(p.attention_fraction.value, 3)})", p.attention_fraction.source),
+        "overlap": (f"max(a, b) → (aⁿ + bⁿ)^(1/n), n = {fmt_sig(p.overlap_n.value, 3)}", p.overlap_n.source),
+        "collectives": ((f"{x.allreduce_calls:.0f} × ({fmt_seconds(p.allreduce_alpha_s.value)} + "
+                         f"{x.allreduce_bytes:,.0f} bytes × 2({x.tp:.0f}−1)/{x.tp:.0f} / "
+                         f"{fmt_sig(p.bus_bandwidth.value / 1e9, 3)} GB/s)") if x.allreduce_calls else "one GPU: none",
+                        f"{p.allreduce_alpha_s.source}; {p.bus_bandwidth.source}" if x.allreduce_calls else ""),
+        "launches": ((f"CUDA graphs: one launch + {x.kernels:.0f} kernels × {fmt_seconds(p.graph_gap_s.value)} "
+                      "GPU gap") if p.cuda_graphs.value else
+                     (f"max(GPU + {x.kernels:.0f} × {fmt_seconds(p.stream_gap_s.value)} gaps, {x.kernels:.0f} × "
+                      f"{fmt_seconds(p.launch_cpu_s.value)} host time per kernel)"),
+                     f"{p.cuda_graphs.source}; host time per kernel: {p.launch_cpu_s.source}; GPU gap: "
+                     f"{(p.graph_gap_s if p.cuda_graphs.value else p.stream_gap_s).source}"),
+        "engine": ((f"+ {fmt_seconds(p.request_overhead_s.value)} per prefill", p.request_overhead_s.source)
+                   if x.is_prefill else
+                   (f"+ {fmt_seconds(p.step_overhead_s.value)} per step", p.step_overhead_s.source)),
+    }
+    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key]) for i, (key, name) in enumerate(TERM_NAMES))
+
+
+def _run(result: ScenarioResult, params: EngineParameters, embedding: str) -> tuple[float, tuple[Term, ...]]:
+    x = chain_inputs(result, params)
+    states = chain_step_times(x, params.chain_params(), embedding)
+    terms = _terms(states, x, params, embedding)
+    return math.fsum([result.step_time_s_with_kv, *(t.seconds for t in terms)]), terms
+
+
+def expected_step(result: ScenarioResult, engine: str | None = None, *, ttft_result: ScenarioResult | None = None,
+                  embedding: str = "gathered", weight_format: str | None = None, cuda_graphs: bool | None = None,
+                  interconnect: str | None = None, collective: str | None = None) -> ExpectedStep:
+    """The expected step of ``result`` under ``engine``'s preset: the ceiling plus named, sourced terms.
+
+    Args:
+        result: a :class:`ScenarioResult` (decode or prefill).
+        engine: a preset of :func:`engine_names`, or None (generic).
+        ttft_result: the prefill of one prompt for the same scenario (``phase="prefill"``, ``batch=1``); its
+            chain gives ``expected_ttft_s``.  A prefill ``result`` of batch 1 is its own.
+        embedding: "gathered" (default) or "article" (:data:`EMBEDDING_CONVENTIONS`).
+        weight_format, cuda_graphs, interconnect, collective: see :func:`engine_parameters`.
+
+    Returns:
+        an :class:`ExpectedStep`; its terms add up to ``expected − ceiling`` exactly.
+
+    Raises:
+        ValueError: an unknown engine, format, interconnect or embedding convention.
+    """
+    options = dict(weight_format=weight_format, cuda_graphs=cuda_graphs, interconnect=interconnect,
+                   collective=collective)
+    params = engine_parameters(result, engine, **options)
+    expected, terms = _run(result, params, embedding)
+    scale = result.step_time_s_with_kv / expected
+    if ttft_result is None and result.phase == "prefill" and result.batch == 1:
+        ttft_result = result
+    ttft_expected, ttft_terms, ttft_ceiling = None, (), None
+    if ttft_result is not None:
+        ttft_params = params if ttft_result is result else engine_parameters(ttft_result, engine, **options)
+        ttft_expected, ttft_terms = _run(ttft_result, ttft_params, embedding)
+        ttft_ceiling = ttft_result.step_time_s_with_kv
+        if ttft_result.pp > 1:  # a prompt crosses every stage (ScenarioResult.ttft_s)
+            ttft_expected, ttft_ceiling = ttft_expected * ttft_result.pp, ttft_ceiling * ttft_result.pp
+    return ExpectedStep(
+        engine=engine, phase=result.phase, embedding_convention=embedding, parameters=params,
+        ceiling_step_time_s=result.step_time_s_with_kv, expected_step_time_s=expected, terms=terms,
+        ceiling_tokens_per_s_per_sequence=result.tokens_per_s_per_sequence,
+        expected_tokens_per_s_per_sequence=result.tokens_per_s_per_sequence * scale,
+        ceiling_tokens_per_s_aggregate=result.tokens_per_s_aggregate,
+        expected_tokens_per_s_aggregate=result.tokens_per_s_aggregate * scale,
+        ceiling_ttft_s=ttft_ceiling, expected_ttft_s=ttft_expected, ttft_terms=tuple(ttft_terms))
+
+
+# -- renderings ----------------------------------------------------------------------------------------------------
+def to_json(e: ExpectedStep) -> dict:
+    """The CLI's JSON keys for an expected step (SI units; every ``expected_*`` key is new, none replaces one)."""
+    return {
+        "expected_engine": e.engine,
+        "expected_embedding_convention": e.embedding_convention,
+        "expected_weight_format": e.parameters.weight_format,
+        "expected_step_time_s": e.expected_step_time_s,
+        "expected_tokens_per_s_per_sequence": e.expected_tokens_per_s_per_sequence,
+        "expected_tokens_per_s_aggregate": e.expected_tokens_per_s_aggregate,
+        "expected_ttft_s": e.expected_ttft_s,
+        "expected_fraction_of_ceiling": e.fraction_of_ceiling,
+        "expected_terms": [{"name": t.name, "key": t.key, "seconds": t.seconds, "source": t.source} for t in e.terms],
+        "expected_ttft_terms": [{"name": t.name, "key": t.key, "seconds": t.seconds, "source": t.source}
+                                for t in e.ttft_terms],
+    }
+
+
+def waterfall_text(e: ExpectedStep) -> str:
+    """The waterfall in plain text: the ceiling's tokens/s down to the expected tokens/s, term by term.
+
+    Each line gives the term's seconds, the tokens/s per sequence after it, its formula and its source.
+    """
+    who = e.engine or "generic engine"
+    lines = [f"Expected step ({who}; {e.parameters.weight_format} weights; input embedding {e.embedding_convention})",
+             f"  ceiling (the roofline): {fmt_seconds(e.ceiling_step_time_s)} per step = "
+             f"{fmt_rate(e.ceiling_tokens_per_s_per_sequence)} tokens/s per sequence, "
+             f"{fmt_rate(e.ceiling_tokens_per_s_aggregate)} tokens/s in all"]
+    t = e.ceiling_step_time_s
+    per_token = e.ceiling_tokens_per_s_per_sequence * e.ceiling_step_time_s  # tokens per sequence per step (E / PP)
+    for term in e.terms:
+        t += term.seconds
+        if term.seconds == 0:
+            continue
+        sign = "+" if term.seconds > 0 else "−"
+        lines.append(f"  {sign} {fmt_seconds(abs(term.seconds))}  {term.name}: {term.formula} → "
+                     f"{fmt_rate(per_token / t)} tokens/s per sequence")
+        if term.source:
+            lines.append(f"        source: {term.source}")
+    lines.append(f"  = expected: {fmt_seconds(e.expected_step_time_s)} per step = "
+                 f"{fmt_rate(e.expected_tokens_per_s_per_sequence)} tokens/s per sequence, "
+                 f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
+                 f"({100 * e.fraction_of_ceiling:.0f} % of the ceiling)")
+    if e.expected_ttft_s is not None:
+        lines.append(f"  time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
+                     f"{fmt_seconds(e.expected_ttft_s)}")
+    return "\n".join(lines)
+
+
+# -- the command line's additions (kept here so core/cli.py only calls them) ---------------------------------------
+def expected_for_scenario(scenario, engine: str | None = None, **options) -> ExpectedStep:
+    """:func:`expected_step` of a :class:`~core.scenario.Scenario`, with the prefill of one prompt for TTFT.
+
+    Args:
+        scenario: the scenario (its levers and catalogue).
+        engine, **options: as :func:`expected_step`.
+    """
+    result = scenario.evaluate()
+    ttft = scenario.clone(phase="prefill", batch=1).evaluate()
+    return expected_step(result, engine, ttft_result=ttft, **options)
+
+
+def add_cli_arguments(parser) -> None:
+    """``--engine`` and ``--embedding`` on the ``explain`` subcommand's parser."""
+    parser.add_argument("--engine", choices=engine_names(), metavar="NAME",
+                        help="engine preset for the expected step: " + ", ".join(engine_names())
+                             + " (default: the generic preset)")
+    parser.add_argument("--embedding", choices=EMBEDDING_CONVENTIONS, default="gathered",
+                        help="input-embedding convention of the expected step: gathered (B·k rows a decode step "
+                             "looks up, default) or article (the whole table every step, as the ceiling counts it)")
+
+
+def from_cli(scenario, args) -> ExpectedStep:
+    """The expected step the ``explain`` flags ask for."""
+    return expected_for_scenario(scenario, getattr(args, "engine", None),
+                                 embedding=getattr(args, "embedding", "gathered"))

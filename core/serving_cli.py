@@ -1,0 +1,255 @@
+"""Command line for the serving system around the ladder: ``python -m core ladder|batching|paging|...``.
+
+Each subcommand takes the scenario's lever flags (``--model``, ``--gpu``, ``--tp`` …, the lever table's)
+and its own, and prints the model's result as text or, with ``--json``, as one strict JSON object
+(SI units; never Infinity or NaN).  Examples (the default scenario, Llama-3-70B in BF16, needs TP = 2 to fit
+an H100 at all)::
+
+    python -m core ladder --json
+    python -m core ladder --rungs continuous_batching,paged_attention
+    python -m core batching --tp 2 --requests 1000 --seed 0 --json
+    python -m core paging --tp 2 --max-len 2048 --block-size 16
+    python -m core disaggregation --tp 2 --prompt-len 2000 --output 300 --rate 4
+    python -m core context-parallel --tp 2 --context 1000000
+    python -m core training-memory --model llama-3-70b --dp 64
+
+Kept apart from :mod:`core.cli` (which registers these with :func:`add_commands` and hands them to
+:func:`run`) so that each file's changes merge on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from .batching import SHAREGPT, LengthMix, compare_batching
+from .context_parallel import HOSTS, ring_attention
+from .disaggregation import TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
+from .ladder import ARTICLE_ORDER, LadderSettings, article_start, climb
+from .levers import LeverTable
+from .paging import BLOCK_SIZE, POLICIES, compare_paging
+from .scenario import LEVERS, Scenario
+from .training_memory import pipeline_bubble, zero_stages
+from .units import GiB
+
+__all__ = ["COMMANDS", "add_commands", "run"]
+
+COMMANDS = ("ladder", "batching", "paging", "disaggregation", "context-parallel", "training-memory")
+
+
+def _mix_flags(p: argparse.ArgumentParser, requests: int = 1000) -> None:
+    p.add_argument("--mix", choices=("sharegpt", "fixed", "uniform", "lognormal"), default="sharegpt",
+                   help="request lengths: ShareGPT's (the vLLM paper's Fig. 11a means, lognormal σ = 1; default), "
+                        "fixed, uniform or your own lognormal")
+    p.add_argument("--prompt", metavar="TOKENS", help="fixed: P; uniform: LOW:HIGH; lognormal: the mean")
+    p.add_argument("--output", metavar="TOKENS", help="fixed: O; uniform: LOW:HIGH; lognormal: the mean")
+    p.add_argument("--sigma", type=float, default=1.0, help="lognormal shape σ (default 1)")
+    p.add_argument("--requests", type=int, default=requests, help=f"requests in the stream (default {requests})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the stream (default 0)")
+
+
+def add_commands(sub) -> None:
+    """Add the subcommands of :data:`COMMANDS` to ``sub`` (an ``argparse`` subparsers object)."""
+    def parser(name: str, text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=text, description=text)
+        LEVERS.add_arguments(p)
+        p.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+        return p
+
+    lad = parser("ladder", "article 004 section 06's seven rungs applied one after another")
+    lad.add_argument("--rungs", default=",".join(ARTICLE_ORDER),
+                     help=f"rung ids in order, comma-separated (default: {','.join(ARTICLE_ORDER)}); '' for none")
+    lad.add_argument("--to-weight-dtype", default="int4", help="the precision weight quantization moves to")
+    lad.add_argument("--to-spec-k", type=int, default=4, help="the speculation depth speculative decoding moves to")
+    lad.add_argument("--block-size", type=int, default=BLOCK_SIZE, help="PagedAttention's block, tokens")
+    lad.add_argument("--ttft", type=float, default=TTFT_TARGET_S, help="disaggregation's TTFT target, s")
+    lad.add_argument("--tpot", type=float, default=TPOT_TARGET_S, help="disaggregation's TPOT target, s")
+    lad.add_argument("--rate", type=float, help="disaggregation's request rate, req/s (default: what B serves)")
+    _mix_flags(lad)
+
+    bat = parser("batching", "static against continuous batching of a seeded request stream")
+    _mix_flags(bat)
+    bat.add_argument("--rate", type=float, help="Poisson arrivals, req/s (default: a backlog at t = 0)")
+    bat.add_argument("--slots", type=int, help="most sequences per step (default: what fits at --max-len)")
+    bat.add_argument("--max-len", type=int, help="the engine's maximum sequence length (default: --context)")
+    bat.add_argument("--steps", action="store_true", help="with --json: every step's effective batch and time")
+
+    pag = parser("paging", "PagedAttention against contiguous KV allocation for a request mix")
+    _mix_flags(pag)
+    pag.add_argument("--block-size", type=int, default=BLOCK_SIZE, help=f"tokens per block (default {BLOCK_SIZE})")
+    pag.add_argument("--max-len", type=int, help="what a contiguous engine reserves per sequence (default: --context)")
+
+    dis = parser("disaggregation", "prefill and decode pools against one colocated pool (prompt: --prompt-len)")
+    dis.add_argument("--output", type=int, default=300, help="output tokens per request (default 300)")
+    dis.add_argument("--rate", type=float, default=4.0, help="requests per second (default 4)")
+    dis.add_argument("--ttft", type=float, default=TTFT_TARGET_S, help=f"TTFT target, s (default {TTFT_TARGET_S:g})")
+    dis.add_argument("--tpot", type=float, default=TPOT_TARGET_S, help=f"TPOT target, s (default {TPOT_TARGET_S:g})")
+
+    cp = parser("context-parallel", "Ring Attention: one sequence (--context) over N hosts")
+    cp.add_argument("--hosts", default=",".join(map(str, HOSTS)), help="ring sizes N, comma-separated")
+
+    tm = parser("training-memory", "ZeRO stages per GPU for --model, and the pipeline bubble")
+    tm.add_argument("--dp", type=int, default=64, help="data-parallel GPUs N_d (default 64)")
+    tm.add_argument("--stages", type=int, default=4, help="pipeline stages P for the bubble (default 4)")
+    tm.add_argument("--microbatches", default="1,2,4,8,16,32,64", help="micro-batch counts M, comma-separated")
+
+
+def _levers_given(args: argparse.Namespace, table: LeverTable = LEVERS) -> dict:
+    """The lever flags typed on the command line, decoded (the rest are left to the scenario's own)."""
+    from .cli import scenario_from_args  # the one decoding path (and its one-line errors)
+
+    typed = {lever.name for lever in table if getattr(args, lever.name, None) is not None}
+    scenario = scenario_from_args(args)
+    return {name: getattr(scenario, name) for name in typed}
+
+
+def _pair(text: str | None, name: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in str(text).split(":"))
+    except ValueError:
+        raise ValueError(f"--{name} {text!r}: a uniform range is LOW:HIGH, e.g. 50:500") from None
+    return low, high
+
+
+def _mix(args: argparse.Namespace) -> LengthMix:
+    if args.mix == "sharegpt":
+        return SHAREGPT
+    if args.prompt is None or args.output is None:
+        raise ValueError(f"--mix {args.mix} needs --prompt and --output")
+    if args.mix == "uniform":
+        return LengthMix.uniform(_pair(args.prompt, "prompt"), _pair(args.output, "output"))
+    try:
+        prompt, output = float(args.prompt), float(args.output)
+    except ValueError:
+        raise ValueError("--prompt and --output are token counts") from None
+    if args.mix == "fixed":
+        return LengthMix.fixed(int(prompt), int(output))
+    return LengthMix.lognormal(prompt, output, args.sigma)
+
+
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--{name} {text!r}: whole numbers separated by commas") from None
+
+
+def run(args: argparse.Namespace) -> str:
+    """The text (or JSON) ``args.command`` prints.
+
+    Raises:
+        ValueError: an invalid flag value (the caller prints it as one line).
+    """
+    given = _levers_given(args)
+    if args.command == "ladder":
+        settings = LadderSettings(weight_dtype=LEVERS["weight_dtype"].decode(args.to_weight_dtype),
+                                  spec_k=int(args.to_spec_k), mix=_mix(args), n_requests=args.requests,
+                                  seed=args.seed, block_size=args.block_size, ttft_target_s=args.ttft,
+                                  tpot_target_s=args.tpot, request_rate=args.rate)
+        rungs = [r.strip() for r in args.rungs.split(",") if r.strip()]
+        out = climb(article_start().clone(**given), rungs, settings)
+        return _dump(out.to_json()) if args.json else _ladder_text(out)
+    scenario = Scenario(**given)
+    if args.command == "batching":
+        out = compare_batching(scenario, _mix(args), args.requests, args.seed, args.slots, args.rate, args.max_len)
+        return _dump(out.to_json(steps=args.steps)) if args.json else _batching_text(out)
+    if args.command == "paging":
+        out = compare_paging(scenario, _mix(args), args.requests, args.seed, args.block_size, args.max_len)
+        return _dump(out.to_json()) if args.json else _paging_text(out)
+    if args.command == "disaggregation":
+        out = plan_pools(scenario, args.rate, scenario.prompt_len, args.output, args.ttft, args.tpot,
+                         context=given.get("context"))
+        return _dump(out.to_json()) if args.json else _pools_text(out)
+    if args.command == "context-parallel":
+        out = ring_attention(scenario, _ints(args.hosts, "hosts"))
+        return _dump(out.to_json()) if args.json else _ring_text(out, scenario)
+    stages = zero_stages(scenario.catalogue.model(scenario.model), args.dp)
+    micro = _ints(args.microbatches, "microbatches")
+    bubble = pipeline_bubble(args.stages, np.asarray(micro))
+    if args.json:
+        return _dump({"model": scenario.model, "data_parallel": args.dp, "zero": [s.to_json() for s in stages],
+                      "pipeline": {"stages": args.stages, "microbatches": micro,
+                                   "bubble": np.atleast_1d(bubble).tolist()},
+                      "source": "Rajbhandari et al. 2020 (ZeRO), section 3.1 and Fig. 1; article 004 section 07"})
+    lines = [f"ZeRO per GPU, {scenario.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
+             "Adam (2 + 2 + 12 bytes per parameter):"]
+    for s in stages:
+        lines.append(f"  stage {s.stage}: weights {s.weight_bytes / 1e9:,.2f} GB + gradients "
+                     f"{s.gradient_bytes / 1e9:,.2f} GB + optimizer {s.optimizer_bytes / 1e9:,.2f} GB = "
+                     f"{s.total_bytes / 1e9:,.2f} GB "
+                     f"({s.reduction:,.2f}× less, communication {s.communication_factor:g}×)")
+    lines.append(f"Pipeline bubble (P−1)/(M+P−1), P = {args.stages}: " + ", ".join(
+        f"M = {m}: {100 * b:.1f} %" for m, b in zip(micro, np.atleast_1d(bubble), strict=True)))
+    return "\n".join(lines)
+
+
+def _dump(obj: dict) -> str:
+    return json.dumps(obj, indent=2, allow_nan=False)
+
+
+def _ladder_text(ladder) -> str:
+    lines = [f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
+             f"{'tok/s/GPU':>10s} {'fits':>5s} {'TTFT ms':>8s} {'TPOT ms':>8s}"]
+    for step in ladder.steps:
+        n = step.numbers()
+        lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {n['intensity']:8,.0f} "
+                     f"{n['bound']:>8s} {n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
+                     f"{n['max_batch']:5d} {1e3 * n['ttft_s']:8,.1f} {1e3 * n['tpot_s']:8,.2f}")
+        if step.summary:
+            lines.append(f"    {step.summary}")
+    lines.append(f"ridge point {ladder.final.numbers()['ridge_point']:,.0f} FLOP/byte; I = 2·B·k/p on the weights")
+    return "\n".join(lines)
+
+
+def _batching_text(c) -> str:
+    lines = [f"{len(c.requests)} requests, {c.mix.label} (seed {c.seed}, "
+             + ("a backlog" if c.rate is None else f"{c.rate:g} req/s") + f"), {c.static.slots} slots, "
+             f"KV read per sequence {c.table.context:,} tokens"]
+    for run in (c.static, c.continuous):
+        s = run.summary()
+        lines.append(f"  {run.policy:10s}: sustained batch {s['sustained_batch']:6.2f}, mean intensity "
+                     f"{s['mean_intensity']:7.1f} FLOP/byte, {s['tokens_per_s']:9,.1f} tokens/s, TTFT mean "
+                     f"{s['ttft_mean_s']:8.3f} s, TPOT mean {1e3 * (s['tpot_mean_s'] or 0):7.2f} ms, end-to-end "
+                     f"{s['e2e_mean_s']:8.3f} s")
+    return "\n".join(lines)
+
+
+def _paging_text(p) -> str:
+    lines = [f"{p.mix.label}; maximum length {p.max_len:,}, blocks of {p.block_size}; "
+             f"{p.free_bytes / GiB:,.2f} GiB per GPU for KV"]
+    for k in POLICIES:
+        a = p.allocations[k]
+        tps = p.tokens_per_s[k]
+        lines.append(f"  {k:10s}: reserves {a.reserved_per_sequence:8,.1f} tokens per sequence for "
+                     f"{a.used_per_sequence:,.1f} used, waste {100 * a.waste_fraction:5.1f} %, {p.fit[k]:5d} fit, "
+                     f"batch {p.batch[k]:4d}, " + (f"{tps:,.0f} tokens/s" if tps else "no batch"))
+    lines.append("  vLLM: existing systems waste 60-80 %, paging under 4 % (blog.vllm.ai/2023/06/20/vllm.html)")
+    return "\n".join(lines)
+
+
+def _pools_text(d) -> str:
+    lines = [f"{d.rate:g} req/s, P = {d.prompt_len:,}, O = {d.output_len:,}, targets TTFT {d.ttft_target_s:g} s, "
+             f"TPOT {1e3 * d.tpot_target_s:g} ms; ridge {d.ridge_point:,.0f} FLOP/byte"]
+    for pool in (d.prefill, d.decode, d.colocated):
+        gpus = "cannot meet the targets" if pool.gpus is None else f"{pool.gpus} GPUs"
+        lines.append(f"  {pool.name:9s}: {pool.rate_per_instance:8.3f} req/s per instance, "
+                     f"{pool.goodput_per_gpu:8.3f} per GPU, {gpus}; I = {pool.intensity:,.0f} FLOP/byte")
+    split = d.disaggregated_gpus
+    lines.append(f"  split: {split} GPUs, {d.disaggregated_goodput_per_gpu:.3f} req/s per GPU; colocated: "
+                 f"{d.colocated.gpus} GPUs, {d.colocated.goodput_per_gpu:.3f} req/s per GPU")
+    return "\n".join(lines)
+
+
+def _ring_text(ring, scenario: Scenario) -> str:
+    head = (f"{scenario.model} on {scenario.gpu}, S = {ring.context:,} tokens; a host is {ring.gpus_per_host} GPU(s); "
+            + (f"transfer hides while S/N >= {ring.min_block:,.0f} tokens (N <= {ring.hosts_hidden})"
+               if ring.min_block is not None else "no link bandwidth in the catalogue: overlap not evaluated"))
+    lines = [head]
+    for i, n in enumerate(ring.hosts):
+        t = "" if ring.transfer_time_s is None else f", transfer {1e3 * ring.transfer_time_s[i]:9.3f} ms"
+        lines.append(f"  N = {n:4d}: largest context {ring.max_context[i]:13,d} tokens; block "
+                     f"{ring.block_tokens[i]:12,.0f}, compute {1e3 * ring.compute_time_s[i]:11.3f} ms{t}"
+                     + (" (hidden)" if ring.hidden[i] else ""))
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""A model's weights at one weight-precision choice: the bytes memory holds and a step reads.
+
+The weight-precision lever is a format applied to every weight (p = its bytes per
+element, plus a quantised checkpoint's scale/zero overhead when the width matches:
+:meth:`core.models.ModelSpec.weight_bytes_per_param`) or :data:`STORED`: the checkpoint
+as published, each tensor group in its own format (:meth:`core.models.ModelSpec.stored_breakdown`).
+Split over GPUs, each pipeline stage's share is :meth:`core.parallelism.Parallelism.stage_weights`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .models import ModelSpec
+from .parallelism import Parallelism
+from .precision import get_precision
+
+__all__ = ["STORED", "Weights", "weights_as"]
+
+#: The weight-precision choice that keeps the checkpoint as it is stored.
+STORED = "stored"
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How a model's weights sit in memory and what a step reads, at one weight-precision choice.
+
+    Attributes:
+        held_bytes: bytes memory holds (every expert), bytes.
+        bytes_per_weight: mean bytes per weight held, p.
+        roof_precision: the precision id whose compute-roof rule applies (:func:`core.precision.compute_roof`).
+        label: how the choice is named in a derivation.
+    """
+
+    model: ModelSpec
+    held_bytes: float
+    bytes_per_weight: float
+    roof_precision: str
+    label: str
+    stored: bool
+
+    @property
+    def parts(self) -> tuple[float, float, float, float]:
+        """Bytes per parameter of (embedding, LM head, the rest, routed experts): p for each under one format;
+        as stored, :meth:`ModelSpec.stored_bytes_per_param_parts` (16-bit embeddings beside 4-bit experts)."""
+        if self.stored:
+            return self.model.stored_bytes_per_param_parts()
+        return (self.bytes_per_weight,) * 4
+
+    def stages(self, plan: Parallelism) -> tuple[tuple[float, float], ...]:
+        """One GPU's ``(fixed, routed)`` weight bytes per pipeline stage of ``plan``.
+
+        A step whose tokens touch a fraction f of the routed experts reads ``fixed + f·routed`` bytes on a
+        stage; memory holds ``fixed + routed`` (every expert).  One GPU: the checkpoint's own groups as
+        stored, or ``N·p`` (MoE: the always-read part and the routed experts, each times p); split over
+        GPUs: :meth:`core.parallelism.Parallelism.stage_weights` with :attr:`parts`.
+        """
+        m = self.model
+        if not plan.identity:
+            return plan.stage_weights(self.parts)
+        if self.stored:
+            routed = sum(g.bytes for g in m.stored_breakdown() if g.routed)
+            return ((float(sum(g.bytes for g in m.stored_breakdown() if not g.routed)), float(routed)),)
+        if not m.moe:
+            return ((float(self.held_bytes), 0.0),)
+        _, moe_layers, per_expert = m.layer_split()
+        return ((m.fixed_params() * self.bytes_per_weight,
+                 moe_layers * m.moe.n_experts * per_expert * self.bytes_per_weight),)
+
+
+def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
+    """The model's weights at a weight-precision lever value (a format, or :data:`STORED`).
+
+    A format applies to every weight, with the checkpoint's scale/zero overhead when
+    its width matches (:meth:`ModelSpec.weight_bytes_per_param`).  ``"stored"`` is the
+    checkpoint as published: each tensor group in its own format, embeddings and
+    ignored modules 16-bit (:meth:`ModelSpec.stored_breakdown`), on the compute roof
+    of its main quantised format (4-bit MXFP4/NVFP4 on an FP4 roof where the part has
+    one; other 4-bit formats weight-only on BF16; FP8 on FP8).
+
+    Raises:
+        ValueError: an unknown precision id.
+    """
+    if weight_dtype == STORED:
+        q = model.quantization
+        if q is None or not q.modelled:
+            roof = "bf16"
+        elif q.bits == 4:  # MXFP4 / NVFP4 multiply natively on an FP4 roof; INT4 formats are weight-only
+            roof = "fp4" if any("FP4" in fmt.name.upper() and "NF4" not in fmt.name.upper()
+                                and "BITSANDBYTES" not in fmt.name.upper() for _, fmt in q.rules) else "int4"
+        elif q.bits == 8:
+            roof = "fp8" if any("FP8" in fmt.name.upper() for _, fmt in q.rules) else "int8"
+        else:
+            roof = "bf16"
+        return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
+                       f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True)
+    p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
+    return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)

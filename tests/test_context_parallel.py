@@ -1,0 +1,78 @@
+"""Ring Attention (core.context_parallel): the paper's Table 2, the largest context against N and where the
+ring's transfer stops hiding, by hand."""
+
+import numpy as np
+import pytest
+
+from core.context_parallel import min_block_tokens, ring_attention
+from core.scenario import Scenario
+
+
+@pytest.mark.parametrize("host, tflops, gbps, printed", [
+    # Liu, Zaharia & Abbeel 2023, Table 2: per-host FLOPS (TF), interconnect GB/s, minimal block size (x1e3).
+    ("A100 NVLink", 312, 300, 1.0),
+    ("TPU v3", 123, 112, 1.1),
+    ("TPU v4", 275, 268, 1.0),
+    ("TPU v5e", 196, 186, 1.1),
+])
+def test_ring_attention_table2_minimal_block(host, tflops, gbps, printed):
+    # Multi-head attention in BF16: a block carries 2·d·2 = 4d bytes per token per layer for 4d FLOP per key,
+    # so c >= FLOPS / Bandwidth.
+    d = 8192
+    c = min_block_tokens(tflops * 1e12, gbps * 1e9, kv_bytes_per_token=4 * d, attention_flop_per_key=4 * d)
+    assert round(c / 1e3, 1) == printed
+
+
+def test_ring_attention_table2_infiniband():
+    # Table 2 prints 24.5 (x1e3) for an A100 over InfiniBand at 12.5 GB/s; 312e12 / 12.5e9 is 24,960.
+    assert min_block_tokens(312e12, 12.5e9, 1.0, 1.0) == pytest.approx(24.5e3, rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def mha():
+    """Llama-3-70B with GQA off (every query head keeps K and V) on two H100s, a 100k-token sequence."""
+    return ring_attention(Scenario(tp=2, gqa=False), context=100_000)
+
+
+def test_multi_head_block_condition_is_flops_over_bandwidth(mha):
+    assert mha.kv_bytes_per_token == 2 * 80 * 32 * 128 * 2  # one GPU's 32 of 64 heads
+    assert mha.attention_flop_per_key == 4 * 32 * 128 * 80
+    assert mha.min_block == pytest.approx(989.4e12 / 450e9)  # H100 SXM: dense BF16 over NVLink per direction
+
+
+def test_where_the_ring_stops_hiding(mha):
+    # c = S/N must stay >= 2,198.7 tokens: up to N = floor(100,000 / 2,198.7) = 45 hosts.
+    assert mha.hosts_hidden == 45
+    assert mha.hidden.tolist() == [n <= 45 for n in mha.hosts]
+    n = 32
+    i = mha.hosts.tolist().index(n)
+    c = 100_000 / n
+    assert mha.compute_time_s[i] == pytest.approx(c * c * 4 * 32 * 128 * 80 / 989.4e12)
+    assert mha.transfer_time_s[i] == pytest.approx(c * 2 * 80 * 32 * 128 * 2 / 450e9)
+    assert not mha.decode_hides  # one query token per host never hides a block's send
+
+
+def test_gqa_shrinks_the_block_needed_by_h_kv_over_h():
+    gqa = ring_attention(Scenario(tp=2), context=100_000)
+    assert gqa.min_block == pytest.approx(989.4e12 / 450e9 * 8 / 64)
+    assert gqa.hosts_hidden == int(100_000 // gqa.min_block) == 363
+
+
+def test_largest_context_grows_with_the_hosts():
+    r = Scenario(tp=2).evaluate()
+    ring = ring_attention(Scenario(tp=2), hosts=(1, 2, 8, 64))
+    per_host = r.free_for_kv_bytes / (163_840 * (1 + 1 / 80))  # one layer's incoming block beside the cache
+    assert ring.max_context.tolist() == [int(np.floor(n * per_host)) for n in (1, 2, 8, 64)]
+    assert ring.max_context[0] == 73_080 and ring.max_context[-1] > 4_600_000
+
+
+def test_a_part_without_a_link_figure_states_no_overlap():
+    ring = ring_attention(Scenario(model="llama-3-8b", gpu="tpu-v4"), hosts=(1, 4))
+    assert ring.min_block is None and ring.transfer_time_s is None and not ring.hidden.any()
+    assert ring.to_json()["min_block_tokens"] is None
+
+
+@pytest.mark.parametrize("hosts", [(), (0, 2), [[1, 2]]])
+def test_invalid_hosts_raise(hosts):
+    with pytest.raises(ValueError):
+        ring_attention(Scenario(tp=2), hosts=hosts)

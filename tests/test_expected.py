@@ -1,0 +1,245 @@
+"""The expected step beside the ceiling (core/expected.py): terms that add up, hand-computed terms, the CLI keys."""
+
+import json
+import math
+
+import pytest
+
+from core import Scenario
+from core.cli import main
+from core.expected import (
+    EFFICIENCY_PATH,
+    TERM_NAMES,
+    chain_inputs,
+    chain_step_times,
+    engine_names,
+    engine_parameters,
+    expected_for_scenario,
+    expected_step,
+    load_efficiency,
+    to_json,
+    waterfall_text,
+)
+from core.model_catalogue import get_model
+
+SCENARIOS = [
+    dict(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024),
+    dict(model="llama-3-8b", gpu="h100-sxm", batch=56, context=8192),
+    dict(model="llama-2-7b", gpu="a100-80gb", batch=1, context=105, cuda_graphs=True),
+    dict(model="llama-3-70b", gpu="h100-sxm", batch=8, context=4096, tp=4),
+    dict(model="llama-2-70b", gpu="a100-pcie-80gb", batch=1, context=135, tp=8, weight_dtype="int4"),
+    dict(model="mixtral-8x7b", gpu="a100-80gb", batch=1, context=105, tp=2, weight_dtype="int8"),
+    dict(model="llama-3.1-405b", gpu="mi300x", batch=64, context=192, tp=8, weight_dtype="fp8"),
+    dict(model="llama-2-7b", gpu="l40s", batch=64, phase="prefill", prompt_len=2048, weight_dtype="fp8"),
+    dict(model="llama-3-70b", gpu="h200", batch=4, context=2048, pp=2),
+    dict(model="gpt-oss-20b", gpu="h100-sxm", batch=16, context=4096, weight_dtype="stored"),
+]
+ENGINES = [None, *engine_names()]
+
+
+@pytest.mark.parametrize("levers", SCENARIOS)
+@pytest.mark.parametrize("engine", [None, "gpt-fast", "vLLM (eager, 2023)", "TensorRT-LLM (v0.5-0.6)"])
+@pytest.mark.parametrize("embedding", ["gathered", "article"])
+def test_terms_add_up_to_the_expected_step_exactly(levers, engine, embedding):
+    r = Scenario(**levers).evaluate()
+    e = expected_step(r, engine, embedding=embedding)
+    assert e.ceiling_step_time_s == r.step_time_s_with_kv
+    assert e.expected_step_time_s == math.fsum([e.ceiling_step_time_s, *(t.seconds for t in e.terms)])
+    # ... and the sum is the chain's last state (what the expected step is), not a bookkeeping artefact.
+    states = chain_step_times(chain_inputs(r, e.parameters), e.parameters.chain_params(), embedding)
+    assert float(states[-1]) == pytest.approx(e.expected_step_time_s, rel=1e-12)
+    assert [t.key for t in e.terms] == [k for k, _ in TERM_NAMES]
+
+
+@pytest.mark.parametrize("levers", SCENARIOS)
+def test_the_chain_starts_at_the_ceiling(levers):
+    """The first state is the lab's step: max(max(compute, memory) + communication, launches), bit for bit."""
+    r = Scenario(**levers).evaluate()
+    params = engine_parameters(r)
+    assert float(chain_step_times(chain_inputs(r, params), params.chain_params())[0]) == r.step_time_s_with_kv
+
+
+def test_input_embedding_term_is_the_table_minus_the_rows_gathered():
+    # Llama-3-8B at B = 1 on an H100: the article counts the 128,256 × 4,096 table every step (6.5 % of the
+    # 16.06 GB); a step looks up one row.  Memory-bound, so the term is the bytes over the datasheet bandwidth.
+    r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
+    e = expected_step(r)
+    term = {t.key: t for t in e.terms}["embedding"]
+    assert term.seconds == pytest.approx(-(128256 - 1) * 4096 * 2 / 3.35e12, rel=1e-9)
+    assert round(-term.seconds * 1e3, 4) == 0.3136
+    assert {t.key: t for t in expected_step(r, embedding="article").terms}["embedding"].seconds == 0
+
+
+def test_tied_embeddings_are_read_whole_by_the_head():
+    m = get_model("gemma-2-9b")
+    assert m.tie_word_embeddings
+    r = Scenario(model="gemma-2-9b", gpu="h100-sxm", batch=1, context=1024).evaluate()
+    assert {t.key: t for t in expected_step(r).terms}["embedding"].seconds == 0
+
+
+def test_format_term_counts_scales_zeros_and_the_16_bit_embedding():
+    # gpt-fast int4 (groupsize 32): 0.5 + 4/32 bytes per linear weight, the output layer too; nn.Embedding stays
+    # BF16.  Llama-2-7B: 6,738,415,616 parameters, of which 32,000 × 4,096 each for the table and the LM head.
+    r = Scenario(model="llama-2-7b", gpu="a100-80gb", batch=1, context=105, weight_dtype="int4").evaluate()
+    e = expected_step(r, "gpt-fast")
+    assert e.parameters.weight_format == "gptfast-int4-g32"
+    table = 32000 * 4096
+    real = (6738415616 - 2 * table) * 0.625 + table * 2 + table * 0.625
+    term = {t.key: t for t in e.terms}["format"]
+    assert term.seconds == pytest.approx((real - 6738415616 * 0.5) / 2.039e12, rel=1e-9)
+
+
+def test_hbm_term_is_the_measured_stream_fraction():
+    # Azure ND H100 v5, BabelStream Dot: 3.18 of 3.35 TB/s.
+    r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
+    e = expected_step(r, embedding="article")
+    assert e.parameters.stream_fraction.value == pytest.approx(3.18 / 3.35, abs=1e-4)
+    hbm = {t.key: t for t in e.terms}["hbm"]
+    memory = r.memory_time_s  # bf16 weights: the format term is nil, so the memory time is the lab's
+    assert hbm.seconds == pytest.approx(memory / e.parameters.stream_fraction.value - memory, rel=1e-6)
+    assert "ND_H100_v5_results.md" in hbm.source and "Dot | 3.18" in hbm.source
+
+
+def test_collectives_term_is_alpha_beta_per_all_reduce():
+    r = Scenario(model="llama-3-70b", gpu="h100-sxm", batch=8, context=4096, tp=4).evaluate()
+    e = expected_step(r, "TensorRT-LLM (v0.5-0.6)")
+    x = chain_inputs(r, e.parameters)
+    assert x.allreduce_calls == 2 * 80
+    alpha, busbw = e.parameters.allreduce_alpha_s.value, e.parameters.bus_bandwidth.value
+    new_comm = 160 * (alpha + 8 * 8192 * 2 * 2 * 3 / 4 / busbw)
+    term = {t.key: t for t in e.terms}["collectives"]
+    # Memory-bound with the communication added (not overlapped): the term is the change of communication time.
+    assert term.seconds == pytest.approx(new_comm - r.communication_time_s, rel=1e-9)
+    assert "nvlink4" == e.parameters.link and "NCCL" in term.source
+
+
+def test_launch_term_with_and_without_cuda_graphs():
+    r = Scenario(model="llama-2-7b", gpu="rtx-4090", batch=1, context=100, weight_dtype="int4").evaluate()
+    with_graphs = expected_step(r, "llama.cpp", cuda_graphs=True)
+    without = expected_step(r, "llama.cpp", cuda_graphs=False)
+    assert without.expected_step_time_s > with_graphs.expected_step_time_s
+    assert "CUDA graphs" in {t.key: t for t in with_graphs.terms}["launches"].formula
+
+
+def test_expected_is_below_the_ceiling_and_scales_tokens():
+    for levers in SCENARIOS:
+        r = Scenario(**levers).evaluate()
+        for engine in ENGINES:
+            e = expected_step(r, engine)
+            assert e.expected_step_time_s > e.ceiling_step_time_s
+            assert e.expected_tokens_per_s_per_sequence == pytest.approx(
+                r.tokens_per_s_per_sequence * r.step_time_s_with_kv / e.expected_step_time_s)
+            assert e.expected_tokens_per_s_aggregate == pytest.approx(
+                r.tokens_per_s_aggregate * e.ceiling_step_time_s / e.expected_step_time_s)
+            assert 0 < e.fraction_of_ceiling < 1
+
+
+def test_ttft_runs_the_same_chain_on_the_prefill():
+    s = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=4, context=2048, prompt_len=1000)
+    e = expected_for_scenario(s, "vLLM")
+    prefill = s.clone(phase="prefill", batch=1).evaluate()
+    assert e.ceiling_ttft_s == prefill.step_time_s_with_kv == pytest.approx(s.evaluate().ttft_s)
+    assert e.expected_ttft_s == math.fsum([e.ceiling_ttft_s, *(t.seconds for t in e.ttft_terms)])
+    assert e.expected_ttft_s > e.ceiling_ttft_s
+    assert {t.key: t for t in e.ttft_terms}["engine"].formula.endswith("per prefill")
+
+
+def test_unknown_names_are_refused():
+    r = Scenario().evaluate()
+    with pytest.raises(ValueError, match="unknown engine 'SGLang'"):
+        expected_step(r, "SGLang")
+    with pytest.raises(ValueError, match="unknown weight format"):
+        expected_step(r, weight_format="int3")
+    with pytest.raises(ValueError, match="unknown embedding convention"):
+        expected_step(r, embedding="half")
+    with pytest.raises(ValueError, match="unknown interconnect"):
+        expected_step(Scenario(tp=2).evaluate(), interconnect="smoke signals")
+
+
+def test_presets_are_only_engines_with_sourced_figures():
+    engines = load_efficiency()["engines"]
+    assert set(engine_names()) == {k for k in engines if not k.startswith("_")}
+    assert "SGLang" not in engine_names() and "SGLang" in engines["_about"]
+    for name in engine_names():
+        assert "https://" in engines[name]["source"], name
+
+
+def _entries(node, path=()):
+    if isinstance(node, dict):
+        if "value" in node and path[0] not in ("fitted",):
+            yield path, node
+        for k, v in node.items():
+            if not k.startswith("_"):
+                yield from _entries(v, (*path, k))
+
+
+def test_every_efficiency_term_has_a_source():
+    data = json.loads(EFFICIENCY_PATH.read_text())
+    entries = list(_entries(data))
+    assert len(entries) > 25
+    for path, entry in entries:
+        assert entry.get("source"), path
+        if entry["source"] != "assumption":
+            assert entry["source"].startswith("https://") or path[0] == "priors", path
+    for name, fmt in data["formats"].items():
+        if name not in ("lever_defaults", "_about"):
+            assert fmt["source"] and fmt["class"] in ("16-bit", "8-bit", "fp8", "4-bit"), name
+    for name, link in data["collectives"].items():
+        if not name.startswith("_"):
+            assert link["where"] and link["source"], name
+
+
+def test_formats_bytes_are_the_layouts_arithmetic():
+    f = load_efficiency()["formats"]
+    assert f["gptq-int4-g128"]["matrix"] == 0.5 + 2.5 / 128
+    assert f["mlc-q4f16_1"]["matrix"] == 0.5625 and f["llamacpp-q4_0"]["matrix"] == 0.5625
+    # Q4_0 Llama-2-7B: every tensor 18/32 bytes, the output in Q6_K = llama-bench's 3.56 GiB.
+    table = 32000 * 4096
+    size = (6738415616 - table) * 18 / 32 + table * 210 / 256
+    assert round(size / 2**30, 2) == 3.56
+    # Q4_K_M: the matrices' mix is what remains of the 3.80 GiB file.
+    q4km = f["llamacpp-q4_k_m"]
+    total = (6738415616 - 2 * table) * q4km["matrix"] + table * (q4km["embedding"] + q4km["head"])
+    assert total / 2**30 == pytest.approx(3.80, rel=1e-9)
+
+
+def test_waterfall_text_goes_from_the_ceiling_to_the_expected_step():
+    r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
+    e = expected_step(r, "vLLM")
+    text = waterfall_text(e)
+    lines = text.splitlines()
+    assert lines[1].strip().startswith("ceiling (the roofline): 4.834 ms per step = 207 tokens/s per sequence")
+    assert lines[-1].strip().startswith("= expected:")
+    for term in e.terms:
+        if term.seconds:
+            assert term.name in text
+    assert text.count("source: ") == sum(1 for t in e.terms if t.seconds and t.source)
+
+
+def test_cli_json_gains_the_expected_keys_and_keeps_every_other(capsys):
+    args = ["explain", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--batch", "8", "--json"]
+    assert main([*args, "--engine", "vLLM"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    s = Scenario(model="llama-3-70b", gpu="h100-sxm", tp=4, batch=8)
+    r = s.evaluate()
+    for key, value in r.to_json().items():
+        assert out[key] == value, key
+    e = expected_for_scenario(s, "vLLM")
+    assert out["expected_step_time_s"] == e.expected_step_time_s
+    assert out["expected_tokens_per_s_per_sequence"] == e.expected_tokens_per_s_per_sequence
+    assert out["expected_tokens_per_s_aggregate"] == e.expected_tokens_per_s_aggregate
+    assert out["expected_ttft_s"] == e.expected_ttft_s
+    assert [t["name"] for t in out["expected_terms"]] == [n for _, n in TERM_NAMES]
+    assert all(set(t) >= {"name", "seconds", "source"} for t in out["expected_terms"])
+    assert out == json.loads(json.dumps(to_json(e) | out))
+
+
+def test_cli_text_prints_the_waterfall_after_the_derivation(capsys):
+    assert main(["explain", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--engine", "gpt-fast"]) == 0
+    text = capsys.readouterr().out
+    assert text.index("Step 7") < text.index("Expected step (gpt-fast;") < text.index("= expected:")
+
+
+def test_cli_refuses_an_unknown_engine(capsys):
+    assert main(["explain", "--engine", "nonesuch"]) == 2
+    assert "--engine" in capsys.readouterr().err

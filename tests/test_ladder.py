@@ -1,0 +1,172 @@
+"""The ladder of article 004 section 06 (core.ladder): each rung's effect on the article's scenario by hand,
+the end state against the same levers set directly, toggling and reordering."""
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.batching import draw_requests, mean_held_context
+from core.disaggregation import md1_max_rate, plan_pools
+from core.ladder import ARTICLE_ORDER, LadderSettings, article_start, climb, direct
+from core.paging import kv_allocation
+from core.scenario import Scenario
+from core.speculation import expected_tokens_per_verify
+
+KV_PER_TOKEN_PER_GPU = 327_680 // 2  # Llama-3-70B's 320 KiB per token (article 004 section 04) over TP = 2
+S = 8192  # the start's context: what a sequence reserves before PagedAttention
+
+
+@pytest.fixture(scope="module")
+def ladder():
+    return climb()
+
+
+@pytest.fixture(scope="module")
+def steps(ladder):
+    return {s.rung or "start": s for s in ladder.steps}
+
+
+@pytest.fixture(scope="module")
+def mix():
+    req = draw_requests(LadderSettings().mix, 1000, 0, S)
+    return req, kv_allocation(req.prompt, req.output, S)
+
+
+def test_article_start():
+    start = article_start()
+    assert (start.model, start.gpu, start.weight_dtype, start.batch, start.spec_k, start.tp) == \
+        ("llama-3-70b", "h100-sxm", "bf16", 1, 1, 2)
+
+
+def test_start_by_hand(steps, mix):
+    req, _ = mix
+    start = steps["start"]
+    n = start.numbers()
+    assert start.levers["context"] == round(mean_held_context(req.prompt, req.output))
+    assert start.levers["prompt_len"] == round(req.prompt.mean())
+    assert n["batch"] == 1 and n["intensity"] == 1.0 and round(n["ridge_point"]) == 295  # article 004 section 01
+    assert round(n["attainable_flop_per_s"] / 1e12, 1) == 3.4  # "the chip delivers 3.4 TFLOP/s out of 989"
+    free = start.result.free_for_kv_bytes
+    assert n["max_batch"] == math.floor(free / (S * KV_PER_TOKEN_PER_GPU)) == 9
+    assert n["tokens_per_s_per_gpu"] == pytest.approx(n["tokens_per_s_per_sequence"] / 2)
+    assert n["tpot_s"] == pytest.approx(1 / n["tokens_per_s_per_sequence"])
+
+
+def test_continuous_batching_fills_the_slots_that_fit(steps):
+    cb = steps["continuous_batching"]
+    assert cb.numbers()["batch"] == 9  # min(9 that fit at 8,192 tokens each, 256)
+    assert cb.numbers()["intensity"] == 2 * 9 * 1 / 2
+    assert cb.effect["continuous"]["sustained_batch"] == 9.0
+    assert cb.effect["static"]["sustained_batch"] < 4.5
+    assert cb.result.output_tokens_per_s_aggregate == pytest.approx(9 * steps["start"].result.tokens_per_s_per_sequence,
+                                                                    rel=0.02)
+
+
+def test_quantization_lowers_p_and_frees_capacity(steps):
+    q, before = steps["weight_quantization"], steps["continuous_batching"]
+    assert q.numbers()["p"] == 0.5
+    freed = q.result.free_for_kv_bytes - before.result.free_for_kv_bytes
+    assert freed == pytest.approx((2 - 0.5) * q.result.n_params / 2, rel=1e-3)  # 1.5 bytes per weight, half each
+    fit = math.floor(q.result.free_for_kv_bytes / (S * KV_PER_TOKEN_PER_GPU))
+    assert q.numbers()["max_batch"] == fit == q.numbers()["batch"] == 48  # rung 1 refills the freed capacity
+    assert q.numbers()["intensity"] == 2 * 48 * 1 / 0.5
+
+
+def test_speculation_raises_k(steps):
+    sd = steps["speculative_decoding"]
+    assert sd.numbers()["k"] == 4 and sd.numbers()["batch"] == 48
+    assert sd.numbers()["intensity"] == 2 * 48 * 4 / 0.5
+    assert sd.effect["expected_tokens_per_step"] == pytest.approx((1 - 0.7**4) / (1 - 0.7))
+    assert sd.numbers()["bound"] == "compute"  # 768 FLOP/byte is past the ridge of 295
+
+
+def test_gqa_is_already_in_the_start(steps):
+    g = steps["gqa_mla"]
+    assert g.levers == steps["speculative_decoding"].levers
+    assert g.effect["already_on"] and g.effect["reduction"] == 64 / 8
+    free = g.result.free_for_kv_bytes
+    assert g.effect["fit_without"] == math.floor(free / (S * KV_PER_TOKEN_PER_GPU * 8)) == 6
+
+
+def test_paging_recovers_the_reservation(steps, mix):
+    _, alloc = mix
+    p = steps["paged_attention"]
+    free = p.result.free_for_kv_bytes
+    fit = math.floor(free / (alloc["paged"].reserved_per_sequence * KV_PER_TOKEN_PER_GPU))
+    assert p.numbers()["max_batch"] == fit == p.effect["fit"][1]
+    assert p.numbers()["batch"] == min(fit, 256) == 256
+    assert p.effect["waste_fraction"]["paged"] < 0.04 < 0.6 < p.effect["waste_fraction"]["contiguous"]
+    assert p.levers["context"] == steps["start"].levers["context"]  # what a step reads does not change
+
+
+def test_flash_attention_names_the_score_traffic(steps):
+    f = steps["flash_attention"]
+    assert f.levers == steps["paged_attention"].levers
+    held = f.levers["context"]
+    # 4 passes x 2 bytes x B x k x 32 query heads per GPU x 80 layers x S scores
+    assert f.effect["traffic_removed_bytes_per_step"] == pytest.approx(4 * 2 * 256 * 4 * 32 * 80 * held)
+    p = f.levers["prompt_len"]
+    assert f.effect["traffic_removed_bytes_per_prefill"] == pytest.approx(4 * 2 * 32 * 80 * p * (p + 1) / 2)
+
+
+def test_disaggregation_sizes_the_pools(steps, ladder):
+    d = steps["disaggregation"]
+    r = d.result
+    rate = 256 / ((ladder.mix_output - 1) * r.tpot_s)  # the rate the state's batch serves
+    assert d.effect["rate_per_s"] == pytest.approx(rate)
+    assert d.effect["prefill"]["rate_per_instance"] == pytest.approx(md1_max_rate(2.0, r.ttft_s))
+    plan = plan_pools(Scenario(**d.levers), rate, ladder.mix_prompt, ladder.mix_output,
+                      context=d.levers["context"], max_batch=256)
+    assert d.effect == plan.to_json()
+    assert d.effect["prefill"]["intensity"] == 2 * ladder.mix_prompt / 0.5
+
+
+def test_end_state_equals_the_same_levers_directly(ladder):
+    same = direct()
+    assert same.levers() == ladder.final_scenario.levers()
+    assert Scenario(**ladder.final.levers).evaluate().to_json() == ladder.final.result.to_json()
+    assert ladder.final.levers["batch"] == 256 and ladder.final.levers["weight_dtype"] == "int4"
+
+
+def test_toggled_rungs():
+    # PagedAttention alone: more fits, but a one-at-a-time engine does not batch them.
+    only = climb(rungs=["paged_attention"], settings=LadderSettings(n_requests=200))
+    assert only.final.numbers()["batch"] == 1 and only.final.fit > only.steps[0].fit
+    both = climb(rungs=["paged_attention", "continuous_batching"], settings=LadderSettings(n_requests=200))
+    assert both.final.numbers()["batch"] == min(both.final.fit, 256)
+
+
+def test_a_start_without_gqa_gets_it_from_its_rung():
+    start = article_start().clone(gqa=False)
+    up = climb(start, rungs=["continuous_batching", "gqa_mla"], settings=LadderSettings(n_requests=200))
+    before, after = up.steps[1], up.steps[2]
+    assert not before.result.gqa and after.result.gqa
+    assert after.numbers()["batch"] == after.fit >= 8 * before.fit
+    assert not after.effect["already_on"]
+
+
+def test_json_is_strict(ladder):
+    out = json.loads(json.dumps(ladder.to_json(), allow_nan=False))
+    assert [s["rung"] for s in out["steps"]] == [None, *ARTICLE_ORDER]
+    assert out["steps"][-1]["numbers"]["batch"] == 256
+
+
+@pytest.mark.parametrize("rungs", [["warp_drive"], ["gqa_mla", "gqa_mla"]])
+def test_bad_rungs_raise(rungs):
+    with pytest.raises(ValueError):
+        climb(rungs=rungs)
+
+
+@settings(max_examples=6, deadline=None)
+@given(order=st.permutations(ARTICLE_ORDER), keep=st.integers(1, len(ARTICLE_ORDER)))
+def test_order_does_not_change_the_end_state(order, keep):
+    rungs = list(order)[:keep]
+    small = LadderSettings(n_requests=150)
+    walked = climb(rungs=rungs, settings=small)
+    assert walked.final_scenario.levers() == direct(rungs=rungs, settings=small).levers()
+    assert walked.final_scenario.levers() == direct(rungs=sorted(rungs), settings=small).levers()
+    assert expected_tokens_per_verify(0.7, walked.final.numbers()["k"]) == \
+        pytest.approx(walked.final.result.expected_tokens_per_step)

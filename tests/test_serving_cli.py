@@ -1,0 +1,81 @@
+"""``python -m core ladder|batching|paging|disaggregation|context-parallel|training-memory``: strict JSON with the
+models' numbers, text, and one-line errors."""
+
+import json
+
+import pytest
+
+from core.cli import main
+from core.model_catalogue import get_model
+
+
+def run_json(capsys, *args):
+    assert main([*args, "--json"]) == 0
+    text = capsys.readouterr().out
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+
+
+def test_ladder_json(capsys):
+    out = run_json(capsys, "ladder")
+    assert [s["rung"] for s in out["steps"]][:3] == [None, "continuous_batching", "weight_quantization"]
+    assert [s["numbers"]["batch"] for s in out["steps"]] == [1, 9, 48, 48, 48, 256, 256, 256]
+    assert out["start"]["tp"] == 2 and out["steps"][-1]["levers"]["weight_dtype"] == "int4"
+
+
+def test_ladder_flags_and_rungs(capsys):
+    out = run_json(capsys, "ladder", "--rungs", "weight_quantization", "--to-weight-dtype", "int8", "--requests", "100")
+    assert [s["numbers"]["p"] for s in out["steps"]] == [2, 1]
+    out = run_json(capsys, "ladder", "--rungs", "", "--tp", "8", "--requests", "100")
+    assert len(out["steps"]) == 1 and out["start"]["tp"] == 8
+
+
+def test_batching_json(capsys):
+    out = run_json(capsys, "batching", "--tp", "2", "--requests", "1000", "--seed", "0")
+    assert out["static"]["output_tokens"] == out["continuous"]["output_tokens"]
+    assert out["continuous"]["sustained_batch"] == 9.0 and out["static"]["sustained_batch"] < 4.5
+    assert out["mix"]["source"].startswith("ShareGPT lengths, Kwon et al.")
+    steps = run_json(capsys, "batching", "--tp", "2", "--requests", "20", "--mix", "fixed", "--prompt", "100",
+                     "--output", "10", "--steps")
+    assert sum(steps["static"]["step_batch"]) == 20 * 10
+
+
+def test_paging_json(capsys):
+    out = run_json(capsys, "paging", "--tp", "2", "--max-len", "2048")
+    pol = out["policies"]
+    assert 0.6 <= pol["contiguous"]["waste_fraction"] <= 0.8 and pol["paged"]["waste_fraction"] < 0.04
+    assert pol["paged"]["fit"] > 3 * pol["contiguous"]["fit"]
+
+
+def test_disaggregation_json(capsys):
+    out = run_json(capsys, "disaggregation", "--tp", "2", "--prompt-len", "2000", "--output", "300", "--rate", "4")
+    assert out["prefill"]["intensity"] == 2000 and out["decode"]["batch"] == 34
+    assert out["decode"]["intensity"] < out["ridge_point"] < out["prefill"]["intensity"]
+
+
+def test_context_parallel_json(capsys):
+    out = run_json(capsys, "context-parallel", "--tp", "2", "--no-gqa", "--context", "100000", "--hosts", "16,32,64")
+    assert out["hosts_hidden"] == 45 and out["hidden"] == [True, True, False]
+
+
+def test_training_memory_json_and_text(capsys):
+    out = run_json(capsys, "training-memory", "--model", "llama-3-70b", "--dp", "64", "--stages", "4",
+                   "--microbatches", "4,12")
+    n = get_model("llama-3-70b").n_params
+    assert out["zero"][0]["total_bytes"] == 16 * n and out["zero"][3]["reduction"] == 64
+    assert out["pipeline"]["bubble"] == pytest.approx([3 / 7, 3 / 15])
+    assert main(["training-memory"]) == 0
+    assert "stage 3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ladder", "--rungs", "warp_drive"], "unknown rung 'warp_drive'"),
+    (["batching", "--mix", "fixed"], "--mix fixed needs --prompt and --output"),
+    (["batching", "--mix", "uniform", "--prompt", "5", "--output", "1:9"], "a uniform range is LOW:HIGH"),
+    (["paging", "--tp", "0"], "--tp='0' is not a whole number"),
+    (["context-parallel", "--hosts", "a,b"], "--hosts 'a,b': whole numbers"),
+    (["disaggregation", "--output", "1"], "output_len >= 2"),
+])
+def test_errors_are_one_line(capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
