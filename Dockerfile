@@ -6,10 +6,13 @@
 FROM python:3.11-slim
 
 WORKDIR /lab
+# The locked versions (requirements.lock, hashes checked), then the lab itself on top of them.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY core core
 COPY app app
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --no-deps .
 
 ENV BOKEH_ALLOW_WS_ORIGIN=localhost:5006
 EXPOSE 5006

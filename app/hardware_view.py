@@ -57,8 +57,8 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
+from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
 from .style import PALETTE as LAB_PALETTE
-from .style import series_style
 from .tour_view import TourKeys
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
@@ -414,52 +414,66 @@ class HardwareView(pn.viewable.Viewer):
         kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
-    def _layout(self):
+    def _section_layout(self, name: str):
+        """The Panel layout of section ``name`` (its controls, its charts and their captions)."""
         int_in = pn.widgets.IntInput
-        atlas = _section(
-            pn.Column(
-                "**GEMM C = AB**", self._w("gemm_m", start=16, end=16384, step=16),
-                self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16),
-                "**Decode matrix-vector (the main lab's B)**", self._w("batch", start=1, end=512),
-                self._w("matvec_n", int_in), self._w("matvec_k", int_in),
-                "**Elementwise ops**", self._w("ew_chain", pn.widgets.MultiChoice),
-                self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in),
-                "**Attention (one head)**", self._w("attn_n", start=256, end=65536, step=256),
-                self._w("attn_d", start=32, end=256, step=32),
-                "**Decode attention over the KV cache**", self._w("kv_context", start=128, end=131072, step=128),
-                self._w("kv_heads", start=1, end=64), width=300),
-            pn.Column(pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width"), "**Show your work**",
-                      self.atlas_work, sizing_mode="stretch_width"))
-        ceilings = _section(
-            pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
-                      self._w("batch", start=1, end=512),
-                      self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
-                      self._w("fusion_level", pn.widgets.RadioButtonGroup), self._w("cuda_graphs", pn.widgets.Checkbox),
-                      pn.pane.Markdown(f"Launch latency source: {LAUNCH_LATENCY_SOURCE}", styles={"font-size": "11px"}),
-                      width=300),
-            pn.Column(pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
-                      pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
-                      sizing_mode="stretch_width"))
-        stairs = _section(
-            pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
-                      self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
-                      self._w("n_probe", int_in), width=300),
-            pn.Column(pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
-                      pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
-                      sizing_mode="stretch_width"))
-        hierarchy = _section(
-            pn.Column(self._w("attn_n", start=256, end=65536, step=256), self._w("attn_d", start=32, end=256, step=32),
-                      width=300),
-            pn.Column(pn.pane.Bokeh(self.hier_fig, sizing_mode="stretch_width"), self.hier_text,
-                      sizing_mode="stretch_width"))
-        gens = _section(
+        if name == "Kernel atlas":
+            return _section(
+                pn.Column(
+                    "**GEMM C = AB**", self._w("gemm_m", start=16, end=16384, step=16),
+                    self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16),
+                    "**Decode matrix-vector (the main lab's B)**", self._w("batch", start=1, end=512),
+                    self._w("matvec_n", int_in), self._w("matvec_k", int_in),
+                    "**Elementwise ops**", self._w("ew_chain", pn.widgets.MultiChoice),
+                    self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in),
+                    "**Attention (one head)**", self._w("attn_n", start=256, end=65536, step=256),
+                    self._w("attn_d", start=32, end=256, step=32),
+                    "**Decode attention over the KV cache**", self._w("kv_context", start=128, end=131072, step=128),
+                    self._w("kv_heads", start=1, end=64), width=300),
+                pn.Column(pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width"), "**Show your work**",
+                          self.atlas_work, sizing_mode="stretch_width"))
+        if name == "Three ceilings":
+            return _section(
+                pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
+                          self._w("batch", start=1, end=512),
+                          self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
+                          self._w("fusion_level", pn.widgets.RadioButtonGroup),
+                          self._w("cuda_graphs", pn.widgets.Checkbox),
+                          pn.pane.Markdown(f"Launch latency source: {LAUNCH_LATENCY_SOURCE}",
+                                           styles={"font-size": "11px"}),
+                          width=300),
+                pn.Column(pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
+                          pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
+                          sizing_mode="stretch_width"))
+        if name == "Tiles and waves":
+            return _section(
+                pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
+                          self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
+                          self._w("n_probe", int_in), width=300),
+                pn.Column(pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
+                          pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
+                          sizing_mode="stretch_width"))
+        if name == "Hierarchy":
+            return _section(
+                pn.Column(self._w("attn_n", start=256, end=65536, step=256),
+                          self._w("attn_d", start=32, end=256, step=32), width=300),
+                pn.Column(pn.pane.Bokeh(self.hier_fig, sizing_mode="stretch_width"), self.hier_text,
+                          sizing_mode="stretch_width"))
+        return _section(
             pn.Column(self._w("generations", pn.widgets.MultiChoice), self._w("show_sparse", pn.widgets.Checkbox),
                       width=300),
             pn.Column(pn.pane.Bokeh(self.gen_fig, sizing_mode="stretch_width"), self.gen_text,
                       pn.pane.Bokeh(self.trend_fig, sizing_mode="stretch_width"),
                       pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), sizing_mode="stretch_width"))
-        self.tabs = pn.Tabs(*zip(SECTIONS, (atlas, ceilings, stairs, hierarchy, gens), strict=True),
-                            active=SECTIONS.index(self.section), dynamic=True, sizing_mode="stretch_width")
+
+    def _layout(self):
+        # A section is built when it is first shown (most visits see one or two of the five), in place of a
+        # spacer, and stays in the page once built: a hidden section is still updated in the document, where
+        # Panel gives a component it (re)builds this server's stylesheets; outside it (Panel's dynamic tabs) it
+        # gave them its CDN's.
+        self._built_sections: set[str] = set()
+        self.tabs = pn.Tabs(*((name, tab_placeholder()) for name in SECTIONS), active=SECTIONS.index(self.section),
+                            sizing_mode="stretch_width", stylesheets=[ONLY_THE_ACTIVE_TAB])
         self.tabs.param.watch(lambda e: setattr(self, "section", SECTIONS[e.new]), "active")
         # The accelerator and the tour's controls share a row, wrapping in a narrow column (a Row ran the buttons
         # over the lab's readouts): the chart keeps its x axis above the fold at 1280 × 720 under a tour card.
@@ -471,14 +485,30 @@ class HardwareView(pn.viewable.Viewer):
     def __panel__(self):
         if not hasattr(self, "_panel"):
             self._panel = self._layout()
-            for obj in self._controls():
-                obj.stylesheets = [*obj.stylesheets, PRESENT_CONTROLS_CSS]
+            self._present_controls(self._panel)
+            self._show_section(self.section)
         return self._panel
 
-    def _controls(self) -> list:
-        """The tour's buttons, each section's levers and headings, the section tabs (18 px in present mode)."""
-        return self.__panel__().select(lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs))
-                                       and not isinstance(o, TourKeys))
+    def _show_section(self, name: str) -> None:
+        """Build section ``name`` into its tab the first time it is shown."""
+        if name not in self._built_sections:
+            self._built_sections.add(name)
+            section = self._section_layout(name)
+            self._present_controls(section)
+            self.tabs[SECTIONS.index(name)] = (name, section)
+
+    def _present_controls(self, layout) -> None:
+        """Give the controls in ``layout`` present mode's sheet, and its class if present mode is on."""
+        for obj in self._controls(layout):
+            obj.stylesheets = [*obj.stylesheets, PRESENT_CONTROLS_CSS]
+            if self.present:
+                obj.css_classes = [*obj.css_classes, "present"]
+
+    def _controls(self, layout=None) -> list:
+        """The tour's buttons, each built section's levers and headings, the section tabs (18 px in present
+        mode); those in ``layout`` only, if given."""
+        return (layout or self.__panel__()).select(
+            lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs)) and not isinstance(o, TourKeys))
 
     # -- updates ------------------------------------------------------------------------
     def figures(self) -> list:
@@ -510,6 +540,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _on_section(self, event):
         if hasattr(self, "tabs"):
+            self._show_section(event.new)
             self.tabs.active = SECTIONS.index(event.new)
 
     def _on_change(self, *_events):

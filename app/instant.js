@@ -3,7 +3,7 @@
 // and when the server changes the workload or the constants.  A lever moved in the browser redraws the
 // roofline's points, ladders, roofs and overhead ceiling at once, from the constants the server
 // keeps in `holder` (app/instant.py); the server's own update follows and agrees (same formulas,
-// checked by tests/test_instant_browser.py).  Writes are browser-only (sync: false): the server
+// checked by tests/browser/test_instant_browser.py).  Writes are browser-only (sync: false): the server
 // stays the owner of the data.  When a server update for an older lever state lands after a
 // newer one was drawn here, the browser's drawing of its current levers wins.
 const H = JSON.parse(holder.data.c[0]);

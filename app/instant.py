@@ -29,15 +29,14 @@ from core.scenario import ONE_GPU, ScenarioResult
 
 from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .session_end import release_when_session_ends
-from .standalone import FIT_SCRIPT, LEGEND_PATCH_SCRIPT, MODEL_SCRIPT, constants
+from .standalone import FIT_SCRIPT, MODEL_SCRIPT, constants
 from .state import LabState
 
 SCRIPT = Path(__file__).with_name("instant.js")
 LEVERS_SCRIPT = Path(__file__).with_name("instant_levers.js")
-#: Read once per process, not per session: the redraw (the legend patch, the model, then the update) and a
+#: Read once per process, not per session: the redraw (the model, then the update) and a
 #: widget's own callback.
-REDRAW_CODE = "\n".join(path.read_text(encoding="utf-8")
-                        for path in (LEGEND_PATCH_SCRIPT, MODEL_SCRIPT, FIT_SCRIPT, SCRIPT))
+REDRAW_CODE = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, SCRIPT))
 LEVERS_CODE = LEVERS_SCRIPT.read_text(encoding="utf-8")
 
 #: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.

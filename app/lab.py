@@ -20,14 +20,14 @@ import panel as pn
 import param
 
 from core.permalink import from_query
-from core.scenario import Scenario, ScenarioResult
+from core.scenario import LEVERS, Scenario, ScenarioResult
 from core.tour import TOUR
 from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
 from .compare_view import CompareView
-from .controls import build_controls, lever_widgets
+from .controls import build_controls, lever_widgets, write_lever
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
@@ -40,7 +40,7 @@ from .roofline_view import RooflineView
 from .scaling_view import ScalingView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
-from .style import PALETTE, STYLESHEET
+from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 
@@ -57,6 +57,10 @@ Try batch 4, INT4 weights, or speculation depth 4: all three land on the same sp
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
 #: The chart's height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe.
 EMBED_CHART_HEIGHT = 250
+#: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
+SHARED_LEVERS = ("batch", "cuda_graphs")
+#: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
+WRAP = {"flex-wrap": "wrap"}
 
 
 class Lab(pn.viewable.Viewer):
@@ -96,7 +100,8 @@ class Lab(pn.viewable.Viewer):
         self.compare: CompareView | None = None
         self.hardware: HardwareView | None = None
         self._byo: BringYourOwnView | None = None
-        self._tab_bodies = {name: pn.Column(sizing_mode="stretch_width") for name in TABS}
+        #: What each tab shows, once built (a tab is built when first opened: most sessions look at the roofline).
+        self._tab_views: dict[str, pn.viewable.Viewable] = {}
         self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
         if self.embed or state.present:
@@ -129,7 +134,7 @@ class Lab(pn.viewable.Viewer):
         """The bring-your-own forms, built on first use."""
         if self._byo is None:
             self._byo = BringYourOwnView(state=self.state)
-            self._tab_bodies["Bring your own"].append(self._byo)
+            self._show_in_tab("Bring your own", self._byo)
         return self._byo
 
     # -- layouts ----------------------------------------------------------------
@@ -138,7 +143,7 @@ class Lab(pn.viewable.Viewer):
         # a wide screen, above them when the page is narrow or zoomed.
         levers = build_controls(self.scenario)
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
-        self.controls = pn.Card(levers, title="Levers", collapsible=True,
+        self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
         band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
@@ -149,11 +154,14 @@ class Lab(pn.viewable.Viewer):
         self.present_toggle.label = "Leave present mode" if self.state.present else "Present mode (projector)"
         self.state.param.watch(lambda e: setattr(self.present_toggle, "label", "Leave present mode" if e.new
                                                  else "Present mode (projector)"), "present")
-        self._tab_bodies["Roofline"].extend([self.roofline, band])
-        # Tab names wrap onto a second line on a narrow page instead of scrolling out of sight.
-        tabs = pn.Tabs(*((name, self._tab_bodies[name]) for name in TABS), dynamic=True,
+        self._tab_views["Roofline"] = pn.Column(self.roofline, band, sizing_mode="stretch_width")
+        # A tab not opened yet holds a placeholder, replaced by its view when it first opens (_show_in_tab).  A tab
+        # opened once stays in the page: a view updated while its tab is hidden is updated in the document, and
+        # switching back to it rebuilds nothing.  Tab names wrap onto a second line on a narrow page instead of
+        # scrolling out of sight.
+        tabs = pn.Tabs(*((name, self._tab_views.get(name) or tab_placeholder()) for name in TABS),
                        sizing_mode="stretch_width",
-                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"])
+                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }", ONLY_THE_ACTIVE_TAB])
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
@@ -163,11 +171,12 @@ class Lab(pn.viewable.Viewer):
         self.views = pn.Column(tabs, sizing_mode="stretch_width", styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
-        self.header = pn.FlexBox(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
-                                 align_items="center", sizing_mode="stretch_width")
-        self.body = pn.Column(sizing_mode="stretch_width")
+        self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+                             styles={**WRAP, "align-items": "center"}, sizing_mode="stretch_width")
+        # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
+        self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()
-        return pn.Column(self.header, self.body, self.link, sizing_mode="stretch_width", css_classes=["lab"])
+        return self.page
 
     @param.depends("state.present", watch=True)
     def _arrange(self) -> None:
@@ -185,6 +194,8 @@ class Lab(pn.viewable.Viewer):
         self.controls.collapsed = present
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
+        # The permalink's two hidden inputs (app/permalink_view.py) end the page.
+        hidden = [self.link.writer, self.link.reader]
         if present:
             self.views.objects = [self.tabs]
             side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460, sizing_mode="stretch_width",
@@ -194,7 +205,7 @@ class Lab(pn.viewable.Viewer):
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
-            self.body.objects = [pn.Column(self.link.notice, self.error, row, below, sizing_mode="stretch_width")]
+            self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
@@ -202,8 +213,9 @@ class Lab(pn.viewable.Viewer):
                              pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
-            self.body.objects = [self.intro, pn.FlexBox(self.controls, main, flex_wrap="wrap",
-                                                        sizing_mode="stretch_width")]
+            self.page.objects = [self.header, self.intro,
+                                 pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
+                                 *hidden]
 
     def _embed_layout(self) -> pn.viewable.Viewable:
         """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every
@@ -225,50 +237,61 @@ class Lab(pn.viewable.Viewer):
     # -- following the state ------------------------------------------------------------
     def _open(self, name: str) -> None:
         """Build a tab's view the first time it opens: most sessions look at the roofline only."""
-        body = self._tab_bodies[name]
-        if body.objects:
+        if name in self._tab_views:
             return
         if name == "Throughput vs B":
-            self.throughput = ThroughputView(state=self.state)
-            body.append(self.throughput)
+            self.throughput = view = ThroughputView(state=self.state)
         elif name == "Scaling":
-            self.scaling = ScalingView(state=self.state)
-            body.append(self.scaling)
+            self.scaling = view = ScalingView(state=self.state)
         elif name == "Compare":
-            self.compare = CompareView(state=self.state)
-            body.append(self.compare)
+            self.compare = view = CompareView(state=self.state)
         elif name == "Traffic":
-            body.append(TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name))
+            view = TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name)
         elif name == "KV table":
-            body.append(TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name))
+            view = TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name)
         elif name == "Speculation":
-            body.append(TabHTMLView(speculation_html, state=self.state, tab=name))
+            view = TabHTMLView(speculation_html, state=self.state, tab=name)
         elif name == "Pins":
-            body.append(self.pins)
+            view = self.pins
         elif name == "Hardware":
-            self.hardware = self._hardware_view()
-            body.append(self.hardware)
+            self.hardware = view = self._hardware_view()
             self._present_hardware()
         elif name == "Bring your own":
-            self.byo  # noqa: B018 - building it is the point
-        elif name == "Export":
-            body.append(build_exports(self.state, self.roofline.figure))
+            self.byo  # noqa: B018 - building it is the point (it shows itself)
+            return
+        else:  # "Export"
+            view = build_exports(self.state, self.roofline.figure)
+        self._show_in_tab(name, view)
+
+    def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:
+        """Put ``view`` in tab ``name`` in place of its placeholder (embed mode, without tabs, only records it)."""
+        self._tab_views[name] = view
+        if hasattr(self, "tabs"):
+            self.tabs[TABS.index(name)] = (name, view)
 
     def _hardware_view(self) -> HardwareView:
         """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),
-        on the lab's GPU and batch, following them as they move."""
-        view = HardwareView(batch=self.scenario.batch)
+        on the lab's GPU, following it; its B and CUDA-graphs switch are the lab's own (:data:`SHARED_LEVERS`),
+        whichever of the lab's and the view's widgets moves them, and its tour's steps set them too."""
+        scenario = self.scenario
+        view = HardwareView(**{name: getattr(scenario, name) for name in SHARED_LEVERS})
 
         def follow_gpu(*_events) -> None:
-            gpu = self.scenario.custom_gpu()
+            gpu = scenario.custom_gpu()
             if gpu is not None:
                 view.add_gpu(gpu)
             else:
-                view.gpu = self.scenario.gpu
+                view.gpu = scenario.gpu
+
+        def to_scenario(*events) -> None:
+            for e in events:
+                write_lever(scenario, LEVERS[e.name], e.new, lambda n=e.name: setattr(view, n, getattr(scenario, n)))
 
         follow_gpu()
-        self.scenario.param.watch(follow_gpu, ["gpu", "catalogue"])  # a GPU added again under its name: new numbers
-        self.scenario.param.watch(lambda e: setattr(view, "batch", e.new), "batch")
+        scenario.param.watch(follow_gpu, ["gpu", "catalogue"])  # a GPU added again under its name: new numbers
+        scenario.param.watch(lambda *events: view.param.update(**{e.name: e.new for e in events}),
+                             list(SHARED_LEVERS))
+        view.param.watch(to_scenario, list(SHARED_LEVERS))
         return view
 
     @param.depends("state.present", watch=True)

@@ -3,23 +3,23 @@
 import warnings
 
 import panel as pn
-import panel.reactive as panel_reactive
 from bokeh.settings import settings
 from bokeh.util.warnings import BokehUserWarning
 from panel.io.resources import LOCAL_DIST
 
-from app import bokeh_speedups, log_hygiene, session_end
+from app import log_hygiene, session_end
 from app.lab import create_app
 from app.notifications import CONNECTION_NOTICES, style_notices
 
 # The bring-your-own tab is built on first open; its file droppers' scripts load with the page,
-# as does the notification library for the connection notices (app/notifications.py).
-pn.extension("filedropper", **CONNECTION_NOTICES)
+# as does the notification library for the connection notices (app/notifications.py).  The lab reads nothing
+# of the browser's (pn.state.browser_info): no model for it in every session.
+pn.extension("filedropper", browser_info=False, **CONNECTION_NOTICES)
 
 # Bokeh checks every new session's document for integrity: ~60 ms of a ~500 ms
 # session build (`python benchmarks/load_test.py --profile`).  The lab's
 # documents are built the same way for every session, and
-# tests/test_served_session.py runs that check on them, so served sessions skip it.
+# tests/unit/test_served_session.py runs that check on them, so served sessions skip it.
 settings.perform_document_validation.set_value(False)
 # Bokeh's documented lever for the same trade (``BOKEH_PERFORM_ERROR_DIAGNOSTICS``): the signature of each of
 # the ~280 callbacks Panel registers on a session's models is inspected, ~45 ms of a ~350 ms session build
@@ -33,13 +33,6 @@ settings.perform_error_diagnostics.set_value(False)
 # and Bokeh's config files included as usual, and that value kept for the process.
 for _setting in (settings.simple_ids, settings.serialize_include_defaults):
     _setting.set_value(_setting())
-# Bokeh's property bookkeeping (defaults re-read and re-validated, every property read before serialising, every
-# empty list and dict default made with each model, a theme lookup that raises for each default read, the same
-# values validated again and again, a walk that calls itself for every number, empty defaults made to compare
-# with, a set per list for its one owner) and Panel's model building (quadratic parameter lists, copied parameter
-# objects, a template compiled per component, a wrapping row made for every pane): sixteen measured patches that
-# leave every document the browser receives unchanged (app/bokeh_speedups.py).
-bokeh_speedups.install()
 # A click on a button of a tab opened after the page loaded (the Pins tab's preset, say) arrives with the button's
 # whole model, which the server already has: Bokeh keeps its own and warns "reference already known" in the log
 # of every such click.  Panel silences the same warning where it knows it (panel/config.py, VS Code notebooks).
@@ -59,26 +52,18 @@ def _serve_stylesheets_locally(doc) -> None:
     when its websocket connects, not by a GET, and Panel 1.9 skips that rewrite: every
     stylesheet then came from cdn.holoviz.org, and on a network without internet the page
     lost its button, markdown and file-drop styles.  Panel gives every model it builds
-    for a document that records the server's ``dist_url`` a local URL, so recording it
-    before the lab is built is enough (tests/test_no_network_browser.py serves with and
-    without the flag and checks that no request leaves the server).
+    for a document whose template variables name the server's ``dist_url`` a local URL
+    (the variable Panel's own page render sets), so recording it before the lab is built,
+    through Bokeh's public ``Document.template_variables``, is enough
+    (tests/browser/test_no_network_browser.py serves with and without the flag and checks that no
+    request leaves the server).
     """
-    if doc is None or doc.session_context is None or "dist_url" in doc._template_variables:
+    if doc is None or doc.session_context is None or "dist_url" in doc.template_variables:
         return
-    dist_url = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
-    doc._template_variables["dist_url"] = dist_url  # every model built from here on, tabs opened later too
-    # A pane whose tab is not shown keeps its Bokeh model outside the document (dynamic tabs), and Panel 1.9
-    # updates it there with ``doc=None``, falling back to its CDN for the stylesheets (panel/reactive.py,
-    # ``_get_properties`` and ``_update_model``): a pin, a lever move or a tour step sent the hidden Compare,
-    # Pins or Hardware panes CDN stylesheets, fetched when their tab was shown again.  The fallback is a
-    # module global of panel.reactive used for nothing else; it now names this server's copy.
-    panel_reactive.CDN_DIST = dist_url
+    doc.template_variables["dist_url"] = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
 
 
 _serve_stylesheets_locally(pn.state.curdoc)
 style_notices()
 session_end.release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
 create_app().servable(title="Roofline Lab")
-# The session lives as long as its browser: the young generations' collections stop rescanning it (a full one
-# still examines it, and frees it when it has ended: app/session_end.py).
-session_end.freeze_built_session()

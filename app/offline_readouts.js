@@ -1,7 +1,7 @@
 // The offline page's readouts and memory bar, written in the browser as the served lab writes them:
 // derivation() is core/explain.py's derivation for one decode step on one GPU (labels and formulas come from
 // Python in C.labels / C.formulas, the values from evaluate()), readoutsHtml() is app/readouts.py's
-// readouts_html and memoryHtml() app/memory_view.py's memory_html.  tests/test_standalone.py compares
+// readouts_html and memoryHtml() app/memory_view.py's memory_html.  tests/browser/test_standalone.py compares
 // every string with the Python one.  Needs app/units.js.
 function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }

@@ -204,22 +204,25 @@ def present_figure(fig, on: bool) -> None:
         fig.js_on_change("inner_height", keep)
         keep.js_on_change("tags", keep)
         saved = {"present": False, "values": {}, "scale": {}, "keep": keep, "height": fig.height}
-        for model in _models(fig):
-            for cls, props in _TEXT_PROPS.items():
-                if isinstance(model, cls):
-                    for prop in props:
-                        saved["values"][(model.id, prop)] = getattr(model, prop)
-        for legend in fig.select({"type": Legend}):
-            scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
-            for prop in LEGEND_GLYPH_PROPS:
+        fig._present_saved = saved  # Python-side only: never sent to the browser
+    # Models added since the last switch (a chart's marks layer, made with its first pin) are remembered too.
+    seen = len(saved["values"])
+    for model in _models(fig):
+        for cls, props in _TEXT_PROPS.items():
+            if isinstance(model, cls):
+                for prop in props:
+                    saved["values"].setdefault((model.id, prop), getattr(model, prop))
+    for legend in fig.select({"type": Legend}):
+        scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
+        for prop in LEGEND_GLYPH_PROPS:
+            if (legend.id, prop) not in saved["values"]:
                 saved["values"][(legend.id, prop)] = getattr(legend, prop)
                 saved["scale"][(legend.id, prop)] = scale
-        for r in fig.select({"type": GlyphRenderer}):
-            for prop in ("line_width", "size"):
-                if prop in r.glyph.properties():
-                    saved["values"][(r.glyph.id, prop)] = getattr(r.glyph, prop)
-        fig._present_saved = saved  # Python-side only: never sent to the browser
-    if saved["present"] == on:
+    for r in fig.select({"type": GlyphRenderer}):
+        for prop in ("line_width", "size"):
+            if prop in r.glyph.properties():
+                saved["values"].setdefault((r.glyph.id, prop), getattr(r.glyph, prop))
+    if saved["present"] == on and len(saved["values"]) == seen:
         return
     saved["present"] = on
     saved["keep"].tags = [round(MIN_FRAME_SHARE * saved["height"]) if on else 0]

@@ -10,11 +10,16 @@ Every number it draws comes from the :class:`core.ScenarioResult` (roofs through
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from functools import partial
+
 import numpy as np
 import panel as pn
 import param
 from bokeh.core.properties import field, value
 from bokeh.models import (
+    AllIndices,
+    CDSView,
     ColumnDataSource,
     CustomJS,
     CustomJSTicker,
@@ -30,6 +35,7 @@ from bokeh.models import (
     NoOverlap,
     Scatter,
     Span,
+    UnionRenderers,
     VArea,
 )
 from bokeh.plotting import figure
@@ -38,7 +44,7 @@ from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
-from .label_layout import draw_leaders, place_labels_in_browser, unplaced
+from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, relayout_on_title_change
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
@@ -137,7 +143,7 @@ RUNG_LABEL = ("const xs = ladder.data.x, bs = ladder.data.batch;"
               "return '';")
 
 
-def _renderer_adder(fig, legend: Legend):
+def _renderer_adder(fig, legend: Legend, rows: AllIndices):
     """``add(glyph, source, legend_label=None, **renderer)``: a glyph renderer on ``fig`` (and its legend entry).
 
     Built directly rather than through ``figure.line``/``scatter``, which make a nonselection and a muted
@@ -146,7 +152,7 @@ def _renderer_adder(fig, legend: Legend):
     """
 
     def add(glyph, source: ColumnDataSource, legend_label: str | None = None, **renderer) -> GlyphRenderer:
-        r = GlyphRenderer(data_source=source, glyph=glyph, **renderer)
+        r = GlyphRenderer(data_source=source, glyph=glyph, view=CDSView(filter=rows), **renderer)
         fig.renderers.append(r)
         if legend_label:
             legend.items.append(LegendItem(label=value(legend_label), renderers=[r]))
@@ -169,30 +175,29 @@ class RooflineView(pn.viewable.Viewer):
     def __init__(self, result: ScenarioResult | None = None, **params):
         super().__init__(**params)
         result = result if result is not None else self.state.result
+        # One selection policy for all the chart's sources and one row filter for all its renderers: both are
+        # stateless, and Bokeh would make one of each per source and per renderer (18 models of a session).
+        self._policy, self._rows = UnionRenderers(), AllIndices()
+        cds = partial(ColumnDataSource, selection_policy=self._policy)
         # Named so that browser tests and the benchmark can find them in the document.
-        self.roof = ColumnDataSource(data={"x": [], "y": []}, name="roof")
-        self.sparse_roof = ColumnDataSource(data={"x": [], "y": []}, name="sparse-roof")
-        self.ridge = ColumnDataSource(data={"x": [], "y": [], "text": []}, name="ridge")
-        self.ladder = ColumnDataSource(data=self._ladder_data(result), name="ladder")
-        self.point = ColumnDataSource(data=self._point_data(result), name="workload")
-        self.point_kv = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
-                                         name="workload-kv")
-        self.kv_ladder = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []},
-                                          name="kv-ladder")
-        self.other_phase = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="other-phase")
-        self.band = ColumnDataSource(data={"x": [], "lo": [], "hi": []}, name="band")
-        self.reference = ColumnDataSource(data={"x": [], "y": [], "label": [], "lx": [], "ly": []},
-                                          name="reference-roof")
-        self.pins = ColumnDataSource(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [],
-                                           "pct": [], "fits": [], "number": [], "gpu": []}, name="pins")
-        self.pin_labels = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels")
-        self.pin_roofs = ColumnDataSource(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs")
-        self.measured = ColumnDataSource(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [],
-                                               "shown": [], **unplaced(0)}, name="measured")
-        self.interconnect = ColumnDataSource(data={"x": [], "y": []}, name="interconnect-roof")
-        self.overhead = ColumnDataSource(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
+        self.roof = cds(data={"x": [], "y": []}, name="roof")
+        self.sparse_roof = cds(data={"x": [], "y": []}, name="sparse-roof")
+        self.ridge = cds(data={"x": [], "y": [], "text": []}, name="ridge")
+        self.ladder = cds(data=self._ladder_data(result), name="ladder")
+        self.point = cds(data=self._point_data(result), name="workload")
+        self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="workload-kv")
+        self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="kv-ladder")
+        self.other_phase = cds(data={"x": [], "y": [], "label": []}, name="other-phase")
+        self.band = cds(data={"x": [], "lo": [], "hi": []}, name="band")
+        self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
+        #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
+        #: interconnect roof): made with the chart when it opens with one, else when the first arrives
+        #: (:meth:`_ensure_marks`).
+        self._marks: dict | None = None
         self.figure = self._build()
+        if self.state is not None and (self.state.pin_rows or self.state.measured):
+            self._ensure_marks(None)
         self.update(result)
         if self.state is not None:
             self._on_pins()
@@ -217,16 +222,62 @@ class RooflineView(pn.viewable.Viewer):
         self.update(self.state.result)
 
     # Pins and measurements change on a button's click: the chart's changes (points, labels, leader lines, ranges)
-    # go to the browser as one message, as LabState's result does.
+    # go to the browser as one message, as LabState's result does (and a click's callback runs outside the
+    # document's lock, where only a held document may change).  The first needs the marks layer (_ensure_marks).
     @param.depends("state.pin_rows", watch=True)
     def _on_pins(self) -> None:
+        if self._marks is None and not self.state.pin_rows:
+            return
         with pn.io.hold():
-            self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result) for i, row in enumerate(self.state.pin_rows)])
+            if self._ensure_marks(self._on_pins):
+                self.show_pins([(row.pin.name, *PIN_STYLES[i], row.result)
+                                for i, row in enumerate(self.state.pin_rows)])
 
     @param.depends("state.measured", watch=True)
     def _on_measured(self) -> None:
+        if self._marks is None and not self.state.measured:
+            return
         with pn.io.hold():
-            self.show_measured(self.state.measured)
+            if self._ensure_marks(self._on_measured):
+                self.show_measured(self.state.measured)
+
+    def _draw_marks(self) -> None:
+        """Everything the marks layer shows, in one message: pins, measurements, and the result's roofs."""
+        self._roof_key = None  # the datasheet twin's roof is drawn with the GPU's
+        with pn.io.hold():
+            self.update(self.state.result)
+            self._on_pins()
+            self._on_measured()
+
+    def _ensure_marks(self, then) -> bool:
+        """True when the marks layer is there to draw on now; else it is made and ``then()`` (if given) draws
+        later.
+
+        On a chart a browser already shows, the layer goes in three messages (:func:`pn.state.execute`, each
+        for the next): its renderers and callbacks, then its label sets, then the data (``then``).  BokehJS 3.9
+        ran layout callbacks that arrived in the same message as data they watch before it had finished making
+        them ("CustomJS.module is unset"), and laid out a plot whose new label sets arrived with new renderers
+        before it had made the label sets' views ("cannot find a view for LabelSet").
+        """
+        if self._marks is not None:
+            return True
+        self._add_marks()
+        if self.figure.document is None:  # being built, the offline page, a notebook: nothing in a browser yet
+            self._add_label_sets()
+            return True
+        pn.state.execute(partial(self._add_label_sets, then), schedule=True)
+        return False
+
+    def _add_label_sets(self, then=None) -> None:
+        """Put the marks layer's label sets on the chart; then (on a chart in a browser) ``then()``, for the next
+        message."""
+        with pn.io.hold():
+            for label_set in (self.reference_label, self.pin_label_set, self.measured_label_set):
+                self.figure.add_layout(label_set)
+            if self.state is not None and self.state.present:  # the new marks take the projector look too
+                present_figure(self.figure, True)
+        if then is not None:
+            pn.state.execute(then, schedule=True)
 
     @param.depends("state.band", watch=True)
     def _on_band(self) -> None:
@@ -246,29 +297,17 @@ class RooflineView(pn.viewable.Viewer):
             toolbar_location="above",
             name="roofline",
         )
-        legend = Legend(items=[])
-        add = _renderer_adder(fig, legend)
+        self.legend = legend = Legend(items=[])
+        add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
                                         line_width=1.5), self.sparse_roof, "sparse (2:4) headline: not attainable")
         lo, hi = EFFICIENCY_BAND
         self.band_renderer = add(VArea(x="x", y1="lo", y2="hi", fill_color=ROOF_COLOR, fill_alpha=0.15), self.band,
                                  f"{lo:.0%}–{hi:.0%} of roof: typical measured", name="band-area", visible=False)
-        # A faint roof per GPU among the pins: a pin from another GPU is read against its own roof.
-        pin_roofs = add(MultiLine(xs="xs", ys="ys", line_color=PALETTE["text"], line_alpha=0.35, line_width=2,
-                                  line_dash=SERIES_DASHES["pinned_roof"]), self.pin_roofs,
-                        "roof of a pinned GPU (faint)")
         add(Line(x="x", y="y", line_color=ROOF_COLOR, line_width=4), self.roof, "roof: min(P_peak, BW·I)")
-        # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
-        add(Line(x="x", y="y", line_color=PALETTE["interconnect"], line_width=2, line_dash="dashed"),
-            self.interconnect, "interconnect roof (I = FLOP per byte sent)")
         # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
         add(Line(x="x", y="y", line_color=PALETTE["overhead"], line_width=2, line_dash="dotted"), self.overhead,
             "overhead ceiling (kernel launches)")
-        # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
-        add(Line(x="x", y="y", line_color=PALETTE["reference"], line_width=2, line_dash="dotdash"), self.reference)
-        self.reference_label = LabelSet(x="lx", y="ly", text="label", source=self.reference, x_offset=4, y_offset=4,
-                                        text_font_size="11px", text_color=PALETTE["text"])
-        fig.add_layout(self.reference_label)
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
@@ -299,52 +338,24 @@ class RooflineView(pn.viewable.Viewer):
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
-        # Keys of series that are often empty: shown only while their series has something to draw.
-        self._optional_items = {label: next(i for i in legend.items if i.label.value.startswith(label))
-                                for label in ("roof of a pinned GPU", "interconnect roof", "sparse (2:4)")}
-        for item in self._optional_items.values():
-            item.visible = False  # until its series has something to draw
-        # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
-        pins = add(Scatter(x="x", y="y", marker=field("marker"), size=16, fill_color=field("color"),
-                           line_color="black", line_width=1, fill_alpha=0.85), self.pins)
-        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
-        # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
-        # A session's chart lays these labels out in the browser (_place_point_labels); these fixed offsets, right of
-        # and below the point (the roofs and ladders run up and to the right), are the chart's before that runs.
-        self.pin_label_set = LabelSet(x="x", y="y", text="text", source=self.pin_labels, x_offset=14, y_offset=-12,
-                                      text_baseline="top", text_font_size="11px", text_color=PALETTE["text"],
-                                      name="pin-label")
-        fig.add_layout(self.pin_label_set)
-        measured = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
-                               line_color=PALETTE["measured"], fill_color=PALETTE["measured"],
-                               hatch_color=PALETTE["measured"]), self.measured)
-        # Drawn from "shown": the label, or "" where the browser's layout found it no clear place (many points).
-        self.measured_label_set = LabelSet(x="x", y="y", text="shown", source=self.measured, x_offset=10,
-                                           y_offset=-12, text_baseline="top", text_font_size="10px",
-                                           text_color=PALETTE["measured"], name="measured-label")
-        fig.add_layout(self.measured_label_set)
+        # Keys of series that are often empty: shown only while their series has something to draw (the marks
+        # layer adds two more).
+        self._optional_items = {"sparse (2:4)": legend.items[0]}
+        legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
-        tooltips = [
+        self._tooltips = [
             ("batch B", "@batch"),
             ("intensity I", "@x{0,0.[00]} FLOP/byte"),
             ("attainable", "@y{0,0.[0]} TFLOP/s"),
             ("of peak", "@pct{0.[00]} %"),
             ("fits in memory", "@fits"),
         ]
-        fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=tooltips))
-        # The labels of pins and measurements keep off every series' markers (a session's chart: the offline page
-        # has neither, and its moves need not run the layouts).
-        self._leader_sources = [] if self.state is None else self._place_point_labels(fig, {
-            "pins": pins, "measured": measured, "others": [point, point_kv, ladder, kv_ladder, other, pins, measured]})
+        fig.add_tools(HoverTool(renderers=[ladder, kv_ladder, point], tooltips=self._tooltips))
+        self._series = {"point": point, "point_kv": point_kv, "ladder": ladder, "kv_ladder": kv_ladder,
+                        "other": other}
         fig.title.text_font_size = "12px"  # the title carries both intensities
         relayout_on_title_change(fig)  # three lines, or five with tensor parallelism
-        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"), *tooltips]))
-        fig.add_tools(HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]))
-        fig.add_tools(HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
-                                                                ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
-                                                                ("achieved", "@y{0,0.[00]} TFLOP/s"),
-                                                                ("of peak (MFU)", "@pct{0.[00]} %")]))
         fig.toolbar.autohide = True
         fig.height = self.height
         legend.visible = not self.compact
@@ -361,6 +372,106 @@ class RooflineView(pn.viewable.Viewer):
         fig.js_on_change("inner_width", CustomJS(args={"legend": legend},
                                                  code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
         return fig
+
+    def _add_marks(self) -> None:
+        """Add the marks layer: pins with their labels and their GPUs' faint roofs, measurements with theirs, a
+        datasheet twin's roof and label, the interconnect roof; and, on a session's chart, the labels' layouts
+        in the browser (:meth:`_place_point_labels`) and their leader lines.
+
+        Each series takes the place it has among the chart's series and legend entries, as if it had been there
+        from the start.
+        """
+        # One recomputation of the document's models at the end, not one per renderer, label set and callback
+        # added (Bokeh's Document.models.freeze).
+        with self.figure.document.models.freeze() if self.figure.document is not None else nullcontext():
+            self._make_marks()
+
+    def _make_marks(self) -> None:
+        fig, legend = self.figure, self.legend
+        cds = partial(ColumnDataSource, selection_policy=self._policy)
+        marks = self._marks = {
+            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []}, name="reference-roof"),
+            "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [], "pct": [],
+                              "fits": [], "number": [], "gpu": []}, name="pins"),
+            "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
+            "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
+            "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [], "shown": [],
+                                  **unplaced(0)}, name="measured"),
+            "interconnect": cds(data={"x": [], "y": []}, name="interconnect-roof"),
+        }
+        renderers, items = list(fig.renderers), list(legend.items)
+
+        def insert(glyph, source, before: GlyphRenderer | None, label: str | None = None) -> GlyphRenderer:
+            r = GlyphRenderer(data_source=source, glyph=glyph, view=CDSView(filter=self._rows))
+            renderers.insert(renderers.index(before) if before is not None else len(renderers), r)
+            if label:
+                item = LegendItem(label=value(label), renderers=[r], visible=False)  # until it has data
+                at = next((i for i, it in enumerate(items) if before in it.renderers), len(items))
+                items.insert(at, item)
+                self._optional_items[label.split(" (")[0]] = item
+            return r
+
+        roof = next(r for r in renderers if r.data_source is self.roof)
+        overhead = next(r for r in renderers if r.data_source is self.overhead)
+        # A faint roof per GPU among the pins: a pin from another GPU is read against its own roof.
+        pin_roofs = insert(MultiLine(xs="xs", ys="ys", line_color=PALETTE["text"], line_alpha=0.35, line_width=2,
+                                     line_dash=SERIES_DASHES["pinned_roof"]), marks["pin_roofs"], roof,
+                           "roof of a pinned GPU (faint)")
+        # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
+        insert(Line(x="x", y="y", line_color=PALETTE["interconnect"], line_width=2, line_dash="dashed"),
+               marks["interconnect"], overhead, "interconnect roof (I = FLOP per byte sent)")
+        # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
+        insert(Line(x="x", y="y", line_color=PALETTE["reference"], line_width=2, line_dash="dotdash"),
+               marks["reference"], self._series["ladder"])
+        self.reference_label = LabelSet(x="lx", y="ly", text="label", source=marks["reference"], x_offset=4,
+                                        y_offset=4, text_font_size="11px", text_color=PALETTE["text"])
+        # Pins and measurements are labelled on the chart itself, so they stay out of the legend.
+        pins = insert(Scatter(x="x", y="y", marker=field("marker"), size=16, fill_color=field("color"),
+                              line_color="black", line_width=1, fill_alpha=0.85), marks["pins"],
+                      self._series["point"])
+        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
+        # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
+        # A session's chart lays these labels out in the browser (_place_point_labels); these fixed offsets, right of
+        # and below the point (the roofs and ladders run up and to the right), are the chart's before that runs.
+        self.pin_label_set = LabelSet(x="x", y="y", text="text", source=marks["pin_labels"], x_offset=14,
+                                      y_offset=-12, text_baseline="top", text_font_size="11px",
+                                      text_color=PALETTE["text"], name="pin-label")
+        measured = insert(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
+                                  line_color=PALETTE["measured"], fill_color=PALETTE["measured"],
+                                  hatch_color=PALETTE["measured"]), marks["measured"], self._series["point"])
+        # Drawn from "shown": the label, or "" where the browser's layout found it no clear place (many points).
+        self.measured_label_set = LabelSet(x="x", y="y", text="shown", source=marks["measured"], x_offset=10,
+                                           y_offset=-12, text_baseline="top", text_font_size="10px",
+                                           text_color=PALETTE["measured"], name="measured-label")
+        fig.renderers = renderers
+        legend.items = items
+        fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"),
+                                                            *self._tooltips]),
+                      HoverTool(renderers=[pin_roofs], tooltips=[("roof of", "@gpu")]),
+                      HoverTool(renderers=[measured], tooltips=[("measured at B", "@batch"),
+                                                                ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
+                                                                ("achieved", "@y{0,0.[00]} TFLOP/s"),
+                                                                ("of peak (MFU)", "@pct{0.[00]} %")]))
+        # The labels of pins and measurements keep off every series' markers (a session's chart: the offline page
+        # has neither).
+        if self.state is not None:
+            series = self._series
+            self._place_point_labels(fig, {
+                "pins": pins, "measured": measured,
+                "others": [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"],
+                           series["other"], pins, measured]})
+
+    # The marks layer's sources (made with the layer: reading one makes it).
+    def _mark(self, name: str) -> ColumnDataSource:
+        self._ensure_marks(None)
+        return self._marks[name]
+
+    pins = property(lambda self: self._mark("pins"), doc="The pins' source (x, y, name, colour, marker, …).")
+    pin_labels = property(lambda self: self._mark("pin_labels"), doc="The pins' labels, one per cluster.")
+    pin_roofs = property(lambda self: self._mark("pin_roofs"), doc="The pinned GPUs' roofs (xs, ys, gpu).")
+    measured = property(lambda self: self._mark("measured"), doc="The measured points (x, y, batch, pct, label).")
+    reference = property(lambda self: self._mark("reference"), doc="A datasheet twin's roof and its label.")
+    interconnect = property(lambda self: self._mark("interconnect"), doc="The interconnect roof (x, y).")
 
     @staticmethod
     def _ladder_data(r: ScenarioResult) -> dict:
@@ -404,8 +515,6 @@ class RooflineView(pn.viewable.Viewer):
             "number": numbers,
             "gpu": [r.gpu.name for *_, r in rows],
         }
-        if rows:
-            self._draw_leaders()
         groups = pin_groups(xs, ys, numbers)
         self.pin_labels.data = {**groups, **unplaced(len(groups["x"]))}
         roofs: dict[tuple, ScenarioResult] = {}
@@ -430,8 +539,6 @@ class RooflineView(pn.viewable.Viewer):
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
-        if points:
-            self._draw_leaders()
         labels = [f"measured B={p.measurement.batch}" for p in points]
         self.measured.data = {
             "x": [p.intensity for p in points], "y": [p.achieved_flop_per_s / TFLOP for p in points],
@@ -444,46 +551,36 @@ class RooflineView(pn.viewable.Viewer):
         self.fit_x()
         self.fit_y()
 
-    def _place_point_labels(self, fig, marks: dict) -> list[ColumnDataSource]:
+    def _place_point_labels(self, fig, marks: dict) -> None:
         """Lay out the labels of pins and measurements in the browser (:func:`place_labels_in_browser`): clear of
         each other, of every marker on the chart, of the roofs and ceilings, of the ridge's and the datasheet's
-        labels and inside the frame, at any size and in present mode.  Returns their leader lines' sources, drawn
-        by :meth:`_draw_leaders` when the first pin or measurement shows.
-
-        Built with the chart: callbacks added to a chart already in the browser ran on the data of the message
-        that brought them before BokehJS 3.9 had finished making them ("CustomJS.module is unset")."""
+        labels and inside the frame, at any size and in present mode, joined to their points by leader lines
+        where they had to move away."""
         lines = [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
         fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
-        # Named, and run by name from the sources and ranges the instant redraw also holds (app/instant.py): held
-        # directly, the chart would stay in the document while another tab is shown.
+        # Named, and run by name from the chart's sources and ranges (RELAY, app/label_layout.py), which the
+        # instant redraw's callbacks also hold (app/instant.py).
         # 6 px apart sideways: two labels abutting on one row read as one.
-        pins = place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines,
-                                       others=fixed, marks=marks["others"], leader_lines=False,
-                                       name="pin-label-layout", pad=6)
-        measured = place_labels_in_browser(fig, self.measured_label_set, marks["measured"].glyph, "label",
-                                           lines=lines, others=[self.pin_label_set, *fixed], marks=marks["others"],
-                                           leader_lines=False, name="measured-label-layout", pad=6,
-                                           # Many measurements crowd a decade: one with no clear place is left
-                                           # out (its batch and MFU stay in the hover); a pin always shows.
-                                           shown="shown")
-        return [pins, measured]
-
-    def _draw_leaders(self) -> None:
-        """Draw the leader lines of pins' and measurements' labels, once: most sessions have neither, and the two
-        renderers are 8 Bokeh models to make and send."""
-        for leaders in self._leader_sources:
-            draw_leaders(self.figure, leaders)
-        self._leader_sources = []
+        place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines, others=fixed,
+                                marks=marks["others"], name="pin-label-layout", pad=6)
+        place_labels_in_browser(fig, self.measured_label_set, marks["measured"].glyph, "label", lines=lines,
+                                others=[self.pin_label_set, *fixed], marks=marks["others"],
+                                name="measured-label-layout", pad=6,
+                                # Many measurements crowd a decade: one with no clear place is left out (its
+                                # batch and MFU stay in the hover); a pin always shows.
+                                shown="shown")
 
     def y_sources(self) -> list[ColumnDataSource]:
         """The sources whose ``y`` the y range keeps on the chart: the roofs (the main one from the chart's left
         edge), the points, the ladders, pins and measurements (not the interconnect or overhead ceilings)."""
-        return [self.roof, self.sparse_roof, self.reference, self.point, self.point_kv, self.ladder, self.kv_ladder,
-                self.other_phase, self.pins, self.measured]
+        marks = [] if self._marks is None else [self.reference, self.pins, self.measured]
+        return [self.roof, self.sparse_roof, self.point, self.point_kv, self.ladder, self.kv_ladder,
+                self.other_phase, *marks]
 
     def x_sources(self) -> list[ColumnDataSource]:
         """The sources whose ``x`` the x range keeps on the chart: every drawn point (not the roofs)."""
-        return [self.point, self.point_kv, self.ladder, self.kv_ladder, self.other_phase, self.pins, self.measured]
+        marks = [] if self._marks is None else [self.pins, self.measured]
+        return [self.point, self.point_kv, self.ladder, self.kv_ladder, self.other_phase, *marks]
 
     def fit_x(self) -> None:
         """Widen the x range past the farthest drawn point (:func:`fit_x_end`), and no further: a point that is
@@ -508,6 +605,9 @@ class RooflineView(pn.viewable.Viewer):
         The roof and ridge change only with the GPU or the compute roof; they are
         left alone otherwise, so a batch move sends only the points that moved.
         """
+        if self._marks is None and (r.sends_between_gpus or r.reference_gpu is not None) and \
+                not self._ensure_marks(self._draw_marks):
+            return  # the layer went to the browser on its own; this result follows in the next message
         roof_key = (r.gpu.id, r.compute_roof)
         if roof_key != self._roof_key:
             self._roof_key = roof_key
@@ -517,7 +617,8 @@ class RooflineView(pn.viewable.Viewer):
             self.sparse_renderer.visible = bool(sparse)
             self._optional_items["sparse (2:4)"].visible = bool(sparse)
             self.ridge_span.location = r.ridge_point
-            self._draw_reference(r)
+            if self._marks is not None:
+                self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
             lo, hi = r.efficiency_band(BAND_X)
@@ -525,10 +626,11 @@ class RooflineView(pn.viewable.Viewer):
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
         sends = r.sends_between_gpus
-        x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
-        self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
-                                  else {"x": [], "y": []})
-        self._optional_items["interconnect roof"].visible = bool(sends)
+        if self._marks is not None:
+            x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
+            self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
+                                      else {"x": [], "y": []})
+            self._optional_items["interconnect roof"].visible = bool(sends)
         ceiling = r.overhead_ceiling_flop_per_s / TFLOP
         self.overhead.data = {"x": [X_RANGE[0], X_FAR], "y": [ceiling, ceiling],
                               "label": [f"overhead ceiling: {r.kernels_per_step:,} kernels × launch "

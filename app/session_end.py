@@ -1,8 +1,11 @@
-"""What a served session lets go of when it ends.
+"""What a served session lets go of when it ends: two workarounds for Panel bugs that lose memory.
 
-Two of Panel 1.9's process-wide registries outlive a session unless told, and each kept every closed session
+Two of Panel's process-wide registries outlive a session unless told, and each kept every closed session
 whole (its ``Lab``, views and Bokeh models: ~2 MB per closed session in the 200-session soak;
-``tests/test_session_end.py`` ends sessions as Bokeh's server does and checks that nothing is left):
+``tests/unit/test_session_end.py`` ends sessions as Bokeh's server does and checks that nothing is left).  Both are
+upstream bugs, checked on the versions in :data:`CHECKED_ON` (a test fails when the installed ones differ, so an
+upgrade re-checks whether each workaround is still needed; holoviz/panel#8605, another ``pn.state._views`` leak,
+is fixed in 1.9.4 and is not this one):
 
 1. The page's notification area (the connection notices, ``app/notifications.py``).  Panel's document
    teardown (``panel.io.document._destroy_document``) drops the document from ``pn.state``'s per-document
@@ -29,6 +32,9 @@ import time
 import panel as pn
 from panel.links import Callback
 
+#: The Panel and Bokeh releases on which the two leaks were reproduced and the workarounds checked.
+CHECKED_ON = {"panel": "1.9.4", "bokeh": "3.9.2"}
+
 
 def _on_session_end(callback) -> bool:
     """Run ``callback(session_context)`` when the served session being built ends; False outside a server."""
@@ -40,7 +46,8 @@ def _on_session_end(callback) -> bool:
 
 
 def release_notification_area() -> None:
-    """Take this session's notification area out of ``pn.state._views`` when the session ends.
+    """Workaround (Panel :data:`CHECKED_ON`, leak 1 above): take this session's notification area out of
+    ``pn.state._views`` when the session ends.
 
     Calls the area's own teardown (``Renderable._server_destroy``, what ``pn.state._destroy_session`` means to
     call): it removes the area's root model for this document and its ``_views`` entry, and does nothing if
@@ -52,7 +59,8 @@ def release_notification_area() -> None:
 
 
 def release_when_session_ends(*callbacks: Callback) -> None:
-    """Unregister ``callbacks`` from Panel's registry when the served session building them ends.
+    """Workaround (Panel :data:`CHECKED_ON`, leak 2 above): unregister ``callbacks`` from Panel's registry when the
+    served session building them ends.
 
     Args:
         callbacks: what ``jscallback`` returned for this session's widgets.
@@ -124,33 +132,3 @@ def collect_garbage_for_a_class() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     _on_session_end(collect_closed_sessions)
 
-
-def _unfreeze_before_a_full_collection(phase: str, info: dict) -> None:
-    """A ``gc.callbacks`` hook: a full collection (generation 2) first returns the frozen objects to the oldest
-    generation, so it examines every object, as without :func:`freeze_built_session`."""
-    if phase == "start" and info["generation"] == 2:
-        gc.unfreeze()
-
-
-def freeze_built_session() -> bool:
-    """Move every object the process holds now, the session just built included, out of the young
-    generations' collections (``gc.freeze``); a full collection still examines them.
-
-    A built session is ~14,000 objects that live as long as it does.  Left in the young generations, each is
-    scanned again by the next collection of generation 1: ~47 ms each, seven per hundred sessions built,
-    ~4 ms of a ~80 ms session (gc callbacks, in process, 100 sessions kept open; 3.9 → 0.1 ms with the freeze,
-    2026-12-01).  A full collection (:func:`collect_closed_sessions` when a session ends, Panel's after a quiet
-    spell, Python's own, ``gc.collect()`` anywhere) unfreezes first (a ``gc.callbacks`` hook), so a closed
-    session is collected as before; what the freeze holds until then is the ~100 objects of cyclic garbage a
-    build leaves (measured), not a closed session.
-
-    Returns:
-        True if it froze (a served session); False outside a server (a notebook, ``Lab()`` in the tests).
-    """
-    doc = pn.state.curdoc
-    if doc is None or doc.session_context is None:
-        return False
-    if _unfreeze_before_a_full_collection not in gc.callbacks:
-        gc.callbacks.append(_unfreeze_before_a_full_collection)
-    gc.freeze()
-    return True

@@ -6,7 +6,7 @@ The roofline, its ladder and the readouts are the lab's own Bokeh figure
 speculation depth, weight and KV precision, context and GQA: a CustomJS callback
 re-evaluates the scenario in the browser from constants exported here (the
 model's shape, the GPU's roofs) with the same formulas as :mod:`core.scenario`,
-which ``tests/test_standalone.py`` checks over random scenarios.
+which ``tests/browser/test_standalone.py`` checks over random scenarios.
 
 The readouts, their "show your work" derivation and the memory bar are written
 in the browser as the served lab writes them (``app/offline_readouts.js`` ports
@@ -51,8 +51,6 @@ from .style import PALETTE, STYLESHEET
 # chart's range fitting, then the page's update, fed constants from Python.
 MODEL_SCRIPT = Path(__file__).with_name("step.js")
 FIT_SCRIPT = Path(__file__).with_name("chart_fit.js")
-#: Installed first by the roofline's redraw, offline and served: the legend is not rebuilt on every move.
-LEGEND_PATCH_SCRIPT = Path(__file__).with_name("legend_patch.js")
 SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
 
 #: The served readouts the page shows: all but those of many GPUs and prices (the page models one GPU).
@@ -272,8 +270,7 @@ def standalone_html(scenario: Scenario) -> str:
         ridge=view.ridge,
         span=view.ridge_span,
     )
-    code = "\n".join(path.read_text(encoding="utf-8") for path in (LEGEND_PATCH_SCRIPT, MODEL_SCRIPT, FIT_SCRIPT,
-                                                                      *SCRIPTS))
+    code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, *SCRIPTS))
     callback = CustomJS(args=args, code=code)
     for widget in [*widgets.values(), show_work]:
         widget.js_on_change("active" if isinstance(widget, Checkbox) else "value", callback)

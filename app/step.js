@@ -1,6 +1,6 @@
 // One step of one GPU, in the browser: core/step.py's step() on a profile serialised by StepProfile.to_json(),
 // and core/scenario.py's evaluate() composed of such steps.  The same formulas in the same order of operations;
-// tests/test_step_parity.py runs this file (in an embedded JavaScript engine, no browser) against core over
+// tests/parity/test_step_parity.py runs this file (in an embedded JavaScript engine, no browser) against core over
 // random profiles and scenarios.  Used by the offline page (standalone.js) and the served lab's instant redraw
 // (instant.js).
 function causalPairs(P, window, chunk) {

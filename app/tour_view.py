@@ -106,9 +106,10 @@ class TourView(pn.viewable.Viewer):
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self._next())
         self.jump.param.watch(self._on_jump, "value")
-        self.bar = pn.FlexBox(self.intro, self.prev, self.next, self.jump, align_items="center",
-                              sizing_mode="stretch_width")
-        self.layout = pn.Column(self.bar, self.keys, sizing_mode="stretch_width", css_classes=["tour"])
+        # One row of controls (the key listener among them, 0 × 0), the card on a row of its own below once a tour
+        # has started: no column around them.
+        self.bar = self.layout = pn.FlexBox(self.intro, self.prev, self.next, self.jump, self.keys,
+                                            align_items="center", sizing_mode="stretch_width", css_classes=["tour"])
         self._on_present()
 
     def _running_parts(self) -> None:
@@ -118,12 +119,13 @@ class TourView(pn.viewable.Viewer):
         self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
         self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False,
-                                    css_classes=["present"] if self.state.present else [])
+                                    css_classes=["present"] if self.state.present else [],
+                                    styles={"flex": "1 1 100%"})  # a row of its own, under the controls
         self.resume.on_click(lambda _e: self.go(self.last_index or 0))
         self.leave.on_click(lambda _e: self.stop())
         self.bar.insert(3, self.leave)  # after "Next", as before "Jump to step"
         self.bar.insert(3, self.resume)
-        self.layout.append(self.caption)
+        self.bar.append(self.caption)
 
     def __panel__(self):
         return self.layout

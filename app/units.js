@@ -1,5 +1,5 @@
 // Formatting at the edges, as core/units.py and Python's format specs do it, so the offline page writes
-// every number exactly as the served readouts (tests/test_standalone.py compares the strings).
+// every number exactly as the served readouts (tests/browser/test_standalone.py compares the strings).
 // Python rounds the exact binary value of a float half to even; Number.toFixed, toPrecision and
 // Intl.NumberFormat round its shortest decimal form instead (1946.505 → "1946.50" where Python writes
 // "1946.51"), so the rounding here is done on the exact value with BigInt.

@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/fuzz_boundaries.py [--examples 20000] [--only EXPR] [--timeout SECONDS]
 
-Runs the project's fuzz tier — ``tests/test_fuzz.py`` (levers, custom-GPU forms,
+Runs the project's fuzz tier — ``tests/property/test_fuzz.py`` (levers, custom-GPU forms,
 permalinks and links refused before their page is built, measurement CSV,
 measured points through ``analyse()``, the Hardware view's accelerator input,
-the command line and its text output) and ``tests/test_config_fuzz.py``
+the command line and its text output) and ``tests/property/test_config_fuzz.py``
 (config.json, and the command line's text output for any config and file name)
 — with ``--examples`` Hypothesis examples per property instead of CI's few
 hundred (the Hardware view's and the command line's text properties run half as
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("tests/test_fuzz.py", "tests/test_config_fuzz.py")
+FILES = ("tests/property/test_fuzz.py", "tests/property/test_config_fuzz.py")
 #: Hypothesis's statistics: a property's name, then one line per phase with its counts.
 PROPERTY = re.compile(r"^(tests/\S+::\S+):$", re.M)
 COUNTS = re.compile(r"- (\d+) passing, (\d+) failing")

@@ -76,15 +76,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benchmarks/ is on the path when run as a script
-
-from app import bokeh_speedups  # noqa: E402 - after the path above
-
-# ``--client bokeh`` students (and the warm-up and soak sessions) rebuild every Bokeh model of their session on
-# the same 2 cores as the server: ~0.43 s of CPU each with Bokeh's own bookkeeping.  The served lab's patches
-# (app/bokeh_speedups.py) lower that share of the machine here too; the server installs them itself (app/main.py).
-bokeh_speedups.install()
 from conftest import start_lab, stop_lab  # noqa: E402
+from protocol_student import ProtocolStudent, StudentThread  # noqa: E402 - benchmarks/ is on the path when run as a script
 
 from core.scenario import LEVERS  # noqa: E402
 
@@ -239,9 +232,9 @@ class Servers:
         return lines
 
 
-def start_single_server(extra_args: list[str], log: Path) -> tuple[Servers, object]:
+def start_single_server(extra_args: list[str], log: Path, app: str = "app") -> tuple[Servers, object]:
     os.environ.update(SERVER_ENV)
-    proc, url = start_lab(log, extra_args, timeout=120)
+    proc, url = start_lab(log, extra_args, timeout=120, app=app)
     return Servers([psutil.Process(proc.pid)], [log], url, permanent=reused_sessions(extra_args)), proc
 
 
@@ -490,7 +483,7 @@ def run_soak(servers: Servers, n: int, args) -> dict:
 
 
 # -- profile -------------------------------------------------------------------------
-def profile_session_build(lines: int = 45) -> tuple[str, float]:
+def profile_session_build(lines: int = 45, app: str = "app") -> tuple[str, float]:
     """Profile one session build in process; the top of pyinstrument's tree and the build's CPU seconds.
 
     A build is what the server does for a new session: Panel's own session
@@ -502,7 +495,7 @@ def profile_session_build(lines: int = 45) -> tuple[str, float]:
     from panel.io.session import generate_session
     from pyinstrument import Profiler
 
-    application = build_single_handler_application(str(ROOT / "app"))
+    application = build_single_handler_application(str(ROOT / app))
 
     def build() -> None:
         session = generate_session(application)
@@ -609,6 +602,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--soak", type=int, metavar="N", help="open and close N sessions (>= 200 for the issue's soak)")
     p.add_argument("--profile", action="store_true", help="only profile one session build in process")
     p.add_argument("--name", help="result file name (default from the mode and client count)")
+    p.add_argument("--app", default="app",
+                   help="what to serve, relative to the checkout: app (default), or the yardstick page "
+                        "benchmarks/one_figure (one figure, one slider)")
     return p
 
 
@@ -617,9 +613,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.clients < 1 or args.moves < 0 or args.window < 0 or (args.soak is not None and args.soak < 1):
         print("error: --clients and --soak must be >= 1, --moves and --window >= 0", file=sys.stderr)
         return 2
-    profile, build_cpu = profile_session_build()
+    profile, build_cpu = profile_session_build(app=args.app)
     alias_generated_models()
-    result: dict = {"machine": machine(), "server_args": args.server_arg, "client": args.client,
+    result: dict = {"machine": machine(), "app": args.app, "server_args": args.server_arg, "client": args.client,
                     "in_process_build_cpu_s": build_cpu}
     if args.profile:
         print(f"one session build, in process: {build_cpu * 1e3:.0f} ms CPU\n\n{profile}")
@@ -628,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     log = RESULTS / "load-server.log"
     server_args = [*(SOAK_ARGS if args.soak else []), *args.server_arg]
     result["server_args"] = server_args
-    servers, proc = start_single_server(server_args, log)
+    servers, proc = start_single_server(server_args, log, args.app)
     try:
         if args.soak:
             result.update(run_soak(servers, args.soak, args))

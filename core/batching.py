@@ -167,7 +167,7 @@ class LengthMix:
 #: ShareGPT's lengths as the vLLM paper reports them (Kwon et al., SOSP 2023, section 6.1, Fig. 11a:
 #: "Input (mean: 161.31)", "Output (mean: 337.99)" tokens, both right-skewed with a tail to ~2,000).
 #: The paper prints the means, not the shape: σ = 1 is an assumption (the round value whose output
-#: 99th percentile, ~1,900 tokens, sits at the figure's right edge); tests/test_paging.py checks the
+#: 99th percentile, ~1,900 tokens, sits at the figure's right edge); tests/unit/test_paging.py checks the
 #: paper's Fig. 2 and Fig. 13a against it and that their conclusions hold for σ from 0.8 to 1.2.
 SHAREGPT = LengthMix.lognormal(
     161.31, 337.99, 1.0,

@@ -15,7 +15,7 @@ next one (:meth:`Rung.apply`), what it pulled, and the numbers after it from
 ``Scenario.evaluate()`` (intensity, tokens/s per sequence and per GPU, the largest
 batch that fits, TTFT, TPOT).  Rungs can be left out and reordered (a list of rung
 ids); the end state depends only on the set of rungs, and equals the scenario the
-same levers give directly (:func:`direct`, tests/test_ladder.py).
+same levers give directly (:func:`direct`, tests/unit/test_ladder.py).
 
 What a rung that is not a lever of the lab takes from elsewhere:
 

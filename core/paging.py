@@ -27,7 +27,7 @@ paper's Fig. 2 "External frag. & Others") depends on the allocator and is not
 modelled: the contiguous policies' waste here is reservation plus internal
 fragmentation only.
 
-Reproduced (tests/test_paging.py), for ShareGPT lengths (:data:`core.batching.SHAREGPT`)
+Reproduced (tests/unit/test_paging.py), for ShareGPT lengths (:data:`core.batching.SHAREGPT`)
 and OPT's 2,048-token maximum:
 
 * the vLLM announcement's contrast (blog.vllm.ai/2023/06/20/vllm.html): "existing systems

@@ -7,7 +7,7 @@ GPU — split over GPUs, in a weight format, with the fixed levers applied
 (:func:`core.profiles.deployment` makes it) — as a few per-GPU numbers for each pipeline
 stage, and :func:`step` turns a profile and (B, k, S, p_kv, GQA) into times,
 intensities, the bound and tokens/s.  The browser runs the same step on the same
-profile (``app/step.js``, fed :meth:`StepProfile.to_json`); ``tests/test_step_parity.py``
+profile (``app/step.js``, fed :meth:`StepProfile.to_json`); ``tests/parity/test_step_parity.py``
 checks one against the other over random profiles.
 
 The step of one stage's GPU (article 000, Steps 1, 4 and 6 and "The third regime

@@ -4,7 +4,7 @@ Each :class:`TourStep` sets every lever (``BASE`` overridden by the step's
 settings, so a step never inherits a lever from wherever the class wandered) and
 explains what to notice.  Captions are templates filled from the live
 :class:`ScenarioResult`, so the numbers a caption quotes are the numbers the
-lab computes; ``tests/test_tour.py`` checks them against the articles.
+lab computes; ``tests/unit/test_tour.py`` checks them against the articles.
 
 Article 000: "A Concrete Example", Steps 1-6 (Llama-3-8B on one H100 SXM).
 Article 004: sections 01-04 (Llama-3-70B; batch 4 vs INT4 vs k = 4;

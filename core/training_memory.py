@@ -17,7 +17,7 @@ Over ``N_d`` data-parallel GPUs, per GPU (Ψ parameters):
 * stage 3, P_os+g+p (and parameters; FSDP's full sharding): ``(2 + 2 + K)Ψ/N_d`` → N_d×.
 
 Fig. 1's example, Ψ = 7.5B, N_d = 64: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB (GB = 1e9 bytes;
-tests/test_training_memory.py).  Communication per step and GPU (section 7.2): data
+tests/unit/test_training_memory.py).  Communication per step and GPU (section 7.2): data
 parallelism's all-reduce moves 2Ψ elements (a reduce-scatter and an all-gather); stages 1 and
 2 move the same 2Ψ; stage 3 adds an all-gather of the parameters in the backward pass, 3Ψ,
 1.5× the baseline.  Activations, buffers and fragmentation are not counted.

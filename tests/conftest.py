@@ -102,7 +102,7 @@ def wait_for_url(url: str, proc: subprocess.Popen | None = None, log: Path | Non
 
 
 def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None,
-              timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+              timeout: float = 60.0, app: str = "app") -> tuple[subprocess.Popen, str]:
     """Start ``panel serve app`` on a loopback port; wait until it answers.
 
     The server's log goes to ``log`` (a pipe nobody reads could fill and stall it).
@@ -112,18 +112,19 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
             or ``["--check-unused-sessions", "1000"]``.
         port: the port to listen on (default: a free one).
         timeout: seconds to wait for the first answer.
+        app: what to serve, relative to the checkout (a benchmark serves its yardstick page instead).
 
     Returns:
-        the server process and the lab's URL.
+        the server process and the app's URL (``/<app's folder name>``).
     """
     port = port or free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "app", "--port", str(port), "--address", "127.0.0.1",
+            [sys.executable, "-m", "panel", "serve", app, "--port", str(port), "--address", "127.0.0.1",
              "--allow-websocket-origin", f"127.0.0.1:{port}", *extra_args],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}/app"
+    url = f"http://127.0.0.1:{port}/{Path(app).name}"
     try:
         wait_for_url(url, proc, log, timeout)
     except Exception:
@@ -191,7 +192,7 @@ def served_application():
     (``panel.io.session.generate_session``, the one ``panel serve --warm`` uses).
 
     With the ``DocumentLifecycleHandler`` Bokeh's server adds to every application, so a session ends as it
-    does when served.  ``app/main.py``'s process-wide settings (Bokeh's checks, the Bokeh patches, the GC
+    does when served.  ``app/main.py``'s process-wide settings (Bokeh's checks, the GC
     thresholds, the connection notices) are put back afterwards.
     """
     import gc
@@ -200,8 +201,6 @@ def served_application():
     from bokeh.application.handlers.document_lifecycle import DocumentLifecycleHandler
     from bokeh.command.util import build_single_handler_application
     from bokeh.settings import settings
-
-    from app import bokeh_speedups
 
     app = build_single_handler_application(str(Path(__file__).resolve().parents[1] / "app"))
     app.add(DocumentLifecycleHandler())  # what bokeh.server.tornado.BokehTornado adds to every application
@@ -212,13 +211,12 @@ def served_application():
     settings.perform_error_diagnostics.unset_value()
     settings.simple_ids.unset_value()
     settings.serialize_include_defaults.unset_value()
-    bokeh_speedups.uninstall()
     pn.config.param.update(disconnect_notification="Server connection lost.", ready_notification="",
-                           notifications=False)
+                           notifications=False, browser_info=True)
 
 
 # The roofline's legend entries (BokehJS draws each as a <div> with a small canvas for its glyph, in a shadow root):
-# [label, marked by the test, inactive (greyed), painted pixels in its swatch].
+# [label, inactive (greyed), painted pixels in its swatch].
 LEGEND_ENTRIES = """(() => {
   const out = [];
   const walk = (root) => {
@@ -227,19 +225,13 @@ LEGEND_ENTRIES = """(() => {
         const c = el.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let ink = 0;
         for (let i = 3; i < px.length; i += 4) ink += px[i] > 0;
-        out.push([el.textContent.trim(), el.dataset.kept === '1', el.classList.contains('bk-inactive'), ink]);
+        out.push([el.textContent.trim(), el.classList.contains('bk-inactive'), ink]);
       }
       if (el.shadowRoot) walk(el.shadowRoot);
     }
   };
   walk(document);
   return out; })()"""
-
-MARK_LEGEND_ENTRIES = """(() => {
-  const walk = (root) => { for (const el of root.querySelectorAll('*')) {
-    if (el.classList.contains('bk-item')) el.dataset.kept = '1';
-    if (el.shadowRoot) walk(el.shadowRoot); } };
-  walk(document); })()"""
 
 
 def click_until(page, button: str, expected, tries: int = 4) -> None:

@@ -1,6 +1,6 @@
 """Hypothesis strategies for every boundary the lab reads (issues 12 and 31): levers, custom-GPU forms,
 permalink queries, measurement CSV, measured points, command lines and the text they print.  Shared by
-tests/test_fuzz.py and tests/test_config_fuzz.py (a bounded number of examples in CI) and
+tests/property/test_fuzz.py and tests/property/test_config_fuzz.py (a bounded number of examples in CI) and
 benchmarks/fuzz_boundaries.py (10^5 and more)."""
 
 from __future__ import annotations

@@ -179,7 +179,8 @@ def test_tour_walks_the_articles_and_can_be_left(lab):
 
 
 # --- compare, share and embed (issue #4) ----------------------------------------------
-PIN_NAMES = "Array.from(Bokeh.documents[0].get_model_by_name('pins').data.name)"
+# The chart's pins layer arrives with the first pin: none drawn until then.
+PIN_NAMES = "(m => m === null ? [] : Array.from(m.data.name))(Bokeh.documents[0].get_model_by_name('pins'))"
 
 
 def wait_for_pins_on_chart(page, condition):
@@ -305,5 +306,6 @@ def test_paste_a_config_and_plot_measurements(lab):
     click_until(lab, ".measured-plot button", lab.locator("[data-readout=measured]"))
     assert "MBU" in lab.locator("[data-readout=measured]").inner_text()
     tab(lab, "Roofline")
-    lab.wait_for_function("Bokeh.documents[0].get_model_by_name('measured').data.x.length === 2", timeout=5000)
+    lab.wait_for_function("(m => m !== null && m.data.x.length === 2)"
+                          "(Bokeh.documents[0].get_model_by_name('measured'))", timeout=5000)
     assert lab.errors == []

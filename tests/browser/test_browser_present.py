@@ -279,7 +279,7 @@ def test_the_pin_button_shows_beside_the_chart_on_a_projector(page, lab_url, que
                           ".el.getBoundingClientRect(); return r.right; })()")
     assert box["y"] + box["height"] <= 720 and box["x"] >= chart, (box, chart)
     page.get_by_text("Pin this scenario", exact=True).click()
-    page.wait_for_function("Bokeh.documents[0].get_model_by_name('pins').data.x.length === 1")
+    page.wait_for_function("(m => m !== null && m.data.x.length === 1)(Bokeh.documents[0].get_model_by_name('pins'))")
     assert page.errors == []
 
 

@@ -8,7 +8,7 @@ drawing; it must equal core's evaluation of the same levers.
 import re
 
 import pytest
-from conftest import LEGEND_ENTRIES, MARK_LEGEND_ENTRIES
+from conftest import LEGEND_ENTRIES
 
 from core.scenario import Scenario
 
@@ -176,20 +176,17 @@ def test_a_10_gflop_part_keeps_its_workload_star_on_the_chart(page, lab_url):
     assert errors == []
 
 
-def test_a_move_keeps_the_legend_and_a_legend_change_still_redraws_it(page, lab_url):
-    """app/legend_patch.js: BokehJS rebuilt every legend entry on each data change (each move); it now keeps them
-    while nothing they show has changed, with their glyph swatches painted, and rebuilds them when something
-    does (a legend click greys its entry; another phase renames an entry)."""
+def test_the_legend_stays_whole_through_moves_and_follows_a_legend_change(page, lab_url):
+    """The legend after moves redrawn in the browser and by the server: every entry there, its swatch painted; a
+    legend click greys its entry (and the greying outlives the next move); another phase renames an entry."""
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(lab_url + "?model=llama-3-8b")
     page.locator("[data-readout=ridge]").wait_for()
-    press(page, ".batch", "ArrowRight", 1)  # the first redraw installs the patch
+    press(page, ".batch", "ArrowRight", 1)
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 2", timeout=3000)
-    assert page.evaluate("globalThis.__rooflineLegendPatch") == "3.9.2"
     page.wait_for_timeout(500)
-    page.evaluate(MARK_LEGEND_ENTRIES)
     press(page, ".batch", "ArrowRight", 3)  # 2 -> 5: the browser's redraws, then the server's updates
     expect_text = page.locator("[data-readout=intensity]")
     expect_text.filter(has_text="5 FLOP/byte").wait_for(timeout=5000)
@@ -197,10 +194,10 @@ def test_a_move_keeps_the_legend_and_a_legend_change_still_redraws_it(page, lab_
     entries = page.evaluate(LEGEND_ENTRIES)
     labels = [label for label, *_ in entries]
     assert "batch ladder (hollow: does not fit)" in labels and "your workload" in labels, labels
-    assert all(kept and ink > 0 for _, kept, _, ink in entries), entries  # the same entries, swatches painted
+    assert all(ink > 0 for *_, ink in entries), entries  # every swatch painted
     # A legend click hides its series and greys its entry; the swatches stay painted after the next move.
     ladder = next(i for i, (label, *_) in enumerate(entries) if label.startswith("batch ladder"))
-    greyed_before = [inactive for _, _, inactive, _ in entries]
+    greyed_before = [inactive for _, inactive, _ in entries]
     assert not greyed_before[ladder]
     page.locator(".bk-item").nth(ladder).dispatch_event("pointerdown")
     page.wait_for_timeout(200)
@@ -210,14 +207,14 @@ def test_a_move_keeps_the_legend_and_a_legend_change_still_redraws_it(page, lab_
     expect_text.filter(has_text="6 FLOP/byte").wait_for(timeout=5000)
     page.wait_for_timeout(300)
     entries = page.evaluate(LEGEND_ENTRIES)
-    greyed = [inactive for _, _, inactive, _ in entries]
+    greyed = [inactive for _, inactive, _ in entries]
     assert greyed == [was != (i == ladder) for i, was in enumerate(greyed_before)], entries  # the band's is, off
     assert all(ink > 0 for *_, ink in entries), entries
-    # Prefill: the other phase is now decode, and its entry says so (the entries are rebuilt).
+    # Prefill: the other phase is now decode, and its entry says so.
     before = next(label for label, *_ in entries if label.startswith("other phase"))
     page.locator(".phase select").select_option(label="prefill")
     page.wait_for_function(f"""(() => {{ const e = {LEGEND_ENTRIES};
         return e.some(([label]) => label.startsWith('other phase') && label !== {before!r}); }})()""", timeout=5000)
     entries = page.evaluate(LEGEND_ENTRIES)
-    assert not any(kept for _, kept, *_ in entries) and all(ink > 0 for *_, ink in entries), entries
+    assert all(ink > 0 for *_, ink in entries), entries
     assert errors == []

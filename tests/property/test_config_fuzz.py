@@ -2,7 +2,7 @@
 public methods give finite, non-negative, in-range numbers.
 
 CI runs a bounded number of examples per property (FUZZ_EXAMPLES, default 200); a long run:
-``FUZZ_EXAMPLES=100000 .venv/bin/python -m pytest tests/test_config_fuzz.py``.  No timing is asserted here: the
+``FUZZ_EXAMPLES=100000 .venv/bin/python -m pytest tests/property/test_config_fuzz.py``.  No timing is asserted here: the
 reader's cost is bounded by construction (every size is range-checked before any per-layer work).
 """
 

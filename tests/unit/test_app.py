@@ -208,28 +208,40 @@ def test_measurements_are_drawn_with_their_mbu():
     assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s
 
 
-def test_pin_and_measurement_labels_are_laid_out_and_the_chart_leaves_the_document_with_its_tab():
-    """Their layout runs in the browser (app/label_layout.py) from the chart's sources, which the instant redraw's
-    callbacks also hold: held directly, the chart stayed in the document on another tab, where a pin's rename
-    changed it outside the session's lock (a RuntimeError in Bokeh) and its callbacks ran on a frame never laid
-    out.  The leader lines are drawn when the first pin or measurement shows."""
+def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_document():
+    """Pins, measurements, a datasheet twin and the interconnect roof are one layer of the chart, made when the
+    first of them shows (most sessions have none): their labels' layouts run in the browser (app/label_layout.py),
+    by name from the sources the instant redraw also holds, with leader lines.  Each series takes its place among
+    the chart's series and legend entries.  The chart stays in the document while another tab is shown (a pin
+    renamed on the Pins tab changes it there, under the session's lock)."""
     from bokeh.document import Document
     from bokeh.models import CustomJS, Segment
+
+    def layouts(doc):
+        return {m.name for m in doc.models if isinstance(m, CustomJS) and (m.name or "").endswith("label-layout")}
 
     lab = Lab(query={})
     doc = Document()
     lab.layout.server_doc(doc)
     view = lab.roofline
-    layouts = {m.name: m for m in doc.models if isinstance(m, CustomJS) and (m.name or "").endswith("label-layout")}
-    assert set(layouts) == {"pin-label-layout", "measured-label-layout"}
-    assert not any(c.name in layouts for c in view.point.js_property_callbacks["change:data"])  # run by name
+    before = len(list(doc.models))
+    assert layouts(doc) == set() and doc.get_model_by_name("pins") is None
     assert not [r for r in view.figure.renderers if isinstance(r.glyph, Segment)]  # no leaders yet
+    order = [r.data_source.name for r in view.figure.renderers]
     lab.pin_current()
+    assert layouts(doc) == {"pin-label-layout", "measured-label-layout"}
+    assert not any(c.name in layouts(doc) for c in view.point.js_property_callbacks["change:data"])  # run by name
     assert len([r for r in view.figure.renderers if isinstance(r.glyph, Segment)]) == 2
     assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == ["pin 1"]
+    names = [r.data_source.name for r in view.figure.renderers if r.data_source.name not in (
+        "pin-labels-leaders", "measured-leaders")]
+    assert [n for n in names if n in order] == order  # the layer's series go between the chart's own
+    assert names.index("pin-roofs") < names.index("roof") and names.index("pins") < names.index("workload")
+    labels = [item.label.value for item in view.legend.items]
+    assert labels.index("roof of a pinned GPU (faint)") == labels.index("roof: min(P_peak, BW·I)") - 1
+    assert len(list(doc.models)) - before > 40  # what the session without pins never builds
     lab.state.tab = "Pins"
-    assert view.figure.document is None and view.pin_labels.document is None  # left with its tab
-    assert view.point.document is doc  # the instant redraw's own sources stay
+    assert view.figure.document is doc and view.pin_labels.document is doc
     lab.state.tab = "Roofline"
     assert view.figure.document is doc
 

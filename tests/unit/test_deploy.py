@@ -110,6 +110,39 @@ def test_stopping_a_multi_process_server_stops_its_workers(tmp_path):
     assert alive == [] and len(gone) == 2
 
 
+ROOT = DEPLOY.parents[1]
+
+
+def locked(name: str) -> dict[str, str]:
+    """``package -> version`` pinned in the lock file ``name`` (names lower-cased, ``_`` as ``-``)."""
+    pins = re.findall(r"^([A-Za-z0-9_.-]+)==([^ \\\n]+)", (ROOT / name).read_text(), flags=re.M)
+    return {package.lower().replace("_", "-"): version for package, version in pins}
+
+
+def test_ci_the_image_and_the_deployment_install_the_locked_versions():
+    """tests/run (CI's command) installs requirements-test.lock, the Dockerfile (which compose builds)
+    requirements.lock, both with their hashes checked; the two agree where they overlap, every package has
+    hashes, and panel and bokeh are the minor releases pyproject.toml allows and the suite runs on."""
+    import tomllib
+    from importlib.metadata import version
+
+    runtime, test = locked("requirements.lock"), locked("requirements-test.lock")
+    assert runtime and all(test.get(package) == v for package, v in runtime.items())
+    for name in ("requirements.lock", "requirements-test.lock"):
+        text = (ROOT / name).read_text()
+        assert all("--hash=sha256:" in block for block in re.split(r"\n(?=[A-Za-z0-9])", text) if "==" in block)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert {"panel>=1.9,<1.10", "bokeh>=3.9,<3.10"} <= set(project["dependencies"])
+    assert runtime["panel"].startswith("1.9.") and runtime["bokeh"].startswith("3.9.")
+    assert (version("panel"), version("bokeh")) == (runtime["panel"], runtime["bokeh"])  # what this suite runs on
+    for dependency in project["dependencies"]:
+        assert re.split(r"[<>=!~ ]", dependency)[0].lower() in runtime
+    assert "--require-hashes -r requirements-test.lock" in (ROOT / "tests" / "run").read_text()
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "--require-hashes -r requirements.lock" in dockerfile and "COPY requirements.lock" in dockerfile
+    assert compose()["x-lab"]["build"] == {"context": "../..", "dockerfile": "Dockerfile"}
+
+
 def header_buffers() -> tuple[int, int]:
     """``large_client_header_buffers``: (number, bytes each)."""
     match = re.search(r"^\s*large_client_header_buffers\s+(\d+)\s+(\d+)k;", nginx_text(), re.M)

@@ -15,6 +15,7 @@ from app.permalink_view import app_link_state
 from core import Scenario
 from core.cli import scenario_flags, scenario_from_args
 from core.hardware import custom_accelerator
+from core.hardware_tour import HARDWARE_TOUR
 from core.levers import Lever
 from core.measured_points import parse_measurements
 from core.permalink import from_query, to_query
@@ -41,7 +42,7 @@ def test_every_lever_reaches_the_command_line_the_link_and_the_served_controls()
     parser = argparse.ArgumentParser()
     scenario_flags(parser)
     lab = Lab()
-    lab.controls.objects[0].select(pn.Card)[0].collapsed = False  # "More levers", built when opened
+    open_more(lab.controls)  # "More levers", built when opened
     widgets = lever_widgets(lab.controls)
     for lever in LEVERS:
         value = other_value(lever)
@@ -225,6 +226,26 @@ def test_the_hardware_tab_follows_the_lab_gpu_and_batch():
     assert (view.gpu, view.batch) == ("h200", 8)
     lab.scenario.add_gpu(GPU)  # a session's own part is offered in the view too
     assert view.accelerator().id == GPU.id
+
+
+def test_the_hardware_tabs_batch_and_cuda_graphs_are_the_labs_own():
+    """One B and one CUDA-graphs switch on the page: the Hardware tab's widgets, and its tour's steps, move the
+    lab's scenario (its readouts, its More levers switch), and the lab's levers move the tab."""
+    lab = Lab(Scenario(model="llama-3-8b"), {})
+    lab.state.tab = "Hardware"
+    view = lab.hardware
+    assert (view.batch, view.cuda_graphs) == (1, False)
+    view.cuda_graphs = True  # the "Capture the step as one CUDA graph" box of the Three ceilings section
+    assert lab.scenario.cuda_graphs is True
+    # The lab's own overhead: one graph launch, 4 µs, and 1 µs per node for 32 × 11 + 4 kernels (article 000).
+    assert lab.result.launch_overhead_s == pytest.approx(4e-6 + 356 * 1e-6)
+    view.batch = 56
+    assert lab.scenario.batch == 56 and lab.result.batch == 56
+    lab.scenario.param.update(batch=8, cuda_graphs=False)
+    assert (view.batch, view.cuda_graphs) == (8, False)
+    step = next(s for s in HARDWARE_TOUR if s.settings.get("cuda_graphs"))
+    view.go(HARDWARE_TOUR.index(step))  # a tour step that captures the step as one graph sets the lab's switch
+    assert lab.scenario.cuda_graphs is True and lab.scenario.batch == step.levers()["batch"] == 1
 
 
 def test_the_overhead_ceiling_is_a_lever_row_and_a_formula():

@@ -81,7 +81,7 @@ def test_pins_in_links_carry_only_what_differs_from_the_defaults():
 # --- pins ----------------------------------------------------------------------
 def test_the_three_levers_coincide_and_the_table_says_what_differs():
     # With CUDA graphs: without them the INT4 step's weights (4.0 GB, 1.2 ms) are read faster than its 356
-    # kernels launch (1.42 ms), and the third ceiling holds that point lower (tests/test_scenario.py).
+    # kernels launch (1.42 ms), and the third ceiling holds that point lower (tests/unit/test_scenario.py).
     rows = compare(lever_preset(Scenario(model="llama-3-8b", cuda_graphs=True).levers()))
     assert [r.pin.name for r in rows] == ["batch 4 · Llama-3-8B · h100-sxm", "INT4 weights · Llama-3-8B · h100-sxm",
                                           "speculation k=4 · Llama-3-8B · h100-sxm"]

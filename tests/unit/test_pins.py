@@ -159,7 +159,7 @@ def test_the_trio_starts_from_the_scenario_a_checkpoint_as_stored_stays_as_store
 
 def test_an_moe_trio_says_why_batch_4_and_k_4_part_from_int4():
     # Qwen3-30B-A3B-style, E = 128, k_e = 8.  Four tokens touch 128 × (1 − (15/16)^4) = 29.12 experts per layer, one
-    # token 8.  As stored, B = 4 reads 5,167,832,640 bytes (tests/test_scenario.py's hand count) for
+    # token 8.  As stored, B = 4 reads 5,167,832,640 bytes (tests/unit/test_scenario.py's hand count) for
     # 2 × 3,353,032,704 × 4 FLOP: I = 5.191; INT4 at B = 1 reads N_active × 0.51953125 bytes: I = 2 / 0.51953125 =
     # 3.850.  From BF16, B = 4 reads 8,137,242,624 × 2 bytes: I = 8 × 3,353,032,704 / 16,274,485,248 = 1.648.
     s = _awq_scenario()

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import gc
 
-import bokeh
 import pytest
 from bokeh.core.validation.check import check_integrity
 from bokeh.settings import settings
 from panel.io.session import generate_session
 
-from app import bokeh_speedups
 from app.notifications import DISCONNECT_NOTICE, READY_NOTICE
 
 
@@ -34,7 +32,6 @@ def test_a_served_document_passes_bokehs_integrity_check(application):
     assert issues.error == [] and issues.warning == []
     assert settings.perform_document_validation() is False
     assert settings.perform_error_diagnostics() is False  # callback signatures: checked by the unit tests' builds
-    assert "_get_default" in bokeh_speedups._ORIGINALS or bokeh.__version__ != "3.9.2"  # tests/test_bokeh_speedups.py
     # A class's sessions alive at once are not rescanned by the cyclic GC every 700 allocations (session_end).
     assert gc.get_threshold() == (20_000, 10, 10)
     # The default scenario: I = 2·B·k/p = 2·1·1/2 FLOP/byte at batch 1, BF16.

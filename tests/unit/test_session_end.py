@@ -59,9 +59,6 @@ def test_a_closed_session_leaves_nothing_behind(application, monkeypatch, query)
     before = live_labs()
     doc = generate_session(application).document
     monkeypatch.undo()
-    assert gc.get_freeze_count() > 10_000  # main.py froze the built session (and what the process held)
-    gc.collect()  # a full collection unfreezes first: gc.get_objects() lists no frozen object
-    assert gc.get_freeze_count() == 0
     labs = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
     assert len(labs) == 1
     lab = labs[0]()
@@ -134,23 +131,6 @@ def test_a_session_end_collects_the_garbage_at_most_every_interval(application, 
     end(application, doc)
 
 
-def test_a_built_session_stays_out_of_the_young_collections_until_a_full_one(application):
-    from app import session_end
-
-    gc.collect()
-    assert session_end.freeze_built_session() is False and gc.get_freeze_count() == 0  # not in a server
-    doc = generate_session(application).document
-    frozen = gc.get_freeze_count()
-    assert frozen > 10_000 and session_end._unfreeze_before_a_full_collection in gc.callbacks
-    gc.collect(0)
-    gc.collect(1)
-    assert gc.get_freeze_count() == frozen  # the young generations' collections pass the session by
-    end(application, doc)
-    del doc
-    gc.collect()
-    assert gc.get_freeze_count() == 0
-
-
 def test_panels_own_collection_is_not_run_again_after_a_session_ends(application, monkeypatch):
     """Panel schedules a full collection 5 s after a document ends; a session end that collected cancels it (a
     second stall for nothing); one that did not (too soon after the last) leaves it to run."""
@@ -169,3 +149,14 @@ def test_panels_own_collection_is_not_run_again_after_a_session_ends(application
     end(application, second)  # too soon for another: Panel's stays scheduled
     assert key in pn.state._scheduled
     pn.state.cancel_task(session_end.PANEL_GC_TASK)
+
+
+def test_the_workarounds_are_pinned_to_the_releases_they_were_checked_on():
+    """app/session_end.py works around two Panel leaks reproduced on these releases: another release must be
+    checked again (run this file's tests without the workarounds) before CHECKED_ON moves to it."""
+    import bokeh
+    import panel
+
+    from app.session_end import CHECKED_ON
+
+    assert {"panel": panel.__version__, "bokeh": bokeh.__version__} == CHECKED_ON

@@ -32,7 +32,7 @@ EXPECTED = [
 
 
 def test_every_step_is_checked():
-    assert len(EXPECTED) + len(GPU_TOUR) == len(TOUR)  # the many-GPU steps: tests/test_scaling_app.py
+    assert len(EXPECTED) + len(GPU_TOUR) == len(TOUR)  # the many-GPU steps: tests/unit/test_scaling_app.py
 
 
 @pytest.mark.parametrize("index, levers, quotes", EXPECTED)
