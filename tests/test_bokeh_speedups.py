@@ -60,7 +60,7 @@ MINE.add_gpu(GPU)
 @pytest.mark.parametrize("query", [
     {},
     {"embed": "true", "model": "llama-3-8b"},
-    {"present": "true", "tour": "5"},
+    {"present": "true", "tour": "6"},
     to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU),
     # A hostile link: markup in a pin's name, NaN, 10^30, a repeated key, an unknown model.
     {"batch": ["1e30", "4"], "context": "nan", "model": "<script>x</script>", "pins": '[{"name": "<b>x</b>"}]',
@@ -94,7 +94,7 @@ def _references_both_ways(doc: Document) -> tuple[list[list[str]], list[list[str
 
 
 @pytest.mark.skipif(bokeh.__version__ != "3.9.2", reason="patches 6 and 13 were reviewed against Bokeh 3.9.2's code")
-@pytest.mark.parametrize("query", [{}, {"embed": "true"}, {"present": "true", "tour": "5"},
+@pytest.mark.parametrize("query", [{}, {"embed": "true"}, {"present": "true", "tour": "6"},
                                    to_query(MINE.levers(), [Pin("mine", MINE.levers())], custom_gpu=GPU)],
                          ids=["default", "embed", "present-tour", "custom-gpu-pins"])
 def test_the_references_walk_finds_what_bokehs_finds(query):

@@ -77,7 +77,8 @@ def test_gpu_tour_steps_close_the_tour():
         captions.append(" ".join(step.render(s.evaluate())))
     assert "DOES NOT FIT" in captions[0] and "TP = 2" in captions[0]
     assert "65.7 GiB" in captions[1] and "room for 9 sequences" in captions[1]
-    assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2] and "40,960 bytes" in captions[2]
+    assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2]
+    assert "40 KiB per token per GPU" in captions[2]  # the kv-gpu readout's unit
     assert "8 replicas of Llama-3-8B" in captions[3] and "$0.23 per million output tokens" in captions[3]
 
 
@@ -132,3 +133,4 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     alone = {q.key: q for q in rows(Scenario(model="qwen3-30b-a3b", weight_dtype="bf16").evaluate())}["weights"].work
     assert " of 30,532,122,624 parameters (the experts 1 tokens touch)" in alone
     assert alone.endswith("memory holds all 56.87 GiB")
+
