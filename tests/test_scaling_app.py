@@ -134,3 +134,25 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     assert " of 30,532,122,624 parameters (the experts 1 tokens touch)" in alone
     assert alone.endswith("memory holds all 56.87 GiB")
 
+
+@pytest.mark.parametrize("levers, share, verdict", [
+    # Issue 30: 10 % of the step, yet "→ communication-bound" beside "Bound: memory-bound".
+    ({"tp": 8, "gpu": "h100-pcie"}, "1.032 ms / 10.02 ms = 10.3 % of the step",
+     "less than its memory time (8.988 ms): the step stays memory-bound"),
+    ({"tp": 8}, "0.9702 ms / 6.336 ms = 15.3 % of the step", "the step stays memory-bound"),
+    # A 2,000-token prefill over PCIe: 75 % of the step is communication, its largest part.
+    ({"tp": 8, "gpu": "h100-pcie", "phase": "prefill"}, "144.3 ms / 191.9 ms = 75.2 % of the step",
+     "its largest part: communication-bound (the Bound readout is the roofline of one GPU's own work, "
+     "compute-bound, which the communication adds to)"),
+])
+def test_the_derivation_calls_a_step_communication_bound_only_when_communication_is_its_largest_part(
+        levers, share, verdict):
+    from core.explain import quantities
+
+    r = Scenario(model="llama-3-70b", **levers).evaluate()
+    q = quantities(r)
+    work = q["comm-intensity"].work
+    assert share in work and work.endswith(verdict)
+    largest = r.communication_time_s > max(r.compute_time_s, r.memory_time_s)
+    assert ("communication-bound" in work) == largest
+    assert q["bound"].value == f"{r.bound}-bound" and (largest or f"stays {r.bound}-bound" in work)
