@@ -135,6 +135,18 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     assert alone.endswith("memory holds all 56.87 GiB")
 
 
+def test_the_replicas_step_names_the_replicas_in_the_chart_title():
+    """Issue 30: at the tour's 8 replicas the roofline's title read as one GPU's scenario; the chart is one GPU's
+    and the title now says it is one of 8 replicas (the embed's one-line title too)."""
+    step = next(i for i, s in enumerate(TOUR) if s.settings.get("replicas") == 8)
+    lab = Lab(query={"tour": str(step + 1)})
+    assert lab.result.replicas == 8
+    assert lab.roofline.figure.title.text.split("\n")[0] == "Llama-3-8B · NVIDIA H100 SXM5 80GB · decode · 8 replicas"
+    embed = Lab(query={"embed": "true", "model": "llama-3-8b", "replicas": "8"})
+    assert embed.roofline.figure.title.text.endswith(" · 8 replicas")
+    assert Lab(Scenario(model="llama-3-8b"), {}).roofline.figure.title.text.split("\n")[0].endswith("· decode")
+
+
 @pytest.mark.parametrize("levers, share, verdict", [
     # Issue 30: 10 % of the step, yet "→ communication-bound" beside "Bound: memory-bound".
     ({"tp": 8, "gpu": "h100-pcie"}, "1.032 ms / 10.02 ms = 10.3 % of the step",
