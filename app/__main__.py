@@ -1,14 +1,23 @@
-"""``python -m app export --out lab.html [scenario flags]``: write the offline page.
+"""``python -m app export --out lab.html [--config FILE] [scenario flags]``: write the offline page.
 
 The flags are ``python -m core explain``'s (``--model``, ``--gpu``, ``--batch``,
-...).  The page is a Bokeh view, so the command lives here beside the other
-views rather than in ``core``, which imports no UI library.
+..., and ``--config`` for a config.json of your own).  The page is a Bokeh
+view, so the command lives here beside the other views rather than in ``core``,
+which imports no UI library.
 """
 
 import sys
 from pathlib import Path
 
-from core.cli import OneLineError, OneLineParser, one_line, scenario_flags, scenario_from_args
+from core.cli import (
+    OneLineError,
+    OneLineParser,
+    add_config_model,
+    config_flag,
+    one_line,
+    scenario_flags,
+    scenario_from_args,
+)
 
 from .standalone import standalone_html
 
@@ -19,9 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write one self-contained HTML file (no server, no network)")
     export.add_argument("--out", default="roofline-lab.html", help="output file (default: roofline-lab.html)")
     scenario_flags(export)
+    config_flag(export)
     try:
         args = parser.parse_args(argv)
         scenario = scenario_from_args(args)
+        add_config_model(scenario, args)
         if scenario.phase != "decode":
             raise OneLineError("--phase prefill: the offline page shows decode only; accepted: decode")
         html = standalone_html(scenario)

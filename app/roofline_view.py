@@ -658,12 +658,14 @@ class RooflineView(pn.viewable.Viewer):
                                    else dict(text_align="left", x_offset=6)))
         if self.state is not None:  # the offline page leaves the other phase out, legend entry included
             self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
+        # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.
+        head = f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
         if self.compact:  # embed mode: the summary above the chart carries the numbers
-            self.figure.title.text = f"{r.model.name} · {r.gpu.name} · {r.phase}"
+            self.figure.title.text = head
             return
         # Short lines: a title line does not wrap, and a long one would widen a phone-width page.
         self.figure.title.text = (
-            f"{r.model.name} · {r.gpu.name} · {r.phase}\n"
+            f"{head}\n"
             f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte (weights): "
             f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "

@@ -7,7 +7,7 @@ Examples::
     python -m core explain --model llama-2-7b --gpu a100-80gb --cuda-graphs --engine gpt-fast
     python -m core validate
     python -m core explain --model llama-3-8b --gpu-name H20 --gpu-bf16 148 --gpu-bandwidth 4.0 --gpu-memory 96
-    python -m core list
+    python -m core list --verbose
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .scenario import LEVERS, Scenario
 from .serving_cli import COMMANDS as SERVING_COMMANDS
 from .serving_cli import add_commands as add_serving_commands
 from .serving_cli import run as run_serving
-from .units import GiB, fmt_bandwidth, fmt_flops_rate
+from .units import GiB, KiB, fmt_bandwidth, fmt_bytes_gib, fmt_flops_rate, fmt_sig
 
 
 class OneLineError(Exception):
@@ -138,10 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="step-by-step derivation of one scenario")
     scenario_flags(ex)
     custom_gpu_flags(ex)
-    ex.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
+    config_flag(ex)
     ex.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     expected.add_cli_arguments(ex)
-    sub.add_parser("list", help="catalogue ids")
+    ls = sub.add_parser("list", help="catalogue ids")
+    ls.add_argument("--verbose", "-v", action="store_true",
+                    help="each GPU's dense peaks, bandwidth, capacity and link; each model's parameters")
     va = sub.add_parser("validate", help="published measurements against the ceiling and the expected step")
     va.add_argument("--no-loo", action="store_true",
                     help="skip the calibration set's leave-one-out refits (a few seconds)")
@@ -152,6 +154,67 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "measured one (default: the one the device's name names)")
     add_serving_commands(sub)  # ladder, batching, paging, disaggregation, context-parallel, training-memory
     return parser
+
+
+#: The precisions of the GPU table's dense-peak columns, in order.
+LIST_ROOFS = ("bf16", "fp8", "int8", "fp4", "fp32")
+
+
+def catalogue_text(verbose: bool = False) -> str:
+    """``python -m core list``: the catalogue's ids, or with ``verbose`` one row per GPU and per model.
+
+    A GPU's row: dense peak per precision in TFLOP/s (INT8 in TOP/s; "—" where the datasheet prints none; never
+    the 2:4-sparsity headline), HBM bandwidth (TB/s), the BF16 ridge point P_peak/BW (FLOP/byte), capacity as the
+    datasheet prints it and as the lab reads it by default (GiB), the scale-up link per direction.  A model's row:
+    parameters and, for MoE, those active per token (billions, from its config.json), layers, KV per token at
+    BF16 with GQA (KiB) and trained context.
+    """
+    gpus, models = load_catalogue(), load_models()
+    if not verbose:
+        return "GPUs:   " + ", ".join(gpus) + "\nmodels: " + ", ".join(models)
+    convention = LEVERS["capacity_convention"].parameter.default
+
+    def peak(g: Accelerator, roof: str) -> str:
+        return fmt_sig(g.dense_flop_per_s[roof] / 1e12) if roof in g.dense_flop_per_s else "—"
+
+    rows = ["GPUs: dense peaks in TFLOP/s (INT8 in TOP/s), not the 2:4-sparsity headline; HBM bandwidth; ridge "
+            "point P_peak(BF16) / BW; capacity as printed → as the lab reads it; scale-up link per direction",
+            f"{'id':<16}" + "".join(f"{r.upper():>8}" for r in LIST_ROOFS)
+            + f"{'HBM TB/s':>10}{'ridge':>7}  {'memory':<28}{'link':>10}  name"]
+    for g in gpus.values():
+        link = g.interconnect.per_direction_bandwidth if g.interconnect else None
+        memory = (f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} {g.memory_type} → "
+                  f"{fmt_bytes_gib(g.capacity_bytes(convention))}")
+        rows.append(f"{g.id:<16}" + "".join(f"{peak(g, r):>8}" for r in LIST_ROOFS)
+                    + f"{fmt_sig(g.hbm_bandwidth / 1e12):>10}{g.dense_flop_per_s['bf16'] / g.hbm_bandwidth:>7,.0f}  "
+                    f"{memory:<28}{(fmt_sig(link / 1e9) + ' GB/s') if link else '—':>10}  {g.name}")
+    rows += ["", "models: parameters in billions (active per token, MoE), layers, KV per token at BF16 with GQA "
+                 "(KiB), trained context (tokens)",
+             f"{'id':<20}{'params':>9}{'active':>9}{'layers':>8}{'KV KiB':>8}{'context':>12}  name"]
+    for m in models.values():
+        active = f"{m.n_active_params / 1e9:,.2f}" if m.moe else "—"
+        rows.append(f"{m.id:<20}{m.n_params / 1e9:>9,.2f}{active:>9}{m.n_layers:>8}"
+                    f"{fmt_sig(m.kv_bytes_per_token(2.0, True) / KiB):>8}{m.max_context or 0:>12,}  {m.name}")
+    return "\n".join(rows)
+
+
+def config_flag(p: argparse.ArgumentParser) -> None:
+    """``--config PATH``: a Hugging Face config.json instead of ``--model`` (:func:`add_config_model`)."""
+    p.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
+
+
+def add_config_model(scenario: Scenario, args: argparse.Namespace) -> None:
+    """With ``--config``, the file's model joins ``scenario``'s catalogue and is selected: the bring-your-own tab's
+    mechanism (a quantised checkpoint selects its precision, unless ``--weight-dtype`` was given).
+
+    Raises:
+        OneLineError: unreadable file or a config that cannot be understood (:func:`model_from_file`).
+    """
+    if not getattr(args, "config", None):
+        return
+    scenario.add_model(model_from_file(args.config))
+    if args.weight_dtype is not None:
+        scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -186,19 +249,13 @@ def main(argv: list[str] | None = None) -> int:
             print(run_serving(args))
             return 0
         if args.command == "list":
-            print("GPUs:   " + ", ".join(load_catalogue()))
-            print("models: " + ", ".join(load_models()))
+            print(catalogue_text(args.verbose))
             return 0
         scenario = scenario_from_args(args)
         custom = custom_gpu_from_args(args)
         if custom:
             scenario.add_gpu(custom[0])
-        if args.config:
-            # The bring-your-own tab's mechanism: the model joins the scenario's catalogue
-            # (a quantised checkpoint selects its precision, unless --weight-dtype was given).
-            scenario.add_model(model_from_file(args.config))
-            if args.weight_dtype is not None:
-                scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
+        add_config_model(scenario, args)
         result = scenario.evaluate()
         expected_step = expected.from_cli(scenario, args)
         if args.json:

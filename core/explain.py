@@ -391,9 +391,9 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  fmt_seconds(r.communication_time_s)),
         Quantity("comm-intensity", "Communication intensity", "FLOP per byte a GPU sends, vs P_peak / link",
                  (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
-                  + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" if r.interconnect_ridge_point else "unknown")
-                  + (" → communication-bound" if r.communication_intensity and r.interconnect_ridge_point
-                     and r.communication_intensity < r.interconnect_ridge_point else ""))
+                  + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" + _below_ridge(r)
+                     if r.interconnect_ridge_point else "unknown")
+                  + _comm_share(r))
                  if sent else "nothing sent on one GPU", comm_i),
         Quantity("pipeline", "Pipeline", "latency adds over PP stages; bubble (PP−1)/(M+PP−1) (article 004, §07)",
                  (f"{r.pp} stages of ≤ {r.layers_per_gpu} layers; a token takes {r.pp} × "
@@ -416,6 +416,28 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
         _cost("cost-output", "output", r.output_tokens_per_s_aggregate, r.cost_per_million_output_tokens, r),
         _cost("cost-prompt", "prompt", r.prompt_tokens_per_s_aggregate, r.cost_per_million_prompt_tokens, r),
     )
+
+
+def _below_ridge(r: ScenarioResult) -> str:
+    """What the communication intensity against the interconnect ridge says: which of the link's bytes and the
+    chip's FLOPs takes longer (the call latencies aside)."""
+    if r.communication_intensity < r.interconnect_ridge_point:
+        return " (below it, the link takes longer for the bytes than the chip for the FLOPs)"
+    return " (above it, the chip takes longer for the FLOPs than the link for the bytes)"
+
+
+def _comm_share(r: ScenarioResult) -> str:
+    """Communication's share of the step, and whether it is the step's largest part: only then is the step called
+    communication-bound, so the line never contradicts the Bound readout's roofline verdict unexplained."""
+    comm, step = r.communication_time_s, r.step_time_s_with_kv
+    share = f"; communication is {fmt_seconds(comm)} / {fmt_seconds(step)} = {_pct(comm / step)} of the step"
+    if r.bound == "overhead":
+        return share + f": the kernel launches ({fmt_seconds(r.launch_overhead_s)}) set it, overhead-bound"
+    if comm > max(r.compute_time_s, r.memory_time_s):
+        return share + (", its largest part: communication-bound (the Bound readout is the roofline of one GPU's "
+                        f"own work, {r.bound}-bound, which the communication adds to)")
+    name, t = ("memory", r.memory_time_s) if r.memory_time_s >= r.compute_time_s else ("compute", r.compute_time_s)
+    return share + f", less than its {name} time ({fmt_seconds(t)}): the step stays {r.bound}-bound"
 
 
 def _cost(key: str, kind: str, tokens_per_s: float, cost: float | None, r: ScenarioResult) -> Quantity:

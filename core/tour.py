@@ -10,10 +10,14 @@ Article 000: "A Concrete Example", Steps 1-6 (Llama-3-8B on one H100 SXM).
 Article 004: sections 01-04 (Llama-3-70B; batch 4 vs INT4 vs k = 4;
 A100 -> H100 -> H200; GQA off at 128k on a model trained for 128k; prefill).
 
-Where the lab's exact value differs from the article's rounding, the step's
-``footnote`` says so (the caption quotes the lab's value; the footnote the
-article's).  Within a step's caption, bytes are in one convention: decimal (GB,
-kB) where the article works in GB, binary (GiB) where it works in GiB.
+The tour opens on the chart itself (axes, roof, slope, ridge, ladder, star) before any
+number.  Where the lab's exact value differs from the article's, the step's ``footnote``
+says so and why (the caption quotes the lab's value; the footnote the article's).
+
+Captions write each quantity in the unit the readouts use for it: bytes a step moves in
+GB (1e9 bytes, as bandwidth is in TB/s), bytes memory holds in GiB (2^30), KV per token
+in KiB.  A step that reads the datasheet's capacity otherwise than the step before it
+(article 000's Step 5 reads "80 GB" as 80e9 bytes) says so in its caption.
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ def caption_values(r: ScenarioResult) -> dict:
     """Display values (GB = 1e9 bytes, GiB = 2^30 bytes, ms, %) that captions may quote."""
     m = r.model
     seq_gqa_on = m.kv_bytes_per_sequence(r.context, r.kv_bytes_per_element, True)
+    # The dense figure's datasheet twin, 2:4 structured sparsity (nan where the datasheet prints none).
+    sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof, float("nan"))
     return {
         "model": m.name,
         "gpu": r.gpu.name,
@@ -98,9 +104,13 @@ def caption_values(r: ScenarioResult) -> dict:
         "attainable_tf": r.attainable_flop_per_s_weights / TFLOP,
         "tok": r.tokens_per_s_with_kv,
         "tok_no_kv": r.tokens_per_s_weights,
+        "sparse_tf": sparse / TFLOP,
+        "sparse_ridge": sparse / r.bandwidth,
         "kv_kib": r.kv_bytes_per_token / KiB,
-        "kv_kb": r.kv_bytes_per_token / 1e3,
-        "kv_gb": r.kv_bytes / GB,
+        # GQA on, whatever the lever: per token, and article 004's "32k context with eight concurrent users".
+        "kv_kib_gqa_on": m.kv_bytes_per_token(r.kv_bytes_per_element, True) / KiB,
+        "kv_gib_32k_x8": 8 * m.kv_bytes_per_sequence(32768, r.kv_bytes_per_element, True) / GiB,
+        "kv_read_gb": r.kv_traffic_bytes / GB,
         "kv_gib": r.kv_bytes / GiB,
         "seq_gib": r.kv_bytes_per_sequence / GiB,
         "seq_gib_gqa_on": seq_gqa_on / GiB,
@@ -109,6 +119,7 @@ def caption_values(r: ScenarioResult) -> dict:
         "kv_share": 100 * r.kv_traffic_bytes / r.bytes_per_step,
         "weight_share": 100 * r.weight_bytes_read / r.bytes_per_step,
         "cap_gib": r.capacity_bytes / GiB,
+        "reserve_gib": r.reserve_bytes / GiB,
         "free_gib": r.free_for_kv_bytes / GiB,
         "max_batch": r.max_batch,
         "batch": r.batch,
@@ -127,7 +138,19 @@ def caption_values(r: ScenarioResult) -> dict:
 
 TOUR: tuple[TourStep, ...] = (
     TourStep(
-        "Step 1 · Weight traffic per decode step",
+        "Reading the chart",
+        "article 004, section 01 (the roofline model: Williams, Waterman & Patterson 2009)",
+        {"context": 128},
+        "Both axes are logarithmic. Across: arithmetic intensity, FLOP per byte read from memory. Up: attainable "
+        "performance, dense TFLOP/s. The thick green line is the roof, min(P_peak, BW·I): on its slope, bandwidth "
+        "× intensity, a step waits for memory (memory-bound); on its flat top, the chip's peak, it waits for "
+        "arithmetic (compute-bound). They meet at the ridge point, the dotted line at P_peak / BW. The blue "
+        "circles are the batch ladder, B named along the top (hollow: does not fit in memory); the orange star "
+        "is your workload, {model} on the {gpu}. Nothing sits above the roof: the dashed grey line is the "
+        "datasheet's 2:4-sparsity headline, out of reach for dense models.",
+    ),
+    TourStep(
+        "Weight traffic per decode step",
         "article 000, A Concrete Example, Step 1",
         {"context": 128},
         "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
@@ -136,7 +159,7 @@ TOUR: tuple[TourStep, ...] = (
         "intensity {intensity:g} FLOP/byte, far down the slope.",
     ),
     TourStep(
-        "Step 2 · The arithmetic, for comparison",
+        "The arithmetic, for comparison",
         "article 000, A Concrete Example, Step 2",
         {"context": 128},
         "The same step is only {gflop:.0f} GFLOP (2 FLOP per weight): {compute_ms:.4f} ms on {peak_tf:.0f} "
@@ -147,18 +170,20 @@ TOUR: tuple[TourStep, ...] = (
         "TFLOP/s: {compute_ms:.5f} ms, ratio {ridge:.1f}.",
     ),
     TourStep(
-        "Step 3 · Add the KV cache",
+        "Add the KV cache",
         "article 000, A Concrete Example, Step 3",
         {"context": 8192},
-        "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kb:.1f} kB per token "
-        "across 32 layers. At {context:,} tokens of context it is {kv_gb:.2f} GB, read every step: {step_gb:.2f} GB "
-        "per step and a ceiling of {tok:.1f} tokens/s. Look at the Traffic tab.",
-        "Article 000 counts the cache as {kv_kib:.0f} KiB per token (binary: 1 KiB = 1,024 bytes) and rounds the "
-        "traffic to 17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB "
-        "and {tok:.1f} tokens/s.",
+        "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
+        "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Every step reads all of it beside "
+        "the weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
+        "{tok:.1f} tokens/s. (What a step moves is in GB, 1e9 bytes, as bandwidth is in TB/s; what memory holds "
+        "is in GiB, 2^30 bytes, as on the memory bar.) Look at the Traffic tab.",
+        "Article 000 writes the cache as 1.07 GB (decimal: the same {kv_gib:.2f} GiB) and rounds the traffic to "
+        "17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
+        "{tok:.1f} tokens/s.",
     ),
     TourStep(
-        "Step 4 · Batch to escape the diagonal",
+        "Batch to escape the diagonal",
         "article 000, A Concrete Example, Step 4",
         {"batch": 56},
         "At batch {batch} the weight read is unchanged but the arithmetic is {batch}× larger: intensity "
@@ -168,34 +193,41 @@ TOUR: tuple[TourStep, ...] = (
         "exact {weight_ms:.4f} ms: {tok_no_kv:,.0f} tokens/s.",
     ),
     TourStep(
-        "Step 5 · Run out of memory instead",
+        "Run out of memory instead",
         "article 000, A Concrete Example, Step 5",
         {"batch": 56, "capacity_convention": "decimal", "reserve_bytes": 0.0},
-        "Capacity, not bandwidth, stops the batch. Reading \"80 GB\" as the article does (80e9 bytes = "
-        "{cap_gib:.1f} GiB), the weights take {weight_gib:.1f} GiB and leave {free_gib:.1f} GiB for cache: at "
-        "{seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave headroom (move "
-        "the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
+        "Capacity, not bandwidth, stops the batch. A change of convention for this step: the datasheet's "
+        "\"80 GB\" is read as the article reads it, 80e9 bytes = {cap_gib:.1f} GiB (the lab reads it as 80 GiB, "
+        "as DRAM is built), with no reserve. The weights take {weight_gib:.1f} GiB and leave {free_gib:.1f} GiB "
+        "for cache: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave "
+        "headroom (move the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
     ),
     TourStep(
-        "Step 6 · Notice what now dominates",
+        "Notice what now dominates",
         "article 000, A Concrete Example, Step 6",
         {"batch": 56},
-        "At batch {batch} and {context:,} tokens, each step moves {weight_gb:.1f} GB of weights plus {kv_gb:.1f} GB "
-        "of KV cache: {step_gb:.1f} GB, {step_ms:.1f} ms for {batch} tokens, {tok:,.0f} "
+        "Back to the lab's convention ({cap_gib:.0f} GiB, a {reserve_gib:.0f} GiB reserve). At batch {batch} "
+        "and {context:,} tokens, each step reads {weight_gb:.1f} GB of weights plus "
+        "{kv_read_gb:.1f} GB of KV cache: {step_gb:.1f} GB, {step_ms:.1f} ms for {batch} tokens, {tok:,.0f} "
         "tokens/s. The cache is {kv_share:.0f} % of the traffic and does not amortise across the batch, so a "
         "faster matmul optimises the other {weight_share:.0f} %. At 8k context the KV cache, not the matmul, "
         "dominates, and batching cannot fix it: only GQA, MLA, cache quantisation, eviction and prefix sharing "
         "touch it.",
-        "Article 000 writes the cache as \"56 GiB, or 60.1 GB\" (one amount in binary and in decimal units) and gives "
-        "\"about 2,470 tokens per second\"; the lab's exact value is {tok:,.0f} tokens/s ({step_ms:.2f} ms a step).",
+        "Article 000 writes \"56 GiB, or 60.1 GB\" (one amount, binary and decimal) and \"about 2,470 tokens per "
+        "second\"; the lab's exact value is {tok:,.0f} tokens/s ({step_ms:.2f} ms a step).",
     ),
     TourStep(
         "70B at batch 1: a very expensive memory controller",
         "article 004, section 01",
         {"model": "llama-3-70b"},
-        "{model} in BF16 at batch 1: intensity {intensity:g} against a ridge of {ridge:.0f}. The chip delivers "
-        "{attainable_tf:.1f} TFLOP/s of {peak_tf:.0f}, {pct:.2f} %. (Its {weight_gib:.0f} GiB of weights do not "
-        "fit one card: every rung of the ladder is hollow. Serving it takes tensor parallelism or INT4.)",
+        "{model} in BF16 at batch 1: each token reads all {weight_gb:.1f} GB of weights and {kv_read_gb:.2f} GB "
+        "of 8k cache, {step_ms:.2f} ms at {bandwidth_tb:.2f} TB/s: {tok:.1f} tokens/s. Intensity {intensity:g} "
+        "against a ridge of {ridge:.0f}: {attainable_tf:.1f} TFLOP/s of {peak_tf:.0f}, {pct:.2f} %. Its "
+        "{weight_gib:.0f} GiB of weights do not fit one card: every rung is hollow.",
+        "Article 004's 140 GB → 41.8 ms → 23.9 tokens/s is a round 70 billion parameters × 2 bytes, the weights "
+        "alone, over 3.35 TB/s. The lab counts the config's "
+        "{n_billion:.2f} billion ({weight_gb:.1f} GB: {weight_ms:.2f} ms, {tok_no_kv:.1f} tokens/s) and adds the "
+        "{context:,}-token context's KV cache, {kv_read_gb:.2f} GB a step.",
     ),
     TourStep(
         "Lever B: batch 4",
@@ -237,10 +269,13 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "H100 SXM: ridge {ridge:.0f}",
-        "article 004, section 02",
+        "article 004, section 02; the sparse trap, section 01",
         {"model": "llama-3-70b", "gpu": "h100-sxm"},
         "Compute tripled, bandwidth rose only 64 %: the ridge climbs to {ridge:.0f} and batch-1 decode falls to "
-        "{pct:.2f} % of the chip. The wall went up.",
+        "{pct:.2f} % of the chip. The wall went up. A trap that doubles the answer: the dashed grey line is the "
+        "datasheet's {sparse_tf:,.0f} TFLOP/s, printed \"with sparsity\" (2:4, two of every four weights zero, "
+        "which dense LLM weights are not). Take it as the peak and the ridge comes out at {sparse_ridge:.0f} "
+        "instead of {ridge:.0f}: every conclusion off by 2×.",
     ),
     TourStep(
         "H200: ridge {ridge:.0f}",
@@ -254,13 +289,13 @@ TOUR: tuple[TourStep, ...] = (
         "article 004, section 04",
         # A model trained for 128k: Llama-3-70B's trained context is 8,192 tokens.
         {"model": "qwen2.5-72b", "context": 131072, "gqa": False},
-        "One 128k-token sequence of {model} (trained context {trained_context:,} tokens) needs {seq_gib:,.0f} GiB "
-        "of KV cache when every one of the 64 query heads keeps its own K and V. Tick grouped-query attention back "
-        "on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context became practical because the cached "
-        "thing got narrower, not because memory grew.",
-        "Article 004 quotes Llama-3-70B, whose trained context is 8,192 tokens, so 128k would be beyond it. "
-        "{model} has the same attention shape (80 layers, 64 query heads, 8 KV heads of 128 dimensions) and "
-        "its config allows {trained_context:,} positions, so the figures are the article's.",
+        "Capacity is the second wall. With GQA, {model} caches {kv_kib_gqa_on:.0f} KiB per token: at 32k context "
+        "and 8 users that is {kv_gib_32k_x8:.0f} GiB, a whole H100 holding no weights. With GQA off, as here, one "
+        "128k-token sequence needs {seq_gib:,.0f} GiB: all 64 query heads keep their own K and V. Tick "
+        "GQA back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context became "
+        "practical because the cached thing got narrower, not because memory grew.",
+        "Article 004 quotes Llama-3-70B, trained for 8,192 tokens only; {model} has the same attention (80 "
+        "layers, 64 query and 8 KV heads of 128) and allows {trained_context:,} positions.",
     ),
 )
 
@@ -283,7 +318,7 @@ def gpu_caption_values(r: ScenarioResult) -> dict:
         "comm_ms": r.communication_time_s * 1e3,
         "memory_ms": r.memory_time_s * 1e3,
         "comm_pct": 100 * r.communication_time_s / r.step_time_s_with_kv,
-        "kv_per_gpu": r.kv_bytes_per_token_per_gpu,
+        "kv_kib_per_gpu": r.kv_bytes_per_token_per_gpu / KiB,
         "tok_all": r.tokens_per_s_aggregate,
         "cost_out": fmt_money(r.cost_per_million_output_tokens),
         "price": fmt_money(r.gpu_hour_price if r.gpu_hour_price > 0 else None),
@@ -323,7 +358,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
         "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
         "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
-        "shrinking too ({kv_per_gpu:,.0f} bytes per token per GPU: TP = h_kv). {cost_out} per million "
+        "shrinking too ({kv_kib_per_gpu:.0f} KiB per token per GPU: TP = h_kv). {cost_out} per million "
         "output tokens at batch 1 (Scaling tab).",
     ),
     GpuTourStep(

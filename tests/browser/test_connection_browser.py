@@ -163,8 +163,8 @@ def test_present_mode_opens_without_the_ready_notice(page, lab_url):
     its 3 s); present mode shows the lab, and the lost-connection notice stays (its own test above)."""
     seen = []
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(lab_url + "?present=true&tour=6")
-    page.locator("[data-step='6']").wait_for()
+    page.goto(lab_url + "?present=true&tour=7")
+    page.locator("[data-step='7']").wait_for()
     for _ in range(40):
         seen += page.locator(".notyf__toast").all_inner_texts()
         page.wait_for_timeout(100)

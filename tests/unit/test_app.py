@@ -111,13 +111,13 @@ def test_x_range_widens_to_keep_far_points_on_the_chart():
 
 
 def test_x_range_is_set_by_the_drawn_points_only_whichever_way_the_step_was_reached():
-    """Tour step 5 (Llama-3-8B, B = 56, S = 8k): the farthest drawn point is the prefill of one 2,000-token prompt,
+    """Tour step 6 (Llama-3-8B, B = 56, S = 8k): the farthest drawn point is the prefill of one 2,000-token prompt,
     I ≈ 2,000 FLOP/byte, so the chart ends at 10^5 (the default), opened by link or by keys.  It used to stretch
     to 10^6 for the prefill of the whole batch (56 × 2,000 = 112,000), which is not drawn; the browser's redraw
     did not, so the axis depended on the path.  A pin far out still widens it."""
-    by_link = Lab(query={"present": "true", "tour": "5"})
+    by_link = Lab(query={"present": "true", "tour": "6"})
     by_keys = Lab(query={"present": "true"})
-    for step in range(5):
+    for step in range(6):
         by_keys.tour.go(step)
     for lab in (by_link, by_keys):
         assert lab.result.batch == 56 and lab.result.prefill_intensity == pytest.approx(112_000)

@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -233,3 +234,54 @@ def test_custom_gpu_flags_have_the_browser_forms_ranges_and_sparse_warning(capsy
                  "--gpu-memory", "80"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("warning: BF16 1,979 TFLOP/s is about twice the dense 989 of NVIDIA H100")
+
+
+def test_list_verbose_gives_each_gpus_dense_roofs_bandwidth_capacity_and_each_models_size(capsys):
+    """Issue 30: an engineer with four configs had only ids from ``list``.  ``--verbose`` prints each GPU's dense
+    peaks per precision (never the 2:4-sparsity headline), HBM bandwidth, capacity as printed and as the lab reads
+    it, the ridge and the scale-up link; each model's parameters (active, for MoE), layers, KV per token and
+    trained context."""
+    assert main(["list", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    gpu = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in ("h100-sxm", "a100-80gb",
+                                                                                            "tpu-v4", "l4")}
+    # H100 SXM5: 989.4 dense BF16 (1,979 is the sparse headline), 1,979 FP8 and INT8, no FP4, 66.9 FP32; 3.35 TB/s;
+    # 80 GB read as 80 GiB; 989.4 / 3.35 = 295.3; NVLink 900 GB/s bidirectional = 450 GB/s per direction.
+    assert gpu["h100-sxm"].split()[1:9] == ["989.4", "1,979", "1,979", "—", "66.9", "3.35", "295", "80"]
+    assert "80 GB HBM3 → 80.00 GiB" in gpu["h100-sxm"] and "450 GB/s" in gpu["h100-sxm"]
+    assert gpu["h100-sxm"].endswith("NVIDIA H100 SXM5 80GB")
+    assert gpu["a100-80gb"].split()[1:9] == ["312", "—", "624", "—", "19.5", "2.039", "153", "80"]
+    assert "32 GiB HBM2 → 32.00 GiB" in gpu["tpu-v4"] and "—" in gpu["tpu-v4"].split("GiB")[-1]  # no per-chip link
+    assert "dense" in out and "2:4" in out and "TOP/s" in out  # the header says what the figures are
+    model = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in ("llama-3-70b",
+                                                                                              "mixtral-8x7b")}
+    # Llama-3-70B: 70,553,706,496 parameters, 80 layers, 2·80·8·128·2 bytes = 320 KiB per token, 8,192 trained.
+    assert model["llama-3-70b"].split()[1:6] == ["70.55", "—", "80", "320", "8,192"]
+    assert model["mixtral-8x7b"].split()[1:6] == ["46.70", "12.88", "32", "128", "32,768"]
+    assert model["llama-3-70b"].endswith("Llama-3-70B")
+    # Without --verbose: the ids, as before.
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.startswith("GPUs:   v100, a100-40gb")
+
+
+def test_app_export_writes_the_offline_page_of_your_own_config(tmp_path, capsys):
+    """Issue 30: ``python -m app export`` took catalogue models only; ``--config FILE`` writes the page of one's own
+    config.json, read as ``python -m core explain --config`` reads it (an unreadable one: one line, exit 2)."""
+    from app.__main__ import main as app_main
+    from core.cli import model_from_file
+
+    config = json.loads((Path(__file__).parents[1] / "core" / "model_configs" / "llama-3-8b.json").read_text())
+    config["num_hidden_layers"] = 16  # half of Llama-3-8B: no catalogue model
+    path = tmp_path / "half-llama.json"
+    path.write_text(json.dumps(config))
+    out = tmp_path / "half.html"
+    assert app_main(["export", "--config", str(path), "--batch", "8", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    html = out.read_text()
+    model = model_from_file(str(path))
+    assert model.n_layers == 16 and 4e9 < model.n_params < 5e9
+    assert "Roofline Lab — half-llama.json on NVIDIA H100 SXM5 80GB" in html
+    assert f'["n_params",{model.n_params}]' in html  # the page's constants: the file's model
+    assert app_main(["export", "--config", str(tmp_path / "missing.json"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("error: --config ")

@@ -19,11 +19,11 @@ def _text_sizes(fig):
 
 
 def test_a_link_opens_present_mode_a_tour_step_and_a_tab():
-    lab = Lab(query={"present": "true", "tour": "5", "tab": "Compare"})
+    lab = Lab(query={"present": "true", "tour": "6", "tab": "Compare"})
     assert lab.state.present and lab.state.tab == "Compare" and lab.compare is not None
-    assert lab.tour.index == 4 and lab.state.tour_step == 5
-    assert lab.scenario.capacity_convention == "decimal"  # step 5's levers applied
-    assert {"present": "true", "tour": "5", "tab": "Compare"}.items() <= lab.link.query().items()
+    assert lab.tour.index == 5 and lab.state.tour_step == 6
+    assert lab.scenario.capacity_convention == "decimal"  # step 6's levers applied (article 000's Step 5)
+    assert {"present": "true", "tour": "6", "tab": "Compare"}.items() <= lab.link.query().items()
     assert min(_text_sizes(lab.roofline.figure)) >= PRESENT_TEXT_PX
     assert min(_text_sizes(lab.compare.figures[0])) >= PRESENT_TEXT_PX
     lab.state.present = False
@@ -51,8 +51,8 @@ def test_the_tour_keys_step_leave_and_offer_to_resume():
     lab.tour._key("leave")
     assert lab.tour.index is None and lab.state.tour_step is None
     assert lab.tour.resume.visible and lab.tour.resume.label == "Resume at step 2 ▶"
-    lab.tour.jump.value = 14  # jump to the last step
-    assert lab.tour.index == 14 and "Qwen2.5-72B" in lab.tour.caption.object
+    lab.tour.jump.value = 15  # jump to the articles' last step
+    assert lab.tour.index == 15 and "Qwen2.5-72B" in lab.tour.caption.object
     assert "Note: Article 004 quotes Llama-3-70B" in lab.tour.caption.object
 
 

@@ -77,7 +77,8 @@ def test_gpu_tour_steps_close_the_tour():
         captions.append(" ".join(step.render(s.evaluate())))
     assert "DOES NOT FIT" in captions[0] and "TP = 2" in captions[0]
     assert "65.7 GiB" in captions[1] and "room for 9 sequences" in captions[1]
-    assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2] and "40,960 bytes" in captions[2]
+    assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2]
+    assert "40 KiB per token per GPU" in captions[2]  # the kv-gpu readout's unit
     assert "8 replicas of Llama-3-8B" in captions[3] and "$0.23 per million output tokens" in captions[3]
 
 
@@ -132,3 +133,38 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     alone = {q.key: q for q in rows(Scenario(model="qwen3-30b-a3b", weight_dtype="bf16").evaluate())}["weights"].work
     assert " of 30,532,122,624 parameters (the experts 1 tokens touch)" in alone
     assert alone.endswith("memory holds all 56.87 GiB")
+
+
+def test_the_replicas_step_names_the_replicas_in_the_chart_title():
+    """Issue 30: at the tour's 8 replicas the roofline's title read as one GPU's scenario; the chart is one GPU's
+    and the title now says it is one of 8 replicas (the embed's one-line title too)."""
+    step = next(i for i, s in enumerate(TOUR) if s.settings.get("replicas") == 8)
+    lab = Lab(query={"tour": str(step + 1)})
+    assert lab.result.replicas == 8
+    assert lab.roofline.figure.title.text.split("\n")[0] == "Llama-3-8B · NVIDIA H100 SXM5 80GB · decode · 8 replicas"
+    embed = Lab(query={"embed": "true", "model": "llama-3-8b", "replicas": "8"})
+    assert embed.roofline.figure.title.text.endswith(" · 8 replicas")
+    assert Lab(Scenario(model="llama-3-8b"), {}).roofline.figure.title.text.split("\n")[0].endswith("· decode")
+
+
+@pytest.mark.parametrize("levers, share, verdict", [
+    # Issue 30: 10 % of the step, yet "→ communication-bound" beside "Bound: memory-bound".
+    ({"tp": 8, "gpu": "h100-pcie"}, "1.032 ms / 10.02 ms = 10.3 % of the step",
+     "less than its memory time (8.988 ms): the step stays memory-bound"),
+    ({"tp": 8}, "0.9702 ms / 6.336 ms = 15.3 % of the step", "the step stays memory-bound"),
+    # A 2,000-token prefill over PCIe: 75 % of the step is communication, its largest part.
+    ({"tp": 8, "gpu": "h100-pcie", "phase": "prefill"}, "144.3 ms / 191.9 ms = 75.2 % of the step",
+     "its largest part: communication-bound (the Bound readout is the roofline of one GPU's own work, "
+     "compute-bound, which the communication adds to)"),
+])
+def test_the_derivation_calls_a_step_communication_bound_only_when_communication_is_its_largest_part(
+        levers, share, verdict):
+    from core.explain import quantities
+
+    r = Scenario(model="llama-3-70b", **levers).evaluate()
+    q = quantities(r)
+    work = q["comm-intensity"].work
+    assert share in work and work.endswith(verdict)
+    largest = r.communication_time_s > max(r.compute_time_s, r.memory_time_s)
+    assert ("communication-bound" in work) == largest
+    assert q["bound"].value == f"{r.bound}-bound" and (largest or f"stays {r.bound}-bound" in work)

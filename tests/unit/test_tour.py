@@ -1,33 +1,40 @@
 """The guided tour: each step lands on the scenario it names and quotes the articles' figures."""
 
+import re
+
 import pytest
 
 from core import Scenario
+from core.explain import quantities
 from core.tour import BASE, GPU_TOUR, TOUR
+from core.units import GiB
 
 # (step index, levers the step must set, strings its caption must show)
 EXPECTED = [
-    (0, {"model": "llama-3-8b", "batch": 1}, ["8.03 billion", "16.1 GB", "4.79 ms", "209 tokens/s"]),
-    (1, {"model": "llama-3-8b"}, ["16 GFLOP", "0.0162 ms", "ridge point", "1/295 = 0.34 %",
+    (0, {"model": "llama-3-8b", "batch": 1}, ["arithmetic intensity", "roof", "ridge point", "batch ladder"]),
+    (1, {"model": "llama-3-8b", "batch": 1}, ["8.03 billion", "16.1 GB", "4.79 ms", "209 tokens/s"]),
+    (2, {"model": "llama-3-8b"}, ["16 GFLOP", "0.0162 ms", "ridge point", "1/295 = 0.34 %",
                                   "Article 000 gives 0.0163 ms", "0.01623 ms"]),
-    (2, {"context": 8192}, ["131.1 kB per token", "1.07 GB", "17.13 GB", "195.5 tokens/s", "128 KiB per token",
-                            "down to 195 tokens/s"]),
-    (3, {"batch": 56}, ["intensity 56", "19 % of peak", "11,681 tokens/s", "Article 000 says 11,690"]),
-    (4, {"batch": 56, "capacity_convention": "decimal"}, ["74.5 GiB", "15.0 GiB", "only 59 sequences"]),
-    (5, {"batch": 56, "context": 8192},
+    (3, {"context": 8192}, ["128 KiB per token", "1.00 GiB at 8,192 tokens", "16.06 GB + 1.07 GB = 17.13 GB",
+                            "195.5 tokens/s", "writes the cache as 1.07 GB", "down to 195 tokens/s"]),
+    (4, {"batch": 56}, ["intensity 56", "19 % of peak", "11,681 tokens/s", "Article 000 says 11,690"]),
+    (5, {"batch": 56, "capacity_convention": "decimal"}, ["74.5 GiB", "15.0 GiB", "only 59 sequences"]),
+    (6, {"batch": 56, "context": 8192},
      ["16.1 GB of weights", "60.1 GB of KV cache", "76.2 GB", "22.7 ms", "2,462 tokens/s", "79 %", "other 21 %",
       "about 2,470 tokens per second"]),
-    (6, {"model": "llama-3-70b", "batch": 1}, ["intensity 1 against a ridge of 295", "3.4 TFLOP/s of 989", "0.34 %"]),
-    (7, {"batch": 4}, ["= 4 FLOP/byte"]),
-    (8, {"weight_dtype": "int4", "batch": 1}, ["= 4 FLOP/byte"]),
-    (9, {"spec_k": 4, "batch": 1}, ["= 4 FLOP/byte", "2.53 tokens"]),
-    (10, {"phase": "prefill"}, ["A 2,000-token prompt", "I = 2,000 FLOP/byte", "ridge of 295", "(1 prompt)",
+    (7, {"model": "llama-3-70b", "batch": 1}, ["Intensity 1 against a ridge of 295", "3.4 TFLOP/s of 989", "0.34 %",
+                                             "42.92 ms", "23.3 tokens/s"]),
+    (8, {"batch": 4}, ["= 4 FLOP/byte"]),
+    (9, {"weight_dtype": "int4", "batch": 1}, ["= 4 FLOP/byte"]),
+    (10, {"spec_k": 4, "batch": 1}, ["= 4 FLOP/byte", "2.53 tokens"]),
+    (11, {"phase": "prefill"}, ["A 2,000-token prompt", "I = 2,000 FLOP/byte", "ridge of 295", "(1 prompt)",
                                 "one prompt alone takes"]),
-    (11, {"gpu": "a100-80gb"}, ["ridge of 153", "0.65 %"]),
-    (12, {"gpu": "h100-sxm"}, ["295", "0.34 %"]),
-    (13, {"gpu": "h200"}, ["206", "0.49 %"]),
-    (14, {"model": "qwen2.5-72b", "context": 131072, "gqa": False},
-     ["320 GiB", "40 GiB", "trained context 131,072", "Llama-3-70B, whose trained context is 8,192"]),
+    (12, {"gpu": "a100-80gb"}, ["ridge of 153", "0.65 %"]),
+    (13, {"gpu": "h100-sxm"}, ["295", "0.34 %", "1,979 TFLOP/s", "ridge comes out at 591 instead of 295"]),
+    (14, {"gpu": "h200"}, ["206", "0.49 %"]),
+    (15, {"model": "qwen2.5-72b", "context": 131072, "gqa": False},
+     ["320 GiB", "40 GiB", "allows 131,072 positions", "Llama-3-70B, trained for 8,192 tokens only",
+      "320 KiB per token", "at 32k context and 8 users that is 80 GiB"]),
 ]
 
 
@@ -55,7 +62,7 @@ def test_steps_set_every_lever():
 
 def test_the_three_levers_coincide_on_the_tour():
     results = []
-    for i in (7, 8, 9):
+    for i in (8, 9, 10):
         s = Scenario()
         TOUR[i].apply(s)
         results.append(s.evaluate())
@@ -73,4 +80,114 @@ def test_no_step_teaches_beyond_its_model_trained_context():
 
 def test_footnotes_mark_where_the_lab_and_the_article_round_differently():
     noted = [i for i, step in enumerate(TOUR) if step.footnote]
-    assert {1, 2, 3, 5} <= set(noted)
+    assert {2, 3, 4, 6, 7} <= set(noted)
+
+
+def _rendered(step):
+    s = Scenario()
+    step.apply(s)
+    r = s.evaluate()
+    title, caption = step.render(r)
+    return r, title, caption, step.render_footnote(r)
+
+
+def test_the_tour_opens_on_the_chart_before_any_number():
+    """Issue 30: no step said what the chart is (axes, roof, slope, ridge, ladder, star) before the numbers came.
+    The first step does, in the chart's own words and marks, and quotes no number."""
+    from app.roofline_view import RooflineView
+    from app.style import PALETTE, SERIES_MARKERS
+
+    r, title, caption, _ = _rendered(TOUR[0])
+    fig = RooflineView(r).figure
+    legend = [item.label.value for item in fig.legend[0].items]
+    for words in (fig.below[0].axis_label.split(" (")[0], fig.left[0].axis_label.split(" (")[0], "logarithmic",
+                  "roof", "slope", "flat top", "ridge point", "P_peak / BW", "the orange star is your workload",
+                  "dashed grey line", "2:4-sparsity headline", "hollow: does not fit"):
+        assert words in caption, words
+    assert any(label.startswith("batch ladder") for label in legend) and "batch ladder" in caption
+    assert any(label.startswith("roof: min(P_peak, BW·I)") for label in legend) and "min(P_peak, BW·I)" in caption
+    # The marks as drawn: an orange star, blue circles, a green roof.
+    assert SERIES_MARKERS["workload"] == "star" and SERIES_MARKERS["ladder"] == "circle" and "blue circles" in caption
+    assert (PALETTE["workload"], PALETTE["ladder"], PALETTE["roof"]) == ("#E69F00", "#0072B2", "#009E73")
+    # No number but "2:4", the sparsity pattern's name (and those in the model's and the GPU's names).
+    assert set(re.findall(r"\d+", (title + caption).replace(r.model.name, "").replace(r.gpu.name, ""))) == {"2", "4"}
+
+
+def test_article_004_section_01_gives_its_numbers_and_says_why_the_lab_differs():
+    """Issue 30: the step showed 42.92 ms and 23 tokens/s (the readouts) and never the section's
+    140 GB → 41.8 ms → 23.9 tokens/s: a teacher quoting 41.8 was contradicted without a word."""
+    step = next(step for step in TOUR if step.source == "article 004, section 01")
+    r, _, caption, footnote = _rendered(step)
+    # The article's figures, and their arithmetic: 70e9 parameters × 2 bytes over 3.35 TB/s, one token a read.
+    assert "Article 004's 140 GB → 41.8 ms → 23.9 tokens/s is a round 70 billion parameters × 2 bytes" in footnote
+    assert "the weights alone, over 3.35 TB/s" in footnote
+    assert (round(70e9 * 2 / 3.35e12 * 1e3, 1), round(3.35e12 / (70e9 * 2), 1)) == (41.8, 23.9)
+    # Exactly why the lab's differ: the config's 70.55 billion parameters, and the 8k context's cache.
+    assert "the config's 70.55 billion (141.1 GB: 42.12 ms, 23.7 tokens/s)" in footnote
+    assert "adds the 8,192-token context's KV cache, 2.68 GB a step" in footnote
+    assert (r.n_params, r.context, round(r.kv_traffic_bytes / 1e9, 2)) == (70_553_706_496, 8192, 2.68)
+    # The caption quotes what the readouts show.
+    q = quantities(r)
+    assert q["step-time"].value == "42.92 ms" and "2.68 GB of 8k cache, 42.92 ms at 3.35 TB/s: 23.3 tokens/s" in caption
+    assert q["tokens"].value == "23 tokens/s" and f"{r.tokens_per_s_with_kv:.1f} tokens/s" == "23.3 tokens/s"
+
+
+def test_the_main_tour_says_the_articles_cache_and_sparse_figures():
+    """Issue 30: 320 KiB per token, 80 GiB at 32k × 8 and the 591 sparse trap were nowhere in the main tour."""
+    said = " ".join(" ".join(_rendered(step)[1:3]) for step in TOUR)
+    assert "320 KiB per token" in said
+    assert "at 32k context and 8 users that is 80 GiB, a whole H100 holding no weights" in said
+    assert "datasheet's 1,979 TFLOP/s, printed \"with sparsity\"" in said
+    assert "ridge comes out at 591 instead of 295: every conclusion off by 2×" in said
+    # Article 004: 2·80·8·128·2 bytes = 320 KiB; × 32,768 × 8 = 80 GiB; 1,979 / 3.35 = 591.
+    assert (2 * 80 * 8 * 128 * 2 / 1024, 327_680 * 32_768 * 8 / GiB, round(1979e12 / 3.35e12)) == (320, 80, 591)
+
+
+def test_a_change_of_capacity_convention_is_announced():
+    """Issue 30: steps 5 and 6 flipped 74.5 GiB and 80 GiB silently.  A step that reads capacity otherwise than
+    the step before it (convention or reserve) says so and gives the capacity as the readouts do."""
+    changes = 0
+    for before, step in zip(TOUR[:-1], TOUR[1:], strict=True):
+        was, now = before.levers(), step.levers()
+        if (was["capacity_convention"], was["reserve_bytes"]) == (now["capacity_convention"], now["reserve_bytes"]):
+            continue
+        changes += 1
+        r, _, caption, _ = _rendered(step)
+        cap = f"{r.capacity_bytes / GiB:.1f}".removesuffix(".0")
+        reserve = f"a {r.reserve_bytes / GiB:g} GiB reserve" if r.reserve_bytes else "no reserve"
+        assert "convention" in caption and f"{cap} GiB" in caption and reserve in caption, step.title
+        assert quantities(r)["capacity"].value.startswith(cap), step.title
+    assert changes == 2  # into article 000's Step 5 and out of it
+
+
+#: Units of bytes the readouts write, and their scale.
+BYTE_UNITS = {"bytes": 1, "KiB": 2**10, "GiB": 2**30, "GB": 1e9, "kB": 1e3, "MB": 1e6}
+AMOUNT = re.compile(r"(\d[\d,]*(?:\.\d+)?) (bytes|KiB|GiB|GB|kB|MB)\b")
+
+
+def _amounts(text: str):
+    """``(bytes low, bytes high, unit)`` of each amount of bytes in ``text``: the interval its printed digits allow."""
+    for number, unit in AMOUNT.findall(text):
+        digits = number.split(".")[1] if "." in number else ""
+        x, half = float(number.replace(",", "")), 0.5 * 10 ** -len(digits)
+        yield (x - half) * BYTE_UNITS[unit], (x + half) * BYTE_UNITS[unit], unit
+
+
+def test_each_amount_the_readouts_show_is_in_the_readouts_unit():
+    """Issue 30: step 3 said "131.1 kB" per token where the readouts say "128 KiB".  Every amount of bytes a
+    caption shares with a readout (the same bytes, to its printed digits) is in that readout's unit: KiB per
+    token, GiB for what memory holds (cache, capacity, free), GB for what a step moves (the readouts' work)."""
+    for step in TOUR:
+        r, _, caption, _ = _rendered(step)
+        q = quantities(r)
+        shown = [(r.kv_bytes_per_token, "KiB"), (r.kv_bytes_per_token_per_gpu, "KiB"), (r.kv_bytes, "GiB"),
+                 (r.kv_bytes_per_sequence, "GiB"), (r.capacity_bytes, "GiB"), (r.free_for_kv_bytes, "GiB"),
+                 (r.weight_bytes_held, "GiB"), (r.weight_bytes_held + r.reserve_bytes, "GiB"),
+                 (r.memory_used_bytes, "GiB"), (r.weight_bytes_read, "GB"), (r.weight_bytes_read, "GiB"),
+                 (r.kv_traffic_bytes, "GB"), (r.bytes_per_step, "GB")]
+        assert q["kv-token"].value.endswith(" KiB") and q["kv-total"].value.endswith(" GiB")
+        unquoted = re.sub(r'"[^"]*"', "", caption)  # a datasheet's words, quoted, are the datasheet's
+        for lo, hi, unit in _amounts(unquoted):
+            units = {u for b, u in shown if lo <= b <= hi}
+            assert not units or unit in units, (step.title, lo, unit, units)
+            assert unit not in ("kB", "MB"), step.title
