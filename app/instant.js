@@ -7,8 +7,9 @@
 // stays the owner of the data.  When a server update for an older lever state lands after a
 // newer one was drawn here, the browser's drawing of its current levers wins.
 const H = JSON.parse(holder.data.c[0]);
-// Until a lever moves in this browser, or outside one GPU decoding, the server draws alone.
-if (holder._instant_read === undefined || !H.on) { return; }
+// Until a lever moves in this browser, or outside one GPU decoding, the server draws alone; a chart not on
+// the page (another tab is open) is drawn by the server when its tab opens again.
+if (holder._instant_read === undefined || !H.on || !holder.data.shown[0]) { return; }
 const C = H.c;
 const s = holder._instant_read(H);
 if (s.batch === undefined || s.context === undefined || !(s.weight_dtype in C.profiles)) { return; }

@@ -86,12 +86,14 @@ class InstantRedraw:
     """
 
     def __init__(self, state: LabState, roofline: RooflineView, widgets: dict[str, pn.widgets.Widget]):
-        self.state, self.widgets = state, widgets
-        self.holder = ColumnDataSource(data={"c": [""]}, name="instant-constants")
+        self.state, self.widgets, self.roofline = state, widgets, roofline
+        # c: the constants (JSON); shown: whether the chart is on the page (the browser redraws only then).
+        self.holder = ColumnDataSource(data={"c": [""], "shown": [roofline.shown]}, name="instant-constants")
         self._key = None
         self._levers_key = None
         self.refresh()
         state.param.watch(lambda _e: self.refresh(), "result")
+        state.param.watch(lambda _e: self._on_shown(), "tab")
         for widget in widgets.values():
             if hasattr(widget, "stops"):  # a value set elsewhere became a stop (after the result, or before)
                 widget.param.watch(lambda _e: self.refresh(), "end")
@@ -119,6 +121,12 @@ class InstantRedraw:
         # constants (another model or GPU): the browser redraws what its widgets say.
         view.point.js_on_change("data", redraw)
         self.holder.js_on_change("data", redraw)
+
+    def _on_shown(self) -> None:
+        """Tell the browser whether the chart is on the page: a hidden chart is not redrawn on a lever's move."""
+        shown = self.roofline.shown
+        if self.holder.data["shown"][0] != shown:
+            self.holder.patch({"shown": [(0, shown)]})
 
     def refresh(self) -> None:
         """Send the browser its constants again when they changed (a new model, GPU, reserve, stops, …).
@@ -150,4 +158,4 @@ class InstantRedraw:
             _SENT.move_to_end(cache_key)
         if data != self._key:
             self._key = data
-            self.holder.data = {"c": [data]}
+            self.holder.data = {"c": [data], "shown": [self.roofline.shown]}

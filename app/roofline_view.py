@@ -49,6 +49,8 @@ from .present import present_figure, relayout_on_title_change
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
+#: The tab that shows the chart (app/state.py's TABS).
+CHART_TAB = "Roofline"
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
@@ -191,6 +193,8 @@ class RooflineView(pn.viewable.Viewer):
         self.band = cds(data={"x": [], "lo": [], "hi": []}, name="band")
         self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
+        #: A result arrived while the chart was not shown (:meth:`_on_result`).
+        self._stale = False
         #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
         #: interconnect roof): made with the chart when it opens with one, else when the first arrives
         #: (:meth:`_ensure_marks`).
@@ -217,9 +221,25 @@ class RooflineView(pn.viewable.Viewer):
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
 
+    @property
+    def shown(self) -> bool:
+        """Whether the chart is on the page: the Roofline tab is open, or the page is the embed (the chart only)."""
+        return self.compact or self.state is None or self.state.tab == CHART_TAB
+
+    # A result while another tab is open is drawn when the Roofline tab opens again: a batch move on the
+    # Throughput tab would otherwise redraw a chart nobody sees, in the server and in the browser.
     @param.depends("state.result", watch=True)
     def _on_result(self) -> None:
+        if not self.shown:
+            self._stale = True
+            return
         self.update(self.state.result)
+
+    @param.depends("state.tab", watch=True)
+    def _on_tab(self) -> None:
+        if self._stale and self.shown:
+            self._stale = False
+            self.update(self.state.result)
 
     # Pins and measurements change on a button's click: the chart's changes (points, labels, leader lines, ranges)
     # go to the browser as one message, as LabState's result does (and a click's callback runs outside the

@@ -80,6 +80,21 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
     assert round(lab.throughput.current.data["tok"][0]) == 2462
 
 
+def test_the_chart_is_not_redrawn_while_another_tab_is_open_and_catches_up_when_its_tab_opens():
+    lab = Lab(Scenario(model="llama-3-8b"))
+    tabs = lab.layout.select(pn.Tabs)[0]
+    tabs.active = 1  # Throughput vs B
+    assert lab.instant.holder.data["shown"] == [False]  # the browser's instant redraw leaves the hidden chart alone
+    lab.scenario.batch = 56
+    assert list(lab.throughput.current.data["batch"]) == [56]
+    assert list(lab.roofline.point.data["x"]) == [1]  # not redrawn: nobody sees it
+    tabs.active = 0
+    assert list(lab.roofline.point.data["x"]) == [56]  # drawn as the tab opens
+    assert lab.instant.holder.data["shown"] == [True]
+    lab.scenario.batch = 8
+    assert list(lab.roofline.point.data["x"]) == [8]  # and it follows again
+
+
 def test_an_extreme_split_is_counted_with_separators_in_the_throughput_title():
     # The trial's extreme link: DeepSeek-V3 split as far as it goes (TP 128 heads × PP 61 layers × EP 256 experts)
     # is 128 · 61 · 256 = 1,998,848 GPUs a copy; a million replicas.  Counts are written as counts, with separators.
