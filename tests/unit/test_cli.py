@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.model_catalogue import CATALOGUE_DIR
 
 
 def run_json(capsys, *args):
@@ -271,7 +272,7 @@ def test_app_export_writes_the_offline_page_of_your_own_config(tmp_path, capsys)
     from app.__main__ import main as app_main
     from core.cli import model_from_file
 
-    config = json.loads((Path(__file__).parents[1] / "core" / "model_configs" / "llama-3-8b.json").read_text())
+    config = json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text())
     config["num_hidden_layers"] = 16  # half of Llama-3-8B: no catalogue model
     path = tmp_path / "half-llama.json"
     path.write_text(json.dumps(config))
