@@ -1,0 +1,204 @@
+"""The expected step in the lab (issue 27): readouts beside the ceiling, the engine in the link, the Expected tab's
+waterfall and reality check, the expected point on the roofline with its spread."""
+
+import html
+import math
+import re
+from urllib.parse import parse_qs, urlencode
+
+import pytest
+
+from app.expected_view import expected_tab_html, linkify, published_html
+from app.lab import Lab
+from core import Scenario
+from core.expected import chain_inputs, expected_step
+from core.measured_points import Measurement
+
+
+def _readout(pane: str, key: str) -> str:
+    return html.unescape(re.search(rf'data-readout="{key}">([^<]*)<', pane).group(1))
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+# -- readouts --------------------------------------------------------------------------------------------------------
+def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
+    # Article 004's 70B in BF16 on an H100 at B = 1 (S = 8192): the ceiling is the bytes over the datasheet
+    # bandwidth, (141.107 GB of weights + 2.684 GB of KV cache) / 3.35 TB/s = 42.92 ms, 23.3 tokens/s.
+    lab = Lab(Scenario(), query={})
+    r, e = lab.result, lab.state.expected
+    assert r.step_time_s_with_kv == pytest.approx((141.107e9 + 2.684e9) / 3.35e12, rel=1e-4)
+    assert e.ceiling_tokens_per_s_per_sequence == pytest.approx(23.30, abs=0.01)
+    # The HBM term by hand: the memory time (embedding gathered) ÷ 0.949 (BabelStream Dot 3.18 of 3.35 TB/s) more.
+    x = chain_inputs(r, e.parameters)
+    memory = (x.weight_bytes_gathered + x.kv_bytes) / x.bandwidth
+    hbm = {t.key: t for t in e.terms}["hbm"]
+    assert e.parameters.stream_fraction.value == pytest.approx(3.18 / 3.35, abs=5e-4)
+    assert hbm.seconds == pytest.approx(memory * (1 / e.parameters.stream_fraction.value - 1), rel=1e-9)
+    # Expected is a prediction below the ceiling: 42.92 ms + the terms = 60.27 ms, 71 % of the ceiling's 23 tokens/s.
+    assert e.expected_step_time_s == pytest.approx(60.27e-3, abs=0.01e-3)
+    pane = lab.readouts.pane.object
+    assert _readout(pane, "expected-tokens") == (
+        "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine")
+    assert "Expected tokens/s per sequence (a prediction, generic engine)" in html.unescape(pane)
+    assert _readout(pane, "expected-tokens-aggregate").startswith("ceiling 23 tokens/s; expected ≈ 17 tokens/s")
+    # Right after the ceiling readout it predicts.
+    assert pane.index('data-key="tokens"') < pane.index('data-key="expected-tokens"') < pane.index('data-key="ttft"')
+
+
+def test_show_your_work_gives_the_sum_of_the_terms():
+    lab = Lab(Scenario(model="llama-3-8b"), query={})
+    lab.state.show_work = True
+    work = html.unescape(re.search(r'data-work="expected-tokens">([^<]*)<', lab.readouts.pane.object).group(1))
+    e = lab.state.expected
+    shown = [t for t in e.terms if t.seconds]
+    assert len(shown) >= 6
+    assert work.startswith("expected step = ceiling 5.115 ms − 0.3136 ms (embedding) + 0.2564 ms (HBM)")
+    assert "= 7.795 ms; 196 tokens/s × 5.115 ms / 7.795 ms = 128 tokens/s (66 % of the ceiling)" in work
+    # The printed terms multiply out: the ceiling plus every printed term is the printed expected step (to print
+    # precision, 4 significant digits each).
+    numbers = [float(v) * (1e-3 if unit == "ms" else 1e-6) * (-1 if sign == "−" else 1)
+               for sign, v, unit in re.findall(r"([+−]) ([\d.]+) (ms|µs) \(", work)]
+    assert len(numbers) == len(shown)
+    assert 5.115e-3 + sum(numbers) == pytest.approx(7.795e-3, abs=2e-6)
+
+
+def test_the_engine_selector_changes_the_prediction_not_the_ceiling():
+    lab = Lab(Scenario(model="llama-3-8b"), query={})
+    ceiling = lab.result
+    generic = lab.state.expected.expected_step_time_s
+    lab.state.engine = "vLLM"
+    assert lab.result is ceiling  # no re-evaluation: the ceiling is untouched
+    assert lab.state.expected.engine == "vLLM" and lab.state.expected.expected_step_time_s != generic
+    assert _readout(lab.readouts.pane.object, "expected-tokens").endswith(", vLLM preset")
+    assert lab.readouts.engine.value == "vLLM"
+    assert "generic" in lab.readouts.engine.options and "llama.cpp" in lab.readouts.engine.options
+
+
+def test_a_model_with_keys_not_modelled_marks_the_expected_value_approximate():
+    lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8), query={})
+    assert lab.result.model.approximate
+    assert _readout(lab.readouts.pane.object, "expected-tokens").endswith("generic engine (approximate)")
+    lab.scenario.model = "llama-3-70b"
+    assert "(approximate)" not in _readout(lab.readouts.pane.object, "expected-tokens")
+
+
+# -- the link ----------------------------------------------------------------------------------------------------------
+def test_the_link_round_trips_the_engine_and_the_expected_point():
+    lab = Lab(Scenario(), query={"engine": ["tensorrt-llm (v0.7)"], "band": ["true"]})
+    assert lab.state.engine == "TensorRT-LLM (v0.7)" and lab.state.band
+    query = lab.link.query()
+    assert query["engine"] == "TensorRT-LLM (v0.7)" and query["band"] == "true"
+    again = Lab(Scenario(), query=parse_qs(urlencode(query)))
+    assert again.state.engine == "TensorRT-LLM (v0.7)" and again.state.band and again.state.notices == []
+    # The defaults stay out of the link; a name not among the presets is ignored with a notice.
+    assert "engine" not in Lab(Scenario(), query={}).link.query()
+    bad = Lab(Scenario(), query={"engine": ["SGLang"]})
+    assert bad.state.engine == "generic"
+    assert any(n.startswith("ignored engine='SGLang': accepted generic, gpt-fast") for n in bad.state.notices)
+
+
+# -- the waterfall ----------------------------------------------------------------------------------------------------
+def _chain(page: str, chain: str) -> list[tuple[str, str]]:
+    """(term, row html) of one waterfall of the tab."""
+    return re.findall(rf'<div class="wf-row[^"]*" data-chain="{chain}" data-term="([^"]+)"(.*?)'
+                      r'(?=<div class="wf-row|</details>|<div class="caption"|\Z)', page, re.S)
+
+
+@pytest.mark.parametrize("levers", [dict(), dict(model="llama-3-70b", weight_dtype="int4", tp=2, batch=16),
+                                    dict(model="mixtral-8x7b", gpu="a100-80gb", batch=8, cuda_graphs=True)])
+def test_the_waterfalls_rows_add_up_exactly_and_each_shows_its_source(levers):
+    lab = Lab(Scenario(**levers), query={})
+    lab.state.tab = "Expected"
+    page = lab._tab_views["Expected"].pane.object
+    e = lab.state.expected
+    rows = _chain(page, "step")
+    seconds = [float(re.search(r'data-seconds="([^"]+)"', h).group(1)) for k, h in rows if k != "expected"]
+    assert rows[0][0] == "ceiling" and rows[-1][0] == "expected"
+    assert math.fsum(seconds) == e.expected_step_time_s  # exactly: the rows' seconds are the terms'
+    terms = {t.key: t for t in e.terms}
+    assert [k for k, _ in rows[1:-1]] == [t.key for t in e.terms if t.seconds != 0]
+    for key, row in rows[1:-1]:
+        source = re.search(rf'<div class="wf-source" data-source="{key}">(.*?)</div>', row, re.S).group(1)
+        assert _text(source) == f"source: {terms[key].source}"  # the whole source, as text
+        assert _text(re.search(r'<div class="wf-formula">(.*?)</div>', row).group(1)) == terms[key].formula
+    # The expected row's tokens/s is the readout's.
+    assert f"→ <b>{e.expected_tokens_per_s_per_sequence:.3g}" in rows[-1][1].replace(",", "")
+    # The time to first token: its rows add up to the expected TTFT too.
+    ttft = _chain(page, "ttft")
+    ttft_s = [float(re.search(r'data-seconds="([^"]+)"', h).group(1)) for k, h in ttft if k != "expected"]
+    ex = expected_step(lab.result, None, ttft_result=lab.scenario.clone(phase="prefill", batch=1).evaluate())
+    assert math.fsum(ttft_s) * lab.result.pp == pytest.approx(ex.expected_ttft_s, rel=1e-15)
+
+
+def test_a_term_whose_source_is_missing_from_the_page_fails_the_check():
+    # The check above reads the source from the page: a rendering that dropped it would not match.
+    lab = Lab(Scenario(), query={})
+    lab.state.tab = "Expected"
+    page = lab._tab_views["Expected"].pane.object
+    hbm = lab.state.expected.terms[2]
+    assert hbm.key == "hbm" and "AI-benchmarking-guide" in hbm.source
+    assert page.count('data-source="hbm"') == 1
+    stripped = re.sub(r'(<div class="wf-source" data-source="hbm">).*?(</div>)', r"\1\2", page, flags=re.S)
+    row = dict(_chain(stripped, "step"))["hbm"]
+    assert _text(re.search(r'data-source="hbm">(.*?)</div>', row).group(1)) != f"source: {hbm.source}"
+
+
+def test_sources_are_escaped_text_with_their_addresses_as_links():
+    got = linkify("<b>x</b> see https://example.org/a?b=1&c=2, and javascript:alert(1) (row 'Dot | 3')")
+    assert "<b>" not in got and "&lt;b&gt;x&lt;/b&gt;" in got
+    assert got.count("<a ") == 1
+    assert ('<a href="https://example.org/a?b=1&amp;c=2" target="_blank" rel="noopener noreferrer">'
+            "https://example.org/a?b=1&amp;c=2</a>, and javascript:alert(1)") in got
+    assert "(row &#x27;Dot | 3&#x27;)" in got
+
+
+def test_the_tab_is_computed_only_once_opened():
+    lab = Lab(Scenario(), query={})
+    assert "Expected" not in lab._tab_views
+    lab.state.engine = "gpt-fast"
+    lab.state.tab = "Expected"
+    assert "a prediction for the <b>gpt-fast preset</b>" in lab._tab_views["Expected"].pane.object
+    lab.state.engine = "llama.cpp"  # an engine change alone redraws the open tab
+    assert "a prediction for the <b>llama.cpp preset</b>" in lab._tab_views["Expected"].pane.object
+
+
+# -- the reality check ------------------------------------------------------------------------------------------------
+def test_the_reality_check_lists_this_gpus_measurements_with_ceiling_and_expected():
+    r = Scenario(model="llama-2-7b", gpu="a100-80gb", context=105, cuda_graphs=True).evaluate()
+    page = published_html(r)
+    rows = re.findall(r'<tr( class="current")? data-measurement="([^"]+)">(.*?)</tr>', page, re.S)
+    # 40 shipped measurements on an A100 80GB; the 11 of Llama-2-7B first, highlighted.
+    assert len(rows) == 40
+    assert [bool(c) for c, _, _ in rows] == [True] * 11 + [False] * 29
+    # gpt-fast's README: Llama-2-7B BF16 on an A100, 104.9 tokens/s; the ceiling for its run (prefill of 5 tokens
+    # then 199 decode steps) is 150.7 and the expected 101.5 (docs/expected-performance.md): 0.70 and 1.03.
+    cells = dict((i, re.findall(r"<td[^>]*>(.*?)</td>", body, re.S)) for _, i, body in rows)
+    gf = cells["gptfast-a100-llama2-7b-bf16"]
+    assert gf[0].startswith("gpt-fast<br>") and "B = 1, TP = 1, bf16, KV bf16; prompt 5, output 200" in gf[3]
+    assert gf[5:10] == ["105", "151", "102", "0.70", "1.03"]
+    assert gf[10] == "held out"
+    assert ('href="https://github.com/pytorch-labs/gpt-fast/blob/32971d3129541c5bfb4f715abc33d1c5f408d204/README.md"'
+            in gf[11]) and "Benchmarks table, row &#x27;Llama-2-7B | Base | 104.9&#x27;" in gf[11]
+    # No published measurement beats the ceiling.
+    assert all(float(c[8]) <= 1.0 for c in cells.values())
+    # A part with none shipped says so.
+    assert "No published measurement on" in published_html(Scenario(gpu="b200").evaluate())
+
+
+def test_your_measurements_join_the_reality_check_with_the_same_ratios():
+    lab = Lab(Scenario(model="llama-3-8b", gpu="h100-sxm"), query={})
+    lab.state.measurements = [Measurement(batch=1, context=2048, tokens_per_s=120.0),
+                              Measurement(batch=16, context=2048, tokens_per_s=1500.0)]
+    page = expected_tab_html(lab.state)
+    rows = re.findall(r'<tr data-user="([^"]+)">(.*?)</tr>', page, re.S)
+    assert [k for k, _ in rows] == ["1-2048", "16-2048"]
+    for (_key, body), point in zip(rows, lab.state.measured, strict=True):
+        cells = re.findall(r"<td>(.*?)</td>", body)
+        r = lab.scenario.clone(batch=point.measurement.batch, context=2048).evaluate()
+        e = expected_step(r)
+        assert cells[2] == f"{r.tokens_per_s_with_kv:,.0f}" and f"{point.ceiling_tokens_per_s:,.0f}" == cells[2]
+        assert cells[4] == f"{1 / point.gap:.2f}"
+        assert cells[5] == f"{point.measurement.tokens_per_s / (r.tokens_per_s_with_kv * e.fraction_of_ceiling):.2f}"
