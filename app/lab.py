@@ -148,7 +148,8 @@ class Lab(pn.viewable.Viewer):
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
-        band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
+        band = pn.widgets.Checkbox.from_param(self.state.param.band,
+                                              label="Show the expected point (the engine preset) with its spread",
                                               css_classes=["band"])
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])

@@ -146,3 +146,29 @@ def spread_for(phase: str, batch: int, format_class: str) -> Spread:
     why = "" if used == key else f"; this regime has {own.get('n', 0)} (fewer than {data['min_points']}): all regimes'"
     return Spread(key, REGIMES[key], used, s["n"], s["p10"], s["p50"], s["p90"],
                   f"{s['n']} leave-one-out scores of {data['fitted_on']}{why} (core/expected_spread.json)")
+
+
+@dataclass(frozen=True)
+class ExpectedPoint:
+    """The expected step on the roofline: where a real engine's decode (or prefill) is predicted to land.
+
+    Attributes (SI):
+        intensity: the step's arithmetic intensity counting KV reads, FLOP/byte (where measured points sit).
+        flop_per_s: attainable FLOP/s expected, ``FLOP per step / expected step time`` (per GPU).
+        low, high: the spread's 10th and 90th percentiles of measured speed applied to it, FLOP/s.
+        spread: the :class:`Spread` used.
+    """
+
+    intensity: float
+    flop_per_s: float
+    low: float
+    high: float
+    spread: Spread
+
+
+def expected_point(result, e) -> ExpectedPoint:
+    """The expected point of ``result`` (a :class:`~core.scenario.ScenarioResult`) under its expected step ``e``
+    (:class:`~core.expected.ExpectedStep`): same FLOP per step, the expected step's time."""
+    flops = result.flop_per_step / e.expected_step_time_s
+    s = spread_for(result.phase, result.batch, e.parameters.format_class)
+    return ExpectedPoint(result.arithmetic_intensity_with_kv, flops, flops * s.low, flops * s.high, s)

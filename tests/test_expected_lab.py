@@ -202,3 +202,74 @@ def test_your_measurements_join_the_reality_check_with_the_same_ratios():
         assert cells[2] == f"{r.tokens_per_s_with_kv:,.0f}" and f"{point.ceiling_tokens_per_s:,.0f}" == cells[2]
         assert cells[4] == f"{1 / point.gap:.2f}"
         assert cells[5] == f"{point.measurement.tokens_per_s / (r.tokens_per_s_with_kv * e.fraction_of_ceiling):.2f}"
+
+
+# -- the expected point and its spread -------------------------------------------------------------------------------
+def test_the_spread_file_is_what_its_points_give():
+    from core.spread import REGIMES, load_spread, spread_table
+
+    data = load_spread()
+    points = {i: (p["regime"], p["ratio"]) for i, p in data["points"].items()}
+    assert len(points) == 57 and data["fitted_on"].startswith("core/measurements.json calibration set (57")
+    table = spread_table(points)
+    assert {k: {f: v[f] for f in v if f != "covers"} for k, v in data["regimes"].items()} == table
+    # Counts per regime: 6 prefills, 13 small-batch 16-bit, 20 small-batch quantised, 18 at B > 8.
+    assert {k: table[k]["n"] for k in REGIMES} == {"prefill": 6, "small-batch-16bit": 13,
+                                                   "small-batch-quantised": 20, "large-batch": 18}
+    # The 10th and 90th percentiles by hand for the 13 small-batch 16-bit ratios (numpy's linear rule: ranks
+    # 0.1·12 = 1.2 and 0.9·12 = 10.8 of the sorted ratios).
+    v = sorted(r for k, r in points.values() if k == "small-batch-16bit")
+    assert table["small-batch-16bit"]["p10"] == pytest.approx(v[1] + 0.2 * (v[2] - v[1]), rel=1e-5)
+    assert table["small-batch-16bit"]["p90"] == pytest.approx(v[10] + 0.8 * (v[11] - v[10]), rel=1e-5)
+
+
+def test_the_spread_points_are_leave_one_out_scores():
+    # Two of the 57 refits, warm-started from the full fit as core.published.leave_one_out does.
+    from core import published as P
+    from core.spread import load_spread, measurement_regime, speed_ratio
+
+    ms = P.calibration_set()
+    full = P.fit(ms)
+
+    def warm(lay):
+        import numpy as np
+
+        return np.array([full.theta[full.layout.index(*n)] if n in full.layout.names else lay.prior[j]
+                         for j, n in enumerate(lay.names)])
+
+    stored = load_spread()["points"]
+    for i in (0, len(ms) - 1):
+        m = ms[i]
+        row = P.score(P.fit(ms[:i] + ms[i + 1:], start=warm), (m,))[0]
+        assert stored[m.id]["regime"] == measurement_regime(m)
+        assert stored[m.id]["ratio"] == pytest.approx(speed_ratio(m, row.expected), rel=1e-5)
+
+
+def test_the_expected_point_sits_at_the_expected_flops_with_its_regimes_whisker():
+    from core.spread import load_spread, spread_for
+
+    lab = Lab(Scenario(), query={})
+    rv = lab.roofline
+    assert not rv.band_renderer.visible and list(rv.band.data["x"]) == []  # nothing computed while hidden
+    lab.state.band = True
+    r, e = lab.result, lab.state.expected
+    y = r.flop_per_step / e.expected_step_time_s / 1e12
+    # 70B at B = 1: 2 FLOP per parameter over 60.27 ms, against the ceiling's 42.92 ms (3.79 TFLOP/s counting KV).
+    assert y == pytest.approx(r.attainable_flop_per_s_with_kv / 1e12 * 42.92 / 60.27, rel=1e-3)
+    band = load_spread()["regimes"]["small-batch-16bit"]
+    assert list(rv.band.data["x"]) == [r.arithmetic_intensity_with_kv]
+    assert rv.band.data["y"][0] == pytest.approx(y, rel=1e-12)
+    assert rv.band.data["lo"][0] == pytest.approx(y * band["p10"], rel=1e-12)
+    assert rv.band.data["hi"][0] == pytest.approx(y * band["p90"], rel=1e-12)
+    assert rv.band_renderer.visible and rv.band_whisker.visible
+    assert "expected, generic engine (71 % of the ceiling)" in rv.band_item.label["value"]
+    # It follows the engine, and a prefill (6 scores, fewer than 8) takes every regime's spread.
+    lab.state.engine = "gpt-fast"
+    assert rv.band.data["y"][0] == pytest.approx(r.flop_per_step / lab.state.expected.expected_step_time_s / 1e12)
+    assert spread_for("prefill", 1, "16-bit").used == "overall"
+    lab.scenario.phase = "prefill"
+    overall = load_spread()["regimes"]["overall"]
+    assert rv.band.data["lo"][0] == pytest.approx(rv.band.data["y"][0] * overall["p10"], rel=1e-12)
+    assert "all regimes" in rv.band_item.label["value"]
+    lab.state.band = False
+    assert not rv.band_renderer.visible and list(rv.band.data["x"]) == []
