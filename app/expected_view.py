@@ -131,45 +131,68 @@ def _value(m, v: float) -> str:
     return fmt_seconds(v) if m.is_time else f"{fmt_rate(v)}"
 
 
+def _short(url: str) -> str:
+    """A long address as link text: its host and its last path segment (the whole address is the link's target)."""
+    rest = url.split("://", 1)[-1]
+    host, _, path = rest.partition("/")
+    tail = path.rstrip("/").rsplit("/", 1)[-1]
+    return rest if len(rest) <= 40 else f"{host}/…/{tail[:40]}"
+
+
+def _measurement_row(x, same: bool) -> str:
+    m = x.measurement
+    src = m.source
+    url = src.get("url", "")
+    link = (f'<a href="{escape(url, quote=True)}" title="{escape(url, quote=True)}" target="_blank" '
+            f'rel="noopener noreferrer">{escape(_short(url))}</a>'
+            if url.startswith(("https://", "http://")) else escape(url))
+    cls = ' class="same-model"' if same else ""
+    return (
+        f'<tr{cls} data-measurement="{escape(m.id, quote=True)}">'
+        f'<td class="k"><b>{escape(m.engine)}</b> · {escape(m.model_as_printed)} · B = {m.batch}, TP = {m.tp}, '
+        f"{escape(m.weight_format)}, KV {escape(m.kv_dtype)}, prompt {m.prompt_len:,}, output {m.output_len:,} · "
+        f'{_metric(m)}<br><small>{escape(m.engine_version)}; GPU as printed: {escape(m.gpu_as_printed)}; '
+        f'{"held out" if m.set == "held_out" else "calibration"}</small>'
+        f'<br><small class="src">source: {link}, {escape(src.get("where", ""))}</small></td>'
+        f"<td>{_value(m, m.measured)}</td><td>{_value(m, x.ceiling)}</td><td>{_value(m, x.expected)}</td>"
+        f"<td>{x.measured_over_ceiling:.2f}</td><td>{speed_ratio(m, x.expected):.2f}</td></tr>")
+
+
+REALITY_HEAD = ("<tr><th>measurement: engine · model · settings · metric; version, GPU, set; source and row</th>"
+                "<th>measured</th><th>ceiling</th><th>expected</th><th>÷ ceiling</th><th>÷ expected</th></tr>")
+
+
 def published_html(r: ScenarioResult) -> str:
-    """The shipped measurements on ``r``'s GPU (those of its model first) against the ceiling and the expected
-    step for their own settings (:func:`core.published.shipped_row`)."""
+    """The shipped measurements on ``r``'s GPU against the ceiling and the expected step for their own settings
+    (:func:`core.published.shipped_row`): those of ``r``'s model in the table, the other models' folded below it
+    (all in the table when none is of ``r``'s model)."""
     rows = rows_for_gpu(r.gpu.id)
     if not rows:
         return (f'<div class="caption" data-readout="reality-none">No published measurement on {escape(r.gpu.name)} '
                 "is shipped (core/measurements.json holds 98 on 8 parts: pick an A100, H100, H200, MI300X, L40S or "
                 "RTX 4090 to see them).</div>")
     same = [x for x in rows if x.measurement.model == r.model.id]
-    rows = same + [x for x in rows if x.measurement.model != r.model.id]
-    body = []
-    for x in rows:
-        m = x.measurement
-        cls = ' class="current"' if m.model == r.model.id else ""
-        src = m.source
-        url = src.get("url", "")
-        link = (f'<a href="{escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">{escape(url)}</a>'
-                if url.startswith(("https://", "http://")) else escape(url))
-        body.append(
-            f'<tr{cls} data-measurement="{escape(m.id, quote=True)}"><td class="k">{escape(m.engine)}<br>'
-            f'<small>{escape(m.engine_version)}</small></td><td class="k">{escape(m.gpu_as_printed)}</td>'
-            f'<td class="k">{escape(m.model_as_printed)}</td>'
-            f'<td class="k">B = {m.batch}, TP = {m.tp}, {escape(m.weight_format)}, KV {escape(m.kv_dtype)}; '
-            f"prompt {m.prompt_len:,}, output {m.output_len:,}</td><td class=\"k\">{_metric(m)}</td>"
-            f"<td>{_value(m, m.measured)}</td><td>{_value(m, x.ceiling)}</td><td>{_value(m, x.expected)}</td>"
-            f"<td>{x.measured_over_ceiling:.2f}</td><td>{speed_ratio(m, x.expected):.2f}</td>"
-            f'<td class="k">{"held out" if m.set == "held_out" else "calibration"}</td>'
-            f'<td class="k src">{link}<br><small>{escape(src.get("where", ""))}</small></td></tr>')
-    head = ("<tr><th>engine, version</th><th>GPU as printed</th><th>model</th><th>settings</th><th>metric</th>"
-            "<th>measured</th><th>ceiling</th><th>expected</th><th>measured ÷ ceiling</th>"
-            "<th>measured ÷ expected (speed)</th><th>set</th><th>source and row</th></tr>")
+    others = [x for x in rows if x.measurement.model != r.model.id]
     caption = (
         f'<div class="caption" data-readout="reality-caption"><b>Reality check</b>: {len(rows)} published '
         f"measurement{'s' if len(rows) != 1 else ''} on {escape(r.gpu.name)}"
-        + (f", {len(same)} of them of {escape(r.model.name)} (highlighted, first)" if same else "")
-        + ". Each against the lab's ceiling and the expected step for its own settings (its engine's preset, "
-        "format, batch, prompt and output lengths, TP). Ratios of speed: a time's is inverted, so below 1 is "
-        "slower. Calibration rows were fitted on (in-sample); held-out ones never were.</div>")
-    return caption + f'<div class="scroll"><table class="lab reality">{head}{"".join(body)}</table></div>'
+        + (f", {len(same)} of them of {escape(r.model.name)}" if same else f", none of {escape(r.model.name)}")
+        + ", each against the lab's ceiling and the expected step for its own settings (its engine's preset, "
+        "format, batch, prompt and output lengths, TP). ÷: measured speed over the ceiling's and the expected "
+        "speed (a time's ratio inverted: below 1 is slower). Calibration rows were fitted on (in-sample); held-out "
+        "ones never were.</div>")
+
+    def table(xs, flag: bool) -> str:
+        body = "".join(_measurement_row(x, flag) for x in xs)
+        return f'<div class="scroll"><table class="lab reality">{REALITY_HEAD}{body}</table></div>'
+
+    if not same:
+        return caption + table(others, False)
+    out = caption + table(same, True)
+    if others:
+        out += (f'<details class="reality-others"><summary>{len(others)} more on {escape(r.gpu.name)}, other models'
+                f"</summary>{table(others, False)}</details>")
+    return out
 
 
 def user_rows_html(state: LabState, cache: dict) -> str:

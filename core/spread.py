@@ -143,9 +143,10 @@ def spread_for(phase: str, batch: int, format_class: str) -> Spread:
     own = data["regimes"][key]
     used = key if own.get("n", 0) >= data["min_points"] else "overall"
     s = data["regimes"][used]
-    why = "" if used == key else f"; this regime has {own.get('n', 0)} (fewer than {data['min_points']}): all regimes'"
+    why = "" if used == key else f"; this regime has {own.get('n', 0)}, fewer than {data['min_points']}: all regimes'"
     return Spread(key, REGIMES[key], used, s["n"], s["p10"], s["p50"], s["p90"],
-                  f"{s['n']} leave-one-out scores of {data['fitted_on']}{why} (core/expected_spread.json)")
+                  f"{s['n']} of the {len(data['points'])} leave-one-out scores of core/measurements.json's "
+                  f"calibration set{why} (core/expected_spread.json)")
 
 
 @dataclass(frozen=True)
