@@ -65,14 +65,17 @@ class LabState(param.Parameterized):
         scenario.param.watch(self._evaluate, [*LEVERS.names, "catalogue"])
 
     def _expect(self, result: ScenarioResult) -> dict:
-        """``expected`` and ``expected_error`` for ``result`` under the session's engine preset."""
+        """``expected`` and ``expected_error`` for ``result`` under the session's engine preset (an embedded page,
+        without readouts or the Expected tab, computes none unless its link shows the expected point)."""
+        if self.embed and not self.band:
+            return {"expected": None, "expected_error": ""}
         try:
             e = expected_step(result, None if self.engine == "generic" else self.engine)
         except Exception as exc:  # noqa: BLE001 - a model or GPU the expected step cannot read keeps the ceiling
             return {"expected": None, "expected_error": f"no expected step for this scenario: {exc}"}
         return {"expected": e, "expected_error": ""}
 
-    @param.depends("engine", watch=True)
+    @param.depends("engine", "band", watch=True)
     def _on_engine(self) -> None:
         with pn.io.hold():
             self.param.update(**self._expect(self.result))

@@ -264,7 +264,7 @@ def test_the_expected_point_sits_at_the_expected_flops_with_its_regimes_whisker(
     assert rv.band.data["lo"][0] == pytest.approx(y * band["p10"], rel=1e-12)
     assert rv.band.data["hi"][0] == pytest.approx(y * band["p90"], rel=1e-12)
     assert rv.band_renderer.visible and rv.band_whisker.visible
-    assert "expected, generic engine (71 % of the ceiling)" in rv.band_item.label["value"]
+    assert rv.band_item.label["value"] == "expected, generic engine; whisker: measured lands at 0.73–1.2×"
     # It follows the engine, and a prefill (6 scores, fewer than 8) takes every regime's spread.
     lab.state.engine = "gpt-fast"
     assert rv.band.data["y"][0] == pytest.approx(r.flop_per_step / lab.state.expected.expected_step_time_s / 1e12)
@@ -272,7 +272,7 @@ def test_the_expected_point_sits_at_the_expected_flops_with_its_regimes_whisker(
     lab.scenario.phase = "prefill"
     overall = load_spread()["regimes"]["overall"]
     assert rv.band.data["lo"][0] == pytest.approx(rv.band.data["y"][0] * overall["p10"], rel=1e-12)
-    assert "all regimes" in rv.band_item.label["value"]
+    assert rv.band_item.label["value"].endswith("measured lands at 0.66–1.2×")
     lab.state.band = False
     assert not rv.band_renderer.visible and list(rv.band.data["x"]) == []
 
@@ -284,3 +284,12 @@ def test_a_server_computes_every_published_row_once_at_start():
     hits = shipped_row.cache_info().hits
     shipped_row(load_measurements()[0])
     assert shipped_row.cache_info().hits == hits + 1  # cached: the tab computes nothing twice
+
+
+def test_an_embedded_page_computes_no_expected_step_unless_it_shows_the_point():
+    embed = Lab(Scenario(), query={"embed": ["true"]})
+    assert embed.state.expected is None and embed.state.expected_error == ""
+    embed.scenario.batch = 4
+    assert embed.state.expected is None
+    shown = Lab(Scenario(), query={"embed": ["true"], "band": ["true"]})
+    assert shown.state.expected is not None and list(shown.roofline.band.data["x"]) != []
