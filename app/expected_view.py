@@ -159,7 +159,8 @@ def _measurement_row(x, same: bool) -> str:
 
 
 REALITY_HEAD = ("<tr><th>measurement: engine · model · settings · metric; version, GPU, set; source and row</th>"
-                "<th>measured</th><th>ceiling</th><th>expected</th><th>÷ ceiling</th><th>÷ expected</th></tr>")
+                "<th>measured</th><th>ceiling</th><th>expected</th><th>÷ ceil&shy;ing</th>"
+                "<th>÷ ex&shy;pected</th></tr>")
 
 
 def published_html(r: ScenarioResult) -> str:
