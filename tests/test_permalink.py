@@ -222,7 +222,10 @@ def longest_written_query() -> str:
         else:
             levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
     pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
-    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own"}
+    from app.state import ENGINES
+
+    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own",
+             "engine": max(ENGINES, key=len), "band": "true"}
     return urlencode(query)
 
 
@@ -232,7 +235,7 @@ def test_every_link_the_lab_writes_is_one_it_opens():
 
     query = longest_written_query()
     assert 15_000 < len(query) <= MAX_LINK_CHARS and link_refusal(query) is None
-    assert len(query.split("&")) == 25 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
+    assert len(query.split("&")) == 27 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
 
 
 def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_notice():
