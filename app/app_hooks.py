@@ -20,12 +20,15 @@ headers (behind the nginx recipe, nginx answers them 414 first: ``assets/deploy/
 
 from __future__ import annotations
 
+import threading
+
 from bokeh.util.token import generate_jwt_token
 from tornado import httputil
 from tornado.web import HTTPError
 
 from app import log_hygiene
 from core.permalink import LinkRefusal, link_refusal
+from core.published import warm_rows
 
 #: Tornado's limit on a request's headers, bytes (``HTTP1ConnectionParameters``' default ``max_header_size``, which
 #: ``panel serve`` keeps).
@@ -40,11 +43,14 @@ CHECKED_FROM_CHARS = 4_096
 
 def on_server_loaded(server_context) -> None:
     """At server start: Tornado reads as many query parameters as its header limit can hold; the server's log
-    lines that quote a visitor's link are cut (:mod:`app.log_hygiene`)."""
+    lines that quote a visitor's link are cut (:mod:`app.log_hygiene`); the Expected tab's published measurements
+    are computed once, in a thread of their own (:func:`core.published.warm_rows`, ~0.7 s), not on the event loop
+    the first session to open the tab shares."""
     if hasattr(httputil, "ParseUrlEncodedConfig"):  # Tornado >= 6.5.8 caps a query at 1,000 parameters
         httputil.set_parse_body_config(httputil.ParseBodyConfig(
             urlencoded=httputil.ParseUrlEncodedConfig(max_arguments=TORNADO_MAX_HEADER_BYTES)))
     log_hygiene.install()
+    threading.Thread(target=warm_rows, name="warm-published-rows", daemon=True).start()
 
 
 def websocket_request_bytes(request) -> int:

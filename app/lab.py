@@ -28,6 +28,7 @@ from .a11y import A11yFixes
 from .byo_view import BringYourOwnView
 from .compare_view import CompareView
 from .controls import build_controls, lever_widgets, write_lever
+from .expected_view import expected_tab_html
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
@@ -39,7 +40,7 @@ from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
-from .state import TABS, LabState
+from .state import ENGINES, TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
@@ -79,12 +80,13 @@ class Lab(pn.viewable.Viewer):
         scenario = scenario or Scenario()
         query = session_query() if query is None else query
         link = from_query(query, ignore=APP_KEYS)
-        app, app_notices = app_link_state(query, TABS, len(TOUR))
+        app, app_notices = app_link_state(query, TABS, len(TOUR), ENGINES)
         if link.custom_gpu is not None:
             scenario.add_gpu(link.custom_gpu)
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
-                                        embed=app["embed"], present=app["present"] and not app["embed"]))
+                                        embed=app["embed"], present=app["present"] and not app["embed"],
+                                        band=app["band"], **({"engine": app["engine"]} if app["engine"] else {})))
         state = self.state
         self.scenario = scenario
         self.embed = state.embed
@@ -146,7 +148,8 @@ class Lab(pn.viewable.Viewer):
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
-        band = pn.widgets.Checkbox.from_param(self.state.param.band, label="Show the 60–85 % measured-efficiency band",
+        band = pn.widgets.Checkbox.from_param(self.state.param.band,
+                                              label="Show the expected point (the engine preset) with its spread",
                                               css_classes=["band"])
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])
@@ -249,6 +252,10 @@ class Lab(pn.viewable.Viewer):
             view = TabHTMLView(lambda s: traffic_html(s.result), state=self.state, tab=name)
         elif name == "KV table":
             view = TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name)
+        elif name == "Expected":
+            cache: dict = {}  # the user's measurements' ceilings and expected values, by settings and engine
+            view = TabHTMLView(lambda s: expected_tab_html(s, cache), follow=("expected", "measured"),
+                               state=self.state, tab=name)
         elif name == "Speculation":
             view = TabHTMLView(speculation_html, state=self.state, tab=name)
         elif name == "Pins":

@@ -27,7 +27,7 @@ from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
-APP_KEYS = ("embed", "present", "tour", "tab")
+APP_KEYS = ("embed", "present", "tour", "tab", "engine", "band")
 
 
 #: Least time between two rewrites of the address (ms).  Browsers cap how often a page may rewrite it (Safari:
@@ -77,16 +77,19 @@ def _first(query: dict, key: str) -> str | None:
     return None if value is None else str(value)
 
 
-def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict, list[str]]:
-    """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name).
+def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
+                   engines: tuple[str, ...] = ("generic",)) -> tuple[dict, list[str]]:
+    """The app's own keys of a link: ``embed``/``present``/``band`` (true/false), ``tour`` (a step, 1..steps),
+    ``tab`` (a name), ``engine`` (the expected step's preset, one of ``engines``, any case).
 
     Returns:
-        ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None}, notices)``;
-        a value that cannot be used is left out with a notice naming it and what is accepted.
+        ``({"embed": bool, "present": bool, "band": bool, "tour_step": int | None, "tab": str | None,
+        "engine": str | None}, notices)``; a value that cannot be used is left out with a notice naming it and
+        what is accepted.
     """
-    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None}
+    out: dict = {"embed": False, "present": False, "band": False, "tour_step": None, "tab": None, "engine": None}
     notices = []
-    for key in ("embed", "present"):
+    for key in ("embed", "present", "band"):
         text = _first(query, key)
         if text is None:
             continue
@@ -111,6 +114,13 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
             notices.append(f"ignored tab={text[:40]!r}: accepted {', '.join(tabs)}")
         else:
             out["tab"] = match
+    text = _first(query, "engine")
+    if text is not None:
+        match = next((e for e in engines if e.lower() == text.strip().lower()), None)
+        if match is None:
+            notices.append(f"ignored engine={text[:40]!r}: accepted {', '.join(engines)}")
+        else:
+            out["engine"] = match
     return out, notices
 
 
@@ -155,10 +165,11 @@ class PermalinkView(pn.viewable.Viewer):
         pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
         self.state.set_pins(pins)
 
-    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", watch=True)
+    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", "state.engine",
+                   "state.band", watch=True)
     def write(self) -> None:
-        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode and
-        the tour's step."""
+        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode, the
+        tour's step, the expected step's engine preset and the expected point."""
         self.writer.value = "?" + urlencode(self.query())
 
     def query(self) -> dict[str, str]:
@@ -173,4 +184,8 @@ class PermalinkView(pn.viewable.Viewer):
             query["tour"] = str(self.state.tour_step)
         if self.state.tab != self.state.param.tab.default:
             query["tab"] = self.state.tab
+        if self.state.engine != self.state.param.engine.default:
+            query["engine"] = self.state.engine
+        if self.state.band:
+            query["band"] = "true"
         return query

@@ -10,10 +10,11 @@ from html import escape
 import panel as pn
 import param
 
+from core.expected import ExpectedStep, expected_quantities
 from core.explain import Quantity, quantities
 from core.scenario import ScenarioResult
 
-from .state import LabState
+from .state import ENGINES, LabState
 from .style import STYLESHEET
 
 #: The quantities the readouts panel shows, in display order.
@@ -31,23 +32,39 @@ def rows(r: ScenarioResult, keys: tuple[str, ...] = READOUT_KEYS) -> list[Quanti
     return [found[key] for key in keys]
 
 
-def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, ...] = READOUT_KEYS) -> str:
+#: Where the expected readouts go: each right after the ceiling readout it predicts.
+EXPECTED_AFTER = {"tokens": "expected-tokens", "tokens-aggregate": "expected-tokens-aggregate"}
+
+
+def _item(x: Quantity, show_work: bool, css: str = "ro") -> str:
+    return (f'<div class="{css}" data-key="{x.key}"><div class="line">'
+            f'<span class="q">{escape(x.label)}</span><span class="v" data-readout="{x.key}">{escape(x.value)}</span>'
+            "</div>"
+            + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
+               if show_work else "")
+            + "</div>")
+
+
+def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, ...] = READOUT_KEYS,
+                  expected: ExpectedStep | None = None, expected_error: str = "") -> str:
     """The readouts as HTML, value cells marked ``data-readout=<key>``.
 
     With ``show_work`` each readout also shows its formula and the same formula
     with this scenario's values and units substituted.  ``keys``: which readouts
     (the offline page, one GPU, shows fewer; ``app/offline_readouts.js`` writes
-    the same HTML in the browser).
+    the same HTML in the browser).  ``expected``: the expected step of ``r``
+    (:func:`core.expected.expected_quantities`), shown after the ceiling readouts it
+    predicts (:data:`EXPECTED_AFTER`), marked approximate with the model;
+    ``expected_error``: why there is none, said in its place.
     """
-    items = "".join(
-        f'<div class="ro" data-key="{x.key}"><div class="line">'
-        f'<span class="q">{escape(x.label)}</span><span class="v" data-readout="{x.key}">{escape(x.value)}</span>'
-        "</div>"
-        + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
-           if show_work else "")
-        + "</div>"
-        for x in rows(r, keys)
-    )
+    extra: dict[str, str] = {}
+    if expected is not None:
+        for q in expected_quantities(expected, approximate=r.model.approximate):
+            extra[q.key] = _item(q, show_work, "ro expected")
+    elif expected_error:
+        extra["expected-tokens"] = (f'<div class="ro expected" data-key="expected-tokens"><div class="warn" '
+                                    f'data-readout="expected-tokens">{escape(expected_error)}</div></div>')
+    items = "".join(_item(x, show_work) + extra.get(EXPECTED_AFTER.get(x.key, ""), "") for x in rows(r, keys))
     warn = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in r.warnings)
     return f'<div class="readouts">{items}</div>{warn}'
 
@@ -74,14 +91,19 @@ class ReadoutsView(pn.viewable.Viewer):
         self.show_work = pn.widgets.Checkbox.from_param(self.state.param.show_work,
                                                         name="Show your work (formulas with values)",
                                                         css_classes=["show-work"])
+        # The expected step's preset: view state (in the link as ?engine=), not a lever of the scenario.
+        self.engine = pn.widgets.Select.from_param(self.state.param.engine, name="Engine preset (expected step)",
+                                                   options=list(ENGINES), css_classes=["engine"],
+                                                   sizing_mode="stretch_width")
         self._refresh()
 
     def __panel__(self):
         # At most 380 px, less on a phone-width page (nothing is cut off at 360 px).
-        return pn.Column("### Readouts", self.show_work, self.pane, max_width=380, min_width=0,
+        return pn.Column("### Readouts", self.show_work, self.engine, self.pane, max_width=380, min_width=0,
                          sizing_mode="stretch_width", styles={"flex": "1 1 300px"})
 
-    @param.depends("state.result", "state.show_work", watch=True)
+    @param.depends("state.result", "state.expected", "state.show_work", watch=True)
     def _refresh(self) -> None:
-        r = self.state.result
-        self.pane.object = approximate_html(r.model) + readouts_html(r, self.state.show_work)
+        s = self.state
+        self.pane.object = approximate_html(s.result.model) + readouts_html(
+            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error)

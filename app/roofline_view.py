@@ -2,7 +2,7 @@
 
 x is arithmetic intensity (FLOP/byte), y attainable performance.  The chart is
 built once per session; it depends on the session state's result, pins,
-measurements and band switch (``param.depends``) and only replaces the data of
+measurements, expected step and its switch (``param.depends``) and only replaces the data of
 its ColumnDataSources, so the browser repaints without rebuilding the figure.
 Every number it draws comes from the :class:`core.ScenarioResult` (roofs through
 :func:`core.roofline.attainable_flop_per_s`); the view computes no formula.
@@ -35,13 +35,16 @@ from bokeh.models import (
     NoOverlap,
     Scatter,
     Span,
+    TeeHead,
     UnionRenderers,
-    VArea,
+    Whisker,
 )
 from bokeh.plotting import figure
 
-from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
+from core.expected import engine_label
+from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
+from core.spread import expected_point
 from core.units import TFLOP, fmt_sig
 
 from .label_layout import place_labels_in_browser, unplaced
@@ -53,7 +56,7 @@ from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 CHART_TAB = "Roofline"
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
-X_FAR = 1e9  # roof and band are drawn out to here, so a wider x range never shows their end
+X_FAR = 1e9  # roofs are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
 #: A point or roof this close to the y range's end (a factor) widens it to the next decade, as for the x range.
 Y_MARGIN = 3.0
@@ -64,7 +67,6 @@ ROOF_COLOR = PALETTE["roof"]
 LADDER_COLOR = PALETTE["ladder"]
 POINT_COLOR = PALETTE["workload"]
 KV_LADDER_COLOR = PALETTE["kv"]
-BAND_X = np.logspace(np.log10(X_RANGE[0]), np.log10(X_FAR), 200)
 
 
 def roof_xy(peak_flop_per_s: float, bandwidth: float) -> dict[str, list[float]]:
@@ -190,7 +192,8 @@ class RooflineView(pn.viewable.Viewer):
         self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="workload-kv")
         self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="kv-ladder")
         self.other_phase = cds(data={"x": [], "y": [], "label": []}, name="other-phase")
-        self.band = cds(data={"x": [], "lo": [], "hi": []}, name="band")
+        # The expected point and its whisker (named "band": the switch and the link key it took over).
+        self.band = cds(data={"x": [], "y": [], "lo": [], "hi": []}, name="band")
         self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
         #: A result arrived while the chart was not shown (:meth:`_on_result`).
@@ -207,6 +210,7 @@ class RooflineView(pn.viewable.Viewer):
             self._on_pins()
             self._on_measured()
             self._on_present()
+            self._on_band()
         self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)
 
     def __panel__(self):
@@ -299,9 +303,23 @@ class RooflineView(pn.viewable.Viewer):
         if then is not None:
             pn.state.execute(then, schedule=True)
 
-    @param.depends("state.band", watch=True)
+    @param.depends("state.band", "state.expected", watch=True)
     def _on_band(self) -> None:
-        self.band_renderer.visible = self.state.band
+        """The expected point and its spread (drawn only while shown: ``?band=true`` or the switch)."""
+        shown = self.state.band and self.state.expected is not None
+        if shown:
+            r, e = self.state.result, self.state.expected
+            p = expected_point(r, e)
+            s = p.spread
+            self.band.data = {"x": [p.intensity], "y": [p.flop_per_s / TFLOP], "lo": [p.low / TFLOP],
+                              "hi": [p.high / TFLOP]}
+            # Short: a legend entry as wide as a sentence widened its column over the chart's (the Expected tab and
+            # the readouts say the rest).
+            self.band_item.label = {"value": f"expected, {engine_label(e.engine)}; whisker: measured lands at "
+                                             f"{fmt_sig(s.low, 2)}–{fmt_sig(s.high, 2)}×"}
+        elif self.band.data["x"]:
+            self.band.data = {"x": [], "y": [], "lo": [], "hi": []}
+        self.band_renderer.visible = self.band_whisker.visible = self.band_item.visible = shown
 
     def _build(self):
         fig = figure(
@@ -321,9 +339,19 @@ class RooflineView(pn.viewable.Viewer):
         add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
                                         line_width=1.5), self.sparse_roof, "sparse (2:4) headline: not attainable")
-        lo, hi = EFFICIENCY_BAND
-        self.band_renderer = add(VArea(x="x", y1="lo", y2="hi", fill_color=ROOF_COLOR, fill_alpha=0.15), self.band,
-                                 f"{lo:.0%}–{hi:.0%} of roof: typical measured", name="band-area", visible=False)
+        # The expected point (hidden until switched on), a whisker for its spread: two models (Whisker, TeeHead)
+        # beside the renderer the 60-85 % band had.
+        expected_color = PALETTE["expected"]
+        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color="white",
+                                         line_color=expected_color, line_width=2.5), self.band,
+                                 "expected (engine preset)", name="band-area", visible=False)
+        self.band_item = legend.items[-1]
+        self.band_item.visible = False
+        head = TeeHead(size=12, line_color=expected_color, line_width=2)
+        self.band_whisker = Whisker(source=self.band, base="x", lower="lo", upper="hi", dimension="height",
+                                    line_color=expected_color, line_width=2, upper_head=head, lower_head=head,
+                                    visible=False, name="expected-whisker")
+        fig.add_layout(self.band_whisker)
         add(Line(x="x", y="y", line_color=ROOF_COLOR, line_width=4), self.roof, "roof: min(P_peak, BW·I)")
         # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
         add(Line(x="x", y="y", line_color=PALETTE["overhead"], line_width=2, line_dash="dotted"), self.overhead,
@@ -641,8 +669,6 @@ class RooflineView(pn.viewable.Viewer):
                 self._draw_reference(r)
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
-            lo, hi = r.efficiency_band(BAND_X)
-            self.band.data = {"x": BAND_X, "lo": lo / TFLOP, "hi": hi / TFLOP}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
         sends = r.sends_between_gpus

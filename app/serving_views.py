@@ -26,14 +26,17 @@ class TabHTMLView(pn.viewable.Viewer):
 
     Args:
         render: the session state -> HTML.
+        follow: further :class:`LabState` parameters whose change redraws it (e.g. ``("expected", "measured")``).
     """
 
     state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
     tab = param.Selector(objects=list(TABS), doc="The tab that shows this view.")
 
-    def __init__(self, render: Callable[[LabState], str], **params):
+    def __init__(self, render: Callable[[LabState], str], follow: tuple[str, ...] = (), **params):
         super().__init__(**params)
         self._render = render
+        if follow:
+            self.state.param.watch(lambda *_: self._refresh(), list(follow))
         self.pane = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self._refresh()
         self._on_present()

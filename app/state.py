@@ -13,13 +13,16 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from core.expected import ExpectedStep, engine_names, expected_step
 from core.measured_points import MeasuredPoint, Measurement, analyse
 from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
-TABS = ("Roofline", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Pins",
+TABS = ("Roofline", "Expected", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Pins",
         "Hardware", "Bring your own", "Export")
+#: The engine presets of the expected step (``core/efficiency.json``): "generic" first, the lab's default.
+ENGINES = ("generic", *engine_names())
 #: Pin sets kept for undo.
 UNDO_DEPTH = 20
 
@@ -41,7 +44,13 @@ class LabState(param.Parameterized):
     measured = param.List(default=[], item_type=MeasuredPoint, doc="The measurements against the current roof.")
     tab = param.Selector(default=TABS[0], objects=list(TABS), doc="The open view tab, by name.")
     show_work = param.Boolean(default=False, doc="Readouts show their formulas with values.")
-    band = param.Boolean(default=False, doc="The roofline shows the 60-85 % measured-efficiency band.")
+    band = param.Boolean(default=False, doc="The roofline shows the expected point with its spread (?band=true).")
+    engine = param.Selector(default=ENGINES[0], objects=list(ENGINES),
+                            doc="The engine preset of the expected step (?engine=vLLM); view state, not a lever.")
+    expected = param.ClassSelector(class_=ExpectedStep, default=None, allow_None=True,
+                                   doc="The expected step of the result under the engine (None: could not be "
+                                       "computed; expected_error says why).")
+    expected_error = param.String(default="", doc="Why the expected step could not be computed ('' when it could).")
     embed = param.Boolean(default=False, doc="?embed=true: the compact layout for an iframe.")
     present = param.Boolean(default=False, doc="?present=true: large text, thick lines, for a projector.")
     tour_step = param.Integer(default=None, allow_None=True, bounds=(1, None),
@@ -52,7 +61,24 @@ class LabState(param.Parameterized):
     def __init__(self, scenario: Scenario | None = None, **params):
         scenario = scenario or Scenario()
         super().__init__(scenario=scenario, result=scenario.evaluate(), **params)
+        self.param.update(**self._expect(self.result))
         scenario.param.watch(self._evaluate, [*LEVERS.names, "catalogue"])
+
+    def _expect(self, result: ScenarioResult) -> dict:
+        """``expected`` and ``expected_error`` for ``result`` under the session's engine preset (an embedded page,
+        without readouts or the Expected tab, computes none unless its link shows the expected point)."""
+        if self.embed and not self.band:
+            return {"expected": None, "expected_error": ""}
+        try:
+            e = expected_step(result, None if self.engine == "generic" else self.engine)
+        except Exception as exc:  # noqa: BLE001 - a model or GPU the expected step cannot read keeps the ceiling
+            return {"expected": None, "expected_error": f"no expected step for this scenario: {exc}"}
+        return {"expected": e, "expected_error": ""}
+
+    @param.depends("engine", "band", watch=True)
+    def _on_engine(self) -> None:
+        with pn.io.hold():
+            self.param.update(**self._expect(self.result))
 
     def _evaluate(self, *_events) -> None:
         # A failure shows a message and keeps the last good result: no traceback
@@ -65,7 +91,7 @@ class LabState(param.Parameterized):
         # One message to the browser for every view's update: the chart, readouts and
         # memory bar never show two different scenarios at once.
         with pn.io.hold():
-            self.param.update(error="", result=result)
+            self.param.update(error="", result=result, **self._expect(result))
 
     @param.depends("pins", "scenario.catalogue", watch=True, on_init=True)
     def _compare_pins(self) -> None:

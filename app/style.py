@@ -25,6 +25,7 @@ PALETTE = {
     "text": "#424242",
     "overhead": "#555555",      # dark grey, dotted: the launch-overhead ceiling
     "interconnect": "#56B4E9",  # sky blue: the scale-up link and communication time
+    "expected": "#7a3b00",      # the workload's dark orange: the workload as a real engine runs it
 }
 
 #: One colour and one marker per pin slot (16, :data:`core.pins.MAX_PINS`): no two slots share a
@@ -44,6 +45,7 @@ SERIES_MARKERS = {
     "kv_ladder": "square",        # small purple squares
     "other_phase": "diamond",     # the same request's other phase (prefill or decode)
     "measured": "x",
+    "expected": "circle_dot",     # hollow, dotted disc with a whisker: the expected point and its spread
 }
 
 #: Line dash per roof-like series: the roof solid, the sparse headline dashed, a datasheet twin dot-dash.

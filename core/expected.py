@@ -61,9 +61,11 @@ __all__ = [
     "Term",
     "chain_inputs",
     "chain_step_times",
+    "engine_label",
     "engine_names",
     "engine_parameters",
     "expected_for_scenario",
+    "expected_quantities",
     "expected_step",
     "link_kind",
     "load_efficiency",
@@ -103,6 +105,11 @@ def load_efficiency(path: Path = EFFICIENCY_PATH) -> dict:
 def engine_names() -> tuple[str, ...]:
     """The engine presets a source gives figures for (``--engine`` accepts these)."""
     return tuple(k for k in load_efficiency()["engines"] if not k.startswith("_"))
+
+#: Each term's name in a few words (the readouts' show-your-work).
+TERM_SHORT = {"format": "format", "embedding": "embedding", "hbm": "HBM", "kernels": "kernels", "kv": "KV reads",
+              "dequant": "dequantisation", "gemm": "GEMM", "attention": "attention", "collectives": "collectives",
+              "launches": "launches", "overlap": "overlap", "engine": "engine"}
 
 
 # -- the chain: one formula, on scalars or numpy arrays ------------------------------------------------------------
@@ -760,3 +767,42 @@ def from_cli(scenario, args) -> ExpectedStep:
     """The expected step the ``explain`` flags ask for."""
     return expected_for_scenario(scenario, getattr(args, "engine", None),
                                  embedding=getattr(args, "embedding", "gathered"))
+
+
+# -- the lab's readouts (kept here so the app only renders them) ---------------------------------------------------
+def engine_label(engine: str | None) -> str:
+    """The preset's name as a readout says it: ``"generic engine"`` for None, else ``"<name> preset"``."""
+    return "generic engine" if engine is None else f"{engine} preset"
+
+
+def expected_quantities(e: ExpectedStep, approximate: bool = False) -> tuple:
+    """The expected tokens/s per sequence and for all GPUs as :class:`core.explain.Quantity` records, beside the
+    ceiling's, each labelled as a prediction for its engine preset; their work is the sum of the terms.
+
+    ``approximate``: the model has config keys the lab does not model (:attr:`core.models.ModelSpec.approximate`);
+    the values then say "(approximate)".  Keys: ``expected-tokens``, ``expected-tokens-aggregate``.
+    """
+    from .explain import Quantity  # the derivation's record type (core.explain does not import this module)
+
+    who = engine_label(e.engine)
+    pct = f"{100 * e.fraction_of_ceiling:.0f} % of the ceiling"
+    tail = " (approximate)" if approximate else ""
+    shown = [t for t in e.terms if t.seconds != 0]
+    terms = " ".join(f"{'+' if t.seconds > 0 else '−'} {fmt_seconds(abs(t.seconds))} ({TERM_SHORT[t.key]})"
+                     for t in shown)
+    step = (f"expected step = ceiling {fmt_seconds(e.ceiling_step_time_s)} {terms} = "
+            f"{fmt_seconds(e.expected_step_time_s)}")
+
+    def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
+        return Quantity(
+            key, f"{label} (a prediction, {who})",
+            "expected = ceiling tokens/s × ceiling step / expected step; expected step = ceiling step + Σ terms "
+            "(Expected tab)",
+            f"{step}; {fmt_rate(ceiling)} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
+            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct})",
+            f"ceiling {fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} tokens/s ({pct}), {who}{tail}")
+
+    return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,
+                e.expected_tokens_per_s_per_sequence),
+            one("expected-tokens-aggregate", "Expected tokens/s, all GPUs", e.ceiling_tokens_per_s_aggregate,
+                e.expected_tokens_per_s_aggregate))

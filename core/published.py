@@ -512,3 +512,47 @@ def validation_text(loo: bool = True) -> str:
     if loo:
         lines.append(_summary("calibration (leave-one-out)", scores(leave_one_out(calibration_set()))))
     return "\n".join(lines)
+
+
+# -- the lab's reality check: each measurement with the shipped constants ----------------------------------------
+def metric_value(m: Measurement, t_decode: float | None, t_prefill: float | None) -> float:
+    """``m``'s metric from a decode-step time and a prefill time (seconds; the one its timing does not use may be
+    None): decode ``1/t``, generate ``prefill + (output − 1)·t``, ttft the prefill; a rate × its batch (aggregate)
+    or batch/TP (per GPU); a latency or TTFT as the time itself (what :class:`Problem` computes on arrays)."""
+    t = {"decode": t_decode, "generate": (t_prefill or 0.0) + (m.output_len - 1) * (t_decode or 0.0),
+         "ttft": t_prefill}[m.timing]
+    if m.is_time:
+        return t
+    work = float(m.output_len) if m.timing == "generate" else 1.0
+    scale = {"tokens_per_s_per_sequence": 1.0, "tokens_per_s_aggregate": m.batch,
+             "tokens_per_s_per_gpu": m.batch / m.tp}[m.metric]
+    return scale * work / t
+
+
+@cache
+def shipped_row(m: Measurement) -> Row:
+    """``m`` against the ceiling and the expected step under the shipped constants (``efficiency.json``
+    ``fitted``, as the lab and ``explain --engine`` use them; in-sample for a calibration measurement).
+
+    Cached per measurement (a few ms each, once per process)."""
+    ends = []
+    for result in lab_results(m):
+        if result is None:
+            ends.append((None, None))
+            continue
+        p = _params(m, result)
+        states = chain_step_times(chain_inputs(result, p), p.chain_params(), ends_only=True)
+        ends.append((float(states[0]), float(states[-1])))
+    (c_dec, e_dec), (c_pre, e_pre) = ends
+    return Row(m, metric_value(m, c_dec, c_pre), metric_value(m, e_dec, e_pre))
+
+
+def rows_for_gpu(gpu_id: str) -> list[Row]:
+    """:func:`shipped_row` of every shipped measurement on ``gpu_id``, in file order ([] when none)."""
+    return [shipped_row(m) for m in load_measurements() if m.gpu == gpu_id]
+
+
+def warm_rows() -> int:
+    """Compute :func:`shipped_row` of every shipped measurement now (a server does it once at start, off the event
+    loop, so the first session to open the Expected tab waits for none of them).  Returns how many."""
+    return len([shipped_row(m) for m in load_measurements()])

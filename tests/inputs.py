@@ -57,7 +57,6 @@ def longest_written_query() -> str:
 
     import param
 
-
     gpu = custom_accelerator("\U0001f600" * 60, bandwidth_tbs=3.123456789012345, capacity_gb=80.12345678901234,
                              reference="h200", bf16=989.1234567890123, fp8=1979.123456789012, int8=1979.12345678901,
                              fp4=3958.123456789012)
@@ -74,5 +73,8 @@ def longest_written_query() -> str:
         else:
             levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
     pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
-    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own"}
+    from app.state import ENGINES
+
+    query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own",
+             "engine": max(ENGINES, key=len), "band": "true"}
     return urlencode(query)

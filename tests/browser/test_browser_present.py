@@ -371,7 +371,7 @@ def test_checkbox_labels_toggle_their_box(page, lab_url):
     _open(page, lab_url, PROJECTOR)
     box = page.locator(".band input[type=checkbox]")
     assert not box.is_checked()
-    page.get_by_text("Show the 60–85 % measured-efficiency band").click()
+    page.get_by_text("Show the expected point (the engine preset) with its spread").click()
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
     assert box.is_checked()
 

@@ -7,6 +7,7 @@ from conftest import FIELD_CASES
 from app import create_app
 from app.lab import Lab
 from app.readouts import rows
+from app.state import TABS
 from core import Scenario
 from core.model_catalogue import CATALOGUE_DIR
 
@@ -73,7 +74,7 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
     lab = Lab(Scenario(model="llama-3-8b"))
     assert lab.throughput is None
     tabs = lab.layout.select(pn.Tabs)[0]
-    tabs.active = 1
+    tabs.active = TABS.index("Throughput vs B")  # by name: the Expected tab now sits before it
     assert lab.throughput is not None
     lab.scenario.batch = 56
     assert list(lab.throughput.current.data["batch"]) == [56]
