@@ -84,7 +84,7 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
 def test_the_chart_is_not_redrawn_while_another_tab_is_open_and_catches_up_when_its_tab_opens():
     lab = Lab(Scenario(model="llama-3-8b"))
     tabs = lab.layout.select(pn.Tabs)[0]
-    tabs.active = 1  # Throughput vs B
+    tabs.active = TABS.index("Throughput vs B")
     assert lab.instant.holder.data["shown"] == [False]  # the browser's instant redraw leaves the hidden chart alone
     lab.scenario.batch = 56
     assert list(lab.throughput.current.data["batch"]) == [56]
