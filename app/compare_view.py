@@ -40,8 +40,10 @@ from core.export import compare_csv
 from core.pins import COMPARE_METRICS, ORIGIN, PinRow, preset_notes
 from core.units import fmt_sig
 
+from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure
+from .roofline_view import shared_name_parts
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
 
@@ -50,9 +52,10 @@ ROW_HEIGHT = 150
 #: The bottom row also carries the x axis' title ("pin"): it is this much taller, so its plot frame is as tall as
 #: the other rows'.
 X_AXIS_HEIGHT = 25
-#: Characters of a pin's name its x-axis label keeps, by the number of pins: about 110 characters of 11-px text fit
-#: a row's width at 1280 px, shared by the pins (at least 6 and at most 28 each, "…" marking a cut).
-AXIS_NAME_ROOM = (110, 6, 28)
+#: Characters of the x-axis labels, by the number of pins: about 72 characters of 11-px text fit a row's width beside
+#: the readouts at 1280 px, shared by the pins' labels ("12: " included); at most 28 of a name, "…" marking a cut,
+#: and the number alone where fewer than 5 would be left.
+AXIS_ROOM, AXIS_NAME_MOST, AXIS_NAME_LEAST = 72, 28, 5
 #: Present mode's rows are this much taller (18-px titles and ticks).
 PRESENT_ROW_SCALE = 1.3
 #: The vertical offsets (lines) a value label tries beside its mark: further off, it reads as a neighbour's.
@@ -86,11 +89,14 @@ PIN_TICK_CODE = "const s = labels[parseInt(tick, 10) - 1]; return s === undefine
 
 
 def pin_axis_labels(names: list[str]) -> list[str]:
-    """Each pin's x-axis label: its number and its name, cut to the room the number of pins leaves."""
-    per, least, most = AXIS_NAME_ROOM
-    room = max(least, min(most, per // max(len(names), 1)))
-    return [f"{i + 1}: " + (name if len(name) <= room else name[:room - 1].rstrip() + "…")
-            for i, name in enumerate(names)]
+    """Each pin's x-axis label: its number and its name without the parts every pin's name holds (the trio's model
+    and GPU: :func:`app.roofline_view.shared_name_parts`), cut to the room the number of pins leaves."""
+    own, _shared = shared_name_parts(names)
+    room = min(AXIS_NAME_MOST, AXIS_ROOM // max(len(names), 1) - 4)
+    if room < AXIS_NAME_LEAST:
+        return [str(i + 1) for i in range(len(names))]
+    return [f"{i + 1}: " + (name if len(name) <= room else name[:room - 1].rstrip(" ·") + "…")
+            for i, name in enumerate(own)]
 
 
 class CompareView(pn.viewable.Viewer):
@@ -109,6 +115,11 @@ class CompareView(pn.viewable.Viewer):
         self.figures[-1].xaxis.axis_label = "pin"
         self.grid = gridplot([[f] for f in self.figures], sizing_mode="stretch_width", toolbar_location=None,
                              merge_tools=False)
+        # The top row's toolbar saves the whole grid as SVG and as PNG at 2x (app/image_export.py).
+        top = self.figures[0]
+        top.toolbar_location = "above"
+        top.toolbar.autohide = True
+        top.add_tools(*image_actions(self.grid, "compare"))
         self.empty = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.chart = pn.pane.Bokeh(self.grid, sizing_mode="stretch_width")

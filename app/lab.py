@@ -260,7 +260,7 @@ class Lab(pn.viewable.Viewer):
             self.byo  # noqa: B018 - building it is the point (it shows itself)
             return
         else:  # "Export"
-            view = build_exports(self.state, self.roofline.figure)
+            view = build_exports(self.state)
         self._show_in_tab(name, view)
 
     def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:

@@ -44,6 +44,7 @@ from core.roofline import EFFICIENCY_BAND, attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.units import TFLOP, fmt_sig
 
+from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, relayout_on_title_change
 from .state import LabState
@@ -124,6 +125,19 @@ def _cut(text: str, room: int) -> str:
     return text if len(text) <= room else text[:room - 1].rstrip(" ·,") + "…"
 
 
+def shared_name_parts(names: list[str]) -> tuple[list[str], list[str]]:
+    """Pin names without the parts (between " · ") that every one of them holds, and those parts.
+
+    ``["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm"]`` gives
+    ``(["batch 4", "INT4 weights"], ["Llama-3-70B", "h100-sxm"])``; a single name, or one that would be left
+    empty, is kept whole.
+    """
+    parts = [name.split(" · ") for name in names]
+    shared = [p for p in parts[0] if all(p in other for other in parts[1:])] if len(names) > 1 else []
+    own = [" · ".join(p for p in ps if p not in shared) or name for ps, name in zip(parts, names, strict=True)]
+    return own, shared
+
+
 def pin_group_label(numbers: list[int], names: list[str]) -> str:
     """A cluster's label: its pins' numbers and names, ``"pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"``.
 
@@ -134,9 +148,7 @@ def pin_group_label(numbers: list[int], names: list[str]) -> str:
     head = ("pin " if len(numbers) == 1 else "pins ") + ", ".join(map(str, numbers))
     if not names:
         return head
-    parts = [name.split(" · ") for name in names]
-    shared = [p for p in parts[0] if all(p in other for other in parts[1:])] if len(names) > 1 else []
-    own = [" · ".join(p for p in ps if p not in shared) or name for ps, name in zip(parts, names, strict=True)]
+    own, shared = shared_name_parts(names)
     if len(names) > 1:
         own = [_cut(n, PIN_LABEL_NAME) for n in own]
     label = f"{head}: {', '.join(own)}"
@@ -345,10 +357,11 @@ class RooflineView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             x_axis_label="arithmetic intensity (FLOP/byte)",
             y_axis_label="attainable performance (TFLOP/s, dense)",
-            tools="pan,wheel_zoom,reset,save",
+            tools="pan,wheel_zoom,reset",
             toolbar_location="above",
             name="roofline",
         )
+        fig.add_tools(*image_actions(fig, "roofline"))  # SVG and PNG at 2x (app/image_export.py)
         self.legend = legend = Legend(items=[])
         add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],

@@ -30,10 +30,13 @@ def test_every_row_names_its_pins_on_its_own_axis(trio):
     compare = trio.compare
     assert [p.name for p in trio.state.pins] == TRIO_NAMES
     assert all(fig.xaxis[0].visible and fig.xaxis[0].formatter is compare.pin_ticks for fig in compare.figures)
-    # Three pins share about 110 characters: 28 each, "…" marking the cut.
-    assert compare.pin_ticks.args["labels"] == ["1: batch 4 · Llama-3-70B · h10…", "2: INT4 weights · Llama-3-70B…",
-                                                "3: speculation k=4 · Llama-3-7…"]
-    assert pin_axis_labels(["a"] * 16)[15] == "16: a" and pin_axis_labels(["abcdefghij"] * 16)[0] == "1: abcde…"
+    # The model and GPU every name holds are left to the key and the hover.
+    assert compare.pin_ticks.args["labels"] == ["1: batch 4", "2: INT4 weights", "3: speculation k=4"]
+    # Six pins share about 72 characters: 8 of each name ("…" marking the cut); nine or more, their numbers.
+    six = pin_axis_labels([f"{n} · Llama-3-70B · {gpu}" for gpu in ("h100-sxm", "a100-80gb")
+                           for n in ("batch 4", "INT4 weights", "speculation k=4")])
+    assert six == ["1: batch 4…", "2: INT4 we…", "3: specula…", "4: batch 4…", "5: INT4 we…", "6: specula…"]
+    assert pin_axis_labels(["abc"] * 8)[7] == "8: abc" and pin_axis_labels(["abc"] * 9)[8] == "9"
 
 
 def test_the_memory_row_says_which_pins_fit_one_gpu(trio):
