@@ -25,7 +25,7 @@ def test_every_chart_tab_saves_svg_and_a_2x_png_from_its_toolbar():
         saves = actions(fig)
         assert set(saves) == {"svg", "png"}, stem
         assert not any(isinstance(t, SaveTool) for t in fig.toolbar.tools), stem  # 1x PNG behind a prompt
-        for kind, action in saves.items():
+        for action in saves.values():
             args = action.callback.args
             assert args["stem"] == stem and args["scale"] == PNG_SCALE == 2 and action.callback.code == SAVE_IMAGE_JS
             # The roofline and each chart save themselves; Compare's top row saves its whole grid.
