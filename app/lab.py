@@ -35,6 +35,7 @@ from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
+from .present import PRESENT_CONTROLS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -189,6 +190,8 @@ class Lab(pn.viewable.Viewer):
             return
         present = self.state.present
         place_notices(present)
+        self.page.styles = PRESENT_CONTROLS if present else {}  # the controls' text at 18 px on a projector
+        self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
