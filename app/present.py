@@ -12,12 +12,14 @@ from bokeh.models import Axis, CustomJS, GlyphRenderer, Label, LabelSet, Legend,
 
 #: The smallest chart text in present mode (px): readable from the back of a room at 1280×720.
 PRESENT_TEXT_PX = 18
-#: The page's style in present mode: every Bokeh and Panel widget (the tabs, the tour's buttons and "Jump to step",
-#: "Leave present mode", the pin button, the levers) draws its text at ``PRESENT_TEXT_PX``.  Bokeh's widgets take
-#: their size from this CSS variable (``var(--bokeh-font-size, 12px)`` in their base stylesheet), and a custom
-#: property is inherited into every shadow root below the element that sets it; chart text and the HTML panes
-#: set their own sizes (above, and app/lab.css).
+#: The style, in present mode, of the rows of controls above and beside the chart (the header with "Leave present
+#: mode", the tour's buttons and "Jump to step", the pin button): their widgets draw their text at
+#: ``PRESENT_TEXT_PX``.  Bokeh's widgets take their size from this CSS variable (``var(--bokeh-font-size, 12px)``
+#: in their base stylesheet), and a custom property is inherited into every shadow root below the element that
+#: sets it.  Set on those rows only: the tabs' contents (the Hardware tab's own controls) keep their own sizes.
 PRESENT_CONTROLS = {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}
+#: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
+PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; }}"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
 PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
 #: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.

@@ -20,7 +20,7 @@ from panel.custom import JSComponent
 from core.scenario import ScenarioResult
 from core.tour import TOUR, step_titles
 
-from .present import PRESENT_SELECT_CSS, PRESENT_WIDTHS
+from .present import PRESENT_CONTROLS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import STYLESHEET
 
@@ -151,6 +151,7 @@ class TourView(pn.viewable.Viewer):
             if widget is not None:
                 widget.width = PRESENT_WIDTHS[widget.css_classes[0]][present]
         self.jump.stylesheets = [PRESENT_SELECT_CSS] if present else []
+        self.bar.styles = PRESENT_CONTROLS if present else {}
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
         self._take_keys()

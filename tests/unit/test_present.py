@@ -133,14 +133,17 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     from app.lab import Lab
 
     lab = Lab(query={"present": "true", "tour": "3"})
-    assert lab.page.styles == {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it
+    big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it
+    assert lab.header.styles["--bokeh-font-size"] == "18px" and lab.pin_row.styles == lab.tour.bar.styles == big
+    assert lab.tabs.stylesheets[-1] == ".bk-tab { font-size: 18px; }"
     tour = lab.tour
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
         150, 210, 180, 240, 360)
     assert tour.jump.stylesheets == ["select { font-size: var(--font-size); }"]
     assert lab.pins.pin_button.width == 220
     lab.state.present = False  # back to the page's own look
-    assert lab.page.styles == {} and tour.jump.stylesheets == []
+    assert "--bokeh-font-size" not in lab.header.styles and lab.pin_row.styles == lab.tour.bar.styles == {}
+    assert tour.jump.stylesheets == [] and len(lab.tabs.stylesheets) == 2
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
         110, 150, 130, 170, 260)
     assert lab.pins.pin_button.width == 170
