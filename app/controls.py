@@ -19,13 +19,26 @@ from __future__ import annotations
 
 import panel as pn
 import param
-from bokeh.models import CustomJSTickFormatter
+from bokeh.models import CustomJS, CustomJSTickFormatter
 
 from core.levers import Lever
 from core.scenario import LEVERS, Scenario
 
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
 STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
+#: Redraws the title of the slider whose labels changed (a value set elsewhere became a stop).  BokehJS redraws a
+#: slider's title when its value changes, not when its formatter's ``args`` do, and the server's messages can
+#: bring the new value before the new labels: the title then read the old stop at the new index ("Batch B: 64"
+#: for a typed 59) until the next move.  Both switches are the browser's own (not sent back).
+RETITLE_JS = """
+for (const m of cb_obj.document.all_models) {
+  if (m.format === cb_obj && "show_value" in m) {
+    const shown = m.show_value;
+    m.setv({show_value: !shown}, {sync: false});
+    m.setv({show_value: shown}, {sync: false});
+  }
+}
+"""
 
 
 def stop_label(value: int) -> str:
@@ -205,6 +218,7 @@ class StopSlider:
         self.values = sorted({*lever.stops, value})
         self.formatter = CustomJSTickFormatter(args={"labels": [stop_label(v) for v in self.values]},
                                                code=STOP_LABEL_JS)
+        self.formatter.js_on_change("args", CustomJS(code=RETITLE_JS))
         self.widget = pn.widgets.IntSlider(start=0, end=len(self.values) - 1, value=self.values.index(value),
                                            format=self.formatter, **common)
         self.widget.stops = self  # what tests and the instant redraw read
