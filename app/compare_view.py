@@ -115,6 +115,7 @@ class CompareView(pn.viewable.Viewer):
         self.figures[-1].xaxis.axis_label = "pin"
         self.grid = gridplot([[f] for f in self.figures], sizing_mode="stretch_width", toolbar_location=None,
                              merge_tools=False)
+        self.grid.name = "compare-grid"
         # The top row's toolbar saves the whole grid as SVG and as PNG at 2x (app/image_export.py).
         top = self.figures[0]
         top.toolbar_location = "above"

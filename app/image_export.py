@@ -24,10 +24,13 @@ from bokeh.models import CustomAction, CustomJS
 #: The PNG's pixels per CSS pixel of the chart shown.
 PNG_SCALE = 2
 
-#: Saves ``target`` (a figure or a grid of figures) as ``stem.svg`` or ``stem@2x.png``; nothing while it has no size.
+#: Saves the chart named ``target`` (a figure or a grid of figures) as ``stem.svg`` or ``stem@2x.png``; nothing while
+#: it has no size.  Named, not referenced: a reference from a figure's toolbar to its grid made every figure of the
+#: grid part of the top one (``figure.select`` walks references), and present mode scaled their markers twice.
 SAVE_IMAGE_JS = """
-export default async ({target, kind, stem, scale}, _obj, _data, {index}) => {
-  const view = index.find_one(target);
+export default async ({target, kind, stem, scale}, obj, _data, {index}) => {
+  const chart = obj.document == null ? null : obj.document.get_model_by_name(target);
+  const view = chart == null ? null : index.find_one(chart);
   if (view == null || !(view.bbox.width > 0 && view.bbox.height > 0)) { return; }
   const svg = await view.export("svg", false).to_blob();
   let blob = svg, name = stem + ".svg";
@@ -72,8 +75,16 @@ ICONS = {"svg": _icon("SVG"), "png": _icon(f"PNG{PNG_SCALE}×")}
 
 
 def image_actions(target, stem: str) -> list[CustomAction]:
-    """The two toolbar actions that save ``target`` (a figure, or a grid of them) as ``stem.svg`` and
-    ``stem@2x.png``, for a toolbar's ``add_tools``; the toolbar's own save tool is left out where these are."""
+    """The two toolbar actions that save ``target`` (a figure, or a grid of them, by its ``name``, which must be
+    set and unique in the document) as ``stem.svg`` and ``stem@2x.png``, for a toolbar's ``add_tools``; the
+    toolbar's own save tool is left out where these are.
+
+    Raises:
+        ValueError: ``target`` has no name.
+    """
+    if not target.name:
+        raise ValueError(f"{target} has no name for its image actions to find it by")
+    target = target.name
     return [
         CustomAction(description=f"Save as SVG ({stem}.svg)", icon=ICONS["svg"],
                      callback=CustomJS(args={"target": target, "kind": "svg", "stem": stem, "scale": PNG_SCALE},
