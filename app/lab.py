@@ -196,7 +196,7 @@ class Lab(pn.viewable.Viewer):
         place_notices(present)
         # The controls' text at 18 px on a projector: the header's, the pin button's and the tab headers' (the
         # tour's: TourView._on_present).
-        controls = PRESENT_CONTROLS if present else {}
+        controls = PRESENT_CONTROLS[present]
         self.header.styles = {**HEADER_STYLES, **controls}
         self.pin_row.styles = controls
         self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]

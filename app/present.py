@@ -17,7 +17,9 @@ PRESENT_TEXT_PX = 18
 #: ``PRESENT_TEXT_PX``.  Bokeh's widgets take their size from this CSS variable (``var(--bokeh-font-size, 12px)``
 #: in their base stylesheet), and a custom property is inherited into every shadow root below the element that
 #: sets it.  Set on those rows only: the tabs' contents (the Hardware tab's own controls) keep their own sizes.
-PRESENT_CONTROLS = {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}
+#: By present mode (on, off): off, ``initial`` (BokehJS keeps a style a later ``styles`` leaves out, so the 18 px
+#: stayed after leaving present mode), under which Bokeh's own 12 px applies.
+PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
 #: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
 PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; }}"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.

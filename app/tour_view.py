@@ -151,7 +151,7 @@ class TourView(pn.viewable.Viewer):
             if widget is not None:
                 widget.width = PRESENT_WIDTHS[widget.css_classes[0]][present]
         self.jump.stylesheets = [PRESENT_SELECT_CSS] if present else []
-        self.bar.styles = PRESENT_CONTROLS if present else {}
+        self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
         self._take_keys()
