@@ -6,13 +6,18 @@ token, intensity counting KV reads, the fraction of peak reached).  The rows
 are :data:`core.pins.COMPARE_METRICS`, read from each pin's own result (its model,
 GPU and levers); the view computes no formula.  Every row shares one x axis of
 pin numbers, each mark keeps its pin's colour and shape, and a key below names
-the pins with what differs at a shared intensity.  Each value label is laid out in
-the browser beside its mark (app/label_layout.py); with many pins one that would
-meet another label or a mark is left out, and the row's hover reads it.
+the pins with what differs at a shared intensity.  Every row names its pins on its own
+x axis ("1: batch 4 · H100…", shortened to the room a pin has: the key and the hover
+name them whole), so a row read alone (in present mode, or scrolled to) needs no key.
+The memory row says whether each pin fits (100 % is its GPU's capacity, dashed).
+Each value label is laid out in the browser beside its mark (app/label_layout.py);
+with many pins one that would meet another label or a mark is left out, and the row's
+hover reads it.  The rows download as CSV, in SI units (:func:`core.export.compare_csv`).
 """
 
 from __future__ import annotations
 
+import io
 from html import escape
 
 import panel as pn
@@ -27,21 +32,30 @@ from bokeh.models import (
     HoverTool,
     LabelSet,
     Range1d,
+    Span,
 )
 from bokeh.plotting import figure
 
+from core.export import compare_csv
 from core.pins import COMPARE_METRICS, ORIGIN, PinRow, preset_notes
 from core.units import fmt_sig
 
+from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure
+from .roofline_view import shared_name_parts
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
 
-ROW_HEIGHT = 130
-#: The bottom row also carries the x axis (pin numbers): it is this much taller, so its plot frame is as tall as
-#: the other rows' (its ticks were crowded into a shorter frame).
-X_AXIS_HEIGHT = 45
+#: A row's height: every row carries its own x axis of pin names (its plot frame about 90 px).
+ROW_HEIGHT = 150
+#: The bottom row also carries the x axis' title ("pin"): it is this much taller, so its plot frame is as tall as
+#: the other rows'.
+X_AXIS_HEIGHT = 25
+#: Characters of the x-axis labels, by the number of pins: about 72 characters of 11-px text fit a row's width beside
+#: the readouts at 1280 px, shared by the pins' labels ("12: " included); at most 28 of a name, "…" marking a cut,
+#: and the number alone where fewer than 5 would be left.
+AXIS_ROOM, AXIS_NAME_MOST, AXIS_NAME_LEAST = 72, 28, 5
 #: Present mode's rows are this much taller (18-px titles and ticks).
 PRESENT_ROW_SCALE = 1.3
 #: The vertical offsets (lines) a value label tries beside its mark: further off, it reads as a neighbour's.
@@ -70,6 +84,19 @@ if (Math.abs(fig.y_range.start - start) > 1e-9 * top || Math.abs(fig.y_range.end
 
 #: The y ticks' text, as core.units.fmt_sig writes numbers: never in e-notation.
 Y_TICK_CODE = "return tick.toLocaleString('en-US', {maximumSignificantDigits: 4})"
+#: A pin's x tick (its number) shown as its label ("1: batch 4 · Llama…").
+PIN_TICK_CODE = "const s = labels[parseInt(tick, 10) - 1]; return s === undefined ? tick : s"
+
+
+def pin_axis_labels(names: list[str]) -> list[str]:
+    """Each pin's x-axis label: its number and its name without the parts every pin's name holds (the trio's model
+    and GPU: :func:`app.roofline_view.shared_name_parts`), cut to the room the number of pins leaves."""
+    own, _shared = shared_name_parts(names)
+    room = min(AXIS_NAME_MOST, AXIS_ROOM // max(len(names), 1) - 4)
+    if room < AXIS_NAME_LEAST:
+        return [str(i + 1) for i in range(len(names))]
+    return [f"{i + 1}: " + (name if len(name) <= room else name[:room - 1].rstrip(" ·") + "…")
+            for i, name in enumerate(own)]
 
 
 class CompareView(pn.viewable.Viewer):
@@ -82,14 +109,25 @@ class CompareView(pn.viewable.Viewer):
         # Room right of the last pin for its value label.
         self.x_range = FactorRange(factors=[], range_padding=0.12)
         self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in COMPARE_METRICS}
+        #: One tick formatter for every row's x axis: the pins' numbers as their labels.
+        self.pin_ticks = CustomJSTickFormatter(args={"labels": []}, code=PIN_TICK_CODE)
         self.figures = [self._row(m) for m in COMPARE_METRICS]
-        self.figures[-1].xaxis.visible = True
+        self.figures[-1].xaxis.axis_label = "pin"
         self.grid = gridplot([[f] for f in self.figures], sizing_mode="stretch_width", toolbar_location=None,
                              merge_tools=False)
+        self.grid.name = "compare-grid"
+        # The top row's toolbar saves the whole grid as SVG and as PNG at 2x (app/image_export.py).
+        top = self.figures[0]
+        top.toolbar_location = "above"
+        top.toolbar.autohide = True
+        top.add_tools(*image_actions(self.grid, "compare"))
         self.empty = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.chart = pn.pane.Bokeh(self.grid, sizing_mode="stretch_width")
-        self.layout = pn.Column(self.empty, self.chart, self.key, sizing_mode="stretch_width")
+        self.download = pn.widgets.FileDownload(
+            callback=lambda: io.StringIO(compare_csv(self.state.pin_rows)), filename="roofline-compare.csv",
+            label="These rows (CSV, SI units)", width=240, css_classes=["download-compare"])
+        self.layout = pn.Column(self.empty, self.chart, self.download, self.key, sizing_mode="stretch_width")
         self._refresh()
         self._on_present()
 
@@ -110,7 +148,7 @@ class CompareView(pn.viewable.Viewer):
                           text_color=PALETTE["text"])
         fig.add_layout(labels)
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
-                                                             (metric.label, f"@text {metric.unit}")]))
+                                                             (metric.label, "@hover")]))
         fig.y_range = Range1d(0, 1)  # fitted in the browser (FIT_RANGE)
         place_labels_in_browser(fig, labels, marks.glyph, "text", steps=LABEL_STEPS, both_sides=False, shown="shown")
         fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
@@ -120,8 +158,11 @@ class CompareView(pn.viewable.Viewer):
         fig.yaxis.ticker = BasicTicker(desired_num_ticks=3)  # a row is about 90 px tall: three ticks read
         # Four significant digits with separators, as the values' labels (Bokeh's default went to 5.000e+6).
         fig.yaxis.formatter = CustomJSTickFormatter(code=Y_TICK_CODE)
-        fig.xaxis.visible = False
-        fig.xaxis.axis_label = "pin"
+        fig.xaxis.formatter = self.pin_ticks
+        fig.xaxis.major_label_text_font_size = "11px"
+        if metric.key == "memory":  # 100 %: the GPU's capacity
+            fig.add_layout(Span(location=100, dimension="width", line_color=PALETTE["text"], line_dash="dashed",
+                                line_width=1))
         fig.title.text_font_size = "12px"
         fig.yaxis.minor_tick_line_color = None
         fig.xgrid.grid_line_color = None
@@ -131,16 +172,22 @@ class CompareView(pn.viewable.Viewer):
     def _refresh(self) -> None:
         rows = self.state.pin_rows
         self.x_range.factors = [str(i + 1) for i in range(len(rows))]
+        self.pin_ticks.args = {"labels": pin_axis_labels([row.pin.name for row in rows])}
         for metric in COMPARE_METRICS:
             values = [metric.value(row.result) for row in rows]
+            # A row with a note says it beside the value ("92.5 % fits"); the others' unit is in their title.
+            texts = [f"{fmt_sig(v, 3)} {metric.unit} {metric.note(row.result)}" if metric.note else fmt_sig(v, 3)
+                     for v, row in zip(values, rows, strict=True)]
+            hover = [f"{fmt_sig(v, 3)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
+                     for v, row in zip(values, rows, strict=True)]
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,
-                "text": [fmt_sig(v, 3) for v in values], "shown": [fmt_sig(v, 3) for v in values],
+                "text": texts, "shown": texts, "hover": hover,
                 "name": [row.pin.name for row in rows],
                 "color": [PIN_STYLES[i][0] for i in range(len(rows))],
                 "marker": [PIN_STYLES[i][1] for i in range(len(rows))], **unplaced(len(rows)),
             }
-        self.chart.visible = bool(rows)
+        self.chart.visible = self.download.visible = bool(rows)
         self.empty.object = ("" if rows else
                              '<div class="caption" data-readout="compare">No pins to compare yet. Pin the current '
                              "scenario, or press <b>Pin batch 4 vs INT4 vs k = 4</b> for each model and GPU you want "
@@ -157,7 +204,8 @@ class CompareView(pn.viewable.Viewer):
 
 
 def _empty() -> dict:
-    return {"pin": [], "value": [], "text": [], "shown": [], "name": [], "color": [], "marker": [], **unplaced(0)}
+    return {"pin": [], "value": [], "text": [], "shown": [], "hover": [], "name": [], "color": [], "marker": [],
+            **unplaced(0)}
 
 
 def compare_key_html(rows: list[PinRow]) -> str:

@@ -3,8 +3,9 @@
 One widget per lever, its kind read from the lever's parameter: a Boolean gets a
 checkbox, a Selector a select (its options follow the parameter's, so a pasted
 model or a custom GPU appears in the list), a lever with stops a slider over its
-stops, any other number a slider over its soft bounds (in the lever's edge unit:
-the reserve is GiB at the edge, bytes inside).  Labels, docs (the widget's
+stops (on the full page with a box beside it for an exact value), any other
+number a slider over its soft bounds (in the lever's edge unit: the reserve is
+GiB at the edge, bytes inside).  Labels, docs (the widget's
 tooltip), bounds, soft bounds and steps come from the table; every widget gets
 the lever's CSS class.  Nothing here restates a bound or a default.
 
@@ -18,13 +19,26 @@ from __future__ import annotations
 
 import panel as pn
 import param
-from bokeh.models import CustomJSTickFormatter
+from bokeh.models import CustomJS, CustomJSTickFormatter
 
 from core.levers import Lever
 from core.scenario import LEVERS, Scenario
 
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
 STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
+#: Redraws the title of the slider whose labels changed (a value set elsewhere became a stop).  BokehJS redraws a
+#: slider's title when its value changes, not when its formatter's ``args`` do, and the server's messages can
+#: bring the new value before the new labels: the title then read the old stop at the new index ("Batch B: 64"
+#: for a typed 59) until the next move.  Both switches are the browser's own (not sent back).
+RETITLE_JS = """
+for (const m of cb_obj.document.all_models) {
+  if (m.format === cb_obj && "show_value" in m) {
+    const shown = m.show_value;
+    m.setv({show_value: !shown}, {sync: false});
+    m.setv({show_value: shown}, {sync: false});
+  }
+}
+"""
 
 
 def stop_label(value: int) -> str:
@@ -44,7 +58,7 @@ def build_controls(scenario: Scenario, parameters: list[str] | None = None, comp
         return pn.FlexBox(*(lever_widget(scenario, LEVERS[name], compact) for name in names),
                           sizing_mode="stretch_width")
     more = [name for name in names if LEVERS[name].more]
-    widgets = [lever_widget(scenario, LEVERS[name]) for name in names if name not in more]
+    widgets = [lever_control(scenario, LEVERS[name]) for name in names if name not in more]
     return pn.Column(*widgets, *([MoreLevers(scenario, more).card] if more else []), sizing_mode="stretch_width")
 
 
@@ -73,12 +87,22 @@ class MoreLevers:
 
     def _build(self) -> None:
         if not self.card.collapsed and not self.card.objects:
-            self.card.objects = [lever_widget(self.scenario, LEVERS[n]) for n in self.names]
+            self.card.objects = [lever_control(self.scenario, LEVERS[n]) for n in self.names]
 
 
 def lever_widgets(controls: pn.viewable.Viewable) -> dict[str, pn.widgets.Widget]:
     """The lever widgets in ``controls`` (as built by :func:`build_controls`), by lever name."""
     return {w.lever: w for w in controls.select(pn.widgets.Widget) if hasattr(w, "lever")}
+
+
+def lever_control(scenario: Scenario, lever: Lever) -> pn.viewable.Viewable:
+    """What the full page shows for one lever: its widget, and beside a stop slider the box its exact value is
+    typed in (:attr:`StopSlider.exact`), the two in one row (two Bokeh models more per stop lever)."""
+    widget = lever_widget(scenario, lever)
+    exact = getattr(getattr(widget, "stops", None), "exact", None)
+    if exact is None:
+        return widget
+    return pn.Row(widget, exact, sizing_mode="stretch_width", margin=0, css_classes=[f"{lever.css}-row"])
 
 
 def lever_widget(scenario: Scenario, lever: Lever, compact: bool = False) -> pn.widgets.Widget:
@@ -94,7 +118,7 @@ def lever_widget(scenario: Scenario, lever: Lever, compact: bool = False) -> pn.
     elif isinstance(p, param.Selector):
         widget = _select(scenario, lever, common)
     elif lever.stops:
-        widget = StopSlider(scenario, lever, common).widget
+        widget = StopSlider(scenario, lever, common, exact=not compact).widget
     else:
         widget = _slider(scenario, lever, common)
     widget.lever = lever.name
@@ -171,24 +195,43 @@ class StopSlider:
 
     One Bokeh slider over the stop *indices* with a tick formatter that shows the
     stop, so a drag from 1 to 4 is a short move, not a pixel.  A scenario value set
-    elsewhere (the command line, a tour step, a link) that is not a stop becomes
-    one, so the slider never silently disagrees with the model.
+    elsewhere (the command line, a tour step, a link, the exact box) that is not a
+    stop becomes one, so the slider never silently disagrees with the model.
+
+    The stops cannot reach every value (article 000's B = 59 lies between 56 and 64): beside
+    the slider a small number box (``exact``) takes any value the lever accepts, typed and
+    set with Enter or by leaving the box.  A value outside the lever's bounds is refused:
+    the model keeps its value, the box goes back to it, and the refusal names the range
+    (``refusal``; a served page shows it as a notice).
 
     Attributes:
         widget: the ``IntSlider`` (value: an index into ``values``).
         values: the stops, ascending, as the lever's values.
+        exact: the ``IntInput`` (CSS class ``<lever>-exact``), or None (``exact=False``: the embed's strip).
+        refusal: the last typed value refused, in words ("" when none).
     """
 
-    def __init__(self, scenario: Scenario, lever: Lever, common: dict):
+    def __init__(self, scenario: Scenario, lever: Lever, common: dict, exact: bool = True):
         self.scenario, self.lever = scenario, lever
+        self.refusal = ""
         value = getattr(scenario, lever.name)
         self.values = sorted({*lever.stops, value})
         self.formatter = CustomJSTickFormatter(args={"labels": [stop_label(v) for v in self.values]},
                                                code=STOP_LABEL_JS)
+        self.formatter.js_on_change("args", CustomJS(code=RETITLE_JS))
         self.widget = pn.widgets.IntSlider(start=0, end=len(self.values) - 1, value=self.values.index(value),
                                            format=self.formatter, **common)
         self.widget.stops = self  # what tests and the instant redraw read
         self.widget.param.watch(lambda e: write_lever(scenario, lever, self.value_at(e.new), self.restore), "value")
+        self.exact = None
+        if exact:
+            p = scenario.param[lever.name]
+            # No start or end on the box: BokehJS would clamp a typed 70,000 to the end in silence.
+            self.exact = pn.widgets.IntInput(label="exact", value=value, width=92, margin=(5, 5, 5, 0),
+                                             description=f"Type an exact {lever.label}: {lever.accepted(p)}; "
+                                                         "Enter sets it.",
+                                             css_classes=[f"{lever.css}-exact"])
+            self.exact.param.watch(lambda e: self.type(e.new), "value")
         scenario.param.watch(lambda e: self.admit(e.new), lever.name)
 
     def value_at(self, index: int):
@@ -196,7 +239,28 @@ class StopSlider:
         return self.values[index] if 0 <= index < len(self.values) else None
 
     def restore(self) -> None:
-        self.widget.value = self.values.index(getattr(self.scenario, self.lever.name))
+        value = getattr(self.scenario, self.lever.name)
+        self.widget.value = self.values.index(value)
+        if self.exact is not None:
+            self.exact.value = value
+
+    def type(self, value) -> None:
+        """Set the lever to the value typed in the box, or refuse it naming the lever's range."""
+        if value is None or value == getattr(self.scenario, self.lever.name):  # emptied, or the model's own value
+            self.restore()
+            return
+        p = self.scenario.param[self.lever.name]
+        text = str(value)
+        try:
+            value = self.lever.decode(text, p)
+        except ValueError:
+            shown = f"{value:,}" if isinstance(value, int) and len(text) <= 20 else text[:20] + "…"
+            self.refusal = f"{self.lever.label}: {shown} refused; type {self.lever.accepted(p)}."
+            notify_refusal(self.refusal)
+            self.restore()
+            return
+        self.refusal = ""
+        write_lever(self.scenario, self.lever, value, self.restore)
 
     def admit(self, value: int) -> None:
         if value not in self.values:
@@ -204,3 +268,12 @@ class StopSlider:
             self.formatter.args = {"labels": [stop_label(v) for v in self.values]}
             self.widget.end = len(self.values) - 1
         self.widget.value = self.values.index(value)
+        if self.exact is not None:
+            self.exact.value = value
+
+
+def notify_refusal(text: str) -> None:
+    """Show ``text`` as an error notice on this session's page (Panel's notification area; no-op without one)."""
+    area = pn.state.notifications if pn.state.curdoc is not None else None
+    if area is not None:
+        area.error(text, duration=8000)

@@ -1,4 +1,8 @@
-"""Figures and data out: CSV and JSON downloads, and SVG rendering for the save tool."""
+"""Data out: CSV and JSON downloads and the offline page; where each chart's images are saved.
+
+The images are saved from each chart's own toolbar (SVG, and PNG at 2×: :mod:`app.image_export`), where the
+chart is on screen and current; this tab says so.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +16,11 @@ from .standalone import standalone_html
 from .state import LabState
 
 
-def build_exports(state: LabState, figure) -> pn.Column:
+def build_exports(state: LabState) -> pn.Column:
     """Download buttons for the current scenario, its ladder and the pins.
 
     Args:
         state: the session state (its scenario, result and pins are read at download time).
-        figure: the roofline figure, whose save tool exports PNG, or SVG when
-            drawn with the SVG backend.
     """
     def result():
         return state.result
@@ -38,14 +40,15 @@ def build_exports(state: LabState, figure) -> pn.Column:
     pins = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(pins_csv(pin_rows())), filename="roofline-pins.csv",
         label="Pins (CSV)", width=150, css_classes=["download-pins"])
-    svg = pn.widgets.Checkbox(label="Draw the roofline as SVG (the chart's save tool then saves SVG, else PNG)",
-                              value=False, css_classes=["svg"])
-    svg.param.watch(lambda e: setattr(figure, "output_backend", "svg" if e.new else "canvas"), "value")
     return pn.Column(
-        pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units. "
-                         "The save icon in the chart's toolbar saves the roofline as an image."),
+        pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab "
+                         "downloads its own rows). **Images**: every chart's toolbar (top right of the chart, shown "
+                         "when the pointer is over it) saves the chart as you see it, as **SVG** "
+                         "(`roofline.svg`) or as **PNG at twice its size** (`roofline@2x.png`, 1,114 × 1,080 px "
+                         "for the roofline beside the readouts at 1280 px): on the Roofline, Throughput vs B, "
+                         "Scaling and Compare tabs."),
         # The buttons wrap onto a second line in a narrow column instead of running over the readouts.
-        pn.FlexBox(scenario_json, ladder, pins, flex_wrap="wrap", sizing_mode="stretch_width"), svg,
+        pn.FlexBox(scenario_json, ladder, pins, flex_wrap="wrap", sizing_mode="stretch_width"),
         pn.pane.Markdown("**Offline page** — the roofline, ladder and readouts in one self-contained HTML file "
                          "(no server, no network; opens from disk or a wiki attachment). Batch, speculation depth, "
                          "acceptance rate, precisions, context and GQA still move, with the memory bar and the "

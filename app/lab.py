@@ -36,6 +36,7 @@ from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
+from .present import PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -60,8 +61,12 @@ EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "g
 EMBED_CHART_HEIGHT = 250
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
+#: The tabs' stylesheets: tab names wrap onto a second line on a narrow page; only the tab shown takes room.
+TAB_STYLESHEETS = (".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }", ONLY_THE_ACTIVE_TAB)
 #: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
 WRAP = {"flex-wrap": "wrap"}
+#: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
+HEADER_STYLES = {**WRAP, "align-items": "center"}
 
 
 class Lab(pn.viewable.Viewer):
@@ -164,7 +169,7 @@ class Lab(pn.viewable.Viewer):
         # scrolling out of sight.
         tabs = pn.Tabs(*((name, self._tab_views.get(name) or tab_placeholder()) for name in TABS),
                        sizing_mode="stretch_width",
-                       stylesheets=[".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }", ONLY_THE_ACTIVE_TAB])
+                       stylesheets=list(TAB_STYLESHEETS))
         tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
@@ -175,7 +180,7 @@ class Lab(pn.viewable.Viewer):
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
         self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
-                             styles={**WRAP, "align-items": "center"}, sizing_mode="stretch_width")
+                             styles=HEADER_STYLES, sizing_mode="stretch_width")
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()
@@ -192,6 +197,13 @@ class Lab(pn.viewable.Viewer):
             return
         present = self.state.present
         place_notices(present)
+        # The controls' text at 18 px on a projector: the header's, the pin button's and the tab headers' (the
+        # tour's: TourView._on_present).
+        controls = PRESENT_CONTROLS[present]
+        self.header.styles = {**HEADER_STYLES, **controls}
+        self.pin_row.styles = controls
+        self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
+        self.tabs.stylesheets = [*TAB_STYLESHEETS, *([PRESENT_TABS_CSS] if present else [])]
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
@@ -267,7 +279,7 @@ class Lab(pn.viewable.Viewer):
             self.byo  # noqa: B018 - building it is the point (it shows itself)
             return
         else:  # "Export"
-            view = build_exports(self.state, self.roofline.figure)
+            view = build_exports(self.state)
         self._show_in_tab(name, view)
 
     def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:

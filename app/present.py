@@ -12,6 +12,21 @@ from bokeh.models import Axis, CustomJS, GlyphRenderer, Label, LabelSet, Legend,
 
 #: The smallest chart text in present mode (px): readable from the back of a room at 1280×720.
 PRESENT_TEXT_PX = 18
+#: The style, in present mode, of the rows of controls above and beside the chart (the header with "Leave present
+#: mode", the tour's buttons and "Jump to step", the pin button): their widgets draw their text at
+#: ``PRESENT_TEXT_PX``.  Bokeh's widgets take their size from this CSS variable (``var(--bokeh-font-size, 12px)``
+#: in their base stylesheet), and a custom property is inherited into every shadow root below the element that
+#: sets it.  Set on those rows only: the tabs' contents (the Hardware tab's own controls) keep their own sizes.
+#: By present mode (on, off): off, ``initial`` (BokehJS keeps a style a later ``styles`` leaves out, so the 18 px
+#: stayed after leaving present mode), under which Bokeh's own 12 px applies.
+PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
+#: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
+PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; }}"
+#: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
+PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
+#: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.
+PRESENT_WIDTHS = {"tour-prev": (110, 150), "tour-next": (150, 210), "tour-resume": (170, 240),
+                  "tour-leave": (130, 180), "tour-jump": (260, 360), "pin": (170, 220)}
 #: In present mode a chart's plot frame keeps at least this share of the figure's built height: the figure grows
 #: taller rather than let 18-px text, a wrapped title and the legend squeeze the data into a strip (a phone).
 MIN_FRAME_SHARE = 0.4

@@ -47,6 +47,7 @@ from core.scenario import ScenarioResult
 from core.spread import expected_point
 from core.units import TFLOP, fmt_sig
 
+from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, relayout_on_title_change
 from .state import LabState
@@ -117,24 +118,67 @@ def _rung_labels(batches, intensities, ridge: float) -> list[str]:
 PIN_LABEL_NEAR = (0.15, 0.3)
 
 
-def pin_groups(xs, ys, numbers) -> dict[str, list]:
-    """One label per cluster of nearby points: pins that coincide or nearly so share ``"pins 1, 2, 3"``.
+#: Characters a pin label keeps: of each name in a shared label, and of the whole label (the hover and the Pins tab
+#: name every pin whole).
+PIN_LABEL_NAME, PIN_LABEL_MAX = 18, 60
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:room - 1].rstrip(" ·,") + "…"
+
+
+def shared_name_parts(names: list[str]) -> tuple[list[str], list[str]]:
+    """Pin names without the parts (between " · ") that every one of them holds, and those parts.
+
+    ``["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm"]`` gives
+    ``(["batch 4", "INT4 weights"], ["Llama-3-70B", "h100-sxm"])``; a single name, or one that would be left
+    empty, is kept whole.
+    """
+    parts = [name.split(" · ") for name in names]
+    shared = [p for p in parts[0] if all(p in other for other in parts[1:])] if len(names) > 1 else []
+    own = [" · ".join(p for p in ps if p not in shared) or name for ps, name in zip(parts, names, strict=True)]
+    return own, shared
+
+
+def pin_group_label(numbers: list[int], names: list[str]) -> str:
+    """A cluster's label: its pins' numbers and names, ``"pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"``.
+
+    The parts of the names (between " · ") that every name of the cluster shares (the trio's model and GPU) are
+    said once, after the names, where the label has room for them; each name is cut to :data:`PIN_LABEL_NAME`
+    characters in a shared label, and the label to :data:`PIN_LABEL_MAX`, "…" marking a cut.
+    """
+    head = ("pin " if len(numbers) == 1 else "pins ") + ", ".join(map(str, numbers))
+    if not names:
+        return head
+    own, shared = shared_name_parts(names)
+    if len(names) > 1:
+        own = [_cut(n, PIN_LABEL_NAME) for n in own]
+    label = f"{head}: {', '.join(own)}"
+    tail = f" ({' · '.join(shared)})" if shared else ""
+    return label + tail if len(label + tail) <= PIN_LABEL_MAX else _cut(label, PIN_LABEL_MAX)
+
+
+def pin_groups(xs, ys, numbers, names=None) -> dict[str, list]:
+    """One label per cluster of nearby points: pins that coincide or nearly so share one label naming each
+    (:func:`pin_group_label`; without ``names`` only their numbers, ``"pins 1, 2, 3"``).
 
     A pin joins the first cluster whose first point is within :data:`PIN_LABEL_NEAR` of it on both log axes;
     the label sits at that first point.
     """
-    groups: list[tuple[float, float, list[int]]] = []
-    for x, y, n in zip(xs, ys, numbers, strict=True):
+    names = list(names) if names is not None else [None] * len(numbers)
+    groups: list[tuple[float, float, list[int], list[str]]] = []
+    for x, y, n, name in zip(xs, ys, numbers, names, strict=True):
         lx, ly = np.log10(float(x)), np.log10(float(y))
-        for gx, gy, members in groups:
+        for gx, gy, members, member_names in groups:
             if abs(lx - np.log10(gx)) <= PIN_LABEL_NEAR[0] and abs(ly - np.log10(gy)) <= PIN_LABEL_NEAR[1]:
                 members.append(n)
+                member_names.append(name)
                 break
         else:
-            groups.append((float(x), float(y), [n]))
+            groups.append((float(x), float(y), [n], [name]))
     return {
-        "x": [x for x, _, _ in groups], "y": [y for _, y, _ in groups],
-        "text": [("pin " if len(ns) == 1 else "pins ") + ", ".join(map(str, ns)) for _, _, ns in groups],
+        "x": [g[0] for g in groups], "y": [g[1] for g in groups],
+        "text": [pin_group_label(ns, [m for m in ms if m is not None]) for _, _, ns, ms in groups],
     }
 
 # The batch ladder's labels live on an axis above the chart, one tick per rung
@@ -331,10 +375,11 @@ class RooflineView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             x_axis_label="arithmetic intensity (FLOP/byte)",
             y_axis_label="attainable performance (TFLOP/s, dense)",
-            tools="pan,wheel_zoom,reset,save",
+            tools="pan,wheel_zoom,reset",
             toolbar_location="above",
             name="roofline",
         )
+        fig.add_tools(*image_actions(fig, "roofline"))  # SVG and PNG at 2x (app/image_export.py)
         self.legend = legend = Legend(items=[])
         add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
@@ -477,8 +522,9 @@ class RooflineView(pn.viewable.Viewer):
         pins = insert(Scatter(x="x", y="y", marker=field("marker"), size=16, fill_color=field("color"),
                               line_color="black", line_width=1, fill_alpha=0.85), marks["pins"],
                       self._series["point"])
-        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of
-        # their numbers ("pins 1, 2, 3"); the Pins and Compare tabs name each number.
+        # Pins that coincide (the point of pinning batch 4, INT4 and k = 4) share one label of their numbers and
+        # names ("pins 1, 2, 3: batch 4, INT4 weights, speculation k=4 (Llama-3-70B · h100-sxm)"); the hover, the
+        # Pins and Compare tabs name each whole.
         # A session's chart lays these labels out in the browser (_place_point_labels); these fixed offsets, right of
         # and below the point (the roofs and ladders run up and to the right), are the chart's before that runs.
         self.pin_label_set = LabelSet(x="x", y="y", text="text", source=marks["pin_labels"], x_offset=14,
@@ -563,7 +609,7 @@ class RooflineView(pn.viewable.Viewer):
             "number": numbers,
             "gpu": [r.gpu.name for *_, r in rows],
         }
-        groups = pin_groups(xs, ys, numbers)
+        groups = pin_groups(xs, ys, numbers, [name for name, *_ in rows])
         self.pin_labels.data = {**groups, **unplaced(len(groups["x"]))}
         roofs: dict[tuple, ScenarioResult] = {}
         for *_, r in rows:

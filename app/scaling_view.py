@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 
 from core.sweeps import tp_sweep
 
+from .image_export import image_actions
 from .present import present_figure
 from .state import LabState
 from .style import PALETTE, STYLESHEET
@@ -76,8 +77,9 @@ class ScalingView(pn.viewable.Viewer):
 
     def _axes(self, **kw):
         fig = figure(x_axis_type="log", y_axis_type="log", sizing_mode="stretch_width",
-                     x_axis_label="tensor-parallel degree TP (GPUs per layer)", tools="pan,wheel_zoom,reset,save",
+                     x_axis_label="tensor-parallel degree TP (GPUs per layer)", tools="pan,wheel_zoom,reset",
                      toolbar_location="above", **kw)
+        fig.add_tools(*image_actions(fig, (fig.name or "scaling").removesuffix("-figure")))  # app/image_export.py
         fig.toolbar.autohide = True
         fig.xaxis.ticker = [1, 2, 4, 8, 16, 32, 64, 128]
         # Room beyond the extreme values for the current-TP marker (24 px in present mode): Bokeh's default 10 %

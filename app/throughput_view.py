@@ -18,6 +18,7 @@ from core.scenario import ScenarioResult
 from core.sweeps import batch_sweep
 from core.units import fmt_count
 
+from .image_export import image_actions
 from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
@@ -48,8 +49,9 @@ class ThroughputView(pn.viewable.Viewer):
         fig = figure(
             x_axis_type="log", y_axis_type="log", height=520, sizing_mode="stretch_width",
             x_range=X_RANGE, x_axis_label="batch B (concurrent sequences)", y_axis_label="tokens/s (ceiling)",
-            tools="pan,wheel_zoom,reset,save", toolbar_location="above", name="throughput-figure",
+            tools="pan,wheel_zoom,reset", toolbar_location="above", name="throughput-figure",
         )
+        fig.add_tools(*image_actions(fig, "throughput-vs-batch"))  # SVG and PNG at 2x (app/image_export.py)
         fig.toolbar.autohide = True
         # From past the largest batch that fits to the frame's right edge (right=None).
         self.no_fit = BoxAnnotation(left=X_RANGE[1], right=None, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)

@@ -20,6 +20,7 @@ from panel.custom import JSComponent
 from core.scenario import ScenarioResult
 from core.tour import TOUR, step_titles
 
+from .present import PRESENT_CONTROLS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import STYLESHEET
 
@@ -126,6 +127,7 @@ class TourView(pn.viewable.Viewer):
         self.bar.insert(3, self.leave)  # after "Next", as before "Jump to step"
         self.bar.insert(3, self.resume)
         self.bar.append(self.caption)
+        self._on_present()  # their widths on a projector
 
     def __panel__(self):
         return self.layout
@@ -141,8 +143,15 @@ class TourView(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
-        # On a projector the buttons say enough; the room reads the card.
-        self.intro.visible = not self.state.present
+        # On a projector the buttons say enough; the room reads the card. Their text is 18 px there (the page's
+        # PRESENT_CONTROLS), the buttons wider to hold it.
+        present = self.state.present
+        self.intro.visible = not present
+        for widget in (self.prev, self.next, self.jump, self.resume, self.leave):
+            if widget is not None:
+                widget.width = PRESENT_WIDTHS[widget.css_classes[0]][present]
+        self.jump.stylesheets = [PRESENT_SELECT_CSS] if present else []
+        self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
         self._take_keys()

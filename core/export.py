@@ -12,7 +12,7 @@ import io
 import json
 import unicodedata
 
-from .pins import PinRow
+from .pins import COMPARE_METRICS, PinRow
 from .scenario import ScenarioResult
 
 LADDER_COLUMNS = (
@@ -31,6 +31,11 @@ PIN_COLUMNS = (
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "tokens_per_s_with_kv",
     "kv_cache_bytes", "weight_bytes_read", "fits_in_memory", "differs_by",
 )
+
+
+#: The Compare tab's CSV: each pin's number and name, then the small multiples' rows in SI (:data:`COMPARE_METRICS`).
+COMPARE_COLUMNS = ("pin", "name", "model", "gpu", *(m.column for m in COMPARE_METRICS), "memory_used_bytes",
+                   "capacity_bytes", "fits_in_memory")
 
 
 def ladder_records(r: ScenarioResult) -> list[dict]:
@@ -74,6 +79,17 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
             )
         )
     return out
+
+
+def compare_records(rows: list[PinRow]) -> list[dict]:
+    """The Compare tab's rows, one dict per pin (keys as in :data:`COMPARE_COLUMNS`; SI units)."""
+    return [
+        {"pin": i + 1, "name": row.pin.name, "model": row.result.model.id, "gpu": row.result.gpu.id,
+         **{m.column: m.si(row.result) for m in COMPARE_METRICS},
+         "memory_used_bytes": row.result.memory_used_bytes, "capacity_bytes": row.result.capacity_bytes,
+         "fits_in_memory": row.result.fits}
+        for i, row in enumerate(rows)
+    ]
 
 
 def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
@@ -122,3 +138,10 @@ def ladder_csv(r: ScenarioResult) -> str:
 def pins_csv(rows: list[PinRow]) -> str:
     """The pins as CSV with unit-named headers."""
     return _csv(pin_records(rows), PIN_COLUMNS)
+
+
+def compare_csv(rows: list[PinRow]) -> str:
+    """The Compare tab as CSV: per pin, tokens/s per sequence and for the batch, time per output token (s),
+    weights and KV held (bytes), memory over capacity and whether it fits, intensity and fraction of peak
+    counting KV reads; a name a spreadsheet would run as a formula is neutralised (:func:`neutralise`)."""
+    return _csv(compare_records(rows), COMPARE_COLUMNS)

@@ -289,23 +289,47 @@ def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
 
 @dataclass(frozen=True)
 class CompareMetric:
-    """One row of the Compare view: a label with its unit and how to read it from a result (display units)."""
+    """One row of the Compare view: a label with its unit and how to read it from a result.
+
+    Attributes:
+        si: the row's quantity from a result, in SI (tokens/s, seconds, bytes, FLOP/byte, a fraction).
+        column: its CSV header, naming the SI unit (``time_per_output_token_s``).
+        factor: display value = SI value × ``factor`` (1e3 for ms, 1/GiB for GiB, 100 for %).
+        note: words shown after the value (``"fits"``), or None.
+    """
 
     key: str
     label: str
     unit: str
-    value: Callable[[ScenarioResult], float]
+    si: Callable[[ScenarioResult], float]
+    column: str
+    factor: float = 1.0
+    note: Callable[[ScenarioResult], str] | None = None
+
+    def value(self, r: ScenarioResult) -> float:
+        """The row's value for ``r`` in its display unit (:attr:`unit`)."""
+        return self.si(r) * self.factor
+
+
+def _fits(r: ScenarioResult) -> str:
+    return "fits" if r.fits else "does not fit"
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
+#: The memory row is weights + KV cache + reserve over the GPU's capacity (one GPU of the memory stage):
+#: ``fits`` is exactly "at most 100 %" (:func:`core.step.step`).
 COMPARE_METRICS = (
     CompareMetric("tokens_per_sequence", "tokens/s per sequence", "tokens/s",
-                  lambda r: r.tokens_per_s_with_kv / r.batch),
-    CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv),
-    CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s * 1e3),
-    CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held / GiB),
-    CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes / GiB),
-    CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv),
+                  lambda r: r.tokens_per_s_with_kv / r.batch, "tokens_per_s_per_sequence"),
+    CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv,
+                  "tokens_per_s_batch"),
+    CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s, "time_per_output_token_s", 1e3),
+    CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held, "weight_bytes_held", 1 / GiB),
+    CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes, "kv_cache_bytes", 1 / GiB),
+    CompareMetric("memory", "fits in memory? weights + KV + reserve, of one GPU's capacity", "%",
+                  lambda r: r.memory_used_bytes / r.capacity_bytes, "memory_used_fraction_of_capacity", 100, _fits),
+    CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv,
+                  "arithmetic_intensity_with_kv_flop_per_byte"),
     CompareMetric("peak_fraction", "fraction of its GPU's peak reached, counting KV reads", "%",
-                  lambda r: 100 * r.peak_fraction_with_kv),
+                  lambda r: r.peak_fraction_with_kv, "peak_fraction_with_kv", 100),
 )

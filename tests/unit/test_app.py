@@ -248,7 +248,8 @@ def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_d
     assert layouts(doc) == {"pin-label-layout", "measured-label-layout"}
     assert not any(c.name in layouts(doc) for c in view.point.js_property_callbacks["change:data"])  # run by name
     assert len([r for r in view.figure.renderers if isinstance(r.glyph, Segment)]) == 2
-    assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == ["pin 1"]
+    assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == [
+        "pin 1: Llama-3-70B · h100-sxm · baseline"]
     names = [r.data_source.name for r in view.figure.renderers if r.data_source.name not in (
         "pin-labels-leaders", "measured-leaders")]
     assert [n for n in names if n in order] == order  # the layer's series go between the chart's own

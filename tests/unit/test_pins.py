@@ -110,7 +110,8 @@ def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
     assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
     a100_pin_y = lab.roofline.pins.data["y"][3]
     assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
-    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3, 4, 5, 6"]  # 0.2 decades apart: one label
+    # 0.2 decades apart: one label, naming them (their model, shared, left to the hover: no room).
+    assert lab.roofline.pin_labels.data["text"] == ["pins 1, 2, 3, 4, 5, 6: batch 4 · h100-sxm, INT4 weights · h…"]
     assert lab.throughput.pins.data["batch"] == [4, 1, 1, 4, 1, 1]
 
 

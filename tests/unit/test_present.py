@@ -126,3 +126,26 @@ def test_a_clicker_drives_the_hardware_tour_in_present_mode():
     assert hw.tour_index is None and hw.tour_keys.active
     lab.state.present = False
     assert not hw.tour_keys.active
+
+
+def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_buttons():
+    """Issue 30: tabs, tour buttons, "Jump to step" and "Leave present mode" were 12 px on a projector."""
+    from app.lab import Lab
+
+    lab = Lab(query={"present": "true", "tour": "3"})
+    big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it
+    assert lab.header.styles["--bokeh-font-size"] == "18px" and lab.pin_row.styles == lab.tour.bar.styles == big
+    assert lab.tabs.stylesheets[-1] == ".bk-tab { font-size: 18px; }"
+    tour = lab.tour
+    assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
+        150, 210, 180, 240, 360)
+    assert tour.jump.stylesheets == ["select { font-size: var(--font-size); }"]
+    assert lab.pins.pin_button.width == 220
+    lab.state.present = False  # back to the page's own look
+    # "initial": Bokeh's own 12 px (a style left out of a later `styles` would stay in the browser).
+    assert lab.header.styles["--bokeh-font-size"] == "initial"
+    assert lab.pin_row.styles == lab.tour.bar.styles == {"--bokeh-font-size": "initial"}
+    assert tour.jump.stylesheets == [] and len(lab.tabs.stylesheets) == 2
+    assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
+        110, 150, 130, 170, 260)
+    assert lab.pins.pin_button.width == 170

@@ -1,0 +1,133 @@
+"""Issue 30 in the browser: an exact B typed beside its slider, chart images from the toolbar, pins named on the
+roofline, and present mode's controls at 18 px on a 1280×720 projector."""
+
+from __future__ import annotations
+
+import struct
+from urllib.parse import quote
+
+from conftest import PROJECTOR, open_on_projector
+from test_browser_present import ROOFLINE_BOXES, _overlap
+
+SHOTS = "/work/notes/shots"
+
+
+def _ready(page) -> None:
+    page.locator("[data-readout=ridge]").first.wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_timeout(500)
+
+
+def test_a_typed_batch_of_59_reaches_the_chart_the_readouts_and_the_link(page, lab_url):
+    errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b")
+    _ready(page)
+    box = page.locator(".batch-exact input")
+    box.fill("59")
+    box.press("Enter")
+    page.locator("[data-readout=intensity]", has_text="59 FLOP/byte").wait_for(timeout=5000)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 59")
+    page.wait_for_function("window.location.search.includes('batch=59')", timeout=5000)
+    # A stop of the slider now, its title redrawn with the new stops' labels (app/controls.py RETITLE_JS).
+    page.locator(".batch .bk-slider-title", has_text="Batch B: 59").wait_for(timeout=5000)
+    box.fill("70000")  # beyond the lever's bounds
+    box.press("Enter")
+    notice = page.locator(".notyf__toast", has_text="Batch B: 70,000 refused; type a whole number from 1 to 65,536.")
+    notice.wait_for(timeout=5000)
+    page.wait_for_timeout(300)
+    assert box.input_value() == "59"
+    assert "batch=59" in page.evaluate("window.location.search")
+    assert errors == []
+
+
+def _save(page, chart: str, action: str):
+    rect = page.evaluate(f"""() => {{ const v = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('{chart}'));
+      const r = v.el.getBoundingClientRect(); return [r.x, r.y, r.width, v.bbox.width, v.bbox.height]; }}""")
+    page.mouse.move(rect[0] + rect[2] / 2, rect[1] + 100)  # the toolbar shows while the pointer is over the chart
+    with page.expect_download(timeout=15000) as download:
+        page.locator(f"[title^='{action}']").first.click()
+    return download.value, rect[3], rect[4]
+
+
+def test_the_roofline_saves_itself_as_svg_and_as_a_png_at_twice_its_size(page, lab_url, tmp_path):
+    errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b&batch=56")
+    _ready(page)
+    svg, width, height = _save(page, "roofline", "Save as SVG")
+    assert svg.suggested_filename == "roofline.svg"
+    svg.save_as(tmp_path / "r.svg")
+    text = (tmp_path / "r.svg").read_text()
+    assert f'width="{width:g}" height="{height:g}"' in text and "ridge 295" in text and text.count("<path") > 30
+    png, width, height = _save(page, "roofline", "Save as PNG")
+    assert png.suggested_filename == "roofline@2x.png"
+    png.save_as(tmp_path / "r.png")
+    head = (tmp_path / "r.png").read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", head[16:24]) == (2 * width, 2 * height)
+    assert errors == []
+
+
+def test_the_trio_is_named_on_the_roofline_clear_of_every_mark_and_compare_names_it(page, lab_url):
+    errors = open_on_projector(page, f"{lab_url}?present=true")
+    _ready(page)
+    page.get_by_text("Pins", exact=True).first.click()
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").click()
+    page.locator("[data-pin='3']").wait_for(timeout=5000)
+    page.get_by_text("Roofline", exact=True).first.click()
+    page.wait_for_function("(() => { const p = Bokeh.documents[0].get_model_by_name('pin-labels');"
+                           " return p != null && p.data.xoff && p.data.xoff.length === 1; })()")
+    page.wait_for_timeout(500)
+    boxes = page.evaluate(ROOFLINE_BOXES)
+    label = next(b for b in boxes["labels"] if b["text"].startswith("pins"))
+    assert label["text"] == "pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"
+    assert boxes["frame"]["left"] <= label["left"] and label["right"] <= boxes["frame"]["right"] + 1
+    for mark in boxes["marks"]:
+        assert not _overlap(label, mark), mark
+    page.screenshot(path=f"{SHOTS}/ui30-roofline-trio-present.png")
+    page.get_by_text("Compare", exact=True).first.click()
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-memory');"
+                           " return s != null && s.data.value.length === 3; })()")
+    page.wait_for_timeout(800)
+    memory = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-memory').data.text)")
+    assert memory == ["181 % does not fit", "47.9 % fits", "171 % does not fit"]  # Llama-3-70B on one H100
+    page.screenshot(path=f"{SHOTS}/ui30-compare-present.png")
+    assert errors == []
+
+
+FONT_SIZES = """() => {
+  const roots = (root, acc) => { acc.push(root);
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) roots(el.shadowRoot, acc); return acc; };
+  const all = roots(document, []);
+  const host = (cls) => {
+    for (const r of all) { const e = r.querySelector('.' + cls); if (e) return e; }
+    return null; };
+  const size = (e) => e ? parseFloat(getComputedStyle(e).fontSize) : null;
+  const inner = (cls, sel) => {
+    const h = host(cls); return size(h && h.shadowRoot ? h.shadowRoot.querySelector(sel) : null); };
+  let tab = null; for (const r of all) { const e = r.querySelector('.bk-tab'); if (e) { tab = e; break; } }
+  return {tab: size(tab), prev: inner('tour-prev', 'button'), next: inner('tour-next', 'button'),
+          leave: inner('tour-leave', 'button'), jump: inner('tour-jump', 'label'),
+          jump_list: inner('tour-jump', 'select'), present: inner('present-toggle', 'button'),
+          pin: inner('pin', 'button')}; }"""
+
+
+def test_present_mode_draws_the_tabs_and_the_tour_controls_at_18_px(page, lab_url):
+    errors = open_on_projector(page, f"{lab_url}?present=true&tour=3")
+    _ready(page)
+    sizes = page.evaluate(FONT_SIZES)
+    assert sizes == dict.fromkeys(sizes, 18.0), sizes
+    page.screenshot(path=f"{SHOTS}/ui30-present-controls.png")
+    page.get_by_text("Leave present mode").click()
+    page.wait_for_function("!window.location.search.includes('present=true')")
+    page.wait_for_timeout(500)
+    sizes = page.evaluate(FONT_SIZES)
+    assert {k: v for k, v in sizes.items() if k != "jump_list"} == dict.fromkeys(set(sizes) - {"jump_list"}, 12.0)
+    assert page.viewport_size == PROJECTOR and errors == []
+
+
+def test_pins_with_formula_names_are_named_on_the_compare_axes(page, lab_url):
+    pins = '[{"name": "=cmd", "batch": "4"}, {"name": "b", "spec-k": "4"}]'
+    errors = open_on_projector(page, f"{lab_url}?tab=Compare&pins={quote(pins)}")
+    page.locator("[data-readout=compare-key]").wait_for()
+    page.wait_for_timeout(800)
+    labels = page.evaluate("""() => { const d = Bokeh.documents[0];
+      const f = d.get_model_by_name('compare-tpot-fig'); return f.below[0].formatter.args.labels; }""")
+    assert labels == ["1: =cmd", "2: b"]  # text on a canvas: shown as typed
+    assert errors == []

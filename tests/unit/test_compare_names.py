@@ -1,0 +1,83 @@
+"""Compare and pins (issue 30): every small multiple names its pins, a row says what fits, a CSV of the rows,
+and coinciding pins on the roofline are named in their one label."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from app.compare_view import pin_axis_labels
+from app.lab import Lab
+from app.roofline_view import pin_groups
+from core.export import compare_csv
+from core.units import GiB
+
+TRIO_NAMES = ["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm",
+              "speculation k=4 · Llama-3-70B · h100-sxm"]
+
+
+@pytest.fixture(scope="module")
+def trio():
+    lab = Lab(query={})  # Llama-3-70B, BF16, H100 SXM5 (80 GiB read as built), 8k context, 3 GiB reserve
+    lab.pins.add_preset()
+    lab.state.tab = "Compare"
+    return lab
+
+
+def test_every_row_names_its_pins_on_its_own_axis(trio):
+    compare = trio.compare
+    assert [p.name for p in trio.state.pins] == TRIO_NAMES
+    assert all(fig.xaxis[0].visible and fig.xaxis[0].formatter is compare.pin_ticks for fig in compare.figures)
+    # The model and GPU every name holds are left to the key and the hover.
+    assert compare.pin_ticks.args["labels"] == ["1: batch 4", "2: INT4 weights", "3: speculation k=4"]
+    # Six pins share about 72 characters: 8 of each name ("…" marking the cut); nine or more, their numbers.
+    six = pin_axis_labels([f"{n} · Llama-3-70B · {gpu}" for gpu in ("h100-sxm", "a100-80gb")
+                           for n in ("batch 4", "INT4 weights", "speculation k=4")])
+    assert six == ["1: batch 4…", "2: INT4 we…", "3: specula…", "4: batch 4…", "5: INT4 we…", "6: specula…"]
+    assert pin_axis_labels(["abc"] * 8)[7] == "8: abc" and pin_axis_labels(["abc"] * 9)[8] == "9"
+
+
+def test_the_memory_row_says_which_pins_fit_one_gpu(trio):
+    memory = trio.compare.sources["memory"].data
+    # (weights + KV + reserve) / 80 GiB: BF16 131.42 + 4 × 2.5 + 3 = 144.42 GiB; INT4 32.85 + 2.5 + 3 = 38.35 GiB;
+    # k = 4 131.42 + 2.5 + 3 = 136.92 GiB (2.5 GiB = 8,192 tokens × 320 KiB).
+    gib = [144.4165, 38.3541, 136.9165]
+    assert memory["value"] == [pytest.approx(100 * g / 80, abs=1e-3) for g in gib]
+    assert memory["text"] == ["181 % does not fit", "47.9 % fits", "171 % does not fit"]
+    assert memory["hover"][1] == "47.9 % (fits)"
+    assert [r.result.fits for r in trio.state.pin_rows] == [False, True, False]
+
+
+def test_the_compare_csv_has_per_sequence_tokens_and_time_per_token_in_si(trio):
+    rows = list(csv.DictReader(io.StringIO(compare_csv(trio.state.pin_rows))))
+    assert [r["pin"] for r in rows] == ["1", "2", "3"] and rows[0]["name"] == TRIO_NAMES[0]
+    batch4 = rows[0]
+    # Batch 4: the step's tokens/s over B sequences; one token per sequence per step, so time per token = 1 / that.
+    assert float(batch4["tokens_per_s_per_sequence"]) == pytest.approx(float(batch4["tokens_per_s_batch"]) / 4)
+    assert float(batch4["time_per_output_token_s"]) == pytest.approx(1 / float(batch4["tokens_per_s_per_sequence"]))
+    assert float(batch4["time_per_output_token_s"]) == pytest.approx(0.04533, abs=1e-5)  # 45.3 ms, as the chart
+    assert float(batch4["kv_cache_bytes"]) == 10 * GiB and float(batch4["capacity_bytes"]) == 80 * GiB
+    assert [r["fits_in_memory"] for r in rows] == ["False", "True", "False"]
+    assert trio.compare.download.filename == "roofline-compare.csv"
+
+
+def test_a_pin_name_a_spreadsheet_would_run_is_text_in_the_compare_csv():
+    lab = Lab(query={"pins": '[{"name": "=HYPERLINK(1)", "batch": "4"}, {"name": "＋1", "batch": "8"}]'})
+    rows = list(csv.DictReader(io.StringIO(compare_csv(lab.state.pin_rows))))
+    assert [r["name"] for r in rows] == ["'=HYPERLINK(1)", "'＋1"]
+
+
+def test_coinciding_pins_share_one_label_that_names_them():
+    groups = pin_groups([4, 4, 4, 56], [13.4, 13.4, 13.4, 187], [1, 2, 3, 4], [*TRIO_NAMES, "mine"])
+    # The parts every name shares (model, GPU) said once where there is room, else left to the hover.
+    assert groups["text"] == ["pins 1, 2, 3: batch 4, INT4 weights, speculation k=4", "pin 4: mine"]
+    two = pin_groups([4, 4], [13.4, 13.4], [1, 2], ["batch 4 · Llama-3-8B · h100", "INT4 · Llama-3-8B · h100"])
+    assert two["text"] == ["pins 1, 2: batch 4, INT4 (Llama-3-8B · h100)"]
+    long = pin_groups([4, 4], [13.4, 13.4], [1, 2], ["a very long pin name indeed", "another very long one here"])
+    assert long["text"] == ["pins 1, 2: a very long pin n…, another very long…"]
+
+
+def test_the_roofline_labels_the_trio_by_name(trio):
+    assert trio.roofline.pin_labels.data["text"] == ["pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"]
