@@ -31,6 +31,7 @@ from .controls import build_controls, lever_widgets, write_lever
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
+from .ladder_view import LadderView
 from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
@@ -84,7 +85,8 @@ class Lab(pn.viewable.Viewer):
             scenario.add_gpu(link.custom_gpu)
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
-                                        embed=app["embed"], present=app["present"] and not app["embed"]))
+                                        embed=app["embed"], present=app["present"] and not app["embed"],
+                                        **({"ladder": app["ladder"]} if app["ladder"] is not None else {})))
         state = self.state
         self.scenario = scenario
         self.embed = state.embed
@@ -99,6 +101,7 @@ class Lab(pn.viewable.Viewer):
         self.throughput: ThroughputView | None = None
         self.compare: CompareView | None = None
         self.hardware: HardwareView | None = None
+        self.ladder: LadderView | None = None
         self._byo: BringYourOwnView | None = None
         #: What each tab shows, once built (a tab is built when first opened: most sessions look at the roofline).
         self._tab_views: dict[str, pn.viewable.Viewable] = {}
@@ -251,6 +254,8 @@ class Lab(pn.viewable.Viewer):
             view = TabHTMLView(lambda s: kv_table_html(s.result), state=self.state, tab=name)
         elif name == "Speculation":
             view = TabHTMLView(speculation_html, state=self.state, tab=name)
+        elif name == "Ladder":
+            self.ladder = view = LadderView(state=self.state)
         elif name == "Pins":
             view = self.pins
         elif name == "Hardware":

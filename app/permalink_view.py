@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlencode
 import panel as pn
 import param
 
+from core.ladder import ARTICLE_ORDER
 from core.permalink import from_query, to_query
 from core.units import parse_number
 
@@ -27,7 +28,7 @@ from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
-APP_KEYS = ("embed", "present", "tour", "tab")
+APP_KEYS = ("embed", "present", "tour", "tab", "ladder")
 
 
 #: Least time between two rewrites of the address (ms).  Browsers cap how often a page may rewrite it (Safari:
@@ -78,13 +79,15 @@ def _first(query: dict, key: str) -> str | None:
 
 
 def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict, list[str]]:
-    """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name).
+    """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name),
+    ``ladder`` (the Ladder tab's rung ids in order, comma-separated; empty: none).
 
     Returns:
-        ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None}, notices)``;
-        a value that cannot be used is left out with a notice naming it and what is accepted.
+        ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None,
+        "ladder": list[str] | None}, notices)``; a value that cannot be used is left out with a notice naming it
+        and what is accepted (an unknown or repeated rung id alone: the other rungs apply).
     """
-    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None}
+    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None, "ladder": None}
     notices = []
     for key in ("embed", "present"):
         text = _first(query, key)
@@ -111,7 +114,30 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
             notices.append(f"ignored tab={text[:40]!r}: accepted {', '.join(tabs)}")
         else:
             out["tab"] = match
+    text = _first(query, "ladder")
+    if text is not None:
+        out["ladder"], bad = parse_rungs(text)
+        if bad:
+            named = ", ".join(repr(b[:40]) for b in bad[:3])
+            notices.append(f"ignored ladder rung{'s' if len(bad) > 1 else ''} {named}: accepted each of "
+                           f"{', '.join(ARTICLE_ORDER)} once")
     return out, notices
+
+
+def parse_rungs(text: str) -> tuple[list[str], list[str]]:
+    """A link's ``ladder=`` value (rung ids, comma-separated, in order) -> (the rungs kept, the items left out:
+    unknown ids and repeats).  Ids match without regard to case or surrounding spaces; at most
+    ``len(ARTICLE_ORDER)`` items are read."""
+    kept: list[str] = []
+    bad: list[str] = []
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    for item in items[: 2 * len(ARTICLE_ORDER)]:
+        rung = item.lower()
+        if rung in ARTICLE_ORDER and rung not in kept:
+            kept.append(rung)
+        else:
+            bad.append(item)
+    return kept, bad
 
 
 def session_query() -> dict[str, list[str]]:
@@ -155,10 +181,11 @@ class PermalinkView(pn.viewable.Viewer):
         pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
         self.state.set_pins(pins)
 
-    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", watch=True)
+    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", "state.ladder",
+                   watch=True)
     def write(self) -> None:
-        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode and
-        the tour's step."""
+        """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode,
+        the tour's step and the Ladder tab's rungs."""
         self.writer.value = "?" + urlencode(self.query())
 
     def query(self) -> dict[str, str]:
@@ -173,4 +200,6 @@ class PermalinkView(pn.viewable.Viewer):
             query["tour"] = str(self.state.tour_step)
         if self.state.tab != self.state.param.tab.default:
             query["tab"] = self.state.tab
+        if list(self.state.ladder) != list(ARTICLE_ORDER):
+            query["ladder"] = ",".join(self.state.ladder)
         return query

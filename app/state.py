@@ -13,13 +13,14 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from core.ladder import ARTICLE_ORDER
 from core.measured_points import MeasuredPoint, Measurement, analyse
 from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
-TABS = ("Roofline", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Pins",
-        "Hardware", "Bring your own", "Export")
+TABS = ("Roofline", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Ladder",
+        "Pins", "Hardware", "Bring your own", "Export")
 #: Pin sets kept for undo.
 UNDO_DEPTH = 20
 
@@ -40,6 +41,8 @@ class LabState(param.Parameterized):
     measurement_problems = param.List(default=[], item_type=str, doc="CSV rows refused, with the reason.")
     measured = param.List(default=[], item_type=MeasuredPoint, doc="The measurements against the current roof.")
     tab = param.Selector(default=TABS[0], objects=list(TABS), doc="The open view tab, by name.")
+    ladder = param.List(default=list(ARTICLE_ORDER), item_type=str,
+                        doc="The Ladder tab's rungs, by id, in the order applied (core.ladder); ?ladder= in a link.")
     show_work = param.Boolean(default=False, doc="Readouts show their formulas with values.")
     band = param.Boolean(default=False, doc="The roofline shows the 60-85 % measured-efficiency band.")
     embed = param.Boolean(default=False, doc="?embed=true: the compact layout for an iframe.")

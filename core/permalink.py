@@ -39,8 +39,8 @@ MAX_PIN_NAME = 40
 #: 20,527 (16 pins with 40-character names of 4-byte characters, every lever moved to a 15-digit value, a
 #: custom GPU with every roof: tests/test_permalink.py); ~12,000 with ASCII names.
 MAX_LINK_CHARS = 32_768
-#: Most query values a link may give; the lab writes at most 25 keys (19 levers, ``pins``, ``custom-gpu`` and
-#: the app's 4).
+#: Most query values a link may give; the lab writes at most 26 keys (19 levers, ``pins``, ``custom-gpu`` and
+#: the app's 5).
 MAX_LINK_KEYS = 100
 
 
