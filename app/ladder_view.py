@@ -23,14 +23,16 @@ from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
 from .present import present_figure
-from .roofline_view import fit_x_end, fit_y_range, roof_xy
+from .roofline_view import fit_x_end, roof_xy
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
 #: The rung's short name on the chart (the table gives the article's title).
 SHORT = {"continuous_batching": "batching", "weight_quantization": "quantization",
          "speculative_decoding": "speculation", "gqa_mla": "GQA/MLA", "paged_attention": "paging",
-         "flash_attention": "FlashAttention", "disaggregation": "pools"}
+         "flash_attention": "Flash", "disaggregation": "pools"}
+#: A rung's number in the article's order (1-7): the order box's vocabulary.
+NUMBER = {rung: i + 1 for i, rung in enumerate(ARTICLE_ORDER)}
 #: What each rung pulls, in the article's words (the ``raises`` of :data:`core.ladder.RUNGS`).
 PULLS = {"B": "raises B", "p": "lowers p", "k": "raises k", "capacity": "relieves capacity",
          "traffic": "removes traffic", "pools": "splits the pools"}
@@ -71,20 +73,22 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     """The steps as an HTML table: per rung what it pulled, then B, k, p, the intensity 2·B·k/p on the weights,
     the bound, tokens/s per sequence and per GPU, the largest batch that fits, TTFT and TPOT."""
     rows = ladder_rows(ladder)
-    head = ("<tr><th>#</th><th>rung</th><th>pulls</th><th>B</th><th>k</th><th>p (bytes)</th>"
-            "<th>I = 2·B·k/p (FLOP/byte)</th><th>bound</th><th>tokens/s per sequence</th><th>tokens/s per GPU</th>"
-            "<th>largest batch that fits</th><th>TTFT (ms)</th><th>TPOT (ms)</th></tr>")
+    head = ("<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>I = 2·B·k/p</th>"
+            "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
+            "<th>TPOT ms</th></tr>")
     body = []
     for row in rows:
+        pulls = f' <span class="pulls">({escape(row["pulls"])})</span>' if row["pulls"] else ""
         body.append(
-            f'<tr data-rung="{escape(row["rung"] or "start")}"><td>{row["n"]}</td><td class="k">{escape(row["title"])}'
-            f'</td><td class="k">{escape(row["pulls"])}</td><td>{fmt_count(row["batch"])}</td><td>{row["k"]}</td>'
-            f'<td>{fmt_sig(row["p"])}</td><td>{fmt_sig(row["intensity"])}</td><td>{escape(row["bound"])}</td>'
+            f'<tr data-rung="{escape(row["rung"] or "start")}">'
+            f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
+            f'<td>{fmt_count(row["batch"])} · {row["k"]} · {fmt_sig(row["p"])}</td>'
+            f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(row["bound"])}</span></td>'
             f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
         if row["summary"]:
-            body.append(f'<tr class="summary"><td></td><td class="k" colspan="12">{escape(row["summary"])}</td></tr>')
+            body.append(f'<tr class="summary"><td class="k" colspan="8">↳ {escape(row["summary"])}</td></tr>')
     start = ladder.steps[0]
     ridge = ladder.final.numbers()["ridge_point"]
     caption = (
@@ -95,13 +99,22 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
         "lab's roofline ceiling, not what a measured engine delivers."
         + (f" <b>{escape(note)}</b>" if note else "") + "</div>")
-    return caption + f'<table class="lab ladder">{head}{"".join(body)}</table>'
+    units = ('<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
+             "the weights, memory- or compute-bound; TTFT the time to the first token of one prompt, TPOT the time "
+             "per output token.</div>")
+    return (caption + f'<div style="overflow-x:auto"><table class="lab ladder">{head}{"".join(body)}</table></div>'
+            + units)
 
 
 def chart_data(ladder: Ladder) -> dict:
     """The chart's columns: ``points`` (x intensity FLOP/byte, y attainable TFLOP/s, one per step, ``label``
-    blank where a point repeats the one before it, those rungs named on the first) and ``arrows`` (from each
-    point to the next one that moved)."""
+    blank where a point repeats the one before it, those rungs named on the first; ``align`` and ``dx``/``dy``,
+    the label's side and offset in px) and ``arrows`` (from each point to the next one that moved).
+
+    A label sits below and right of its point on the slope, above it on the flat roof (where the chart is empty),
+    one line higher when the one before it is within a decade, and the last one on the roof ends at its point
+    (it would run past the frame).
+    """
     xs, ys, labels = [], [], []
     for i, step in enumerate(ladder.steps):
         n = step.numbers()
@@ -117,9 +130,21 @@ def chart_data(ladder: Ladder) -> dict:
         xs.append(x)
         ys.append(y)
     moved = [i for i, lab in enumerate(labels) if lab]
+    peak = ladder.steps[0].result.peak_flop_per_s / TFLOP
+    align, dx, dy = ["left"] * len(xs), [8] * len(xs), [-16] * len(xs)
+    on_roof = [y >= 0.99 * peak for y in ys]
+    for i in moved:
+        if on_roof[i]:  # above the flat roof, where the chart is empty
+            dx[i], dy[i] = -4, 8
+    for a, b in zip(moved, moved[1:], strict=False):
+        near = abs(_log(xs[b]) - _log(xs[a])) < 1 and abs(_log(ys[b]) - _log(ys[a])) < 0.5
+        if near and on_roof[b] and dy[a] == 8:
+            dy[b] = 24
+    if len(moved) > 1 and on_roof[moved[-1]]:
+        align[moved[-1]], dx[moved[-1]] = "right", 4
     arrows = {"x_start": [xs[a] for a in moved[:-1]], "y_start": [ys[a] for a in moved[:-1]],
               "x_end": [xs[b] for b in moved[1:]], "y_end": [ys[b] for b in moved[1:]]}
-    return {"points": {"x": xs, "y": ys, "label": labels}, "arrows": arrows}
+    return {"points": {"x": xs, "y": ys, "label": labels, "align": align, "dx": dx, "dy": dy}, "arrows": arrows}
 
 
 def _log(v: float) -> float:
@@ -134,22 +159,26 @@ class LadderView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.rungs = pn.widgets.MultiChoice(
-            label="Rungs, in the order applied (remove one and add it again to move it last)",
-            options={r.title: r.id for r in RUNGS}, value=list(self.state.ladder), sizing_mode="stretch_width",
-            css_classes=["ladder-rungs"])
-        self.reset = pn.widgets.Button(label="All seven, in the article's order", width=260,
+        # On/off per rung (a rung switched on goes last), and the order as the rungs' numbers.
+        self.rungs = pn.widgets.CheckButtonGroup(
+            options={f"{NUMBER[r.id]} {SHORT[r.id]}": r.id for r in RUNGS}, value=list(self.state.ladder),
+            color="primary", variant="outline", sizing_mode="stretch_width", css_classes=["ladder-rungs"])
+        self.order = pn.widgets.TextInput(label="Order (rung numbers)", value=self._order_text(), width=170,
+                                          css_classes=["ladder-order"])
+        self.reset = pn.widgets.Button(label="All seven, in the article's order", width=240,
                                        css_classes=["ladder-reset"])
         self.reset.on_click(lambda _e: setattr(self.state, "ladder", list(ARTICLE_ORDER)))
-        self.rungs.param.watch(lambda e: setattr(self.state, "ladder", list(e.new)), "value")
+        self.rungs.param.watch(self._on_toggle, "value")
+        self.order.param.watch(self._on_order, "value")
         self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.points = ColumnDataSource({"x": [], "y": [], "label": []})
+        self.points = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "dx": [], "dy": []})
         self.arrows = ColumnDataSource({"x_start": [], "y_start": [], "x_end": [], "y_end": []})
         self.roof = ColumnDataSource({"x": [], "y": []})
         self.figure = self._figure()
         self.ladder: Ladder | None = None
         self._key = None
-        self.layout = pn.Column(pn.Row(self.rungs, self.reset, sizing_mode="stretch_width"),
+        self.layout = pn.Column(pn.FlexBox(self.rungs, self.order, self.reset, align_items="end",
+                                           sizing_mode="stretch_width"),
                                 pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.table,
                                 sizing_mode="stretch_width")
         self.refresh()
@@ -157,6 +186,28 @@ class LadderView(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.layout
+
+    def _order_text(self) -> str:
+        return ",".join(str(NUMBER[r]) for r in self.state.ladder)
+
+    def _on_toggle(self, event) -> None:
+        """A rung switched off leaves; one switched on is applied last."""
+        on = set(event.new)
+        kept = [r for r in self.state.ladder if r in on]
+        self.state.ladder = kept + [r for r in ARTICLE_ORDER if r in on and r not in kept]
+
+    def _on_order(self, event) -> None:
+        """The order box: rung numbers 1-7 (the article's), separated by commas or spaces; what is not one is
+        left out, a repeat counts once."""
+        by_number = {str(n): r for r, n in NUMBER.items()}
+        rungs: list[str] = []
+        for item in str(event.new).replace(",", " ").split():
+            rung = by_number.get(item)
+            if rung and rung not in rungs:
+                rungs.append(rung)
+        self.state.ladder = rungs
+        if self.order.value != self._order_text():
+            self.order.value = self._order_text()
 
     def _figure(self):
         fig = figure(height=CHART_HEIGHT, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
@@ -171,8 +222,8 @@ class LadderView(pn.viewable.Viewer):
                              source=self.arrows, x_start="x_start", y_start="y_start", x_end="x_end", y_end="y_end",
                              line_color=PALETTE["ladder"], line_width=2))
         fig.scatter("x", "y", source=self.points, size=9, color=PALETTE["workload"], line_color=PALETTE["text"])
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.points, x_offset=8, y_offset=-16,
-                                text_font_size="12px", text_color=PALETTE["text"]))
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.points, x_offset="dx", y_offset="dy",
+                                text_align="align", text_font_size="12px", text_color=PALETTE["text"]))
         return fig
 
     @param.depends("state.result", "state.tab", "state.ladder", watch=True)
@@ -180,6 +231,8 @@ class LadderView(pn.viewable.Viewer):
         """Climb again when the scenario or the rungs changed and the tab is open."""
         if list(self.rungs.value) != list(self.state.ladder):
             self.rungs.value = list(self.state.ladder)
+        if self.order.value != self._order_text():
+            self.order.value = self._order_text()
         if self.state.tab != "Ladder":
             return
         start, note = ladder_start(self.state.scenario)
@@ -203,8 +256,9 @@ class LadderView(pn.viewable.Viewer):
             self.roof.data = roof
             self.ridge.location = r.ridge_point
             self.figure.x_range.start, self.figure.x_range.end = 0.5, fit_x_end(data["points"]["x"])
-            self.figure.y_range.start, self.figure.y_range.end = fit_y_range(data["points"]["y"], [r.peak_flop_per_s
-                                                                                                  / TFLOP])
+            low = min(data["points"]["y"]) / 3
+            self.figure.y_range.start = 10 ** math.floor(math.log10(low)) if low > 0 else 0.1
+            self.figure.y_range.end = 10 ** math.ceil(math.log10(10 * r.peak_flop_per_s / TFLOP))
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:

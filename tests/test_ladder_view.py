@@ -50,7 +50,8 @@ def test_the_article_climb_by_hand(lab):
                                               "relieves capacity", "removes traffic", "splits the pools"]
     html = lab.ladder.table.object
     assert html.count("<tr data-rung=") == 8
-    assert '<tr data-rung="weight_quantization"><td>2</td>' in html and "<td>3,055</td>" in html  # tokens/s per GPU
+    assert '<tr data-rung="weight_quantization"><td class="k">2 Weight quantization' in html
+    assert "<td>48 · 1 · 0.5</td><td>192<br>" in html and "<td>3,055</td>" in html  # tokens/s per GPU
 
 
 def test_the_chart_joins_the_points_that_moved(lab):
@@ -61,7 +62,11 @@ def test_the_chart_joins_the_points_that_moved(lab):
     assert p["y"][:3] == pytest.approx([3.35, 30.15, 643.2])
     assert p["y"][3:] == pytest.approx([989.4] * 5)
     assert p["label"] == ["0 start", "1 batching", "2 quantization", "3 speculation, 4 GQA/MLA", "",
-                          "5 paging, 6 FlashAttention, 7 pools", "", ""]
+                          "5 paging, 6 Flash, 7 pools", "", ""]
+    # Below right on the slope, above on the roof: 768 and 4,096 within a decade, the second a line higher and
+    # ending at its point.
+    assert p["dy"] == [-16, -16, -16, 8, -16, 24, -16, -16]
+    assert p["align"][5] == "right" and p["align"][:5] == ["left"] * 5
     assert data["arrows"]["x_start"] == [1, 9, 192, 768] and data["arrows"]["x_end"] == [9, 192, 768, 4096]
     assert lab.ladder.points.data == p
     assert lab.ladder.ridge.location == pytest.approx(989.4e12 / 3.35e12)
@@ -76,8 +81,9 @@ def test_toggling_a_rung_removes_its_row_and_reordering_follows():
     lab = Lab(query={})
     lab.state.tab = "Ladder"
     view = lab.ladder
-    view.rungs.value = ["paged_attention", "continuous_batching"]
-    assert lab.state.ladder == ["paged_attention", "continuous_batching"]
+    view.order.value = "5, 1, 9, 5"  # no rung 9; a repeat counts once
+    assert lab.state.ladder == ["paged_attention", "continuous_batching"] and view.order.value == "5,1"
+    assert view.rungs.value == ["paged_attention", "continuous_batching"]
     rows = ladder_rows(view.ladder)
     assert [r["rung"] for r in rows] == [None, "paged_attention", "continuous_batching"]
     assert "weight_quantization" not in view.table.object
@@ -89,6 +95,11 @@ def test_toggling_a_rung_removes_its_row_and_reordering_follows():
     view.reset.clicks += 1
     assert lab.state.ladder == list(ARTICLE_ORDER) and view.rungs.value == list(ARTICLE_ORDER)
     assert "ladder" not in lab.link.query()
+    view.rungs.value = [r for r in ARTICLE_ORDER if r != "weight_quantization"]  # a toggle off removes its row
+    assert lab.state.ladder == [r for r in ARTICLE_ORDER if r != "weight_quantization"]
+    assert '<tr data-rung="weight_quantization">' not in view.table.object and view.order.value == "1,3,4,5,6,7"
+    view.rungs.value = [*view.rungs.value, "weight_quantization"]  # on again: applied last
+    assert lab.state.ladder[-1] == "weight_quantization" and view.order.value == "1,3,4,5,6,7,2"
     view.rungs.value = []
     assert [r["rung"] for r in ladder_rows(view.ladder)] == [None] and lab.link.query()["ladder"] == ""
 
