@@ -39,6 +39,7 @@ from .pins_view import PinsView
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
+from .serving_system import serving_system_html
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
@@ -256,6 +257,8 @@ class Lab(pn.viewable.Viewer):
             view = TabHTMLView(speculation_html, state=self.state, tab=name)
         elif name == "Ladder":
             self.ladder = view = LadderView(state=self.state)
+        elif name == "Serving":
+            view = TabHTMLView(serving_system_html, state=self.state, tab=name)
         elif name == "Pins":
             view = self.pins
         elif name == "Hardware":

@@ -53,8 +53,8 @@ def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
     if r.fits or not r.suggested_tp or r.suggested_tp == scenario.tp:
         return scenario, ""
     return scenario.clone(tp=r.suggested_tp), (
-        f"The weights do not fit at TP = {scenario.tp}: the ladder starts at TP = {r.suggested_tp}, the smallest "
-        "split that fits.")
+        f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
+        f"{r.suggested_tp}, the smallest split that fits.")
 
 
 def ladder_rows(ladder: Ladder) -> list[dict]:

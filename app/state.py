@@ -20,7 +20,7 @@ from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
 TABS = ("Roofline", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Ladder",
-        "Pins", "Hardware", "Bring your own", "Export")
+        "Serving", "Pins", "Hardware", "Bring your own", "Export")
 #: Pin sets kept for undo.
 UNDO_DEPTH = 20
 

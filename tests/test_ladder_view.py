@@ -21,7 +21,7 @@ def test_the_default_scenario_starts_where_the_article_does(lab):
     start, note = ladder_start(lab.state.scenario)
     assert start.levers() == article_start().levers() and start.tp == 2
     assert "TP = 2" in note and "TP = 1" in note
-    assert "the ladder starts at TP = 2" in lab.ladder.table.object
+    assert "does not fit at TP = 1 (weights and KV cache at B = 1): it starts at TP = 2" in lab.ladder.table.object
     fits = article_start()
     assert ladder_start(fits)[0] is fits and ladder_start(fits)[1] == ""
 
