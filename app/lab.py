@@ -113,13 +113,15 @@ class Lab(pn.viewable.Viewer):
             # projector a long tour card reaches every corner); the lost-connection notice stays.
             quiet_ready_notice()
         if not self.embed:
-            if app["tab"]:
-                state.tab = app["tab"]
             if app["tour_step"]:
-                # The link's levers win over the step's: a link made mid-tour after a slider move keeps it.
+                # The link's levers, tab and rungs win over the step's: a link made mid-tour after a move keeps it.
                 self.tour.go(app["tour_step"] - 1)
                 if link.levers:
                     scenario.param.update(**link.levers)
+                if app["ladder"] is not None:
+                    state.ladder = app["ladder"]
+            if app["tab"]:
+                state.tab = app["tab"]
 
     def __panel__(self):
         return self.layout
