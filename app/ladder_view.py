@@ -171,7 +171,8 @@ class LadderView(pn.viewable.Viewer):
         self.rungs.param.watch(self._on_toggle, "value")
         self.order.param.watch(self._on_order, "value")
         self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.points = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "dx": [], "dy": []})
+        self.points = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "dx": [], "dy": []},
+                                       name="ladder-points")
         self.arrows = ColumnDataSource({"x_start": [], "y_start": [], "x_end": [], "y_end": []})
         self.roof = ColumnDataSource({"x": [], "y": []})
         self.figure = self._figure()
