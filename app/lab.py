@@ -39,7 +39,7 @@ from .pins_view import PinsView
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
-from .serving_system import serving_system_html
+from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
@@ -87,7 +87,8 @@ class Lab(pn.viewable.Viewer):
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
                                         embed=app["embed"], present=app["present"] and not app["embed"],
-                                        **({"ladder": app["ladder"]} if app["ladder"] is not None else {})))
+                                        **{key: app[key] for key in ("ladder", "mix", "block_size")
+                                           if app[key] is not None}))
         state = self.state
         self.scenario = scenario
         self.embed = state.embed
@@ -260,7 +261,7 @@ class Lab(pn.viewable.Viewer):
         elif name == "Ladder":
             self.ladder = view = LadderView(state=self.state)
         elif name == "Serving":
-            view = TabHTMLView(serving_system_html, state=self.state, tab=name)
+            view = ServingSystemView(state=self.state)
         elif name == "Pins":
             view = self.pins
         elif name == "Hardware":

@@ -18,12 +18,14 @@ import param
 from bokeh.models import Arrow, ColumnDataSource, LabelSet, NormalHead, Span
 from bokeh.plotting import figure
 
-from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, climb
+from core.batching import MIXES
+from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
 from .present import present_figure
 from .roofline_view import fit_x_end, roof_xy
+from .serving_views import serving_inputs
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
@@ -181,7 +183,7 @@ class LadderView(pn.viewable.Viewer):
         self.layout = pn.Column(pn.FlexBox(self.rungs, self.order, self.reset, align_items="end",
                                            sizing_mode="stretch_width"),
                                 pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.table,
-                                sizing_mode="stretch_width")
+                                serving_inputs(self.state), sizing_mode="stretch_width")
         self.refresh()
         self._on_present()
 
@@ -227,9 +229,9 @@ class LadderView(pn.viewable.Viewer):
                                 text_align="align", text_font_size="12px", text_color=PALETTE["text"]))
         return fig
 
-    @param.depends("state.result", "state.tab", "state.ladder", watch=True)
+    @param.depends("state.result", "state.tab", "state.ladder", "state.mix", "state.block_size", watch=True)
     def refresh(self) -> None:
-        """Climb again when the scenario or the rungs changed and the tab is open."""
+        """Climb again when the scenario, the rungs, the request mix or the block changed and the tab is open."""
         if list(self.rungs.value) != list(self.state.ladder):
             self.rungs.value = list(self.state.ladder)
         if self.order.value != self._order_text():
@@ -237,11 +239,13 @@ class LadderView(pn.viewable.Viewer):
         if self.state.tab != "Ladder":
             return
         start, note = ladder_start(self.state.scenario)
-        key = (tuple(sorted(start.levers().items())), repr(start.custom_gpu()), tuple(self.state.ladder))
+        key = (tuple(sorted(start.levers().items())), repr(start.custom_gpu()), tuple(self.state.ladder),
+               self.state.mix, self.state.block_size)
         if key == self._key:
             return
         try:
-            ladder = climb(start, self.state.ladder)
+            ladder = climb(start, self.state.ladder,
+                           LadderSettings(mix=MIXES[self.state.mix], block_size=self.state.block_size))
         except Exception as exc:  # noqa: BLE001 - the tab says why, the session goes on
             self.table.object = f'<div class="caption">The ladder cannot be climbed from here: {escape(str(exc))}</div>'
             self._key = key

@@ -20,7 +20,9 @@ from urllib.parse import parse_qs, urlencode
 import panel as pn
 import param
 
+from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
+from core.paging import BLOCK_SIZE
 from core.permalink import from_query, to_query
 from core.units import parse_number
 
@@ -28,7 +30,7 @@ from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
-APP_KEYS = ("embed", "present", "tour", "tab", "ladder")
+APP_KEYS = ("embed", "present", "tour", "tab", "ladder", "mix", "block-size")
 
 
 #: Least time between two rewrites of the address (ms).  Browsers cap how often a page may rewrite it (Safari:
@@ -80,14 +82,17 @@ def _first(query: dict, key: str) -> str | None:
 
 def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict, list[str]]:
     """The app's own keys of a link: ``embed``/``present`` (true/false), ``tour`` (a step, 1..steps), ``tab`` (a name),
-    ``ladder`` (the Ladder tab's rung ids in order, comma-separated; empty: none).
+    ``ladder`` (the Ladder tab's rung ids in order, comma-separated; empty: none), ``mix`` (a request mix of
+    :data:`core.batching.MIXES`) and ``block-size`` (PagedAttention's block, 1 to 1,024 tokens).
 
     Returns:
         ``({"embed": bool, "present": bool, "tour_step": int | None, "tab": str | None,
-        "ladder": list[str] | None}, notices)``; a value that cannot be used is left out with a notice naming it
-        and what is accepted (an unknown or repeated rung id alone: the other rungs apply).
+        "ladder": list[str] | None, "mix": str | None, "block_size": int | None}, notices)``; a value that cannot
+        be used is left out with a notice naming it and what is accepted (an unknown or repeated rung id alone: the
+        other rungs apply).
     """
-    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None, "ladder": None}
+    out: dict = {"embed": False, "present": False, "tour_step": None, "tab": None, "ladder": None, "mix": None,
+                 "block_size": None}
     notices = []
     for key in ("embed", "present"):
         text = _first(query, key)
@@ -121,6 +126,21 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
             named = ", ".join(repr(b[:40]) for b in bad[:3])
             notices.append(f"ignored ladder rung{'s' if len(bad) > 1 else ''} {named}: accepted each of "
                            f"{', '.join(ARTICLE_ORDER)} once")
+    text = _first(query, "mix")
+    if text is not None:
+        if text.strip().lower() in MIXES:
+            out["mix"] = text.strip().lower()
+        else:
+            notices.append(f"ignored mix={text[:40]!r}: accepted {', '.join(MIXES)}")
+    text = _first(query, "block-size")
+    if text is not None:
+        try:
+            number = parse_number(text)
+            if number != int(number) or not 1 <= number <= 1024:
+                raise ValueError
+            out["block_size"] = int(number)
+        except (ValueError, OverflowError):
+            notices.append(f"ignored block-size={text[:40]!r}: accepted a whole number of tokens from 1 to 1,024")
     return out, notices
 
 
@@ -182,10 +202,10 @@ class PermalinkView(pn.viewable.Viewer):
         self.state.set_pins(pins)
 
     @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", "state.ladder",
-                   watch=True)
+                   "state.mix", "state.block_size", watch=True)
     def write(self) -> None:
         """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode,
-        the tour's step and the Ladder tab's rungs."""
+        the tour's step, the Ladder tab's rungs and the serving tabs' request mix and block."""
         self.writer.value = "?" + urlencode(self.query())
 
     def query(self) -> dict[str, str]:
@@ -202,4 +222,8 @@ class PermalinkView(pn.viewable.Viewer):
             query["tab"] = self.state.tab
         if list(self.state.ladder) != list(ARTICLE_ORDER):
             query["ladder"] = ",".join(self.state.ladder)
+        if self.state.mix != self.state.param.mix.default:
+            query["mix"] = self.state.mix
+        if self.state.block_size != BLOCK_SIZE:
+            query["block-size"] = str(self.state.block_size)
         return query

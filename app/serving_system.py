@@ -17,8 +17,10 @@ from collections.abc import Callable
 from html import escape
 
 import numpy as np
+import panel as pn
+import param
 
-from core.batching import SHAREGPT, BatchingRun, compare_batching
+from core.batching import MIXES, BatchingRun, LengthMix, compare_batching
 from core.context_parallel import HOSTS, ring_attention
 from core.disaggregation import OUTPUT_LEN, RATE, plan_pools
 from core.paging import EXISTING_WASTE, PAGED_WASTE_BELOW, POLICIES, compare_paging
@@ -27,6 +29,7 @@ from core.training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, p
 from core.units import GB, GiB, fmt_count, fmt_rate, fmt_seconds, fmt_sig
 
 from .ladder_view import ladder_start
+from .serving_views import TabHTMLView, serving_inputs
 from .state import LabState
 from .style import PALETTE
 
@@ -86,9 +89,9 @@ def _section(title: str, body: str, anchor: str) -> str:
     return f'<section class="serving" data-section="{anchor}"><h3>{escape(title)}</h3>{body}</section>'
 
 
-def batching_html(s: Scenario) -> str:
-    """Static against continuous batching of 1,000 ShareGPT requests (a backlog, seed 0) in the slots that fit."""
-    c = compare_batching(s, SHAREGPT, 1000, 0)
+def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
+    """Static against continuous batching of 1,000 requests of ``mix`` (a backlog, seed 0) in the slots that fit."""
+    c = compare_batching(s, mix, 1000, 0)
     rows = []
     for run in (c.static, c.continuous):
         m = run.summary()
@@ -123,10 +126,11 @@ def _waste_bar(reserved: float, used: float) -> str:
             f'<div style="width:{100 - used_pct:.2f}%;background:{PALETTE["reserve"]}">reserved, unused</div></div>')
 
 
-def paging_html(s: Scenario) -> str:
-    """PagedAttention against contiguous allocation of the same mix: reserved against used, waste, what fits."""
-    p = compare_paging(s, SHAREGPT, 1000, 0)
-    paper = compare_paging(s, SHAREGPT, 1000, 0, max_len=PAPER_MAX_LEN)
+def paging_html(s: Scenario, mix: LengthMix, block: int) -> str:
+    """PagedAttention (blocks of ``block`` tokens) against contiguous allocation of ``mix``: reserved against used,
+    waste, what fits; vLLM's figures beside the lab's own at the paper's 2,048-token maximum."""
+    p = compare_paging(s, mix, 1000, 0, block)
+    paper = compare_paging(s, mix, 1000, 0, block, max_len=PAPER_MAX_LEN)
     rows = []
     for k in POLICIES:
         a = p.allocations[k]
@@ -175,7 +179,7 @@ def _mini_roofline(points: list[tuple[str, float, str]], ridge: float) -> str:
             f"{ridge:,.0f}</text>{marks}</svg>")
 
 
-def pools_html(s: Scenario) -> str:
+def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
     """Prefill and decode pools against one colocated pool at :data:`core.disaggregation.RATE` requests/s."""
     d = plan_pools(s, RATE, int(s.prompt_len), OUTPUT_LEN)
     rows = []
@@ -207,7 +211,7 @@ def pools_html(s: Scenario) -> str:
                     + strip, "pools")
 
 
-def ring_html(s: Scenario) -> str:
+def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
     """Ring Attention over N hosts for the scenario's context S: the largest context and where the transfer hides."""
     ring = ring_attention(s, HOSTS, context=int(s.context))
     rows = []
@@ -240,7 +244,7 @@ def ring_html(s: Scenario) -> str:
                     "</table>", "ring")
 
 
-def zero_html(s: Scenario) -> str:
+def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
     """ZeRO's stages 0-3 per GPU for the scenario's model at :data:`core.training_memory.DATA_PARALLEL`, and the
     pipeline bubble at :data:`core.training_memory.PIPELINE_STAGES` stages."""
     r = s.evaluate()
@@ -275,7 +279,7 @@ def zero_html(s: Scenario) -> str:
 
 
 #: The sections in order, with the title a section that cannot be computed shows its reason under.
-SECTIONS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
+SECTIONS: tuple[tuple[str, Callable[[Scenario, LengthMix, int], str]], ...] = (
     ("Continuous against static batching", batching_html), ("PagedAttention", paging_html),
     ("Prefill/decode disaggregation", pools_html), ("Ring Attention", ring_html), ("ZeRO", zero_html))
 
@@ -287,8 +291,28 @@ def serving_system_html(state: LabState) -> str:
     parts = [f'<div class="caption"><b>{escape(note)}</b></div>'] if note else []
     for title, section in SECTIONS:
         try:
-            parts.append(section(start))
+            parts.append(section(start, MIXES[state.mix], state.block_size))
         except ValueError as exc:
             parts.append(f'<div class="caption" data-refused="{escape(section.__name__)}"><b>{escape(title)}</b>: '
                          f"{escape(str(exc))}</div>")
     return "".join(parts)
+
+
+class ServingSystemView(pn.viewable.Viewer):
+    """The Serving tab: the mix and block inputs above :func:`serving_system_html`, recomputed while it is open."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.inputs = serving_inputs(self.state)
+        self.html = TabHTMLView(serving_system_html, state=self.state, tab="Serving")
+        self.state.param.watch(lambda _e: self.html._refresh(), ["mix", "block_size"])
+        self.layout = pn.Column(self.inputs, self.html, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return self.layout
+
+    @property
+    def pane(self) -> pn.pane.HTML:
+        return self.html.pane

@@ -13,8 +13,10 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
 from core.measured_points import MeasuredPoint, Measurement, analyse
+from core.paging import BLOCK_SIZE
 from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
@@ -43,6 +45,10 @@ class LabState(param.Parameterized):
     tab = param.Selector(default=TABS[0], objects=list(TABS), doc="The open view tab, by name.")
     ladder = param.List(default=list(ARTICLE_ORDER), item_type=str,
                         doc="The Ladder tab's rungs, by id, in the order applied (core.ladder); ?ladder= in a link.")
+    mix = param.Selector(default="sharegpt", objects=list(MIXES),
+                         doc="The request mix of the Ladder and Serving tabs (core.batching.MIXES); ?mix= in a link.")
+    block_size = param.Integer(default=BLOCK_SIZE, bounds=(1, 1024),
+                               doc="PagedAttention's block, tokens (Ladder and Serving tabs); ?block-size= in a link.")
     show_work = param.Boolean(default=False, doc="Readouts show their formulas with values.")
     band = param.Boolean(default=False, doc="The roofline shows the 60-85 % measured-efficiency band.")
     embed = param.Boolean(default=False, doc="?embed=true: the compact layout for an iframe.")

@@ -149,3 +149,15 @@ def test_not_climbed_until_the_tab_opens():
     lab.state.tab = "Roofline"
     lab.state.scenario.batch = 2
     assert ladder_rows(lab.ladder.ladder)[0]["batch"] == 1  # climbed again only when the tab is open
+
+
+def test_the_ladder_serves_the_mix_and_block_of_the_serving_inputs():
+    lab = Lab(query={"tab": ["Ladder"], "mix": ["fixed"], "block-size": ["32"]})
+    steps = {s.rung: s for s in lab.ladder.ladder.steps}
+    assert "static batching in the same slots sustains 9.0" in steps["continuous_batching"].summary  # no spread
+    assert steps["paged_attention"].effect["block_size"] == 32
+    # Fixed lengths: every sequence holds 161 + 337/2 tokens on average over its decode, 161 + 338 at the end;
+    # blocks of 32 reserve ceil((161 + t)/32)·32.
+    assert lab.ladder.ladder.mix_prompt == 161 and lab.ladder.ladder.mix_output == 338
+    lab.state.block_size = 16
+    assert {s.rung: s for s in lab.ladder.ladder.steps}["paged_attention"].effect["block_size"] == 16

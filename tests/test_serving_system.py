@@ -114,3 +114,24 @@ def test_a_scenario_a_model_refuses_says_why():
     assert ('<div class="caption" data-refused="batching_html"><b>Continuous against static batching</b>: the engine '
             "needs at least one slot") in html
     assert html.count('<section class="serving"') == 4 and 'data-section="batching"' not in html
+
+
+def test_the_mix_and_the_block_follow_the_inputs_and_travel_in_the_link():
+    lab = Lab(query={"tab": ["Serving"], "mix": ["fixed"], "block-size": ["1"]})
+    assert (lab.state.mix, lab.state.block_size) == ("fixed", 1)
+    text = _text(lab._tab_views["Serving"].pane.object)
+    # Every request 161 in, 338 out: all of a static batch finish together, so it loses nothing.
+    assert "fixed, prompt 161, output 338 tokens" in text
+    assert "static sustains 9.00 sequences a step, continuous 9.00" in text
+    # Blocks of one token reserve exactly what is held: ceil((P + t) / 1) · 1 = P + t.
+    assert re.search(r"paged, vLLM : reserves (\S+) tokens per sequence for \1 used, waste 0\.0 %", text)
+    assert lab.link.query()["mix"] == "fixed" and lab.link.query()["block-size"] == "1"
+    view = lab._tab_views["Serving"]
+    mix = next(w for w in view.inputs if "serving-mix" in w.css_classes)
+    mix.value = "sharegpt"  # the buttons write the state; the tab follows
+    assert lab.state.mix == "sharegpt" and "static sustains 2.89" in _text(view.pane.object)
+    assert "mix" not in lab.link.query()
+    bad = Lab(query={"mix": ["zipf"], "block-size": ["0"]})
+    assert (bad.state.mix, bad.state.block_size) == ("sharegpt", 16)
+    assert any("ignored mix='zipf': accepted sharegpt, fixed, uniform" in n for n in bad.state.notices)
+    assert any("ignored block-size='0'" in n for n in bad.state.notices)
