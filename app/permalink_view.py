@@ -104,13 +104,8 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
             notices.append(f"ignored {key}={text[:40]!r}: accepted true or false")
     text = _first(query, "tour")
     if text is not None:
-        try:
-            number = parse_number(text)
-            step = int(number)
-            if step != number or not 1 <= step <= steps:
-                raise ValueError
-            out["tour_step"] = step
-        except (ValueError, OverflowError):
+        out["tour_step"] = _whole(text, 1, steps)
+        if out["tour_step"] is None:
             notices.append(f"ignored tour={text[:40]!r}: accepted a step from 1 to {steps}")
     text = _first(query, "tab")
     if text is not None:
@@ -134,14 +129,20 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int) -> tuple[dict
             notices.append(f"ignored mix={text[:40]!r}: accepted {', '.join(MIXES)}")
     text = _first(query, "block-size")
     if text is not None:
-        try:
-            number = parse_number(text)
-            if number != int(number) or not 1 <= number <= 1024:
-                raise ValueError
-            out["block_size"] = int(number)
-        except (ValueError, OverflowError):
+        out["block_size"] = _whole(text, 1, 1024)
+        if out["block_size"] is None:
             notices.append(f"ignored block-size={text[:40]!r}: accepted a whole number of tokens from 1 to 1,024")
     return out, notices
+
+
+def _whole(text: str, low: int, high: int) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high`` (``5``, ``5.0``, ``5e0``), or None."""
+    try:
+        number = parse_number(text)
+        value = int(number)
+    except (ValueError, OverflowError):
+        return None
+    return value if value == number and low <= value <= high else None
 
 
 def parse_rungs(text: str) -> tuple[list[str], list[str]]:
