@@ -11,6 +11,7 @@ their order are :attr:`app.state.LabState.ladder` (``?ladder=`` in a link).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from html import escape
 
 import panel as pn
@@ -57,6 +58,35 @@ def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
     return scenario.clone(tp=r.suggested_tp), (
         f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
         f"{r.suggested_tp}, the smallest split that fits.")
+
+
+#: Climbs kept per server process for scenarios of the shipped catalogue: a class that opens the tab on one
+#: scenario climbs once, not once per student.
+SHARED_CLIMBS = 64
+
+
+def shipped(scenario: Scenario) -> bool:
+    """Whether ``scenario``'s model and GPU are the shipped catalogue's (not a session's own), so that its levers
+    alone decide what it computes and the result may be shared between sessions."""
+    return not (scenario.catalogue.is_own(scenario.model) or scenario.catalogue.is_own(scenario.gpu))
+
+
+@lru_cache(maxsize=SHARED_CLIMBS)
+def _shared_climb(levers: tuple, rungs: tuple[str, ...], mix: str, block_size: int) -> Ladder:
+    return climb(Scenario(**dict(levers)), rungs, LadderSettings(mix=MIXES[mix], block_size=block_size))
+
+
+def climb_for(start: Scenario, rungs, mix: str, block_size: int) -> Ladder:
+    """:func:`core.ladder.climb` from ``start`` through ``rungs`` serving ``MIXES[mix]`` with PagedAttention's block
+    of ``block_size`` tokens; shared between sessions (:data:`SHARED_CLIMBS` kept) when ``start`` is
+    :func:`shipped` (a climb is read only).
+
+    Raises:
+        ValueError: as :func:`core.ladder.climb`.
+    """
+    if shipped(start):
+        return _shared_climb(tuple(sorted(start.levers().items())), tuple(rungs), mix, block_size)
+    return climb(start, rungs, LadderSettings(mix=MIXES[mix], block_size=block_size))
 
 
 def ladder_rows(ladder: Ladder) -> list[dict]:
@@ -244,8 +274,7 @@ class LadderView(pn.viewable.Viewer):
         if key == self._key:
             return
         try:
-            ladder = climb(start, self.state.ladder,
-                           LadderSettings(mix=MIXES[self.state.mix], block_size=self.state.block_size))
+            ladder = climb_for(start, self.state.ladder, self.state.mix, self.state.block_size)
         except Exception as exc:  # noqa: BLE001 - the tab says why, the session goes on
             self.table.object = f'<div class="caption">The ladder cannot be climbed from here: {escape(str(exc))}</div>'
             self._key = key

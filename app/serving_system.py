@@ -14,6 +14,7 @@ formats; names (the model's, the GPU's) appear only in the HTML around it, escap
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from html import escape
 
 import numpy as np
@@ -28,7 +29,7 @@ from core.scenario import Scenario
 from core.training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
 from core.units import GB, GiB, fmt_count, fmt_rate, fmt_seconds, fmt_sig
 
-from .ladder_view import ladder_start
+from .ladder_view import SHARED_CLIMBS, ladder_start, shipped
 from .serving_views import TabHTMLView, serving_inputs
 from .state import LabState
 from .style import PALETTE
@@ -285,13 +286,25 @@ SECTIONS: tuple[tuple[str, Callable[[Scenario, LengthMix, int], str]], ...] = (
 
 
 def serving_system_html(state: LabState) -> str:
-    """The Serving tab for the session's scenario (on the smallest split that fits); a section whose model
-    refuses the scenario says why instead."""
+    """The Serving tab for the session's scenario (on the smallest split that fits), its request mix and block; a
+    section whose model refuses the scenario says why instead.  Shared between sessions for a scenario of the
+    shipped catalogue (:func:`app.ladder_view.shipped`; :data:`app.ladder_view.SHARED_CLIMBS` kept)."""
     start, note = ladder_start(state.scenario)
+    if shipped(start):
+        return _shared_html(tuple(sorted(start.levers().items())), note, state.mix, state.block_size)
+    return _sections_html(start, note, state.mix, state.block_size)
+
+
+@lru_cache(maxsize=SHARED_CLIMBS)
+def _shared_html(levers: tuple, note: str, mix: str, block_size: int) -> str:
+    return _sections_html(Scenario(**dict(levers)), note, mix, block_size)
+
+
+def _sections_html(start: Scenario, note: str, mix: str, block_size: int) -> str:
     parts = [f'<div class="caption"><b>{escape(note)}</b></div>'] if note else []
     for title, section in SECTIONS:
         try:
-            parts.append(section(start, MIXES[state.mix], state.block_size))
+            parts.append(section(start, MIXES[mix], block_size))
         except ValueError as exc:
             parts.append(f'<div class="caption" data-refused="{escape(section.__name__)}"><b>{escape(title)}</b>: '
                          f"{escape(str(exc))}</div>")

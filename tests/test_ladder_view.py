@@ -161,3 +161,19 @@ def test_the_ladder_serves_the_mix_and_block_of_the_serving_inputs():
     assert lab.ladder.ladder.mix_prompt == 161 and lab.ladder.ladder.mix_output == 338
     lab.state.block_size = 16
     assert {s.rung: s for s in lab.ladder.ladder.steps}["paged_attention"].effect["block_size"] == 16
+
+
+def test_a_class_on_one_scenario_climbs_once_and_a_sessions_own_gpu_climbs_its_own():
+    from app.ladder_view import shipped
+    from core.hardware import custom_accelerator
+
+    a, b = Lab(query={"tab": ["Ladder"]}), Lab(query={"tab": ["Ladder"]})
+    assert a.ladder.ladder is b.ladder.ladder  # one climb for both sessions (read only)
+    assert a._tab_views["Ladder"] is not b._tab_views["Ladder"]
+    # A session's own GPU with the H100's numbers but twice its bandwidth: its own climb, its own numbers.
+    gpu = custom_accelerator("my h100", bandwidth_tbs=6.7, capacity_gb=80, bf16=989.4)
+    b.state.scenario.add_gpu(gpu)
+    assert not shipped(b.state.scenario) and shipped(a.state.scenario)
+    mine, shared = ladder_rows(b.ladder.ladder), ladder_rows(a.ladder.ladder)
+    assert mine[0]["attainable_flop_per_s"] == pytest.approx(2 * shared[0]["attainable_flop_per_s"])  # BW·I, I = 1
+    assert b.ladder.ladder is not a.ladder.ladder

@@ -135,3 +135,8 @@ def test_the_mix_and_the_block_follow_the_inputs_and_travel_in_the_link():
     assert (bad.state.mix, bad.state.block_size) == ("sharegpt", 16)
     assert any("ignored mix='zipf': accepted sharegpt, fixed, uniform" in n for n in bad.state.notices)
     assert any("ignored block-size='0'" in n for n in bad.state.notices)
+
+
+def test_sessions_on_one_scenario_share_the_serving_tab():
+    a, b = Lab(query={"tab": ["Serving"]}), Lab(query={"tab": ["Serving"]})
+    assert a._tab_views["Serving"].pane.object is b._tab_views["Serving"].pane.object  # computed once
