@@ -161,7 +161,7 @@ def paging_html(s: Scenario, mix: LengthMix, block: int) -> str:
 def _mini_roofline(points: list[tuple[str, float, str]], ridge: float) -> str:
     """A log-x strip from 1 to 100,000 FLOP/byte with the ridge and one tick per pool (numbers and fixed
     names only)."""
-    w, h, x0, x1 = 480, 46, 16, 440
+    w, h, x0, x1 = 480, 58, 16, 440
 
     def x(i: float) -> float:
         return x0 + (np.log10(max(min(i, 1e5), 1.0)) / 5) * (x1 - x0)
@@ -172,11 +172,11 @@ def _mini_roofline(points: list[tuple[str, float, str]], ridge: float) -> str:
     marks = "".join(f'<circle cx="{x(i):.1f}" cy="20" r="5" fill="{color}"/>'
                     f'<text x="{x(i):.1f}" y="10" text-anchor="middle" font-size="11">{name}</text>'
                     for name, i, color in points)
-    return (f'<svg viewBox="0 0 {w} {h}" width="100%" style="max-width:{w}px" role="img" '
+    return (f'<svg class="strip" viewBox="0 0 {w} {h}" width="100%" style="max-width:{w}px" role="img" '
             'aria-label="each pool\'s intensity against the ridge point">'
             f'<line x1="{x0}" y1="20" x2="{x1}" y2="20" stroke="#999"/>{ticks}'
-            f'<line x1="{x(ridge):.1f}" y1="4" x2="{x(ridge):.1f}" y2="30" stroke="{PALETTE["roof"]}" '
-            f'stroke-dasharray="4 3"/><text x="{x(ridge) + 4:.1f}" y="44" font-size="10">ridge '
+            f'<line x1="{x(ridge):.1f}" y1="4" x2="{x(ridge):.1f}" y2="44" stroke="{PALETTE["roof"]}" '
+            f'stroke-dasharray="4 3"/><text x="{x(ridge):.1f}" y="54" text-anchor="middle" font-size="10">ridge '
             f"{ridge:,.0f}</text>{marks}</svg>")
 
 
