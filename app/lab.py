@@ -32,6 +32,7 @@ from .expected_view import expected_tab_html
 from .exports_view import build_exports
 from .hardware_view import HardwareView
 from .instant import InstantRedraw
+from .ladder_view import LadderView
 from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
@@ -40,6 +41,7 @@ from .present import PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
+from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import ENGINES, TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
@@ -91,7 +93,9 @@ class Lab(pn.viewable.Viewer):
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
                                         embed=app["embed"], present=app["present"] and not app["embed"],
-                                        band=app["band"], **({"engine": app["engine"]} if app["engine"] else {})))
+                                        band=app["band"], **({"engine": app["engine"]} if app["engine"] else {}),
+                                        **{key: app[key] for key in ("ladder", "mix", "block_size")
+                                           if app[key] is not None}))
         state = self.state
         self.scenario = scenario
         self.embed = state.embed
@@ -106,6 +110,7 @@ class Lab(pn.viewable.Viewer):
         self.throughput: ThroughputView | None = None
         self.compare: CompareView | None = None
         self.hardware: HardwareView | None = None
+        self.ladder: LadderView | None = None
         self._byo: BringYourOwnView | None = None
         #: What each tab shows, once built (a tab is built when first opened: most sessions look at the roofline).
         self._tab_views: dict[str, pn.viewable.Viewable] = {}
@@ -116,13 +121,15 @@ class Lab(pn.viewable.Viewer):
             # projector a long tour card reaches every corner); the lost-connection notice stays.
             quiet_ready_notice()
         if not self.embed:
-            if app["tab"]:
-                state.tab = app["tab"]
             if app["tour_step"]:
-                # The link's levers win over the step's: a link made mid-tour after a slider move keeps it.
+                # The link's levers, tab and rungs win over the step's: a link made mid-tour after a move keeps it.
                 self.tour.go(app["tour_step"] - 1)
                 if link.levers:
                     scenario.param.update(**link.levers)
+                if app["ladder"] is not None:
+                    state.ladder = app["ladder"]
+            if app["tab"]:
+                state.tab = app["tab"]
 
     def __panel__(self):
         return self.layout
@@ -270,6 +277,10 @@ class Lab(pn.viewable.Viewer):
                                state=self.state, tab=name)
         elif name == "Speculation":
             view = TabHTMLView(speculation_html, state=self.state, tab=name)
+        elif name == "Ladder":
+            self.ladder = view = LadderView(state=self.state)
+        elif name == "Serving":
+            view = ServingSystemView(state=self.state)
         elif name == "Pins":
             view = self.pins
         elif name == "Hardware":

@@ -20,6 +20,9 @@ from urllib.parse import parse_qs, urlencode
 import panel as pn
 import param
 
+from core.batching import MIXES
+from core.ladder import ARTICLE_ORDER
+from core.paging import BLOCK_SIZE
 from core.permalink import from_query, to_query
 from core.units import parse_number
 
@@ -27,7 +30,7 @@ from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
-APP_KEYS = ("embed", "present", "tour", "tab", "engine", "band")
+APP_KEYS = ("embed", "present", "tour", "tab", "engine", "band", "ladder", "mix", "block-size")
 
 
 #: Least time between two rewrites of the address (ms).  Browsers cap how often a page may rewrite it (Safari:
@@ -80,14 +83,18 @@ def _first(query: dict, key: str) -> str | None:
 def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
                    engines: tuple[str, ...] = ("generic",)) -> tuple[dict, list[str]]:
     """The app's own keys of a link: ``embed``/``present``/``band`` (true/false), ``tour`` (a step, 1..steps),
-    ``tab`` (a name), ``engine`` (the expected step's preset, one of ``engines``, any case).
+    ``tab`` (a name), ``engine`` (the expected step's preset, one of ``engines``, any case), ``ladder`` (the Ladder
+    tab's rung ids in order, comma-separated; empty: none), ``mix`` (a request mix of :data:`core.batching.MIXES`)
+    and ``block-size`` (PagedAttention's block, 1 to 1,024 tokens).
 
     Returns:
         ``({"embed": bool, "present": bool, "band": bool, "tour_step": int | None, "tab": str | None,
-        "engine": str | None}, notices)``; a value that cannot be used is left out with a notice naming it and
-        what is accepted.
+        "engine": str | None, "ladder": list[str] | None, "mix": str | None, "block_size": int | None}, notices)``;
+        a value that cannot be used is left out with a notice naming it and what is accepted (an unknown or
+        repeated rung id alone: the other rungs apply).
     """
-    out: dict = {"embed": False, "present": False, "band": False, "tour_step": None, "tab": None, "engine": None}
+    out: dict = {"embed": False, "present": False, "band": False, "tour_step": None, "tab": None, "engine": None,
+                 "ladder": None, "mix": None, "block_size": None}
     notices = []
     for key in ("embed", "present", "band"):
         text = _first(query, key)
@@ -99,13 +106,8 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
             notices.append(f"ignored {key}={text[:40]!r}: accepted true or false")
     text = _first(query, "tour")
     if text is not None:
-        try:
-            number = parse_number(text)
-            step = int(number)
-            if step != number or not 1 <= step <= steps:
-                raise ValueError
-            out["tour_step"] = step
-        except (ValueError, OverflowError):
+        out["tour_step"] = _whole(text, 1, steps)
+        if out["tour_step"] is None:
             notices.append(f"ignored tour={text[:40]!r}: accepted a step from 1 to {steps}")
     text = _first(query, "tab")
     if text is not None:
@@ -121,7 +123,51 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
             notices.append(f"ignored engine={text[:40]!r}: accepted {', '.join(engines)}")
         else:
             out["engine"] = match
+    text = _first(query, "ladder")
+    if text is not None:
+        out["ladder"], bad = parse_rungs(text)
+        if bad:
+            named = ", ".join(repr(b[:40]) for b in bad[:3])
+            notices.append(f"ignored ladder rung{'s' if len(bad) > 1 else ''} {named}: accepted each of "
+                           f"{', '.join(ARTICLE_ORDER)} once")
+    text = _first(query, "mix")
+    if text is not None:
+        if text.strip().lower() in MIXES:
+            out["mix"] = text.strip().lower()
+        else:
+            notices.append(f"ignored mix={text[:40]!r}: accepted {', '.join(MIXES)}")
+    text = _first(query, "block-size")
+    if text is not None:
+        out["block_size"] = _whole(text, 1, 1024)
+        if out["block_size"] is None:
+            notices.append(f"ignored block-size={text[:40]!r}: accepted a whole number of tokens from 1 to 1,024")
     return out, notices
+
+
+def _whole(text: str, low: int, high: int) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high`` (``5``, ``5.0``, ``5e0``), or None."""
+    try:
+        number = parse_number(text)
+        value = int(number)
+    except (ValueError, OverflowError):
+        return None
+    return value if value == number and low <= value <= high else None
+
+
+def parse_rungs(text: str) -> tuple[list[str], list[str]]:
+    """A link's ``ladder=`` value (rung ids, comma-separated, in order) -> (the rungs kept, the items left out:
+    unknown ids and repeats).  Ids match without regard to case or surrounding spaces; at most
+    ``len(ARTICLE_ORDER)`` items are read."""
+    kept: list[str] = []
+    bad: list[str] = []
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    for item in items[: 2 * len(ARTICLE_ORDER)]:
+        rung = item.lower()
+        if rung in ARTICLE_ORDER and rung not in kept:
+            kept.append(rung)
+        else:
+            bad.append(item)
+    return kept, bad
 
 
 def session_query() -> dict[str, list[str]]:
@@ -166,10 +212,11 @@ class PermalinkView(pn.viewable.Viewer):
         self.state.set_pins(pins)
 
     @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", "state.engine",
-                   "state.band", watch=True)
+                   "state.band", "state.ladder", "state.mix", "state.block_size", watch=True)
     def write(self) -> None:
         """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode, the
-        tour's step, the expected step's engine preset and the expected point."""
+        tour's step, the expected step's engine preset and the expected point, the Ladder tab's rungs and the
+        serving tabs' request mix and block."""
         self.writer.value = "?" + urlencode(self.query())
 
     def query(self) -> dict[str, str]:
@@ -188,4 +235,10 @@ class PermalinkView(pn.viewable.Viewer):
             query["engine"] = self.state.engine
         if self.state.band:
             query["band"] = "true"
+        if list(self.state.ladder) != list(ARTICLE_ORDER):
+            query["ladder"] = ",".join(self.state.ladder)
+        if self.state.mix != self.state.param.mix.default:
+            query["mix"] = self.state.mix
+        if self.state.block_size != BLOCK_SIZE:
+            query["block-size"] = str(self.state.block_size)
         return query

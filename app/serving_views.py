@@ -11,6 +11,7 @@ from html import escape
 import panel as pn
 import param
 
+from core.batching import MIXES
 from core.precision import get_precision
 from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
@@ -148,3 +149,19 @@ def speculation_html(state: LabState) -> str:
             "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
     return caption + f'<table class="lab">{head}{"".join(rows)}</table>'
+
+
+#: The request mixes' names on their buttons.
+MIX_LABELS = {"ShareGPT (long tail)": "sharegpt", "fixed (the means)": "fixed", "uniform (same means)": "uniform"}
+
+
+def serving_inputs(state: LabState) -> pn.Row:
+    """The request mix and PagedAttention's block, bound to the session state (one pair per tab, kept in step)."""
+    mix = pn.widgets.RadioButtonGroup.from_param(state.param.mix, options=MIX_LABELS, label="Request mix",
+                                                 css_classes=["serving-mix"])
+    block = pn.widgets.IntInput.from_param(state.param.block_size, label="Block (tokens)", width=120,
+                                           css_classes=["serving-block"])
+    note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}; fixed and uniform keep its '
+                        "means.</div>", margin=(0, 10),
+                        sizing_mode="stretch_width")
+    return pn.Row(mix, block, note, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "align-items": "end"})

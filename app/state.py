@@ -13,14 +13,17 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from core.batching import MIXES
 from core.expected import ExpectedStep, engine_names, expected_step
+from core.ladder import ARTICLE_ORDER
 from core.measured_points import MeasuredPoint, Measurement, analyse
+from core.paging import BLOCK_SIZE
 from core.pins import MAX_PINS, Pin, PinRow, compare
 from core.scenario import LEVERS, Scenario, ScenarioResult
 
 #: The view tabs, by name, in order.
-TABS = ("Roofline", "Expected", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation", "Pins",
-        "Hardware", "Bring your own", "Export")
+TABS = ("Roofline", "Expected", "Throughput vs B", "Scaling", "Compare", "Traffic", "KV table", "Speculation",
+        "Ladder", "Serving", "Pins", "Hardware", "Bring your own", "Export")
 #: The engine presets of the expected step (``core/efficiency.json``): "generic" first, the lab's default.
 ENGINES = ("generic", *engine_names())
 #: Pin sets kept for undo.
@@ -43,6 +46,12 @@ class LabState(param.Parameterized):
     measurement_problems = param.List(default=[], item_type=str, doc="CSV rows refused, with the reason.")
     measured = param.List(default=[], item_type=MeasuredPoint, doc="The measurements against the current roof.")
     tab = param.Selector(default=TABS[0], objects=list(TABS), doc="The open view tab, by name.")
+    ladder = param.List(default=list(ARTICLE_ORDER), item_type=str,
+                        doc="The Ladder tab's rungs, by id, in the order applied (core.ladder); ?ladder= in a link.")
+    mix = param.Selector(default="sharegpt", objects=list(MIXES),
+                         doc="The request mix of the Ladder and Serving tabs (core.batching.MIXES); ?mix= in a link.")
+    block_size = param.Integer(default=BLOCK_SIZE, bounds=(1, 1024),
+                               doc="PagedAttention's block, tokens (Ladder and Serving tabs); ?block-size= in a link.")
     show_work = param.Boolean(default=False, doc="Readouts show their formulas with values.")
     band = param.Boolean(default=False, doc="The roofline shows the expected point with its spread (?band=true).")
     engine = param.Selector(default=ENGINES[0], objects=list(ENGINES),

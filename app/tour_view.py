@@ -18,7 +18,7 @@ import param
 from panel.custom import JSComponent
 
 from core.scenario import ScenarioResult
-from core.tour import TOUR, step_titles
+from core.tour import TOUR, LadderTourStep, step_titles
 
 from .present import PRESENT_CONTROLS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
 from .state import LabState
@@ -202,7 +202,10 @@ class TourView(pn.viewable.Viewer):
         self._take_keys()
         self.jump.value = self.index
         before = self.scenario.levers()
-        TOUR[self.index].apply(self.scenario)  # the lab's watcher redraws the views and this caption
+        step = TOUR[self.index]
+        step.apply(self.scenario)  # the lab's watcher redraws the views and this caption
+        if isinstance(step, LadderTourStep):  # a ladder step shows its rungs on the Ladder tab
+            self.state.param.update(ladder=list(step.rungs), tab="Ladder")
         self.state.tour_step = self.index + 1
         if self.scenario.levers() == before:
             # Two steps can share a scenario (Steps 1 and 2): no lever changed and

@@ -52,6 +52,7 @@ from .sweeps import batch_sweep
 
 __all__ = [
     "MAX_NUM_SEQS",
+    "MIXES",
     "NOTE",
     "SHAREGPT",
     "BatchingComparison",
@@ -174,6 +175,16 @@ SHAREGPT = LengthMix.lognormal(
     source="ShareGPT lengths, Kwon et al. (vLLM), SOSP 2023, Fig. 11a: means 161.31 (prompt) and 337.99 "
            "(output) tokens; lognormal shape σ = 1 assumed (not printed)",
 )
+
+
+#: The request mixes the lab offers by name (the Ladder and Serving tabs, ``?mix=`` in a link): ShareGPT's
+#: long-tailed lengths, and two with the same means to set against them: every request at the means (no spread:
+#: static batching loses nothing) and uniform from 1 token to twice the mean.
+MIXES: dict[str, LengthMix] = {
+    "sharegpt": SHAREGPT,
+    "fixed": LengthMix.fixed(round(SHAREGPT.prompt_a), round(SHAREGPT.output_a)),
+    "uniform": LengthMix.uniform((1, round(2 * SHAREGPT.prompt_a) - 1), (1, round(2 * SHAREGPT.output_a) - 1)),
+}
 
 
 @dataclass(frozen=True)

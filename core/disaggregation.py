@@ -51,6 +51,8 @@ from .scenario import Scenario, evaluate_levers
 from .sweeps import batch_sweep
 
 __all__ = [
+    "OUTPUT_LEN",
+    "RATE",
     "TPOT_TARGET_S",
     "TTFT_TARGET_S",
     "DisaggregationResult",
@@ -65,6 +67,10 @@ __all__ = [
 #: them at the 99th percentile; the lab compares means.
 TTFT_TARGET_S = 2.0
 TPOT_TARGET_S = 0.2
+#: The example's request rate (requests/s) and output length (tokens) when none is given (the CLI's and the
+#: Serving tab's): an illustration, not a measurement.
+RATE = 4.0
+OUTPUT_LEN = 300
 
 
 def md1_ttft(rate, service_s):

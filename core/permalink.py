@@ -36,11 +36,12 @@ MAX_JSON_TEXT = 20_000
 #: Longest pin name kept.
 MAX_PIN_NAME = 40
 #: Longest link query opened, characters of the query as sent (percent-encoded).  The longest the lab writes is
-#: 20,527 (16 pins with 40-character names of 4-byte characters, every lever moved to a 15-digit value, a
-#: custom GPU with every roof: tests/unit/test_permalink.py); ~12,000 with ASCII names.
+#: 20,735 (16 pins with 40-character names of 4-byte characters, every lever moved to a 15-digit value, a
+#: custom GPU with every roof, the seven ladder rungs reordered, a mix and a block, the longest engine name:
+#: tests/unit/test_permalink.py); ~12,000 with ASCII names.
 MAX_LINK_CHARS = 32_768
-#: Most query values a link may give; the lab writes at most 25 keys (19 levers, ``pins``, ``custom-gpu`` and
-#: the app's 4).
+#: Most query values a link may give; the lab writes at most 30 keys (19 levers, ``pins``, ``custom-gpu`` and
+#: the app's 9).
 MAX_LINK_KEYS = 100
 
 
@@ -88,7 +89,7 @@ def _too_many_keys(query: dict) -> str | None:
     if count <= MAX_LINK_KEYS:
         return None
     return (f"ignored this link: it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
-            f"(the lab writes at most 25)")
+            f"(the lab writes at most 28)")
 
 
 class LinkState(NamedTuple):

@@ -26,12 +26,12 @@ import numpy as np
 
 from .batching import SHAREGPT, LengthMix, compare_batching
 from .context_parallel import HOSTS, ring_attention
-from .disaggregation import TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
+from .disaggregation import OUTPUT_LEN, RATE, TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
 from .ladder import ARTICLE_ORDER, LadderSettings, article_start, climb
 from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
-from .training_memory import pipeline_bubble, zero_stages
+from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
 from .units import GiB
 
 __all__ = ["COMMANDS", "add_commands", "run"]
@@ -82,8 +82,8 @@ def add_commands(sub) -> None:
     pag.add_argument("--max-len", type=int, help="what a contiguous engine reserves per sequence (default: --context)")
 
     dis = parser("disaggregation", "prefill and decode pools against one colocated pool (prompt: --prompt-len)")
-    dis.add_argument("--output", type=int, default=300, help="output tokens per request (default 300)")
-    dis.add_argument("--rate", type=float, default=4.0, help="requests per second (default 4)")
+    dis.add_argument("--output", type=int, default=OUTPUT_LEN, help=f"output tokens per request (default {OUTPUT_LEN})")
+    dis.add_argument("--rate", type=float, default=RATE, help=f"requests per second (default {RATE:g})")
     dis.add_argument("--ttft", type=float, default=TTFT_TARGET_S, help=f"TTFT target, s (default {TTFT_TARGET_S:g})")
     dis.add_argument("--tpot", type=float, default=TPOT_TARGET_S, help=f"TPOT target, s (default {TPOT_TARGET_S:g})")
 
@@ -91,9 +91,11 @@ def add_commands(sub) -> None:
     cp.add_argument("--hosts", default=",".join(map(str, HOSTS)), help="ring sizes N, comma-separated")
 
     tm = parser("training-memory", "ZeRO stages per GPU for --model, and the pipeline bubble")
-    tm.add_argument("--dp", type=int, default=64, help="data-parallel GPUs N_d (default 64)")
-    tm.add_argument("--stages", type=int, default=4, help="pipeline stages P for the bubble (default 4)")
-    tm.add_argument("--microbatches", default="1,2,4,8,16,32,64", help="micro-batch counts M, comma-separated")
+    tm.add_argument("--dp", type=int, default=DATA_PARALLEL, help=f"data-parallel GPUs N_d (default {DATA_PARALLEL})")
+    tm.add_argument("--stages", type=int, default=PIPELINE_STAGES,
+                    help=f"pipeline stages P for the bubble (default {PIPELINE_STAGES})")
+    tm.add_argument("--microbatches", default=",".join(map(str, MICROBATCHES)),
+                    help="micro-batch counts M, comma-separated")
 
 
 def _levers_given(args: argparse.Namespace, table: LeverTable = LEVERS) -> dict:

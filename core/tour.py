@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
+from .ladder import ARTICLE_ORDER, climb
 from .scenario import LEVERS, Scenario, ScenarioResult
 from .units import GB, TFLOP, GiB, KiB, fmt_money
 
@@ -371,3 +372,113 @@ GPU_TOUR: tuple[TourStep, ...] = (
 )
 
 TOUR = TOUR + GPU_TOUR
+
+
+# -- The ladder (issue 29): article 004 section 06's rungs, one step at a time ------------------
+
+
+@cache
+def _climb(levers: tuple, rungs: tuple[str, ...]):
+    return climb(Scenario(**dict(levers)), rungs)
+
+
+def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
+    """The numbers a ladder step's caption quotes: the climb from ``levers`` through ``rungs``
+    (:func:`core.ladder.climb`), after its last rung (``b``, ``i``, ``tok_gpu``, ``fit``, ``tpot_ms``, ``bound``,
+    ``ridge``) and before it (the same names with ``_before``), and what the rungs pulled (``static_b``,
+    ``freed_gib``, ``fit_without_gqa``, ``block_waste``, ``reserved_waste``, ``paged_fit_before``)."""
+    ladder = _climb(tuple(sorted(levers.items())), tuple(rungs))
+    after = ladder.final.numbers()
+    before = ladder.steps[-2].numbers() if len(ladder.steps) > 1 else after
+    out = {"model": ladder.final.result.model.name, "tp": ladder.final.result.tp}
+    for suffix, n in (("", after), ("_before", before)):
+        out.update({f"k{suffix}": n["k"], f"b{suffix}": n["batch"], f"i{suffix}": n["intensity"],
+                    f"tok_gpu{suffix}": n["tokens_per_s_per_gpu"], f"fit{suffix}": n["max_batch"],
+                    f"tpot_ms{suffix}": 1e3 * n["tpot_s"], f"bound{suffix}": n["bound"]})
+    out["ridge"] = after["ridge_point"]
+    effects = {s.rung: s for s in ladder.steps if s.rung}
+    if "continuous_batching" in effects and "static" in effects["continuous_batching"].effect:
+        out["static_b"] = effects["continuous_batching"].effect["static"]["sustained_batch"]
+    if "weight_quantization" in effects:
+        free = effects["weight_quantization"].effect["free_bytes_per_gpu"]
+        out["freed_gib"] = (free[1] - free[0]) / GiB
+    if "gqa_mla" in effects:
+        out["fit_without_gqa"] = effects["gqa_mla"].effect["fit_without"]
+    if "paged_attention" in effects:
+        e = effects["paged_attention"].effect
+        waste = e["waste_fraction"]
+        out.update(block_waste=100 * waste["paged"], reserved_waste=100 * waste["contiguous"],
+                   paged_fit_before=e["fit"][0])
+    return out
+
+
+@dataclass(frozen=True)
+class LadderTourStep(TourStep):
+    """A tour step on the Ladder tab: it sets the levers and shows the rungs ``rungs`` (in order); its caption
+    quotes :func:`ladder_caption_values` for the step's own scenario (the tab follows any lever moved after)."""
+
+    rungs: tuple[str, ...] = ()
+
+    def render(self, result: ScenarioResult) -> tuple[str, str]:
+        values = ladder_caption_values(self.levers(), self.rungs)
+        return self.title.format(**values), self.caption.format(**values)
+
+    def render_footnote(self, result: ScenarioResult) -> str:
+        return self.footnote.format(**ladder_caption_values(self.levers(), self.rungs))
+
+
+_ARTICLE_70B = {"model": "llama-3-70b", "tp": 2}
+_UP_TO_SPECULATION = ("continuous_batching", "weight_quantization", "speculative_decoding")
+
+#: The ladder steps: the article's 70B at B = 1 on two H100s, then the rungs in the article's order.
+LADDER_TOUR: tuple[TourStep, ...] = (
+    LadderTourStep(
+        "The ladder: {model} at B = 1 on TP = {tp}",
+        "article 004, section 06",
+        _ARTICLE_70B,
+        "\"Each rung below raises 2Bk/p, relieves capacity, or both.\" The start (Ladder tab): one request at a "
+        "time, I = {i:g} FLOP/byte against a ridge of {ridge:.0f}, {tok_gpu:,.1f} tokens/s per GPU; {fit} "
+        "sequences fit when each reserves 8,192 tokens. Next: the rungs, one at a time.",
+        rungs=(),
+    ),
+    LadderTourStep(
+        "Rung 1 · Continuous batching raises B to {b}",
+        "article 004, section 06; Orca (Yu et al., OSDI 2022)",
+        _ARTICLE_70B,
+        "Sequences join and leave every iteration, so the {b} slots that fit stay full: B = {b}, I = {i:g}, "
+        "{tok_gpu:,.1f} tokens/s per GPU ({tok_gpu_before:,.1f} before). Static batching in the same slots "
+        "sustains {static_b:.1f}: it waits for each batch's longest output.",
+        rungs=_UP_TO_SPECULATION[:1],
+    ),
+    LadderTourStep(
+        "Rung 2 · INT4 weights lower p, and B follows",
+        "article 004, section 06",
+        _ARTICLE_70B,
+        "A quarter of the bytes per weight, and {freed_gib:.1f} GiB more for KV on each GPU: {fit} sequences fit "
+        "instead of {fit_before}, and rung 1 fills them. B = {b}, I = {i:g}, {tok_gpu:,.1f} tokens/s per GPU, still "
+        "{bound}-bound.",
+        rungs=_UP_TO_SPECULATION[:2],
+    ),
+    LadderTourStep(
+        "Rung 3 · Speculation raises k past the ridge",
+        "article 004, section 06; Leviathan et al. 2023",
+        _ARTICLE_70B,
+        "{k} tokens verified per read of the weights: I = {i:g} FLOP/byte, past the ridge of {ridge:.0f}; the "
+        "step turns {bound}-bound. {tok_gpu:,.1f} tokens/s per GPU, TPOT {tpot_ms:.2f} ms.",
+        rungs=_UP_TO_SPECULATION,
+    ),
+    LadderTourStep(
+        "Rungs 4-7 · Capacity, traffic and pools",
+        "article 004, section 06; vLLM (Kwon et al., SOSP 2023); DistServe (Zhong et al., OSDI 2024)",
+        _ARTICLE_70B,
+        "GQA was already in the start (without it {fit_without_gqa} would fit, not {paged_fit_before}). "
+        "PagedAttention wastes {block_waste:.1f} % of the KV where reserving 8,192 tokens wasted "
+        "{reserved_waste:.0f} %: {fit} fit instead of {paged_fit_before} and B reaches {b}, vLLM's cap: "
+        "{tok_gpu:,.1f} tokens/s per GPU, for a TPOT of {tpot_ms:.2f} ms. FlashAttention and disaggregation move "
+        "no lever: the lab's step already keeps the scores on chip and times each phase on its own (Serving tab: "
+        "the pools).",
+        rungs=ARTICLE_ORDER,
+    ),
+)
+
+TOUR = TOUR + LADDER_TOUR

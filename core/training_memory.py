@@ -32,7 +32,10 @@ import numpy as np
 from .models import ModelSpec
 
 __all__ = [
+    "DATA_PARALLEL",
     "GRADIENT_BYTES",
+    "MICROBATCHES",
+    "PIPELINE_STAGES",
     "OPTIMIZER_BYTES",
     "WEIGHT_BYTES",
     "ZeroStage",
@@ -43,6 +46,10 @@ __all__ = [
 
 #: Bytes per parameter of mixed-precision Adam (ZeRO, section 3.1): FP16 weights, FP16 gradients, and
 #: K = 12 bytes of optimizer state (an FP32 copy of the weights, momentum and variance, 4 bytes each).
+#: The examples' defaults (the CLI's and the Serving tab's): ZeRO's Fig. 1 runs N_d = 64; P = 4 stages.
+DATA_PARALLEL = 64
+PIPELINE_STAGES = 4
+MICROBATCHES = (1, 2, 4, 8, 16, 32, 64)
 WEIGHT_BYTES = 2
 GRADIENT_BYTES = 2
 OPTIMIZER_BYTES = 12

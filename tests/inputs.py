@@ -74,7 +74,9 @@ def longest_written_query() -> str:
             levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
     pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
     from app.state import ENGINES
+    from core.ladder import ARTICLE_ORDER
 
     query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own",
-             "engine": max(ENGINES, key=len), "band": "true"}
+             "engine": max(ENGINES, key=len), "band": "true", "ladder": ",".join(reversed(ARTICLE_ORDER)),
+             "mix": "uniform", "block-size": "1024"}
     return urlencode(query)

@@ -205,7 +205,7 @@ def test_every_link_the_lab_writes_is_one_it_opens():
 
     query = longest_written_query()
     assert 15_000 < len(query) <= MAX_LINK_CHARS and link_refusal(query) is None
-    assert len(query.split("&")) == 27 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
+    assert len(query.split("&")) == 30 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
 
 
 def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_notice():
@@ -214,7 +214,7 @@ def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_n
     state = from_query({f"k{i}": "1" for i in range(1000)} | {"batch": "8"})
     assert state.levers == {} and state.pins == [] and state.custom_gpu is None
     assert state.notices == ["ignored this link: it gives 1,001 parameters, more than the 100 a link can give "
-                             "(the lab writes at most 25)"]
+                             "(the lab writes at most 28)"]
     assert from_query({"batch": ["4"] * 101}).notices[0].startswith("ignored this link: it gives 101 parameters")
 
 

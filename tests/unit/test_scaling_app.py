@@ -69,7 +69,9 @@ def test_readouts_carry_the_many_gpu_quantities():
 
 
 def test_gpu_tour_steps_close_the_tour():
-    assert TOUR[-len(GPU_TOUR):] == GPU_TOUR
+    from core.tour import LADDER_TOUR  # the ladder's steps come after the many-GPU ones (tests/unit/test_tour.py)
+
+    assert TOUR[-len(GPU_TOUR) - len(LADDER_TOUR):-len(LADDER_TOUR)] == GPU_TOUR
     captions = []
     for step in GPU_TOUR:
         s = Scenario(batch=300, gpu="l4")  # steps set every lever

@@ -6,7 +6,9 @@ import pytest
 
 from core import Scenario
 from core.explain import quantities
-from core.tour import BASE, GPU_TOUR, TOUR
+from core.ladder import ARTICLE_ORDER as LADDER_ORDER
+from core.ladder import article_start
+from core.tour import BASE, GPU_TOUR, LADDER_TOUR, TOUR
 from core.units import GiB
 
 # (step index, levers the step must set, strings its caption must show)
@@ -39,7 +41,57 @@ EXPECTED = [
 
 
 def test_every_step_is_checked():
-    assert len(EXPECTED) + len(GPU_TOUR) == len(TOUR)  # the many-GPU steps: tests/unit/test_scaling_app.py
+    # the many-GPU steps: tests/unit/test_scaling_app.py; the ladder's: below
+    assert len(EXPECTED) + len(GPU_TOUR) + len(LADDER_TOUR) == len(TOUR)
+
+
+# The ladder's steps: each shows the rungs so far and quotes the climb's numbers, worked by hand in
+# tests/unit/test_ladder.py (B 1 -> 9 -> 48 -> 48 -> 256; I = 2·B·k/p; 49.3 GiB freed by INT4 on each of 2 GPUs).
+LADDER_EXPECTED = [
+    ((), ["Llama-3-70B at B = 1 on TP = 2", "I = 1 FLOP/byte against a ridge of 295", "22.7 tokens/s per GPU",
+          "9 sequences fit"]),
+    (("continuous_batching",), ["raises B to 9", "B = 9, I = 9,", "201.6 tokens/s per GPU (22.7 before)",
+                                "sustains 2.9"]),
+    (("continuous_batching", "weight_quantization"),
+     ["49.3 GiB more", "48 sequences fit instead of 9", "B = 48, I = 192", "3,055.5 tokens/s", "memory-bound"]),
+    (("continuous_batching", "weight_quantization", "speculative_decoding"),
+     ["4 tokens verified", "I = 768 FLOP/byte, past the ridge of 295", "compute-bound", "TPOT 6.28 ms"]),
+    (tuple(LADDER_ORDER), ["without it 6 would fit, not 48", "1.3 %", "wasted 93 %", "681 fit instead of 48",
+                           "B reaches 256", "4,016.3 tokens/s per GPU", "TPOT of 31.87 ms"]),
+]
+
+
+@pytest.mark.parametrize("step, expected", list(zip(LADDER_TOUR, LADDER_EXPECTED, strict=True)))
+def test_ladder_steps_walk_the_rungs(step, expected):
+    rungs, quotes = expected
+    assert step.rungs == rungs
+    s = Scenario(batch=300, gpu="l4")
+    step.apply(s)
+    assert s.levers() == article_start().levers()  # the article's 70B at B = 1 on TP = 2
+    text = " ".join(step.render(s.evaluate()))
+    for quote in quotes:
+        assert quote in text, quote
+
+
+def test_ladder_steps_close_the_tour_and_open_the_ladder_tab():
+    from app.lab import Lab
+
+    assert TOUR[-len(LADDER_TOUR):] == LADDER_TOUR
+    lab = Lab(query={"present": ["true"]})
+    first = len(TOUR) - len(LADDER_TOUR)
+    lab.tour.go(first)
+    assert lab.state.tab == "Ladder" and lab.state.ladder == []
+    assert lab.tour.keys.active  # present mode: the keys (a clicker's → too) step through the rungs
+    lab.tour._key("next")
+    assert lab.state.ladder == ["continuous_batching"]
+    assert [s.rung for s in lab.ladder.ladder.steps] == [None, "continuous_batching"]
+    lab.tour._key("next")
+    lab.tour._key("previous")
+    assert lab.state.ladder == ["continuous_batching"] and lab.state.tour_step == first + 2
+    query = lab.link.query()
+    assert query["tour"] == str(first + 2) and query["ladder"] == "continuous_batching" and query["tab"] == "Ladder"
+    again = Lab(query={k: [v] for k, v in query.items()})
+    assert again.state.ladder == ["continuous_batching"] and again.state.tab == "Ladder"
 
 
 @pytest.mark.parametrize("index, levers, quotes", EXPECTED)

@@ -1,0 +1,300 @@
+"""The Ladder tab: article 004 section 06's rungs applied one after another to the current scenario.
+
+One table (HTML) with a row per rung — what it pulled and the numbers after it — and one small log-log
+roofline of its own with the rungs as points joined by arrows.  The chart is the tab's (built when the tab
+first opens, so a session that never opens it builds none of its models): one ColumnDataSource and one
+glyph renderer for the points (a LabelSet on the same source), one Arrow set, one roof line and the ridge.
+Every number comes from :func:`core.ladder.climb`; the view computes no formula.  The rungs shown and
+their order are :attr:`app.state.LabState.ladder` (``?ladder=`` in a link).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from html import escape
+
+import panel as pn
+import param
+from bokeh.models import Arrow, ColumnDataSource, LabelSet, NormalHead, Span
+from bokeh.plotting import figure
+
+from core.batching import MIXES
+from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
+from core.scenario import Scenario
+from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
+
+from .present import present_figure
+from .roofline_view import fit_x_end, roof_xy
+from .serving_views import serving_inputs
+from .state import LabState
+from .style import PALETTE, STYLESHEET
+
+#: The rung's short name on the chart (the table gives the article's title).
+SHORT = {"continuous_batching": "batching", "weight_quantization": "quantization",
+         "speculative_decoding": "speculation", "gqa_mla": "GQA/MLA", "paged_attention": "paging",
+         "flash_attention": "Flash", "disaggregation": "pools"}
+#: A rung's number in the article's order (1-7): the order box's vocabulary.
+NUMBER = {rung: i + 1 for i, rung in enumerate(ARTICLE_ORDER)}
+#: What each rung pulls, in the article's words (the ``raises`` of :data:`core.ladder.RUNGS`).
+PULLS = {"B": "raises B", "p": "lowers p", "k": "raises k", "capacity": "relieves capacity",
+         "traffic": "removes traffic", "pools": "splits the pools"}
+TITLES = {r.id: r.title for r in RUNGS}
+CHART_HEIGHT = 360
+#: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
+#: one before it did.
+NEAR = 0.02
+
+
+def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
+    """Where the ladder starts from the current scenario, and a note when that is not the scenario itself.
+
+    A scenario whose weights do not fit starts on the smallest tensor-parallel split that fits (as
+    :func:`core.ladder.article_start` does: the lab's default, Llama-3-70B in BF16 on one H100, starts at TP = 2).
+    """
+    r = scenario.evaluate()
+    if r.fits or not r.suggested_tp or r.suggested_tp == scenario.tp:
+        return scenario, ""
+    return scenario.clone(tp=r.suggested_tp), (
+        f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
+        f"{r.suggested_tp}, the smallest split that fits.")
+
+
+#: Climbs kept per server process for scenarios of the shipped catalogue: a class that opens the tab on one
+#: scenario climbs once, not once per student.
+SHARED_CLIMBS = 64
+
+
+def shipped(scenario: Scenario) -> bool:
+    """Whether ``scenario``'s model and GPU are the shipped catalogue's (not a session's own), so that its levers
+    alone decide what it computes and the result may be shared between sessions."""
+    return not (scenario.catalogue.is_own(scenario.model) or scenario.catalogue.is_own(scenario.gpu))
+
+
+@lru_cache(maxsize=SHARED_CLIMBS)
+def _shared_climb(levers: tuple, rungs: tuple[str, ...], mix: str, block_size: int) -> Ladder:
+    return climb(Scenario(**dict(levers)), rungs, LadderSettings(mix=MIXES[mix], block_size=block_size))
+
+
+def climb_for(start: Scenario, rungs, mix: str, block_size: int) -> Ladder:
+    """:func:`core.ladder.climb` from ``start`` through ``rungs`` serving ``MIXES[mix]`` with PagedAttention's block
+    of ``block_size`` tokens; shared between sessions (:data:`SHARED_CLIMBS` kept) when ``start`` is
+    :func:`shipped` (a climb is read only).
+
+    Raises:
+        ValueError: as :func:`core.ladder.climb`.
+    """
+    if shipped(start):
+        return _shared_climb(tuple(sorted(start.levers().items())), tuple(rungs), mix, block_size)
+    return climb(start, rungs, LadderSettings(mix=MIXES[mix], block_size=block_size))
+
+
+def ladder_rows(ladder: Ladder) -> list[dict]:
+    """One row per step (the start first): the rung, what it pulled and the numbers after it (SI units:
+    tokens/s, seconds, FLOP/byte, FLOP/s) exactly as :meth:`core.ladder.LadderStep.numbers` gives them."""
+    raises = {r.id: r.raises for r in RUNGS}
+    rows = []
+    for i, step in enumerate(ladder.steps):
+        rows.append({"n": i, "rung": step.rung, "title": step.title,
+                     "pulls": PULLS[raises[step.rung]] if step.rung else "", "summary": step.summary,
+                     **step.numbers()})
+    return rows
+
+
+def ladder_table_html(ladder: Ladder, note: str = "") -> str:
+    """The steps as an HTML table: per rung what it pulled, then B, k, p, the intensity 2·B·k/p on the weights,
+    the bound, tokens/s per sequence and per GPU, the largest batch that fits, TTFT and TPOT."""
+    rows = ladder_rows(ladder)
+    head = ("<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>I = 2·B·k/p</th>"
+            "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
+            "<th>TPOT ms</th></tr>")
+    body = []
+    for row in rows:
+        pulls = f' <span class="pulls">({escape(row["pulls"])})</span>' if row["pulls"] else ""
+        body.append(
+            f'<tr data-rung="{escape(row["rung"] or "start")}">'
+            f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
+            f'<td>{fmt_count(row["batch"])} · {row["k"]} · {fmt_sig(row["p"])}</td>'
+            f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(row["bound"])}</span></td>'
+            f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
+            f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
+            f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
+        if row["summary"]:
+            body.append(f'<tr class="summary"><td class="k" colspan="8">↳ {escape(row["summary"])}</td></tr>')
+    start = ladder.steps[0]
+    ridge = ladder.final.numbers()["ridge_point"]
+    caption = (
+        '<div class="caption" data-readout="ladder">Article 004, section 06: "Each rung below raises 2Bk/p, relieves '
+        'capacity, or both — and the honest way to read any inference optimization is to ask which." '
+        f"From {escape(start.models)}. B is derived, not set: one request at a time until continuous batching, then "
+        "the batch the batching simulation sustains in the slots the KV capacity allows (at most 256), so a rung "
+        f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
+        "lab's roofline ceiling, not what a measured engine delivers."
+        + (f" <b>{escape(note)}</b>" if note else "") + "</div>")
+    units = ('<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
+             "the weights, memory- or compute-bound; TTFT the time to the first token of one prompt, TPOT the time "
+             "per output token.</div>")
+    return (caption + f'<div style="overflow-x:auto"><table class="lab ladder">{head}{"".join(body)}</table></div>'
+            + units)
+
+
+def chart_data(ladder: Ladder) -> dict:
+    """The chart's columns: ``points`` (x intensity FLOP/byte, y attainable TFLOP/s, one per step, ``label``
+    blank where a point repeats the one before it, those rungs named on the first; ``align`` and ``dx``/``dy``,
+    the label's side and offset in px) and ``arrows`` (from each point to the next one that moved).
+
+    A label sits below and right of its point on the slope, above it on the flat roof (where the chart is empty),
+    one line higher when the one before it is within a decade, and the last one on the roof ends at its point
+    (it would run past the frame).
+    """
+    xs, ys, labels = [], [], []
+    for i, step in enumerate(ladder.steps):
+        n = step.numbers()
+        x, y = n["intensity"], n["attainable_flop_per_s"] / TFLOP
+        name = f"{i} {SHORT[step.rung]}" if step.rung else "0 start"
+        if xs and abs(_log(x) - _log(xs[-1])) < NEAR and abs(_log(y) - _log(ys[-1])) < NEAR:
+            # Same place as the point before: named on the first label of the run.
+            first = max(j for j, lab in enumerate(labels) if lab)
+            labels[first] += f", {name}"
+            labels.append("")
+        else:
+            labels.append(name)
+        xs.append(x)
+        ys.append(y)
+    moved = [i for i, lab in enumerate(labels) if lab]
+    peak = ladder.steps[0].result.peak_flop_per_s / TFLOP
+    align, dx, dy = ["left"] * len(xs), [8] * len(xs), [-16] * len(xs)
+    on_roof = [y >= 0.99 * peak for y in ys]
+    for i in moved:
+        if on_roof[i]:  # above the flat roof, where the chart is empty
+            dx[i], dy[i] = -4, 8
+    for a, b in zip(moved, moved[1:], strict=False):
+        near = abs(_log(xs[b]) - _log(xs[a])) < 1 and abs(_log(ys[b]) - _log(ys[a])) < 0.5
+        if near and on_roof[b] and dy[a] == 8:
+            dy[b] = 24
+    if len(moved) > 1 and on_roof[moved[-1]]:
+        align[moved[-1]], dx[moved[-1]] = "right", 4
+    arrows = {"x_start": [xs[a] for a in moved[:-1]], "y_start": [ys[a] for a in moved[:-1]],
+              "x_end": [xs[b] for b in moved[1:]], "y_end": [ys[b] for b in moved[1:]]}
+    return {"points": {"x": xs, "y": ys, "label": labels, "align": align, "dx": dx, "dy": dy}, "arrows": arrows}
+
+
+def _log(v: float) -> float:
+    return math.log10(v) if v > 0 else -99.0
+
+
+class LadderView(pn.viewable.Viewer):
+    """The Ladder tab: the rungs to apply (toggle and order), the table and the chart, following the scenario
+    while the tab is open."""
+
+    state = param.ClassSelector(class_=LabState, doc="The session state it follows.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        # On/off per rung (a rung switched on goes last), and the order as the rungs' numbers.
+        self.rungs = pn.widgets.CheckButtonGroup(
+            options={f"{NUMBER[r.id]} {SHORT[r.id]}": r.id for r in RUNGS}, value=list(self.state.ladder),
+            color="primary", variant="outline", sizing_mode="stretch_width", css_classes=["ladder-rungs"])
+        self.order = pn.widgets.TextInput(label="Order (rung numbers)", value=self._order_text(), width=170,
+                                          css_classes=["ladder-order"])
+        self.reset = pn.widgets.Button(label="All seven, in the article's order", width=240,
+                                       css_classes=["ladder-reset"])
+        self.reset.on_click(lambda _e: setattr(self.state, "ladder", list(ARTICLE_ORDER)))
+        self.rungs.param.watch(self._on_toggle, "value")
+        self.order.param.watch(self._on_order, "value")
+        self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.points = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "dx": [], "dy": []},
+                                       name="ladder-points")
+        self.arrows = ColumnDataSource({"x_start": [], "y_start": [], "x_end": [], "y_end": []})
+        self.roof = ColumnDataSource({"x": [], "y": []})
+        self.figure = self._figure()
+        self.ladder: Ladder | None = None
+        self._key = None
+        self.layout = pn.Column(pn.FlexBox(self.rungs, self.order, self.reset, align_items="end",
+                                           sizing_mode="stretch_width"),
+                                pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.table,
+                                serving_inputs(self.state), sizing_mode="stretch_width")
+        self.refresh()
+        self._on_present()
+
+    def __panel__(self):
+        return self.layout
+
+    def _order_text(self) -> str:
+        return ",".join(str(NUMBER[r]) for r in self.state.ladder)
+
+    def _on_toggle(self, event) -> None:
+        """A rung switched off leaves; one switched on is applied last."""
+        on = set(event.new)
+        kept = [r for r in self.state.ladder if r in on]
+        self.state.ladder = kept + [r for r in ARTICLE_ORDER if r in on and r not in kept]
+
+    def _on_order(self, event) -> None:
+        """The order box: rung numbers 1-7 (the article's), separated by commas or spaces; what is not one is
+        left out, a repeat counts once."""
+        by_number = {str(n): r for r, n in NUMBER.items()}
+        rungs: list[str] = []
+        for item in str(event.new).replace(",", " ").split():
+            rung = by_number.get(item)
+            if rung and rung not in rungs:
+                rungs.append(rung)
+        self.state.ladder = rungs
+        if self.order.value != self._order_text():
+            self.order.value = self._order_text()
+
+    def _figure(self):
+        fig = figure(height=CHART_HEIGHT, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
+                     x_range=(0.5, 1e5), y_range=(0.1, 2e3),
+                     x_axis_label="arithmetic intensity I = 2·B·k/p (FLOP/byte, on the weights)",
+                     y_axis_label="attainable (TFLOP/s, dense)", title="The ladder on the roofline",
+                     toolbar_location=None, tools="")
+        fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
+        self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")
+        fig.add_layout(self.ridge)
+        fig.add_layout(Arrow(end=NormalHead(size=9, fill_color=PALETTE["ladder"], line_color=PALETTE["ladder"]),
+                             source=self.arrows, x_start="x_start", y_start="y_start", x_end="x_end", y_end="y_end",
+                             line_color=PALETTE["ladder"], line_width=2))
+        fig.scatter("x", "y", source=self.points, size=9, color=PALETTE["workload"], line_color=PALETTE["text"])
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.points, x_offset="dx", y_offset="dy",
+                                text_align="align", text_font_size="12px", text_color=PALETTE["text"]))
+        return fig
+
+    @param.depends("state.result", "state.tab", "state.ladder", "state.mix", "state.block_size", watch=True)
+    def refresh(self) -> None:
+        """Climb again when the scenario, the rungs, the request mix or the block changed and the tab is open."""
+        if list(self.rungs.value) != list(self.state.ladder):
+            self.rungs.value = list(self.state.ladder)
+        if self.order.value != self._order_text():
+            self.order.value = self._order_text()
+        if self.state.tab != "Ladder":
+            return
+        start, note = ladder_start(self.state.scenario)
+        key = (tuple(sorted(start.levers().items())), repr(start.custom_gpu()), tuple(self.state.ladder),
+               self.state.mix, self.state.block_size)
+        if key == self._key:
+            return
+        try:
+            ladder = climb_for(start, self.state.ladder, self.state.mix, self.state.block_size)
+        except Exception as exc:  # noqa: BLE001 - the tab says why, the session goes on
+            self.table.object = f'<div class="caption">The ladder cannot be climbed from here: {escape(str(exc))}</div>'
+            self._key = key
+            return
+        self.ladder, self._key = ladder, key
+        data = chart_data(ladder)
+        r = ladder.steps[0].result
+        roof = roof_xy(r.peak_flop_per_s, r.bandwidth)
+        with pn.io.hold():
+            self.table.object = ladder_table_html(ladder, note)
+            self.points.data = data["points"]
+            self.arrows.data = data["arrows"]
+            self.roof.data = roof
+            self.ridge.location = r.ridge_point
+            self.figure.x_range.start, self.figure.x_range.end = 0.5, fit_x_end(data["points"]["x"])
+            low = min(data["points"]["y"]) / 3
+            self.figure.y_range.start = 10 ** math.floor(math.log10(low)) if low > 0 else 0.1
+            self.figure.y_range.end = 10 ** math.ceil(math.log10(10 * r.peak_flop_per_s / TFLOP))
+
+    @param.depends("state.present", watch=True)
+    def _on_present(self) -> None:
+        present_figure(self.figure, self.state.present)
+        self.table.css_classes = ["present"] if self.state.present else []
