@@ -85,14 +85,20 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     g, m, dep = result.gpu, result.model, result.deployment
     profiles, sparse, per_weight, formulas, reason = {}, {}, {}, {}, {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
+    derived = quantities(result)
+    # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
+    # ``stored``): two sets, one evaluation more, not one per format (tests/test_standalone.py checks
+    # every format's own against them).
+    by_kind = {result.weight_dtype == "stored": {key: q.formula for key, q in derived.items()}}
     for wd in LEVERS["weight_dtype"].parameter.objects:
         at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
         profiles[wd], sparse[wd] = at.profile.to_json(), g.sparse_flop_per_s.get(at.roof)
         per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
-        # Some formulas depend on the weight format (as stored or not).
-        at_wd = result if wd == result.weight_dtype else scenario.clone(weight_dtype=wd).evaluate()
-        formulas[wd] = {key: q.formula for key, q in quantities(at_wd).items()}
-    derived = quantities(result)
+        kind = wd == "stored"
+        if kind not in by_kind:
+            other = quantities(scenario.clone(weight_dtype=wd).evaluate())
+            by_kind[kind] = {key: q.formula for key, q in other.items()}
+        formulas[wd] = by_kind[kind]
     return {
         "model_name": m.name,
         "gpu_name": g.name,
