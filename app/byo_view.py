@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 
 import panel as pn
@@ -23,10 +25,12 @@ from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_te
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError
+from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
 from .readouts import approximate_html
+from .standalone import constants
 from .state import LabState
 from .style import STYLESHEET
 
@@ -40,6 +44,45 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 #: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
 #: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
+
+
+#: Workers for config reads (:meth:`BringYourOwnView._read_config`): two, shared by every session of the process.
+#: Python threads share the GIL, so a read still competes for the CPU; the event loop gets it back every few
+#: milliseconds (sys.getswitchinterval), not after the whole read.  What makes a read cheap is the model caches
+#: (core/layers.py, core/profiles.py).
+READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="config-reader")
+
+log = logging.getLogger(__name__)
+
+
+def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario):
+    """Read a config into a model and evaluate it once in a copy of the session's scenario (so what only the
+    model decides is worked out and kept before the session applies it): ``(catalogue, model)`` as
+    :meth:`core.catalogue.Catalogue.with_model` gives them, or the :class:`ConfigError` that refuses it.
+
+    Safe in a worker thread: it reads the scenario given (a copy) and the immutable catalogue, and changes neither.
+    """
+    try:
+        if not raw:
+            raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
+                              f"over {SIZE_LIMIT} is refused by the browser and not sent")
+        config = parse_config_text(raw)
+        from_file = bool(uploaded) and raw is uploaded[1]
+        file_name = uploaded[0].removesuffix(".json") if from_file else ""
+        name = str(config.get("_name_or_path") or file_name or "Pasted config")
+        name = name.replace("\\", "/").split("/")[-1]
+        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
+        model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
+    except ConfigError as exc:
+        return exc
+    catalogue, model = scenario.catalogue.with_model(model)
+    ahead = Scenario(catalogue=catalogue, **{**scenario.levers(), **added_levers(model)})
+    try:
+        constants(ahead, ahead.evaluate())  # the profiles of every weight format the browser's model reads
+    except Exception:  # noqa: BLE001 - the session's own evaluation reports what fails; this only warms the caches
+        log.debug("evaluating a read config ahead failed", exc_info=True)
+    model.stored_breakdown()  # the report's table
+    return catalogue, model
 
 
 def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
@@ -90,6 +133,7 @@ class BringYourOwnView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.scenario = self.state.scenario
+        self._generation = 0  # config reads started: a read's result is shown only if none started after it
         # The browser refuses a file over the limit before sending it (FilePond's size check), so
         # a 16 MB upload never reaches, let alone closes, the session's websocket.
         self.config_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
@@ -148,24 +192,51 @@ class BringYourOwnView(pn.viewable.Viewer):
 
     # -- your model -----------------------------------------------------------------
     def _read_config(self) -> None:
+        """Read the config given last, off the session's event loop when served (:func:`read_off_the_loop`).
+
+        The event loop is every student's: a pasted hybrid of 2,048 layers cost it 1.5 s or more of CPU
+        (issue 31), and every other session's update waited.  Served, the read and the new model's first
+        evaluation run in a worker (:data:`READERS`) while the page says "Reading config…"; the result is applied
+        in the session's own next tick.  A read overtaken by a newer one, or by another model chosen meanwhile,
+        is dropped.  Without a server (a notebook, the unit tests) it runs at once.
+        """
         raw, uploaded = self._config.given()
+        self._generation += 1
+        started = (self._generation, self.scenario.catalogue, self.scenario.model)
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            self._show_read(started, _read(raw, uploaded, self.scenario))
+            return
+        self.read_config.loading = True
+        self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
+                                     "(a large config takes a moment; the lab stays usable meanwhile)</div>")
+        future = READERS.submit(_read, raw, uploaded, self.scenario.clone())
+        future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: self._show_read(started, f)))
+
+    def _show_read(self, started: tuple, read) -> None:
+        """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started."""
+        generation, catalogue, model_id = started
+        if generation != self._generation:
+            return  # a newer read is under way, or was shown: it reports
+        self.read_config.loading = False
         current = self.scenario.catalogue.model(self.scenario.model).name
+        if self.scenario.catalogue is not catalogue or self.scenario.model != model_id:
+            self.config_report.object = ('<div class="warn" data-readout="config">The config read was not applied: '
+                                         f"another model was chosen meanwhile. The lab keeps {escape(current)}.</div>")
+            return
         try:
-            if not raw:
-                raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
-                                  f"over {SIZE_LIMIT} is refused by the browser and not sent")
-            config = parse_config_text(raw)
-            from_file = bool(uploaded) and raw is uploaded[1]
-            file_name = uploaded[0].removesuffix(".json") if from_file else ""
-            name = str(config.get("_name_or_path") or file_name or "Pasted config")
-            name = name.replace("\\", "/").split("/")[-1]
-            slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
-            model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
-        except ConfigError as exc:
-            self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(exc))}. '
+            outcome = read.result() if hasattr(read, "result") else read
+        except Exception as exc:  # noqa: BLE001 - a fault of the reader must stay off the page, and be logged
+            log.exception("reading a config failed")
+            outcome = ConfigError(f"the lab could not read this config ({type(exc).__name__})")
+        if isinstance(outcome, ConfigError):
+            self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(outcome))}. '
                                          f"The lab keeps {escape(current)}.</div>")
             return
-        model = self.scenario.add_model(model)
+        model = self.scenario.select_added(*outcome)
+        self._report_model(model)
+
+    def _report_model(self, model) -> None:
         precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
                      "precision is set to as stored (each tensor group in its own format)."
                      if model.quantization and model.quantization.modelled else "")

@@ -17,6 +17,7 @@ parallelism, ring all-reduce, pipeline stages, expert parallelism), :mod:`core.w
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -77,6 +78,9 @@ class Deployment:
 
 
 _CACHE: OrderedDict[tuple, Deployment] = OrderedDict()
+#: Guards the caches' bookkeeping: a config is read and its model evaluated in a worker thread (app/byo_view.py)
+#: while the event loop's sessions evaluate theirs.
+_LOCK = threading.Lock()
 
 
 def deployment(model: ModelSpec, gpu: Accelerator, **levers) -> Deployment:
@@ -97,14 +101,16 @@ def deployment(model: ModelSpec, gpu: Accelerator, **levers) -> Deployment:
     # which the identity check below catches): hashing a pasted model of thousands of layers would cost more
     # than the steps.
     key = (id(model), id(gpu), *sorted(levers.items()))
-    found = _CACHE.get(key)
-    if found is not None and found.model is model and found.gpu is gpu:
-        _CACHE.move_to_end(key)
-        return found
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None and found.model is model and found.gpu is gpu:
+            _CACHE.move_to_end(key)
+            return found
     made = _build(model, gpu, levers)
-    _CACHE[key] = made
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _LOCK:
+        _CACHE[key] = made
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return made
 
 
@@ -199,14 +205,16 @@ def _kept(cache: OrderedDict, size: int, model: ModelSpec, key: tuple, make):
     """``make()``, kept in ``cache`` under the model's identity and ``key`` (at most ``size`` entries, the least
     recently used dropped first).  The entry holds the model, so an id reused by a later model is not a hit."""
     key = (id(model), *key)
-    found = cache.get(key)
-    if found is not None and found[0] is model:
-        cache.move_to_end(key)
-        return found[1]
-    made = make()
-    cache[key] = (model, made)
-    if len(cache) > size:
-        cache.popitem(last=False)
+    with _LOCK:
+        found = cache.get(key)
+        if found is not None and found[0] is model:
+            cache.move_to_end(key)
+            return found[1]
+    made = make()  # outside the lock: two threads may both make it, and the second's is kept
+    with _LOCK:
+        cache[key] = (model, made)
+        if len(cache) > size:
+            cache.popitem(last=False)
     return made
 
 
