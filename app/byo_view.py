@@ -24,7 +24,7 @@ import param
 from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
-from core.models import ConfigError
+from core.models import ConfigError, ModelSpec
 from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
@@ -55,7 +55,7 @@ READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="config-reader")
 log = logging.getLogger(__name__)
 
 
-def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario):
+def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario, prepare=None):
     """Read a config into a model and evaluate it once in a copy of the session's scenario (so what only the
     model decides is worked out and kept before the session applies it): ``(catalogue, model)`` as
     :meth:`core.catalogue.Catalogue.with_model` gives them, or the :class:`ConfigError` that refuses it.
@@ -78,11 +78,37 @@ def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: 
     catalogue, model = scenario.catalogue.with_model(model)
     ahead = Scenario(catalogue=catalogue, **{**scenario.levers(), **added_levers(model)})
     try:
-        constants(ahead, ahead.evaluate())  # the profiles of every weight format the browser's model reads
+        if prepare is not None:
+            prepare(ahead)  # the browser's constants: the profiles of every weight format its model reads
+        else:
+            constants(ahead, ahead.evaluate())
     except Exception:  # noqa: BLE001 - the session's own evaluation reports what fails; this only warms the caches
         log.debug("evaluating a read config ahead failed", exc_info=True)
-    model.stored_breakdown()  # the report's table
-    return catalogue, model
+    return catalogue, model, report_html(model)
+
+
+def report_html(model: ModelSpec) -> str:
+    """The "Read …: now the selected model" report: what was read, the layer strip, what is not modelled, what was
+    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker."""
+    precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
+                 "precision is set to as stored (each tensor group in its own format)."
+                 if model.quantization and model.quantization.modelled else "")
+    rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
+                   for k, v in model.architecture().items())
+    stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
+                     f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
+    warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
+    assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
+    return (
+        f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
+        f"{escape(precision)} Check what was read against the model card.</div>"
+        + approximate_html(model, "config-approximate")
+        + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+        + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
+           f"<ul>{warned}</ul></div>" if warned else "")
+        + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
+        f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
+    )
 
 
 def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
@@ -129,6 +155,8 @@ class BringYourOwnView(pn.viewable.Viewer):
     """
 
     state = param.ClassSelector(class_=LabState, doc="The session state it writes and follows.")
+    prepare = param.Callable(default=None, doc="Called in the reader's worker with the scenario that selects a "
+                             "model just read (the browser's constants are made there: InstantRedraw.prepare).")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -210,7 +238,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.read_config.loading = True
         self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
                                      "(a large config takes a moment; the lab stays usable meanwhile)</div>")
-        future = READERS.submit(_read, raw, uploaded, self.scenario.clone())
+        future = READERS.submit(_read, raw, uploaded, self.scenario.clone(), self.prepare)
         future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: self._show_read(started, f)))
 
     def _show_read(self, started: tuple, read) -> None:
@@ -233,29 +261,9 @@ class BringYourOwnView(pn.viewable.Viewer):
             self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(outcome))}. '
                                          f"The lab keeps {escape(current)}.</div>")
             return
-        model = self.scenario.select_added(*outcome)
-        self._report_model(model)
-
-    def _report_model(self, model) -> None:
-        precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
-                     "precision is set to as stored (each tensor group in its own format)."
-                     if model.quantization and model.quantization.modelled else "")
-        rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
-                       for k, v in model.architecture().items())
-        stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
-                         f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
-        warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
-        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
-        self.config_report.object = (
-            f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
-            f"{escape(precision)} Check what was read against the model card.</div>"
-            + approximate_html(model, "config-approximate")
-            + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
-            + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
-               f"<ul>{warned}</ul></div>" if warned else "")
-            + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
-            f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
-        )
+        catalogue, model, report = outcome
+        self.scenario.select_added(catalogue, model)
+        self.config_report.object = report
 
     # -- your GPU ---------------------------------------------------------------------
     def _add_gpu(self) -> None:

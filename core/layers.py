@@ -138,7 +138,11 @@ class LayerKind:
         return min(caps) if caps else None
 
     def label(self) -> str:
-        """The kind in words, e.g. ``"sliding window 4,096 + gated MLP"``."""
+        """The kind in words, e.g. ``"sliding window 4,096 + gated MLP"`` (worked out once per kind)."""
+        return self._label
+
+    @cached_property
+    def _label(self) -> str:
         mixer = {
             "full": "full attention",
             "sliding": f"sliding window {self.window:,}" if self.window else "sliding window",

@@ -421,8 +421,10 @@ class Scenario(param.Parameterized):
         Returns:
             ``model``.
         """
-        self.catalogue = catalogue  # offers it in the selector before it is selected
-        self.param.update(**added_levers(model))
+        # Offered in the selector before it is selected, then the catalogue and the levers in one change: the
+        # session evaluates once, not once for the catalogue and again for the model.
+        self.param["model"].objects = catalogue.model_options()
+        self.param.update(catalogue=catalogue, **added_levers(model))
         return model
 
     def add_gpu(self, gpu: Accelerator) -> None:
