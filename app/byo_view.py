@@ -14,7 +14,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
 
@@ -46,13 +49,38 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
 
 
-#: Workers for config reads (:meth:`BringYourOwnView._read_config`): two, shared by every session of the process.
-#: Python threads share the GIL, so a read still competes for the CPU; the event loop gets it back every few
-#: milliseconds (sys.getswitchinterval), not after the whole read.  What makes a read cheap is the model caches
-#: (core/layers.py, core/profiles.py).
-READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="config-reader")
+#: The worker for config reads (:meth:`BringYourOwnView._read_config`), shared by every session of the process.
+#: Python threads share the GIL, so a read still competes with the event loop for it; the loop gets it back every
+#: few milliseconds (sys.getswitchinterval), not after the whole read.  One worker: a second adds no throughput
+#: (both hold the same GIL) and takes the loop's share from a half to a third; reads pasted together queue here,
+#: not on the loop.  What makes a read cheap is the model caches (core/layers.py, core/profiles.py).
+READERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-reader")
 
 log = logging.getLogger(__name__)
+
+
+#: Configs read, by their text's SHA-256 and the file's name: the model a config gives depends on nothing else, and
+#: a class pastes the config its teacher handed out (one read, then the same immutable ModelSpec for every session,
+#: whose deployments and browser constants are then kept once).  Refusals are kept too.
+READS_KEPT = 32
+_READS: OrderedDict[tuple, ModelSpec | ConfigError] = OrderedDict()
+_READS_LOCK = threading.Lock()
+
+
+def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
+    """The model a config's text gives (named from ``_name_or_path``, the file's name, or "Pasted config"), or the
+    :class:`ConfigError` that refuses it."""
+    try:
+        if not raw:
+            raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
+                              f"over {SIZE_LIMIT} is refused by the browser and not sent")
+        config = parse_config_text(raw)
+        name = str(config.get("_name_or_path") or file_name or "Pasted config")
+        name = name.replace("\\", "/").split("/")[-1]
+        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
+        return from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
+    except ConfigError as exc:
+        return exc
 
 
 def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario, prepare=None):
@@ -62,19 +90,22 @@ def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: 
 
     Safe in a worker thread: it reads the scenario given (a copy) and the immutable catalogue, and changes neither.
     """
-    try:
-        if not raw:
-            raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
-                              f"over {SIZE_LIMIT} is refused by the browser and not sent")
-        config = parse_config_text(raw)
-        from_file = bool(uploaded) and raw is uploaded[1]
-        file_name = uploaded[0].removesuffix(".json") if from_file else ""
-        name = str(config.get("_name_or_path") or file_name or "Pasted config")
-        name = name.replace("\\", "/").split("/")[-1]
-        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
-        model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
-    except ConfigError as exc:
-        return exc
+    from_file = bool(uploaded) and raw is uploaded[1]
+    file_name = uploaded[0].removesuffix(".json") if from_file else ""
+    text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    key = (hashlib.sha256(text).digest(), file_name)
+    with _READS_LOCK:
+        model = _READS.get(key)
+        if model is not None:
+            _READS.move_to_end(key)
+    if model is None:
+        model = _model_of(raw, file_name)
+        with _READS_LOCK:
+            _READS[key] = model
+            if len(_READS) > READS_KEPT:
+                _READS.popitem(last=False)
+    if isinstance(model, ConfigError):
+        return model
     catalogue, model = scenario.catalogue.with_model(model)
     ahead = Scenario(catalogue=catalogue, **{**scenario.levers(), **added_levers(model)})
     try:

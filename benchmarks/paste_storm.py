@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import http.client
 import json
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -110,6 +113,7 @@ class Paster(ProtocolStudent):
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": [READY_EVENT]}))
 
     async def _lesson(self) -> None:
+        await asyncio.sleep(max(0.0, self.start_at - time.monotonic()))
         try:
             await self._join()
         finally:
@@ -117,7 +121,10 @@ class Paster(ProtocolStudent):
         await asyncio.to_thread(self.go.wait)
         await asyncio.sleep(0.5 + (self.index % 10) * 0.05)  # within a second of the movers' first moves
         t0 = time.perf_counter()
-        events = [{"kind": "ModelChanged", "model": {"id": self.ids["text"]}, "attr": "value", "new": HEAVY}]
+        # The same config for everyone (a class pastes the one its teacher handed out), or --distinct: each its own
+        # name, so each is read (the lab keeps reads by the config's text).
+        text = HEAVY.replace('"heavy-hybrid"', f'"heavy-hybrid-{self.index}"') if self.args.distinct else HEAVY
+        events = [{"kind": "ModelChanged", "model": {"id": self.ids["text"]}, "attr": "value", "new": text}]
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": events}))
         click = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
             "type": "event", "name": "button_click",
@@ -125,24 +132,33 @@ class Paster(ProtocolStudent):
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": [click]}))
         deadline = time.monotonic() + self.args.timeout
         while time.monotonic() < deadline:
-            msg = await self._receive(max(0.0, deadline - time.monotonic()))
-            if msg.msgtype == "PATCH-DOC" and "Read heavy-hybrid" in json.dumps(msg.content):
+            fragment = await asyncio.wait_for(self.ws.read_message(), max(0.0, deadline - time.monotonic()))
+            if fragment is None:
+                raise RuntimeError("the server closed the connection")
+            if isinstance(fragment, str) and "Read heavy-hybrid" in fragment:  # the report's text, unparsed
                 self.read_s = time.perf_counter() - t0
                 return
         raise RuntimeError("no 'Read heavy-hybrid' report within the timeout")
 
 
-def probe(url: str, stop: threading.Event, out: list[tuple[float, float]]) -> None:
-    """Every 20 ms, a request Tornado answers on the event loop at once; (time, seconds to answer)."""
+def probe(url: str, seconds: float) -> None:
+    """Every 20 ms for ``seconds``, a request Tornado answers on the event loop at once; prints
+    ``monotonic-time seconds-to-answer`` lines.  Run in a process of its own (``--probe URL SECONDS``), so the
+    students' threads in this one do not delay it."""
     parts = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
-    while not stop.is_set():
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         t0 = time.perf_counter()
         conn.request("GET", "/no-such-page-loop-probe")
         conn.getresponse().read()
-        out.append((time.monotonic(), time.perf_counter() - t0))
+        print(f"{time.monotonic():.4f} {time.perf_counter() - t0:.5f}", flush=True)
         time.sleep(0.02)
     conn.close()
+
+
+#: What asyncio's debug mode logs for a callback that held the event loop longer than slow_callback_duration.
+SLOW = re.compile(r"^(\S+ \S+) .*?Executing (.*) took (\d+\.\d+) seconds", re.MULTILINE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,40 +168,61 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--moves", type=int, default=8)
     p.add_argument("--think", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--distinct", action="store_true", help="each paster's config named apart: every paste is read")
+    p.add_argument("--url", help="a lab already served on 127.0.0.1 (e.g. under a profiler); default: start one")
+    p.add_argument("--probe", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.probe:
+        probe(args.probe[0], min(float(args.probe[1]), 90.0))
+        return 0
     args.moves, args.timeout = min(args.moves, 40), min(args.timeout, 60.0)
     stops = list(LEVERS["batch"].stops)
     log = ROOT / "benchmarks" / "results" / "paste-storm-server.log"
     log.parent.mkdir(exist_ok=True)
-    proc, url = start_lab(log)
-    go, leave, stop = threading.Event(), threading.Event(), threading.Event()
+    # asyncio's debug mode names every callback that holds the server's event loop over 100 ms (its
+    # slow_callback_duration) in the server's log: what one accepted input cost the loop.
+    os.environ["PYTHONASYNCIODEBUG"] = "1"
+    try:
+        if args.url and urllib.parse.urlsplit(args.url).hostname != "127.0.0.1":
+            raise SystemExit("--url must be on 127.0.0.1")
+        proc, url = (None, args.url) if args.url else start_lab(log)
+    finally:
+        del os.environ["PYTHONASYNCIODEBUG"]
+    go, leave = threading.Event(), threading.Event()
     try:
         movers = [ProtocolStudent(i, url, time.monotonic() + 0.2 * i, args, go, leave, False, stops=stops)
                   for i in range(args.movers)]
-        pasters = [Paster(100 + i, url.replace("/app", "/app?tab=Bring%20your%20own"), 0.0, args, go, leave,
-                          False, stops=stops) for i in range(args.pasters)]
+        # Joins spaced out (a session built for a GET and not connected within Bokeh's unused-session lifetime is
+        # built again, without the link's tab); the pastes come together once everyone has joined.
+        t0 = time.monotonic() + 0.2 * args.movers
+        pasters = [Paster(100 + i, url.replace("/app", "/app?tab=Bring%20your%20own"), t0 + 0.3 * i, args, go,
+                          leave, False, stops=stops) for i in range(args.pasters)]
         for s in (*movers, *pasters):
             s.start()
         for s in (*movers, *pasters):
             s.joined.wait(120)
-        lags: list[tuple[float, float]] = []
-        prober = threading.Thread(target=probe, args=(url, stop, lags), daemon=True)
-        prober.start()
-        time.sleep(1.0)  # the quiet baseline
-        quiet = float(np.median([d for _, d in lags])) if lags else 0.0
-        t_go = time.monotonic()
+        log_start = log.stat().st_size
+        prober = subprocess.Popen([sys.executable, __file__, "--probe", url, "75"], stdout=subprocess.PIPE, text=True)
+        time.sleep(4.0)  # the probe's start and the quiet baseline
+        t_go, wall_go = time.monotonic(), time.time()
         go.set()
         end = t_go + 60
         for s in (*movers, *pasters):
             while s.is_alive() and not (s.latencies and len(s.latencies) + s.lost >= args.moves
                                         or getattr(s, "read_s", None) or s.errors) and time.monotonic() < end:
                 time.sleep(0.1)
-        stop.set()
-        prober.join(5)
+        prober.terminate()
+        lags = [tuple(map(float, line.split())) for line in prober.communicate(timeout=10)[0].splitlines()]
     finally:
         leave.set()
-        stop_lab(proc)
+        if proc is not None:
+            stop_lab(proc)
+    quiet = float(np.median([d for t, d in lags if t < t_go])) if lags else 0.0
     storm = [d for t, d in lags if t >= t_go]
+    with log.open(encoding="utf-8", errors="replace") as f:
+        f.seek(log_start)
+        slow = [(float(m.group(3)), m.group(2)[:160]) for m in SLOW.finditer(f.read())
+                if dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp() >= wall_go]
     lat = np.array([x for s in movers for x in s.latencies]) * 1000
     reads = [s.read_s for s in pasters if s.read_s is not None]
     errors = [e for s in (*movers, *pasters) for e in s.errors]
@@ -201,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"event-loop probe: quiet median {quiet * 1000:.1f} ms; during the storm max {max(storm) * 1000:.0f} ms "
               f"(lag {(max(storm) - quiet) * 1000:.0f} ms), p99 {np.percentile(storm, 99) * 1000:.0f} ms, "
               f"{len(storm)} probes")
+    print(f"callbacks over 100 ms on the server's event loop (asyncio debug): {len(slow)}"
+          + (f", largest {max(slow)[0] * 1000:.0f} ms" if slow else ""))
+    for took, what in sorted(slow, reverse=True)[:3]:
+        print(f"  {took * 1000:.0f} ms: {what}")
     for e in errors[:5]:
         print("error:", e)
     return 0 if not errors else 1

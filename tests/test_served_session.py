@@ -148,6 +148,7 @@ def test_a_config_is_read_in_a_worker_and_applied_on_the_sessions_next_tick(monk
         return real(*args, **kw)
 
     monkeypatch.setattr(byo_view, "from_hf_config", reader)
+    monkeypatch.setattr(byo_view, "_READS", byo_view.OrderedDict())  # not read before in this process
     byo = lab.byo
     byo.config_text.value = json.dumps(heavy_hybrid_config())
     with set_curdoc(doc):
@@ -196,3 +197,31 @@ def test_a_read_overtaken_by_another_choice_is_dropped():
     assert lab.state.scenario.model == "qwen2.5-7b"
     assert "Refused" in byo.config_report.object and "keeps Qwen2.5-7B" in byo.config_report.object
     assert not byo.read_config.loading
+
+
+def test_a_config_pasted_again_is_read_once(monkeypatch):
+    """A class pastes the config its teacher handed out: one read, the same immutable model for every session."""
+    import json
+
+    from fuzz_strategies import heavy_hybrid_config
+
+    import app.byo_view as byo_view
+    from core.scenario import Scenario
+
+    monkeypatch.setattr(byo_view, "_READS", byo_view.OrderedDict())
+    monkeypatch.setattr(byo_view, "READS_KEPT", 3)
+    calls = []
+    real = byo_view.from_hf_config
+    monkeypatch.setattr(byo_view, "from_hf_config", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    text = json.dumps(heavy_hybrid_config(64))
+    first = byo_view._read(text, None, Scenario())
+    second = byo_view._read(text, None, Scenario())
+    assert len(calls) == 1 and first[1] is second[1] and first[2] == second[2]
+    assert first[1].n_layers == 64
+    # a file's name names the model when the config does not: another key
+    unnamed = json.dumps({k: v for k, v in heavy_hybrid_config(64).items() if k != "_name_or_path"})
+    assert byo_view._read(unnamed, ("mine.json", unnamed), Scenario())[1].name == "mine"
+    assert byo_view._read(unnamed, None, Scenario())[1].name == "Pasted config"
+    refused = byo_view._read('{"model_type": "llama"}', None, Scenario())
+    assert isinstance(refused, byo_view.ConfigError)
+    assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
