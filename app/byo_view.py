@@ -14,6 +14,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 
 import panel as pn
@@ -22,11 +27,13 @@ import param
 from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
-from core.models import ConfigError
+from core.models import ConfigError, ModelSpec
+from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
 from .readouts import approximate_html
+from .standalone import constants
 from .state import LabState
 from .style import STYLESHEET
 
@@ -40,6 +47,99 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 #: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
 #: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
+
+
+#: The worker for config reads (:meth:`BringYourOwnView._read_config`), shared by every session of the process.
+#: Python threads share the GIL, so a read still competes with the event loop for it; the loop gets it back every
+#: few milliseconds (sys.getswitchinterval), not after the whole read.  One worker: a second adds no throughput
+#: (both hold the same GIL) and takes the loop's share from a half to a third; reads pasted together queue here,
+#: not on the loop.  What makes a read cheap is the model caches (core/layers.py, core/profiles.py).
+READERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-reader")
+
+log = logging.getLogger(__name__)
+
+
+#: Configs read, by their text's SHA-256 and the file's name: the model a config gives depends on nothing else, and
+#: a class pastes the config its teacher handed out (one read, then the same immutable ModelSpec for every session,
+#: whose deployments and browser constants are then kept once).  Refusals are kept too.
+READS_KEPT = 32
+_READS: OrderedDict[tuple, ModelSpec | ConfigError] = OrderedDict()
+_READS_LOCK = threading.Lock()
+
+
+def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
+    """The model a config's text gives (named from ``_name_or_path``, the file's name, or "Pasted config"), or the
+    :class:`ConfigError` that refuses it."""
+    try:
+        if not raw:
+            raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
+                              f"over {SIZE_LIMIT} is refused by the browser and not sent")
+        config = parse_config_text(raw)
+        name = str(config.get("_name_or_path") or file_name or "Pasted config")
+        name = name.replace("\\", "/").split("/")[-1]
+        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
+        return from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
+    except ConfigError as exc:
+        return exc
+
+
+def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario, prepare=None):
+    """Read a config into a model and evaluate it once in a copy of the session's scenario (so what only the
+    model decides is worked out and kept before the session applies it): ``(catalogue, model)`` as
+    :meth:`core.catalogue.Catalogue.with_model` gives them, or the :class:`ConfigError` that refuses it.
+
+    Safe in a worker thread: it reads the scenario given (a copy) and the immutable catalogue, and changes neither.
+    """
+    from_file = bool(uploaded) and raw is uploaded[1]
+    file_name = uploaded[0].removesuffix(".json") if from_file else ""
+    text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    key = (hashlib.sha256(text).digest(), file_name)
+    with _READS_LOCK:
+        model = _READS.get(key)
+        if model is not None:
+            _READS.move_to_end(key)
+    if model is None:
+        model = _model_of(raw, file_name)
+        with _READS_LOCK:
+            _READS[key] = model
+            if len(_READS) > READS_KEPT:
+                _READS.popitem(last=False)
+    if isinstance(model, ConfigError):
+        return model
+    catalogue, model = scenario.catalogue.with_model(model)
+    ahead = Scenario(catalogue=catalogue, **{**scenario.levers(), **added_levers(model)})
+    try:
+        if prepare is not None:
+            prepare(ahead)  # the browser's constants: the profiles of every weight format its model reads
+        else:
+            constants(ahead, ahead.evaluate())
+    except Exception:  # noqa: BLE001 - the session's own evaluation reports what fails; this only warms the caches
+        log.debug("evaluating a read config ahead failed", exc_info=True)
+    return catalogue, model, report_html(model)
+
+
+def report_html(model: ModelSpec) -> str:
+    """The "Read …: now the selected model" report: what was read, the layer strip, what is not modelled, what was
+    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker."""
+    precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
+                 "precision is set to as stored (each tensor group in its own format)."
+                 if model.quantization and model.quantization.modelled else "")
+    rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
+                   for k, v in model.architecture().items())
+    stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
+                     f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
+    warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
+    assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
+    return (
+        f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
+        f"{escape(precision)} Check what was read against the model card.</div>"
+        + approximate_html(model, "config-approximate")
+        + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
+        + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
+           f"<ul>{warned}</ul></div>" if warned else "")
+        + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
+        f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
+    )
 
 
 def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
@@ -86,10 +186,13 @@ class BringYourOwnView(pn.viewable.Viewer):
     """
 
     state = param.ClassSelector(class_=LabState, doc="The session state it writes and follows.")
+    prepare = param.Callable(default=None, doc="Called in the reader's worker with the scenario that selects a "
+                             "model just read (the browser's constants are made there: InstantRedraw.prepare).")
 
     def __init__(self, **params):
         super().__init__(**params)
         self.scenario = self.state.scenario
+        self._generation = 0  # config reads started: a read's result is shown only if none started after it
         # The browser refuses a file over the limit before sending it (FilePond's size check), so
         # a 16 MB upload never reaches, let alone closes, the session's websocket.
         self.config_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
@@ -148,43 +251,50 @@ class BringYourOwnView(pn.viewable.Viewer):
 
     # -- your model -----------------------------------------------------------------
     def _read_config(self) -> None:
+        """Read the config given last, off the session's event loop when served (:func:`read_off_the_loop`).
+
+        The event loop is every student's: a pasted hybrid of 2,048 layers cost it 1.5 s or more of CPU
+        (issue 31), and every other session's update waited.  Served, the read and the new model's first
+        evaluation run in a worker (:data:`READERS`) while the page says "Reading config…"; the result is applied
+        in the session's own next tick.  A read overtaken by a newer one, or by another model chosen meanwhile,
+        is dropped.  Without a server (a notebook, the unit tests) it runs at once.
+        """
         raw, uploaded = self._config.given()
+        self._generation += 1
+        started = (self._generation, self.scenario.catalogue, self.scenario.model)
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            self._show_read(started, _read(raw, uploaded, self.scenario))
+            return
+        self.read_config.loading = True
+        self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
+                                     "(a large config takes a moment; the lab stays usable meanwhile)</div>")
+        future = READERS.submit(_read, raw, uploaded, self.scenario.clone(), self.prepare)
+        future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: self._show_read(started, f)))
+
+    def _show_read(self, started: tuple, read) -> None:
+        """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started."""
+        generation, catalogue, model_id = started
+        if generation != self._generation:
+            return  # a newer read is under way, or was shown: it reports
+        self.read_config.loading = False
         current = self.scenario.catalogue.model(self.scenario.model).name
+        if self.scenario.catalogue is not catalogue or self.scenario.model != model_id:
+            self.config_report.object = ('<div class="warn" data-readout="config">The config read was not applied: '
+                                         f"another model was chosen meanwhile. The lab keeps {escape(current)}.</div>")
+            return
         try:
-            if not raw:
-                raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
-                                  f"over {SIZE_LIMIT} is refused by the browser and not sent")
-            config = parse_config_text(raw)
-            from_file = bool(uploaded) and raw is uploaded[1]
-            file_name = uploaded[0].removesuffix(".json") if from_file else ""
-            name = str(config.get("_name_or_path") or file_name or "Pasted config")
-            name = name.replace("\\", "/").split("/")[-1]
-            slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
-            model = from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
-        except ConfigError as exc:
-            self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(exc))}. '
+            outcome = read.result() if hasattr(read, "result") else read
+        except Exception as exc:  # noqa: BLE001 - a fault of the reader must stay off the page, and be logged
+            log.exception("reading a config failed")
+            outcome = ConfigError(f"the lab could not read this config ({type(exc).__name__})")
+        if isinstance(outcome, ConfigError):
+            self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(outcome))}. '
                                          f"The lab keeps {escape(current)}.</div>")
             return
-        model = self.scenario.add_model(model)
-        precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
-                     "precision is set to as stored (each tensor group in its own format)."
-                     if model.quantization and model.quantization.modelled else "")
-        rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
-                       for k, v in model.architecture().items())
-        stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '
-                         f"{g.bytes_per_weight:.4g} B ({escape(g.format)})</td></tr>" for g in model.stored_breakdown())
-        warned = "".join(f"<li>{escape(w)}</li>" for w in model.warnings)
-        assumed = "".join(f"<li>{escape(a)}</li>" for a in model.assumptions if a not in model.warnings)
-        self.config_report.object = (
-            f'<div class="ok" data-readout="config">Read {escape(model.name)}: now the selected model.'
-            f"{escape(precision)} Check what was read against the model card.</div>"
-            + approximate_html(model, "config-approximate")
-            + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
-            + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
-               f"<ul>{warned}</ul></div>" if warned else "")
-            + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
-            f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
-        )
+        catalogue, model, report = outcome
+        self.scenario.select_added(catalogue, model)
+        self.config_report.object = report
 
     # -- your GPU ---------------------------------------------------------------------
     def _add_gpu(self) -> None:

@@ -19,13 +19,14 @@ to the server: ``on`` is false.
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
 import panel as pn
 from bokeh.models import ColumnDataSource, CustomJS
 
-from core.scenario import ONE_GPU, ScenarioResult
+from core.scenario import ONE_GPU, Scenario, ScenarioResult
 
 from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .session_end import release_when_session_ends
@@ -44,19 +45,22 @@ INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "w
                   "kv_dtype": "kv", "gqa": "gqa"}
 #: Levers that must hold these values for the browser's model (one GPU, decode) to be the server's.
 ONE_GPU_DECODE = {"phase": "decode", **dict.fromkeys(ONE_GPU, 1)}
-#: The browser's constants as sent, by :meth:`InstantRedraw.refresh`'s key, for the shipped catalogue: every session
-#: of a class opens on the same scenario, and its constants cost ~15 ms to work out (about a twentieth of a session).
-_SENT: OrderedDict[tuple, str] = OrderedDict()
+#: The browser's constants as sent, by :meth:`InstantRedraw.refresh`'s key: every session of a class opens on the
+#: same scenario, and its constants cost ~15 ms to work out (about a twentieth of a session); a pasted model's are
+#: made in the worker that reads it (:meth:`InstantRedraw.prepare`).  ``(model and GPU, or None, JSON)``.
+_SENT: OrderedDict[tuple, tuple] = OrderedDict()
 _SENT_MAX = 64
+_SENT_LOCK = threading.Lock()
 
 
-def browser_state(state: LabState, widgets: dict[str, pn.widgets.Widget], result: ScenarioResult) -> dict:
+def browser_state(state: LabState | Scenario, widgets: dict[str, pn.widgets.Widget], result: ScenarioResult) -> dict:
     """What ``instant.js`` reads: whether it may redraw, the constants, the stops, the levers it has no widget for.
 
     Args:
+        state: the session state, or its scenario.
         widgets: lever name -> its widget (stop sliders carry their stops).
     """
-    s = state.scenario
+    s = state if isinstance(state, Scenario) else state.scenario
     on = all(getattr(s, name) == value for name, value in ONE_GPU_DECODE.items())
     stops = {name: list(widgets[name].stops.values) if name in widgets else [getattr(s, name)]
              for name in ("batch", "context")}
@@ -135,27 +139,47 @@ class InstantRedraw:
         move of one of those changes nothing here and costs a comparison, not a rebuild.
         """
         s = self.state.scenario
-        fixed = tuple(getattr(s, n) for n in s.levers() if n not in INSTANT_LEVERS or n not in self.widgets)
-        key = (s.catalogue, fixed, tuple(tuple(w.stops.values) for w in self.widgets.values() if hasattr(w, "stops")))
+        fixed, stops = self._levers(s)
+        key = (s.catalogue, fixed, stops)
         if key == self._levers_key:
             return
         self._levers_key = key
-        # A session's own model or GPU makes its catalogue its own (and unhashable): those are worked out each time.
-        shared = not (s.catalogue.own_models or s.catalogue.own_gpus)
-        cache_key = (fixed, key[2], tuple(self.widgets)) if shared else None
-        data = _SENT.get(cache_key) if shared else None
-        if data is None:
-            try:
-                data = json.dumps(browser_state(self.state, self.widgets, self.state.result), allow_nan=False)
-            except (ValueError, TypeError, KeyError):
-                # Constants the browser's model cannot take (none known): the server draws alone, still right.
-                data = json.dumps({"on": False})
-            if shared:
-                _SENT[cache_key] = data
-                if len(_SENT) > _SENT_MAX:
-                    _SENT.popitem(last=False)
-        else:
-            _SENT.move_to_end(cache_key)
+        data = self._constants(s, fixed, stops, lambda: self.state.result)
         if data != self._key:
             self._key = data
             self.holder.data = {"c": [data], "shown": [self.roofline.shown]}
+
+    def prepare(self, scenario: Scenario) -> None:
+        """Work out and keep the constants of ``scenario`` (a session's own model just read, say) before the
+        session selects it, so that selecting it costs the event loop a lookup (:data:`_SENT`).
+
+        Safe in a worker thread: it reads ``scenario`` and the widgets' stops and options, and changes neither.
+        """
+        fixed, stops = self._levers(scenario)
+        self._constants(scenario, fixed, stops, scenario.evaluate)
+
+    def _levers(self, s: Scenario) -> tuple[tuple, tuple]:
+        fixed = tuple(getattr(s, n) for n in s.levers() if n not in INSTANT_LEVERS or n not in self.widgets)
+        return fixed, tuple(tuple(w.stops.values) for w in self.widgets.values() if hasattr(w, "stops"))
+
+    def _constants(self, s: Scenario, fixed: tuple, stops: tuple, result) -> str:
+        """The constants as JSON, kept in :data:`_SENT` by the levers they depend on; a session's own model or
+        GPU by the object's identity as well (as core.profiles keeps its deployments)."""
+        own = bool(s.catalogue.own_models or s.catalogue.own_gpus)
+        objects = (s.catalogue.model(s.model), s.catalogue.gpu(s.gpu)) if own else None
+        cache_key = (fixed, stops, tuple(self.widgets), tuple(map(id, objects)) if own else None)
+        with _SENT_LOCK:
+            found = _SENT.get(cache_key)
+            if found is not None and (not own or all(a is b for a, b in zip(found[0], objects, strict=True))):
+                _SENT.move_to_end(cache_key)
+                return found[1]
+        try:
+            data = json.dumps(browser_state(s, self.widgets, result()), allow_nan=False)
+        except (ValueError, TypeError, KeyError):
+            # Constants the browser's model cannot take (none known): the server draws alone, still right.
+            data = json.dumps({"on": False})
+        with _SENT_LOCK:
+            _SENT[cache_key] = (objects, data)
+            if len(_SENT) > _SENT_MAX:
+                _SENT.popitem(last=False)
+        return data

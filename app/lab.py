@@ -147,7 +147,7 @@ class Lab(pn.viewable.Viewer):
     def byo(self) -> BringYourOwnView:
         """The bring-your-own forms, built on first use."""
         if self._byo is None:
-            self._byo = BringYourOwnView(state=self.state)
+            self._byo = BringYourOwnView(state=self.state, prepare=self.instant.prepare)
             self._show_in_tab("Bring your own", self._byo)
         return self._byo
 

@@ -81,18 +81,26 @@ class BokehOnlyInline(Resources):
 
 def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     """What the browser needs to re-evaluate the scenario (``app/step.js``): the step profile of each weight
-    format (:meth:`core.step.StepProfile.to_json`), the whole model's cache, labels, formulas and colours."""
+    format (:meth:`core.step.StepProfile.to_json` less its splits, which are the model's and sent once as
+    ``splits``), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
     profiles, sparse, per_weight, formulas, reason = {}, {}, {}, {}, {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
+    derived = quantities(result)
+    # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
+    # ``stored``): two sets, one evaluation more, not one per format (tests/browser/test_standalone.py checks
+    # every format's own against them).
+    by_kind = {result.weight_dtype == "stored": {key: q.formula for key, q in derived.items()}}
     for wd in LEVERS["weight_dtype"].parameter.objects:
         at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
-        profiles[wd], sparse[wd] = at.profile.to_json(), g.sparse_flop_per_s.get(at.roof)
+        profiles[wd] = {key: value for key, value in at.profile.to_json().items() if key != "splits"}
+        sparse[wd] = g.sparse_flop_per_s.get(at.roof)
         per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
-        # Some formulas depend on the weight format (as stored or not).
-        at_wd = result if wd == result.weight_dtype else scenario.clone(weight_dtype=wd).evaluate()
-        formulas[wd] = {key: q.formula for key, q in quantities(at_wd).items()}
-    derived = quantities(result)
+        kind = wd == "stored"
+        if kind not in by_kind:
+            other = quantities(scenario.clone(weight_dtype=wd).evaluate())
+            by_kind[kind] = {key: q.formula for key, q in other.items()}
+        formulas[wd] = by_kind[kind]
     return {
         "model_name": m.name,
         "gpu_name": g.name,
@@ -100,6 +108,9 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_active": m.n_active_params,
         "moe": bool(m.moe),
         "profiles": profiles,
+        # Every weight format's profile has the model's splits (they count parameters, not bytes: core.profiles'
+        # _splits): sent once, not eight times (72 KB each for a hybrid of 2,048 layers).
+        "splits": dep.profile.to_json()["splits"],
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": per_weight,
         "prompt_len": scenario.prompt_len,

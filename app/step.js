@@ -168,7 +168,9 @@ function evaluate(C, s) {
   // core.scenario.evaluate in decode, of one workload: C.profiles[weight format] (StepProfile.to_json), C.bytes
   // (p_kv by KV format); s: batch, spec_k, context, weight_dtype, kv_dtype, gqa and, optionally, acceptance
   // (else C.acceptance).  Field names are ScenarioResult's.
+  // The splits the smallest-fit search tries do not depend on the weight format: sent once, as C.splits.
   const p = C.profiles[s.weight_dtype], pkv = C.bytes[s.kv_dtype];
+  if (p.splits === undefined) { p.splits = C.splits; }
   const B = s.batch;
   const a = (s.acceptance === undefined) ? C.acceptance : s.acceptance;
   const w = workload(p, B, s.spec_k, s.context, C.prompt_len, a, pkv, s.gqa, false, C.max_batch);

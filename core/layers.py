@@ -21,8 +21,10 @@ Mamba-2 mixer beside it in the same block (Falcon-H1's parallel hybrid).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 #: Mixer kinds: what sits where attention sits in a block.
 MIXERS = ("attention", "linear_attention", "mamba", "none")
@@ -136,7 +138,11 @@ class LayerKind:
         return min(caps) if caps else None
 
     def label(self) -> str:
-        """The kind in words, e.g. ``"sliding window 4,096 + gated MLP"``."""
+        """The kind in words, e.g. ``"sliding window 4,096 + gated MLP"`` (worked out once per kind)."""
+        return self._label
+
+    @cached_property
+    def _label(self) -> str:
         mixer = {
             "full": "full attention",
             "sliding": f"sliding window {self.window:,}" if self.window else "sliding window",
@@ -185,17 +191,79 @@ class LayerStack:
                 runs.append([kind, 1])
         return cls(tuple((k, n) for k, n in runs))
 
+    # What depends only on the runs is worked out once per stack (the stack is immutable; a pasted model of
+    # thousands of layers asked for its groups a thousand times per read): kept in the instance, so it lives and
+    # goes with the model.
+    @cached_property
+    def _starts(self) -> tuple[int, ...]:
+        """The first layer index of each run, and L after the last."""
+        starts, index = [0], 0
+        for _, n in self.runs:
+            index += n
+            starts.append(index)
+        return tuple(starts)
+
+    @cached_property
+    def _groups(self) -> tuple[tuple[LayerKind, int], ...]:
+        return _grouped(self.runs)
+
     @property
     def n_layers(self) -> int:
         """L, every block."""
-        return sum(n for _, n in self.runs)
+        return self._starts[-1]
 
     def groups(self) -> tuple[tuple[LayerKind, int], ...]:
-        """``((kind, count), ...)``: each distinct kind once, with its count, in order of first appearance."""
-        counts: dict[LayerKind, int] = {}
-        for kind, n in self.runs:
-            counts[kind] = counts.get(kind, 0) + n
-        return tuple(counts.items())
+        """``((kind, count), ...)``: each distinct kind once, with its count, in order of first appearance.
+
+        Worked out once per stack: a call costs a lookup, not a pass over the runs.
+        """
+        return self._groups
+
+    def runs_between(self, start: int, end: int) -> tuple[tuple[LayerKind, int], ...]:
+        """``((kind, count), ...)`` of blocks ``start`` … ``end - 1`` (0-based) in layer order, as runs.
+
+        Found by bisection over the runs' starts: a pipeline stage of a long stack costs its own runs, not the
+        whole stack's.
+        """
+        if end <= start:
+            return ()
+        starts, out = self._starts, []
+        i = max(bisect_right(starts, start) - 1, 0)
+        while i < len(self.runs) and starts[i] < end:
+            lo, hi = max(starts[i], start), min(starts[i + 1], end)
+            if hi > lo:
+                out.append((self.runs[i][0], hi - lo))
+            i += 1
+        return tuple(out)
+
+    @cached_property
+    def _kind_layers(self) -> dict[LayerKind, tuple[int, ...]]:
+        """Each distinct kind's layer indices, in order (L indices in all, L ≤ 2,048 for a config)."""
+        out: dict[LayerKind, list[int]] = {}
+        for kind, n, first in self.runs_with_starts():
+            out.setdefault(kind, []).extend(range(first, first + n))
+        return {kind: tuple(layers) for kind, layers in out.items()}
+
+    def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
+        """The 0-based indices of the blocks of ``kind``, in order (() when none is)."""
+        return self._kind_layers.get(kind, ())
+
+    def runs_with_starts(self) -> tuple[tuple[LayerKind, int, int], ...]:
+        """``((kind, count, first layer), ...)``: the runs in layer order with the index each starts at."""
+        return tuple((kind, n, first) for (kind, n), first in zip(self.runs, self._starts, strict=False))
+
+    def groups_between(self, start: int, end: int) -> tuple[tuple[LayerKind, int], ...]:
+        """:meth:`groups` of blocks ``start`` … ``end - 1``: each distinct kind once, with its count there, in
+        order of first appearance there.
+
+        By bisection in each kind's layers: a pipeline stage costs the number of kinds, not of its layers.
+        """
+        found = []
+        for kind, layers in self._kind_layers.items():
+            lo, hi = bisect_left(layers, start), bisect_left(layers, end)
+            if hi > lo:
+                found.append((layers[lo], kind, hi - lo))
+        return tuple((kind, n) for _, kind, n in sorted(found, key=lambda f: f[0]))
 
     def count(self, predicate) -> int:
         """Blocks whose kind satisfies ``predicate(kind)``."""
@@ -207,12 +275,9 @@ class LayerStack:
         Raises:
             IndexError: ``index`` outside 0..L-1.
         """
-        start = 0
-        for kind, n in self.runs:
-            if start <= index < start + n:
-                return kind
-            start += n
-        raise IndexError(f"layer {index} outside 0..{start - 1}")
+        if not 0 <= index < self.n_layers:
+            raise IndexError(f"layer {index} outside 0..{self.n_layers - 1}")
+        return self.runs[bisect_right(self._starts, index) - 1][0]
 
     def summary(self) -> list[dict]:
         """The stack as data for a person: one row per run in layer order.
@@ -230,6 +295,13 @@ class LayerStack:
     def describe(self) -> str:
         """Kinds with counts in words, e.g. ``"30 × linear attention (fixed state) + MoE, 10 × ..."``."""
         return ", ".join(f"{n} × {kind.label()}" for kind, n in self.groups())
+
+
+def _grouped(runs) -> tuple[tuple[LayerKind, int], ...]:
+    counts: dict[LayerKind, int] = {}
+    for kind, n in runs:
+        counts[kind] = counts.get(kind, 0) + n
+    return tuple(counts.items())
 
 
 @dataclass(frozen=True)

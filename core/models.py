@@ -564,10 +564,11 @@ class ModelSpec:
         rows.append(("norms", (h if self.final_norm_params is None else self.final_norm_params) + self.extra_params
                      + self.n_layers * (self._norms() + self.block_bias_params), (), False, False, False))
         per_index = bool(self.quantization and self.quantization.index_sensitive())
-        start = 0
-        for kind, n in self.stack.runs:
-            indices = range(start, start + n) if per_index else [start]
-            weight = 1 if per_index else n
+        # Per kind, named by its first layer, when no rule names a layer index: the stack's groups, not its runs
+        # (a pasted hybrid of 2,048 layers cycling kinds is 2,048 runs of five kinds).
+        blocks = ([(kind, range(start, start + n), 1) for kind, n, start in self.stack.runs_with_starts()]
+                  if per_index else [(kind, self.stack.layers_of(kind)[:1], n) for kind, n in self.stack.groups()])
+        for kind, indices, weight in blocks:
             for i in indices:
                 lay = [f"model.layers.{i}", f"backbone.layers.{i}"]
                 mixer = {"attention": ("attention", ["self_attn", "attention", "mixer"]),
@@ -606,7 +607,6 @@ class ModelSpec:
                             rows.append((group, weight * linear, names, True, routed, group == "router"))
                         if other:
                             rows.append((group + " (biases)", weight * other, names, False, routed, False))
-            start += n
         return rows
 
     @cached_property
@@ -851,6 +851,27 @@ class ModelSpec:
         """
         return float(sum(t.layers * t.bytes_per_token for t in self.kv_terms(bytes_per_element, gqa)))
 
+    @cached_property
+    def _cache_layers(self) -> dict[tuple, tuple[int, ...]]:
+        """Which layers hold which kind of cache, ``{(what, cap, top k): layer indices in order}``: the part of
+        :meth:`kv_terms` that depends on the stack alone, worked out once per model (a pass over every layer)."""
+        groups: dict[tuple, list[int]] = {}
+        index = 0
+        for kind, n in self.stack.runs:
+            layers = range(index, index + n)
+            index += n
+            if kind.allocates_kv:
+                groups.setdefault(("kv", kind.token_cap, kind.sparse_topk), []).extend(layers)
+                if kind.sparse_topk is not None and self.indexer:
+                    groups.setdefault(("index", kind.token_cap, None), []).extend(layers)
+            if kind.mixer == "attention" and kind.cross:
+                groups.setdefault(("cross", None, None), []).extend(layers)
+            if kind.mixer == "linear_attention" and self.linear_attention:
+                groups.setdefault(("linear", None, None), []).extend(layers)
+            if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
+                groups.setdefault(("mamba", None, None), []).extend(layers)
+        return {key: tuple(layers) for key, layers in groups.items()}
+
     def kv_terms(self, bytes_per_element: float, gqa: bool = True) -> tuple[KVTerm, ...]:
         """The per-sequence cache as a short list of layer groups (:class:`KVTerm`).
 
@@ -868,24 +889,9 @@ class ModelSpec:
         latent = self.mla is not None and gqa
         kv_share = "replicated" if latent else "kv_heads"
         kv_word = "MLA latent" if latent else ("KV (uncompressed MLA)" if self.mla else "KV")
-        groups: dict[tuple, list[int]] = {}
-        index = 0
-        for kind, n in self.stack.runs:
-            layers = list(range(index, index + n))
-            index += n
-            if kind.allocates_kv:
-                groups.setdefault(("kv", kind.token_cap, kind.sparse_topk), []).extend(layers)
-                if kind.sparse_topk is not None and self.indexer:
-                    groups.setdefault(("index", kind.token_cap, None), []).extend(layers)
-            if kind.mixer == "attention" and kind.cross:
-                groups.setdefault(("cross", None, None), []).extend(layers)
-            if kind.mixer == "linear_attention" and self.linear_attention:
-                groups.setdefault(("linear", None, None), []).extend(layers)
-            if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
-                groups.setdefault(("mamba", None, None), []).extend(layers)
         terms = []
-        for (what, cap, topk), layers in groups.items():
-            n, idx = len(layers), tuple(layers)
+        for (what, cap, topk), layers in self._cache_layers.items():
+            n, idx = len(layers), layers
             if what == "kv":
                 terms.append(KVTerm(n, per, cap, 0.0, read_cap=topk, tp_share=kv_share, what=kv_word,
                                     layer_indices=idx))

@@ -71,6 +71,7 @@ Only ``ModelSpec``'s public API is used; the embedding and head size come from
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -189,14 +190,13 @@ class Parallelism:
         """``((kind, count), ...)`` of the layers of pipeline stage ``stage``, in layer order."""
         counts = self.stage_layers()
         start = sum(counts[:stage])
-        end = start + counts[stage]
-        out, index = [], 0
-        for kind, n in self.model.stack.runs:
-            lo, hi = max(index, start), min(index + n, end)
-            if hi > lo:
-                out.append((kind, hi - lo))
-            index += n
-        return tuple(out)
+        return self.model.stack.runs_between(start, start + counts[stage])
+
+    def stage_groups(self, stage: int) -> tuple[tuple, ...]:
+        """``((kind, count), ...)`` of pipeline stage ``stage``: each distinct kind once, with its count there."""
+        counts = self.stage_layers()
+        start = sum(counts[:stage])
+        return self.model.stack.groups_between(start, start + counts[stage])
 
     def stage_parts(self, stage: int) -> StageParts:
         """What one GPU of ``stage`` holds, by how TP divides it (:class:`StageParts`)."""
@@ -204,7 +204,7 @@ class Parallelism:
         h, vh = m.hidden_size, m.vocab_size * m.hidden_size
         last = stage == self.pp - 1
         split = replicated = moe_layers = 0
-        for kind, n in self.stage_kinds(stage):
+        for kind, n in self.stage_groups(stage):
             kv, per_head = m.kv_projection_params(kind)
             repl = m.replicated_params(kind)
             split += n * (m.layer_params(kind) - repl - kv)
@@ -380,7 +380,9 @@ class Parallelism:
             end = start + n_stage
             shares = []
             for t in terms:
-                here = sum(1 for i in t.layer_indices if start <= i < end) if t.layer_indices else t.layers
+                # layer_indices are in order: the stage's count by bisection, not a pass over every layer
+                here = (bisect_left(t.layer_indices, end) - bisect_left(t.layer_indices, start)
+                        if t.layer_indices else t.layers)
                 shares.append(here / t.layers * self._term_tp_factor(t, gqa) if here else 0.0)
             out.append(shares)
             start = end

@@ -17,6 +17,7 @@ parallelism, ring all-reduce, pipeline stages, expert parallelism), :mod:`core.w
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -77,6 +78,9 @@ class Deployment:
 
 
 _CACHE: OrderedDict[tuple, Deployment] = OrderedDict()
+#: Guards the caches' bookkeeping: a config is read and its model evaluated in a worker thread (app/byo_view.py)
+#: while the event loop's sessions evaluate theirs.
+_LOCK = threading.Lock()
 
 
 def deployment(model: ModelSpec, gpu: Accelerator, **levers) -> Deployment:
@@ -97,14 +101,16 @@ def deployment(model: ModelSpec, gpu: Accelerator, **levers) -> Deployment:
     # which the identity check below catches): hashing a pasted model of thousands of layers would cost more
     # than the steps.
     key = (id(model), id(gpu), *sorted(levers.items()))
-    found = _CACHE.get(key)
-    if found is not None and found.model is model and found.gpu is gpu:
-        _CACHE.move_to_end(key)
-        return found
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None and found.model is model and found.gpu is gpu:
+            _CACHE.move_to_end(key)
+            return found
     made = _build(model, gpu, levers)
-    _CACHE[key] = made
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _LOCK:
+        _CACHE[key] = made
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return made
 
 
@@ -189,13 +195,45 @@ def _cache(model: ModelSpec, gqa: bool, shares=None) -> CacheProfile:
     return CacheProfile(tuple(terms), (fixed_e, fixed_o))
 
 
+#: Per-stage memory kept, by model and split (each weight format's deployment and each split the smallest-fit
+#: search tries ask for the same ones: they depend on the model, TP, PP and EP alone).
+STAGE_CACHE_SIZE = 1024
+_STAGES: OrderedDict[tuple, tuple] = OrderedDict()
+
+
+def _kept(cache: OrderedDict, size: int, model: ModelSpec, key: tuple, make):
+    """``make()``, kept in ``cache`` under the model's identity and ``key`` (at most ``size`` entries, the least
+    recently used dropped first).  The entry holds the model, so an id reused by a later model is not a hit."""
+    key = (id(model), *key)
+    with _LOCK:
+        found = cache.get(key)
+        if found is not None and found[0] is model:
+            cache.move_to_end(key)
+            return found[1]
+    made = make()  # outside the lock: two threads may both make it, and the second's is kept
+    with _LOCK:
+        cache[key] = (model, made)
+        if len(cache) > size:
+            cache.popitem(last=False)
+    return made
+
+
 def _stage_memory(model: ModelSpec, plan: Parallelism):
-    """Per pipeline stage: one GPU's ``(fixed, routed)`` parameters, and what one sequence holds there by GQA."""
+    """Per pipeline stage: one GPU's ``(fixed, routed)`` parameters, and what one sequence holds there by GQA.
+
+    Kept (:data:`STAGE_CACHE_SIZE` entries), keyed by the model's identity as :func:`deployment` is, and by TP,
+    PP and EP: nothing else of the plan enters.
+    """
+    return _kept(_STAGES, STAGE_CACHE_SIZE, model, (plan.tp, plan.pp, plan.ep),
+                 lambda: _stage_memory_of(model, plan))
+
+
+def _stage_memory_of(model: ModelSpec, plan: Parallelism):
     cache = {gqa: [_cache(model, gqa, shares) for shares in plan.stage_term_shares(model.kv_terms(1.0, gqa), gqa)]
              for gqa in (True, False)} if not plan.identity else {gqa: [_cache(model, gqa)] for gqa in (True, False)}
     params = plan.stage_weights() if not plan.identity else ((float(model.fixed_params()),
                                                               float(model.n_params - model.fixed_params())),)
-    return [(params[i], {gqa: cache[gqa][i] for gqa in (True, False)}) for i in range(plan.pp)]
+    return tuple((params[i], {gqa: cache[gqa][i] for gqa in (True, False)}) for i in range(plan.pp))
 
 
 def _attention(model: ModelSpec, plan: Parallelism, stage: int) -> AttentionProfile:
@@ -203,7 +241,7 @@ def _attention(model: ModelSpec, plan: Parallelism, stage: int) -> AttentionProf
     if plan.identity:
         terms, share = model.attention_terms(), 1.0
     else:
-        terms, share = model.attention_terms(plan.stage_kinds(stage)), plan.query_heads_per_gpu() / model.n_heads
+        terms, share = model.attention_terms(plan.stage_groups(stage)), plan.query_heads_per_gpu() / model.n_heads
     return AttentionProfile(
         decode=tuple((flop * share, cap) for flop, cap in terms.decode),
         prefill=tuple((flop * share, window, chunk) for flop, window, chunk in terms.prefill),
@@ -221,11 +259,21 @@ def _collectives(plan: Parallelism, stage: int) -> tuple[Collective, ...]:
                  for kind, (name, msg) in names.items() if parts[f"{kind}_calls"])
 
 
+#: Split lists kept, by model, EP and node size: every weight format's deployment of a model shares one.
+SPLITS_CACHE_SIZE = CACHE_SIZE
+_SPLITS: OrderedDict[tuple, tuple] = OrderedDict()
+
+
 def _splits(model: ModelSpec, ep: int, gpu: Accelerator, max_gpus: int = 1024) -> tuple[Split, ...]:
     """The splits the smallest-fit search tries (:attr:`core.step.StepProfile.splits`): TP = 1, 2, 4, … up to
     the node (8 without one) and the query heads, at PP = 1; then PP = 2, 4, … at the largest such TP, within
-    the layers and ``max_gpus``."""
+    the layers and ``max_gpus``.  Kept (:data:`SPLITS_CACHE_SIZE`) by the model's identity, EP and the node:
+    they do not depend on the weight format."""
     node = (gpu.interconnect.max_node if gpu.interconnect else None) or 8
+    return _kept(_SPLITS, SPLITS_CACHE_SIZE, model, (ep, node, max_gpus), lambda: _splits_of(model, ep, node, max_gpus))
+
+
+def _splits_of(model: ModelSpec, ep: int, node: int, max_gpus: int) -> tuple[Split, ...]:
     tps = [t for t in (2 ** i for i in range(11)) if t <= min(node, model.n_heads)]
     splits = [(t, 1) for t in tps]
     pp = 2

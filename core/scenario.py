@@ -356,6 +356,14 @@ class ScenarioResult:
         return out
 
 
+def added_levers(model: ModelSpec) -> dict:
+    """The levers a newly added model sets: itself, and a quantised checkpoint's weights "as stored"."""
+    levers = {"model": model.id}
+    if model.quantization and model.quantization.modelled:
+        levers["weight_dtype"] = STORED
+    return levers
+
+
 class Scenario(param.Parameterized):
     """The levers of one inference workload on one accelerator, and the catalogue they pick from.
 
@@ -404,12 +412,19 @@ class Scenario(param.Parameterized):
         Returns:
             the model as registered (its id may have been numbered: :meth:`Catalogue.with_model`).
         """
-        catalogue, model = self.catalogue.with_model(model)
-        levers = {"model": model.id}
-        if model.quantization and model.quantization.modelled:
-            levers["weight_dtype"] = STORED
-        self.catalogue = catalogue  # offers it in the selector before it is selected
-        self.param.update(**levers)
+        return self.select_added(*self.catalogue.with_model(model))
+
+    def select_added(self, catalogue: Catalogue, model: ModelSpec) -> ModelSpec:
+        """Use ``catalogue`` and select ``model`` in it, as :meth:`add_model` does: the two made beforehand by
+        ``self.catalogue.with_model(model)`` (in a worker thread, say, while the session goes on).
+
+        Returns:
+            ``model``.
+        """
+        # Offered in the selector before it is selected, then the catalogue and the levers in one change: the
+        # session evaluates once, not once for the catalogue and again for the model.
+        self.param["model"].objects = catalogue.model_options()
+        self.param.update(catalogue=catalogue, **added_levers(model))
         return model
 
     def add_gpu(self, gpu: Accelerator) -> None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -214,6 +215,18 @@ class Split:
     pp: int
     stages: tuple[tuple[float, dict[bool, CacheProfile]], ...]
 
+    @cached_property
+    def _json(self) -> dict:
+        return _lists({"tp": self.tp, "pp": self.pp,
+                       "stages": [(params, _keyed({gqa: dataclasses.asdict(c) for gqa, c in cache.items()}))
+                                  for params, cache in self.stages]})
+
+    def to_json(self) -> dict:
+        """The split as JSON-ready data (:meth:`StepProfile.to_json`'s ``splits``), worked out once per split: a
+        split of a long stack over 128 stages is thousands of numbers, and every weight format's profile shares
+        its model's splits.  The data is shared: read it, do not change it."""
+        return self._json
+
 
 @dataclass(frozen=True)
 class StepProfile:
@@ -278,17 +291,18 @@ class StepProfile:
 
     def to_json(self) -> dict:
         """The profile as JSON-ready data for ``app/step.js`` (the caches keyed ``"gqa"`` and ``"mha"``)."""
-        out = dataclasses.asdict(self)
-
-        def keyed(cache: dict) -> dict:
-            return {("gqa" if gqa else "mha"): c for gqa, c in cache.items()}
-
+        out = dataclasses.asdict(dataclasses.replace(self, splits=()))
         for stage in out["stages"]:
-            stage["cache"] = keyed(stage["cache"])
-        out["model_cache"] = keyed(out["model_cache"])
-        for split in out["splits"]:
-            split["stages"] = [(params, keyed(cache)) for params, cache in split["stages"]]
-        return _lists(out)
+            stage["cache"] = _keyed(stage["cache"])
+        out["model_cache"] = _keyed(out["model_cache"])
+        out = _lists(out)
+        out["splits"] = [split.to_json() for split in self.splits]
+        return out
+
+
+def _keyed(cache: dict) -> dict:
+    """A cache by GQA keyed ``"gqa"`` and ``"mha"``, as ``app/step.js`` reads it."""
+    return {("gqa" if gqa else "mha"): c for gqa, c in cache.items()}
 
 
 def _lists(value):

@@ -148,3 +148,22 @@ def random_text(n: int, seed: int = 31) -> str:
     rnd = random.Random(seed)
     return "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(n))
 
+
+#: The layer types the heavy config cycles through (issue 31, F1).
+HEAVY_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "mamba")
+
+
+def heavy_hybrid_config(n_layers: int = 2048) -> dict:
+    """Issue 31's F1 config: Llama-3-8B's with ``n_layers`` layers (2,048, the reader's most) whose
+    ``layer_types`` cycle full / sliding / chunked / linear attention / Mamba, so the stack is one run per layer
+    (37,407 characters as JSON at 2,048 layers).  Inside every limit: read, not refused."""
+    from pathlib import Path
+
+    base = json.loads((Path(__file__).resolve().parents[1] / "core" / "model_configs" / "llama-3-8b.json")
+                      .read_text(encoding="utf-8"))
+    return {**base, "_name_or_path": "heavy-hybrid", "num_hidden_layers": n_layers,
+            "layer_types": [HEAVY_LAYER_TYPES[i % len(HEAVY_LAYER_TYPES)] for i in range(n_layers)],
+            "sliding_window": 4096, "attention_chunk_size": 8192,
+            "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+            "mamba_n_heads": 64, "mamba_d_head": 64, "ssm_state_size": 128, "mamba_d_conv": 4, "n_groups": 8}

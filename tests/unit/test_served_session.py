@@ -88,3 +88,140 @@ def test_the_class_page_is_served_beside_the_lab(tmp_path):
     finally:
         stop_lab(proc)
     assert "Roofline Lab — Llama-3-8B on NVIDIA H100 SXM5 80GB" in page and len(page) > 1_000_000
+
+
+# -- issue 31, F1: a config is read off the event loop every session shares ---------------------------------------
+def served_lab():
+    """A :class:`app.lab.Lab` in a document with a session context, as a served session's (its callbacks are
+    collected, not run: the test runs them, as the server's event loop would)."""
+    from bokeh.application import Application
+    from bokeh.application.handlers.function import FunctionHandler
+
+    from app.lab import Lab
+
+    made = {}
+
+    def build(doc):
+        made["lab"] = Lab()
+        made["lab"].layout.server_doc(doc)
+
+    session = generate_session(Application(FunctionHandler(build)))
+    return made["lab"], session.document
+
+
+def run_next_ticks(doc) -> None:
+    """Run the next-tick callbacks the document holds, as the session's event loop would."""
+    from bokeh.server.callbacks import NextTickCallback
+
+    for cb in [cb for cb in doc.session_callbacks if isinstance(cb, NextTickCallback)]:
+        doc.remove_next_tick_callback(cb)
+        cb.callback()
+
+
+def loop_until(doc, done, seconds: float = 60) -> None:
+    """Run the document's next ticks until ``done()``, as the event loop would while a worker reads."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "the read never came back"
+        run_next_ticks(doc)
+        time.sleep(0.02)
+
+
+def test_a_config_is_read_in_a_worker_and_applied_on_the_sessions_next_tick(monkeypatch):
+    import json
+    import threading
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    lab, doc = served_lab()
+    readers, release = [], threading.Event()
+    real = byo_view.from_hf_config
+
+    def reader(*args, **kw):
+        readers.append(threading.current_thread())
+        assert release.wait(30)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(byo_view, "from_hf_config", reader)
+    monkeypatch.setattr(byo_view, "_READS", byo_view.OrderedDict())  # not read before in this process
+    byo = lab.byo
+    byo.config_text.value = json.dumps(heavy_hybrid_config())
+    with set_curdoc(doc):
+        byo._read_config()  # what the button's click runs on the event loop
+    # The click returned while the read is still under way: the loop is free for every other session.
+    assert "Reading config…" in byo.config_report.object and byo.read_config.loading
+    assert lab.state.scenario.model == "llama-3-70b"
+    run_next_ticks(doc)  # the loop runs on (Panel's own next ticks): nothing of the read is applied yet
+    assert lab.state.scenario.model == "llama-3-70b" and "Reading config…" in byo.config_report.object
+    release.set()
+    loop_until(doc, lambda: not byo.read_config.loading)
+    assert [t.name.startswith("config-reader") for t in readers] == [True]
+    assert readers[0] is not threading.main_thread()
+    assert lab.state.scenario.model == "config-heavy-hybrid" and lab.state.result.model.n_layers == 2048
+    assert "Read heavy-hybrid: now the selected model" in byo.config_report.object
+    assert not byo.read_config.loading
+
+
+def test_a_read_overtaken_by_another_choice_is_dropped():
+    import time
+    from pathlib import Path
+
+    from panel.io.state import set_curdoc
+
+    lab, doc = served_lab()
+    byo = lab.byo
+    text = (Path(__file__).resolve().parents[1] / "core" / "model_configs" / "mistral-7b.json").read_text()
+
+    byo.config_text.value = text
+    with set_curdoc(doc):
+        byo._read_config()
+    lab.state.scenario.model = "qwen2.5-7b"  # the student picks another model while it reads
+    loop_until(doc, lambda: not byo.read_config.loading)
+    assert lab.state.scenario.model == "qwen2.5-7b"
+    assert "not applied: another model was chosen meanwhile" in byo.config_report.object
+    assert "keeps Qwen2.5-7B" in byo.config_report.object
+    assert not byo.read_config.loading
+    # Two reads in a row: only the second is shown, whichever lands first (the first's result is stale).
+    with set_curdoc(doc):
+        byo._read_config()
+        byo.config_text.value = '{"model_type": "llama"}'
+        byo._read_config()
+    loop_until(doc, lambda: not byo.read_config.loading)
+    time.sleep(0.5)  # the first read, overtaken, lands too (or has): it must change nothing
+    run_next_ticks(doc)
+    assert lab.state.scenario.model == "qwen2.5-7b"
+    assert "Refused" in byo.config_report.object and "keeps Qwen2.5-7B" in byo.config_report.object
+    assert not byo.read_config.loading
+
+
+def test_a_config_pasted_again_is_read_once(monkeypatch):
+    """A class pastes the config its teacher handed out: one read, the same immutable model for every session."""
+    import json
+
+    from fuzz_strategies import heavy_hybrid_config
+
+    import app.byo_view as byo_view
+    from core.scenario import Scenario
+
+    monkeypatch.setattr(byo_view, "_READS", byo_view.OrderedDict())
+    monkeypatch.setattr(byo_view, "READS_KEPT", 3)
+    calls = []
+    real = byo_view.from_hf_config
+    monkeypatch.setattr(byo_view, "from_hf_config", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    text = json.dumps(heavy_hybrid_config(64))
+    first = byo_view._read(text, None, Scenario())
+    second = byo_view._read(text, None, Scenario())
+    assert len(calls) == 1 and first[1] is second[1] and first[2] == second[2]
+    assert first[1].n_layers == 64
+    # a file's name names the model when the config does not: another key
+    unnamed = json.dumps({k: v for k, v in heavy_hybrid_config(64).items() if k != "_name_or_path"})
+    assert byo_view._read(unnamed, ("mine.json", unnamed), Scenario())[1].name == "mine"
+    assert byo_view._read(unnamed, None, Scenario())[1].name == "Pasted config"
+    refused = byo_view._read('{"model_type": "llama"}', None, Scenario())
+    assert isinstance(refused, byo_view.ConfigError)
+    assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
