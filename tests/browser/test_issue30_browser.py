@@ -3,13 +3,20 @@ roofline, and present mode's controls at 18 px on a 1280×720 projector."""
 
 from __future__ import annotations
 
+import os
 import struct
 from urllib.parse import quote
 
 from conftest import PROJECTOR, open_on_projector
 from test_browser_present import ROOFLINE_BOXES, _overlap
 
-SHOTS = "/work/notes/shots"
+#: ``ROOFLINE_SHOTS=<folder>`` saves what the tests see, for a person to look at (nothing saved otherwise).
+SHOTS = os.environ.get("ROOFLINE_SHOTS")
+
+
+def _shot(page, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=f"{SHOTS}/{name}")
 
 
 def _ready(page) -> None:
@@ -80,14 +87,14 @@ def test_the_trio_is_named_on_the_roofline_clear_of_every_mark_and_compare_names
     assert boxes["frame"]["left"] <= label["left"] and label["right"] <= boxes["frame"]["right"] + 1
     for mark in boxes["marks"]:
         assert not _overlap(label, mark), mark
-    page.screenshot(path=f"{SHOTS}/ui30-roofline-trio-present.png")
+    _shot(page, "ui30-roofline-trio-present.png")
     page.get_by_text("Compare", exact=True).first.click()
     page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-memory');"
                            " return s != null && s.data.value.length === 3; })()")
     page.wait_for_timeout(800)
     memory = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-memory').data.text)")
     assert memory == ["181 % does not fit", "47.9 % fits", "171 % does not fit"]  # Llama-3-70B on one H100
-    page.screenshot(path=f"{SHOTS}/ui30-compare-present.png")
+    _shot(page, "ui30-compare-present.png")
     assert errors == []
 
 
@@ -113,7 +120,7 @@ def test_present_mode_draws_the_tabs_and_the_tour_controls_at_18_px(page, lab_ur
     _ready(page)
     sizes = page.evaluate(FONT_SIZES)
     assert sizes == dict.fromkeys(sizes, 18.0), sizes
-    page.screenshot(path=f"{SHOTS}/ui30-present-controls.png")
+    _shot(page, "ui30-present-controls.png")
     page.get_by_text("Leave present mode").click()
     page.wait_for_function("!window.location.search.includes('present=true')")
     page.wait_for_timeout(500)
