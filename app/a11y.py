@@ -3,11 +3,11 @@
 Bokeh 3.9's checkbox draws its text as a ``<div>`` beside the ``<input>``, so the
 text neither names the box for a screen reader nor toggles it when clicked, and
 noUiSlider's handles (``role="slider"``) carry no name, and announce a stop slider's
-index ("7.00") rather than the value its title shows ("12").  :class:`A11yFixes`, placed
-once in the page, names every checkbox and slider handle after its visible label,
-makes each handle announce the value its title shows, and makes a checkbox's text
-toggle its box, in every shadow root, including the widgets of tabs and drawers built
-later (it looks again when the page changes).
+index ("7.00") rather than the value its title shows ("12"); a number box's spin buttons
+have no text.  :class:`A11yFixes`, placed once in the page, names every checkbox, slider
+handle and spin button after its visible label, makes each handle announce the value its
+title shows, and makes a checkbox's text toggle its box, in every shadow root, including
+the widgets of tabs and drawers built later (it looks again when the page changes).
 """
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ class A11yFixes(JSComponent):
           box.setAttribute("aria-label", label.textContent.trim());
           label.style.cursor = "pointer";
           label.addEventListener("click", () => box.click());
+        }
+        // A number box's spin buttons (Bokeh's NumericInput: the "exact" B and S boxes) are drawn without text.
+        for (const b of root.querySelectorAll(".bk-spin-btn:not([aria-label])")) {
+          const title = b.getRootNode().querySelector(".bk-input-group label, label");
+          const what = title && title.textContent.trim() ? " " + title.textContent.trim() : "";
+          b.setAttribute("aria-label", (b.classList.contains("bk-spin-btn-up") ? "Increase" : "Decrease") + what);
         }
         // Panel's notification library (Notyf) draws an icon-only dismiss button.
         for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {

@@ -21,12 +21,18 @@ PRESENT_TEXT_PX = 18
 #: stayed after leaving present mode), under which Bokeh's own 12 px applies.
 PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
 #: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
-PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; }}"
+PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; padding-top: 2px; padding-bottom: 2px; }}"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
 PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
-#: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.
-PRESENT_WIDTHS = {"tour-prev": (110, 150), "tour-next": (150, 210), "tour-resume": (170, 240),
-                  "tour-leave": (130, 180), "tour-jump": (260, 360), "pin": (170, 220)}
+#: On a projector "Jump to step" is read by a screen reader but not drawn (the list shows the step it is on): the
+#: tour's longest cards keep their last line above the fold of a 720-px screen.
+PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overflow: hidden; "
+                    "clip-path: inset(50%); white-space: nowrap; }")
+#: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.  During a tour
+#: "Next ▶" is narrower than "Start the tour ▶" ("tour-next-running"), so that on a projector Previous, Next and
+#: Leave share one row beside the chart and the longest cards stay above the fold of a 720-px screen.
+PRESENT_WIDTHS = {"tour-prev": (110, 125), "tour-next": (150, 210), "tour-next-running": (150, 105),
+                  "tour-resume": (170, 240), "tour-leave": (130, 160), "tour-jump": (260, 340), "pin": (170, 220)}
 #: In present mode a chart's plot frame keeps at least this share of the figure's built height: the figure grows
 #: taller rather than let 18-px text, a wrapped title and the legend squeeze the data into a strip (a phone).
 MIN_FRAME_SHARE = 0.4

@@ -30,7 +30,7 @@ from .style import PALETTE, STYLESHEET
 TAB = "Scaling"
 MS = 1e3
 #: The two charts' heights (px), built and in present mode (18-px text and a one-column legend of wrapped labels,
-#: side by side: at 1280 × 720 both show under the note without scrolling).
+#: side by side: at 1280 × 720 both show under the note and the two rows of tabs without scrolling).
 HEIGHTS = {"times": (340, 500), "rates": (300, 500)}
 #: Each chart's flex basis: a whole row each (one above the other) normally; in present mode side by side where the
 #: column is wide enough (a projector), one above the other on a phone.
@@ -67,6 +67,8 @@ class ScalingView(pn.viewable.Viewer):
             present_figure(fig, present)
             fig.height = self.panes[name].min_height = HEIGHTS[name][present]
             fig.legend[0].ncols = 1 if present else 3  # 18-px labels in half the width: one column, each wrapped
+            # Its rows closer on a projector: the two rows of tabs above and the legend below stay within 720 px.
+            fig.legend[0].spacing, fig.legend[0].padding, fig.legend[0].margin = (0, 2, 2) if present else (3, 10, 10)
             self.panes[name].styles = {"flex": CHART_FLEX[present]}
         self.note.css_classes = ["scaling-note", "present"] if present else ["scaling-note"]
         self.note.margin = (0, 10) if present else (5, 10)  # every pixel of 720: the charts' axes above the fold

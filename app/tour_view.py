@@ -20,7 +20,7 @@ from panel.custom import JSComponent
 from core.scenario import ScenarioResult
 from core.tour import TOUR, LadderTourStep, step_titles
 
-from .present import PRESENT_CONTROLS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
+from .present import PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import STYLESHEET
 
@@ -147,14 +147,20 @@ class TourView(pn.viewable.Viewer):
         # PRESENT_CONTROLS), the buttons wider to hold it.
         present = self.state.present
         self.intro.visible = not present
-        for widget in (self.prev, self.next, self.jump, self.resume, self.leave):
+        for widget in (self.prev, self.jump, self.resume, self.leave):
             if widget is not None:
                 widget.width = PRESENT_WIDTHS[widget.css_classes[0]][present]
-        self.jump.stylesheets = [PRESENT_SELECT_CSS] if present else []
+        self._size_next()
+        self.jump.stylesheets = [PRESENT_SELECT_CSS, PRESENT_JUMP_CSS] if present else []
         self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
         self._take_keys()
+
+    def _size_next(self) -> None:
+        """"Next ▶" during a tour, "Start the tour ▶" before one: each label's width (:data:`PRESENT_WIDTHS`)."""
+        running = self.next.label in ("Next ▶", "Finish ✓")
+        self.next.width = PRESENT_WIDTHS["tour-next-running" if running else "tour-next"][self.state.present]
 
     @staticmethod
     def _jump_options() -> dict:
@@ -196,6 +202,7 @@ class TourView(pn.viewable.Viewer):
         self.finished = False
         self.prev.disabled = self.index == 0
         self.next.label = "Finish ✓" if self.index == len(TOUR) - 1 else "Next ▶"
+        self._size_next()
         self.leave.visible = True
         self.resume.visible = False
         self.caption.visible = True
@@ -225,6 +232,7 @@ class TourView(pn.viewable.Viewer):
         self.prev.disabled = True
         self.next.disabled = False
         self.next.label = "Start the tour ▶" if self.last_index is None else "Start again ▶"
+        self._size_next()
         self.resume.visible = self.last_index is not None
         if self.last_index is not None:
             self.resume.label = f"Resume at step {self.last_index + 1} ▶"

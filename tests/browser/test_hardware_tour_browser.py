@@ -8,7 +8,7 @@ def test_the_hardware_tour_follows_the_arrow_keys(page, lab_url):
     page.goto(f"{lab_url}?tab=Hardware")
     page.locator(".hw-tour-next button").click()
     page.locator(".hw-card[data-step='1']").wait_for(timeout=20000)
-    page.mouse.click(5, 700)  # focus the page, not a widget: keys on a widget are left to it
+    page.mouse.click(700, 20)  # focus the page (the header), not a widget: keys on a widget are left to it
     page.keyboard.press("ArrowRight")
     page.locator(".hw-card[data-step='2']").wait_for(timeout=5000)
     page.keyboard.press("PageDown")

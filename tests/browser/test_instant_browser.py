@@ -141,7 +141,7 @@ MARKS_IN_FRAME = """(() => {
   const fig = Bokeh.documents[0].get_model_by_name('roofline'), pv = Bokeh.index.find_one(fig), f = pv.frame.bbox;
   const out = {};
   for (const r of fig.renderers) {
-    if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Scatter') continue;
+    if (r.type !== 'GlyphRenderer' || r.glyph.type !== 'Scatter' || !r.visible) continue;  // a hidden mark is not drawn
     const v = Bokeh.index.find_one(r);
     out[r.data_source.name] = Array.from(v.glyph.sy).map((y) => [y, f.top, f.bottom]);
   }

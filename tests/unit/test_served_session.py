@@ -11,6 +11,7 @@ from bokeh.settings import settings
 from panel.io.session import generate_session
 
 from app.notifications import DISCONNECT_NOTICE, READY_NOTICE
+from core.model_catalogue import CATALOGUE_DIR
 
 
 @pytest.fixture(scope="module")
@@ -169,13 +170,12 @@ def test_a_config_is_read_in_a_worker_and_applied_on_the_sessions_next_tick(monk
 
 def test_a_read_overtaken_by_another_choice_is_dropped():
     import time
-    from pathlib import Path
 
     from panel.io.state import set_curdoc
 
     lab, doc = served_lab()
     byo = lab.byo
-    text = (Path(__file__).resolve().parents[1] / "core" / "model_configs" / "mistral-7b.json").read_text()
+    text = (CATALOGUE_DIR / "mistral-7b.json").read_text()
 
     byo.config_text.value = text
     with set_curdoc(doc):
