@@ -43,7 +43,7 @@ from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, Scenario
 from core.units import GiB, fmt_count
 
 from .memory_view import MIN_LABEL_PERCENT, PARTS
-from .readouts import READOUT_KEYS
+from .readouts import READOUT_KEYS, approximate_html
 from .roofline_view import X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
 
@@ -237,7 +237,11 @@ def standalone_html(scenario: Scenario) -> str:
                    styles={"max-width": "calc(100% - 10px)"})  # its margins inside the window
     memory = Div(text="", name="memory", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                  margin=(24, 10, 5, 10))
-    side = column(memory, show_work, readouts, width=400, styles={"max-width": "100%"}, name="side")
+    # A config key the lab does not model: the note heads the numbers, as in the served lab (its model is fixed).
+    approximate = approximate_html(result.model)
+    side = column(*([Div(text=approximate, name="approximate", stylesheets=[STYLESHEET], width=380,
+                         styles={"max-width": "calc(100% - 10px)"})] if approximate else []),
+                  memory, show_work, readouts, width=400, styles={"max-width": "100%"}, name="side")
     results = Div(text="", visible=False, name="results", render_as_text=True)
     # Served beside the lab (a class page), a link opens the reader's scenario there: pins, Compare, many GPUs.
     link = Div(text="", name="full-lab", css_classes=["full-lab"], visible=False)

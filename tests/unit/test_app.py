@@ -498,6 +498,16 @@ def test_a_measurements_paste_over_the_size_limit_is_refused_as_a_size():
     assert "the CSV is over 2 MB" in lab.byo.measured_report.object
 
 
+def test_the_offline_page_of_a_model_with_keys_not_modelled_says_so_above_its_numbers():
+    # Issue 28: no page shows a number that depends on a key the lab did not read without saying so beside it.
+    from app.standalone import standalone_html
+
+    html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"))
+    assert 'data-readout=\\"approximate\\"' in html or 'data-readout="approximate"' in html
+    assert "every number here assumes they change nothing" in html
+    assert "every number here assumes" not in standalone_html(Scenario(model="llama-3-8b"))
+
+
 def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     # DeepSeek-V3's config names a multi-token-prediction layer the lab does not count: the readouts open with
     # the note, the memory verdict says "≈ ... (approximate)", and what was read says so too.
