@@ -135,11 +135,17 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     lab = Lab(query={"present": "true", "tour": "3"})
     big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it
     assert lab.header.styles["--bokeh-font-size"] == "18px" and lab.pin_row.styles == lab.tour.bar.styles == big
-    assert lab.tabs.stylesheets[-1] == ".bk-tab { font-size: 18px; }"
+    assert lab.tabs.stylesheets[-1] == ".bk-tab { font-size: 18px; padding-top: 2px; padding-bottom: 2px; }"
     tour = lab.tour
+    # During a tour "Next ▶" is narrower than "Start the tour ▶": Previous, Next and Leave share one row.
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
-        150, 210, 180, 240, 360)
-    assert tour.jump.stylesheets == ["select { font-size: var(--font-size); }"]
+        125, 105, 160, 240, 340)
+    assert tour.prev.width + tour.next.width + tour.leave.width + 3 * 10 <= 440  # the side column at 1280 px
+    assert tour.jump.stylesheets[0] == "select { font-size: var(--font-size); }"
+    assert "clip-path: inset(50%)" in tour.jump.stylesheets[1]  # its label read by a screen reader, not drawn
+    tour.stop()
+    assert tour.next.width == 210  # "Start again ▶" / "Start the tour ▶"
+    tour.go(2)
     assert lab.pins.pin_button.width == 220
     lab.state.present = False  # back to the page's own look
     # "initial": Bokeh's own 12 px (a style left out of a later `styles` would stay in the browser).
