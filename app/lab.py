@@ -105,6 +105,7 @@ class Lab(pn.viewable.Viewer):
         self.link = PermalinkView(state=state)
         self.pins = PinsView(state=state)
         self.tour = TourView(state=state)
+        self.tour.place_strip = self._place_strip
         self.readouts = ReadoutsView(state=state)
         self.memory_view = MemoryView(state=state)
         self.throughput: ThroughputView | None = None
@@ -192,6 +193,13 @@ class Lab(pn.viewable.Viewer):
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()
         return self.page
+
+    def _place_strip(self, pane) -> None:
+        """The tour's numbers strip in the header, after "Leave present mode": beside the chart, above the fold,
+        on every tab the tour visits (the embed has no header and no strip)."""
+        header = getattr(self, "header", None)
+        if header is not None:
+            header.insert(2, pane)
 
     @param.depends("state.present", watch=True)
     def _arrange(self) -> None:

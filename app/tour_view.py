@@ -98,6 +98,10 @@ class TourView(pn.viewable.Viewer):
         self.resume: pn.widgets.Button | None = None
         self.leave: pn.widgets.Button | None = None
         self.caption: pn.pane.HTML | None = None
+        # Present mode's strip of the numbers the step is about (TourStep.strip), made with the card; the lab
+        # places it (the header, beside the chart): ``place_strip(pane)`` is called once, when it is made.
+        self.strip: pn.pane.HTML | None = None
+        self.place_strip = None
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
         self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
                                       css_classes=["tour-jump"])
@@ -127,6 +131,10 @@ class TourView(pn.viewable.Viewer):
         self.bar.insert(3, self.leave)  # after "Next", as before "Jump to step"
         self.bar.insert(3, self.resume)
         self.bar.append(self.caption)
+        self.strip = pn.pane.HTML("", stylesheets=[STYLESHEET], visible=False, margin=(0, 10),
+                                  css_classes=["tour-strip-pane"])
+        if self.place_strip is not None:
+            self.place_strip(self.strip)
         self._on_present()  # their widths on a projector
 
     def __panel__(self):
@@ -155,7 +163,12 @@ class TourView(pn.viewable.Viewer):
         self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
+            self._show_strip()
         self._take_keys()
+
+    def _show_strip(self) -> None:
+        """The strip shows in present mode while a step with numbers is on."""
+        self.strip.visible = bool(self.state.present and self.index is not None and self.strip.object)
 
     def _size_next(self) -> None:
         """"Next ▶" during a tour, "Start the tour ▶" before one: each label's width (:data:`PRESENT_WIDTHS`)."""
@@ -228,6 +241,7 @@ class TourView(pn.viewable.Viewer):
         self.index = None
         self.caption.visible = False
         self.leave.visible = False
+        self._show_strip()
         self._take_keys()
         self.prev.disabled = True
         self.next.disabled = False
@@ -252,3 +266,16 @@ class TourView(pn.viewable.Viewer):
             f'<div>{escape(text)}</div>{footnote}<div class="src">Step {self.index + 1} of {len(TOUR)} · '
             f"{escape(step.source)}</div></div>"
         )
+        self.strip.object = strip_html(step.strip(result), self.index + 1)
+        self._show_strip()
+
+
+def strip_html(numbers: tuple[tuple[str, str], ...], step: int) -> str:
+    """Present mode's strip: each ``(value, what it is)`` of :meth:`core.tour.TourStep.strip` as a large figure
+    over its name ("" for a step that quotes no number)."""
+    if not numbers:
+        return ""
+    cells = "".join(f'<div class="n"><b>{escape(value)}</b><span>{escape(label)}</span></div>'
+                    for value, label in numbers)
+    return (f'<div class="tour-strip" data-readout="tour-strip" data-strip-step="{step}" role="note" '
+            f'aria-label="The numbers of step {step}">{cells}</div>')

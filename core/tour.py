@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from string import Formatter
 
 from .ladder import ARTICLE_ORDER, climb
 from .scenario import LEVERS, Scenario, ScenarioResult
@@ -45,6 +46,8 @@ class TourStep:
         caption: a ``str.format`` template over :func:`caption_values`.
         footnote: the same kind of template: where the article's rounding or units differ from the
             lab's exact value, and why ("" when they agree).
+        numbers: the caption's placeholders the step is about, in the order the strip beside the chart
+            shows them in present mode (:meth:`strip`): each is printed as the caption prints it.
     """
 
     title: str
@@ -52,6 +55,7 @@ class TourStep:
     settings: dict = field(default_factory=dict)
     caption: str = ""
     footnote: str = ""
+    numbers: tuple[str, ...] = ()
 
     def levers(self) -> dict:
         """Every lever this step sets."""
@@ -61,14 +65,96 @@ class TourStep:
         """Set ``scenario`` to this step (one batched update, so views redraw once)."""
         scenario.param.update(**self.levers())
 
+    def values(self, result: ScenarioResult) -> dict:
+        """The values this step's templates may quote (:func:`caption_values` of ``result``)."""
+        return caption_values(result)
+
     def render(self, result: ScenarioResult) -> tuple[str, str]:
         """``(title, caption)`` with ``result``'s numbers filled in."""
-        values = caption_values(result)
+        values = self.values(result)
         return self.title.format(**values), self.caption.format(**values)
 
     def render_footnote(self, result: ScenarioResult) -> str:
         """The footnote with ``result``'s numbers filled in ("" when the step has none)."""
-        return self.footnote.format(**caption_values(result))
+        return self.footnote.format(**self.values(result))
+
+    def strip(self, result: ScenarioResult) -> tuple[tuple[str, str], ...]:
+        """The step's :attr:`numbers` as the strip beside the chart shows them: ``(value with its unit, what it
+        is)`` pairs, each value formatted with the caption's own format spec, so the strip and the caption
+        print the same digits (``("16.1 GB", "weights read")``).
+
+        Raises:
+            KeyError: a number the caption does not quote, or one :data:`STRIP_LABELS` does not name.
+        """
+        specs = {name: spec for _, name, spec, _ in Formatter().parse(self.caption) if name}
+        values = self.values(result)
+        shown = []
+        for name in self.numbers:
+            if name not in specs:
+                raise KeyError(f"{name!r} is not quoted by the caption of {self.title!r}")
+            label, unit = STRIP_LABELS[name]
+            text = format(values[name], specs[name])
+            shown.append((f"{text} {unit}".strip() if unit != "%" else f"{text} %", label))
+        return tuple(shown)
+
+
+#: What each number a step's strip may show is, and its unit (:meth:`TourStep.strip`): GB (1e9 bytes) for what a
+#: step moves, GiB (2^30) for what memory holds, KiB per token, as the captions and readouts write them.
+STRIP_LABELS: dict[str, tuple[str, str]] = {
+    "n_billion": ("parameters", "billion"),
+    "weight_gb": ("weights read per step", "GB"),
+    "weight_gib": ("weights held", "GiB"),
+    "bandwidth_tb": ("HBM bandwidth", "TB/s"),
+    "weight_ms": ("to read the weights", "ms"),
+    "tok_no_kv": ("ceiling, weights only", "tokens/s"),
+    "intensity": ("arithmetic intensity", "FLOP/byte"),
+    "gflop": ("per step", "GFLOP"),
+    "compute_ms": ("compute time", "ms"),
+    "peak_tf": ("peak (dense)", "TFLOP/s"),
+    "ridge": ("ridge point", "FLOP/byte"),
+    "pct": ("of peak", "%"),
+    "kv_kib": ("KV cache per token", "KiB"),
+    "kv_gib": ("KV cache held", "GiB"),
+    "kv_read_gb": ("KV read per step", "GB"),
+    "step_gb": ("read per step", "GB"),
+    "tok": ("ceiling", "tokens/s"),
+    "cap_gib": ("capacity", "GiB"),
+    "free_gib": ("free for KV", "GiB"),
+    "seq_gib": ("KV per sequence", "GiB"),
+    "max_batch": ("sequences that fit", ""),
+    "step_ms": ("per step", "ms"),
+    "batch": ("batch B", ""),
+    "acceptance": ("acceptance α", ""),
+    "e_tokens": ("tokens per verify step", ""),
+    "prefill_i": ("prefill intensity", "FLOP/byte"),
+    "ttft_ms": ("time to first token", "ms"),
+    "tpot_ms": ("per output token", "ms"),
+    "sparse_tf": ("sparse (2:4) headline", "TFLOP/s"),
+    "sparse_ridge": ("ridge, sparse figure", "FLOP/byte"),
+    "kv_kib_gqa_on": ("KV per token with GQA", "KiB"),
+    "kv_gib_32k_x8": ("KV at 32k × 8 users", "GiB"),
+    "seq_gib_gqa_on": ("KV per sequence with GQA", "GiB"),
+    "held_gib": ("weights per GPU", "GiB"),
+    "held_reserve_gib": ("with the reserve", "GiB"),
+    "suggested_tp": ("smallest TP that fits", ""),
+    "comm_ms": ("all-reduces per step", "ms"),
+    "comm_pct": ("of the step, communication", "%"),
+    "kv_kib_per_gpu": ("KV per token per GPU", "KiB"),
+    "cost_out": ("per million output tokens", ""),
+    "replicas": ("replicas", ""),
+    "tok_all": ("all replicas", "tokens/s"),
+    "gpus": ("GPUs", ""),
+    "i": ("arithmetic intensity", "FLOP/byte"),
+    "b": ("batch B", ""),
+    "k": ("tokens per read k", ""),
+    "fit": ("sequences that fit", ""),
+    "tok_gpu": ("per GPU", "tokens/s"),
+    "tok_gpu_before": ("per GPU, before", "tokens/s"),
+    "static_b": ("static batching's B", ""),
+    "freed_gib": ("freed for KV per GPU", "GiB"),
+    "block_waste": ("KV wasted, paged", "%"),
+    "reserved_waste": ("KV wasted, reserved", "%"),
+}
 
 
 @cache
@@ -158,6 +244,7 @@ TOUR: tuple[TourStep, ...] = (
         "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
         "which caps one stream at {tok_no_kv:.0f} tokens/s (ignoring the cache). The orange star sits at "
         "intensity {intensity:g} FLOP/byte, far down the slope.",
+        numbers=("weight_gb", "bandwidth_tb", "weight_ms", "tok_no_kv", "intensity"),
     ),
     TourStep(
         "The arithmetic, for comparison",
@@ -169,6 +256,7 @@ TOUR: tuple[TourStep, ...] = (
         "the weights must be read and there is one token of work to do with them.",
         "Article 000 gives 0.0163 ms and a ratio of 294; the lab divides the exact {gflop:.2f} GFLOP by 989 "
         "TFLOP/s: {compute_ms:.5f} ms, ratio {ridge:.1f}.",
+        numbers=("gflop", "compute_ms", "peak_tf", "ridge", "pct"),
     ),
     TourStep(
         "Add the KV cache",
@@ -182,6 +270,7 @@ TOUR: tuple[TourStep, ...] = (
         "Article 000 writes the cache as 1.07 GB (decimal: the same {kv_gib:.2f} GiB) and rounds the traffic to "
         "17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
         "{tok:.1f} tokens/s.",
+        numbers=("kv_kib", "kv_gib", "step_gb", "tok"),
     ),
     TourStep(
         "Batch to escape the diagonal",
@@ -192,6 +281,7 @@ TOUR: tuple[TourStep, ...] = (
         "{tok_no_kv:,.0f} tokens/s for zero extra weight traffic. The star has climbed the ladder.",
         "Article 000 says 11,690 tokens/s (56 / 4.79 ms, with the step time rounded); the lab divides by the "
         "exact {weight_ms:.4f} ms: {tok_no_kv:,.0f} tokens/s.",
+        numbers=("batch", "intensity", "pct", "tok_no_kv"),
     ),
     TourStep(
         "Run out of memory instead",
@@ -202,6 +292,7 @@ TOUR: tuple[TourStep, ...] = (
         "as DRAM is built), with no reserve. The weights take {weight_gib:.1f} GiB and leave {free_gib:.1f} GiB "
         "for cache: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave "
         "headroom (move the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
+        numbers=("cap_gib", "weight_gib", "free_gib", "seq_gib", "max_batch"),
     ),
     TourStep(
         "Notice what now dominates",
@@ -216,6 +307,7 @@ TOUR: tuple[TourStep, ...] = (
         "touch it.",
         "Article 000 writes \"56 GiB, or 60.1 GB\" (one amount, binary and decimal) and \"about 2,470 tokens per "
         "second\"; the lab's exact value is {tok:,.0f} tokens/s ({step_ms:.2f} ms a step).",
+        numbers=("weight_gb", "kv_read_gb", "step_gb", "step_ms", "tok"),
     ),
     TourStep(
         "70B at batch 1: a very expensive memory controller",
@@ -229,12 +321,14 @@ TOUR: tuple[TourStep, ...] = (
         "alone, over 3.35 TB/s. The lab counts the config's "
         "{n_billion:.2f} billion ({weight_gb:.1f} GB: {weight_ms:.2f} ms, {tok_no_kv:.1f} tokens/s) and adds the "
         "{context:,}-token context's KV cache, {kv_read_gb:.2f} GB a step.",
+        numbers=("weight_gb", "step_ms", "tok", "intensity", "ridge"),
     ),
     TourStep(
         "Lever B: batch 4",
         "article 004, section 03",
         {"model": "llama-3-70b", "batch": 4},
         "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte.",
+        numbers=("intensity",),
     ),
     TourStep(
         "Lever p: INT4 weights",
@@ -242,6 +336,7 @@ TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "weight_dtype": "int4"},
         "Back to batch 1, but a quarter of the bytes per weight: I = 2·1·1/0.5 = {intensity:g} FLOP/byte, "
         "exactly where batch 4 landed. INT4 changes the weights ({weight_gib:.0f} GiB now), not the KV cache.",
+        numbers=("intensity", "weight_gib"),
     ),
     TourStep(
         "Lever k: 4-token speculation",
@@ -250,6 +345,7 @@ TOUR: tuple[TourStep, ...] = (
         "Verifying 4 tokens per read of the weights: I = 2·1·4/2 = {intensity:g} FLOP/byte, the same spot again. "
         "It only pays if drafts are accepted: at α = {acceptance:.2f} a verify step yields {e_tokens:.2f} tokens "
         "on average (Speculation tab).",
+        numbers=("intensity", "acceptance", "e_tokens"),
     ),
     TourStep(
         "Prefill: the same formula with k = prompt length",
@@ -260,6 +356,7 @@ TOUR: tuple[TourStep, ...] = (
         "alone takes {ttft_ms:,.0f} ms, the time to first token. Each output token then costs {tpot_ms:.1f} ms at "
         "the diamond on the slope (decode). "
         "Two metrics, opposite sides of one chart.",
+        numbers=("prefill_i", "ridge", "ttft_ms", "tpot_ms"),
     ),
     TourStep(
         "A100 80GB: ridge {ridge:.0f}",
@@ -267,6 +364,7 @@ TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "gpu": "a100-80gb"},
         "{gpu}: {peak_tf:.0f} TFLOP/s over {bandwidth_tb:.3f} TB/s, a ridge of {ridge:.0f}. Batch-1 decode "
         "uses {pct:.2f} % of the chip.",
+        numbers=("peak_tf", "bandwidth_tb", "ridge", "pct"),
     ),
     TourStep(
         "H100 SXM: ridge {ridge:.0f}",
@@ -277,6 +375,7 @@ TOUR: tuple[TourStep, ...] = (
         "datasheet's {sparse_tf:,.0f} TFLOP/s, printed \"with sparsity\" (2:4, two of every four weights zero, "
         "which dense LLM weights are not). Take it as the peak and the ridge comes out at {sparse_ridge:.0f} "
         "instead of {ridge:.0f}: every conclusion off by 2×.",
+        numbers=("ridge", "pct", "sparse_tf", "sparse_ridge"),
     ),
     TourStep(
         "H200: ridge {ridge:.0f}",
@@ -284,6 +383,7 @@ TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "gpu": "h200"},
         "Same compute, 43 % more bandwidth: the ridge falls to {ridge:.0f} and efficiency recovers to {pct:.2f} %. "
         "For memory-bound decode that is a real speedup that appears nowhere in a FLOPS comparison.",
+        numbers=("ridge", "pct"),
     ),
     TourStep(
         "GQA off at 128k",
@@ -297,6 +397,7 @@ TOUR: tuple[TourStep, ...] = (
         "practical because the cached thing got narrower, not because memory grew.",
         "Article 004 quotes Llama-3-70B, trained for 8,192 tokens only; {model} has the same attention (80 "
         "layers, 64 query and 8 KV heads of 128) and allows {trained_context:,} positions.",
+        numbers=("kv_kib_gqa_on", "kv_gib_32k_x8", "seq_gib", "seq_gib_gqa_on"),
     ),
 )
 
@@ -330,9 +431,8 @@ def gpu_caption_values(r: ScenarioResult) -> dict:
 class GpuTourStep(TourStep):
     """A tour step whose caption may also quote :func:`gpu_caption_values`."""
 
-    def render(self, result: ScenarioResult) -> tuple[str, str]:
-        values = gpu_caption_values(result)
-        return self.title.format(**values), self.caption.format(**values)
+    def values(self, result: ScenarioResult) -> dict:
+        return gpu_caption_values(result)
 
 
 #: The many-GPU steps, at $2 per GPU-hour so the cost shows.
@@ -344,6 +444,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "{model} in BF16 is {held_gib:.0f} GiB of weights; with the reserve that is {held_reserve_gib:.0f} GiB "
         "against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = {suggested_tp} (the button "
         "under the memory bar).",
+        numbers=("held_gib", "held_reserve_gib", "cap_gib", "suggested_tp"),
     ),
     GpuTourStep(
         "TP = 2: it fits",
@@ -352,6 +453,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "Each GPU holds half of every matrix, {held_gib:.1f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
         "output token, room for {max_batch} sequences of 8k. The roofline stays per GPU and the point does not "
         "move: TP divides the FLOPs and the bytes alike; it buys bandwidth and capacity.",
+        numbers=("held_gib", "tpot_ms", "max_batch"),
     ),
     GpuTourStep(
         "TP = 8: fast, and communication shows",
@@ -361,6 +463,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
         "shrinking too ({kv_kib_per_gpu:.0f} KiB per token per GPU: TP = h_kv). {cost_out} per million "
         "output tokens at batch 1 (Scaling tab).",
+        numbers=("tpot_ms", "comm_ms", "comm_pct", "kv_kib_per_gpu", "cost_out"),
     ),
     GpuTourStep(
         "8B on one GPU, times eight: cheapest per token",
@@ -368,6 +471,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
         "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
         "communication at all, {cost_out} per million output tokens at {price} per GPU-hour.",
+        numbers=("replicas", "tok_all", "gpus", "cost_out"),
     ),
 )
 
@@ -419,12 +523,8 @@ class LadderTourStep(TourStep):
 
     rungs: tuple[str, ...] = ()
 
-    def render(self, result: ScenarioResult) -> tuple[str, str]:
-        values = ladder_caption_values(self.levers(), self.rungs)
-        return self.title.format(**values), self.caption.format(**values)
-
-    def render_footnote(self, result: ScenarioResult) -> str:
-        return self.footnote.format(**ladder_caption_values(self.levers(), self.rungs))
+    def values(self, result: ScenarioResult) -> dict:
+        return ladder_caption_values(self.levers(), self.rungs)
 
 
 _ARTICLE_70B = {"model": "llama-3-70b", "tp": 2}
@@ -440,6 +540,7 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "time, I = {i:g} FLOP/byte against a ridge of {ridge:.0f}, {tok_gpu:,.1f} tokens/s per GPU; {fit} "
         "sequences fit when each reserves 8,192 tokens. Next: the rungs, one at a time.",
         rungs=(),
+        numbers=("i", "ridge", "tok_gpu", "fit"),
     ),
     LadderTourStep(
         "Rung 1 · Continuous batching raises B to {b}",
@@ -449,6 +550,7 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "{tok_gpu:,.1f} tokens/s per GPU ({tok_gpu_before:,.1f} before). Static batching in the same slots "
         "sustains {static_b:.1f}: it waits for each batch's longest output.",
         rungs=_UP_TO_SPECULATION[:1],
+        numbers=("b", "i", "tok_gpu", "tok_gpu_before", "static_b"),
     ),
     LadderTourStep(
         "Rung 2 · INT4 weights lower p, and B follows",
@@ -458,6 +560,7 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "instead of {fit_before}, and rung 1 fills them. B = {b}, I = {i:g}, {tok_gpu:,.1f} tokens/s per GPU, still "
         "{bound}-bound.",
         rungs=_UP_TO_SPECULATION[:2],
+        numbers=("freed_gib", "fit", "b", "i", "tok_gpu"),
     ),
     LadderTourStep(
         "Rung 3 · Speculation raises k past the ridge",
@@ -466,6 +569,7 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "{k} tokens verified per read of the weights: I = {i:g} FLOP/byte, past the ridge of {ridge:.0f}; the "
         "step turns {bound}-bound. {tok_gpu:,.1f} tokens/s per GPU, TPOT {tpot_ms:.2f} ms.",
         rungs=_UP_TO_SPECULATION,
+        numbers=("k", "i", "ridge", "tok_gpu", "tpot_ms"),
     ),
     LadderTourStep(
         "Rungs 4-7 · Capacity, traffic and pools",
@@ -478,6 +582,7 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "no lever: the lab's step already keeps the scores on chip and times each phase on its own (Serving tab: "
         "the pools).",
         rungs=ARTICLE_ORDER,
+        numbers=("block_waste", "reserved_waste", "fit", "b", "tok_gpu"),
     ),
 )
 

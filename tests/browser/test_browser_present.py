@@ -295,6 +295,40 @@ def test_every_tour_card_ends_above_the_fold_on_a_projector(page, lab_url):
     assert page.errors == []
 
 
+def test_a_strip_of_the_steps_numbers_shows_above_the_chart_on_a_projector(page, lab_url):
+    """Issue 30: in present mode a strip of the 4-5 numbers the step talks about, large, beside the chart: the
+    digits the caption prints (core's TourStep.strip), one row in the header above the tabs, none cut or
+    overlapping; none on the step that quotes no number, and none once the tour is left."""
+    from core.scenario import Scenario
+    from core.tour import TOUR
+
+    _open(page, f"{lab_url}?present=true&tour=1", PROJECTOR)
+    page.locator("[data-step='1']").wait_for()
+    assert page.locator("[data-readout=tour-strip]").count() == 0  # step 1 reads the chart, quotes no number
+    tabs_top = page.locator(".bk-tab", has_text="Expected").bounding_box()["y"]
+    for step in (7, 14, 19, 25):
+        page.locator(".tour-jump select").select_option(label=next(
+            o for o in page.locator(".tour-jump option").all_inner_texts() if o.startswith(f"{step}. ")))
+        strip = page.locator(f"[data-strip-step='{step}']")
+        strip.wait_for(timeout=10_000)
+        page.wait_for_timeout(300)
+        expected = TOUR[step - 1].strip(Scenario(**TOUR[step - 1].levers()).evaluate())
+        cells = strip.locator(".n")
+        assert cells.count() == len(expected) >= 4
+        boxes = [cells.nth(i).bounding_box() for i in range(cells.count())]
+        for i, (value, label) in enumerate(expected):
+            assert cells.nth(i).locator("b").inner_text() == value
+            assert cells.nth(i).locator("span").inner_text() == label
+        assert all(a["x"] + a["width"] <= b["x"] for a, b in zip(boxes, boxes[1:])), boxes  # one row, apart
+        assert boxes[-1]["x"] + boxes[-1]["width"] <= PROJECTOR["width"]
+        assert max(b["y"] + b["height"] for b in boxes) <= tabs_top  # above the tabs: the chart is not pushed
+        assert page.locator(".bk-tab", has_text="Expected").bounding_box()["y"] == tabs_top
+    page.get_by_text("Leave the tour").click()
+    page.wait_for_timeout(500)
+    assert not page.locator("[data-readout=tour-strip]").is_visible()
+    assert page.errors == []
+
+
 @pytest.mark.parametrize("query", ["?present=true", "?present=true&tour=19"])
 def test_the_pin_button_shows_beside_the_chart_on_a_projector(page, lab_url, query):
     """A helper's trial: in present mode "Pin this scenario" sat under the chart's legend, at y = 730 of 720; it

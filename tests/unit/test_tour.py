@@ -243,3 +243,56 @@ def test_each_amount_the_readouts_show_is_in_the_readouts_unit():
             units = {u for b, u in shown if lo <= b <= hi}
             assert not units or unit in units, (step.title, lo, unit, units)
             assert unit not in ("kB", "MB"), step.title
+
+
+def test_each_steps_strip_prints_the_numbers_as_its_caption_does():
+    """Present mode's strip (issue 30: "the 4-5 numbers the current step talks about"): at most five per step,
+    each value printed with its unit exactly as the step's own caption prints it, step 1 (the chart read) none."""
+    for i, step in enumerate(TOUR):
+        result = Scenario(**step.levers()).evaluate()
+        strip = step.strip(result)
+        caption = step.render(result)[1]
+        assert len(strip) <= 5
+        assert bool(strip) == (i > 0), step.title
+        for value, label in strip:
+            digits = value.split(" ")[0]
+            assert digits in caption, (step.title, value)
+            assert label
+
+
+def test_the_strip_of_article_000_step_6_is_its_five_figures():
+    """Article 000's Step 6 (the lab's step 7): 16.1 GB + 60.1 GB = 76.2 GB, 22.7 ms, 2,462 tokens/s."""
+    step = TOUR[6]
+    assert step.strip(Scenario(**step.levers()).evaluate()) == (
+        ("16.1 GB", "weights read per step"), ("60.1 GB", "KV read per step"), ("76.2 GB", "read per step"),
+        ("22.7 ms", "per step"), ("2,462 tokens/s", "ceiling"))
+
+
+def test_the_strip_follows_the_levers_and_refuses_a_number_the_caption_does_not_quote():
+    import dataclasses
+
+    step = TOUR[6]
+    moved = Scenario(**{**step.levers(), "batch": 8}).evaluate()
+    assert step.strip(moved)[-1] == (f"{moved.tokens_per_s_with_kv:,.0f} tokens/s", "ceiling")
+    with pytest.raises(KeyError, match="not quoted"):
+        dataclasses.replace(step, numbers=("ttft_ms",)).strip(moved)
+
+
+def test_the_strip_shows_in_present_mode_while_a_step_with_numbers_is_on():
+    from app.lab import Lab
+
+    lab = Lab(query={"present": "true", "tour": "7"})
+    tour = lab.tour
+    assert tour.strip.visible and 'data-strip-step="7"' in tour.strip.object
+    assert "2,462 tokens/s" in tour.strip.object
+    assert tour.strip in lab.header.objects  # in the header, beside the chart
+    tour.go(0)  # the chart read: no number
+    assert not tour.strip.visible
+    tour.go(13)
+    assert tour.strip.visible and "591 FLOP/byte" in tour.strip.object
+    lab.state.present = False
+    assert not tour.strip.visible  # off the projector the card is beside the readouts
+    lab.state.present = True
+    assert tour.strip.visible
+    tour.stop()
+    assert not tour.strip.visible
