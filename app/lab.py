@@ -359,7 +359,6 @@ class Lab(pn.viewable.Viewer):
         r = self.state.result
         self._embed_key.object = embed_key(
             sparse=bool(r.gpu.sparse_flop_per_s.get(r.compute_roof)), reference=r.reference_gpu is not None,
-            interconnect=r.sends_between_gpus,
             pins=len(self.state.pins), measured=len(self.state.measured),
             other_phase=self.roofline.other_phase.data["label"][0])
         query = {k: v for k, v in self.link.query().items() if k != "embed"}
@@ -384,8 +383,7 @@ def embed_summary(r: ScenarioResult) -> str:
     )
 
 
-def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str,
-              interconnect: bool = False) -> str:
+def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str) -> str:
     """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room)."""
 
     def item(symbol: str, color: str, text: str) -> str:
@@ -401,8 +399,6 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
         item("◇", PALETTE["workload"], other_phase),
         item("┈", PALETTE["overhead"], "overhead ceiling (kernel launches)"),
     ]
-    if interconnect:
-        items.append(item("╍", PALETTE["interconnect"], "interconnect roof (I = FLOP per byte sent)"))
     if sparse:
         items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
     if reference:

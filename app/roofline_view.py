@@ -242,9 +242,8 @@ class RooflineView(pn.viewable.Viewer):
         self._roof_key = None
         #: A result arrived while the chart was not shown (:meth:`_on_result`).
         self._stale = False
-        #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
-        #: interconnect roof): made with the chart when it opens with one, else when the first arrives
-        #: (:meth:`_ensure_marks`).
+        #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs):
+        #: made with the chart when it opens with one, else when the first arrives (:meth:`_ensure_marks`).
         self._marks: dict | None = None
         self.figure = self._build()
         if self.state is not None and (self.state.pin_rows or self.state.measured):
@@ -468,7 +467,7 @@ class RooflineView(pn.viewable.Viewer):
 
     def _add_marks(self) -> None:
         """Add the marks layer: pins with their labels and their GPUs' faint roofs, measurements with theirs, a
-        datasheet twin's roof and label, the interconnect roof; and, on a session's chart, the labels' layouts
+        datasheet twin's roof and label; and, on a session's chart, the labels' layouts
         in the browser (:meth:`_place_point_labels`) and their leader lines.
 
         Each series takes the place it has among the chart's series and legend entries, as if it had been there
@@ -490,7 +489,6 @@ class RooflineView(pn.viewable.Viewer):
             "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
             "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [], "shown": [],
                                   **unplaced(0)}, name="measured"),
-            "interconnect": cds(data={"x": [], "y": []}, name="interconnect-roof"),
         }
         renderers, items = list(fig.renderers), list(legend.items)
 
@@ -505,14 +503,10 @@ class RooflineView(pn.viewable.Viewer):
             return r
 
         roof = next(r for r in renderers if r.data_source is self.roof)
-        overhead = next(r for r in renderers if r.data_source is self.overhead)
         # A faint roof per GPU among the pins: a pin from another GPU is read against its own roof.
         pin_roofs = insert(MultiLine(xs="xs", ys="ys", line_color=PALETTE["text"], line_alpha=0.35, line_width=2,
                                      line_dash=SERIES_DASHES["pinned_roof"]), marks["pin_roofs"], roof,
                            "roof of a pinned GPU (faint)")
-        # Several GPUs: the interconnect roof, min(P_peak, link·I_comm) against FLOP per byte a GPU sends.
-        insert(Line(x="x", y="y", line_color=PALETTE["interconnect"], line_width=2, line_dash="dashed"),
-               marks["interconnect"], overhead, "interconnect roof (I = FLOP per byte sent)")
         # A custom or measured part's datasheet twin, when it names one: its roof, dotted, labelled on the chart.
         insert(Line(x="x", y="y", line_color=PALETTE["reference"], line_width=2, line_dash="dotdash"),
                marks["reference"], self._series["ladder"])
@@ -565,7 +559,6 @@ class RooflineView(pn.viewable.Viewer):
     pin_roofs = property(lambda self: self._mark("pin_roofs"), doc="The pinned GPUs' roofs (xs, ys, gpu).")
     measured = property(lambda self: self._mark("measured"), doc="The measured points (x, y, batch, pct, label).")
     reference = property(lambda self: self._mark("reference"), doc="A datasheet twin's roof and its label.")
-    interconnect = property(lambda self: self._mark("interconnect"), doc="The interconnect roof (x, y).")
 
     @staticmethod
     def _ladder_data(r: ScenarioResult) -> dict:
@@ -650,7 +643,7 @@ class RooflineView(pn.viewable.Viewer):
         each other, of every marker on the chart, of the roofs and ceilings, of the ridge's and the datasheet's
         labels and inside the frame, at any size and in present mode, joined to their points by leader lines
         where they had to move away."""
-        lines = [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
+        lines = [self.roof, self.sparse_roof, self.overhead, self.pin_roofs, self.reference]
         fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
         # Named, and run by name from the chart's sources and ranges (RELAY, app/label_layout.py), which the
         # instant redraw's callbacks also hold (app/instant.py).
@@ -699,7 +692,7 @@ class RooflineView(pn.viewable.Viewer):
         The roof and ridge change only with the GPU or the compute roof; they are
         left alone otherwise, so a batch move sends only the points that moved.
         """
-        if self._marks is None and (r.sends_between_gpus or r.reference_gpu is not None) and \
+        if self._marks is None and r.reference_gpu is not None and \
                 not self._ensure_marks(self._draw_marks):
             return  # the layer went to the browser on its own; this result follows in the next message
         roof_key = (r.gpu.id, r.compute_roof)
@@ -717,12 +710,6 @@ class RooflineView(pn.viewable.Viewer):
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
         self.point.data = self._point_data(r)
-        sends = r.sends_between_gpus
-        if self._marks is not None:
-            x_link = np.array([X_RANGE[0], r.interconnect_ridge_point or 1.0, X_FAR])
-            self.interconnect.data = ({"x": x_link, "y": r.interconnect_roof(x_link) / TFLOP} if sends
-                                      else {"x": [], "y": []})
-            self._optional_items["interconnect roof"].visible = bool(sends)
         ceiling = r.overhead_ceiling_flop_per_s / TFLOP
         self.overhead.data = {"x": [X_RANGE[0], X_FAR], "y": [ceiling, ceiling],
                               "label": [f"overhead ceiling: {r.kernels_per_step:,} kernels × launch "
@@ -764,10 +751,20 @@ class RooflineView(pn.viewable.Viewer):
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
             # With replicas, the "of N" is one replica's GPUs, said on its own line (the readout counts them all).
-            + ((f"\nper GPU: 1 of {r.gpus_per_replica:,} in each of {r.replicas:,} replicas"
-                f"\ncommunication I = {fmt_sig(r.communication_intensity)} " if r.replicas > 1 else
-                f"\nper GPU of {r.gpus_per_replica:,}: communication I = {fmt_sig(r.communication_intensity)} ")
-               + "FLOP per byte sent"
-               f"\ninterconnect ridge {fmt_sig(r.interconnect_ridge_point or 0)} FLOP per byte sent"
-               if r.communication_intensity is not None else "")
+            + (f"\n{communication_lines(r)}" if r.communication_intensity is not None else "")
         )
+
+
+def communication_lines(r) -> str:
+    """The chart title's lines for a step split over GPUs: the communication as time and its share of the step,
+    then its own intensity (FLOP per byte a GPU sends) beside the interconnect ridge (``P_peak / link``).
+
+    The chart's x axis is FLOP per byte read from HBM: a roof against FLOP per byte sent has no place on it (the
+    star would sit above it), so communication is told in time here and drawn as time on the Scaling tab.
+    """
+    share = 100 * r.communication_time_s / r.step_time_s_with_kv
+    who = (f"per GPU: 1 of {r.gpus_per_replica:,} in each of {r.replicas:,} replicas\n" if r.replicas > 1 else
+           f"per GPU of {r.gpus_per_replica:,}: ")
+    link = f" (link ridge {fmt_sig(r.interconnect_ridge_point)})" if r.interconnect_ridge_point else ""
+    return (f"{who}communication {fmt_sig(r.communication_time_s * 1e3, 3)} ms = {fmt_sig(share, 2)} % of the step"
+            f"\nits I = {fmt_sig(r.communication_intensity)} FLOP per byte sent{link}")

@@ -225,7 +225,7 @@ def test_measurements_are_drawn_with_their_mbu():
 
 
 def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_document():
-    """Pins, measurements, a datasheet twin and the interconnect roof are one layer of the chart, made when the
+    """Pins, measurements and a datasheet twin are one layer of the chart, made when the
     first of them shows (most sessions have none): their labels' layouts run in the browser (app/label_layout.py),
     by name from the sources the instant redraw also holds, with leader lines.  Each series takes its place among
     the chart's series and legend entries.  The chart stays in the document while another tab is shown (a pin
@@ -402,8 +402,8 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     # the chart at 1280 px and cut off at the right in normal mode.
     lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
     lines = lab.roofline.figure.title.text.split("\n")
-    assert lines[3:] == ["per GPU of 8: communication I = 7,607 FLOP per byte sent",
-                         "interconnect ridge 2,199 FLOP per byte sent"]
+    assert lines[3:] == ["per GPU of 8: communication 1.54 ms = 4.8 % of the step",
+                         "its I = 7,607 FLOP per byte sent (link ridge 2,199)"]
     assert max(len(line) for line in lines) <= 60
 
 

@@ -47,17 +47,22 @@ def test_memory_bar_is_per_gpu_and_suggests_the_smallest_tp():
     assert not lab.memory_view.suggest.visible
 
 
-def test_interconnect_roof_appears_when_gpus_talk():
+def test_communication_is_told_in_time_not_as_a_roof_on_the_hbm_axis():
+    """Issue 30: the dashed interconnect roof was drawn against FLOP per byte read from HBM, with the star above
+    it (a point above a roof). The chart now draws only roofs of its own axis; the title gives communication as
+    time and share of the step, and its own intensity beside the interconnect ridge P_peak / link."""
     lab = Lab()
-    assert list(lab.roofline.interconnect.data["x"]) == []
-    lab.scenario.tp = 8
-    data = lab.roofline.interconnect.data
-    # the roof bends at P_peak / link = 989.4 TFLOP/s / 450 GB/s
-    assert data["x"][1] == pytest.approx(989.4e12 / 450e9, rel=1e-3)
-    assert data["y"][2] == pytest.approx(989.4, rel=1e-3)
+    lab.scenario.param.update(model="llama-3-70b", tp=8)
     r = lab.result  # FLOP per step (weights and attention) over the 160 all-reduces' bytes
     assert r.communication_intensity == pytest.approx(r.flop_per_step / (160 * 2 * 7 / 8 * 16_384))
-    assert f"communication I = {r.communication_intensity:,.0f} FLOP per byte sent" in lab.roofline.figure.title.text
+    names = {g.data_source.name for g in lab.roofline.figure.renderers}
+    assert "interconnect-roof" not in names
+    assert all("interconnect" not in str(item.label) for item in lab.roofline.legend.items)
+    lines = lab.roofline.figure.title.text.split("\n")
+    assert lines[3:] == ["per GPU of 8: communication 0.97 ms = 15 % of the step",
+                         "its I = 4,431 FLOP per byte sent (link ridge 2,199)"]
+    assert r.communication_time_s / r.step_time_s_with_kv == pytest.approx(0.153, abs=5e-4)
+    assert 989.4e12 / 450e9 == pytest.approx(r.interconnect_ridge_point, rel=1e-3)
 
 
 def test_readouts_carry_the_many_gpu_quantities():
