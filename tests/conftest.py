@@ -128,7 +128,9 @@ def start_lab(log: Path, extra_args: Sequence[str] = (), port: int | None = None
     try:
         wait_for_url(url, proc, log, timeout)
     except Exception:
-        proc.terminate()
+        # Stopped and reaped here: a server left running (terminated, not waited for) was reported by the next
+        # test to collect it, as a ResourceWarning turned error, and that test failed instead.
+        stop_lab(proc)
         raise
     return proc, url
 
