@@ -25,7 +25,7 @@ from core.tour import TOUR
 from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
-from .byo_view import BringYourOwnView
+from .byo_view import BringYourOwnView, open_scenario
 from .compare_view import CompareView
 from .controls import build_controls, lever_widgets, write_lever
 from .expected_view import expected_tab_html
@@ -130,9 +130,20 @@ class Lab(pn.viewable.Viewer):
                     state.ladder = app["ladder"]
             if app["tab"]:
                 state.tab = app["tab"]
+        if link.config is not None:
+            # The link's config.json is read as the Bring your own tab reads one (off the event loop when served);
+            # its model, the levers and the pins then apply.
+            self.link.show_notices(busy="Reading the config.json this link carries…")
+            open_scenario(state, query, link.config, self.instant.prepare, ignore=APP_KEYS, undoable=False,
+                          done=self._link_config_read)
 
     def __panel__(self):
         return self.layout
+
+    def _link_config_read(self, notices: list[str]) -> None:
+        """The opening link's config.json was read (or refused): its notices join the link's."""
+        self.state.notices = [*self.state.notices, *(n for n in notices if n not in self.state.notices)]
+        self.link.show_notices()
 
     # -- what tests and the benchmark read ---------------------------------------------
     @property
