@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -28,6 +30,17 @@ from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_te
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError, ModelSpec
+from core.permalink import (
+    MAX_LINK_CONFIG_CHARS,
+    MAX_SCENARIO_CHARS,
+    LinkState,
+    config_for_link,
+    from_query,
+    minified,
+    read_scenario_file,
+    scenario_file,
+    to_query,
+)
 from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
@@ -47,6 +60,9 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 #: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
 #: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
+#: Largest scenario file the browser sends (FilePond's units); the reader's own limit is
+#: :data:`core.permalink.MAX_SCENARIO_CHARS`.
+SCENARIO_UPLOAD_LIMIT = f"{-(-MAX_SCENARIO_CHARS // 1_000_000)}MB"
 
 
 #: The worker for config reads (:meth:`BringYourOwnView._read_config`), shared by every session of the process.
@@ -83,10 +99,25 @@ def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
         return exc
 
 
+def portable_config(raw: str | bytes, file_name: str = "") -> str:
+    """A config's text as links and scenario files carry it: minified, and named as the lab named it (a file's
+    name becomes ``_name_or_path`` when the config gives none), so a second session reads the same model."""
+    text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
+    if file_name:
+        try:
+            config = json.loads(text)
+        except (ValueError, RecursionError):
+            return text
+        if isinstance(config, dict) and not config.get("_name_or_path"):
+            return json.dumps({**config, "_name_or_path": file_name}, separators=(",", ":"), ensure_ascii=False)
+    return minified(text)
+
+
 def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: Scenario, prepare=None):
     """Read a config into a model and evaluate it once in a copy of the session's scenario (so what only the
-    model decides is worked out and kept before the session applies it): ``(catalogue, model)`` as
-    :meth:`core.catalogue.Catalogue.with_model` gives them, or the :class:`ConfigError` that refuses it.
+    model decides is worked out and kept before the session applies it): ``(catalogue, model, report, text)``,
+    the first two as :meth:`core.catalogue.Catalogue.with_model` gives them, the report (:func:`report_html`) and
+    the config's text as links carry it (:func:`portable_config`); or the :class:`ConfigError` that refuses it.
 
     Safe in a worker thread: it reads the scenario given (a copy) and the immutable catalogue, and changes neither.
     """
@@ -115,7 +146,82 @@ def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: 
             constants(ahead, ahead.evaluate())
     except Exception:  # noqa: BLE001 - the session's own evaluation reports what fails; this only warms the caches
         log.debug("evaluating a read config ahead failed", exc_info=True)
-    return catalogue, model, report_html(model)
+    return catalogue, model, report_html(model), portable_config(raw, file_name)
+
+
+def read_config_then(raw: str | bytes, scenario: Scenario, prepare, done) -> None:
+    """Read a config's text as the tab's own read does (:func:`_read`: off the session's event loop when served,
+    in :data:`READERS`), then call ``done`` with its outcome in the session's next tick; at once without a server.
+
+    ``done`` gets what :func:`_read` returns, or a :class:`ConfigError` (a fault of the reader is logged and
+    named by its type only).
+    """
+    def outcome(run):
+        try:
+            return run()
+        except Exception as exc:  # noqa: BLE001 - a fault of the reader must stay off the page, and be logged
+            log.exception("reading a config failed")
+            return ConfigError(f"the lab could not read this config ({type(exc).__name__})")
+
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        done(outcome(lambda: _read(raw, None, scenario, prepare)))
+        return
+    future = READERS.submit(_read, raw, None, scenario.clone(), prepare)
+    future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: done(outcome(f.result))))
+
+
+def open_scenario(state: LabState, query: dict, config: str | None, prepare=None, *, done,
+                  ignore: tuple[str, ...] = (), undoable: bool = True) -> None:
+    """Apply a link's or a scenario file's levers, pins and custom GPU (:func:`core.permalink.from_query`), after
+    reading the config.json text it carries, if any, into the model they name (:func:`read_config_then`: off the
+    event loop when served).
+
+    Args:
+        state: the session state whose scenario and pins change.
+        query: the link's query parameters (or a scenario file's, :func:`core.permalink.read_scenario_file`).
+        config: the config.json text, or None.
+        prepare: as :attr:`BringYourOwnView.prepare`.
+        done: called with the notices (what was left out, and why) once it is applied, or refused.
+        ignore: query keys left to the app (``app.permalink_view.APP_KEYS``).
+        undoable: the pins are set as a change Undo reverts (False: the page's opening link).
+    """
+    scenario = state.scenario
+    if config is None:
+        link = from_query(query, ignore)
+        _apply(state, link, undoable)
+        done(link.notices)
+        return
+    started = (scenario.catalogue, scenario.model)
+
+    def read(outcome) -> None:
+        current = scenario.catalogue.model(scenario.model).name
+        if isinstance(outcome, ConfigError):
+            done([f"ignored config: {outcome}; the lab keeps {current}"])
+            return
+        if scenario.catalogue is not started[0] or scenario.model != started[1]:
+            done([f"ignored config: another model was chosen while it was read; the lab keeps {current}"])
+            return
+        catalogue, model, _report, text = outcome
+        link = from_query(query, ignore, added=model)
+        state.configs = {**state.configs, model.id: text}
+        scenario.select_added(catalogue, model)
+        _apply(state, link, undoable)
+        done(link.notices)
+
+    read_config_then(config, scenario, prepare, read)
+
+
+def _apply(state: LabState, link: LinkState, undoable: bool) -> None:
+    """Apply a link's custom GPU, levers and pins to the session."""
+    scenario = state.scenario
+    if link.custom_gpu is not None and scenario.catalogue.own_gpus.get(link.custom_gpu.id) != link.custom_gpu:
+        scenario.add_gpu(link.custom_gpu)
+    scenario.param.update(**link.levers)
+    if undoable:
+        state.set_pins(link.pins)
+    else:
+        state.pins = list(link.pins)
 
 
 def report_html(model: ModelSpec) -> str:
@@ -226,6 +332,15 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                  sizing_mode="stretch_width", css_classes=["measured-text"])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.share_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.save_scenario = pn.widgets.FileDownload(
+            callback=lambda: io.StringIO(self.scenario_text()), filename="roofline-lab-scenario.json",
+            label="Save a scenario file (config, levers, pins)", width=320, css_classes=["scenario-save"])
+        self.scenario_file = pn.widgets.FileDropper(max_file_size=SCENARIO_UPLOAD_LIMIT, multiple=False,
+                                                    css_classes=["scenario-file"], height=90,
+                                                    sizing_mode="stretch_width")
+        self.scenario_file.param.watch(lambda e: e.new and self._open_scenario(), "value")
+        self.scenario_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         # The file or the pasted text, whichever was given last, is what "Read config" and "Plot" read.
         self._config = _FileOrText(self.config_file, self.config_text, self._read_config)
         self._csv = _FileOrText(self.csv_file, self.csv_text, self._plot)
@@ -242,9 +357,14 @@ class BringYourOwnView(pn.viewable.Viewer):
                              "`batch,context,tokens_per_s` (plain decode, k = 1, the current model, GPU and "
                              "precisions)"),
             self.csv_file, self.csv_text, self.plot, self.measured_report,
+            pn.pane.Markdown("#### Share it: the link, or a scenario file"),
+            self.share_report, self.save_scenario,
+            pn.pane.Markdown("Open a scenario file (its model, levers and pins replace the lab's):"),
+            self.scenario_file, self.scenario_report,
             sizing_mode="stretch_width",
         )
         self.show_measured()
+        self.show_share()
 
     def __panel__(self):
         return self.layout
@@ -292,9 +412,63 @@ class BringYourOwnView(pn.viewable.Viewer):
             self.config_report.object = (f'<div class="bad" data-readout="config">Refused: {escape(str(outcome))}. '
                                          f"The lab keeps {escape(current)}.</div>")
             return
-        catalogue, model, report = outcome
+        catalogue, model, report, text = outcome
+        self.state.configs = {**self.state.configs, model.id: text}
         self.scenario.select_added(catalogue, model)
         self.config_report.object = report
+
+    # -- sharing --------------------------------------------------------------------------
+    @param.depends("state.configs", "state.result", watch=True)
+    def show_share(self) -> None:
+        """Whether the link carries the selected model's config.json (``config=``), or a scenario file must."""
+        s = self.scenario
+        text = self.state.configs.get(s.model)
+        name = escape(s.catalogue.model(s.model).name)
+        if getattr(self, "_shared", None) == (s.model, name, text):
+            return  # a lever moved: the same model, the same answer
+        self._shared = (s.model, name, text)
+        if text is None:
+            self.share_report.object = (f'<div class="k" data-readout="share">The link on the address bar opens '
+                                        f"{name} with these levers and pins; so does a scenario file.</div>")
+            return
+        value = config_for_link(text)
+        if value is not None:
+            self.share_report.object = (f'<div class="ok" data-readout="share">The link on the address bar carries '
+                                        f"{name}'s config.json (config=, {len(value):,} characters compressed, of "
+                                        f"{MAX_LINK_CONFIG_CHARS:,} a link may carry) with the levers and pins."
+                                        "</div>")
+        else:
+            self.share_report.object = (f'<div class="warn" data-readout="share">{name}\'s config.json is too large '
+                                        f"for a link (over {MAX_LINK_CONFIG_CHARS:,} characters compressed): the "
+                                        "link opens the lab without it. Save a scenario file to share it.</div>")
+
+    def scenario_text(self) -> str:
+        """The scenario file of what is on screen: the selected model's config.json text, the levers, the pins
+        and the session's own GPU (:func:`core.permalink.scenario_file`)."""
+        s = self.scenario
+        return scenario_file(to_query(s.levers(), self.state.pins, s.custom_gpu()), self.state.configs.get(s.model))
+
+    def _open_scenario(self) -> None:
+        """Reopen a dropped scenario file: its config (read off the event loop), then its levers and pins."""
+        uploaded = _upload(self.scenario_file)
+        if uploaded is None:
+            return
+        try:
+            query, config = read_scenario_file(uploaded[1])
+        except ValueError as exc:
+            self.scenario_report.object = (f'<div class="bad" data-readout="scenario">Not opened: '
+                                           f"{escape(uploaded[0])} is {escape(str(exc))}.</div>")
+            return
+        self.scenario_report.object = ('<div class="warn" data-readout="scenario" aria-busy="true">Opening '
+                                       f"{escape(uploaded[0])}…</div>")
+        open_scenario(self.state, query, config, self.prepare, done=lambda notices: self._opened(uploaded[0], notices))
+
+    def _opened(self, name: str, notices: list[str]) -> None:
+        left = "".join(f"<li>{escape(n)}</li>" for n in notices)
+        model = escape(self.scenario.catalogue.model(self.scenario.model).name)
+        self.scenario_report.object = (f'<div class="ok" data-readout="scenario">Opened {escape(name)}: {model}, '
+                                       f"its levers and {len(self.state.pins)} pin(s).</div>"
+                                       + (f'<div class="warn">Left out:<ul>{left}</ul></div>' if left else ""))
 
     # -- your GPU ---------------------------------------------------------------------
     def _add_gpu(self) -> None:

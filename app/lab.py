@@ -25,7 +25,7 @@ from core.tour import TOUR
 from core.units import TFLOP, fmt_sig
 
 from .a11y import A11yFixes
-from .byo_view import BringYourOwnView
+from .byo_view import BringYourOwnView, open_scenario
 from .compare_view import CompareView
 from .controls import build_controls, lever_widgets, write_lever
 from .expected_view import expected_tab_html
@@ -59,8 +59,17 @@ Try batch 4, INT4 weights, or speculation depth 4: all three land on the same sp
 
 #: The levers of embed mode's compact control strip.
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
-#: The chart's height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe.
+#: The chart's least height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe; a
+#: taller iframe gives the chart its height (the page is one column as tall as the iframe, the chart its rest).
 EMBED_CHART_HEIGHT = 250
+#: Embed mode's Levers drawer: a sheet fixed to the iframe's foot, its header always there; opened, it lies over
+#: the chart (scrolling within itself when its levers need more room) instead of lengthening the page, which made
+#: the iframe scroll and the chart leave it.  Its header toggles it.
+EMBED_DRAWER_STYLES = {"position": "fixed", "left": "0", "right": "0", "bottom": "0", "z-index": "20",
+                       "max-height": "80vh", "overflow-y": "auto", "background": "#ffffff",
+                       "box-shadow": "0 -2px 8px rgba(0, 0, 0, 0.25)"}
+#: Room kept at the page's foot for the drawer's header (px): it lies over the page's last this many pixels.
+EMBED_DRAWER_HEADER = 42
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
 #: The tabs' stylesheets: tab names wrap onto a second line on a narrow page; only the tab shown takes room.
@@ -131,9 +140,20 @@ class Lab(pn.viewable.Viewer):
                     state.ladder = app["ladder"]
             if app["tab"]:
                 state.tab = app["tab"]
+        if link.config is not None:
+            # The link's config.json is read as the Bring your own tab reads one (off the event loop when served);
+            # its model, the levers and the pins then apply.
+            self.link.show_notices(busy="Reading the config.json this link carries…")
+            open_scenario(state, query, link.config, self.instant.prepare, ignore=APP_KEYS, undoable=False,
+                          done=self._link_config_read)
 
     def __panel__(self):
         return self.layout
+
+    def _link_config_read(self, notices: list[str]) -> None:
+        """The opening link's config.json was read (or refused): its notices join the link's."""
+        self.state.notices = [*self.state.notices, *(n for n in notices if n not in self.state.notices)]
+        self.link.show_notices()
 
     # -- what tests and the benchmark read ---------------------------------------------
     @property
@@ -252,8 +272,8 @@ class Lab(pn.viewable.Viewer):
         mark, the levers folded into a drawer, and a link to the full lab with the same state."""
         strip = build_controls(self.scenario, parameters=EMBED_LEVERS, compact=True)
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(strip))
-        drawer = pn.Card(strip, title="Levers", collapsed=True, sizing_mode="stretch_width", margin=(0, 5),
-                         css_classes=["levers"])
+        drawer = pn.Card(strip, title="Levers", collapsed=True, sizing_mode="stretch_width", margin=0,
+                         css_classes=["levers", "embed-drawer"], styles=EMBED_DRAWER_STYLES)
         self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                                            margin=(0, 8))
         self._embed_key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
@@ -261,8 +281,10 @@ class Lab(pn.viewable.Viewer):
         self._on_embed_result()
         self._on_embed_link()
         return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
-                         drawer, self._embed_open, self.link, A11yFixes(width=0, height=0, margin=0),
-                         sizing_mode="stretch_width", css_classes=["embed"])
+                         self._embed_open, drawer, self.link, A11yFixes(width=0, height=0, margin=0),
+                         sizing_mode="stretch_both", css_classes=["embed"],
+                         styles={"height": "100vh", "padding-bottom": f"{EMBED_DRAWER_HEADER}px",
+                                 "box-sizing": "border-box"})
 
     # -- following the state ------------------------------------------------------------
     def _open(self, name: str) -> None:

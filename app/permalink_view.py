@@ -23,7 +23,7 @@ import param
 from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
 from core.paging import BLOCK_SIZE
-from core.permalink import from_query, to_query
+from core.permalink import config_for_link, from_query, to_query
 from core.units import parse_number
 
 from .session_end import release_when_session_ends
@@ -192,15 +192,25 @@ class PermalinkView(pn.viewable.Viewer):
         self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
         release_when_session_ends(self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS))
         self.reader.param.watch(self._back, "value")
-        notices = self.state.notices
-        # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
-        items = "".join(f"<li>{escape(n)}</li>" for n in notices)
         self.notice = pn.pane.HTML(
-            f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else "",
-            visible=bool(notices), sizing_mode="stretch_width", css_classes=["link-notice"],
+            "", visible=False, sizing_mode="stretch_width", css_classes=["link-notice"],
             styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
                     "border-radius": "4px"},
         )
+        self._link_config: tuple[str, str | None] | None = None  # (config text, its config= value), last written
+        self.show_notices()
+
+    @param.depends("state.notices", watch=True)
+    def show_notices(self, busy: str = "") -> None:
+        """The opening link's notices; ``busy``: what is still being read (the link's config.json)."""
+        notices = self.state.notices
+        # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
+        items = "".join(f"<li>{escape(n)}</li>" for n in notices)
+        text = f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else ""
+        if busy:
+            text = f'<div aria-busy="true">{escape(busy)}</div>{text}'
+        self.notice.object = text
+        self.notice.visible = bool(text)
 
     def __panel__(self):
         return pn.Column(self.writer, self.reader, visible=False)
@@ -211,8 +221,8 @@ class PermalinkView(pn.viewable.Viewer):
         pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
         self.state.set_pins(pins)
 
-    @param.depends("state.result", "state.pins", "state.tab", "state.present", "state.tour_step", "state.engine",
-                   "state.band", "state.ladder", "state.mix", "state.block_size", watch=True)
+    @param.depends("state.result", "state.pins", "state.configs", "state.tab", "state.present", "state.tour_step",
+                   "state.engine", "state.band", "state.ladder", "state.mix", "state.block_size", watch=True)
     def write(self) -> None:
         """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode, the
         tour's step, the expected step's engine preset and the expected point, the Ladder tab's rungs and the
@@ -223,6 +233,12 @@ class PermalinkView(pn.viewable.Viewer):
         """The permalink's query parameters for what is on screen."""
         s = self.state.scenario
         query = to_query(s.levers(), self.state.pins, s.custom_gpu())
+        config = self.state.configs.get(s.model)
+        if config is not None:
+            if self._link_config is None or self._link_config[0] is not config:
+                self._link_config = (config, config_for_link(config))  # once per model, not per lever move
+            if self._link_config[1] is not None:
+                query["config"] = self._link_config[1]
         if self.state.embed:
             query["embed"] = "true"
         if self.state.present:

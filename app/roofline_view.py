@@ -254,7 +254,11 @@ class RooflineView(pn.viewable.Viewer):
             self._on_measured()
             self._on_present()
             self._on_band()
-        self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)
+        if self.compact:  # embed mode: the chart takes the iframe's height the summary, key and link leave
+            self.figure.sizing_mode = "stretch_both"
+            self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_both", min_height=self.height)
+        else:
+            self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)
 
     def __panel__(self):
         return self.pane

@@ -66,6 +66,8 @@ class LabState(param.Parameterized):
                               doc="The tour's step shown, 1-based (None: not touring); ?tour=5 in a link.")
     pin_undo = param.List(default=[], doc="Earlier pin sets (lists of Pin), newest last, for undo.")
     notices = param.List(default=[], item_type=str, doc="What the opening link could not apply, and why.")
+    configs = param.Dict(default={}, doc="The config.json text (minified) of each model read in this session, by "
+                         "model id: what a link (config=) or a scenario file carries for it.")
 
     def __init__(self, scenario: Scenario | None = None, **params):
         scenario = scenario or Scenario()

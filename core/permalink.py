@@ -19,29 +19,45 @@ refused before the page is built, with an error page that says why
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 import sys
+import zlib
 from typing import NamedTuple
 from urllib.parse import parse_qsl
 
 from .catalogue import Catalogue
+from .config_reader import MAX_CONFIG_BYTES
 from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_catalogue
+from .models import ModelSpec
 from .pins import MAX_PINS, Pin
 from .scenario import LEVERS, Scenario
 
 #: Query keys that are not levers.
-EXTRA_KEYS = ("pins", "custom-gpu")
+EXTRA_KEYS = ("pins", "custom-gpu", "config")
+#: Longest ``config=`` value written or read: a config.json's minified JSON, deflated and in base64url.  The
+#: lab's longest link with one this long is 28,935 characters, under :data:`MAX_LINK_CHARS`, and its page's
+#: websocket request ~48,600 bytes, under the server's 64 KiB and the nginx recipe's 48 KiB a line
+#: (tests/unit/test_link_limits.py).  A real config.json is 600-3,000 characters here; a longer one travels in a
+#: scenario file (:func:`scenario_file`).
+MAX_LINK_CONFIG_CHARS = 8_192
+#: Longest scenario file read, characters: the largest config the reader takes, pins and a custom GPU.
+MAX_SCENARIO_CHARS = MAX_CONFIG_BYTES + 2 * 20_000 + 10_000
+#: What a scenario file says it is (:func:`scenario_file`).
+SCENARIO_KIND = "roofline-lab scenario"
 #: Longest ``pins`` or ``custom-gpu`` text read (8 pins of every lever fit in 4 kB).
 MAX_JSON_TEXT = 20_000
 #: Longest pin name kept.
 MAX_PIN_NAME = 40
 #: Longest link query opened, characters of the query as sent (percent-encoded).  The longest the lab writes is
-#: 20,735 (16 pins with 40-character names of 4-byte characters, every lever moved to a 15-digit value, a
-#: custom GPU with every roof, the seven ladder rungs reordered, a mix and a block, the longest engine name:
-#: tests/unit/test_permalink.py); ~12,000 with ASCII names.
+#: 28,935 (a config.json of :data:`MAX_LINK_CONFIG_CHARS`, 16 pins with 40-character names of 4-byte characters,
+#: every lever moved to a 15-digit value, a custom GPU with every roof, the seven ladder rungs reordered, a mix and
+#: a block, the longest engine name: tests/unit/test_permalink.py); ~20,000 with ASCII names.
 MAX_LINK_CHARS = 32_768
-#: Most query values a link may give; the lab writes at most 30 keys (19 levers, ``pins``, ``custom-gpu`` and
-#: the app's 9).
+#: Most query values a link may give; the lab writes at most 31 keys (19 levers, ``pins``, ``custom-gpu``,
+#: ``config`` and the app's 9).
 MAX_LINK_KEYS = 100
 
 
@@ -70,7 +86,7 @@ def link_refusal(query: str) -> LinkRefusal | None:
     """
     if len(query) > MAX_LINK_CHARS:
         return LinkRefusal(414, f"this link is {len(query):,} characters long; Roofline Lab opens links of up to "
-                                f"{MAX_LINK_CHARS:,} (its own are at most ~21,000)")
+                                f"{MAX_LINK_CHARS:,} (its own are at most ~29,000)")
     limit = sys.get_int_max_str_digits() or len(query) + 1
     for key, value in parse_qsl(query, keep_blank_values=True):
         if not value.isdigit():
@@ -89,16 +105,74 @@ def _too_many_keys(query: dict) -> str | None:
     if count <= MAX_LINK_KEYS:
         return None
     return (f"ignored this link: it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
-            f"(the lab writes at most 28)")
+            f"(the lab writes at most 31)")
 
 
 class LinkState(NamedTuple):
-    """What a permalink restores: valid levers, pins, a custom GPU, and notices for what was ignored."""
+    """What a permalink restores: valid levers, pins, a custom GPU, and notices for what was ignored; and the
+    text of the config.json the link carries (``config=``), to be read before its model and pins apply."""
 
     levers: dict
     pins: list[Pin]
     notices: list[str]
     custom_gpu: Accelerator | None
+    config: str | None = None
+
+
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def minified(text: str) -> str:
+    """JSON text without its spaces (the text as given when it is not JSON Python's reader takes whole)."""
+    try:
+        return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text
+
+
+def config_for_link(text: str | bytes) -> str | None:
+    """A config.json's text as a link's ``config=`` value: its minified JSON (the text as given when it is not
+    JSON Python's reader takes whole), deflated (zlib) and in base64url without padding.
+
+    Returns:
+        the value, or None when it is longer than :data:`MAX_LINK_CONFIG_CHARS` (a scenario file carries it).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogatepass")
+    packed = zlib.compress(minified(text).encode("utf-8", "surrogatepass"), 9)
+    value = base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
+    return value if len(value) <= MAX_LINK_CONFIG_CHARS else None
+
+
+def config_from_link(value: str) -> str:
+    """The config.json text of a link's ``config=`` value (:func:`config_for_link`), not yet read as a config.
+
+    Raises:
+        ValueError: longer than :data:`MAX_LINK_CONFIG_CHARS`, not base64url, not a whole zlib stream, inflating
+            to more than :data:`core.config_reader.MAX_CONFIG_BYTES` (read no further than that), or not UTF-8.
+    """
+    if len(value) > MAX_LINK_CONFIG_CHARS:
+        raise ValueError(f"{len(value):,} characters, more than the {MAX_LINK_CONFIG_CHARS:,} a link's config "
+                         "may have (a larger config travels in a scenario file: Bring your own)")
+    if not _BASE64URL.fullmatch(value):
+        raise ValueError("not base64url text (A-Z, a-z, 0-9, - and _)")
+    try:
+        packed = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError("not base64url text of whole bytes") from None
+    inflate = zlib.decompressobj()
+    try:
+        text = inflate.decompress(packed, MAX_CONFIG_BYTES + 1)
+    except zlib.error:
+        raise ValueError("not a deflated (zlib) config") from None
+    if len(text) > MAX_CONFIG_BYTES or inflate.unconsumed_tail:
+        raise ValueError(f"inflates to more than the {MAX_CONFIG_BYTES / 1e6:g} MB a config may have")
+    if not inflate.eof or inflate.unused_data:
+        raise ValueError("not one whole deflated (zlib) config")
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text once inflated") from None
 
 
 def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: Accelerator | None = None,
@@ -119,20 +193,27 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: A
     return query
 
 
-def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
+def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | None = None) -> LinkState:
     """Levers, pins, a custom GPU and notices from permalink query parameters.
+
+    A link that carries a config.json (``config=``, :func:`config_for_link`) is read twice: first without
+    ``added``, which gives its text (``LinkState.config``) and every lever but the model, and no pins (they
+    may name its model); then, once the text is read into a model (off the event loop: ``app/permalink_view.py``),
+    with ``added``, that model, which is the link's model whatever ``model=`` says.
 
     Args:
         query: key -> text, or key -> list of texts (a key given more than once:
             the first is used, with a notice).  Unknown keys are reported, not
             applied; keys in ``ignore`` (the app's own, e.g. ``embed``) are skipped.
             More than :data:`MAX_LINK_KEYS` values: nothing applies, one notice says why.
+        added: the model the link's config.json gave, as its session registered it.
 
     Returns:
         a :class:`LinkState`: the valid levers (Scenario parameter names, SI
         values), the valid pins (each completed from the defaults; a pin whose model or GPU
         this lab does not have is dropped, with a notice), the custom GPU
-        if the link defines a valid one, and one notice per value that was ignored.
+        if the link defines a valid one, the config.json text of a valid ``config=`` (without ``added``), and
+        one notice per value that was ignored.
     """
     too_many = _too_many_keys(query)
     if too_many:
@@ -141,10 +222,18 @@ def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
     query = _first_values(query, notices)
     custom = _custom_gpu(query.get("custom-gpu"), notices)
     catalogue = Catalogue().with_gpu(custom) if custom else Catalogue()
-    scenario = Scenario(catalogue=catalogue)  # its selectors offer the link's own GPU
-    levers = {}
+    config = None
+    if added is not None:
+        catalogue, added = catalogue.with_model(added)
+    elif "config" in query:
+        try:
+            config = config_from_link(query["config"])
+        except ValueError as exc:
+            notices.append(f"ignored config: {exc}")
+    scenario = Scenario(catalogue=catalogue)  # its selectors offer the link's own GPU and model
+    levers = {} if added is None else {"model": added.id}
     for key, text in query.items():
-        if key in EXTRA_KEYS or key in ignore:
+        if key in EXTRA_KEYS or key in ignore or (key == "model" and (config is not None or added is not None)):
             continue
         lever = LEVERS.by_flag(key)
         if lever is None:
@@ -153,9 +242,9 @@ def from_query(query: dict, ignore: tuple[str, ...] = ()) -> LinkState:
         try:
             levers[lever.name] = lever.decode(text, scenario.param[lever.name])
         except ValueError as exc:
-            notices.append(f"ignored {exc}" + _travel_note(lever.name))
-    pins = _pins(query.get("pins"), scenario, notices)
-    return LinkState(levers, pins, notices, custom)
+            notices.append(f"ignored {exc}" + _travel_note(lever.name, "config" in query))
+    pins = [] if config is not None else _pins(query.get("pins"), scenario, notices, "config" in query)
+    return LinkState(levers, pins, notices, custom, config)
 
 
 def _shown(text: str) -> str:
@@ -185,10 +274,10 @@ def _json_kind(value) -> str:
     return {list: "list", dict: "object"}.get(type(value), type(value).__name__)
 
 
-def _travel_note(name: str) -> str:
-    if name == "model":
-        return ("; a config.json read in another session does not travel in links: paste it again under "
-                "Bring your own")
+def _travel_note(name: str, carried: bool = False) -> str:
+    if name == "model" and not carried:
+        return ("; this link carries no config.json for it: paste it again under Bring your own, or open "
+                "its scenario file there")
     return ""
 
 
@@ -250,7 +339,7 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
 PIN_IDENTITY = ("model", "gpu")
 
 
-def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]:
+def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: bool = False) -> list[Pin]:
     if not text:
         return []
     records = _load_json("pins", text, notices)
@@ -278,7 +367,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]
                 levers[lever.name] = lever.decode(value, scenario.param[lever.name])
             except ValueError as exc:
                 if lever.name in PIN_IDENTITY:
-                    lost = f"ignored pin {name!r}: {exc}" + _travel_note(lever.name)
+                    lost = f"ignored pin {name!r}: {exc}" + _travel_note(lever.name, carried)
                     break
                 notices.append(f"pin {name!r}: ignored {exc}")
         if lost:
@@ -288,3 +377,62 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str]) -> list[Pin]
     if len(records) > MAX_PINS:
         notices.append(f"ignored pins after the first {MAX_PINS}")
     return pins
+
+
+def scenario_file(query: dict[str, str], config: str | None) -> str:
+    """A scenario file: what a link holds (:func:`to_query` and the app's keys) with the config.json's text
+    itself, for a config too large for a link (JSON, UTF-8).
+
+    Args:
+        query: a link's query parameters, key -> text (a ``config`` key is left out: ``config`` is the text).
+        config: the config.json text of the link's model, or None.
+
+    Returns:
+        ``{"kind": SCENARIO_KIND, "version": 1, "config": text or null, "levers": {flag: text},
+        "pins": [...], "custom-gpu": {...}}`` (pins and custom-gpu as in a link, when there are any), indented.
+    """
+    flags = {lever.flag for lever in LEVERS}
+    doc: dict = {"kind": SCENARIO_KIND, "version": 1, "config": config,
+                 "levers": {k: v for k, v in query.items() if k in flags}}
+    for key in ("pins", "custom-gpu"):
+        if key in query:
+            doc[key] = json.loads(query[key])
+    return json.dumps(doc, indent=1, ensure_ascii=False)
+
+
+def read_scenario_file(text: str | bytes) -> tuple[dict[str, str], str | None]:
+    """A scenario file (:func:`scenario_file`) as a link's query parameters and the config.json text.
+
+    What the query holds is then read as a link's is (:func:`from_query`: each value checked, a bad one left
+    out with a notice); the config text is read by the config reader, with its limits.
+
+    Raises:
+        ValueError: over :data:`MAX_SCENARIO_CHARS`, not UTF-8, not JSON, or not a scenario file (its kind,
+            or a part of the wrong type); the message says which.
+    """
+    if len(text) > MAX_SCENARIO_CHARS:
+        raise ValueError(f"{len(text):,} characters, more than the {MAX_SCENARIO_CHARS:,} a scenario file may have")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8 text") from None
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError("nests deeper than the JSON reader allows") from None
+    except ValueError:
+        raise ValueError("not valid JSON") from None
+    if not isinstance(doc, dict) or doc.get("kind") != SCENARIO_KIND:
+        raise ValueError(f"not a scenario file (its \"kind\" must be {SCENARIO_KIND!r})")
+    config = doc.get("config")
+    if config is not None and not isinstance(config, str):
+        raise ValueError("its config must be the config.json's text")
+    levers = doc.get("levers", {})
+    if not isinstance(levers, dict) or not all(isinstance(v, str) for v in levers.values()):
+        raise ValueError("its levers must be an object of texts (flag: value)")
+    query = {str(k): v for k, v in levers.items() if k not in EXTRA_KEYS}
+    for key in ("pins", "custom-gpu"):
+        if key in doc:
+            query[key] = json.dumps(doc[key], separators=(",", ":"), ensure_ascii=False)
+    return query, config

@@ -5,8 +5,10 @@ benchmarks/fuzz_boundaries.py (10^5 and more)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import zlib
 from urllib.parse import urlencode
 
 import param
@@ -75,13 +77,32 @@ def _json_text(value) -> str:
         return "{"
 
 
-QUERY_KEYS = st.one_of(st.sampled_from([lever.flag for lever in LEVERS] + ["pins", "custom-gpu", "embed"]),
+QUERY_KEYS = st.one_of(st.sampled_from([lever.flag for lever in LEVERS] + ["pins", "custom-gpu", "config", "embed"]),
                        NASTY_TEXT)
+
+
+def _deflated(data: bytes) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(data)).decode("ascii").rstrip("=")
+
+
+#: A link's ``config=``: deflated bytes and JSON (whole, cut short, with bytes after), base64url text, nasty text.
+CONFIG_VALUES = st.one_of(
+    st.binary(max_size=300).map(_deflated),
+    st.dictionaries(st.sampled_from(["num_hidden_layers", "hidden_size", "num_attention_heads", "n_layer",
+                                     "vocab_size", "layer_types", "model_type"]) | NASTY_TEXT,
+                    NASTY_NUMBERS | NASTY_TEXT | st.lists(NASTY_TEXT, max_size=4), max_size=8)
+    .map(lambda d: _deflated(json.dumps(d, allow_nan=True).encode("utf-8", "surrogatepass"))),
+    st.tuples(st.binary(max_size=200).map(_deflated), st.integers(0, 40), st.text("AZaz09-_", max_size=8))
+    .map(lambda t: t[0][: max(0, len(t[0]) - t[1])] + t[2]),
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", max_size=400),
+    NASTY_TEXT,
+)
 QUERY_VALUES = st.one_of(
     NASTY_TEXT,
     GPU_FORMS.map(_json_text),
     st.lists(st.dictionaries(QUERY_KEYS, NASTY_TEXT, max_size=4), max_size=12).map(_json_text),
     st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "]" * n),  # deep nesting
+    CONFIG_VALUES,
 )
 #: A permalink query: flag -> one or more values (repeated keys included).
 QUERIES = st.dictionaries(QUERY_KEYS, st.one_of(QUERY_VALUES, st.lists(QUERY_VALUES, min_size=1, max_size=3)),

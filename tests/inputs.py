@@ -52,10 +52,14 @@ QWEN3_MOE_AWQ = {
 def longest_written_query() -> str:
     """The longest query the lab itself writes: 16 pins with 40-character names of the characters that encode
     longest (4-byte UTF-8), every lever moved to a long value, ids of a pasted model and a custom GPU, a custom
-    GPU with a 60-character name and every roof, and the app's own keys."""
+    GPU with a 60-character name and every roof, the pasted model's config.json at the longest a link carries (a
+    deflated config is as random as base64 text gets), and the app's own keys."""
+    import random
     from urllib.parse import urlencode
 
     import param
+
+    from core.permalink import MAX_LINK_CONFIG_CHARS
 
     gpu = custom_accelerator("\U0001f600" * 60, bandwidth_tbs=3.123456789012345, capacity_gb=80.12345678901234,
                              reference="h200", bf16=989.1234567890123, fp8=1979.123456789012, int8=1979.12345678901,
@@ -79,4 +83,6 @@ def longest_written_query() -> str:
     query = {**to_query(levers, pins, gpu), "embed": "true", "present": "true", "tour": "10", "tab": "Bring your own",
              "engine": max(ENGINES, key=len), "band": "true", "ladder": ",".join(reversed(ARTICLE_ORDER)),
              "mix": "uniform", "block-size": "1024"}
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    query["config"] = "".join(random.Random(30).choices(alphabet, k=MAX_LINK_CONFIG_CHARS))
     return urlencode(query)

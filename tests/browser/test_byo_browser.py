@@ -1,6 +1,7 @@
 """Bring your own in the browser: a pasted config's layer strip stays inside its column."""
 
 import json
+from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
@@ -61,4 +62,36 @@ def test_a_32_layer_strip_stays_in_its_column(page, lab_url, size):
         if readout["top"] < strip["bottom"] + 200:  # the Readouts column beside the strip
             assert strip["right"] <= readout["left"], (strip, readout)
     assert page.evaluate("document.scrollingElement.scrollWidth") <= size["width"]
+    assert errors == []
+
+
+def test_a_link_with_a_config_opens_that_model_in_a_fresh_page_and_keeps_it_in_the_address(page, lab_url):
+    """Issue 30: the config read in one page travels in its address (config=) and a second page opens it, read off
+    the event loop, with the link's levers and pins; a config= that is not one is named in the link's notice."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(lab_url)
+    page.locator("[data-readout=ridge]").first.wait_for()
+    page.locator(".bk-tab", has_text="Bring your own").click()
+    page.locator(".config-text textarea").fill(json.dumps(JAMBA))
+    page.locator(".config-read button").click()
+    page.wait_for_function("new URLSearchParams(location.search).get('config') !== null", timeout=15_000)
+    link = page.evaluate("location.search")
+    assert "model=config-pasted-config" in link  # named from the paste: no _name_or_path, no file
+    assert "carries Pasted config's config.json" in page.locator("[data-readout=share]").inner_text()
+    fresh = page.context.new_page()
+    fresh.on("pageerror", lambda e: errors.append(str(e)))
+    query = {**dict(parse_qsl(link.lstrip("?"))), "batch": "24", "embed": "true"}
+    fresh.goto(f"{lab_url}?{urlencode(query)}")
+    fresh.locator("[data-readout=embed-summary]", has_text="Pasted config").wait_for(timeout=20_000)
+    summary = fresh.locator("[data-readout=embed-summary]").inner_text()
+    assert "Pasted config" in summary and "memory" in summary
+    assert fresh.locator(".link-notice").is_hidden()
+    open_full = fresh.locator(".open-full").get_attribute("href")
+    assert "config=" in open_full and "batch=24" in open_full
+    fresh.goto(f"{lab_url}?config=eNo%3Cscript%3E&batch=24&embed=true")
+    fresh.locator(".link-notice li", has_text="ignored config: not base64url text").wait_for(timeout=10_000)
+    summary = fresh.locator("[data-readout=embed-summary]").inner_text()
+    assert "I = 2·B·k/p = 24 FLOP/byte" in summary and "Llama-3-70B, BF16" in summary  # B = 24 applies, BF16
     assert errors == []

@@ -7,6 +7,7 @@ import os
 import struct
 from urllib.parse import quote
 
+import pytest
 from conftest import PROJECTOR, open_on_projector
 from test_browser_present import ROOFLINE_BOXES, _overlap
 
@@ -137,4 +138,72 @@ def test_pins_with_formula_names_are_named_on_the_compare_axes(page, lab_url):
     labels = page.evaluate("""() => { const d = Bokeh.documents[0];
       const f = d.get_model_by_name('compare-tpot-fig'); return f.below[0].formatter.args.labels; }""")
     assert labels == ["1: =cmd", "2: b"]  # text on a canvas: shown as typed
+    assert errors == []
+
+
+# --- embed mode: the Levers drawer over the chart, the chart as tall as the iframe (issue 30) ---------------------
+#: The boxes of what an embedded lab shows (CSS px): its summary, chart, key, link and the drawer (header and body).
+EMBED_BOXES = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const r = Bokeh.index.find_one(fig).el.getBoundingClientRect();
+  return {chart: {top: r.top, bottom: r.bottom, left: r.left, right: r.right},
+          viewport: {width: window.innerWidth, height: window.innerHeight},
+          scroll: {width: document.scrollingElement.scrollWidth, height: document.scrollingElement.scrollHeight}}; }"""
+
+
+def _embed_boxes(page) -> dict:
+    boxes = page.evaluate(EMBED_BOXES)
+    for name, selector in (("summary", "[data-readout=embed-summary]"), ("key", "[data-readout=embed-key]"),
+                           ("link", "a.open-full"), ("drawer", ".embed .levers")):
+        box = page.locator(selector).first.bounding_box()
+        boxes[name] = {"top": box["y"], "bottom": box["y"] + box["height"], "height": box["height"]}
+    return boxes
+
+
+def _blank(boxes: dict) -> float:
+    """The viewport's height that none of the embed's parts covers (px)."""
+    height = boxes["viewport"]["height"]
+    spans = sorted((max(0, b["top"]), min(height, b["bottom"]))
+                   for b in (boxes[n] for n in ("summary", "chart", "key", "link", "drawer")))
+    covered, reach = 0.0, 0.0
+    for top, bottom in spans:
+        if bottom > reach:
+            covered += bottom - max(top, reach)
+            reach = bottom
+    return height - covered
+
+
+@pytest.mark.parametrize("size", [{"width": 500, "height": 450}, {"width": 720, "height": 540}],
+                         ids=["500x450", "720x540"])
+def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_height(page, lab_url, size):
+    """At 500×450 the opened drawer lengthened the page by 145 px: the iframe scrolled and the chart left it; at
+    720×540 the chart kept 250 px and ~180 px stayed blank below the link."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(size)
+    page.goto(f"{lab_url}?embed=true&model=llama-3-8b&batch=56")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_timeout(800)
+    _shot(page, f"embed-{size['width']}-closed.png")
+    closed = _embed_boxes(page)
+    assert closed["scroll"]["height"] <= size["height"] and closed["scroll"]["width"] <= size["width"], closed
+    assert _blank(closed) < 24, closed  # the chart grows into the height the other parts leave
+    assert closed["drawer"]["bottom"] <= size["height"] + 0.5 and closed["drawer"]["height"] < 50, closed
+    assert closed["link"]["bottom"] <= closed["drawer"]["top"] + 0.5, closed  # the link is not under the header
+    page.locator(".embed .levers .card-header").first.click()
+    page.get_by_text("Grouped-query attention").wait_for()
+    page.wait_for_timeout(500)
+    _shot(page, f"embed-{size['width']}-open.png")
+    opened = _embed_boxes(page)
+    assert opened["scroll"]["height"] <= size["height"], opened  # the iframe does not scroll
+    assert opened["chart"] == closed["chart"], (closed, opened)  # the chart stays where it was, in view
+    assert 0 <= opened["chart"]["top"] and opened["chart"]["bottom"] <= size["height"], opened
+    assert opened["drawer"]["height"] > 100 and opened["drawer"]["bottom"] <= size["height"] + 0.5, opened
+    assert opened["drawer"]["top"] > opened["summary"]["bottom"], opened  # the summary's numbers stay readable
+    gqa = page.get_by_text("Grouped-query attention").bounding_box()
+    assert gqa["y"] + gqa["height"] <= size["height"], gqa  # the last lever is reachable
+    page.locator(".embed .levers .card-header").first.click()  # the header closes it again
+    page.wait_for_timeout(500)
+    assert _embed_boxes(page)["drawer"]["height"] < 50
     assert errors == []

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs
 import numpy as np
 from fuzz_strategies import (
     CLI_ARGS,
+    CONFIG_VALUES,
     CONTROL_TEXT,
     CSV_TEXT,
     GPU_FORMS,
@@ -88,6 +89,24 @@ def test_a_permalink_never_fails_and_applies_only_valid_values(query):
     assert_sane(s.evaluate())
     for pin in state.pins:
         assert set(pin.levers) == set(LEVERS.names) and len(pin.name) <= 40
+
+
+@FUZZ
+@given(CONFIG_VALUES)
+def test_a_links_config_is_refused_by_name_or_read_by_the_config_reader(value):
+    """Issue 30: a link's config= is refused with a notice naming the key, or its text goes to the reader of a
+    pasted config, which reads it or refuses it: never a fault."""
+    from app.byo_view import _read
+    from core.models import ConfigError
+
+    state = from_query({"config": value, "batch": "8"})
+    assert state.levers == {"batch": 8}
+    if state.config is None:
+        assert len(state.notices) == 1 and state.notices[0].startswith("ignored config: ")
+        return
+    assert state.notices == [] and len(state.config) <= 2_000_000
+    outcome = _read(state.config, None, Scenario())
+    assert isinstance(outcome, ConfigError) or outcome[1].id.startswith("config-")
 
 
 @FUZZ

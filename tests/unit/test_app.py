@@ -549,3 +549,68 @@ def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_
     marked = {m.id for m in models if m.approximate}
     assert {"deepseek-v3", "gemma-3-12b", "gemma-3-27b", "cross-attention-layers"} <= marked
     assert "gemma-2-9b" not in marked  # its sliding_window_size is sliding_window's other name, now read
+
+
+# --- a pasted config.json travels in the link, or in a scenario file (issue 30) ------------------------------------
+def _link_of(lab: Lab) -> dict:
+    from urllib.parse import parse_qs, urlencode
+
+    return parse_qs(urlencode(lab.link.query()), keep_blank_values=True)  # as the page's address holds it
+
+
+def test_a_link_carries_a_pasted_config_and_opens_the_same_model_levers_and_pins():
+    lab = Lab()
+    lab.byo.config_file.value = {"my-gpt2.json": GPT2.replace(', "_name_or_path": "openai-community/gpt2"', "")}
+    lab.scenario.param.update(batch=17, context=4096, weight_dtype="fp8")
+    lab.pin_current()
+    query = _link_of(lab)
+    assert query["model"] == ["config-my-gpt2"] and len(query["config"][0]) < 300
+    assert "carries my-gpt2's config.json" in lab.byo.share_report.object
+    opened = Lab(query=query)
+    assert opened.state.notices == [] and not opened.link.notice.visible
+    s = opened.scenario
+    assert (s.model, s.batch, s.context, s.weight_dtype) == ("config-my-gpt2", 17, 4096, "fp8")
+    assert s.catalogue.model(s.model).name == "my-gpt2"  # named by the file's name, as in the first session
+    assert opened.result.n_params == lab.result.n_params == 124_439_808
+    assert opened.state.pins == lab.state.pins and opened.state.pins[0].levers["model"] == "config-my-gpt2"
+    assert _link_of(opened)["config"] == query["config"]  # and it passes on
+
+
+def test_a_link_whose_config_the_reader_refuses_says_so_and_the_rest_applies():
+    from core.permalink import config_for_link
+
+    query = {"config": config_for_link('{"n_layer": "twelve", "n_embd": 768, "n_head": 12}'),
+             "model": "config-x", "batch": "9", "gpu": "h200"}
+    lab = Lab(query=query)
+    assert (lab.scenario.model, lab.scenario.batch, lab.scenario.gpu) == ("llama-3-70b", 9, "h200")
+    assert len(lab.state.notices) == 1 and lab.state.notices[0].startswith("ignored config: ")
+    assert lab.state.notices[0].endswith("; the lab keeps Llama-3-70B")
+    assert lab.link.notice.visible and "ignored config: " in lab.link.notice.object
+
+
+def test_a_config_too_large_for_a_link_reopens_from_its_scenario_file():
+    import json
+    import random
+
+    labels = {str(i): "".join(random.Random(i).choices("abcdefghijklmnopqrstuvwxyz", k=12)) for i in range(800)}
+    big = json.dumps({**json.loads(GPT2), "id2label": labels}, indent=2)
+    lab = Lab()
+    lab.byo.config_text.value = big
+    lab.byo._read_config()
+    lab.scenario.param.update(batch=33, kv_dtype="fp8")
+    lab.pin_current()
+    lab.scenario.batch = 40
+    assert "config" not in lab.link.query() and "too large for a link" in lab.byo.share_report.object
+    saved = lab.byo.save_scenario.callback().getvalue()
+    assert json.loads(saved)["config"] == json.dumps(json.loads(big), separators=(",", ":"))
+    opened = Lab()
+    opened.scenario.batch = 2
+    opened.byo.scenario_file.value = {"roofline-lab-scenario.json": saved.encode()}
+    s = opened.scenario
+    assert (s.model, s.batch, s.kv_dtype) == ("config-gpt2", 40, "fp8")
+    assert opened.result.n_params == lab.result.n_params
+    assert opened.state.pins == lab.state.pins
+    assert "Opened roofline-lab-scenario.json: gpt2, its levers and 1 pin(s)." in opened.byo.scenario_report.object
+    opened.byo.scenario_file.value = {"notes.json": b'{"kind": "a list"}'}
+    assert "Not opened: notes.json is not a scenario file" in opened.byo.scenario_report.object
+    assert opened.scenario.model == "config-gpt2"

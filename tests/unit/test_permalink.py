@@ -1,8 +1,12 @@
 """Permalinks, pins and data export in core (no UI)."""
 
+import base64
 import csv
 import io
 import json
+import random
+import re
+import zlib
 
 import pytest
 from inputs import longest_written_query
@@ -21,7 +25,7 @@ def test_round_trip_restores_levers_and_pins_exactly():
                       weight_dtype="fp8", kv_dtype="int8", phase="prefill", prompt_len=4000, acceptance=0.85,
                       capacity_convention="decimal", reserve_bytes=1.5 * GiB).levers()
     pins = [Pin("mine", Scenario(batch=7).levers()), *lever_preset(levers)]
-    got_levers, got_pins, notices, _ = from_query(to_query(levers, pins))
+    got_levers, got_pins, notices, *_ = from_query(to_query(levers, pins))
     assert notices == []
     assert got_levers == levers
     assert got_pins == pins
@@ -34,7 +38,7 @@ def test_query_names_are_the_command_line_flags():
 
 
 def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
-    levers, pins, notices, _ = from_query({
+    levers, pins, notices, *_ = from_query({
         "model": "llama-3-8b", "batch": "0", "gpu": "h900", "context": "lots", "no-gqa": "maybe",
         "reserve": "-2", "acceptance": "1.5", "spec-k": "4", "colour": "red", "pins": "{not json",
     })
@@ -49,7 +53,7 @@ def test_bad_values_are_ignored_with_a_notice_and_the_rest_applies():
 
 
 def test_a_bad_pin_field_drops_only_that_field():
-    _, pins, notices, _ = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "context": "lots"}, 3])})
+    _, pins, notices, *_ = from_query({"pins": json.dumps([{"name": "p", "batch": "4", "context": "lots"}, 3])})
     assert len(pins) == 1 and pins[0].levers["batch"] == 4 and pins[0].levers["context"] == 8192
     assert any("pin 'p': ignored context='lots'" in n for n in notices)
     assert any("pin 2: not an object" in n for n in notices)
@@ -59,7 +63,7 @@ def test_a_pin_whose_model_or_gpu_is_not_here_is_dropped_not_renamed():
     """A pin of a pasted config (read in another session) would otherwise be Llama-3-70B under the name 'gpt2 · …'."""
     records = [{"name": "gpt2 · h200", "model": "config-gpt2", "gpu": "h200", "batch": "4"},
                {"name": "p", "gpu": "nope"}, {"name": "kept", "model": "llama-3-8b", "batch": "8"}]
-    _, pins, notices, _ = from_query({"pins": json.dumps(records)})
+    _, pins, notices, *_ = from_query({"pins": json.dumps(records)})
     assert [(p.name, p.levers["model"], p.levers["batch"]) for p in pins] == [("kept", "llama-3-8b", 8)]
     assert any(n.startswith("ignored pin 'gpt2 · h200': model='config-gpt2'") and "Bring your own" in n
                for n in notices), notices
@@ -68,7 +72,7 @@ def test_a_pin_whose_model_or_gpu_is_not_here_is_dropped_not_renamed():
 
 def test_at_most_sixteen_pins():
     many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(18)]
-    _, pins, notices, _ = from_query({"pins": json.dumps(many)})
+    _, pins, notices, *_ = from_query({"pins": json.dumps(many)})
     assert len(pins) == MAX_PINS == 16
     assert any("after the first 16" in n for n in notices)
 
@@ -138,7 +142,7 @@ def test_a_custom_gpu_travels_in_the_link():
 def test_a_link_to_a_session_config_says_why_it_does_not_travel():
     state = from_query({"model": "config-your-model", "batch": "4"})
     assert state.levers == {"batch": 4}
-    assert "does not travel in links: paste it again" in state.notices[0]
+    assert "this link carries no config.json for it: paste it again under Bring your own" in state.notices[0]
 
 
 def test_whole_numbers_written_as_floats_are_accepted():
@@ -205,7 +209,7 @@ def test_every_link_the_lab_writes_is_one_it_opens():
 
     query = longest_written_query()
     assert 15_000 < len(query) <= MAX_LINK_CHARS and link_refusal(query) is None
-    assert len(query.split("&")) == 30 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
+    assert len(query.split("&")) == 31 <= MAX_LINK_KEYS  # the count the notice of too many keys quotes
 
 
 def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_notice():
@@ -214,7 +218,7 @@ def test_a_link_with_more_keys_than_the_lab_reads_is_ignored_as_a_whole_with_a_n
     state = from_query({f"k{i}": "1" for i in range(1000)} | {"batch": "8"})
     assert state.levers == {} and state.pins == [] and state.custom_gpu is None
     assert state.notices == ["ignored this link: it gives 1,001 parameters, more than the 100 a link can give "
-                             "(the lab writes at most 28)"]
+                             "(the lab writes at most 31)"]
     assert from_query({"batch": ["4"] * 101}).notices[0].startswith("ignored this link: it gives 101 parameters")
 
 
@@ -241,3 +245,96 @@ def test_a_link_a_page_can_be_built_for_is_left_to_the_lab(query):
     from core.permalink import link_refusal
 
     assert link_refusal(query) is None
+
+
+# --- a config.json in the link, and in a scenario file (issue 30) -------------------------------------------------
+SMALL_CONFIG = ('{\n  "model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024,\n'
+                '  "vocab_size": 50257, "_name_or_path": "openai-community/gpt2"\n}')
+
+
+def test_a_config_travels_in_the_link_deflated_and_comes_back_minified():
+    from core.model_catalogue import CATALOGUE_DIR
+    from core.permalink import config_for_link, config_from_link
+
+    value = config_for_link(SMALL_CONFIG)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", value)
+    assert config_from_link(value) == json.dumps(json.loads(SMALL_CONFIG), separators=(",", ":"))
+    shipped = (CATALOGUE_DIR / "deepseek-v3.json").read_text()  # 1,734 characters
+    assert len(config_for_link(shipped)) < 0.6 * len(shipped)
+    assert json.loads(config_from_link(config_for_link(shipped))) == json.loads(shipped)
+    assert from_query({"config": value, "batch": "8"}).config == config_from_link(value)
+
+
+def test_a_config_too_large_for_a_link_is_not_put_in_one():
+    from core.permalink import MAX_LINK_CONFIG_CHARS, config_for_link
+
+    labels = {str(i): "".join(random.Random(i).choices("abcdefghijklmnopqrstuvwxyz", k=12)) for i in range(800)}
+    big = json.dumps({**json.loads(SMALL_CONFIG), "id2label": labels})
+    assert config_for_link(big) is None
+    assert len(config_for_link(SMALL_CONFIG)) <= MAX_LINK_CONFIG_CHARS
+
+
+def _deflated(data: bytes) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(data, 9)).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("value, says", [
+    ("A" * 8_193, "8,193 characters, more than the 8,192 a link's config may have"),
+    ("eNo<script>", "not base64url text"),
+    ("A", "not base64url text of whole bytes"),
+    (base64.urlsafe_b64encode(b"plain text").decode().rstrip("="), "not a deflated (zlib) config"),
+    (_deflated(b" " * 3_000_000), "inflates to more than the 2 MB a config may have"),  # 2.9 kB in the link
+    (_deflated(b'{"a": "\xff\xfe"}'), "not UTF-8 text once inflated"),
+    (_deflated(SMALL_CONFIG.encode())[:-6], "not one whole deflated (zlib) config"),
+    (_deflated(SMALL_CONFIG.encode()) + _deflated(b"{}")[:4], "not one whole deflated (zlib) config"),
+])
+def test_a_hostile_config_value_is_refused_by_name_and_the_rest_of_the_link_applies(value, says):
+    state = from_query({"config": value, "batch": "8", "model": "config-gpt2"})
+    assert state.config is None and state.levers == {"batch": 8}
+    assert state.notices[0].startswith("ignored config: " + says)
+    assert "ignored model='config-gpt2'" in state.notices[1] and "carries no config.json" not in state.notices[1]
+
+
+def test_a_link_with_a_config_leaves_its_model_and_pins_until_the_config_is_read():
+    from core.config_reader import from_hf_config, parse_config_text
+    from core.permalink import config_for_link
+
+    model = from_hf_config(parse_config_text(SMALL_CONFIG), model_id="config-gpt2", name="gpt2")
+    pin = Pin("mine", {**Scenario().levers(), "batch": 12, "model": "config-gpt2"})
+    query = {**to_query({**Scenario().levers(), "batch": 12, "model": "config-gpt2"}, [pin]),
+             "config": config_for_link(SMALL_CONFIG)}
+    first = from_query(query)
+    assert "model" not in first.levers and first.levers["batch"] == 12 and first.pins == [] and first.notices == []
+    second = from_query(query, added=model)
+    assert second.levers["model"] == "config-gpt2" and second.pins == [pin] and second.notices == []
+    assert second.config is None
+
+
+def test_a_scenario_file_holds_the_config_text_the_levers_and_the_pins():
+    from core.hardware import custom_accelerator
+    from core.permalink import SCENARIO_KIND, read_scenario_file, scenario_file
+
+    gpu = custom_accelerator("Lab card", bandwidth_tbs=2.0, capacity_gb=48, bf16=400)
+    levers = {**Scenario().levers(), "batch": 24, "gpu": gpu.id}
+    query = to_query(levers, [Pin("p", levers)], gpu)
+    text = scenario_file(query, SMALL_CONFIG)
+    doc = json.loads(text)
+    assert doc["kind"] == SCENARIO_KIND and doc["config"] == SMALL_CONFIG and doc["levers"]["batch"] == "24"
+    assert read_scenario_file(text) == (query, SMALL_CONFIG)
+    assert read_scenario_file(text.encode()) == (query, SMALL_CONFIG)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("x" * 2_050_001, "2,050,001 characters, more than the 2,050,000"),
+    (b"\xff{}", "not UTF-8 text"),
+    ("{", "not valid JSON"),
+    ("[" * 100_000, "nests deeper"),
+    ('{"kind": "something else"}', "not a scenario file"),
+    ('{"kind": "roofline-lab scenario", "config": {"n_layer": 2}}', "its config must be the config.json's text"),
+    ('{"kind": "roofline-lab scenario", "levers": {"batch": 8}}', "its levers must be an object of texts"),
+])
+def test_a_file_that_is_not_a_scenario_file_is_refused_with_the_reason(text, says):
+    from core.permalink import read_scenario_file
+
+    with pytest.raises(ValueError, match=re.escape(says)):
+        read_scenario_file(text)
