@@ -118,9 +118,29 @@ def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: 
     return catalogue, model, report_html(model)
 
 
+#: Reports made, by the model's identity (the model kept beside its report, so an id is never reused while its
+#: entry lives): a class pasting one config gets one immutable ModelSpec (:data:`_READS`), so one report.
+_REPORTS: OrderedDict[int, tuple[ModelSpec, str]] = OrderedDict()
+
+
 def report_html(model: ModelSpec) -> str:
     """The "Read …: now the selected model" report: what was read, the layer strip, what is not modelled, what was
-    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker."""
+    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker, once per
+    model (:data:`_REPORTS`)."""
+    with _READS_LOCK:
+        kept = _REPORTS.get(id(model))
+        if kept is not None and kept[0] is model:
+            _REPORTS.move_to_end(id(model))
+            return kept[1]
+    report = _report_html(model)
+    with _READS_LOCK:
+        _REPORTS[id(model)] = (model, report)
+        if len(_REPORTS) > READS_KEPT:
+            _REPORTS.popitem(last=False)
+    return report
+
+
+def _report_html(model: ModelSpec) -> str:
     precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
                  "precision is set to as stored (each tensor group in its own format)."
                  if model.quantization and model.quantization.modelled else "")
@@ -266,17 +286,24 @@ class BringYourOwnView(pn.viewable.Viewer):
         if doc is None or doc.session_context is None:
             self._show_read(started, _read(raw, uploaded, self.scenario))
             return
-        self.read_config.loading = True
-        self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
-                                     "(a large config takes a moment; the lab stays usable meanwhile)</div>")
+        with pn.io.hold():  # the button's spinner and the message in one message to the browser
+            self.read_config.loading = True
+            self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading '
+                                         "config… (a large config takes a moment; the lab stays usable "
+                                         "meanwhile)</div>")
         future = READERS.submit(_read, raw, uploaded, self.scenario.clone(), self.prepare)
         future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: self._show_read(started, f)))
 
     def _show_read(self, started: tuple, read) -> None:
         """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started."""
-        generation, catalogue, model_id = started
+        generation = started[0]
         if generation != self._generation:
             return  # a newer read is under way, or was shown: it reports
+        with pn.io.hold():  # the new model's views, the report and the button: one message to the browser
+            self._apply_read(started, read)
+
+    def _apply_read(self, started: tuple, read) -> None:
+        _, catalogue, model_id = started
         self.read_config.loading = False
         current = self.scenario.catalogue.model(self.scenario.model).name
         if self.scenario.catalogue is not catalogue or self.scenario.model != model_id:

@@ -225,3 +225,34 @@ def test_a_config_pasted_again_is_read_once(monkeypatch):
     refused = byo_view._read('{"model_type": "llama"}', None, Scenario())
     assert isinstance(refused, byo_view.ConfigError)
     assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
+
+
+def test_a_report_is_made_once_per_model_and_a_read_reaches_the_browser_as_one_message(monkeypatch):
+    """A class pasting one config: one report for the one model (its worker made it 20 times), and the click's and
+    the apply's changes each held into one message (the spinner, the report and every view of the new model)."""
+    import json
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    made = []
+    real = byo_view._report_html
+    monkeypatch.setattr(byo_view, "_report_html", lambda m: made.append(m) or real(m))
+    monkeypatch.setattr(byo_view, "_REPORTS", byo_view.OrderedDict())
+    text = json.dumps(heavy_hybrid_config(64))
+    reads = [byo_view._read(text, None, served_lab()[0].state.scenario.clone()) for _ in range(3)]
+    assert len(made) == 1 and all(r[2] is reads[0][2] for r in reads)
+    assert "Read heavy-hybrid: now the selected model" in reads[0][2]
+
+    lab, doc = served_lab()
+    byo = lab.byo
+    held = []
+    byo.config_report.param.watch(lambda _e: held.append(doc.callbacks.hold_value), "object")
+    byo.config_text.value = text
+    with set_curdoc(doc):
+        byo._read_config()
+        loop_until(doc, lambda: not byo.read_config.loading)
+    assert "Read heavy-hybrid" in byo.config_report.object
+    assert held == ["combine", "combine"]  # "Reading config…", then the report: both inside Panel's hold
