@@ -256,3 +256,31 @@ def test_a_report_is_made_once_per_model_and_a_read_reaches_the_browser_as_one_m
         loop_until(doc, lambda: not byo.read_config.loading)
     assert "Read heavy-hybrid" in byo.config_report.object
     assert held == ["combine", "combine"]  # "Reading config…", then the report: both inside Panel's hold
+
+
+def test_reads_landing_together_are_applied_one_session_at_a_time(monkeypatch):
+    """Twenty sessions' reads of one config land within milliseconds; applied all at once they held every other
+    student's update behind them.  The reader hands a session its read only once the previous one was applied."""
+    import json
+    import time
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    monkeypatch.setattr(byo_view, "APPLY_WAIT_S", 30.0)  # a session that never applies holds the next up to this
+    text = json.dumps(heavy_hybrid_config(64))
+    (first, doc1), (second, doc2) = served_lab(), served_lab()
+    loop_until(doc1, byo_view._APPLIED.is_set, 5)  # nothing handed over by an earlier test is still pending
+    for lab, doc in ((first, doc1), (second, doc2)):
+        lab.byo.config_text.value = text
+        with set_curdoc(doc):
+            lab.byo._read_config()
+    time.sleep(2.0)  # both reads are done by now
+    run_next_ticks(doc2)  # the second session's loop turns first: its read waits for the first's apply
+    assert second.byo.read_config.loading and "Reading config…" in second.byo.config_report.object
+    run_next_ticks(doc1)
+    assert "Read heavy-hybrid" in first.byo.config_report.object
+    loop_until(doc2, lambda: not second.byo.read_config.loading, 5)
+    assert "Read heavy-hybrid" in second.byo.config_report.object and byo_view._APPLIED.is_set()
