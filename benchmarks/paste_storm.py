@@ -80,6 +80,7 @@ class Paster(ProtocolStudent):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.read_s: float | None = None
+        self.last_report = ""  # the last config readout seen (what a paster without its report was shown)
 
     def _page_token(self) -> str:
         """The page of ``?tab=Bring your own`` (its query kept) and its session token."""
@@ -142,6 +143,8 @@ class Paster(ProtocolStudent):
             if isinstance(fragment, str) and "Read heavy-hybrid" in fragment:  # the report's text, unparsed
                 self.read_s = time.perf_counter() - t0
                 return
+            if isinstance(fragment, str) and (at := fragment.find('data-readout=\\"config')) >= 0:
+                self.last_report = fragment[at:at + 160]
         raise RuntimeError("no 'Read heavy-hybrid' report within the timeout")
 
 
@@ -274,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {took * 1000:.0f} ms: {what}")
     for e in errors[:5]:
         print("error:", e)
+    for s in pasters:
+        if s.read_s is None:
+            print(f"paster {s.index} had no report; the last config readout it was sent: {s.last_report or '(none)'}")
     return 0 if not errors else 1
 
 
