@@ -295,11 +295,9 @@ class BringYourOwnView(pn.viewable.Viewer):
         if doc is None or doc.session_context is None:
             self._show_read(started, _read(raw, uploaded, self.scenario))
             return
-        with pn.io.hold():  # the button's spinner and the message in one message to the browser
-            self.read_config.loading = True
-            self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading '
-                                         "config… (a large config takes a moment; the lab stays usable "
-                                         "meanwhile)</div>")
+        self.read_config.loading = True
+        self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
+                                     "(a large config takes a moment; the lab stays usable meanwhile)</div>")
         READERS.submit(self._read_and_hand_over, doc, started, raw, uploaded, self.scenario.clone())
 
     def _read_and_hand_over(self, doc, started: tuple, raw, uploaded, scenario: Scenario) -> None:

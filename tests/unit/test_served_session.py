@@ -227,9 +227,9 @@ def test_a_config_pasted_again_is_read_once(monkeypatch):
     assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
 
 
-def test_a_report_is_made_once_per_model_and_a_read_reaches_the_browser_as_one_message(monkeypatch):
-    """A class pasting one config: one report for the one model (its worker made it 20 times), and the click's and
-    the apply's changes each held into one message (the spinner, the report and every view of the new model)."""
+def test_a_report_is_made_once_per_model_and_its_apply_reaches_the_browser_as_one_message(monkeypatch):
+    """A class pasting one config: one report for the one model (its worker made it 20 times), and the apply's
+    changes held into one message (the button, the report and every view of the new model)."""
     import json
 
     from fuzz_strategies import heavy_hybrid_config
@@ -255,7 +255,7 @@ def test_a_report_is_made_once_per_model_and_a_read_reaches_the_browser_as_one_m
         byo._read_config()
         loop_until(doc, lambda: not byo.read_config.loading)
     assert "Read heavy-hybrid" in byo.config_report.object
-    assert held == ["combine", "combine"]  # "Reading config…", then the report: both inside Panel's hold
+    assert len(held) == 2 and held[1] == "combine"  # "Reading config…", then the report inside Panel's hold
 
 
 def test_reads_landing_together_are_applied_one_session_at_a_time(monkeypatch):
