@@ -285,8 +285,9 @@ class BringYourOwnView(pn.viewable.Viewer):
         The event loop is every student's: a pasted hybrid of 2,048 layers cost it 1.5 s or more of CPU
         (issue 31), and every other session's update waited.  Served, the read and the new model's first
         evaluation run in a worker (:data:`READERS`) while the page says "Reading config…"; the result is applied
-        in the session's own next tick, one session's at a time (:data:`_APPLIED`).  A read overtaken by a newer one, or by another model chosen meanwhile,
-        is dropped.  Without a server (a notebook, the unit tests) it runs at once.
+        in the session's own next tick, one session's at a time (:data:`_APPLIED`).  A read overtaken by a newer
+        one, or by another model chosen meanwhile, is dropped.  Without a server (a notebook, the unit tests) it
+        runs at once.
         """
         raw, uploaded = self._config.given()
         self._generation += 1

@@ -288,8 +288,8 @@ def test_folding_gives_the_runs_back_and_a_strip_without_patterns_stays_bounded(
         assert [(r["attention"], r["count"]) for r in back] == [(r["attention"], r["count"]) for r in rows]
         assert [i for i, _, _ in fold_runs(rows)] == sorted({i for i, _, _ in fold_runs(rows)})
     # Jamba-like: 8 layers repeated 4 times, 32 runs: drawn run by run (a person reads 32 cells).
-    jamba = [{"first": i, "count": 1, "attention": "full" if i % 8 == 4 else "mamba", "mlp": "moe" if i % 2 else "gated",
-              "label": str(i % 8)} for i in range(32)]
+    jamba = [{"first": i, "count": 1, "attention": "full" if i % 8 == 4 else "mamba",
+              "mlp": "moe" if i % 2 else "gated", "label": str(i % 8)} for i in range(32)]
     assert len(jamba) <= MAX_RUNS and layer_strip_html(jamba).count('class="layer-run"') == 32
     assert fold_runs(jamba) == [(0, jamba[:8], 4)]
     # 2,048 layers in no short pattern: at most MAX_SEGMENTS segments, then one for the rest; every layer counted.
