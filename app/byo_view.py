@@ -20,7 +20,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
 
 import panel as pn
@@ -71,6 +71,15 @@ SCENARIO_UPLOAD_LIMIT = f"{-(-MAX_SCENARIO_CHARS // 1_000_000)}MB"
 #: (both hold the same GIL) and takes the loop's share from a half to a third; reads pasted together queue here,
 #: not on the loop.  What makes a read cheap is the model caches (core/layers.py, core/profiles.py).
 READERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-reader")
+#: Set once the last read handed to a session has been applied (or dropped).  Reads of one config pasted by a
+#: class land together (the second is a lookup): each session's apply is a few tens of ms on the loop, and twenty
+#: queued at once held every other student's update behind them all.  The reader hands the next read over only
+#: when the previous one has been applied, so the loop takes the other sessions' messages between two applies.
+_APPLIED = threading.Event()
+_APPLIED.set()
+#: How long the reader waits for a session to apply the read before it hands over the next (a session closed
+#: meanwhile never applies it).
+APPLY_WAIT_S = 1.0
 
 log = logging.getLogger(__name__)
 
@@ -224,9 +233,29 @@ def _apply(state: LabState, link: LinkState, undoable: bool) -> None:
         state.pins = list(link.pins)
 
 
+#: Reports made, by the model's identity (the model kept beside its report, so an id is never reused while its
+#: entry lives): a class pasting one config gets one immutable ModelSpec (:data:`_READS`), so one report.
+_REPORTS: OrderedDict[int, tuple[ModelSpec, str]] = OrderedDict()
+
+
 def report_html(model: ModelSpec) -> str:
     """The "Read …: now the selected model" report: what was read, the layer strip, what is not modelled, what was
-    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker."""
+    assumed, the checkpoint as stored (HTML, every name escaped).  Made with the read, in its worker, once per
+    model (:data:`_REPORTS`)."""
+    with _READS_LOCK:
+        kept = _REPORTS.get(id(model))
+        if kept is not None and kept[0] is model:
+            _REPORTS.move_to_end(id(model))
+            return kept[1]
+    report = _report_html(model)
+    with _READS_LOCK:
+        _REPORTS[id(model)] = (model, report)
+        if len(_REPORTS) > READS_KEPT:
+            _REPORTS.popitem(last=False)
+    return report
+
+
+def _report_html(model: ModelSpec) -> str:
     precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
                  "precision is set to as stored (each tensor group in its own format)."
                  if model.quantization and model.quantization.modelled else "")
@@ -376,8 +405,9 @@ class BringYourOwnView(pn.viewable.Viewer):
         The event loop is every student's: a pasted hybrid of 2,048 layers cost it 1.5 s or more of CPU
         (issue 31), and every other session's update waited.  Served, the read and the new model's first
         evaluation run in a worker (:data:`READERS`) while the page says "Reading config…"; the result is applied
-        in the session's own next tick.  A read overtaken by a newer one, or by another model chosen meanwhile,
-        is dropped.  Without a server (a notebook, the unit tests) it runs at once.
+        in the session's own next tick, one session's at a time (:data:`_APPLIED`).  A read overtaken by a newer
+        one, or by another model chosen meanwhile, is dropped.  Without a server (a notebook, the unit tests) it
+        runs at once.
         """
         raw, uploaded = self._config.given()
         self._generation += 1
@@ -389,14 +419,37 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.read_config.loading = True
         self.config_report.object = ('<div class="warn" data-readout="config" aria-busy="true">Reading config… '
                                      "(a large config takes a moment; the lab stays usable meanwhile)</div>")
-        future = READERS.submit(_read, raw, uploaded, self.scenario.clone(), self.prepare)
-        future.add_done_callback(lambda f: doc.add_next_tick_callback(lambda: self._show_read(started, f)))
+        READERS.submit(self._read_and_hand_over, doc, started, raw, uploaded, self.scenario.clone())
 
-    def _show_read(self, started: tuple, read) -> None:
-        """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started."""
-        generation, catalogue, model_id = started
-        if generation != self._generation:
-            return  # a newer read is under way, or was shown: it reports
+    def _read_and_hand_over(self, doc, started: tuple, raw, uploaded, scenario: Scenario) -> None:
+        """In the reader's thread: read, wait until the read handed over before has been applied
+        (:data:`_APPLIED`), then have the session apply this one on its next tick."""
+        done: Future = Future()
+        try:
+            done.set_result(_read(raw, uploaded, scenario, self.prepare))
+        except Exception as exc:  # noqa: BLE001 - reported by the session (_apply_read), logged there
+            done.set_exception(exc)
+        _APPLIED.wait(APPLY_WAIT_S)
+        _APPLIED.clear()
+        try:
+            doc.add_next_tick_callback(lambda: self._show_read(started, done, served=True))
+        except Exception:  # noqa: BLE001 - a session closed meanwhile: nothing to apply, the next may go
+            _APPLIED.set()
+
+    def _show_read(self, started: tuple, read, served: bool = False) -> None:
+        """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started;
+        ``served``: handed over by the reader, which waits for this (:data:`_APPLIED`)."""
+        try:
+            if started[0] != self._generation:
+                return  # a newer read is under way, or was shown: it reports
+            with pn.io.hold():  # the new model's views, the report and the button: one message to the browser
+                self._apply_read(started, read)
+        finally:
+            if served:
+                _APPLIED.set()
+
+    def _apply_read(self, started: tuple, read) -> None:
+        _, catalogue, model_id = started
         self.read_config.loading = False
         current = self.scenario.catalogue.model(self.scenario.model).name
         if self.scenario.catalogue is not catalogue or self.scenario.model != model_id:

@@ -13,6 +13,10 @@ Against a real ``panel serve app`` on 127.0.0.1 (bounded: at most 60 s of lesson
 * The event loop's lag: a probe asks the server for a missing path (a 404 Tornado answers on the event loop
   at once) every 20 ms from its own thread; the time above the quiet median is how long the loop was busy
   elsewhere.  The largest such lag during the storm bounds what any one accepted input cost the loop.
+* ``--asyncio-debug``: the server runs in asyncio's debug mode, whose log names every callback that held the
+  loop over 100 ms.  Not the default: that mode records a stack trace for every future and callback the loop
+  makes (a third of the loop's time during the storm, sampled with pyinstrument), so it measures a slower
+  server than a class gets.
 
 Prints the movers' update p50/p95/max, the pasters' time to the report, the largest loop lag, and the load
 average (the machine's other work shares its cores: read the figures beside it).
@@ -76,6 +80,7 @@ class Paster(ProtocolStudent):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.read_s: float | None = None
+        self.last_report = ""  # the last config readout seen (what a paster without its report was shown)
 
     def _page_token(self) -> str:
         """The page of ``?tab=Bring your own`` (its query kept) and its session token."""
@@ -138,6 +143,8 @@ class Paster(ProtocolStudent):
             if isinstance(fragment, str) and "Read heavy-hybrid" in fragment:  # the report's text, unparsed
                 self.read_s = time.perf_counter() - t0
                 return
+            if isinstance(fragment, str) and (at := fragment.find('data-readout=\\"config')) >= 0:
+                self.last_report = fragment[at:at + 160]
         raise RuntimeError("no 'Read heavy-hybrid' report within the timeout")
 
 
@@ -157,6 +164,19 @@ def probe(url: str, seconds: float) -> None:
     conn.close()
 
 
+def server_cpu(proc: subprocess.Popen | None) -> tuple[float, float] | None:
+    """CPU seconds the server's main thread (its event loop) and its other threads (the config reader, Bokeh's)
+    have used so far, or None for a server this run did not start.  A figure of the lab's own work: it does not
+    grow with the machine's other load, as the latencies do."""
+    if proc is None:
+        return None
+    import psutil
+
+    threads = psutil.Process(proc.pid).threads()
+    loop = sum(t.user_time + t.system_time for t in threads if t.id == proc.pid)
+    return loop, sum(t.user_time + t.system_time for t in threads) - loop
+
+
 #: What asyncio's debug mode logs for a callback that held the event loop longer than slow_callback_duration.
 SLOW = re.compile(r"^(\S+ \S+) .*?Executing (.*) took (\d+\.\d+) seconds", re.MULTILINE)
 
@@ -169,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--think", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--distinct", action="store_true", help="each paster's config named apart: every paste is read")
+    p.add_argument("--asyncio-debug", action="store_true",
+                   help="serve in asyncio's debug mode: its log names each callback over 100 ms (and slows the loop)")
     p.add_argument("--url", help="a lab already served on 127.0.0.1 (e.g. under a profiler); default: start one")
     p.add_argument("--probe", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -181,13 +203,17 @@ def main(argv: list[str] | None = None) -> int:
     log.parent.mkdir(exist_ok=True)
     # asyncio's debug mode names every callback that holds the server's event loop over 100 ms (its
     # slow_callback_duration) in the server's log: what one accepted input cost the loop.
-    os.environ["PYTHONASYNCIODEBUG"] = "1"
+    if args.asyncio_debug:
+        os.environ["PYTHONASYNCIODEBUG"] = "1"
     try:
         if args.url and urllib.parse.urlsplit(args.url).hostname != "127.0.0.1":
             raise SystemExit("--url must be on 127.0.0.1")
-        proc, url = (None, args.url) if args.url else start_lab(log)
+        # A session a GET built and its websocket has not yet joined is dropped after Bokeh's unused-session
+        # lifetime (15 s): on a loaded machine the class's joins queued longer than that, and a paster's session
+        # was built again without the link's tab.  The joins are not what is measured: a minute, as in a lesson.
+        proc, url = (None, args.url) if args.url else start_lab(log, ["--unused-session-lifetime", "60000"])
     finally:
-        del os.environ["PYTHONASYNCIODEBUG"]
+        os.environ.pop("PYTHONASYNCIODEBUG", None)
     go, leave = threading.Event(), threading.Event()
     try:
         movers = [ProtocolStudent(i, url, time.monotonic() + 0.2 * i, args, go, leave, False, stops=stops)
@@ -204,13 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         log_start = log.stat().st_size
         prober = subprocess.Popen([sys.executable, __file__, "--probe", url, "75"], stdout=subprocess.PIPE, text=True)
         time.sleep(4.0)  # the probe's start and the quiet baseline
-        t_go, wall_go = time.monotonic(), time.time()
+        t_go, wall_go, load_go = time.monotonic(), time.time(), os.getloadavg()[0]
+        cpu_go = server_cpu(proc)
         go.set()
         end = t_go + 60
         for s in (*movers, *pasters):
             while s.is_alive() and not (s.latencies and len(s.latencies) + s.lost >= args.moves
                                         or getattr(s, "read_s", None) or s.errors) and time.monotonic() < end:
                 time.sleep(0.1)
+        cpu_end, t_end = server_cpu(proc), time.monotonic()
         prober.terminate()
         lags = [tuple(map(float, line.split())) for line in prober.communicate(timeout=10)[0].splitlines()]
     finally:
@@ -226,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     lat = np.array([x for s in movers for x in s.latencies]) * 1000
     reads = [s.read_s for s in pasters if s.read_s is not None]
     errors = [e for s in (*movers, *pasters) for e in s.errors]
-    print(f"load average before the figures: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
+    print(f"load average (1 min) at the storm's start {load_go:.2f}, at its end {os.getloadavg()[0]:.2f}; "
+          f"{os.cpu_count()} cores")
     print(f"movers: {args.movers}, moves timed: {lat.size}, lost: {sum(s.lost for s in movers)}, "
           f"wrong: {sum(s.wrong for s in movers)}")
     if lat.size:
@@ -238,12 +267,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"event-loop probe: quiet median {quiet * 1000:.1f} ms; during the storm max {max(storm) * 1000:.0f} ms "
               f"(lag {(max(storm) - quiet) * 1000:.0f} ms), p99 {np.percentile(storm, 99) * 1000:.0f} ms, "
               f"{len(storm)} probes")
-    print(f"callbacks over 100 ms on the server's event loop (asyncio debug): {len(slow)}"
-          + (f", largest {max(slow)[0] * 1000:.0f} ms" if slow else ""))
+    if cpu_go and cpu_end:
+        print(f"server CPU during the storm: event loop {cpu_end[0] - cpu_go[0]:.2f} s, other threads "
+              f"{cpu_end[1] - cpu_go[1]:.2f} s, over the storm's {t_end - t_go:.1f} s")
+    if args.asyncio_debug:
+        print(f"callbacks over 100 ms on the server's event loop (asyncio debug): {len(slow)}"
+              + (f", largest {max(slow)[0] * 1000:.0f} ms" if slow else ""))
     for took, what in sorted(slow, reverse=True)[:3]:
         print(f"  {took * 1000:.0f} ms: {what}")
     for e in errors[:5]:
         print("error:", e)
+    for s in pasters:
+        if s.read_s is None:
+            print(f"paster {s.index} had no report; the last config readout it was sent: {s.last_report or '(none)'}")
     return 0 if not errors else 1
 
 

@@ -177,7 +177,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
                  f"{fmt_rate(r.tokens_per_s_weights)} tokens/s", f"{fmt_rate(r.tokens_per_s_weights)} tokens/s"),
     )
-    window = "" if all(w is None for w in m.layer_windows) else f"; {m.attention_pattern()}"
+    # Over the stack's runs, not its layers: a pasted hybrid has 2,048, and this runs for every session's update.
+    window = "" if all(kind.token_cap is None for kind, _ in m.stack.runs) else f"; {m.attention_pattern()}"
     kv = (
         Quantity("kv-token", "KV per token", "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",

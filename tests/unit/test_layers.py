@@ -249,6 +249,60 @@ def test_layer_strip_shows_runs_with_counts_letters_and_escapes_text():
     assert "<img" not in evil and "<script>" not in evil and "&lt;img src=x" in evil
 
 
+def test_a_stack_of_2048_alternating_layers_is_drawn_as_its_repeating_pattern():
+    """Issue 31's heavy hybrid: 2,048 runs of one layer cycling five kinds.  Drawn run by run the report was 587 KB
+    (2,048 cells nobody reads) sent to every session that read it; folded, one block of the five kinds ×409 and the
+    three layers left, the legend still counting every layer."""
+    from fuzz_strategies import heavy_hybrid_config
+
+    from app.layer_strip import layer_strip_html
+
+    html = layer_strip_html(read(heavy_hybrid_config()).stack)
+    assert len(html) < 8_000
+    assert html.count('class="layer-repeat"') == 1 and 'data-repeats="409"' in html and "×409</span>" in html
+    assert 'title="layers 0–2044: 409 × (full attention' in html
+    assert html.count('class="layer-run"') == 5 + 3  # the pattern's five cells, then layers 2045, 2046, 2047
+    assert 'title="layer 2047: chunked attention 8,192' in html and "layer-rest" not in html
+    for words in ("410 × full attention", "410 × sliding-window attention", "410 × chunked attention",
+                  "409 × linear attention (fixed state)", "409 × Mamba (fixed state)"):
+        assert words in html  # 3 × 410 + 2 × 409 = 2,048: every layer in the legend
+    assert 'data-layers="2048"' in html
+
+
+def test_folding_gives_the_runs_back_and_a_strip_without_patterns_stays_bounded():
+    import random
+
+    from app.layer_strip import MAX_PERIOD, MAX_RUNS, MAX_SEGMENTS, fold_runs, layer_strip_html
+
+    rng = random.Random(31)
+    for _ in range(50):
+        rows, first = [], 0
+        for _ in range(rng.randint(1, 300)):
+            kind = rng.choice(["full", "mamba", "linear"] if rng.random() < 0.5 else ["full", "sliding"])
+            if rows and rows[-1]["attention"] == kind:
+                continue  # a summary's neighbouring runs differ
+            n = rng.choice([1, 1, 1, 2, 3])
+            rows.append({"first": first, "count": n, "attention": kind, "mlp": "gated", "label": kind})
+            first += n
+        back = [r for _, pattern, reps in fold_runs(rows) for _ in range(reps) for r in pattern]
+        assert [(r["attention"], r["count"]) for r in back] == [(r["attention"], r["count"]) for r in rows]
+        assert [i for i, _, _ in fold_runs(rows)] == sorted({i for i, _, _ in fold_runs(rows)})
+    # Jamba-like: 8 layers repeated 4 times, 32 runs: drawn run by run (a person reads 32 cells).
+    jamba = [{"first": i, "count": 1, "attention": "full" if i % 8 == 4 else "mamba",
+              "mlp": "moe" if i % 2 else "gated", "label": str(i % 8)} for i in range(32)]
+    assert len(jamba) <= MAX_RUNS and layer_strip_html(jamba).count('class="layer-run"') == 32
+    assert fold_runs(jamba) == [(0, jamba[:8], 4)]
+    # 2,048 layers in no short pattern: at most MAX_SEGMENTS segments, then one for the rest; every layer counted.
+    noise = [{"first": i, "count": 1, "attention": ("full", "mamba")[rng.random() < 0.5], "mlp": "gated",
+              "label": "x"} for i in range(2048)]
+    html = layer_strip_html(noise)
+    assert html.count('class="layer-rest"') == 1 and len(html) < 60_000
+    assert html.count('class="layer-repeat"') + html.count('title="layer ') <= MAX_SEGMENTS  # top-level segments
+    assert html.count('class="layer-run"') <= MAX_SEGMENTS * MAX_PERIOD
+    full = sum(r["attention"] == "full" for r in noise)
+    assert f"{full} × full attention" in html and f"{2048 - full} × Mamba (fixed state)" in html
+
+
 # -- round 3: sparse attention with an indexer, cross-attention, parallel hybrids, lightning attention by list --
 def _field_config(name):
     return json.loads((FIELD / name).read_text())["input"]["config"]

@@ -225,3 +225,62 @@ def test_a_config_pasted_again_is_read_once(monkeypatch):
     refused = byo_view._read('{"model_type": "llama"}', None, Scenario())
     assert isinstance(refused, byo_view.ConfigError)
     assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
+
+
+def test_a_report_is_made_once_per_model_and_its_apply_reaches_the_browser_as_one_message(monkeypatch):
+    """A class pasting one config: one report for the one model (its worker made it 20 times), and the apply's
+    changes held into one message (the button, the report and every view of the new model)."""
+    import json
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    made = []
+    real = byo_view._report_html
+    monkeypatch.setattr(byo_view, "_report_html", lambda m: made.append(m) or real(m))
+    monkeypatch.setattr(byo_view, "_REPORTS", byo_view.OrderedDict())
+    text = json.dumps(heavy_hybrid_config(64))
+    reads = [byo_view._read(text, None, served_lab()[0].state.scenario.clone()) for _ in range(3)]
+    assert len(made) == 1 and all(r[2] is reads[0][2] for r in reads)
+    assert "Read heavy-hybrid: now the selected model" in reads[0][2]
+
+    lab, doc = served_lab()
+    byo = lab.byo
+    held = []
+    byo.config_report.param.watch(lambda _e: held.append(doc.callbacks.hold_value), "object")
+    byo.config_text.value = text
+    with set_curdoc(doc):
+        byo._read_config()
+        loop_until(doc, lambda: not byo.read_config.loading)
+    assert "Read heavy-hybrid" in byo.config_report.object
+    assert len(held) == 2 and held[1] == "combine"  # "Reading config…", then the report inside Panel's hold
+
+
+def test_reads_landing_together_are_applied_one_session_at_a_time(monkeypatch):
+    """Twenty sessions' reads of one config land within milliseconds; applied all at once they held every other
+    student's update behind them.  The reader hands a session its read only once the previous one was applied."""
+    import json
+    import time
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    monkeypatch.setattr(byo_view, "APPLY_WAIT_S", 30.0)  # a session that never applies holds the next up to this
+    text = json.dumps(heavy_hybrid_config(64))
+    (first, doc1), (second, doc2) = served_lab(), served_lab()
+    loop_until(doc1, byo_view._APPLIED.is_set, 5)  # nothing handed over by an earlier test is still pending
+    for lab, doc in ((first, doc1), (second, doc2)):
+        lab.byo.config_text.value = text
+        with set_curdoc(doc):
+            lab.byo._read_config()
+    time.sleep(2.0)  # both reads are done by now
+    run_next_ticks(doc2)  # the second session's loop turns first: its read waits for the first's apply
+    assert second.byo.read_config.loading and "Reading config…" in second.byo.config_report.object
+    run_next_ticks(doc1)
+    assert "Read heavy-hybrid" in first.byo.config_report.object
+    loop_until(doc2, lambda: not second.byo.read_config.loading, 5)
+    assert "Read heavy-hybrid" in second.byo.config_report.object and byo_view._APPLIED.is_set()
