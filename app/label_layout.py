@@ -22,8 +22,9 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
 # preferred side).  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
 # lines).  `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
-# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".  With
-# `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
+# A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
+# it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
+# With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
 # beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
 # LabelSet with text_baseline "middle") and the leaders only when they differ, so its own write does not run it again.
@@ -101,13 +102,13 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
-const clear = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]) &&
-  !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+const apart = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
+const clear = (b) => apart(b) && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
-  let best = null, first = null;
+  let best = null, first = null, spare = null;
   for (const step of steps) {
     // 0: centred above or below (off its row only)
     for (const side of !bothSides ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
@@ -115,11 +116,14 @@ for (let i = 0; i < n; i++) {
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
+      if (spare === null && apart(box)) { spare = [step, side, box]; }
       if (clear(box)) { best = [step, side, box]; break; }
     }
     if (best !== null) { break; }
   }
-  const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
+  // No place clear of everything: one where a line runs through the text but no label or marker is under it
+  // (a wide label among many roofs, the 2:4 headline's), before the nearest place in the frame.
+  const [step, side, box] = best || (shown === null ? spare : null) || first || [0, prefer, [0, 0, 0, 0]];
   const shows = best !== null || shown === null;
   if (shows) { taken.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
