@@ -3,7 +3,9 @@
 Tokens/s against batch B on log axes: the roofline ceiling ignoring the KV cache
 (linear, then flat at the ridge) and the achievable ceiling counting KV traffic
 at the current context (bending over well before the ridge), with the batches
-whose cache does not fit shaded, and the current B marked.
+whose cache does not fit shaded, and the current B marked.  Measurements taken at
+another context than the curve's are drawn hollow and grey beside their own
+ceiling (at their own S), and the key says at which S.
 """
 
 from __future__ import annotations
@@ -30,6 +32,32 @@ X_RANGE = (10 ** -0.1, 1024 * 10**0.1)
 #: room for its ~1.3 decades at present mode's 18 px; further right it goes before the shading, right-aligned.
 NO_FIT_LABEL_INSIDE_BELOW = 1.8
 
+#: Measurements taken at another S than the curve's: hollow grey circles, each with its own ceiling as a grey dash.
+OTHER_S_STYLE = {"marker": "circle", "color": "#757575"}
+#: The keys of those two series (the first is renamed with the S the points were taken at, other_contexts_label).
+OTHER_S_KEY = "measured at another S"
+OWN_CEILING_KEY = "ceiling at the measurement's own S"
+#: At most this many other contexts are listed by value in the key; more are given as a range.
+MAX_LISTED_CONTEXTS = 3
+
+
+def other_contexts_label(contexts: list[int], curve_s: int) -> str:
+    """The key of the measurements taken at the contexts ``contexts`` (sorted, tokens), not at the curve's S
+    ``curve_s``: "measured at S = 2,048 (curve at 8,192)"."""
+    if not contexts:
+        return OTHER_S_KEY
+    listed = (", ".join(f"{s:,}" for s in contexts) if len(contexts) <= MAX_LISTED_CONTEXTS
+              else f"{contexts[0]:,} … {contexts[-1]:,}")
+    return f"measured at S = {listed} (curve at {curve_s:,})"
+
+
+def _measured_columns(points) -> dict[str, list]:
+    """A measured series' columns: batch, context S, measured tokens/s and the ceiling at its own S."""
+    return {"batch": [p.measurement.batch for p in points], "context": [p.measurement.context for p in points],
+            "tok": [p.measurement.tokens_per_s for p in points],
+            "ceiling": [p.ceiling_tokens_per_s for p in points]}
+
+
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
 
@@ -43,7 +71,11 @@ class ThroughputView(pn.viewable.Viewer):
         result = self.state.result
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
-        self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
+        # The measurements at the curve's S, and those taken at another S: drawn hollow and grey, each with its own
+        # ceiling (at its own S) as a dash above or below it, and named in the key with the S it was taken at (a
+        # point measured at S = 2,048 drawn against the curve for 8,192 sat above "achievable").
+        self.measured = ColumnDataSource(data=_measured_columns([]), name="throughput-measured")
+        self.measured_other = ColumnDataSource(data=_measured_columns([]), name="throughput-measured-other")
         self.pins = ColumnDataSource(data={"batch": [], "tok": [], "name": [], "color": [], "marker": [],
                                            "number": []}, name="throughput-pins")
         fig = figure(
@@ -71,9 +103,17 @@ class ThroughputView(pn.viewable.Viewer):
                     color=PALETTE["workload"],
                     line_color=PALETTE["workload_line"],
                     legend_label="current B")
-        fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
-                    size=14, line_width=3, color=PALETTE["measured"],
-                    legend_label="your measurements")
+        here = fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
+                           size=14, line_width=3, color=PALETTE["measured"],
+                           legend_label="your measurements")
+        elsewhere = fig.scatter("batch", "tok", source=self.measured_other, marker=OTHER_S_STYLE["marker"], size=14,
+                                line_width=2.5, line_color=OTHER_S_STYLE["color"], fill_color=None,
+                                legend_label=OTHER_S_KEY)
+        own_ceiling = fig.scatter("batch", "ceiling", source=self.measured_other, marker="dash", size=18,
+                                  line_width=3, line_color=OTHER_S_STYLE["color"], legend_label=OWN_CEILING_KEY)
+        fig.add_tools(HoverTool(renderers=[here, elsewhere, own_ceiling], tooltips=[
+            ("measured", "B = @batch, S = @context{0,0}: @tok{0,0} tokens/s"),
+            ("ceiling at its own S", "@ceiling{0,0} tokens/s")]))
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
@@ -84,7 +124,8 @@ class ThroughputView(pn.viewable.Viewer):
         fig.add_layout(legend, "below")
         # Keys of series that are often empty (an empty series' key has no symbol): shown while they have points.
         self._optional_items = {item.label.value: item for item in legend.items
-                                if item.label.value in ("pins (each on its own scenario)", "your measurements")}
+                                if item.label.value in ("pins (each on its own scenario)", "your measurements",
+                                                        OTHER_S_KEY, OWN_CEILING_KEY)}
         self.figure = fig
         self.update(result)
         self._on_measured()
@@ -118,10 +159,18 @@ class ThroughputView(pn.viewable.Viewer):
         self.show_measured(self.state.measured)
 
     def show_measured(self, points) -> None:
-        """Draw measured throughput at its batch."""
-        self.measured.data = {"batch": [p.measurement.batch for p in points],
-                              "tok": [p.measurement.tokens_per_s for p in points]}
-        self._optional_items["your measurements"].visible = bool(points)
+        """Draw measured throughput at its batch: against the curve where it was measured at the curve's S, hollow
+        and grey with its own ceiling (at its own S) where it was measured at another."""
+        curve_s = self.state.result.context
+        here = [p for p in points if p.measurement.context == curve_s]
+        elsewhere = [p for p in points if p.measurement.context != curve_s]
+        self.measured.data = _measured_columns(here)
+        self.measured_other.data = _measured_columns(elsewhere)
+        items = self._optional_items
+        items["your measurements"].visible = bool(here)
+        items[OTHER_S_KEY].visible = items[OWN_CEILING_KEY].visible = bool(elsewhere)
+        items[OTHER_S_KEY].label = {"value": other_contexts_label(
+            sorted({p.measurement.context for p in elsewhere}), curve_s)}
 
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""
@@ -132,6 +181,8 @@ class ThroughputView(pn.viewable.Viewer):
             "with_kv": sweep.tokens_per_s_with_kv,
         }
         self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s_with_kv]}
+        if hasattr(self, "_optional_items"):  # the curve's S may have changed: which points are at it too
+            self.show_measured(self.state.measured)
         self.b_span.location = r.batch
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5

@@ -384,6 +384,31 @@ def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some
     assert not items["your measurements"].visible
 
 
+def test_throughput_draws_a_measurement_at_another_context_apart_with_its_own_ceiling():
+    # Issue 30: a point measured at S = 2,048 was drawn on the curve for S = 8,192, above "achievable".
+    from app.throughput_view import OTHER_S_KEY, OWN_CEILING_KEY
+    from core.measured_points import Measurement
+
+    lab = Lab(Scenario(model="llama-3-8b"))  # S = 8,192
+    lab.state.tab = "Throughput vs B"
+    view = lab.throughput
+    lab.state.measurements = [Measurement(16, 2048, 2500.0), Measurement(16, 8192, 1500.0)]
+    curve = dict(zip(view.curves.data["batch"], view.curves.data["with_kv"], strict=True))
+    own = lab.scenario.clone(phase="decode", spec_k=1, batch=16, context=2048).evaluate().tokens_per_s_with_kv
+    assert curve[16] < 2500 < own  # above the curve at 8,192, under its own ceiling at 2,048
+    assert view.measured.data["context"] == [8192] and view.measured.data["tok"] == [1500.0]
+    assert view.measured_other.data["context"] == [2048] and view.measured_other.data["tok"] == [2500.0]
+    assert view.measured_other.data["ceiling"] == [pytest.approx(own)]
+    items = view._optional_items
+    assert items[OTHER_S_KEY].label.value == "measured at S = 2,048 (curve at 8,192)"
+    assert items[OTHER_S_KEY].visible and items[OWN_CEILING_KEY].visible and items["your measurements"].visible
+    lab.scenario.context = 2048  # now the other point is the one measured elsewhere
+    assert view.measured.data["context"] == [2048] and view.measured_other.data["context"] == [8192]
+    assert items[OTHER_S_KEY].label.value == "measured at S = 8,192 (curve at 2,048)"
+    lab.state.measurements = [Measurement(16, 2048, 2500.0)]
+    assert view.measured_other.data["batch"] == [] and not items[OTHER_S_KEY].visible
+
+
 def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
     lab = Lab(Scenario(model="llama-3-8b"))
     lab.byo._plot()  # nothing given (or a file the browser refused): no "the header must name … (got: nothing)"
