@@ -106,6 +106,10 @@ const apart = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad &
 const clear = (b) => apart(b) && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
+  if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
+    keep.push(""); xoff.push(0); yoff.push(0); align.push("left");
+    continue;
+  }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
   let best = null, first = null, spare = null;

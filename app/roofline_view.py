@@ -483,7 +483,8 @@ class RooflineView(pn.viewable.Viewer):
         fig, legend = self.figure, self.legend
         cds = partial(ColumnDataSource, selection_policy=self._policy)
         marks = self._marks = {
-            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []}, name="reference-roof"),
+            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)},
+                             name="reference-roof"),
             "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [], "pct": [],
                               "fits": [], "number": [], "gpu": []}, name="pins"),
             "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
@@ -546,14 +547,14 @@ class RooflineView(pn.viewable.Viewer):
                                                                 ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
                                                                 ("achieved", "@y{0,0.[00]} TFLOP/s"),
                                                                 ("of peak (MFU)", "@pct{0.[00]} %")]))
+        series = self._series
+        others = [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"], series["other"], pins,
+                  measured]
+        self._place_reference_label(fig, others)
         # The labels of pins and measurements keep off every series' markers (a session's chart: the offline page
         # has neither).
         if self.state is not None:
-            series = self._series
-            self._place_point_labels(fig, {
-                "pins": pins, "measured": measured,
-                "others": [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"],
-                           series["other"], pins, measured]})
+            self._place_point_labels(fig, {"pins": pins, "measured": measured, "others": others})
 
     # The marks layer's sources (made with the layer: reading one makes it).
     def _mark(self, name: str) -> ColumnDataSource:
@@ -624,12 +625,13 @@ class RooflineView(pn.viewable.Viewer):
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
         if ref is None:
-            self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
+            self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)}
             return
         xy = roof_xy(r.reference_peak_flop_per_s, ref.hbm_bandwidth)
-        # Label the flat part well right of the ridge, clear of the ladder's labels.
+        # Label the flat part well right of the ridge, clear of the ladder's labels; the browser places it beside
+        # that point inside the frame (_place_reference_label: at a fixed offset a long name ran past the right edge).
         self.reference.data = {**xy, "label": [f"datasheet: {ref.name}", "", ""],
-                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1] * 1.15] * 3}
+                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1]] * 3, **unplaced(3)}
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
@@ -645,13 +647,26 @@ class RooflineView(pn.viewable.Viewer):
         self.fit_x()
         self.fit_y()
 
+    def _chart_lines(self) -> list[ColumnDataSource]:
+        """The roofs and ceilings that labels laid out in the browser keep off."""
+        return [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
+
+    def _place_reference_label(self, fig, marks: list) -> None:
+        """Lay out the datasheet twin's label in the browser (:func:`place_labels_in_browser`), beside its point on
+        the twin's flat roof, inside the frame and clear of the ridge's label, the markers ``marks`` and the
+        roofs, on the served chart and the offline page (a fixed offset ran a long name past the right edge)."""
+        place_labels_in_browser(fig, self.reference_label, None, "label", lines=self._chart_lines(),
+                                others=[self.ridge_label], marks=marks, name="reference-label-layout", pad=6,
+                                leader_lines=False)  # it names a roof, not a point
+
     def _place_point_labels(self, fig, marks: dict) -> None:
         """Lay out the labels of pins and measurements in the browser (:func:`place_labels_in_browser`): clear of
         each other, of every marker on the chart, of the roofs and ceilings, of the ridge's and the datasheet's
         labels and inside the frame, at any size and in present mode, joined to their points by leader lines
         where they had to move away."""
-        lines = [self.roof, self.sparse_roof, self.overhead, self.interconnect, self.pin_roofs, self.reference]
-        fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
+        lines = self._chart_lines()
+        # The ridge's label at a fixed offset from its point, the datasheet twin's laid out before these.
+        fixed = [self.ridge_label, self.reference_label]
         # Named, and run by name from the chart's sources and ranges (RELAY, app/label_layout.py), which the
         # instant redraw's callbacks also hold (app/instant.py).
         # 6 px apart sideways: two labels abutting on one row read as one.

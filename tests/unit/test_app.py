@@ -245,7 +245,7 @@ def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_d
     assert not [r for r in view.figure.renderers if isinstance(r.glyph, Segment)]  # no leaders yet
     order = [r.data_source.name for r in view.figure.renderers]
     lab.pin_current()
-    assert layouts(doc) == {"pin-label-layout", "measured-label-layout"}
+    assert layouts(doc) == {"pin-label-layout", "measured-label-layout", "reference-label-layout"}
     assert not any(c.name in layouts(doc) for c in view.point.js_property_callbacks["change:data"])  # run by name
     assert len([r for r in view.figure.renderers if isinstance(r.glyph, Segment)]) == 2
     assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == [
