@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
+from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
 from core.scenario import ScenarioResult
@@ -21,6 +21,7 @@ from core.sweeps import batch_sweep
 from core.units import fmt_count
 
 from .image_export import image_actions
+from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
@@ -28,9 +29,9 @@ from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 #: The batch axis: B = 1 … 1,024 and a tenth of a decade either side, so that the markers at B = 1 and 1,024 are
 #: drawn whole (they were cut in half by the frame).
 X_RANGE = (10 ** -0.1, 1024 * 10**0.1)
-#: The "does not fit" label goes inside the shading when the shading starts below 10^this (B ≈ 63): there it has
-#: room for its ~1.3 decades at present mode's 18 px; further right it goes before the shading, right-aligned.
-NO_FIT_LABEL_INSIDE_BELOW = 1.8
+#: The vertical offsets (lines, upward) the "does not fit" label tries from the foot of the curves, in the shading
+#: (or, where the shading is too narrow for it, before it): the first clear of the curves and the markers.
+NO_FIT_LABEL_STEPS = tuple(-i for i in range(17))
 
 #: Measurements taken at another S than the curve's: hollow grey circles, each with its own ceiling as a grey dash.
 OTHER_S_STYLE = {"marker": "circle", "color": "#757575"}
@@ -88,8 +89,13 @@ class ThroughputView(pn.viewable.Viewer):
         # From past the largest batch that fits to the frame's right edge (right=None).
         self.no_fit = BoxAnnotation(left=X_RANGE[1], right=None, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
         fig.add_layout(self.no_fit)
-        self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
-                                  text_color="#616161", text_font_size="12px")
+        # Its name, laid out in the browser (PLACE_LABELS) from the shading's left edge at the foot of the curves:
+        # the lowest place clear of the curves and the markers (at the frame's foot it ran over the curves and the
+        # current B where the shading starts at B = 1).
+        self.no_fit_text = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)},
+                                            name="throughput-no-fit")
+        self.no_fit_label = LabelSet(x="x", y="y", text="text", source=self.no_fit_text, text_color="#616161",
+                                     text_font_size="12px")
         fig.add_layout(self.no_fit_label)
         fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
                  legend_label="roofline ceiling ignoring the KV cache")
@@ -99,7 +105,7 @@ class ThroughputView(pn.viewable.Viewer):
                            line_color="black", fill_alpha=0.85, legend_label="pins (each on its own scenario)")
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("B", "@batch"),
                                                             ("tokens/s", "@tok{0,0}")]))
-        fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
+        current = fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
                     color=PALETTE["workload"],
                     line_color=PALETTE["workload_line"],
                     legend_label="current B")
@@ -114,6 +120,9 @@ class ThroughputView(pn.viewable.Viewer):
         fig.add_tools(HoverTool(renderers=[here, elsewhere, own_ceiling], tooltips=[
             ("measured", "B = @batch, S = @context{0,0}: @tok{0,0} tokens/s"),
             ("ceiling at its own S", "@ceiling{0,0} tokens/s")]))
+        place_labels_in_browser(fig, self.no_fit_label, None, "text", steps=NO_FIT_LABEL_STEPS, both_sides=False,
+                                lines=[(self.curves, "batch", "no_kv"), (self.curves, "batch", "with_kv")],
+                                marks=[current, pins, here, elsewhere, own_ceiling], leader_lines=False)
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
@@ -187,11 +196,10 @@ class ThroughputView(pn.viewable.Viewer):
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, X_RANGE[0]), X_RANGE[1])
-        self.no_fit_label.x = self.no_fit.left
         # Inside the shading where it has room; near the right edge, before it (it was cut at the frame's edge).
-        inside = np.log10(self.no_fit.left) < NO_FIT_LABEL_INSIDE_BELOW
-        self.no_fit_label.update(text_align="left" if inside else "right", x_offset=4 if inside else -4)
-        self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
+        self.no_fit_text.data = ({"x": [self.no_fit.left], "y": [float(np.min(sweep.tokens_per_s_with_kv))],
+                                  "text": [f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB"], **unplaced(1)}
+                                 if r.max_batch < 1024 else {"x": [], "y": [], "text": [], **unplaced(0)})
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "
                  f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")"

@@ -519,6 +519,22 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
     assert errors == []
 
 
+@pytest.mark.parametrize("present", ["false", "true"])
+@pytest.mark.parametrize("query", ["", "&model=llama-3-8b&context=32768", "&model=llama-3-8b&gpu=h200"],
+                         ids=["shaded-from-B=1", "shaded-from-B=16", "shaded-from-B=124"])
+def test_throughput_does_not_fit_label_keeps_off_the_curves(page, lab_url, present, query):
+    # Issue 30: "does not fit in 80 GiB" sat at the frame's foot, over both curves and the current B's star where the
+    # shading starts at B = 1 (Llama-3-70B on one H100).
+    errors = open_on_projector(page, f"{lab_url}?present={present}&tab=Throughput+vs+B{query}")
+    page.wait_for_function("(() => { const s = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('throughput-no-fit');"
+                           " return s && s.data.xoff && s.data.xoff.length === 1; })()", timeout=30_000)
+    boxes, problems = _settled_labels(page, "throughput-figure")
+    assert [b["text"] for b in boxes["labels"]][0].startswith("does not fit in ")
+    assert problems == []  # inside the frame, off the curves and the markers
+    assert errors == []
+
+
 def test_hardware_tour_sparse_headline_step_labels_stay_apart_on_the_projector(page, lab_url):
     # Issue 30: at the hardware tour's climax (step 15, the 2:4 headline roof over six parts) in present mode at
     # 1280x720 the headline's label found no clear place among the roofs and was drawn over "A100 SXM4 80GB: 153".

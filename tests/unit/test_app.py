@@ -333,20 +333,25 @@ def test_the_tour_finishes_on_its_last_step():
     assert lab.tour.index is None and not lab.tour.caption.visible
 
 
-def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_inside_the_frame():
+def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_at_the_shading():
     """A helper's trial: the pins at B = 1 were cut in half by the frame, and "does not fit in 80 G" lost its "iB"
-    at the right edge when the shading started far right."""
+    at the right edge when the shading started far right.  The label is laid out in the browser (PLACE_LABELS,
+    tests/browser/test_browser_present.py), from the shading's edge at the foot of the curves."""
     from app.throughput_view import X_RANGE
 
     lab = Lab(Scenario(model="llama-3-8b", gpu="h100-sxm"))
     lab.state.tab = "Throughput vs B"
-    fig, label = lab.throughput.figure, lab.throughput.no_fit_label
+    view = lab.throughput
+    fig, label = view.figure, view.no_fit_text.data
     assert fig.x_range.start < 0.8 and fig.x_range.end > 1280 and (fig.x_range.start, fig.x_range.end) == X_RANGE
-    assert lab.result.max_batch < 63 and (label.text_align, label.x_offset) == ("left", 4)  # inside the shading
-    assert not isinstance(lab.throughput.no_fit.right, int | float)  # shaded to the frame's edge (a Node)
+    assert not isinstance(view.no_fit.right, int | float)  # shaded to the frame's edge (a Node)
+    assert view.no_fit_label.x_offset == "xoff" and view.no_fit_label.y_offset == "yoff"  # placed in the browser
     lab.scenario.gpu = "h200"  # fits a larger batch: the shading starts further right
-    assert lab.result.max_batch > 63 and label.x == lab.result.max_batch + 0.5
-    assert (label.text_align, label.x_offset) == ("right", -4) and label.text.startswith("does not fit in 141")
+    label = view.no_fit_text.data
+    assert label["x"] == [lab.result.max_batch + 0.5] and label["text"] == ["does not fit in 141 GiB"]
+    assert label["y"] == [min(view.curves.data["with_kv"])]  # from the foot of the curves
+    lab.scenario.param.update(gpu="b200", context=512)  # a batch of 1,024 fits: no shading, no label
+    assert lab.result.max_batch >= 1024 and view.no_fit_text.data["text"] == []
 
 
 def test_the_throughput_title_fits_its_chart_in_two_short_lines():
