@@ -104,6 +104,21 @@ def fit_y_range(*ys) -> tuple[float, float]:
     return start, end
 
 
+#: The key of each rung's own overhead ceiling, drawn while it holds a rung down.
+OVERHEAD_RUNGS_KEY = "overhead ceiling at each rung's B"
+
+
+def rung_overhead_ceilings(flop_weights, launch_s, attainable) -> np.ndarray:
+    """Each rung's overhead ceiling ``FLOP_weights / t_launch`` (FLOP/s; :func:`core.step._per_launch`), or NaN
+    for all (nothing drawn) unless it is what holds some rung down (its attainable, ``min(P_peak, BW·I,
+    FLOP_weights / t_launch)``, is that ceiling).  The browser's twin: chart_fit.js ``rungOverheadCeilings``."""
+    flop_weights, launch_s = np.asarray(flop_weights, dtype=float), np.asarray(launch_s, dtype=float)
+    with np.errstate(divide="ignore"):
+        ceiling = np.where(launch_s > 0, flop_weights / np.where(launch_s > 0, launch_s, 1.0), np.inf)
+    binds = np.isfinite(ceiling) & (ceiling <= np.asarray(attainable, dtype=float) * (1 + 1e-9))
+    return ceiling if binds.any() else np.full(ceiling.shape, np.nan)
+
+
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
     """``B=…`` for each rung up to and including the first past the ridge, then blank."""
     labels, past = [], False
@@ -413,6 +428,12 @@ class RooflineView(pn.viewable.Viewer):
         ladder = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["ladder"], size=11, fill_color=field("fill"),
                              line_color=field("line"), line_width=2), self.ladder,
                      "batch ladder (hollow: does not fit)")
+        # Each rung's own overhead ceiling (its B's weight FLOPs over the launches), through the rungs, where it
+        # holds one down (an MoE at TP = 2: the B = 1 rung sat under a ceiling not drawn, the drawn one being the
+        # current B's with attention); under the markers.
+        add(Line(x="x", y="overhead", line_color=PALETTE["overhead"], line_width=1.5, line_dash="dashdot"),
+            self.ladder, OVERHEAD_RUNGS_KEY, level="underlay")
+        rungs_item = legend.items[-1]
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
                             formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
                             major_label_policy=NoOverlap(min_distance=8), axis_label="batch ladder: B at each rung",
@@ -433,7 +454,7 @@ class RooflineView(pn.viewable.Viewer):
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).
-        self._optional_items = {"sparse (2:4)": legend.items[0]}
+        self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item}
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
@@ -582,6 +603,8 @@ class RooflineView(pn.viewable.Viewer):
             "line": np.full(len(fits), LADDER_COLOR),
             # Past the ridge the rungs crowd on the flat roof: label only the first.
             "label": _rung_labels(lad.batch, lad.arithmetic_intensity_weights, r.ridge_point),
+            "overhead": rung_overhead_ceilings(lad.flop_weights, lad.launch_time_s,
+                                               lad.attainable_flop_per_s_weights) / TFLOP,
         }
 
     @staticmethod
@@ -731,6 +754,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
+        self._optional_items[OVERHEAD_RUNGS_KEY].visible = bool(np.isfinite(self.ladder.data["overhead"]).any())
         self.point.data = self._point_data(r)
         sends = r.sends_between_gpus
         if self._marks is not None:

@@ -1,5 +1,6 @@
 """The app factory without a server: views read the model and update in place."""
 
+import numpy as np
 import panel as pn
 import pytest
 from conftest import FIELD_CASES
@@ -579,3 +580,23 @@ def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_
     marked = {m.id for m in models if m.approximate}
     assert {"deepseek-v3", "gemma-3-12b", "gemma-3-27b", "cross-attention-layers"} <= marked
     assert "gemma-2-9b" not in marked  # its sliding_window_size is sliding_window's other name, now read
+
+
+@pytest.mark.parametrize("levers", [{"model": "qwen3-30b-a3b", "tp": 2}, {"model": "mixtral-8x7b", "tp": 2},
+                                    {"model": "llama-3-8b"}, {"model": "llama-3-8b", "cuda_graphs": True}])
+def test_no_rung_sits_under_a_ceiling_the_roofline_does_not_draw(levers):
+    # Issue 30: an MoE at TP = 2 drew its B = 1 rung at 1.58 TFLOP/s, under the memory roof (3.35) and under the
+    # drawn overhead ceiling (3.10, the current B's FLOPs with attention): its own ceiling, B = 1's weight FLOPs
+    # over the launches, was not drawn.
+    from app.roofline_view import OVERHEAD_RUNGS_KEY
+
+    lab = Lab(Scenario(**levers))
+    view, r = lab.roofline, lab.result
+    d = view.ladder.data
+    roof = np.minimum(r.peak_flop_per_s, r.bandwidth * np.asarray(d["x"])) / 1e12
+    held = np.asarray(d["y"]) < roof * (1 - 1e-9)  # rungs something other than the roof holds down
+    overhead = np.asarray(d["overhead"])
+    assert np.allclose(overhead[held], np.asarray(d["y"])[held])  # each on its own drawn ceiling
+    assert view._optional_items[OVERHEAD_RUNGS_KEY].visible == bool(held.any())
+    if levers == {"model": "qwen3-30b-a3b", "tp": 2}:
+        assert held[0] and d["y"][0] < view.overhead.data["y"][0]  # B = 1, under the horizontal ceiling too
