@@ -21,3 +21,11 @@ function fitYRange(sources, y0, y1, margin) {
   return [lo / margin >= y0 ? y0 : 10 ** Math.floor(Math.log10(lo / margin)),
           hi * margin <= y1 ? y1 : 10 ** Math.ceil(Math.log10(hi * margin))];
 }
+
+function rungOverheadCeilings(lad, T) {
+  // Each rung's overhead ceiling FLOP_weights / t_launch over T, app/roofline_view.py rung_overhead_ceilings: NaN
+  // for all unless it is what holds some rung down.
+  const c = lad.map((q) => q.launch_time_s > 0 ? q.flop_weights / q.launch_time_s : Infinity);
+  const binds = c.some((v, i) => Number.isFinite(v) && v <= lad[i].attainable_flop_per_s_weights * (1 + 1e-9));
+  return c.map((v) => binds ? v / T : NaN);
+}

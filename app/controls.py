@@ -23,6 +23,7 @@ from bokeh.models import CustomJS, CustomJSTickFormatter
 
 from core.levers import Lever
 from core.scenario import LEVERS, Scenario
+from core.units import fmt_count
 
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
 STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
@@ -42,8 +43,9 @@ for (const m of cb_obj.document.all_models) {
 
 
 def stop_label(value: int) -> str:
-    """A slider stop as text: multiples of 1024 as "8k", others with thousands separators."""
-    return f"{value // 1024}k" if value >= 1024 and value % 1024 == 0 else f"{value:,}"
+    """A slider stop as text, with thousands separators ("8,192"): as the exact box beside it, the chart's title and
+    the offline page's sliders write it ("8k" on the lab against "8,192" on the offline page read as two values)."""
+    return fmt_count(value)
 
 
 def build_controls(scenario: Scenario, parameters: list[str] | None = None, compact: bool = False) -> pn.Column:

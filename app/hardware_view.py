@@ -122,6 +122,11 @@ def sram_bytes(gpu) -> float:
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
 
 
+def _short_name(gpu) -> str:
+    """A part's name on the Generations chart's labels: without the vendor's prefix or a parenthesis."""
+    return gpu.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
+
+
 def _roof(peak: float, bandwidth: float) -> list[float]:
     """The roof over :data:`X` in TFLOP/s (core's ``min(P_peak, BW·I)``)."""
     return list(attainable_flop_per_s(X, peak, bandwidth) / TFLOP)
@@ -350,15 +355,17 @@ class HardwareView(pn.viewable.Viewer):
         gfig.add_layout(workload_labels)
         place_labels_in_browser(gfig, workload_labels, workloads.glyph, "text", lines=[self.gen_roofs, self.gen_sparse],
                                 pad=8)
-        place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs],
-                                others=[workload_labels])
         # The 2:4 roof's name at its ridge, laid out in the browser inside the frame (at the ridge's right it ran
-        # past the chart's right edge), clear of the ridges' and the workloads' names.
+        # past the chart's right edge), before the ridges' names: it is the subject of the tour's sparse-headline
+        # step, and laid out after them it found no clear place among six roofs and was drawn over "A100: 153".
+        # The ridges' names then keep off it.
         sparse_label = LabelSet(x="x", y="y", text="text", source=self.gen_sparse_label, text_font_size="11px",
                                 text_color="#555555")
         gfig.add_layout(sparse_label)
         place_labels_in_browser(gfig, sparse_label, None, "text", lines=[self.gen_roofs, self.gen_sparse],
-                                others=[ridge_labels, workload_labels])
+                                others=[workload_labels], marks=[ridges])
+        place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs],
+                                others=[workload_labels, sparse_label])
         self.gen_fig = gfig
         t = figure(y_axis_type="log", height=420, sizing_mode="stretch_width", x_axis_label="launch year",
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
@@ -714,8 +721,7 @@ class HardwareView(pn.viewable.Viewer):
             colors.append(c)
             rx.append(g.ridge_point())
             ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
-            short = g.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
-            rt.append(f"{short}: {g.ridge_point():.0f}")
+            rt.append(f"{_short_name(g)}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors, "dash": dashes}
         self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "marker": markers,
                                 **unplaced(len(rx))}
@@ -724,7 +730,8 @@ class HardwareView(pn.viewable.Viewer):
             ridge = sparse / gpu.hbm_bandwidth
             self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth)}
             self.gen_sparse_label.data = {"x": [ridge], "y": [sparse / TFLOP],
-                                          "text": [f"{gpu.name}: 2:4 headline, ridge {ridge:.0f}"], **unplaced(1)}
+                                          "text": [f"{_short_name(gpu)} 2:4 headline: {ridge:.0f}"],
+                                          **unplaced(1)}
         else:
             self.gen_sparse.data = {"x": [], "y": []}
             self.gen_sparse_label.data = {"x": [], "y": [], "text": [], **unplaced(0)}

@@ -18,12 +18,14 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # right of its point (left where it would run past the frame), at the first vertical offset of `steps` (0, ±1, ±2,
 # … lines) where its box meets no label placed before it, no label of `others` (LabelSets at fixed offsets, or laid
 # out by their own PLACE_LABELS), no marker (its own, and those of the renderers `marks`) and no line of `lines`
-# (sources of x/y or xs/ys polylines: the roofs), inside the frame.
+# (sources of x/y or xs/ys polylines: the roofs; with `lineFields[j]` = [x, y] the polyline of those two columns of
+# `lines[j]`), inside the frame.
 # At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
 # preferred side).  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
 # lines).  `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
-# With `shown` (a column name) a label that finds no clear place is left out: `shown` holds its text or "".  With
-# `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
+# A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
+# it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
+# With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
 # beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
 # LabelSet with text_baseline "middle") and the leaders only when they differ, so its own write does not run it again.
@@ -87,9 +89,10 @@ for (const m of marks) {  // other series' markers (renderers of a Scatter): the
 }
 ctx.font = fontOf(labels);
 const polylines = [];
-for (const src of lines) {
-  const ld = src.data;
-  if ("xs" in ld) { for (let j = 0; j < ld.xs.length; j++) { polylines.push([ld.xs[j], ld.ys[j]]); } }
+for (let j = 0; j < lines.length; j++) {
+  const ld = lines[j].data, named = lineFields[j];
+  if (named != null) { polylines.push([ld[named[0]] || [], ld[named[1]] || []]); }
+  else if ("xs" in ld) { for (let j = 0; j < ld.xs.length; j++) { polylines.push([ld.xs[j], ld.ys[j]]); } }
   else if ("x" in ld) { polylines.push([ld.x, ld.y]); }
 }
 const crossings = [];  // the lines, sampled every 2 px or so
@@ -101,13 +104,17 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
-const clear = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]) &&
-  !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+const apart = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
+const clear = (b) => apart(b) && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
+  if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
+    keep.push(""); xoff.push(0); yoff.push(0); align.push("left");
+    continue;
+  }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
-  let best = null, first = null;
+  let best = null, first = null, spare = null;
   for (const step of steps) {
     // 0: centred above or below (off its row only)
     for (const side of !bothSides ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
@@ -115,11 +122,14 @@ for (let i = 0; i < n; i++) {
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
+      if (spare === null && apart(box)) { spare = [step, side, box]; }
       if (clear(box)) { best = [step, side, box]; break; }
     }
     if (best !== null) { break; }
   }
-  const [step, side, box] = best || first || [0, prefer, [0, 0, 0, 0]];
+  // No place clear of everything: one where a line runs through the text but no label or marker is under it
+  // (a wide label among many roofs, the 2:4 headline's), before the nearest place in the frame.
+  const [step, side, box] = best || (shown === null ? spare : null) || first || [0, prefer, [0, 0, 0, 0]];
   const shows = best !== null || shown === null;
   if (shows) { taken.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
@@ -161,7 +171,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers and those of the renderers ``marks`` (Scatter glyphs: the other series),
     off the labels ``others`` (LabelSets at fixed offsets, or laid out by this function before),
-    off the polylines of the sources ``lines`` and inside ``fig``'s frame (log, linear or categorical axes),
+    off the polylines of the sources ``lines`` (each a source of x/y or xs/ys columns, or a tuple ``(source, x, y)``
+    naming the columns of one polyline) and inside ``fig``'s frame (log, linear or categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
     (``both_sides`` False) on the side with room, ``pad`` px clear of what it meets on its left and right.
@@ -185,6 +196,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
         chart with a categorical axis (no leaders).
     """
     labels.update(x_offset="xoff", y_offset="yoff", text_align="align", text_baseline="middle")
+    line_fields = [list(line[1:]) if isinstance(line, tuple) else None for line in lines]
+    lines = [line[0] if isinstance(line, tuple) else line for line in lines]
     categorical = any(isinstance(rng, FactorRange) for rng in (fig.x_range, fig.y_range))
     leaders = None
     if not categorical:
@@ -193,14 +206,15 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
         if leader_lines:
             draw_leaders(fig, leaders)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
-                              "lines": list(lines), "others": list(others), "marks": list(marks),
-                              "steps": list(steps),
+                              "lines": list(lines), "lineFields": line_fields, "others": list(others),
+                              "marks": list(marks), "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "pad": pad, "leaders": leaders},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]
-    outside = [*((src, "data") for src in lines), *((other.source, "data") for other in others),
-               *((mark.data_source, "data") for mark in marks),
+    # Each source once (one may hold two polylines, or the points of two series).
+    sources = [*lines, *(other.source for other in others), *(mark.data_source for mark in marks)]
+    outside = [*((src, "data") for src in {id(src): src for src in sources}.values()),
                # Another label's size, and a fixed label's side (the roofline's ridge label changes sides).
                *((other, prop) for other in others for prop in ("text_font_size", "text_align", "x_offset")),
                # A categorical range's factors change with the data (watched); such a range is often shared

@@ -104,6 +104,21 @@ def fit_y_range(*ys) -> tuple[float, float]:
     return start, end
 
 
+#: The key of each rung's own overhead ceiling, drawn while it holds a rung down.
+OVERHEAD_RUNGS_KEY = "overhead ceiling at each rung's B"
+
+
+def rung_overhead_ceilings(flop_weights, launch_s, attainable) -> np.ndarray:
+    """Each rung's overhead ceiling ``FLOP_weights / t_launch`` (FLOP/s; :func:`core.step._per_launch`), or NaN
+    for all (nothing drawn) unless it is what holds some rung down (its attainable, ``min(P_peak, BW·I,
+    FLOP_weights / t_launch)``, is that ceiling).  The browser's twin: chart_fit.js ``rungOverheadCeilings``."""
+    flop_weights, launch_s = np.asarray(flop_weights, dtype=float), np.asarray(launch_s, dtype=float)
+    with np.errstate(divide="ignore"):
+        ceiling = np.where(launch_s > 0, flop_weights / np.where(launch_s > 0, launch_s, 1.0), np.inf)
+    binds = np.isfinite(ceiling) & (ceiling <= np.asarray(attainable, dtype=float) * (1 + 1e-9))
+    return ceiling if binds.any() else np.full(ceiling.shape, np.nan)
+
+
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
     """``B=…`` for each rung up to and including the first past the ridge, then blank."""
     labels, past = [], False
@@ -416,6 +431,12 @@ class RooflineView(pn.viewable.Viewer):
         ladder = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["ladder"], size=11, fill_color=field("fill"),
                              line_color=field("line"), line_width=2), self.ladder,
                      "batch ladder (hollow: does not fit)")
+        # Each rung's own overhead ceiling (its B's weight FLOPs over the launches), through the rungs, where it
+        # holds one down (an MoE at TP = 2: the B = 1 rung sat under a ceiling not drawn, the drawn one being the
+        # current B's with attention); under the markers.
+        add(Line(x="x", y="overhead", line_color=PALETTE["overhead"], line_width=1.5, line_dash="dashdot"),
+            self.ladder, OVERHEAD_RUNGS_KEY, level="underlay")
+        rungs_item = legend.items[-1]
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
                             formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
                             major_label_policy=NoOverlap(min_distance=8), axis_label="batch ladder: B at each rung",
@@ -436,7 +457,7 @@ class RooflineView(pn.viewable.Viewer):
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).
-        self._optional_items = {"sparse (2:4)": legend.items[0]}
+        self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item}
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
@@ -486,7 +507,8 @@ class RooflineView(pn.viewable.Viewer):
         fig, legend = self.figure, self.legend
         cds = partial(ColumnDataSource, selection_policy=self._policy)
         marks = self._marks = {
-            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": []}, name="reference-roof"),
+            "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)},
+                             name="reference-roof"),
             "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [], "pct": [],
                               "fits": [], "number": [], "gpu": []}, name="pins"),
             "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
@@ -544,14 +566,14 @@ class RooflineView(pn.viewable.Viewer):
                                                                 ("intensity with KV", "@x{0,0.[00]} FLOP/byte"),
                                                                 ("achieved", "@y{0,0.[00]} TFLOP/s"),
                                                                 ("of peak (MFU)", "@pct{0.[00]} %")]))
+        series = self._series
+        others = [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"], series["other"], pins,
+                  measured]
+        self._place_reference_label(fig, others)
         # The labels of pins and measurements keep off every series' markers (a session's chart: the offline page
         # has neither).
         if self.state is not None:
-            series = self._series
-            self._place_point_labels(fig, {
-                "pins": pins, "measured": measured,
-                "others": [series["point"], series["point_kv"], series["ladder"], series["kv_ladder"],
-                           series["other"], pins, measured]})
+            self._place_point_labels(fig, {"pins": pins, "measured": measured, "others": others})
 
     # The marks layer's sources (made with the layer: reading one makes it).
     def _mark(self, name: str) -> ColumnDataSource:
@@ -578,6 +600,8 @@ class RooflineView(pn.viewable.Viewer):
             "line": np.full(len(fits), LADDER_COLOR),
             # Past the ridge the rungs crowd on the flat roof: label only the first.
             "label": _rung_labels(lad.batch, lad.arithmetic_intensity_weights, r.ridge_point),
+            "overhead": rung_overhead_ceilings(lad.flop_weights, lad.launch_time_s,
+                                               lad.attainable_flop_per_s_weights) / TFLOP,
         }
 
     @staticmethod
@@ -621,12 +645,13 @@ class RooflineView(pn.viewable.Viewer):
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
         if ref is None:
-            self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": []}
+            self.reference.data = {"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)}
             return
         xy = roof_xy(r.reference_peak_flop_per_s, ref.hbm_bandwidth)
-        # Label the flat part well right of the ridge, clear of the ladder's labels.
+        # Label the flat part well right of the ridge, clear of the ladder's labels; the browser places it beside
+        # that point inside the frame (_place_reference_label: at a fixed offset a long name ran past the right edge).
         self.reference.data = {**xy, "label": [f"datasheet: {ref.name}", "", ""],
-                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1] * 1.15] * 3}
+                               "lx": [xy["x"][1] * 8] * 3, "ly": [xy["y"][1]] * 3, **unplaced(3)}
 
     def show_measured(self, points) -> None:
         """Draw measured points at their intensity counting KV reads and their achieved FLOP/s."""
@@ -642,13 +667,26 @@ class RooflineView(pn.viewable.Viewer):
         self.fit_x()
         self.fit_y()
 
+    def _chart_lines(self) -> list[ColumnDataSource]:
+        """The roofs and ceilings that labels laid out in the browser keep off."""
+        return [self.roof, self.sparse_roof, self.overhead, self.pin_roofs, self.reference]
+
+    def _place_reference_label(self, fig, marks: list) -> None:
+        """Lay out the datasheet twin's label in the browser (:func:`place_labels_in_browser`), beside its point on
+        the twin's flat roof, inside the frame and clear of the ridge's label, the markers ``marks`` and the
+        roofs, on the served chart and the offline page (a fixed offset ran a long name past the right edge)."""
+        place_labels_in_browser(fig, self.reference_label, None, "label", lines=self._chart_lines(),
+                                others=[self.ridge_label], marks=marks, name="reference-label-layout", pad=6,
+                                leader_lines=False)  # it names a roof, not a point
+
     def _place_point_labels(self, fig, marks: dict) -> None:
         """Lay out the labels of pins and measurements in the browser (:func:`place_labels_in_browser`): clear of
         each other, of every marker on the chart, of the roofs and ceilings, of the ridge's and the datasheet's
         labels and inside the frame, at any size and in present mode, joined to their points by leader lines
         where they had to move away."""
-        lines = [self.roof, self.sparse_roof, self.overhead, self.pin_roofs, self.reference]
-        fixed = [self.ridge_label, self.reference_label]  # labels at fixed offsets from their points
+        lines = self._chart_lines()
+        # The ridge's label at a fixed offset from its point, the datasheet twin's laid out before these.
+        fixed = [self.ridge_label, self.reference_label]
         # Named, and run by name from the chart's sources and ranges (RELAY, app/label_layout.py), which the
         # instant redraw's callbacks also hold (app/instant.py).
         # 6 px apart sideways: two labels abutting on one row read as one.
@@ -713,6 +751,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
+        self._optional_items[OVERHEAD_RUNGS_KEY].visible = bool(np.isfinite(self.ladder.data["overhead"]).any())
         self.point.data = self._point_data(r)
         ceiling = r.overhead_ceiling_flop_per_s / TFLOP
         self.overhead.data = {"x": [X_RANGE[0], X_FAR], "y": [ceiling, ceiling],

@@ -16,7 +16,7 @@ from core.precision import get_precision
 from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
 from core.sweeps import speculation_sweep
-from core.units import GB, GiB, fmt_sig
+from core.units import GB, GiB, fmt_count, fmt_sig
 
 from .state import TABS, LabState
 from .style import PALETTE, STYLESHEET
@@ -105,7 +105,7 @@ def kv_table_html(r: ScenarioResult) -> str:
             f'<td class="{"over" if b > free else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}</td>'
             for u, b in zip(TABLE_USERS, row, strict=True)
         )
-        body.append(f"<tr><th>{s // 1024}k</th>{cells}</tr>")
+        body.append(f"<tr><th>{fmt_count(s)}</th>{cells}</tr>")  # S as the sliders and the titles write it
     note = (
         f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)}{split} in GiB (2^30 bytes), '
         f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "

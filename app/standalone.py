@@ -42,6 +42,7 @@ from core.profiles import deployment
 from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
 from core.units import GiB, fmt_count
 
+from .controls import STOP_LABEL_JS, stop_label
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS, approximate_html
 from .roofline_view import X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
@@ -190,9 +191,9 @@ def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
     if stops:
         return Slider(title=p.label, start=0, end=len(stops) - 1, step=1, value=stops.index(value),
                       css_classes=[lever.css], width=260,
-                      format=CustomJSTickFormatter(args={"stops": stops},
-                                                   code="const v = stops[Math.round(tick)]; "
-                                                        "return v === undefined ? '' : v.toLocaleString('en-US')"))
+                      # The served sliders' labels and formatter (app/controls.py): one format on both pages.
+                      format=CustomJSTickFormatter(args={"labels": [stop_label(v) for v in stops]},
+                                                   code=STOP_LABEL_JS))
     if isinstance(p, param.Boolean):
         return Checkbox(label=p.label, active=bool(value), css_classes=[lever.css])
     if isinstance(p, param.Selector):

@@ -3,7 +3,9 @@
 Tokens/s against batch B on log axes: the roofline ceiling ignoring the KV cache
 (linear, then flat at the ridge) and the achievable ceiling counting KV traffic
 at the current context (bending over well before the ridge), with the batches
-whose cache does not fit shaded, and the current B marked.
+whose cache does not fit shaded, and the current B marked.  Measurements taken at
+another context than the curve's are drawn hollow and grey beside their own
+ceiling (at their own S), and the key says at which S.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
+from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, LabelSet, Span
 from bokeh.plotting import figure
 
 from core.scenario import ScenarioResult
@@ -19,6 +21,7 @@ from core.sweeps import batch_sweep
 from core.units import fmt_count
 
 from .image_export import image_actions
+from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
@@ -26,9 +29,35 @@ from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 #: The batch axis: B = 1 … 1,024 and a tenth of a decade either side, so that the markers at B = 1 and 1,024 are
 #: drawn whole (they were cut in half by the frame).
 X_RANGE = (10 ** -0.1, 1024 * 10**0.1)
-#: The "does not fit" label goes inside the shading when the shading starts below 10^this (B ≈ 63): there it has
-#: room for its ~1.3 decades at present mode's 18 px; further right it goes before the shading, right-aligned.
-NO_FIT_LABEL_INSIDE_BELOW = 1.8
+#: The vertical offsets (lines, upward) the "does not fit" label tries from the foot of the curves, in the shading
+#: (or, where the shading is too narrow for it, before it): the first clear of the curves and the markers.
+NO_FIT_LABEL_STEPS = tuple(-i for i in range(17))
+
+#: Measurements taken at another S than the curve's: hollow grey circles, each with its own ceiling as a grey dash.
+OTHER_S_STYLE = {"marker": "circle", "color": "#757575"}
+#: The keys of those two series (the first is renamed with the S the points were taken at, other_contexts_label).
+OTHER_S_KEY = "measured at another S"
+OWN_CEILING_KEY = "ceiling at the measurement's own S"
+#: At most this many other contexts are listed by value in the key; more are given as a range.
+MAX_LISTED_CONTEXTS = 3
+
+
+def other_contexts_label(contexts: list[int], curve_s: int) -> str:
+    """The key of the measurements taken at the contexts ``contexts`` (sorted, tokens), not at the curve's S
+    ``curve_s``: "measured at S = 2,048 (curve at 8,192)"."""
+    if not contexts:
+        return OTHER_S_KEY
+    listed = (", ".join(f"{s:,}" for s in contexts) if len(contexts) <= MAX_LISTED_CONTEXTS
+              else f"{contexts[0]:,} … {contexts[-1]:,}")
+    return f"measured at S = {listed} (curve at {curve_s:,})"
+
+
+def _measured_columns(points) -> dict[str, list]:
+    """A measured series' columns: batch, context S, measured tokens/s and the ceiling at its own S."""
+    return {"batch": [p.measurement.batch for p in points], "context": [p.measurement.context for p in points],
+            "tok": [p.measurement.tokens_per_s for p in points],
+            "ceiling": [p.ceiling_tokens_per_s for p in points]}
+
 
 BATCHES = np.unique(np.round(np.logspace(0, np.log10(1024), 160)).astype(np.int64))
 
@@ -43,7 +72,11 @@ class ThroughputView(pn.viewable.Viewer):
         result = self.state.result
         self.curves = ColumnDataSource(data={"batch": [], "no_kv": [], "with_kv": []}, name="throughput")
         self.current = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-current")
-        self.measured = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-measured")
+        # The measurements at the curve's S, and those taken at another S: drawn hollow and grey, each with its own
+        # ceiling (at its own S) as a dash above or below it, and named in the key with the S it was taken at (a
+        # point measured at S = 2,048 drawn against the curve for 8,192 sat above "achievable").
+        self.measured = ColumnDataSource(data=_measured_columns([]), name="throughput-measured")
+        self.measured_other = ColumnDataSource(data=_measured_columns([]), name="throughput-measured-other")
         self.pins = ColumnDataSource(data={"batch": [], "tok": [], "name": [], "color": [], "marker": [],
                                            "number": []}, name="throughput-pins")
         fig = figure(
@@ -56,8 +89,13 @@ class ThroughputView(pn.viewable.Viewer):
         # From past the largest batch that fits to the frame's right edge (right=None).
         self.no_fit = BoxAnnotation(left=X_RANGE[1], right=None, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
         fig.add_layout(self.no_fit)
-        self.no_fit_label = Label(x=1024, y=0, x_units="data", y_units="screen", text="", x_offset=4, y_offset=8,
-                                  text_color="#616161", text_font_size="12px")
+        # Its name, laid out in the browser (PLACE_LABELS) from the shading's left edge at the foot of the curves:
+        # the lowest place clear of the curves and the markers (at the frame's foot it ran over the curves and the
+        # current B where the shading starts at B = 1).
+        self.no_fit_text = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)},
+                                            name="throughput-no-fit")
+        self.no_fit_label = LabelSet(x="x", y="y", text="text", source=self.no_fit_text, text_color="#616161",
+                                     text_font_size="12px")
         fig.add_layout(self.no_fit_label)
         fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
                  legend_label="roofline ceiling ignoring the KV cache")
@@ -67,13 +105,24 @@ class ThroughputView(pn.viewable.Viewer):
                            line_color="black", fill_alpha=0.85, legend_label="pins (each on its own scenario)")
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("B", "@batch"),
                                                             ("tokens/s", "@tok{0,0}")]))
-        fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
+        current = fig.scatter("batch", "tok", source=self.current, marker=SERIES_MARKERS["workload"], size=18,
                     color=PALETTE["workload"],
                     line_color=PALETTE["workload_line"],
                     legend_label="current B")
-        fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
-                    size=14, line_width=3, color=PALETTE["measured"],
-                    legend_label="your measurements")
+        here = fig.scatter("batch", "tok", source=self.measured, marker=SERIES_MARKERS["measured"],
+                           size=14, line_width=3, color=PALETTE["measured"],
+                           legend_label="your measurements")
+        elsewhere = fig.scatter("batch", "tok", source=self.measured_other, marker=OTHER_S_STYLE["marker"], size=14,
+                                line_width=2.5, line_color=OTHER_S_STYLE["color"], fill_color=None,
+                                legend_label=OTHER_S_KEY)
+        own_ceiling = fig.scatter("batch", "ceiling", source=self.measured_other, marker="dash", size=18,
+                                  line_width=3, line_color=OTHER_S_STYLE["color"], legend_label=OWN_CEILING_KEY)
+        fig.add_tools(HoverTool(renderers=[here, elsewhere, own_ceiling], tooltips=[
+            ("measured", "B = @batch, S = @context{0,0}: @tok{0,0} tokens/s"),
+            ("ceiling at its own S", "@ceiling{0,0} tokens/s")]))
+        place_labels_in_browser(fig, self.no_fit_label, None, "text", steps=NO_FIT_LABEL_STEPS, both_sides=False,
+                                lines=[(self.curves, "batch", "no_kv"), (self.curves, "batch", "with_kv")],
+                                marks=[current, pins, here, elsewhere, own_ceiling], leader_lines=False)
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
@@ -84,7 +133,8 @@ class ThroughputView(pn.viewable.Viewer):
         fig.add_layout(legend, "below")
         # Keys of series that are often empty (an empty series' key has no symbol): shown while they have points.
         self._optional_items = {item.label.value: item for item in legend.items
-                                if item.label.value in ("pins (each on its own scenario)", "your measurements")}
+                                if item.label.value in ("pins (each on its own scenario)", "your measurements",
+                                                        OTHER_S_KEY, OWN_CEILING_KEY)}
         self.figure = fig
         self.update(result)
         self._on_measured()
@@ -118,10 +168,18 @@ class ThroughputView(pn.viewable.Viewer):
         self.show_measured(self.state.measured)
 
     def show_measured(self, points) -> None:
-        """Draw measured throughput at its batch."""
-        self.measured.data = {"batch": [p.measurement.batch for p in points],
-                              "tok": [p.measurement.tokens_per_s for p in points]}
-        self._optional_items["your measurements"].visible = bool(points)
+        """Draw measured throughput at its batch: against the curve where it was measured at the curve's S, hollow
+        and grey with its own ceiling (at its own S) where it was measured at another."""
+        curve_s = self.state.result.context
+        here = [p for p in points if p.measurement.context == curve_s]
+        elsewhere = [p for p in points if p.measurement.context != curve_s]
+        self.measured.data = _measured_columns(here)
+        self.measured_other.data = _measured_columns(elsewhere)
+        items = self._optional_items
+        items["your measurements"].visible = bool(here)
+        items[OTHER_S_KEY].visible = items[OWN_CEILING_KEY].visible = bool(elsewhere)
+        items[OTHER_S_KEY].label = {"value": other_contexts_label(
+            sorted({p.measurement.context for p in elsewhere}), curve_s)}
 
     def update(self, r: ScenarioResult) -> None:
         """Redraw the curves for ``r``'s scenario (all levers but B held)."""
@@ -132,15 +190,16 @@ class ThroughputView(pn.viewable.Viewer):
             "with_kv": sweep.tokens_per_s_with_kv,
         }
         self.current.data = {"batch": [r.batch], "tok": [r.tokens_per_s_with_kv]}
+        if hasattr(self, "_optional_items"):  # the curve's S may have changed: which points are at it too
+            self.show_measured(self.state.measured)
         self.b_span.location = r.batch
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, X_RANGE[0]), X_RANGE[1])
-        self.no_fit_label.x = self.no_fit.left
         # Inside the shading where it has room; near the right edge, before it (it was cut at the frame's edge).
-        inside = np.log10(self.no_fit.left) < NO_FIT_LABEL_INSIDE_BELOW
-        self.no_fit_label.update(text_align="left" if inside else "right", x_offset=4 if inside else -4)
-        self.no_fit_label.text = f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB" if r.max_batch < 1024 else ""
+        self.no_fit_text.data = ({"x": [self.no_fit.left], "y": [float(np.min(sweep.tokens_per_s_with_kv))],
+                                  "text": [f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB"], **unplaced(1)}
+                                 if r.max_batch < 1024 else {"x": [], "y": [], "text": [], **unplaced(0)})
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "
                  f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")"

@@ -149,7 +149,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                        else f"each of B·k tokens attending to S = {r.context:,} cached keys")
     roofline = (
         Quantity("flops", "FLOP per step" + per_gpu,
-                 "2·N_active·B·k (weights) + attention (4·h_q·d_head per key per layer)"
+                 f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula()} per key per layer)"
                  + (" (this GPU's share of both)" if split else ""),
                  f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "

@@ -747,7 +747,7 @@ class ModelSpec:
             "hidden size h": self.hidden_size,
             "query heads": self.n_heads,
             "KV heads h_kv": self.n_kv_heads,
-            "head dim d_head": self.head_dim,
+            **self.head_dims(),
             "parameters (total)": f"{counts.total:,}",
             "parameters (active per token)": f"{counts.active:,}",
             "KV per token (BF16)": f"{self.kv_bytes_per_token(2):,.0f} bytes",
@@ -961,7 +961,23 @@ class ModelSpec:
         total = sum((t.read(s) for t in self.kv_terms(bytes_per_element, gqa)), np.zeros(s.shape))
         return float(total) if np.ndim(total) == 0 else total
 
+    def head_dims(self) -> dict[str, str | int]:
+        """The attention's head dimensions for a person to read: ``{"head dim d_head": 128}``; with MLA, whose cache
+        holds a latent and whose heads have no single d_head (``head_dim`` is then only hidden / heads), the
+        latent's dims and each head's (DeepSeek-V2, arXiv:2405.04434, section 2.1)."""
+        if not self.mla:
+            return {"head dim d_head": self.head_dim}
+        a = self.mla
+        return {"MLA latent (cached)": f"kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim {a.qk_rope_head_dim} "
+                                       "elements per token per layer",
+                "MLA head dims": f"d_nope {a.qk_nope_head_dim}, d_rope {a.qk_rope_head_dim}, d_v {a.v_head_dim} "
+                                 "(no single d_head)"}
+
     # -- attention FLOPs ----------------------------------------------------------
+    def attention_flop_formula(self) -> str:
+        """:meth:`attention_flop_per_key` as a formula: ``4·h_q·d_head``, with MLA ``2·h_q·(d_nope + d_rope + d_v)``."""
+        return "2·h_q·(d_nope + d_rope + d_v)" if self.mla else "4·h_q·d_head"
+
     def attention_flop_per_key(self) -> int:
         """FLOP per (query, key) pair per attention layer: ``4·h_q·d_head``.
 

@@ -134,7 +134,7 @@ def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, prese
 
 
 def test_generations_sparse_headline_label_stays_inside_the_plot(page, lab_url):
-    # The trial: "NVIDIA H100 SXM5 80GB: 2:4 headline, ridge 591" ran off the chart's right edge.
+    # The trial: the label of the 2:4 headline roof (its ridge, 591) ran off the chart's right edge.
     errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
     page.get_by_text("Generations", exact=True).click()
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"

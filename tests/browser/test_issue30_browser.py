@@ -3,6 +3,7 @@ roofline, and present mode's controls at 18 px on a 1280×720 projector."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from urllib.parse import quote
@@ -96,6 +97,33 @@ def test_the_trio_is_named_on_the_roofline_clear_of_every_mark_and_compare_names
     memory = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-memory').data.text)")
     assert memory == ["181 % does not fit", "47.9 % fits", "171 % does not fit"]  # Llama-3-70B on one H100
     _shot(page, "ui30-compare-present.png")
+    assert errors == []
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_a_datasheet_twins_label_stays_inside_the_roofline(page, lab_url, present):
+    # A class's trial: a custom part drawn beside AMD's MI300X datasheet read "datasheet: AMD Instinct MI3", cut at
+    # the chart's right edge (its label sat at a fixed offset from a point near the frame's right end).
+    gpu = json.dumps({"name": "My accelerator", "bandwidth_tbs": 5.3, "capacity_gb": 192, "bf16": 1307,
+                      "reference": "mi300x"})
+    errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b&present={present}&custom-gpu={quote(gpu)}")
+    _ready(page)
+    label = frame = None
+    for _ in range(20):  # laid out in the browser once the chart has its size
+        page.wait_for_timeout(500)
+        boxes = page.evaluate(ROOFLINE_BOXES)
+        label = next((b for b in boxes["labels"] if b["text"].startswith("datasheet")), None)
+        frame = boxes["frame"]
+        if label is not None and label["right"] <= frame["right"] + 1:
+            break
+    assert label is not None and label["text"] == "datasheet: AMD Instinct MI300X"
+    assert frame["left"] <= label["left"] and label["right"] <= frame["right"] + 1, (label, frame)
+    assert frame["top"] <= label["top"] and label["bottom"] <= frame["bottom"] + 1, (label, frame)
+    for other in boxes["labels"]:
+        assert other is label or not _overlap(label, other), other
+    for mark in boxes["marks"]:
+        assert not _overlap(label, mark), mark
+    _shot(page, f"ui30-datasheet-twin-{present}.png")
     assert errors == []
 
 

@@ -1,5 +1,6 @@
 """The app factory without a server: views read the model and update in place."""
 
+import numpy as np
 import panel as pn
 import pytest
 from conftest import FIELD_CASES
@@ -245,7 +246,7 @@ def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_d
     assert not [r for r in view.figure.renderers if isinstance(r.glyph, Segment)]  # no leaders yet
     order = [r.data_source.name for r in view.figure.renderers]
     lab.pin_current()
-    assert layouts(doc) == {"pin-label-layout", "measured-label-layout"}
+    assert layouts(doc) == {"pin-label-layout", "measured-label-layout", "reference-label-layout"}
     assert not any(c.name in layouts(doc) for c in view.point.js_property_callbacks["change:data"])  # run by name
     assert len([r for r in view.figure.renderers if isinstance(r.glyph, Segment)]) == 2
     assert list(view.pin_labels.data["xoff"]) == [10] and list(view.pin_labels.data["text"]) == [
@@ -333,20 +334,25 @@ def test_the_tour_finishes_on_its_last_step():
     assert lab.tour.index is None and not lab.tour.caption.visible
 
 
-def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_inside_the_frame():
+def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_at_the_shading():
     """A helper's trial: the pins at B = 1 were cut in half by the frame, and "does not fit in 80 G" lost its "iB"
-    at the right edge when the shading started far right."""
+    at the right edge when the shading started far right.  The label is laid out in the browser (PLACE_LABELS,
+    tests/browser/test_browser_present.py), from the shading's edge at the foot of the curves."""
     from app.throughput_view import X_RANGE
 
     lab = Lab(Scenario(model="llama-3-8b", gpu="h100-sxm"))
     lab.state.tab = "Throughput vs B"
-    fig, label = lab.throughput.figure, lab.throughput.no_fit_label
+    view = lab.throughput
+    fig, label = view.figure, view.no_fit_text.data
     assert fig.x_range.start < 0.8 and fig.x_range.end > 1280 and (fig.x_range.start, fig.x_range.end) == X_RANGE
-    assert lab.result.max_batch < 63 and (label.text_align, label.x_offset) == ("left", 4)  # inside the shading
-    assert not isinstance(lab.throughput.no_fit.right, int | float)  # shaded to the frame's edge (a Node)
+    assert not isinstance(view.no_fit.right, int | float)  # shaded to the frame's edge (a Node)
+    assert view.no_fit_label.x_offset == "xoff" and view.no_fit_label.y_offset == "yoff"  # placed in the browser
     lab.scenario.gpu = "h200"  # fits a larger batch: the shading starts further right
-    assert lab.result.max_batch > 63 and label.x == lab.result.max_batch + 0.5
-    assert (label.text_align, label.x_offset) == ("right", -4) and label.text.startswith("does not fit in 141")
+    label = view.no_fit_text.data
+    assert label["x"] == [lab.result.max_batch + 0.5] and label["text"] == ["does not fit in 141 GiB"]
+    assert label["y"] == [min(view.curves.data["with_kv"])]  # from the foot of the curves
+    lab.scenario.param.update(gpu="b200", context=512)  # a batch of 1,024 fits: no shading, no label
+    assert lab.result.max_batch >= 1024 and view.no_fit_text.data["text"] == []
 
 
 def test_the_throughput_title_fits_its_chart_in_two_short_lines():
@@ -382,6 +388,31 @@ def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some
     lab.pins.add(Pin("a", lab.scenario.levers()))
     assert items["pins (each on its own scenario)"].visible
     assert not items["your measurements"].visible
+
+
+def test_throughput_draws_a_measurement_at_another_context_apart_with_its_own_ceiling():
+    # Issue 30: a point measured at S = 2,048 was drawn on the curve for S = 8,192, above "achievable".
+    from app.throughput_view import OTHER_S_KEY, OWN_CEILING_KEY
+    from core.measured_points import Measurement
+
+    lab = Lab(Scenario(model="llama-3-8b"))  # S = 8,192
+    lab.state.tab = "Throughput vs B"
+    view = lab.throughput
+    lab.state.measurements = [Measurement(16, 2048, 2500.0), Measurement(16, 8192, 1500.0)]
+    curve = dict(zip(view.curves.data["batch"], view.curves.data["with_kv"], strict=True))
+    own = lab.scenario.clone(phase="decode", spec_k=1, batch=16, context=2048).evaluate().tokens_per_s_with_kv
+    assert curve[16] < 2500 < own  # above the curve at 8,192, under its own ceiling at 2,048
+    assert view.measured.data["context"] == [8192] and view.measured.data["tok"] == [1500.0]
+    assert view.measured_other.data["context"] == [2048] and view.measured_other.data["tok"] == [2500.0]
+    assert view.measured_other.data["ceiling"] == [pytest.approx(own)]
+    items = view._optional_items
+    assert items[OTHER_S_KEY].label.value == "measured at S = 2,048 (curve at 8,192)"
+    assert items[OTHER_S_KEY].visible and items[OWN_CEILING_KEY].visible and items["your measurements"].visible
+    lab.scenario.context = 2048  # now the other point is the one measured elsewhere
+    assert view.measured.data["context"] == [2048] and view.measured_other.data["context"] == [8192]
+    assert items[OTHER_S_KEY].label.value == "measured at S = 8,192 (curve at 2,048)"
+    lab.state.measurements = [Measurement(16, 2048, 2500.0)]
+    assert view.measured_other.data["batch"] == [] and not items[OTHER_S_KEY].visible
 
 
 def test_measurements_the_one_given_last_is_plotted_and_nothing_given_says_so():
@@ -614,3 +645,21 @@ def test_a_config_too_large_for_a_link_reopens_from_its_scenario_file():
     opened.byo.scenario_file.value = {"notes.json": b'{"kind": "a list"}'}
     assert "Not opened: notes.json is not a scenario file" in opened.byo.scenario_report.object
     assert opened.scenario.model == "config-gpt2"
+@pytest.mark.parametrize("levers", [{"model": "qwen3-30b-a3b", "tp": 2}, {"model": "mixtral-8x7b", "tp": 2},
+                                    {"model": "llama-3-8b"}, {"model": "llama-3-8b", "cuda_graphs": True}])
+def test_no_rung_sits_under_a_ceiling_the_roofline_does_not_draw(levers):
+    # Issue 30: an MoE at TP = 2 drew its B = 1 rung at 1.58 TFLOP/s, under the memory roof (3.35) and under the
+    # drawn overhead ceiling (3.10, the current B's FLOPs with attention): its own ceiling, B = 1's weight FLOPs
+    # over the launches, was not drawn.
+    from app.roofline_view import OVERHEAD_RUNGS_KEY
+
+    lab = Lab(Scenario(**levers))
+    view, r = lab.roofline, lab.result
+    d = view.ladder.data
+    roof = np.minimum(r.peak_flop_per_s, r.bandwidth * np.asarray(d["x"])) / 1e12
+    held = np.asarray(d["y"]) < roof * (1 - 1e-9)  # rungs something other than the roof holds down
+    overhead = np.asarray(d["overhead"])
+    assert np.allclose(overhead[held], np.asarray(d["y"])[held])  # each on its own drawn ceiling
+    assert view._optional_items[OVERHEAD_RUNGS_KEY].visible == bool(held.any())
+    if levers == {"model": "qwen3-30b-a3b", "tp": 2}:
+        assert held[0] and d["y"][0] < view.overhead.data["y"][0]  # B = 1, under the horizontal ceiling too

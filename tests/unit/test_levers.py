@@ -71,7 +71,7 @@ def test_widgets_take_bounds_soft_bounds_and_stops_from_the_table():
     assert (spec_k.start, spec_k.end) == LEVERS["spec_k"].parameter.get_soft_bounds() == (1, 16)
     batch = next(w for w in controls.select(pn.widgets.IntSlider) if "batch" in w.css_classes)
     assert tuple(batch.stops.values) == LEVERS["batch"].stops and (batch.start, batch.end) == (0, 21)
-    assert batch.format.args["labels"][-3:] == ["512", "768", "1k"]
+    assert batch.format.args["labels"][-3:] == ["512", "768", "1,024"]
     reserve = next(w for w in controls.select(pn.widgets.FloatSlider) if "reserve-bytes" in w.css_classes)
     assert (reserve.start, reserve.end, reserve.value) == (0, 16, 3)  # GiB at the edge, bytes inside
 
@@ -313,3 +313,20 @@ def test_a_widget_value_the_lever_refuses_changes_nothing():
     assert widgets["acceptance"].value == 0.7
     widgets["batch"].value = 4  # a good value still goes through
     assert s.batch == 5
+
+
+def test_the_lab_and_the_offline_page_write_a_slider_stop_alike():
+    # Issue 30: the lab's batch slider read "1k" where the offline page's read "1,024", its context "8k" for 8,192.
+    from app.standalone import _widget, constants
+
+    scenario = Scenario(model="llama-3-8b")
+    controls = build_controls(scenario)
+    open_more(controls)
+    c = constants(scenario, scenario.evaluate())
+    for name, stops in (("batch", c["batch_stops"]), ("context", c["context_stops"])):
+        served = next(w for w in controls.select(pn.widgets.IntSlider) if LEVERS[name].css in w.css_classes)
+        lab = dict(zip(served.stops.values, served.format.args["labels"], strict=True))
+        page = dict(zip(stops, _widget(LEVERS[name], scenario, stops).format.args["labels"], strict=True))
+        shared = sorted(set(lab) & set(page))
+        assert 1024 in shared and lab[1024] == page[1024] == "1,024"
+        assert [lab[v] for v in shared] == [page[v] for v in shared] == [f"{v:,}" for v in shared]

@@ -212,3 +212,22 @@ def test_moe_as_stored_one_gpu_never_reads_more_than_it_holds_under_tp_and_ep():
         for b in (1, 4, 32, 4096):
             r = _qwen3_awq(batch=b, tp=2, ep=4, weight_dtype=w)
             assert r.weight_bytes_read <= r.weight_bytes_held * (1 + 1e-12)
+
+
+def test_an_mla_model_prints_its_latent_and_head_dims_never_a_d_head():
+    # Issue 30: DeepSeek's "head dim d_head" read hidden / heads (56 for V3, 112 for a 64-head one), which means
+    # nothing for MLA: the cache holds a 512 + 64 latent, and each head has d_nope, d_rope and d_v.
+    from core.explain import quantities
+    from core.model_catalogue import get_model
+
+    mla = get_model("deepseek-v3")
+    arch = mla.architecture()
+    assert not any("d_head" in key for key in arch)
+    assert arch["MLA latent (cached)"] == "kv_lora_rank 512 + qk_rope_head_dim 64 elements per token per layer"
+    assert arch["MLA head dims"] == "d_nope 128, d_rope 64, d_v 128 (no single d_head)"
+    flops = quantities(Scenario(model="deepseek-v3").evaluate())["flops"]
+    assert "d_head" not in flops.formula and "2·h_q·(d_nope + d_rope + d_v) per key per layer" in flops.formula
+    assert mla.attention_flop_per_key() == 2 * 128 * (128 + 64 + 128)  # the formula's numbers multiply out
+    dense = get_model("llama-3-8b")
+    assert dense.architecture()["head dim d_head"] == 128
+    assert "4·h_q·d_head per key per layer" in quantities(Scenario(model="llama-3-8b").evaluate())["flops"].formula
