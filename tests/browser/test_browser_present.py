@@ -69,6 +69,15 @@ ROOFLINE_BOXES = r"""() => {
   return {labels, marks, lines, frame: {left: f.left, right: f.right, top: f.top, bottom: f.bottom}}; }"""
 
 
+def _hardware_tour_to_step(page, step: int) -> None:
+    """Start the Hardware tab's tour and walk it by the keyboard to ``step`` (1-based)."""
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for n in range(2, step + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+
+
 def _overlap(a, b):
     return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
 
@@ -573,11 +582,7 @@ def test_hardware_tour_sparse_headline_step_labels_stay_apart_on_the_projector(p
     # Issue 30: at the hardware tour's climax (step 15, the 2:4 headline roof over six parts) in present mode at
     # 1280x720 the headline's label found no clear place among the roofs and was drawn over "A100 SXM4 80GB: 153".
     errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
-    for n in range(2, 16):
-        page.keyboard.press("ArrowRight")
-        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    _hardware_tour_to_step(page, 15)
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
                            " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
                            " r.text_font_size.value === '18px'); })()", timeout=10_000)
@@ -882,11 +887,7 @@ def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page,
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
-    for step in range(2, 14):
-        page.keyboard.press("ArrowRight")
-        page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
+    _hardware_tour_to_step(page, 13)
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
                            " return f && Bokeh.index.find_one(f) && f.below[0].axis_label_text_font_size === '18px';"
                            " })()", timeout=10_000)
