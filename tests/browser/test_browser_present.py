@@ -328,7 +328,8 @@ def test_a_strip_of_the_steps_numbers_shows_above_the_chart_on_a_projector(page,
         for i, (value, label) in enumerate(expected):
             assert cells.nth(i).locator("b").inner_text() == value
             assert cells.nth(i).locator("span").inner_text() == label
-        assert all(a["x"] + a["width"] <= b["x"] for a, b in zip(boxes, boxes[1:], strict=False)), boxes  # one row, apart
+        # One row, each cell apart from the next.
+        assert all(a["x"] + a["width"] <= b["x"] for a, b in zip(boxes, boxes[1:], strict=False)), boxes
         assert boxes[-1]["x"] + boxes[-1]["width"] <= PROJECTOR["width"]
         assert max(b["y"] + b["height"] for b in boxes) <= tabs_top  # above the tabs: the chart is not pushed
         assert page.locator(".bk-tab", has_text="Expected").bounding_box()["y"] == tabs_top
