@@ -204,8 +204,7 @@ def test_pin_rename_and_remove(lab):
     click_until(lab, ".pin-rename button", lab.locator("[data-pin='1']", has_text="my baseline"))
     wait_for_pins_on_chart(lab, "n[0] === 'my baseline'")
     tab(lab, "Pins")
-    lab.locator(".pin-remove button").click()
-    lab.locator("[data-readout=pins]", has_text="No pins yet").wait_for(timeout=5000)
+    click_until(lab, ".pin-remove button", lab.locator("[data-readout=pins]", has_text="No pins yet"))
     wait_for_pins_on_chart(lab, "n.length === 0")
     assert lab.errors == []
 
