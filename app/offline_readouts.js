@@ -5,6 +5,26 @@
 // every string with the Python one.  Needs app/units.js.
 function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
+function _count(x) { return Number.isInteger(x) ? pyFixed(x, 0) : pyFixed(x, 2); }
+function attentionWork(C, s, r) {
+  // core/explain.py _decode_attention_work: B·k × (Σ FLOP per key × min(S, cap) + FLOP per token fixed)
+  const a = C.profiles[s.weight_dtype].stages[r.slowest_stage].attention;
+  const parts = [];
+  for (const [flop, cap] of a.decode) {
+    const keys = cap === null ? s.context : Math.min(s.context, cap);
+    parts.push(_count(flop) + " FLOP per key × " + pyInt(keys) + " keys" +
+      (cap !== null && cap < s.context ? " (S = " + pyInt(s.context) + " capped at " + pyInt(cap) + ")" : ""));
+  }
+  if (a.per_token) { parts.push(_count(a.per_token) + " FLOP per token of mixers that do not grow with S"); }
+  const sum = parts.length === 1 ? parts[0] : "(" + parts.join(" + ") + ")";
+  return "B·k = " + pyInt(s.batch * s.spec_k) + " × " + (parts.length ? sum : "0");
+}
+function launchWork(C, r) {
+  // core/explain.py _launch_work: kernels × latency, or with CUDA graphs latency + kernels × node gap
+  return (C.cuda_graphs ? fmtSeconds(C.launch_latency_s) + " + " + pyInt(r.kernels_per_step) + " × " +
+    fmtSeconds(C.graph_gap_s) : pyInt(r.kernels_per_step) + " × " + fmtSeconds(C.launch_latency_s)) + " = " +
+    fmtSeconds(r.launch_overhead_s);
+}
 function derivation(C, s, r) {
   // {key: {key, label, formula, work, value}} for the keys in C.readout_keys
   const wd = s.weight_dtype, stored = wd === "stored", B = s.batch, k = s.spec_k;
@@ -35,12 +55,13 @@ function derivation(C, s, r) {
     : "2 × " + B + " × " + pyInt(k) + " / " + pyG(pw) + " bytes";
   w.flops = ["2 × " + pyFixed(C.n_active, 0) + " × " + B + " × " + pyInt(k) + " = " +
     fmtFlop(r.flop_per_step_weights) + " (the articles' weights-only count) + " + fmtFlop(r.attention_flop_per_step) +
-    " of attention (each of B·k tokens attending to S = " + pyInt(s.context) + " cached keys) = " +
+    " of attention (" + attentionWork(C, s, r) + ") = " +
     fmtFlop(r.flop_per_step), fmtFlop(r.flop_per_step)];
   w.roof = [peak + " dense (" + C.roof_reason[wd] + ")", peak];
   w["compute-time"] = [fmtFlop(r.flop_per_step) + " / " + peak + " = " + fmtSeconds(r.flop_per_step / r.peak_flop_per_s),
     fmtSeconds(r.flop_per_step / r.peak_flop_per_s)];
-  w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights), _fpb(r.arithmetic_intensity_weights)];
+  w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights) + C.p_note[wd],
+    _fpb(r.arithmetic_intensity_weights)];
   w.ridge = [peak + " / " + bw + " = " + pyFixed(r.ridge_point, 1) + " FLOP/byte", pyFixed(r.ridge_point, 0) +
     " FLOP/byte"];
   const launch = fmtSeconds(r.launch_overhead_s), gpuTime = fmtSeconds(r.gpu_time_s);
@@ -73,7 +94,7 @@ function derivation(C, s, r) {
   w.bound = [overheadBound ? "launches " + launch + " > " + gpuTime + " of GPU time: overhead-bound (the roofline " +
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound"];
-  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + launch + " against " + gpuTime + " of GPU time (" +
+  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" +
     fmtSeconds(r.compute_time_s) + " of compute, " + fmtSeconds(r.memory_time_s) + " of memory): " +
     (overheadBound ? "the launches set the step" : "hidden under the GPU's work") + "; overhead ceiling " +
     fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound" : "not binding") + ")"];

@@ -34,8 +34,9 @@ from bokeh.layouts import column, row
 from bokeh.models import Checkbox, CustomJS, CustomJSTickFormatter, Div, Select, Slider
 from bokeh.resources import Resources
 
-from core.explain import quantities
+from core.explain import p_note, quantities
 from core.levers import Lever
+from core.overhead import GRAPH_NODE_GAP_S, LAUNCH_LATENCY_S
 from core.permalink import to_query
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.profiles import deployment
@@ -125,11 +126,14 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "batch_stops": _stops(LEVERS["batch"], scenario.batch),
         "context_stops": _stops(LEVERS["context"], scenario.context),
         "launch_overhead_s": result.launch_overhead_s,
+        # the launch time's product, as core/explain.py writes it (the page does not move CUDA graphs)
+        "cuda_graphs": dep.cuda_graphs, "launch_latency_s": LAUNCH_LATENCY_S, "graph_gap_s": GRAPH_NODE_GAP_S,
         "kernels_per_step": result.kernels_per_step,
         "readout_keys": OFFLINE_READOUT_KEYS,
         "labels": {key: q.label for key, q in derived.items()},
         "formulas": formulas,
         "roof_reason": reason,
+        "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},
         "memory_parts": PARTS,

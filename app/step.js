@@ -195,6 +195,7 @@ function evaluate(C, s) {
     kv_bytes_per_token_per_gpu: w.kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu: pt.kv_bytes_per_sequence,
     kv_bytes: B * pp * pt.kv_bytes_per_sequence, kv_traffic_bytes: pt.kv_traffic_bytes,
     bytes_per_step: pt.bytes_moved, fits: pt.fits, max_batch: w.max_batch, memory_stage: w.memory_stage,
+    slowest_stage: pt.stage,
     free_for_kv_bytes: Math.max(free, 0.0), weights_shortfall_bytes: Math.max(-free, 0.0),
     memory_used_bytes: pt.memory_used_bytes, peak_flop_per_s: p.peak_flop_per_s, capacity_bytes: p.capacity_bytes,
     reserve_bytes: p.reserve_bytes, compute_time_s: pt.compute_time_s, memory_time_s: pt.memory_time_s,

@@ -826,7 +826,8 @@ def _mamba(r: _Reader, hidden: int, parallel: bool = False) -> MambaSpec | None:
     dt_rank = r.count("mamba_dt_rank", 0) if isinstance(cfg.get("mamba_dt_rank"), int) else 0
     return MambaSpec(version=1, d_inner=d_inner, d_state=d_state, d_conv=d_conv,
                      dt_rank=dt_rank or math.ceil(hidden / 16),
-                     conv_bias=r.flag("mamba_conv_bias", True), proj_bias=r.flag("mamba_proj_bias", False))
+                     conv_bias=r.flag("mamba_conv_bias", True), proj_bias=r.flag("mamba_proj_bias", False),
+                     inner_norms=cfg.get("model_type") == "jamba")
 
 
 def _linear_attention(r: _Reader) -> LinearAttentionSpec:

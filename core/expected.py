@@ -388,6 +388,23 @@ def _fitted(engine: str | None, *path: str) -> tuple[float, str] | None:
     return float(generic["value"]), f"{why}, the median of {engines} ({on})"
 
 
+def stored_weight_format(model) -> str:
+    """The ``efficiency.json`` format an engine runs a checkpoint "as stored" in: its ``quantization_config``'s
+    method and bits (AWQ and GPTQ 4-bit: their group-128 kernels; an FP4 or FP8 main format: FP4 / FP8 W8A8;
+    other 8- and 4-bit: INT8 / INT4), BF16 for an unquantised or unread one."""
+    q = model.quantization
+    if q is None or not q.modelled:
+        return "bf16"
+    if q.bits == 4 and q.method in ("awq", "gptq"):
+        return f"{q.method}-int4-g128"
+    main = q.main_format.name.upper()
+    if main.startswith(("FP4", "MXFP4", "NVFP4")):
+        return "fp4"
+    if main.startswith("FP8"):
+        return "fp8"
+    return {8: "int8", 4: "int4"}.get(q.bits, "bf16")
+
+
 def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weight_format: str | None = None,
                       cuda_graphs: bool | None = None, interconnect: str | None = None,
                       collective: str | None = None) -> EngineParameters:
@@ -397,7 +414,8 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
         result: the scenario (its GPU, weight lever, TP).
         engine: a preset of :func:`engine_names`, or None for the generic preset.
         weight_format: a ``formats`` key of ``efficiency.json``; None: the engine's format for the weight lever
-            (its ``formats`` map), else the lever's default (``lever_defaults``).
+            (its ``formats`` map), else the lever's default (``lever_defaults``); "as stored": the checkpoint's
+            own (:func:`stored_weight_format`).
         cuda_graphs: overrides the engine's (generic: the scenario's ``cuda_graphs`` lever, read from its
             launch overhead).
         interconnect: a ``collectives`` key overriding the GPU's own link (e.g. ``"pcie4"`` for parts run
@@ -415,7 +433,9 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     formats = eff["formats"]
     lever = result.weight_dtype
     if weight_format is None:
-        weight_format = preset.get("formats", {}).get(lever) or formats["lever_defaults"].get(lever, "bf16")
+        weight_format = (preset.get("formats", {}).get(lever)
+                         or (stored_weight_format(result.model) if lever == "stored"
+                             else formats["lever_defaults"].get(lever, "bf16")))
     if weight_format not in formats or weight_format in ("lever_defaults",) or weight_format.startswith("_"):
         raise ValueError(f"unknown weight format {weight_format!r}; accepted: "
                          f"{', '.join(k for k in formats if not k.startswith('_') and k != 'lever_defaults')}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
+from .overhead import GRAPH_NODE_GAP_S, LAUNCH_LATENCY_S
 from .precision import get_precision
 from .scenario import ScenarioResult
 from .units import (
@@ -70,6 +71,50 @@ def _pct(x: float) -> str:
     return f"{fmt_sig(100 * x, 3)} %"
 
 
+def _decode_attention_work(r: ScenarioResult) -> str:
+    """The decode attention FLOP of one step (the slowest stage's GPU) as the sum it is:
+    ``B·k × (Σ FLOP per key × min(S, cap) + FLOP per token that does not grow with S)``
+    (:class:`core.step.AttentionProfile`; app/offline_readouts.js writes the same words)."""
+    a = r.deployment.profile.stages[r.slowest_stage].attention
+    parts = []
+    for flop, cap in a.decode:
+        keys = r.context if cap is None else min(r.context, cap)
+        parts.append(f"{_count(flop)} FLOP per key × {keys:,} keys"
+                     + (f" (S = {r.context:,} capped at {cap:,})" if cap is not None and cap < r.context else ""))
+    if a.per_token:
+        parts.append(f"{_count(a.per_token)} FLOP per token of mixers that do not grow with S")
+    sum_ = " + ".join(parts) if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+    return f"B·k = {r.batch * r.tokens_per_read:,} × {sum_ if parts else '0'}"
+
+
+def _count(x: float) -> str:
+    """A FLOP count per key or token: whole numbers with separators, else two decimals."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
+
+
+def p_note(model, weight_dtype: str) -> str:
+    """Why p is not the precision's bytes: a checkpoint quantised in the lever's bit width adds its scales and
+    zero points to every weight (:meth:`core.models.ModelSpec.weight_bytes_per_param`), e.g. INT4 on an AWQ group-128
+    checkpoint is 0.5 + 0.0195 bytes, I = 2/0.5195 = 3.85, not the articles' 4.  Empty otherwise."""
+    if weight_dtype == "stored":
+        return ""
+    pe = get_precision(weight_dtype).bytes_per_element
+    extra = model.weight_bytes_per_param(pe) - pe
+    if extra <= 0:
+        return ""
+    q = model.quantization
+    return (f" (p = {pe:g} bytes of {get_precision(weight_dtype).label} + {extra:.4g} of the checkpoint's "
+            f"{q.method.upper()} scale and zero-point overhead per weight)")
+
+
+def _launch_work(r: ScenarioResult) -> str:
+    """The launch time as its product: ``kernels × latency`` or, with CUDA graphs, ``latency + kernels × gap``."""
+    if r.deployment.cuda_graphs:
+        return (f"{fmt_seconds(LAUNCH_LATENCY_S)} + {r.kernels_per_step:,} × {fmt_seconds(GRAPH_NODE_GAP_S)} = "
+                f"{fmt_seconds(r.launch_overhead_s)}")
+    return f"{r.kernels_per_step:,} × {fmt_seconds(LAUNCH_LATENCY_S)} = {fmt_seconds(r.launch_overhead_s)}"
+
+
 def derivation(r: ScenarioResult) -> list[Step]:
     """The steps of ``r``'s derivation, each quantity with formula, work and value."""
     m, g = r.model, r.gpu
@@ -87,6 +132,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     per_gpu = ", per GPU" if split else ""
     one_copy = ", one EP group" if r.ep > 1 else ", one replica" if r.replicas > 1 else ""
     launch, gpu_time = fmt_seconds(r.launch_overhead_s), fmt_seconds(r.gpu_time_s)
+    graphs, launch_work = r.deployment.cuda_graphs, _launch_work(r)
     overhead_bound = r.bound == "overhead"
     roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
     roofline_side = "<" if roofline_bound == "memory" else "≥"
@@ -145,8 +191,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     else:
         intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
-    attention_where = ("causal (query, key) pairs of the prompt" if prefill
-                       else f"each of B·k tokens attending to S = {r.context:,} cached keys")
+    attention_where = "causal (query, key) pairs of the prompt" if prefill else _decode_attention_work(r)
     roofline = (
         Quantity("flops", "FLOP per step" + per_gpu,
                  f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula()} per key per layer)"
@@ -162,7 +207,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_flop(r.flop_per_step)} / {peak} = {fmt_seconds(r.flop_per_step / r.peak_flop_per_s)}",
                  fmt_seconds(r.flop_per_step / r.peak_flop_per_s)),
         Quantity("intensity", "Arithmetic intensity (weights)", intensity_formula + k_note,
-                 f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}", _fpb(r.arithmetic_intensity_weights)),
+                 f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}{p_note(r.model, r.weight_dtype)}",
+                 _fpb(r.arithmetic_intensity_weights)),
         Quantity("ridge", "Ridge point", "P_peak / BW", f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
                  f"{r.ridge_point:,.0f} FLOP/byte"),
         Quantity("attainable", "Attainable (weights roofline)" + per_gpu, "min(P_peak, BW·I, FLOP_weights / t_launch)",
@@ -228,9 +274,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte; launches "
                  f"{launch} ≤ {gpu_time} of GPU time", f"{r.bound}-bound"),
         Quantity("overhead", "Launch overhead (the third ceiling)",
-                 "kernels × launch latency (CUDA graphs: one launch + 1 µs per kernel)",
+                 "CUDA graphs: one launch + kernels × node gap" if graphs else "kernels × launch latency",
                  f"{r.kernels_per_step:,} kernels" + (f" ({r.layers_per_gpu} layers on this GPU)" if r.pp > 1 else "")
-                 + f" → {launch} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
+                 + f" → {launch_work} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
                  f"{fmt_seconds(r.memory_time_s)} of memory"
                  + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
                  + ("the launches set the step" if overhead_bound else "hidden under the GPU's work")

@@ -401,7 +401,9 @@ class MambaSpec:
     state ``d_inner·d_state``, conv ``d_inner·(d_conv − 1)``; weights in_proj
     ``h·2·d_inner``, conv ``d_inner·d_conv`` + bias, x_proj ``d_inner·(dt_rank
     + 2·d_state)``, dt_proj ``dt_rank·d_inner + d_inner``, A_log
-    ``d_inner·d_state``, D ``d_inner``, out_proj ``d_inner·h`` (models/jamba).
+    ``d_inner·d_state``, D ``d_inner``, out_proj ``d_inner·h`` (models/jamba), and with ``inner_norms``
+    Jamba's RMSNorms on dt, B and C (``dt_rank + 2·d_state``: models/jamba JambaMambaMixer's dt_layernorm,
+    b_layernorm, c_layernorm; plain Mamba-1, models/mamba, has none).
     """
 
     version: int
@@ -416,6 +418,7 @@ class MambaSpec:
     proj_bias: bool = False
     gated_norm: bool = True
     out_bias: bool | None = None
+    inner_norms: bool = False
 
     @property
     def conv_dim(self) -> int:
@@ -437,6 +440,7 @@ class MambaSpec:
         if self.version == 1:
             d, n, r = self.d_inner, self.d_state, self.dt_rank
             p = hidden * 2 * d + conv + d * (r + 2 * n) + r * d + d + d * n + d + d * hidden
+            p += (r + 2 * n) if self.inner_norms else 0
             return p + ((2 * d + hidden) if self.proj_bias else 0)
         in_proj = hidden * (2 * self.d_inner + 2 * self.n_groups * self.d_state + self.n_heads)
         p = in_proj + conv + 3 * self.n_heads + (self.d_inner if self.gated_norm else 0) + self.d_inner * hidden

@@ -1,0 +1,116 @@
+"""Lines of the derivation whose arithmetic sat in words: each now prints the product it is.
+
+The decode attention FLOP (``B·k × (Σ FLOP per key × keys read + FLOP per token of fixed-state mixers)``) names
+the window or cap that stops S, and a hybrid's Mamba FLOP; the launch time prints ``kernels × latency`` or, with
+CUDA graphs, ``latency + kernels × node gap``.  A config's Mamba mixer counts Jamba's dt/B/C RMSNorms.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from core import Scenario
+from core.config_reader import from_hf_config
+from core.explain import quantities
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def scenario(model="llama-3-8b", **levers):
+    return Scenario(model=model, **levers)
+
+
+def jamba(**levers):
+    s = Scenario(**levers)
+    s.add_model(from_hf_config(json.loads((DATA / "jamba-1.5-mini.config.json").read_text()), model_id="jamba",
+                               name="Jamba-1.5-Mini"))
+    return s
+
+
+def attention_sum(work: str) -> tuple[int, float]:
+    """``B·k`` and the bracket of the attention work, evaluated: Σ a × b keys + c per token."""
+    m = re.search(r"B·k = ([\d,]+) × (.*)\) = ", work)
+    bk, terms = int(number(m.group(1))), m.group(2)
+    total = sum(number(a) * number(b) for a, b in re.findall(r"([\d,.]+) FLOP per key × ([\d,]+) keys", terms))
+    total += sum(number(c) for c in re.findall(r"([\d,.]+) FLOP per token of mixers", terms))
+    return bk, total
+
+
+def test_a_sliding_window_caps_the_keys_the_attention_work_counts():
+    # Mistral-7B: a 4,096-token window on all 32 layers; 4·h_q·d_head = 4 × 32 × 128 = 16,384 FLOP per key per
+    # layer, × 32 layers = 524,288 per key; at S = 8,192 each token reads 4,096 keys, not 8,192.
+    r = scenario("mistral-7b", context=8192, batch=2).evaluate()
+    work = quantities(r)["flops"].work
+    assert "B·k = 2 × 524,288 FLOP per key × 4,096 keys (S = 8,192 capped at 4,096)" in work
+    assert "attending to S = 8,192" not in work
+    assert 2 * 524_288 * 4_096 == r.attention_flop_per_step
+
+
+def test_a_hybrids_mamba_flop_are_in_the_sum_it_prints():
+    # Jamba: 4 attention layers of 32 (4 × 16,384 = 65,536 FLOP per key) and 28 Mamba mixers at a fixed cost per
+    # token; the attention GFLOP printed is their sum, not the attention alone.
+    r = jamba(batch=4, spec_k=2).evaluate()
+    bk, total = attention_sum(quantities(r)["flops"].work)
+    assert bk == 8
+    assert "65,536 FLOP per key × 8,192 keys + " in quantities(r)["flops"].work
+    assert bk * total == pytest.approx(r.attention_flop_per_step, rel=1e-12)
+
+
+def test_jambas_parameter_count_is_its_checkpoints():
+    # ai21labs/AI21-Jamba-1.5-Mini model.safetensors.index.json: metadata.total_size 103,140,646,656 bytes of BF16
+    # = 51,570,323,328 parameters; the Mamba mixers' dt/B/C RMSNorms (256 + 16 + 16 per mixer, 28 mixers = 8,064)
+    # are part of it (transformers models/jamba JambaMambaMixer).
+    assert jamba().evaluate().n_params * 2 == 103_140_646_656
+
+
+@pytest.mark.parametrize(("graphs", "expected"), [
+    (False, "356 kernels → 356 × 4 µs = 1.424 ms against"),  # 32 layers × 11 kernels + 4 outside them
+    (True, "356 kernels → 4 µs + 356 × 1 µs = 0.36 ms against"),
+])
+def test_the_launch_time_prints_its_product(graphs, expected):
+    q = quantities(scenario(cuda_graphs=graphs).evaluate())["overhead"]
+    assert expected in q.work
+    assert ("CUDA graphs" in q.formula) is graphs
+
+
+AWQ = {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True}
+
+
+def awq_llama(**levers):
+    from core.model_catalogue import CATALOGUE_DIR
+
+    s = Scenario(**levers)
+    config = {**json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text()), "quantization_config": AWQ}
+    s.add_model(from_hf_config(config, model_id="llama-awq", name="Llama-3-8B-AWQ"))
+    return s
+
+
+def test_int4_on_an_awq_checkpoint_says_why_p_is_not_half_a_byte():
+    # 4 bits + one FP16 scale and one 4-bit zero per group of 128: 0.5 + 2.5/128 = 0.51953 bytes; I = 2/0.51953
+    s = awq_llama()
+    s.weight_dtype = "int4"
+    work = quantities(s.evaluate())["intensity"].work
+    assert work == ("2 × 1 × 1 / 0.519531 bytes = 3.85 FLOP/byte (p = 0.5 bytes of INT4 + 0.01953 of the "
+                    "checkpoint's AWQ scale and zero-point overhead per weight)")
+    s.weight_dtype = "int8"  # not the checkpoint's width: the precision's bytes alone, nothing to explain
+    assert quantities(s.evaluate())["intensity"].work == "2 × 1 × 1 / 1 bytes = 2 FLOP/byte"
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda: awq_llama(), "awq-int4-g128"),  # the AWQ kernels' format, not BF16
+    (lambda: Scenario(model="gpt-oss-20b", weight_dtype="stored"), "fp4"),  # MXFP4 experts
+    (lambda: Scenario(model="deepseek-v3", weight_dtype="stored"), "fp8"),  # FP8 128×128 blocks
+    (lambda: Scenario(model="llama-3-8b", weight_dtype="stored"), "bf16"),  # an unquantised checkpoint
+])
+def test_the_expected_step_of_a_checkpoint_as_stored_runs_in_its_own_format(make, expected):
+    from core.expected import expected_step, to_json
+
+    s = make()
+    assert s.weight_dtype == "stored"
+    assert to_json(expected_step(s.evaluate()))["expected_weight_format"] == expected
