@@ -12,11 +12,15 @@ the widgets of tabs and drawers built later (it looks again when the page change
 
 from __future__ import annotations
 
+import param
 from panel.custom import JSComponent
 
 
 class A11yFixes(JSComponent):
-    """An invisible element whose script repairs checkbox and slider labelling across the page."""
+    """An invisible element whose script repairs checkbox and slider labelling across the page, and counts the
+    Escape key's presses (``escapes``: the embed layout closes its Levers drawer on each)."""
+
+    escapes = param.Integer(default=0, doc="Times Escape was pressed in the page (the browser counts).")
 
     _esm = """
     function roots(root, out) {
@@ -78,7 +82,11 @@ class A11yFixes(JSComponent):
       const observer = new MutationObserver(later);
       observer.observe(document.body, { childList: true, subtree: true });
       const timer = setInterval(fix, 2000);  // shadow roots are out of the observer's sight
-      model.on("remove", () => { observer.disconnect(); clearInterval(timer); });
+      const escape = (e) => { if (e.key === "Escape") { model.escapes += 1; } };
+      document.addEventListener("keydown", escape);
+      model.on("remove", () => {
+        observer.disconnect(); clearInterval(timer); document.removeEventListener("keydown", escape);
+      });
       return document.createElement("span");
     }
     """

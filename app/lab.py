@@ -280,8 +280,11 @@ class Lab(pn.viewable.Viewer):
         self._embed_open = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
         self._on_embed_result()
         self._on_embed_link()
+        fixes = A11yFixes(width=0, height=0, margin=0)
+        # Escape closes the drawer, as a sheet over the chart is expected to close.
+        fixes.param.watch(lambda _: setattr(drawer, "collapsed", True), "escapes")
         return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
-                         self._embed_open, drawer, self.link, A11yFixes(width=0, height=0, margin=0),
+                         self._embed_open, drawer, self.link, fixes,
                          sizing_mode="stretch_both", css_classes=["embed"],
                          styles={"height": "100vh", "padding-bottom": f"{EMBED_DRAWER_HEADER}px",
                                  "box-sizing": "border-box"})

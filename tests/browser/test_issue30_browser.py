@@ -234,4 +234,12 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
     page.locator(".embed .levers .card-header").first.click()  # the header closes it again
     page.wait_for_timeout(500)
     assert _embed_boxes(page)["drawer"]["height"] < 50
+    page.locator(".embed .levers .card-header").first.click()
+    page.get_by_text("Grouped-query attention").wait_for()
+    page.keyboard.press("Escape")  # and so does Escape, as over any sheet
+    for _ in range(50):
+        if _embed_boxes(page)["drawer"]["height"] < 50:
+            break
+        page.wait_for_timeout(100)
+    assert _embed_boxes(page)["drawer"]["height"] < 50
     assert errors == []
