@@ -457,6 +457,7 @@ class RooflineView(pn.viewable.Viewer):
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).
+        self.sparse_item, self.rungs_item = legend.items[0], rungs_item  # the offline page toggles them too
         self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item}
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,

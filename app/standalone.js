@@ -14,6 +14,8 @@ ladder.data = {
   fill: lad.map(q => q.fits ? C.colors.ladder : "white"), line: lad.map(q => C.colors.ladder),
   label: lad.map(q => "B=" + q.batch), overhead: rungOverheadCeilings(lad, T),
 };
+// Its key shows while a rung's own overhead ceiling holds it down (RooflineView.update does the same).
+rungs_item.visible = ladder.data.overhead.some(Number.isFinite);
 kv_ladder.data = {
   x: lad.map(q => q.arithmetic_intensity_with_kv), y: lad.map(q => q.attainable_flop_per_s_with_kv / T), batch: lad.map(q => q.batch),
   pct: lad.map(q => 100 * q.attainable_flop_per_s_with_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),
@@ -33,6 +35,7 @@ if (fig.x_range.end !== x1) { fig.x_range.end = x1; }
 roof.data = {x: [X0, r.ridge_point, X1], y: [C.bandwidth * X0 / T, r.peak_flop_per_s / T, r.peak_flop_per_s / T]};
 const sp = C.sparse[s.weight_dtype];
 sparse.data = sp ? {x: [X0, sp / C.bandwidth, X1], y: [C.bandwidth * X0 / T, sp / T, sp / T]} : {x: [], y: []};
+sparse_item.visible = Boolean(sp);
 // Keep every point and roof on the chart (the served chart's rule, RooflineView.fit_y), the ridge label at its foot.
 const [y0, y1] = fitYRange([roof, sparse, point, point_kv, ladder, kv_ladder, other_phase], C.y_range[0], C.y_range[1],
                            C.y_margin);

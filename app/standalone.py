@@ -289,6 +289,9 @@ def standalone_html(scenario: Scenario) -> str:
         sparse=view.sparse_roof,
         ridge=view.ridge,
         span=view.ridge_span,
+        # keys shown only while their series draws something (RooflineView's optional items)
+        rungs_item=view.rungs_item,
+        sparse_item=view.sparse_item,
     )
     code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, *SCRIPTS))
     callback = CustomJS(args=args, code=code)

@@ -280,3 +280,22 @@ def test_the_offline_page_keeps_a_10_gflop_part_on_the_chart(offline_page):
     assert star == pytest.approx(0.005) and y[0] < star < y[1]
     assert page.evaluate("Bokeh.documents[0].get_model_by_name('ridge').data.y[0]") == 1e-4
     assert page.errors == []
+
+
+def test_the_offline_pages_keys_follow_what_is_drawn(offline_page):
+    """The keys of series that are often empty follow the page's levers, as the served chart's do: Llama-3-8B on
+    an H100 in BF16 at B = 1 waits on its reads (BW·I = 3.35 TFLOP/s under the launches' 11.2); in INT4 its
+    B = 1 rung sits under its own overhead ceiling (16.1 GFLOP / 1.424 ms = 11.3 TFLOP/s < BW·I = 12.9)."""
+    page, _ = offline_page(Scenario(model="llama-3-8b"))
+    items = ("(() => Object.fromEntries([...Bokeh.documents[0].all_models].find(m => m.click_policy !== undefined)"
+             ".items.map(i => [i.label.value, i.visible])))()")
+    assert page.evaluate(items)["overhead ceiling at each rung's B"] is False
+    page.evaluate("[...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('weight-dtype'))"
+                  ".value = 'int4'")
+    page.wait_for_function(f"{RESULTS}.inputs.weight_dtype === 'int4'")
+    assert page.evaluate(items)["overhead ceiling at each rung's B"] is True
+    page.evaluate("[...Bokeh.documents[0].all_models].find(x => (x.css_classes || []).includes('weight-dtype'))"
+                  ".value = 'bf16'")
+    page.wait_for_function(f"{RESULTS}.inputs.weight_dtype === 'bf16'")
+    assert page.evaluate(items)["overhead ceiling at each rung's B"] is False
+    assert page.errors == []
