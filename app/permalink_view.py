@@ -218,7 +218,9 @@ class PermalinkView(pn.viewable.Viewer):
     def _back(self, event) -> None:
         """The browser went Back (or Forward) to an entry: restore that entry's pins."""
         query = parse_qs(str(event.new).split("#")[0].lstrip("?"), keep_blank_values=True)  # '#' + a nonce
-        pins = from_query({"pins": query["pins"]} if "pins" in query else {}).pins
+        # Read in the session's own catalogue: a pin of a model it read (a pasted config) is one of its own.
+        pins = from_query({"pins": query["pins"]} if "pins" in query else {},
+                          catalogue=self.state.scenario.catalogue).pins
         self.state.set_pins(pins)
 
     @param.depends("state.result", "state.pins", "state.configs", "state.tab", "state.present", "state.tour_step",

@@ -193,7 +193,8 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: A
     return query
 
 
-def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | None = None) -> LinkState:
+def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | None = None,
+               catalogue: Catalogue | None = None) -> LinkState:
     """Levers, pins, a custom GPU and notices from permalink query parameters.
 
     A link that carries a config.json (``config=``, :func:`config_for_link`) is read twice: first without
@@ -207,6 +208,9 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
             applied; keys in ``ignore`` (the app's own, e.g. ``embed``) are skipped.
             More than :data:`MAX_LINK_KEYS` values: nothing applies, one notice says why.
         added: the model the link's config.json gave, as its session registered it.
+        catalogue: the catalogue the link's model and GPU names are read in: a session's own (with the models
+            it read and the GPU it defined) when the session goes Back to one of its own links; a fresh
+            catalogue by default (a link opened anew knows only what it carries).
 
     Returns:
         a :class:`LinkState`: the valid levers (Scenario parameter names, SI
@@ -221,7 +225,8 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
     notices: list[str] = []
     query = _first_values(query, notices)
     custom = _custom_gpu(query.get("custom-gpu"), notices)
-    catalogue = Catalogue().with_gpu(custom) if custom else Catalogue()
+    base = catalogue if catalogue is not None else Catalogue()
+    catalogue = base.with_gpu(custom) if custom else base
     config = None
     if added is not None:
         catalogue, added = catalogue.with_model(added)

@@ -70,6 +70,24 @@ def test_a_pin_whose_model_or_gpu_is_not_here_is_dropped_not_renamed():
     assert any(n.startswith("ignored pin 'p': gpu='nope'") for n in notices), notices
 
 
+def test_going_back_keeps_the_pins_of_the_sessions_own_models():
+    """Back to an entry of the session's own link: its pins of a config the session read are read in the session's
+    catalogue (a fresh one dropped them, as a link opened anew must)."""
+    from app.permalink_view import PermalinkView
+    from app.state import LabState
+    from core.config_reader import from_hf_config
+    from core.model_catalogue import CATALOGUE_DIR
+
+    state = LabState(scenario=Scenario())
+    model = state.scenario.add_model(from_hf_config(json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text()),
+                                                    model_id="config-mine", name="mine"))
+    records = [{"name": "mine at B = 4", "model": model.id, "batch": "4"}, {"name": "other", "batch": "8"}]
+    view = PermalinkView(state=state)
+    view.reader.value = "?" + "pins=" + json.dumps(records) + "#1"
+    assert [(p.name, p.levers["model"], p.levers["batch"]) for p in state.pins] == [
+        ("mine at B = 4", "config-mine", 4), ("other", "llama-3-70b", 8)]
+
+
 def test_at_most_sixteen_pins():
     many = [{"name": f"p{i}", "batch": str(i + 1)} for i in range(18)]
     _, pins, notices, *_ = from_query({"pins": json.dumps(many)})
