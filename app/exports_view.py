@@ -6,7 +6,10 @@ chart is on screen and current; this tab says so.
 
 from __future__ import annotations
 
+import asyncio
 import io
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import panel as pn
 
@@ -14,6 +17,19 @@ from core.export import ladder_csv, pins_csv, to_json
 
 from .standalone import standalone_html
 from .state import LabState
+
+#: Writes offline pages off the event loop the class shares (a page is ~0.3 s of CPU: its Bokeh document, every
+#: weight format's profile and the inline BokehJS).  One worker: pages asked for together queue here, and the loop
+#: keeps answering the other sessions between the worker's slices of the GIL.
+PAGE_WRITERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="offline-page")
+
+
+async def offline_page(state: LabState) -> io.StringIO:
+    """The offline page of ``state``'s scenario as at the click (a copy: the levers may move meanwhile), written
+    in :data:`PAGE_WRITERS`; Panel's FileDownload awaits it (an async callback runs on the loop, this waits off it)."""
+    scenario = state.scenario.clone()
+    html = await asyncio.wrap_future(PAGE_WRITERS.submit(standalone_html, scenario))
+    return io.StringIO(html)
 
 
 def build_exports(state: LabState) -> pn.Column:
@@ -29,7 +45,7 @@ def build_exports(state: LabState) -> pn.Column:
         return state.pin_rows
 
     page = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(standalone_html(state.scenario)), filename="roofline-lab.html",
+        callback=partial(offline_page, state), filename="roofline-lab.html",
         label="Download page (offline, one HTML file)", width=300, css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",
