@@ -184,13 +184,13 @@ def wrap_title(fig) -> None:
     callback = CustomJS(args={"fig": fig}, code=WRAP_TEXT)
     fig.js_on_change("inner_width", callback)
     fig.js_on_change("inner_height", callback)
-    for axis in fig.select({"type": Axis}):
+    for axis in fig.axis:
         axis.js_on_change("axis_label", callback)
         axis.js_on_change("axis_label_text_font_size", callback)
     if fig.title is not None:
         fig.title.js_on_change("text", callback)
         fig.title.js_on_change("text_font_size", callback)
-    for legend in fig.select({"type": Legend}):
+    for legend in fig.legend:
         legend.js_on_change("label_text_font_size", callback)
         legend.js_on_change("ncols", callback)
         for item in legend.items:
@@ -198,11 +198,19 @@ def wrap_title(fig) -> None:
     fig._wraps_title = True  # Python-side only
 
 
+def _own(fig, cls):
+    """``fig``'s axes, annotations or renderers of type ``cls``, where Bokeh puts them (its side panels, its centre
+    and its renderers): a walk of every model the figure references (``fig.select``) cost ~0.1 s per chart."""
+    for obj in (*fig.above, *fig.below, *fig.left, *fig.right, *fig.center, *fig.renderers):
+        if isinstance(obj, cls):
+            yield obj
+
+
 def _models(fig):
-    yield from fig.select({"type": Axis})
-    yield from fig.select({"type": Legend})
-    yield from fig.select({"type": Label})
-    yield from fig.select({"type": LabelSet})
+    yield from _own(fig, Axis)
+    yield from _own(fig, Legend)
+    yield from _own(fig, Label)
+    yield from _own(fig, LabelSet)
     yield fig.title
 
 
@@ -233,13 +241,13 @@ def present_figure(fig, on: bool) -> None:
             if isinstance(model, cls):
                 for prop in props:
                     saved["values"].setdefault((model.id, prop), getattr(model, prop))
-    for legend in fig.select({"type": Legend}):
+    for legend in _own(fig, Legend):
         scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
         for prop in LEGEND_GLYPH_PROPS:
             if (legend.id, prop) not in saved["values"]:
                 saved["values"][(legend.id, prop)] = getattr(legend, prop)
                 saved["scale"][(legend.id, prop)] = scale
-    for r in fig.select({"type": GlyphRenderer}):
+    for r in _own(fig, GlyphRenderer):
         for prop in ("line_width", "size"):
             if prop in r.glyph.properties():
                 saved["values"].setdefault((r.glyph.id, prop), getattr(r.glyph, prop))
@@ -247,7 +255,7 @@ def present_figure(fig, on: bool) -> None:
         return
     saved["present"] = on
     saved["keep"].tags = [round(MIN_FRAME_SHARE * saved["height"]) if on else 0]
-    by_id = {m.id: m for m in [*_models(fig), *(r.glyph for r in fig.select({"type": GlyphRenderer}))]}
+    by_id = {m.id: m for m in [*_models(fig), *(r.glyph for r in _own(fig, GlyphRenderer))]}
     for (model_id, prop), built in saved["values"].items():
         model = by_id.get(model_id)
         if model is None:
