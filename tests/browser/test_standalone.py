@@ -137,7 +137,11 @@ def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
         assert (shown["label"], shown["formula"], shown["work"], shown["value"]) == (
             rows[key].label, rows[key].formula, rows[key].work, rows[key].value), key
     assert page.evaluate(TEXT, "readouts") == readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
-    assert page.evaluate(TITLE) == RooflineView(result).figure.title.text
+    view = RooflineView(result)
+    assert page.evaluate(TITLE) == view.figure.title.text
+    # the third ceiling's label: the slowest stage's kernels, which the levers can change under PP
+    label = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('overhead-ceiling').data.label)")
+    assert label == list(view.overhead.data["label"])
     return result
 
 
