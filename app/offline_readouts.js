@@ -1,8 +1,9 @@
 // The offline page's readouts and memory bar, written in the browser as the served lab writes them:
-// derivation() is core/explain.py's derivation for one decode step on one GPU (labels and formulas come from
-// Python in C.labels / C.formulas, the values from evaluate()), readoutsHtml() is app/readouts.py's
-// readouts_html and memoryHtml() app/memory_view.py's memory_html.  tests/browser/test_standalone.py compares
-// every string with the Python one.  Needs app/units.js.
+// derivation() is core/explain.py's derivation for one decode step at the page's split (labels and formulas come
+// from Python in C.labels / C.formulas, the split, fixed when the page was written, in C.split, the values from
+// evaluate()), readoutsHtml() is app/readouts.py's readouts_html, memoryHtml() app/memory_view.py's memory_html and
+// communicationLines() app/roofline_view.py's communication_lines.  tests/browser/test_standalone.py compares
+// every string with the Python one, on one GPU and split.  Needs app/units.js.
 function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
 function _count(x) { return Number.isInteger(x) ? pyFixed(x, 0) : pyFixed(x, 2); }
@@ -29,6 +30,10 @@ function derivation(C, s, r) {
   // {key: {key, label, formula, work, value}} for the keys in C.readout_keys
   const wd = s.weight_dtype, stored = wd === "stored", B = s.batch, k = s.spec_k;
   const F = C.formulas[wd];
+  // Several GPUs: the quantities that are one GPU's share say so (core/explain.py's split and per_gpu_note).
+  const X = C.split, split = X.gpus_per_replica > 1, pp = X.pp;
+  const perGpuNote = split ? " (one GPU of " + pyInt(X.gpus_per_replica) + (X.replicas > 1 ? " in each replica" : "") +
+    ": its share, see Step 7)" : "";
   const peak = fmtFlopsRate(r.peak_flop_per_s), bw = fmtBandwidth(C.bandwidth);
   const att = fmtFlopsRate(r.attainable_flop_per_s_weights), attKv = fmtFlopsRate(r.attainable_flop_per_s_with_kv);
   const gained = pyG(r.expected_tokens_per_step, 3);
@@ -36,24 +41,33 @@ function derivation(C, s, r) {
   const nRead = r.weight_params_read;  // a count of parameters, whatever the format
   const kvShare = r.kv_traffic_bytes / r.bytes_per_step;
   const gb = (x) => fmtBytesGb(x), gib = (x) => fmtBytesGib(x);
+  const read = gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read);
+  const meanStored = "× " + pyG(r.weight_bytes_read / nRead) + " bytes (their mean as stored)";
   const w = {};
   // Step 1: weight traffic
   w.weights = [
-    C.moe ? pyFixed(nRead, 0) + " of " + pyInt(C.n_params) + " parameters (the experts " + pyInt(B * k) +
-      " tokens touch) " + (stored ? "as stored" : "× " + pyG(pw) + " bytes") + " = " + gb(r.weight_bytes_read) +
-      " (" + gib(r.weight_bytes_read) + "); memory holds all " + gib(r.weight_bytes_held)
-    : stored ? pyInt(C.n_params) + " weights as stored, " + pyG(pw, 4) + " bytes each on average = " +
-      gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read) + ")"
-    : pyInt(C.n_params) + " × " + pyG(pw) + " bytes = " + gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read) +
-      ")",
+    C.moe ? pyFixed(nRead, 0) + " " + (split ? "of the " + pyFixed(r.weight_params_held, 0) +
+      " parameters this GPU holds (" + pyInt(C.n_params) + " in the whole model; " : "of " + pyInt(C.n_params) +
+      " parameters (") + "the experts " + pyInt(B * k) + " tokens touch) " +
+      (stored && split ? meanStored : stored ? "as stored" : "× " + pyG(pw) + " bytes") + " = " + read +
+      (split ? " on this GPU); this GPU holds " + gib(r.weight_bytes_held) + " of the model's " +
+        gib(C.n_params * pw) : "); memory holds all " + gib(r.weight_bytes_held))
+    : stored && split ? pyFixed(nRead, 0) + " weights on this GPU (of " + pyInt(C.n_params) + " in the whole model) " +
+      meanStored + " = " + read + ")" + perGpuNote
+    : stored ? pyInt(C.n_params) + " weights as stored, " + pyG(pw, 4) + " bytes each on average = " + read + ")"
+    : split ? pyFixed(nRead, 0) + " parameters on this GPU × " + pyG(pw) + " bytes = " + read + ")" + perGpuNote
+    : pyInt(C.n_params) + " × " + pyG(pw) + " bytes = " + read + ")",
     pyFixed(r.weight_bytes_read / 1e9, 2) + " GB (" + pyFixed(r.weight_bytes_read / GIB, 2) + " GiB)"];
-  // Step 2: arithmetic and the roofline
-  const intensityWork = stored ? "2 × " + pyInt(C.n_active) + " × " + B + " × " + pyInt(k) + " / " +
+  // Step 2: arithmetic and the roofline.  Split, both sides of the intensity are one GPU's: its share of N_active
+  // (of the slowest stage, which the levers can move under PP) over its N_read.
+  const nActiveGpu = r.flop_per_step_weights / (2 * B * k);
+  const nActiveShown = split ? pyFixed(nActiveGpu, 0) : pyInt(C.n_active);
+  const intensityWork = stored ? "2 × " + nActiveShown + " × " + B + " × " + pyInt(k) + " / " +
       gb(r.weight_bytes_read)
-    : C.moe ? "2 × " + B + " × " + pyInt(k) + " × " + pyInt(C.n_active) + " / (" + pyFixed(nRead, 0) + " × " +
+    : C.moe ? "2 × " + B + " × " + pyInt(k) + " × " + nActiveShown + " / (" + pyFixed(nRead, 0) + " × " +
       pyG(pw) + " bytes)"
     : "2 × " + B + " × " + pyInt(k) + " / " + pyG(pw) + " bytes";
-  w.flops = ["2 × " + pyFixed(C.n_active, 0) + " × " + B + " × " + pyInt(k) + " = " +
+  w.flops = ["2 × " + pyFixed(split ? nActiveGpu : C.n_active, 0) + " × " + B + " × " + pyInt(k) + " = " +
     fmtFlop(r.flop_per_step_weights) + " (the articles' weights-only count) + " + fmtFlop(r.attention_flop_per_step) +
     " of attention (" + attentionWork(C, s, r) + ") = " +
     fmtFlop(r.flop_per_step), fmtFlop(r.flop_per_step)];
@@ -74,7 +88,8 @@ function derivation(C, s, r) {
   // Step 3: KV cache
   w["kv-token"] = [C.kv_formula[s.kv_dtype][s.gqa ? 1 : 0] + " = " + fmtBytesSmall(r.kv_bytes_per_token),
     fmtSig(r.kv_bytes_per_token / KIB) + " KiB"];
-  w["kv-total"] = [pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB × " + B + " = " + pyFixed(r.kv_bytes / GIB, 2) +
+  w["kv-total"] = [(split ? pyFixed(r.kv_bytes_per_sequence_per_gpu / GIB, 3) + " GiB × " + B + " × " + pp
+    : pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB × " + B) + " = " + pyFixed(r.kv_bytes / GIB, 2) +
     " GiB = " + pyFixed(r.kv_bytes / 1e9, 2) + " GB at S = " + pyInt(s.context), pyFixed(r.kv_bytes / GIB, 2) + " GiB"];
   // Step 4: what one step moves
   w["bytes-step"] = [gb(r.weight_bytes_read) + " + " + gb(r.kv_traffic_bytes) + " = " + gb(r.bytes_per_step),
@@ -94,24 +109,30 @@ function derivation(C, s, r) {
   w.bound = [overheadBound ? "launches " + launch + " > " + gpuTime + " of GPU time: overhead-bound (the roofline " +
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound"];
-  w.overhead = [pyInt(C.kernels_per_step) + " kernels → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" +
-    fmtSeconds(r.compute_time_s) + " of compute, " + fmtSeconds(r.memory_time_s) + " of memory): " +
+  w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + X.layers_per_gpu + " layers on this GPU)" : "") +
+    " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
+    fmtSeconds(r.memory_time_s) + " of memory" +
+    (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +
     (overheadBound ? "the launches set the step" : "hidden under the GPU's work") + "; overhead ceiling " +
     fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound" : "not binding") + ")"];
-  w["step-time"] = ["max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " + pyFixed(r.bytes_per_step / 1e9, 2) +
-    " GB / " + bw + ", " + launch + ") = " + fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
+  w["step-time"] = [(split ? "max(" : "") + "max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " +
+    pyFixed(r.bytes_per_step / 1e9, 2) + " GB / " + bw +
+    (split ? ") + " + fmtSeconds(r.communication_time_s) + ", " + launch + ")" : ", " + launch + ")") + " = " +
+    fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
   w.tokens = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_with_kv) + " = " + fmtRate(r.tokens_per_s_with_kv) +
     " tokens/s", fmtRate(r.tokens_per_s_with_kv) + " tokens/s"];
   // Step 5: what fits
+  // What one sequence holds on the GPU that runs out first: its stage's share for each of PP micro-batches.
   w["max-batch"] = ["floor(" + pyFixed(r.free_for_kv_bytes / GIB, 2) + " GiB / " +
-    pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB) = " + pyInt(r.max_batch), pyInt(r.max_batch)];
+    pyFixed(r.kv_bytes_per_sequence_per_gpu * pp / GIB, 3) + " GiB) = " + pyInt(r.max_batch), pyInt(r.max_batch)];
   w.fits = [pyFixed(r.weight_bytes_held / GIB, 2) + " + " + pyFixed(r.kv_bytes / GIB, 2) + " + " +
     pyFixed(C.reserve / GIB, 2) + " = " + pyFixed(r.memory_used_bytes / GIB, 2) + " GiB " + (r.fits ? "≤" : ">") +
     " " + pyFixed(C.capacity / GIB, 2) + " GiB", r.fits ? "yes" : "NO"];
   // Step 6: latency
   w.ttft = ["prefill I (weights) = " + _fpb(r.ttft_intensity) + " → " + fmtSeconds(r.ttft_s), fmtSeconds(r.ttft_s)];
-  w.tpot = ["decode I = " + _fpb(r.decode_intensity) + " → " + fmtSeconds(r.verify_step_time_s) + " per step / E = " +
-    gained + " tokens = " + fmtSeconds(r.tpot_s), fmtSeconds(r.tpot_s)];
+  w.tpot = ["decode I = " + _fpb(r.decode_intensity) + " → " + fmtSeconds(r.verify_step_time_s) + " per step " +
+    (pp > 1 ? "× " + pp + " (a token crosses every stage) " : "") + "/ E = " + gained + " tokens = " +
+    fmtSeconds(r.tpot_s), fmtSeconds(r.tpot_s)];
   const a = pyFixed(r.acceptance, 2, false);
   w.spec = [(r.acceptance < 1 ? "(1 − " + a + "^" + k + ") / (1 − " + a + ") = " : "α = 1: every draft accepted, E = k = ")
     + pyFixed(r.expected_tokens_per_step, 2, false) + "; " + pyFixed(r.speculative_speedup, 2, false) +
@@ -123,11 +144,15 @@ function derivation(C, s, r) {
   return out;
 }
 function warnings(C, s, r) {
-  // core.scenario's warnings for one GPU (the served lab also names the smallest split that would fit)
-  const out = [];
+  // core.scenario's warnings: the split's (fixed, from Python), then what the levers make doubtful, the smallest
+  // split that would fit named from evaluate()'s search.
+  const out = [...C.split_warnings];
   if (r.weights_shortfall_bytes > 0) {
-    out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB) and the reserve do not fit in " +
-      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights");
+    const hint = r.suggested_tp === null ? "" : " (TP = " + r.suggested_tp +
+      (r.suggested_pp > 1 ? ", PP = " + r.suggested_pp : "") + " fits)";
+    out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB" +
+      (C.split.gpus_per_replica > 1 ? " per GPU" : "") + ") and the reserve do not fit in " +
+      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights" + hint);
   }
   if (C.max_context && s.context > C.max_context) {
     out.push("S = " + pyInt(s.context) + " tokens is beyond " + C.model_name + "'s trained context of " +
@@ -145,8 +170,8 @@ function readoutsHtml(rows, showWork, notes) {
   return '<div class="readouts">' + items + "</div>" + warn;
 }
 function memoryHtml(C, s, r) {
-  // app/memory_view.py memory_html, one GPU
-  const cap = C.capacity / GIB, used = r.memory_used_bytes / GIB;
+  // app/memory_view.py memory_html: one GPU's bar (the stage that runs out first), named when split
+  const X = C.split, cap = C.capacity / GIB, used = r.memory_used_bytes / GIB;
   const scale = 100.0 / (Math.max(cap, used) * 1.04);
   const sizes = [r.weight_bytes_held, r.kv_bytes, C.reserve];
   let left = 0.0;
@@ -161,10 +186,27 @@ function memoryHtml(C, s, r) {
   });
   const [verdict, cls] = r.fits ? ["fits", "fits"] : ["DOES NOT FIT", "nofit"];
   const legend = C.memory_parts.map(([n, c]) => '<i style="background:' + c + '"></i>' + escHtml(n)).join("");
-  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory: ' + pyFixed(used, 1) + " GiB of " +
+  const perGpu = X.gpus_per_replica > 1 ? " per GPU (1 of " + pyInt(X.gpus_per_replica) +
+    (X.replicas > 1 ? " in each of " + pyInt(X.replicas) + " replicas" : "") + ", TP = " + pyInt(X.tp) + ", PP = " +
+    pyInt(X.pp) + (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "") + ")" : "";
+  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, 1) +
+    " GiB of " +
     pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +
     pyInt(r.max_batch) + ")</div>" + '<div class="mem-track">' + segs.join("") + '<div class="mem-cap" style="left:' +
     pyFixed(cap * scale, 3, false) + '%"></div></div>' + '<div class="mem-legend">' + legend +
     '<b style="margin-left:10px">┃</b> capacity ' + pyFixed(cap, 1) + " GiB " +
     '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>';
+}
+function communicationLines(C, s, r) {
+  // app/roofline_view.py communication_lines, after a newline: the chart title's lines for a step that sends
+  // between GPUs ("" when it sends nothing).
+  const sent = r.bytes_sent_per_step;
+  if (!(sent > 0)) { return ""; }
+  const X = C.split, link = C.profiles[s.weight_dtype].link_bandwidth;
+  const share = 100 * r.communication_time_s / r.step_time_s_with_kv;
+  const who = X.replicas > 1 ? "per GPU: 1 of " + pyInt(X.gpus_per_replica) + " in each of " + pyInt(X.replicas) +
+    " replicas\n" : "per GPU of " + pyInt(X.gpus_per_replica) + ": ";
+  const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
+  return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms = " + fmtSig(share, 2) +
+    " % of the step\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
 }

@@ -26,9 +26,11 @@ point_kv.data = {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flop_per_
                  pct: [100 * r.peak_fraction_with_kv], fits: [r.fits ? "yes" : "no"]};
 // The same request's other phase, as the served chart draws it in decode: the prefill of one prompt (TTFT).
 other_phase.data = {x: [r.ttft_intensity], y: [r.ttft_attainable_flop_per_s / T], label: [C.other_phase_label]};
-// The third ceiling: the step's FLOP over its launch time (the kernels and their latency are fixed here).
+// The third ceiling: the step's FLOP over its launch time (the slowest pipeline stage's kernels: with PP the
+// levers can move which stage that is), labelled as RooflineView labels it.
 overhead.data = {x: [X0, X1], y: [r.overhead_ceiling_flop_per_s / T, r.overhead_ceiling_flop_per_s / T],
-                 label: C.overhead_label};
+                 label: ["overhead ceiling: " + pyInt(r.kernels_per_step) + " kernels × launch = " +
+                         fmtSig(r.launch_overhead_s * 1e3, 3) + " ms", ""]};
 // Keep every drawn point on the chart (the served chart's rule, RooflineView.fit_x).
 const x1 = fitXEnd([point, point_kv, ladder, kv_ladder, other_phase], C.x_end, C.x_margin);
 if (fig.x_range.end !== x1) { fig.x_range.end = x1; }
@@ -42,10 +44,13 @@ const [y0, y1] = fitYRange([roof, sparse, point, point_kv, ladder, kv_ladder, ot
 if (fig.y_range.start !== y0 || fig.y_range.end !== y1) { fig.y_range.setv({start: y0, end: y1}); }
 ridge.data = {x: [r.ridge_point], y: [y0], text: ["ridge " + pyFixed(r.ridge_point, 0) + "\nFLOP/byte"]};
 span.location = r.ridge_point;
-fig.title.text = C.model_name + " · " + C.gpu_name + " · decode\nI = " + fmtSig(r.arithmetic_intensity_weights) +
-  " FLOP/byte (weights): " + fmtSig(100 * r.peak_fraction_weights, 3) + " % of peak\nI = " +
-  fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads: " + fmtSig(100 * r.peak_fraction_with_kv, 3) +
-  " % of peak";
+// The served chart's title (RooflineView.update, communication_lines): replicas on the first line, and with a
+// step split over GPUs its communication as time and as FLOP per byte sent.
+fig.title.text = C.model_name + " · " + C.gpu_name + " · decode" +
+  (C.split.replicas > 1 ? " · " + pyInt(C.split.replicas) + " replicas" : "") + "\nI = " +
+  fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights): " + fmtSig(100 * r.peak_fraction_weights, 3) +
+  " % of peak\nI = " + fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads: " +
+  fmtSig(100 * r.peak_fraction_with_kv, 3) + " % of peak" + communicationLines(C, s, r);
 // The text follows a frame later: the readouts, the memory bar and the title make the browser lay the page
 // out again, which would hold back the chart's repaint (see README, benchmarks).  During a drag only the
 // last move's text is written.

@@ -16,9 +16,11 @@ and formulas come from Python.  The chart shows the same request's other phase,
 the prefill of one prompt, as the served chart does.
 
 The model and the GPU are fixed when the page is written, as are the phase
-(decode), the prompt length, the reserve and the capacity convention; the page
-models one GPU (TP = PP = EP = 1, one replica: :data:`core.scenario.ONE_GPU`) and says so when
-the lab's scenario used more.
+(decode), the prompt length, the reserve, the capacity convention and the split
+(TP, PP, EP and replicas, :data:`core.scenario.ONE_GPU`): the page evaluates the
+scenario at its split, one GPU's share as the served lab does, words its readouts
+as the served lab does for that split, and says in its header that the split was
+fixed when the page was written.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ MODEL_SCRIPT = Path(__file__).with_name("step.js")
 FIT_SCRIPT = Path(__file__).with_name("chart_fit.js")
 SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
 
-#: The served readouts the page shows: all but those of many GPUs and prices (the page models one GPU).
+#: The served readouts the page shows: all but Step 7's (GPU counts, per-GPU shares, communication, aggregate
+#: throughput, the smallest split, prices), which the page's levers do not reach or which need the served lab.
 OFFLINE_READOUT_KEYS = tuple(k for k in READOUT_KEYS if k not in (
     "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity", "tokens-aggregate", "smallest-fit",
     "cost-output", "cost-prompt"))
@@ -125,10 +128,15 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "acceptance": result.acceptance,
         "batch_stops": _stops(LEVERS["batch"], scenario.batch),
         "context_stops": _stops(LEVERS["context"], scenario.context),
-        "launch_overhead_s": result.launch_overhead_s,
         # the launch time's product, as core/explain.py writes it (the page does not move CUDA graphs)
         "cuda_graphs": dep.cuda_graphs, "launch_latency_s": LAUNCH_LATENCY_S, "graph_gap_s": GRAPH_NODE_GAP_S,
-        "kernels_per_step": result.kernels_per_step,
+        # The split, fixed when the page is written (its levers move B, k, α, S, formats and GQA only): what the
+        # derivation's words need beside evaluate()'s numbers (core/explain.py's split, one_copy, per_gpu_note).
+        "split": {"tp": result.tp, "pp": result.pp, "ep": result.ep, "replicas": result.replicas,
+                  "gpus_per_replica": result.gpus_per_replica, "gpus_total": result.gpus_total,
+                  "layers_per_gpu": result.layers_per_gpu},
+        # What the split makes doubtful (core.profiles' _plan): the same whatever the page's levers.
+        "split_warnings": list(dep.warnings),
         "readout_keys": OFFLINE_READOUT_KEYS,
         "labels": {key: q.label for key, q in derived.items()},
         "formulas": formulas,
@@ -189,6 +197,17 @@ def full_lab_link(scenario: Scenario) -> dict | None:
             "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
 
 
+def split_words(r: ScenarioResult) -> str:
+    """The split the page was written at, in words: ``"TP = 2, PP = 1, EP = 1, one replica (2 GPUs)"``.
+
+    The values are those evaluated (a TP above the query heads is evaluated at their count, and the warnings say
+    so)."""
+    gpus = "one GPU" if r.gpus_total == 1 else f"{fmt_count(r.gpus_total)} GPUs"
+    replicas = "one replica" if r.replicas == 1 else f"{fmt_count(r.replicas)} replicas"
+    levels = ", ".join(f"{LEVERS[n].flag.upper()} = {fmt_count(getattr(r, n))}" for n in ONE_GPU if n != "replicas")
+    return f"{levels}, {replicas} ({gpus})"
+
+
 def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
     """A Bokeh widget for ``lever``, generated from the lever table like the served controls."""
     p, value = lever.parameter, getattr(scenario, lever.name)
@@ -214,10 +233,8 @@ def standalone_html(scenario: Scenario) -> str:
     Every name written into the page is escaped, so a custom GPU or model named
     ``<img onerror=…>`` shows as text.
     """
-    split = [f"{LEVERS[n].flag.upper()} = {fmt_count(getattr(scenario, n))}" for n in ONE_GPU
-             if getattr(scenario, n) != 1]
-    # the page shows decode on one GPU; a session's own GPU and model travel
-    scenario = scenario.clone(phase="decode", **dict.fromkeys(ONE_GPU, 1))
+    # the page shows decode at the scenario's split; a session's own GPU and model travel
+    scenario = scenario.clone(phase="decode")
     result = scenario.evaluate()
     c = constants(scenario, result)
     view = RooflineView(result)
@@ -225,7 +242,6 @@ def standalone_html(scenario: Scenario) -> str:
     c["y_range"], c["y_margin"] = list(Y_RANGE), Y_MARGIN  # the page widens it as the served chart does
     c["x_end"], c["x_margin"] = X_RANGE[1], X_MARGIN  # and the x range, past the farthest drawn point
     c["full_lab"] = full_lab_link(scenario)
-    c["overhead_label"] = list(view.overhead.data["label"])  # the launches do not move with the page's levers
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"
@@ -259,9 +275,8 @@ def standalone_html(scenario: Scenario) -> str:
             "FLOP / t_launch of the step's kernel launches; KV cache 2·L·h_kv·d_head·S·B·p_kv. "
             f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB, "
             f"prompt {scenario.prompt_len:,} tokens (the prefill point). "
-            "One GPU: this page keeps TP = PP = EP = 1 and one replica"
-            + (f" (the lab's scenario had {escape(', '.join(split))}; open the served lab for many GPUs)"
-               if split else "") + ".</div>"
+            f"{escape(split_words(result))}: fixed when the page was written; open the served lab to change "
+            "them.</div>"
         )
     )
     args = dict(

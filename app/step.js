@@ -193,7 +193,7 @@ function evaluate(C, s) {
     tokens_per_s_with_kv: pt.tokens_per_s_with_kv, tokens_per_s_weights: pt.tokens_per_s_weights,
     kv_bytes_per_token: w.kv_bytes_per_token, kv_bytes_per_sequence: w.kv_bytes_per_sequence,
     kv_bytes_per_token_per_gpu: w.kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu: pt.kv_bytes_per_sequence,
-    kv_bytes: B * pp * pt.kv_bytes_per_sequence, kv_traffic_bytes: pt.kv_traffic_bytes,
+    kv_bytes: B * (pp * pt.kv_bytes_per_sequence), kv_traffic_bytes: pt.kv_traffic_bytes,
     bytes_per_step: pt.bytes_moved, fits: pt.fits, max_batch: w.max_batch, memory_stage: w.memory_stage,
     slowest_stage: pt.stage,
     free_for_kv_bytes: Math.max(free, 0.0), weights_shortfall_bytes: Math.max(-free, 0.0),

@@ -2,7 +2,6 @@
 
 import json
 import random
-import re
 
 import pytest
 from conftest import LEGEND_ENTRIES, scenario_on
@@ -10,8 +9,10 @@ from playwright.sync_api import expect
 
 from app.memory_view import memory_html
 from app.readouts import readouts_html
+from app.roofline_view import RooflineView
 from app.standalone import OFFLINE_READOUT_KEYS, standalone_html
 from core import Scenario
+from core.explain import quantities
 from core.hardware import custom_accelerator
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.scenario import LEVERS
@@ -64,8 +65,12 @@ SET = """
 """
 RESULTS = "JSON.parse(Bokeh.documents[0].get_model_by_name('results').text)"
 TEXT = "(name) => Bokeh.documents[0].get_model_by_name(name).text"
-# The served lab names the smallest split that fits; the one-GPU page does not.
-SPLIT_HINT = re.compile(r" \(TP = \d+(, PP = \d+)? fits\)")
+TITLE = "Bokeh.documents[0].get_model_by_name('roofline').title.text"
+# The page's constants, as its callback holds them (CustomJS args: a Map in BokehJS 3).
+CONSTANTS = ("(() => { const cb = [...Bokeh.documents[0].all_models].find((m) => m.args !== undefined &&"
+             " (m.args instanceof Map ? m.args.has('C') : 'C' in m.args));"
+             " const C = cb.args instanceof Map ? cb.args.get('C') : cb.args.C;"
+             " return JSON.parse(JSON.stringify(C, (k, v) => v instanceof Map ? Object.fromEntries(v) : v)); })()")
 
 
 @pytest.fixture
@@ -122,10 +127,22 @@ def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
     other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
     assert list(other["x"]) == [pytest.approx(result.ttft_intensity, rel=1e-12)]
     assert list(other["y"]) == [pytest.approx(result.ttft_attainable_flop_per_s / 1e12, rel=1e-12)]
-    # Readouts with their work, and the memory bar's segments, words and numbers: the served lab's HTML.
+    # Readouts with their work and the warnings (the smallest split that fits named), the memory bar's segments,
+    # words and numbers, and the chart's title: the served lab's, at the page's split.
+    assert got["warnings"] == list(result.warnings)
     assert page.evaluate(TEXT, "memory") == memory_html(result)
-    served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
-    assert page.evaluate(TEXT, "readouts") == SPLIT_HINT.sub("", served)
+    rows = {q.key: q for q in quantities(result).values()}
+    for key in OFFLINE_READOUT_KEYS:
+        shown = got["readouts"][key]
+        assert (shown["label"], shown["formula"], shown["work"], shown["value"]) == (
+            rows[key].label, rows[key].formula, rows[key].work, rows[key].value), key
+    assert page.evaluate(TEXT, "readouts") == readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
+    view = RooflineView(result)
+    assert page.evaluate(TITLE) == view.figure.title.text
+    # the third ceiling's label: the slowest stage's kernels, which the levers can change under PP
+    label = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('overhead-ceiling').data.label)")
+    assert label == list(view.overhead.data["label"])
+    return result
 
 
 @pytest.mark.parametrize(
@@ -156,6 +173,60 @@ def test_page_numbers_equal_the_core_over_random_scenarios(offline_page, model, 
         # (the memory bar's legend swatches are the page's only <i> elements)
         assert page.locator("img").count() == 0 and page.locator("i", has_text="Qwen").count() == 0
         assert page.locator("i:not(.mem-legend i)").count() == 0
+
+
+@pytest.mark.parametrize(
+    "model, gpu, split, header",
+    [("llama-3-70b", "h100-sxm", {"tp": 2}, "TP = 2, PP = 1, EP = 1, one replica (2 GPUs)"),
+     ("mixtral-8x7b", "h200", {"tp": 2, "ep": 4}, "TP = 2, PP = 1, EP = 4, one replica (8 GPUs)"),
+     ("deepseek-v3", "b200", {"tp": 8, "ep": 8}, "TP = 8, PP = 1, EP = 8, one replica (64 GPUs)"),
+     ("llama-3-70b", "h100-sxm", {"tp": 4, "pp": 2}, "TP = 4, PP = 2, EP = 1, one replica (8 GPUs)"),
+     ("qwen3-30b-a3b", "a100-80gb", {"pp": 3, "ep": 2}, "TP = 1, PP = 3, EP = 2, one replica (6 GPUs)"),
+     ("llama-3-8b", "h100-sxm", {"replicas": 4}, "TP = 1, PP = 1, EP = 1, 4 replicas (4 GPUs)"),
+     ("llama-3-70b", "h100-sxm", {"tp": 8, "pp": 2, "replicas": 2}, "TP = 8, PP = 2, EP = 1, 2 replicas (32 GPUs)"),
+     # two L4s hold 65.7 GiB of BF16 weights each in 24 GiB, over PCIe: the split's warning, then the weights',
+     # naming the smallest split that fits
+     ("llama-3-70b", "l4", {"tp": 2}, "TP = 2, PP = 1, EP = 1, one replica (2 GPUs)")],
+)
+def test_a_page_written_at_a_split_words_it_as_the_served_lab(offline_page, model, gpu, split, header):
+    # Issue 30: the page used to evaluate every scenario on one GPU.  It keeps the split it was written at (TP, PP,
+    # EP and replicas are not its levers) and each readout's words follow core's for that split: one GPU's share
+    # of the weights and FLOP, KV per GPU × PP micro-batches, communication in the step, TPOT × PP stages, the
+    # memory bar of one GPU of N, the warnings and the chart title's communication, as the levers move.
+    scenario = scenario_on(model, gpu, acceptance=0.75, **split)
+    page, _ = offline_page(scenario)
+    assert f"{header}: fixed when the page was written; open the served lab to change them." in (
+        page.locator("h2 + div").inner_text())
+    # Served beside the lab, the page's link opens the same split there (the query is the page's scenario).
+    query = page.evaluate(CONSTANTS)["full_lab"]["query"]
+    assert {name: query[name] for name in ("tp", "pp", "ep", "replicas")} == {
+        name: str(split.get(name, 1)) for name in ("tp", "pp", "ep", "replicas")}
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
+    rng = random.Random(f"{model}-{gpu}-{split}")
+    results = []
+    moves = [[batches.index(1), 1, "bf16", "bf16", contexts.index(8192), True, 0.75],
+             [batches.index(256), 4, "stored", "fp8", contexts.index(131072), True, 0.5],  # past capacity
+             [batches.index(64), 2, "fp8", "bf16", contexts.index(32768), False, 1.0]]
+    for _ in range(3):
+        moves.append([rng.randrange(len(batches)), rng.randint(1, 16), rng.choice([*WEIGHT_PRECISIONS, "stored"]),
+                      rng.choice(KV_PRECISIONS), rng.randrange(len(contexts)), rng.random() < 0.7,
+                      rng.choice([0.0, 1.0, 0.6])])
+    for levers in moves:
+        results.append(_assert_page_is_the_core(page, scenario, batches, contexts, levers))
+    if gpu == "l4":
+        assert len(results[0].warnings) == 2 and results[0].warnings[1].endswith("(TP = 8 fits)")
+    one = results[0]
+    assert (one.tp, one.pp, one.ep, one.replicas) == tuple(split.get(n, 1) for n in ("tp", "pp", "ep", "replicas"))
+    if one.gpus_per_replica > 1:  # the split's own wording is on the page (one GPU's would have failed above)
+        assert page.locator("[data-readout=memory]").inner_text().startswith(
+            f"Memory per GPU (1 of {one.gpus_per_replica:,}")
+        assert "of communication" in page.locator("[data-work=overhead]").inner_text()
+    if one.pp > 1:
+        assert "(a token crosses every stage)" in page.locator("[data-work=tpot]").inner_text()
+    if one.replicas > 1:
+        assert page.evaluate(TITLE).split("\n")[0].endswith(f" · {one.replicas} replicas")
+    assert page.errors == []
 
 
 def test_page_agrees_with_the_core_where_the_launches_set_the_step(offline_page):

@@ -6,7 +6,7 @@ import pytest
 from app.lab import Lab
 from app.memory_view import suggestion
 from app.readouts import rows
-from app.standalone import standalone_html
+from app.standalone import constants, standalone_html
 from app.state import TABS
 from core import Scenario
 from core.tour import GPU_TOUR, TOUR
@@ -89,10 +89,28 @@ def test_gpu_tour_steps_close_the_tour():
     assert "8 replicas of Llama-3-8B" in captions[3] and "$0.23 per million output tokens" in captions[3]
 
 
-def test_offline_page_keeps_one_gpu_and_says_so():
-    html = standalone_html(Scenario(tp=4))
-    assert "this page keeps TP = PP = EP = 1" in html
-    assert "the lab&#x27;s scenario had TP = 4" in html or "the lab's scenario had TP = 4" in html
+def test_offline_page_keeps_its_split_and_says_so():
+    # Issue 30: the page used to clamp a split scenario to one GPU; it now evaluates it at its split, which its
+    # levers do not move, and says so where it used to say "this page keeps TP = PP = EP = 1".
+    html = standalone_html(Scenario(tp=4, replicas=3))
+    assert ("TP = 4, PP = 1, EP = 1, 3 replicas (12 GPUs): fixed when the page was written; open the served lab to "
+            "change them.") in html
+    assert "keeps TP = PP = EP = 1" not in html
+    assert "TP = 1, PP = 1, EP = 1, one replica (one GPU): fixed when the page was written" in standalone_html(
+        Scenario())
+    c = constants(Scenario(tp=4, replicas=3), Scenario(tp=4, replicas=3).evaluate())
+    assert c["split"] == {"tp": 4, "pp": 1, "ep": 1, "replicas": 3, "gpus_per_replica": 4, "gpus_total": 12,
+                          "layers_per_gpu": 80}
+    # the weights' stages are one GPU's quarter (the profiles are the split's, not one GPU's)
+    one = constants(Scenario(), Scenario().evaluate())
+    assert c["profiles"]["bf16"]["stages"][0]["weights"][0] < one["profiles"]["bf16"]["stages"][0]["weights"][0] / 3
+
+
+def test_the_class_page_link_carries_the_split():
+    from app.standalone import full_lab_link
+
+    query = full_lab_link(Scenario(model="mixtral-8x7b", tp=2, pp=2, ep=4, replicas=5))["query"]
+    assert (query["tp"], query["pp"], query["ep"], query["replicas"]) == ("2", "2", "4", "5")
 
 
 def test_kv_table_and_traffic_are_per_gpu_when_split():

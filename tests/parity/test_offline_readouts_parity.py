@@ -1,0 +1,77 @@
+"""The offline page's words (app/offline_readouts.js) are core's (core/explain.py, app/memory_view.py,
+app/roofline_view.py), on one GPU and split over several: every readout's label, formula, work and value, the
+warnings, the memory bar and the chart title's communication lines, character for character.
+
+Runs the JavaScript in an embedded V8 (mini-racer), no browser, over random splits and levers; the browser test
+(tests/browser/test_standalone.py) checks the same on written pages over fewer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT, scenario_on
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from py_mini_racer import MiniRacer
+
+from app.memory_view import memory_html
+from app.roofline_view import RooflineView
+from app.standalone import OFFLINE_READOUT_KEYS, constants
+from core.explain import quantities
+from core.precision import KV_PRECISIONS
+from core.scenario import LEVERS
+
+SCRIPTS = ("step.js", "units.js", "offline_readouts.js")
+
+
+@pytest.fixture(scope="module")
+def js():
+    """A V8 context holding the page's model, formatting and readouts."""
+    ctx = MiniRacer()
+    for name in SCRIPTS:
+        ctx.eval((ROOT / "app" / name).read_text(encoding="utf-8"))
+    return ctx
+
+
+#: Fixed when the page is written: model, GPU and split (TP, PP, EP, replicas).  Dense and MoE, stored formats
+#: in several kinds, a PCIe part without a scale-up node, PP over an odd count of layers.
+SETUPS = st.tuples(
+    st.sampled_from(["llama-3-8b", "llama-3-70b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b",
+                     "nemotron-h-56b", "pasted"]),
+    st.sampled_from(["h100-sxm", "a100-80gb", "b200", "l4", "custom"]),
+    st.sampled_from([(1, 1, 1, 1), (2, 1, 1, 1), (8, 1, 1, 1), (1, 1, 1, 4), (4, 2, 1, 1), (1, 3, 2, 1),
+                     (2, 1, 4, 1), (8, 2, 1, 2), (2, 2, 2, 3)]))
+LEVERS_MOVED = st.fixed_dictionaries({
+    "batch": st.sampled_from(LEVERS["batch"].stops), "spec_k": st.integers(1, 16),
+    "acceptance": st.sampled_from([0.0, 0.6, 0.75, 1.0]), "context": st.sampled_from(LEVERS["context"].stops),
+    "weight_dtype": st.sampled_from(list(LEVERS["weight_dtype"].parameter.objects)),
+    "kv_dtype": st.sampled_from(list(KV_PRECISIONS)), "gqa": st.booleans()})
+
+_PAGES: dict = {}
+
+WRITE = ("(s) => { const r = evaluate(C, s); return JSON.stringify({readouts: derivation(C, s, r), "
+         "warnings: warnings(C, s, r), memory: memoryHtml(C, s, r), title: communicationLines(C, s, r)}); }")
+
+
+@settings(max_examples=150, deadline=None)
+@given(SETUPS, LEVERS_MOVED)
+def test_the_page_words_every_readout_as_core_does_at_its_split(js, setup, levers):
+    model, gpu, (tp, pp, ep, replicas) = setup
+    if setup not in _PAGES:  # the page's constants, written once per model, GPU and split
+        s = scenario_on(model, gpu, tp=tp, pp=pp, ep=ep, replicas=replicas, phase="decode")
+        _PAGES[setup] = (s, json.dumps(constants(s, s.evaluate())))
+    s, c = _PAGES[setup]
+    js.eval(f"var C = {c};")
+    got = json.loads(js.eval(f"({WRITE})({json.dumps(levers)})"))
+    r = s.clone(**levers).evaluate()
+    want = quantities(r)
+    for key in OFFLINE_READOUT_KEYS:
+        q = got["readouts"][key]
+        assert (q["label"], q["formula"], q["work"], q["value"]) == (
+            want[key].label, want[key].formula, want[key].work, want[key].value), key
+    assert got["warnings"] == list(r.warnings)
+    assert got["memory"] == memory_html(r)
+    lines = RooflineView(r).figure.title.text.split("\n")[3:]  # after the model line and the two intensities
+    assert got["title"] == "".join("\n" + line for line in lines)
