@@ -18,8 +18,17 @@ from core.cli import (
     scenario_flags,
     scenario_from_args,
 )
+from core.config_reader import MAX_CONFIG_BYTES
 
+from .byo_view import portable_config
 from .standalone import standalone_html
+
+
+def config_text(path: str) -> str:
+    """The config.json at ``path`` as a link carries it (read no further than the reader's limit and one byte;
+    already read once, and refused if unreadable, by ``--config``), named after the file when it names nothing."""
+    with Path(path).open("rb") as f:
+        return portable_config(f.read(MAX_CONFIG_BYTES + 1), Path(path).stem)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         add_config_model(scenario, args)
         if scenario.phase != "decode":
             raise OneLineError("--phase prefill: the offline page shows decode only; accepted: decode")
-        html = standalone_html(scenario)
+        html = standalone_html(scenario, config_text(args.config) if args.config else None)
         Path(args.out).write_text(html, encoding="utf-8")
     except (OneLineError, ValueError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)

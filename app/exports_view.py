@@ -28,7 +28,8 @@ async def offline_page(state: LabState) -> io.StringIO:
     """The offline page of ``state``'s scenario as at the click (a copy: the levers may move meanwhile), written
     in :data:`PAGE_WRITERS`; Panel's FileDownload awaits it (an async callback runs on the loop, this waits off it)."""
     scenario = state.scenario.clone()
-    html = await asyncio.wrap_future(PAGE_WRITERS.submit(standalone_html, scenario))
+    config = state.configs.get(scenario.model)  # a pasted model's config.json: the page's link carries it
+    html = await asyncio.wrap_future(PAGE_WRITERS.submit(standalone_html, scenario, config))
     return io.StringIO(html)
 
 

@@ -39,7 +39,7 @@ from bokeh.resources import Resources
 from core.explain import p_note, quantities
 from core.levers import Lever
 from core.overhead import GRAPH_NODE_GAP_S, LAUNCH_LATENCY_S
-from core.permalink import to_query
+from core.permalink import config_for_link, to_query
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.profiles import deployment
 from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
@@ -176,16 +176,24 @@ PAGE_TEMPLATE = """
 FULL_LAB = "../app"
 
 
-def full_lab_link(scenario: Scenario) -> dict | None:
+def full_lab_link(scenario: Scenario, config: str | None = None) -> dict | None:
     """What the page needs to link its scenario, as moved by the reader, into the full lab.
+
+    Args:
+        config: the config.json text of a session's own model: the link carries it as ``config=``
+            (:func:`core.permalink.config_for_link`), which the lab reads again.
 
     Returns:
         ``{"path": FULL_LAB, "query": the permalink query of the page's scenario, "levers": {name: codec}}``,
         each codec the lever's flag and how its value is written (:meth:`core.levers.Lever.encode`); or None
-        for a pasted model, which no link can carry.
+        for a pasted model whose config is not given or is too long for a link (a scenario file carries it).
     """
+    query = to_query(scenario.levers(), custom_gpu=scenario.custom_gpu())
     if scenario.catalogue.is_own(scenario.model):
-        return None
+        value = config_for_link(config) if config is not None else None
+        if value is None:
+            return None
+        query["config"] = value
 
     def codec(lever: Lever) -> dict:
         p = lever.parameter
@@ -193,8 +201,7 @@ def full_lab_link(scenario: Scenario) -> dict | None:
                 else "number" if isinstance(p, param.Number) else "text")
         return {"flag": lever.flag, "kind": kind, "negated": lever.negated, "scale": lever.scale}
 
-    return {"path": FULL_LAB, "query": to_query(scenario.levers(), custom_gpu=scenario.custom_gpu()),
-            "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
+    return {"path": FULL_LAB, "query": query, "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
 
 
 def split_words(r: ScenarioResult) -> str:
@@ -227,8 +234,13 @@ def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
                   css_classes=[lever.css], width=200)
 
 
-def standalone_html(scenario: Scenario) -> str:
+def standalone_html(scenario: Scenario, config: str | None = None) -> str:
     """The page for ``scenario`` as one HTML string (Bokeh resources inline).
+
+    Args:
+        scenario: what the page shows (decode, at its split; a session's own GPU and model travel).
+        config: the config.json text of the scenario's model when it is a session's own (a pasted config): the
+            page's link to the full lab carries it (:func:`full_lab_link`).
 
     Every name written into the page is escaped, so a custom GPU or model named
     ``<img onerror=…>`` shows as text.
@@ -241,7 +253,7 @@ def standalone_html(scenario: Scenario) -> str:
     c["other_phase_label"] = view.other_phase.data["label"][0]  # the served chart's words for the same point
     c["y_range"], c["y_margin"] = list(Y_RANGE), Y_MARGIN  # the page widens it as the served chart does
     c["x_end"], c["x_margin"] = X_RANGE[1], X_MARGIN  # and the x range, past the farthest drawn point
-    c["full_lab"] = full_lab_link(scenario)
+    c["full_lab"] = full_lab_link(scenario, config)
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"

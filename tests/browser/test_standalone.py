@@ -303,19 +303,25 @@ def test_page_fits_a_phone_width_window(offline_page):
     assert page.errors == []
 
 
-def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path):
+@pytest.mark.parametrize("own", [False, True], ids=["catalogue", "own-config"])
+def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path, own):
     # README, *Serving a class*: students move the class page's levers, then open the same scenario in the
     # served lab (pins, Compare, several GPUs).  The lab's readouts must equal the page's for what was moved.
+    # A page of one's own config.json (``export --config``) carries the config in its link (config=).
     from conftest import start_lab, stop_lab
 
     from app.__main__ import main as app_main
+    from core.model_catalogue import CATALOGUE_DIR
 
     pages = tmp_path / "class"
     pages.mkdir()
-    assert app_main(["export", "--model", "llama-3-8b", "--out", str(pages / "llama-3-8b.html")]) == 0
+    config = tmp_path / "my-qwen.json"
+    config.write_text((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+    model = ["--config", str(config)] if own else ["--model", "llama-3-8b"]
+    assert app_main(["export", *model, "--out", str(pages / "page.html")]) == 0
     proc, url = start_lab(tmp_path / "server.log", ["--static-dirs", f"class={pages}"])
     try:
-        page.goto(url.rsplit("/app", 1)[0] + "/class/llama-3-8b.html")
+        page.goto(url.rsplit("/app", 1)[0] + "/class/page.html")
         page.wait_for_function(f"Bokeh.documents.length > 0 && {RESULTS}.inputs !== undefined")
         batches = sorted(LEVERS["batch"].stops)
         page.evaluate(SET, [batches.index(16), 4, "int4", "fp8", sorted(LEVERS["context"].stops).index(32768),
@@ -325,16 +331,20 @@ def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path):
         shown = {key: page.locator(f"[data-readout={key}]").inner_text() for key in keys}
         href = page.locator(".full-lab a").get_attribute("href")
         assert href.startswith(url + "?") and "batch=16" in href and "no-gqa=true" in href
+        assert ("config=" in href) is own
         page.locator(".full-lab a").click()
         page.wait_for_url(url + "?*")
         page.locator("[data-readout=ridge]").wait_for()
-        assert {key: page.locator(f"[data-readout={key}]").inner_text() for key in keys} == shown
+        # (with config=, the lab reads the config off the event loop, then shows its model: Qwen2.5-7B's numbers)
+        for key in keys:
+            expect(page.locator(f"[data-readout={key}]")).to_have_text(shown[key], timeout=15_000)
     finally:
         stop_lab(proc)
 
 
 def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
-    # No link can carry a pasted config.json: the page offers none rather than one that opens another model.
+    # Written without the config's text (only the model), the page offers no link rather than one that opens
+    # another model (with the text, the link carries it: test_the_class_page_opens_its_scenario_in_the_full_lab).
     page, _ = offline_page(_scenario("pasted", "custom"))
     assert page.evaluate("Bokeh.documents[0].get_model_by_name('full-lab').text") == ""
 

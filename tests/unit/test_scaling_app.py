@@ -113,6 +113,29 @@ def test_the_class_page_link_carries_the_split():
     assert (query["tp"], query["pp"], query["ep"], query["replicas"]) == ("2", "2", "4", "5")
 
 
+def test_the_page_of_a_pasted_model_links_to_the_lab_with_its_config():
+    """A page of a pasted config links to the full lab only with the config in the link (``config=``), which the
+    lab reads again into the same model; without its text, or with one too long for a link, no link."""
+    import json
+
+    from app.standalone import full_lab_link
+    from core.config_reader import from_hf_config, parse_config_text
+    from core.model_catalogue import CATALOGUE_DIR
+    from core.permalink import MAX_LINK_CONFIG_CHARS, from_query
+
+    text = (CATALOGUE_DIR / "qwen2.5-7b.json").read_text()
+    s = Scenario(batch=8)
+    s.add_model(from_hf_config(json.loads(text), model_id="config-mine", name="mine"))
+    assert full_lab_link(s) is None
+    query = full_lab_link(s, text)["query"]
+    link = from_query(query)
+    assert link.notices == [] and link.levers["batch"] == 8
+    again = from_hf_config(parse_config_text(link.config), model_id="again", name="again")
+    assert again.n_params == s.evaluate().n_params == 7_615_616_512  # Qwen2.5-7B's 7.62 B
+    huge = json.dumps({**json.loads(text), "padding": [str(i) * 7 for i in range(4000)]})
+    assert len(huge) > MAX_LINK_CONFIG_CHARS and full_lab_link(s, huge) is None
+
+
 def test_kv_table_and_traffic_are_per_gpu_when_split():
     from app.serving_views import kv_table_html, traffic_html
 
