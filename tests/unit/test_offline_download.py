@@ -11,8 +11,8 @@ from core import Scenario
 def test_the_offline_page_is_written_in_its_worker_thread_from_a_copy_of_the_scenario(monkeypatch):
     seen = []
 
-    def written(scenario):
-        seen.append((threading.current_thread().name, scenario.batch))
+    def written(scenario, config):
+        seen.append((threading.current_thread().name, scenario.batch, config))
         return "<!DOCTYPE html>page"
 
     monkeypatch.setattr(exports_view, "standalone_html", written)
@@ -26,7 +26,7 @@ def test_the_offline_page_is_written_in_its_worker_thread_from_a_copy_of_the_sce
 
     page = asyncio.run(click_then_move())
     assert page.read() == "<!DOCTYPE html>page"
-    assert seen == [(seen[0][0], 4)] and seen[0][0].startswith("offline-page")
+    assert seen == [(seen[0][0], 4, None)] and seen[0][0].startswith("offline-page")
 
 
 def test_the_download_button_awaits_the_page():
