@@ -96,6 +96,8 @@ def test_offline_page_keeps_its_split_and_says_so():
     assert ("TP = 4, PP = 1, EP = 1, 3 replicas (12 GPUs): fixed when the page was written; open the served lab to "
             "change them.") in html
     assert "keeps TP = PP = EP = 1" not in html
+    assert "Capacity 80.0 GiB, reserve 3.0 GiB per GPU, " in html  # one GPU's, and said so
+    assert "Capacity 80.0 GiB, reserve 3.0 GiB, " in standalone_html(Scenario())
     assert "TP = 1, PP = 1, EP = 1, one replica (one GPU): fixed when the page was written" in standalone_html(
         Scenario())
     c = constants(Scenario(tp=4, replicas=3), Scenario(tp=4, replicas=3).evaluate())
