@@ -184,7 +184,8 @@ function memoryHtml(C, s, r) {
     left += width;
     return seg;
   });
-  const [verdict, cls] = r.fits ? ["fits", "fits"] : ["DOES NOT FIT", "nofit"];
+  const [fit, cls] = r.fits ? ["fits", "fits"] : ["DOES NOT FIT", "nofit"];
+  const verdict = C.approximate ? "≈ " + fit + " (approximate)" : fit;  // a config key the lab does not model
   const legend = C.memory_parts.map(([n, c]) => '<i style="background:' + c + '"></i>' + escHtml(n)).join("");
   const perGpu = X.gpus_per_replica > 1 ? " per GPU (1 of " + pyInt(X.gpus_per_replica) +
     (X.replicas > 1 ? " in each of " + pyInt(X.replicas) + " replicas" : "") + ", TP = " + pyInt(X.tp) + ", PP = " +
@@ -192,7 +193,9 @@ function memoryHtml(C, s, r) {
   return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, 1) +
     " GiB of " +
     pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +
-    pyInt(r.max_batch) + ")</div>" + '<div class="mem-track">' + segs.join("") + '<div class="mem-cap" style="left:' +
+    pyInt(r.max_batch) + ")</div>" +
+    (C.approximate ? '<div class="warn approx" data-readout="memory-approximate">' + escHtml(C.approximate) +
+      "</div>" : "") + '<div class="mem-track">' + segs.join("") + '<div class="mem-cap" style="left:' +
     pyFixed(cap * scale, 3, false) + '%"></div></div>' + '<div class="mem-legend">' + legend +
     '<b style="margin-left:10px">┃</b> capacity ' + pyFixed(cap, 1) + " GiB " +
     '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>';

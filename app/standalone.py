@@ -144,6 +144,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},
+        # the model's note when its config has keys the lab does not model: the memory bar's verdict says "≈"
+        "approximate": m.approximate_note(),
         "memory_parts": PARTS,
         "memory_min_label_percent": MIN_LABEL_PERCENT,
         "colors": PALETTE,

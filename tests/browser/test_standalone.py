@@ -130,7 +130,7 @@ def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
     # Readouts with their work and the warnings (the smallest split that fits named), the memory bar's segments,
     # words and numbers, and the chart's title: the served lab's, at the page's split.
     assert got["warnings"] == list(result.warnings)
-    assert page.evaluate(TEXT, "memory") == memory_html(result)
+    assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note())
     rows = {q.key: q for q in quantities(result).values()}
     for key in OFFLINE_READOUT_KEYS:
         shown = got["readouts"][key]
@@ -379,4 +379,25 @@ def test_the_offline_pages_keys_follow_what_is_drawn(offline_page):
                   ".value = 'bf16'")
     page.wait_for_function(f"{RESULTS}.inputs.weight_dtype === 'bf16'")
     assert page.evaluate(items)["overhead ceiling at each rung's B"] is False
+    assert page.errors == []
+
+
+def test_an_approximate_models_memory_verdict_says_so_where_the_number_is(offline_page):
+    """A config key the lab does not model marks the memory verdict "≈ … (approximate)" on the page as on the served
+    bar, with the note under it, through every move."""
+    from core.config_reader import from_hf_config
+    from core.model_catalogue import CATALOGUE_DIR
+
+    config = {**json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text()), "some_new_key": 3}
+    s = Scenario()
+    s.add_model(from_hf_config(config, model_id="config-new", name="new"))
+    page, _ = offline_page(s)
+    batches = sorted({*LEVERS["batch"].stops, s.batch})
+    contexts = sorted({*LEVERS["context"].stops, s.context})
+    _assert_page_is_the_core(page, s, batches, contexts, [batches.index(64), 1, "bf16", "bf16",
+                                                          contexts.index(131072), True, 0.7])
+    memory = page.locator("[data-readout=memory]").inner_text()
+    assert "→ ≈ DOES NOT FIT (approximate)" in memory, memory  # 64 × 131,072 tokens of Qwen2.5-7B's KV
+    assert page.locator("[data-readout=memory-approximate]").inner_text() == (
+        "approximate: some_new_key not modelled (see what the lab read)")
     assert page.errors == []
