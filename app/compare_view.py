@@ -190,8 +190,9 @@ class CompareView(pn.viewable.Viewer):
         self.chart.visible = self.download.visible = bool(rows)
         self.empty.object = ("" if rows else
                              '<div class="caption" data-readout="compare">No pins to compare yet. Pin the current '
-                             "scenario, or press <b>Pin batch 4 vs INT4 vs k = 4</b> for each model and GPU you want "
-                             "side by side: they share one point on the roofline and part here.</div>")
+                             "scenario (<b>Pin this scenario</b>, under the tabs), or press <b>Pin batch 4 vs INT4 vs "
+                             "k = 4</b> on the <b>Pins</b> tab for each model and GPU you want side by side: they "
+                             "share one point on the roofline and part here.</div>")
         self.key.object = compare_key_html(rows)
 
     @param.depends("state.present", watch=True)

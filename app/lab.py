@@ -181,9 +181,10 @@ class Lab(pn.viewable.Viewer):
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
-        band = pn.widgets.Checkbox.from_param(self.state.param.band,
-                                              label="Show the expected point (the engine preset) with its spread",
-                                              css_classes=["band"])
+        # Only on the Roofline tab (present mode puts it beside the chart, where every tab shows)
+        self.band = band = pn.widgets.Checkbox.from_param(
+            self.state.param.band, label="Show the expected point (the engine preset) with its spread",
+            css_classes=["band"], visible=self.state.param.tab.rx() == "Roofline")
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])
         # The button says what pressing it does.
@@ -237,6 +238,9 @@ class Lab(pn.viewable.Viewer):
         controls = PRESENT_CONTROLS[present]
         self.header.styles = {**HEADER_STYLES, **controls}
         self.pin_row.styles = controls
+        # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
+        self.band.styles = controls
+        self.memory_view.suggest.styles = controls
         self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
         self.tabs.stylesheets = [*TAB_STYLESHEETS, *([PRESENT_TABS_CSS] if present else [])]
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
@@ -248,7 +252,11 @@ class Lab(pn.viewable.Viewer):
         hidden = [self.link.writer, self.link.reader]
         if present:
             self.views.objects = [self.tabs]
-            side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460, sizing_mode="stretch_width",
+            # The expected point's switch beside the chart, under the pin button: below the chart's legend it sat
+            # at the fold of a 720-px screen.
+            self._tab_views["Roofline"].objects = [self.roofline]
+            side = pn.Column(self.memory_view, self.tour, self.pin_row, self.band, max_width=460,
+                             sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
@@ -257,6 +265,7 @@ class Lab(pn.viewable.Viewer):
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
+            self._tab_views["Roofline"].objects = [self.roofline, self.band]
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,

@@ -24,7 +24,7 @@ from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
-from .present import present_figure
+from .present import PRESENT_CONTROLS, PRESENT_INPUT_CSS, present_figure
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
@@ -296,5 +296,12 @@ class LadderView(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
-        present_figure(self.figure, self.state.present)
-        self.table.css_classes = ["present"] if self.state.present else []
+        present = self.state.present
+        present_figure(self.figure, present)
+        self.table.css_classes = ["present"] if present else []
+        # The rungs' buttons, the order box and its reset: the controls the ladder steps talk about, at 18 px.
+        for widget in (self.rungs, self.order, self.reset):
+            widget.styles = PRESENT_CONTROLS[present]
+        self.order.stylesheets = [PRESENT_INPUT_CSS] if present else []
+        self.reset.width = 330 if present else 240  # their labels at 18 px
+        self.order.width = 230 if present else 170

@@ -38,14 +38,17 @@ class MemoryView(pn.viewable.Viewer):
         self.bar = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(24, 10, 5, 10))
         self.note = pn.pane.Markdown("", sizing_mode="stretch_width")
         # One click to the smallest split that fits (core: ScenarioResult.suggested_tp / suggested_pp).
-        self.suggest = pn.widgets.Button(label="", color="primary", visible=False, css_classes=["suggest-tp"])
+        # Its label wraps within the column (at 18 px in present mode it ran past the side column's edge).
+        self.suggest = pn.widgets.Button(label="", color="primary", visible=False, css_classes=["suggest-tp"],
+                                         sizing_mode="stretch_width",
+                                         stylesheets=[".bk-btn { white-space: normal; text-align: left; }"])
         self.suggest.on_click(lambda _e: self.apply_suggestion())
         self._refresh()
 
     def __panel__(self):
         return pn.Column(self.bar, self.suggest, self.note, sizing_mode="stretch_width")
 
-    @param.depends("state.result", watch=True)
+    @param.depends("state.result", "state.present", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
         self.bar.object = memory_html(r, approximate=r.model.approximate_note())
@@ -57,7 +60,9 @@ class MemoryView(pn.viewable.Viewer):
             per_replica = " per replica" if r.replicas > 1 else ""
             self.suggest.label = (f"Does not fit: use TP = {fmt_count(tp)}"
                                   + (f", PP = {fmt_count(pp)}" if pp > 1 else "")
-                                  + f" ({fmt_count(tp * pp * r.ep)} GPUs{per_replica}), the smallest split that fits")
+                                  + f" ({fmt_count(tp * pp * r.ep)} GPUs{per_replica})"
+                                  # one line at 18 px in present mode's side column, above the tour card
+                                  + ("" if self.state.present else ", the smallest split that fits"))
 
     def apply_suggestion(self) -> None:
         """Set the scenario to the suggested TP and PP (nothing when it fits or nothing does)."""

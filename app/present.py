@@ -24,6 +24,8 @@ PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: 
 PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; padding-top: 2px; padding-bottom: 2px; }}"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
 PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
+#: A text input's own text too (13.33 px otherwise, as a select's).
+PRESENT_INPUT_CSS = "input { font-size: var(--font-size); }"
 #: On a projector "Jump to step" is read by a screen reader but not drawn (the list shows the step it is on): the
 #: tour's longest cards keep their last line above the fold of a 720-px screen.
 PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overflow: hidden; "

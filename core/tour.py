@@ -321,7 +321,7 @@ TOUR: tuple[TourStep, ...] = (
         "alone, over 3.35 TB/s. The lab counts the config's "
         "{n_billion:.2f} billion ({weight_gb:.1f} GB: {weight_ms:.2f} ms, {tok_no_kv:.1f} tokens/s) and adds the "
         "{context:,}-token context's KV cache, {kv_read_gb:.2f} GB a step.",
-        numbers=("weight_gb", "step_ms", "tok", "intensity", "ridge"),
+        numbers=("weight_gb", "kv_read_gb", "step_ms", "tok", "intensity"),
     ),
     TourStep(
         "Lever B: batch 4",

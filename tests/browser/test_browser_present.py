@@ -1091,3 +1091,35 @@ def test_a_clicker_drives_the_tour_after_a_click_on_a_card_header(page, lab_url)
     page.wait_for_timeout(1000)
     assert page.evaluate(SCROLL_AND_STEP)["step"] == 1
     assert page.errors == []
+
+
+# Every control with text in the page, in every shadow root, drawn above the fold: [text, font px, top px].
+SMALL_CONTROLS = r"""() => { const out = []; const visit = (root) => {
+  for (const el of root.querySelectorAll('button, label, input[type=text], select, .bk-btn')) {
+    const r = el.getBoundingClientRect(); if (r.width === 0 || r.height === 0 || r.top >= 720) continue;
+    const t = (el.innerText || el.value || '').trim().slice(0, 40);
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    if (t && px < 18) out.push([t, px, Math.round(r.top)]); }
+  for (const el of root.querySelectorAll('*')) if (el.shadowRoot) visit(el.shadowRoot); };
+  visit(document); return out; }"""
+
+
+@pytest.mark.parametrize("tab", ["Roofline", "Ladder"])
+def test_every_control_above_the_fold_reads_from_the_back_row(page, lab_url, tab):
+    """A trial: under the memory bar "Does not fit: use TP = 2 …" (12 px), the expected point's switch at the fold
+    (12 px, half cut), and on the Ladder tab the rung buttons, "Order (rung numbers)" and its box and reset
+    (12–13 px), which tour steps 21–25 talk about."""
+    _open(page, f"{lab_url}?present=true&tab={tab}", PROJECTOR)
+    page.locator(".suggest-tp .bk-btn").wait_for()
+    if tab == "Ladder":
+        page.locator(".ladder-rungs").wait_for()
+    page.wait_for_timeout(800)
+    assert page.evaluate(SMALL_CONTROLS) == []
+    suggest = page.locator(".suggest-tp .bk-btn").bounding_box()
+    assert suggest["x"] + suggest["width"] <= PROJECTOR["width"]  # its label wraps in the side column
+    if tab == "Roofline":
+        band = page.get_by_text("Show the expected point (the engine preset) with its spread").bounding_box()
+        assert band["y"] + band["height"] <= PROJECTOR["height"]  # beside the chart, not at the fold
+    else:
+        assert not page.get_by_text("Show the expected point (the engine preset) with its spread").is_visible()
+    assert page.errors == []

@@ -81,3 +81,12 @@ def test_coinciding_pins_share_one_label_that_names_them():
 
 def test_the_roofline_labels_the_trio_by_name(trio):
     assert trio.roofline.pin_labels.data["text"] == ["pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"]
+
+
+def test_an_empty_compare_tab_says_where_its_buttons_are():
+    # A trial: the empty tab told the class to press "Pin batch 4 vs INT4 vs k = 4", which is on the Pins tab.
+    lab = Lab(query={})
+    lab.state.tab = "Compare"
+    text = lab.compare.empty.object
+    assert "<b>Pin this scenario</b>, under the tabs" in text
+    assert "<b>Pin batch 4 vs INT4 vs k = 4</b> on the <b>Pins</b> tab" in text

@@ -268,6 +268,16 @@ def test_the_strip_of_article_000_step_6_is_its_five_figures():
         ("22.7 ms", "per step"), ("2,462 tokens/s", "ceiling"))
 
 
+def test_the_strip_of_section_01_multiplies_out_without_its_card():
+    """A trial: "141.1 GB weights read per step" beside "42.92 ms per step" reads as 42.12 ms at 3.35 TB/s; the
+    strip gives the 2.68 GB of KV the step reads too, 143.8 GB / 3.35 TB/s = 42.92 ms."""
+    step = next(t for t in TOUR if t.source == "article 004, section 01")
+    strip = dict((label, value) for value, label in step.strip(Scenario(**step.levers()).evaluate()))
+    assert strip["weights read per step"] == "141.1 GB" and strip["KV read per step"] == "2.68 GB"
+    assert strip["per step"] == "42.92 ms"
+    assert (141.1e9 + 2.68e9) / 3.35e12 == pytest.approx(42.92e-3, abs=0.02e-3)
+
+
 def test_the_strip_follows_the_levers_and_refuses_a_number_the_caption_does_not_quote():
     import dataclasses
 
