@@ -33,6 +33,39 @@ async def offline_page(state: LabState) -> io.StringIO:
     return io.StringIO(html)
 
 
+#: "Copy link": the address bar holds the whole state (app/permalink_view.py); the clipboard where the page may
+#: write it (a secure context: https, or localhost), else a prompt with the link selected for copying.
+COPY_JS = """
+const text = KIND === "link" ? window.location.href : (() => {
+  const q = new URLSearchParams(window.location.search);
+  for (const key of ["tab", "present", "tour"]) { q.delete(key); }
+  q.set("embed", "true");
+  const src = window.location.origin + window.location.pathname + "?" + q.toString();
+  return '<iframe src="' + src.replace(/&/g, "&amp;").replace(/"/g, "&quot;") +
+    '" width="500" height="450" style="border:0" title="Roofline Lab"></iframe>';
+})();
+const label = btn.label;
+const said = (word) => { btn.label = word; setTimeout(() => { btn.label = label; }, 2000); };
+const ask = () => { window.prompt(KIND === "link" ? "Copy this link:" : "Copy this embed code:", text); };
+if (navigator.clipboard && window.isSecureContext) {
+  navigator.clipboard.writeText(text).then(() => said("Copied"), ask);
+} else {
+  ask();
+}
+"""
+
+
+def share_buttons() -> pn.Row:
+    """"Copy link" (the page's address: every lever, the pins, the tab) and "Copy embed code" (an iframe of
+    ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step)."""
+    row = []
+    for kind, label, width in (("link", "Copy link to this scenario", 230), ("embed", "Copy embed code (iframe)", 220)):
+        button = pn.widgets.Button(label=label, width=width, css_classes=[f"copy-{kind}"])
+        button.js_on_click(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind)))
+        row.append(button)
+    return pn.Row(*row)
+
+
 def build_exports(state: LabState) -> pn.Column:
     """Download buttons for the current scenario, its ladder and the pins.
 
@@ -58,6 +91,9 @@ def build_exports(state: LabState) -> pn.Column:
         callback=lambda: io.StringIO(pins_csv(pin_rows())), filename="roofline-pins.csv",
         label="Pins (CSV)", width=150, css_classes=["download-pins"])
     return pn.Column(
+        pn.pane.Markdown("**Share** — the address bar holds the whole scenario (levers, pins, your own GPU and "
+                         "config, the tab); copy it, or an iframe of the embeddable view (500 × 450) for a wiki."),
+        share_buttons(),
         pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab "
                          "downloads its own rows). **Images**: every chart's toolbar (top right of the chart, shown "
                          "when the pointer is over it) saves the chart as you see it, as **SVG** "

@@ -279,6 +279,34 @@ def test_embed_mode_is_compact(page, lab_url):
     assert "embed=true" in page.url
 
 
+def test_copy_link_and_embed_code_reopen_the_scenario(page, lab_url):
+    """A trial: sharing meant copying the address bar, and the iframe snippet was only in the docs.  The Export
+    tab copies the link, and an iframe of the embeddable view with the same levers (not the tab)."""
+    import html
+    import re
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{lab_url}?model=llama-3-8b&gpu=h200&batch=12&tab=Export")
+    page.locator(".copy-link button").wait_for()
+    page.wait_for_function("window.location.search.includes('batch=12')")
+    page.locator(".copy-link button").click()
+    page.locator(".copy-link button", has_text="Copied").wait_for(timeout=5000)
+    assert page.evaluate("navigator.clipboard.readText()") == page.url
+    page.locator(".copy-embed button").click()
+    page.locator(".copy-embed button", has_text="Copied").wait_for(timeout=5000)
+    code = page.evaluate("navigator.clipboard.readText()")
+    m = re.fullmatch(r'<iframe src="([^"]+)" width="500" height="450" style="border:0" title="Roofline Lab"></iframe>',
+                     code)
+    assert m, code
+    src = html.unescape(m.group(1))
+    assert "embed=true" in src and "batch=12" in src and "gpu=h200" in src and "tab=" not in src
+    page.goto(src)
+    page.locator("[data-readout=embed-summary]", has_text="Llama-3-8B").wait_for(timeout=10_000)
+    summary = page.locator("[data-readout=embed-summary]").inner_text()
+    assert "I = 2·B·k/p = 12 FLOP/byte" in summary and "h200" in summary  # B = 12 in BF16 on the H200
+
+
 def test_downloads_carry_the_scenario(lab):
     tab(lab, "Export")
     with lab.expect_download() as info:
