@@ -8,12 +8,13 @@ function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
 function _count(x) { return Number.isInteger(x) ? pyFixed(x, 0) : pyFixed(x, 2); }
 function attentionWork(C, s, r) {
-  // core/explain.py _decode_attention_work: B·k × (Σ FLOP per key × min(S, cap) + FLOP per token fixed)
+  // core/explain.py _decode_attention_work: B·k × (Σ FLOP per key over the layers × min(S, cap) + fixed FLOP per
+  // token)
   const a = C.profiles[s.weight_dtype].stages[r.slowest_stage].attention;
   const parts = [];
   for (const [flop, cap] of a.decode) {
     const keys = cap === null ? s.context : Math.min(s.context, cap);
-    parts.push(_count(flop) + " FLOP per key × " + pyInt(keys) + " keys" +
+    parts.push(_count(flop) + " FLOP per key over the layers × " + pyInt(keys) + " keys" +
       (cap !== null && cap < s.context ? " (S = " + pyInt(s.context) + " capped at " + pyInt(cap) + ")" : ""));
   }
   if (a.per_token) { parts.push(_count(a.per_token) + " FLOP per token of mixers that do not grow with S"); }

@@ -73,13 +73,13 @@ def _pct(x: float) -> str:
 
 def _decode_attention_work(r: ScenarioResult) -> str:
     """The decode attention FLOP of one step (the slowest stage's GPU) as the sum it is:
-    ``B·k × (Σ FLOP per key × min(S, cap) + FLOP per token that does not grow with S)``
+    ``B·k × (Σ FLOP per key over the layers × min(S, cap) + FLOP per token that does not grow with S)``
     (:class:`core.step.AttentionProfile`; app/offline_readouts.js writes the same words)."""
     a = r.deployment.profile.stages[r.slowest_stage].attention
     parts = []
     for flop, cap in a.decode:
         keys = r.context if cap is None else min(r.context, cap)
-        parts.append(f"{_count(flop)} FLOP per key × {keys:,} keys"
+        parts.append(f"{_count(flop)} FLOP per key over the layers × {keys:,} keys"
                      + (f" (S = {r.context:,} capped at {cap:,})" if cap is not None and cap < r.context else ""))
     if a.per_token:
         parts.append(f"{_count(a.per_token)} FLOP per token of mixers that do not grow with S")

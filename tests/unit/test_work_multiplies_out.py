@@ -1,8 +1,9 @@
 """Lines of the derivation whose arithmetic sat in words: each now prints the product it is.
 
-The decode attention FLOP (``B·k × (Σ FLOP per key × keys read + FLOP per token of fixed-state mixers)``) names
-the window or cap that stops S, and a hybrid's Mamba FLOP; the launch time prints ``kernels × latency`` or, with
-CUDA graphs, ``latency + kernels × node gap``.  A config's Mamba mixer counts Jamba's dt/B/C RMSNorms.
+The decode attention FLOP (``B·k × (Σ FLOP per key over the layers × keys read + FLOP per token of fixed-state
+mixers)``) names the window or cap that stops S, and a hybrid's Mamba FLOP; the launch time prints
+``kernels × latency`` or, with CUDA graphs, ``latency + kernels × node gap``.  A config's Mamba mixer counts
+Jamba's dt/B/C RMSNorms.
 """
 
 import json
@@ -37,7 +38,8 @@ def attention_sum(work: str) -> tuple[int, float]:
     """``B·k`` and the bracket of the attention work, evaluated: Σ a × b keys + c per token."""
     m = re.search(r"B·k = ([\d,]+) × (.*)\) = ", work)
     bk, terms = int(number(m.group(1))), m.group(2)
-    total = sum(number(a) * number(b) for a, b in re.findall(r"([\d,.]+) FLOP per key × ([\d,]+) keys", terms))
+    pairs = re.findall(r"([\d,.]+) FLOP per key over the layers × ([\d,]+) keys", terms)
+    total = sum(number(a) * number(b) for a, b in pairs)
     total += sum(number(c) for c in re.findall(r"([\d,.]+) FLOP per token of mixers", terms))
     return bk, total
 
@@ -47,7 +49,7 @@ def test_a_sliding_window_caps_the_keys_the_attention_work_counts():
     # layer, × 32 layers = 524,288 per key; at S = 8,192 each token reads 4,096 keys, not 8,192.
     r = scenario("mistral-7b", context=8192, batch=2).evaluate()
     work = quantities(r)["flops"].work
-    assert "B·k = 2 × 524,288 FLOP per key × 4,096 keys (S = 8,192 capped at 4,096)" in work
+    assert "B·k = 2 × 524,288 FLOP per key over the layers × 4,096 keys (S = 8,192 capped at 4,096)" in work, work
     assert "attending to S = 8,192" not in work
     assert 2 * 524_288 * 4_096 == r.attention_flop_per_step
 
@@ -58,7 +60,7 @@ def test_a_hybrids_mamba_flop_are_in_the_sum_it_prints():
     r = jamba(batch=4, spec_k=2).evaluate()
     bk, total = attention_sum(quantities(r)["flops"].work)
     assert bk == 8
-    assert "65,536 FLOP per key × 8,192 keys + " in quantities(r)["flops"].work
+    assert "65,536 FLOP per key over the layers × 8,192 keys + " in quantities(r)["flops"].work
     assert bk * total == pytest.approx(r.attention_flop_per_step, rel=1e-12)
 
 
