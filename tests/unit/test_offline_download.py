@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from app import exports_view
 from app.state import LabState
@@ -24,7 +25,9 @@ def test_the_offline_page_is_written_in_its_worker_thread_from_a_copy_of_the_sce
         state.scenario.batch = 8  # the student moves on while the page is written: the page is the click's
         return await download
 
-    page = asyncio.run(click_then_move())
+    # In a thread of its own: after the browser tier, Playwright's sync API keeps an event loop running in this one.
+    with ThreadPoolExecutor(max_workers=1) as loop_thread:
+        page = loop_thread.submit(lambda: asyncio.run(click_then_move())).result()
     assert page.read() == "<!DOCTYPE html>page"
     assert seen == [(seen[0][0], 4, None)] and seen[0][0].startswith("offline-page")
 
