@@ -105,7 +105,8 @@ def build_exports(state: LabState) -> pn.Column:
         pn.pane.Markdown("**Offline page** — the roofline, ladder and readouts in one self-contained HTML file "
                          "(no server, no network; opens from disk or a wiki attachment). Batch, speculation depth, "
                          "acceptance rate, precisions, context and GQA still move, with the memory bar and the "
-                         "derivation; the model and GPU are fixed to the current ones. Served beside the lab, it "
+                         "derivation; the model, the GPU and the split (TP, PP, EP, replicas) are fixed to the "
+                         "current ones. Served beside the lab, it "
                          "is the class page (README, *Serving a class*)."),
         page, sizing_mode="stretch_width",
     )
