@@ -111,25 +111,42 @@ class CompareView(pn.viewable.Viewer):
         self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in COMPARE_METRICS}
         #: One tick formatter for every row's x axis: the pins' numbers as their labels.
         self.pin_ticks = CustomJSTickFormatter(args={"labels": []}, code=PIN_TICK_CODE)
-        self.figures = [self._row(m) for m in COMPARE_METRICS]
-        self.figures[-1].xaxis.axis_label = "pin"
-        self.grid = gridplot([[f] for f in self.figures], sizing_mode="stretch_width", toolbar_location=None,
-                             merge_tools=False)
-        self.grid.name = "compare-grid"
-        # The top row's toolbar saves the whole grid as SVG and as PNG at 2x (app/image_export.py).
-        top = self.figures[0]
-        top.toolbar_location = "above"
-        top.toolbar.autohide = True
-        top.add_tools(*image_actions(self.grid, "compare"))
+        self._figures: list | None = None  # the small multiples, made with the first pin (figures)
         self.empty = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.chart = pn.pane.Bokeh(self.grid, sizing_mode="stretch_width")
+        self.chart: pn.pane.Bokeh | None = None  # the grid's pane, put in the layout with the figures
         self.download = pn.widgets.FileDownload(
             callback=lambda: io.StringIO(compare_csv(self.state.pin_rows)), filename="roofline-compare.csv",
             label="These rows (CSV, SI units)", width=240, css_classes=["download-compare"])
-        self.layout = pn.Column(self.empty, self.chart, self.download, self.key, sizing_mode="stretch_width")
+        self.layout = pn.Column(self.empty, self.download, self.key, sizing_mode="stretch_width")
         self._refresh()
         self._on_present()
+
+    @property
+    def figures(self) -> list:
+        """The small multiples, one figure per :data:`COMPARE_METRICS` row, made on first read (with the first
+        pin: an empty Compare tab shows its sentence, not eight empty charts)."""
+        if self._figures is None:
+            self._figures = [self._row(m) for m in COMPARE_METRICS]
+            self._figures[-1].xaxis.axis_label = "pin"
+            self._grid = gridplot([[f] for f in self._figures], sizing_mode="stretch_width", toolbar_location=None,
+                                 merge_tools=False)
+            self._grid.name = "compare-grid"
+            # The top row's toolbar saves the whole grid as SVG and as PNG at 2x (app/image_export.py).
+            top = self._figures[0]
+            top.toolbar_location = "above"
+            top.toolbar.autohide = True
+            top.add_tools(*image_actions(self._grid, "compare"))
+            self._present_rows()
+            self.chart = pn.pane.Bokeh(self._grid, sizing_mode="stretch_width")
+            self.layout.insert(1, self.chart)
+        return self._figures
+
+    @property
+    def grid(self):
+        """The small multiples' grid (made with :attr:`figures`)."""
+        self.figures  # noqa: B018 - made on first read
+        return self._grid
 
     def __panel__(self):
         return self.layout
@@ -187,7 +204,11 @@ class CompareView(pn.viewable.Viewer):
                 "color": [PIN_STYLES[i][0] for i in range(len(rows))],
                 "marker": [PIN_STYLES[i][1] for i in range(len(rows))], **unplaced(len(rows)),
             }
-        self.chart.visible = self.download.visible = bool(rows)
+        if rows:
+            self.figures  # noqa: B018 - made with the first pin
+        if self.chart is not None:
+            self.chart.visible = bool(rows)
+        self.download.visible = bool(rows)
         self.empty.object = ("" if rows else
                              '<div class="caption" data-readout="compare">No pins to compare yet. Pin the current '
                              "scenario (<b>Pin this scenario</b>, under the tabs), or press <b>Pin batch 4 vs INT4 vs "
@@ -197,11 +218,16 @@ class CompareView(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
+        if self._figures is not None:
+            self._present_rows()
+
+    def _present_rows(self) -> None:
+        """The rows in present mode or out of it: text and heights."""
         scale = PRESENT_ROW_SCALE if self.state.present else 1
-        for fig in self.figures:
+        for fig in self._figures:
             present_figure(fig, self.state.present)
             fig.height = int(ROW_HEIGHT * scale)
-        self.figures[-1].height += int(X_AXIS_HEIGHT * scale)
+        self._figures[-1].height += int(X_AXIS_HEIGHT * scale)
 
 
 def _empty() -> dict:

@@ -145,6 +145,23 @@ def _section(controls, charts):
     return pn.FlexBox(controls, charts, flex_wrap="wrap", sizing_mode="stretch_width")
 
 
+#: Each section's figures (attributes of the view) but the Kernel atlas's, and the method that builds them.
+SECTION_FIGURES = {"Three ceilings": ("ceil_fig", "bars_fig"), "Tiles and waves": ("stairs_fig", "waves_fig"),
+                   "Hierarchy": ("hier_fig",), "Generations": ("gen_fig", "trend_fig", "timeline_fig")}
+SECTION_BUILDERS = {"Three ceilings": "_build_ceilings", "Tiles and waves": "_build_tiles",
+                    "Hierarchy": "_build_hierarchy", "Generations": "_build_generations"}
+#: The figures whose height present mode caps (PRESENT_HEIGHTS, PRESENT_CHART_HEIGHT), by name.
+PRESENT_SIZED = frozenset({"hw-atlas", "hw-ceilings", "hw-hierarchy", "hw-generations", "hw-stairs", "hw-waves"})
+
+
+def _section_figure(section: str, attribute: str) -> property:
+    """A figure of ``section`` as an attribute of the view, built on first read (HardwareView._section_figures)."""
+    def get(self):
+        self._section_figures(section)
+        return self._figs[attribute]
+    return property(get, doc=f"The {section} section's {attribute} (built on first read).")
+
+
 class HardwareView(pn.viewable.Viewer):
     """Article 000's hardware sections as one interactive view.
 
@@ -197,6 +214,16 @@ class HardwareView(pn.viewable.Viewer):
     present = param.Boolean(default=False, doc="Present mode: the projector look (app/present.py), labels laid out "
                                                 "again for its larger text")
 
+    ceil_fig = _section_figure("Three ceilings", "ceil_fig")
+    bars_fig = _section_figure("Three ceilings", "bars_fig")
+    stairs_fig = _section_figure("Tiles and waves", "stairs_fig")
+    waves_fig = _section_figure("Tiles and waves", "waves_fig")
+    hier_fig = _section_figure("Hierarchy", "hier_fig")
+    level_lines = _section_figure("Hierarchy", "level_lines")  # its memory levels' roofs
+    gen_fig = _section_figure("Generations", "gen_fig")
+    trend_fig = _section_figure("Generations", "trend_fig")
+    timeline_fig = _section_figure("Generations", "timeline_fig")
+
     def __init__(self, **params):
         self._custom_gpus: dict = {}
         self._built_heights: dict[str, int] = {}
@@ -204,10 +231,11 @@ class HardwareView(pn.viewable.Viewer):
         self.tour_index: int | None = None
         self._tour_finished = False  # the last step's "Finish" was pressed
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self._figs: dict = {}  # the other sections' figures, by attribute name, once built (_section_figures)
+        self._built_figures: set[str] = set()
         self._build_sources()
-        self._build_figures()
-        for fig in self.figures():
-            wrap_title(fig)  # a long part name wraps instead of running past the chart
+        self._build_atlas()
+        wrap_title(self.atlas_fig)  # a long part name wraps instead of running past the chart
         self._build_panes()
         self._refresh_all()
         self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section", "present")])
@@ -264,6 +292,10 @@ class HardwareView(pn.viewable.Viewer):
                                              name="hw-trend")
         self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": [], "dash": []},
                                            name="hw-gholami")
+        self.level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
+        # The ridge and the peak, set by the inputs whether or not their section's chart is built yet.
+        self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
+        self.peak_span = Span(location=0, dimension="width", line_color="#2ca02c", line_dash="dashed")
         #: The sources the inputs (the GPU and the levers) fill; the article's workloads are fixed.
         self._input_sources = (self.atlas_roof, self.atlas_points, self.ceil_roof, self.ceil_overhead, self.ceil_point,
                                self.ceil_bars, self.stairs, self.stairs_probe, self.levels, self.level_labels,
@@ -271,14 +303,14 @@ class HardwareView(pn.viewable.Viewer):
                                self.gen_sparse_label, self.trend_points, self.trend_lines)
 
     # -- figures --------------------------------------------------------------------
-    def _build_figures(self):
+    def _build_atlas(self):
+        """The Kernel atlas's chart (the section in front when the tab opens: built with the view)."""
         hover_k = HoverTool(tooltips=[("kernel", "@name"), ("intensity", "@x{0,0.000} FLOP/byte"),
                                       ("attainable", "@y{0,0.0} TFLOP/s"), ("time", "@time"), ("bound", "@bound")])
         f = _log_figure("hw-atlas")
         f.add_tools(hover_k)
         f.line("x", "y", source=self.atlas_roof, color=LAB_PALETTE["roof"], line_width=4,
                legend_label="roof: min(P_peak, BW·I)")
-        self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         f.add_layout(self.atlas_ridge)
         marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black",
                           marker="marker")
@@ -289,6 +321,8 @@ class HardwareView(pn.viewable.Viewer):
         f.legend.location = "bottom_right"
         self.atlas_fig = f
 
+    def _build_ceilings(self):
+        """The Three ceilings section's charts: the step on its roofs and its three times."""
         g = _log_figure("hw-ceilings", height=470)  # the legend is below the frame
         g.line("x", "y", source=self.ceil_roof, color="#2ca02c", line_width=4, legend_label="compute and memory roofs")
         g.line("x", "y", source=self.ceil_overhead, color="#b00020", line_width=3, line_dash="dashed",
@@ -299,12 +333,14 @@ class HardwareView(pn.viewable.Viewer):
         g.add_layout(step_label)
         place_labels_in_browser(g, step_label, step.glyph, "label", lines=[self.ceil_roof, self.ceil_overhead])
         g.add_layout(g.legend[0], "below")  # inside the frame it hid the step's label and the overhead ceiling
-        self.ceil_fig = g
+        self._figs["ceil_fig"] = g
         bars = figure(y_range=["overhead", "memory", "compute"], height=170, sizing_mode="stretch_width",
                       x_axis_label="time per step (µs)", tools="", toolbar_location=None, name="hw-decision")
         bars.hbar(y="regime", right="us", source=self.ceil_bars, height=0.6, color="color")
-        self.bars_fig = bars
+        self._figs["bars_fig"] = bars
 
+    def _build_tiles(self):
+        """The Tiles and waves section's charts: the staircase and its waves, on one N axis."""
         s = figure(height=330, sizing_mode="stretch_width", x_axis_label="N (GEMM output columns)",
                    y_axis_label="achieved TFLOP/s (model)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-stairs",
@@ -312,34 +348,36 @@ class HardwareView(pn.viewable.Viewer):
                              ("padded N", "@padded"), ("useful", "@eff{0.0%}")])
         s.step("n", "tflops", source=self.stairs, mode="after", line_width=2, color="#1f77b4")
         s.scatter("n", "tflops", source=self.stairs_probe, size=12, color="#d62728")
-        self.peak_span = Span(location=0, dimension="width", line_color="#2ca02c", line_dash="dashed")
         s.add_layout(self.peak_span)
-        self.stairs_fig = s
+        self._figs["stairs_fig"] = s
         w = figure(height=170, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
                    tools="", toolbar_location=None, name="hw-waves")
         w.x_range = s.x_range
         w.step("n", "waves", source=self.stairs, mode="after", line_width=2, color="#9467bd")
-        self.waves_fig = w
+        self._figs["waves_fig"] = w
 
+    def _build_hierarchy(self):
+        """The Hierarchy section's chart: a roof per memory level, and attention's three points."""
         h = _log_figure("hw-hierarchy", height=430)
         hover_h = HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")])
         h.add_tools(hover_h)
-        level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
-        self.level_lines = h.multi_line("xs", "ys", source=level_roofs,
-                                        line_color="color", line_width=3, line_dash="dash")
+        self._figs["level_lines"] = h.multi_line("xs", "ys", source=self.level_roofs, line_color="color",
+                                                 line_width=3, line_dash="dash")
         level_labels = LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
                                 text_font_size="12px", text_font_style="bold")
         h.add_layout(level_labels)
-        place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_lines.data_source])
+        place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_roofs])
         attn = h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black",
                          marker="marker")
         hover_h.renderers = [attn]  # the attention points, not the roofs or the labels' leader lines
         attn_labels = LabelSet(x="x", y="y", text="name", source=self.attn_points, text_font_size="11px")
         h.add_layout(attn_labels)
-        place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_lines.data_source],
+        place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_roofs],
                                 others=[level_labels])
-        self.hier_fig = h
+        self._figs["hier_fig"] = h
 
+    def _build_generations(self):
+        """The Generations section's charts: the parts' roofs and ridges, the trend since 2017, the timeline."""
         gfig = _log_figure("hw-generations", height=460)
         gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3, line_dash="dash")
         ridge_labels = LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
@@ -366,7 +404,7 @@ class HardwareView(pn.viewable.Viewer):
                                 others=[workload_labels], marks=[ridges])
         place_labels_in_browser(gfig, ridge_labels, ridges.glyph, "text", lines=[self.gen_roofs],
                                 others=[workload_labels, sparse_label])
-        self.gen_fig = gfig
+        self._figs["gen_fig"] = gfig
         t = figure(y_axis_type="log", height=420, sizing_mode="stretch_width", x_axis_label="launch year",
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-trend",
@@ -376,7 +414,7 @@ class HardwareView(pn.viewable.Viewer):
         t.scatter("year", "rel", source=self.trend_points, size=10, color="color", marker="marker",
               legend_field="series")
         t.add_layout(t.legend[0], "below")  # inside the frame it covered parts' points (found by a trial)
-        self.trend_fig = t
+        self._figs["trend_fig"] = t
         ev = MEMORY_WALL_TIMELINE
         # One row per event, the earliest at the top: five of the seven fall in 2017-2024, and their titles (up to
         # 370 px at 18 px) need rows of their own; each goes right of its year, or left where the frame ends.
@@ -394,7 +432,7 @@ class HardwareView(pn.viewable.Viewer):
         event_labels = LabelSet(x="year", y="y", text="title", source=tl_src, text_font_size="11px")
         tl.add_layout(event_labels)
         place_labels_in_browser(tl, event_labels, events.glyph, "title")
-        self.timeline_fig = tl
+        self._figs["timeline_fig"] = tl
 
     # -- panes and layout ------------------------------------------------------------
     def _build_panes(self):
@@ -423,6 +461,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _section_layout(self, name: str):
         """The Panel layout of section ``name`` (its controls, its charts and their captions)."""
+        self._section_figures(name)
         int_in = pn.widgets.IntInput
         if name == "Kernel atlas":
             return _section(
@@ -519,21 +558,38 @@ class HardwareView(pn.viewable.Viewer):
 
     # -- updates ------------------------------------------------------------------------
     def figures(self) -> list:
-        """Every Bokeh figure of the view."""
-        return [self.atlas_fig, self.ceil_fig, self.bars_fig, self.stairs_fig, self.waves_fig, self.hier_fig,
-                self.gen_fig, self.trend_fig, self.timeline_fig]
+        """The view's Bokeh figures built so far: the Kernel atlas's, and each other section's once it is shown
+        (or one of its figures read): a first visit sees one or two of the five sections."""
+        return [self.atlas_fig, *(self._figs[n] for section in SECTIONS if section in self._built_figures
+                                  for n in SECTION_FIGURES[section])]
+
+    def _section_figures(self, section: str) -> None:
+        """Build ``section``'s figures, once, and give them the view's present mode."""
+        if section in self._built_figures or section not in SECTION_FIGURES:
+            return
+        self._built_figures.add(section)
+        getattr(self, SECTION_BUILDERS[section])()
+        figs = [self._figs[n] for n in SECTION_FIGURES[section]]
+        for fig in figs:
+            wrap_title(fig)
+        self._present_figures(figs)
+
+    def _present_figures(self, figs) -> None:
+        """``figs`` in the view's present mode or out of it: text, lines and the charts' heights."""
+        for fig in figs:  # the labels follow their new size in the browser (place_labels_in_browser)
+            present_figure(fig, self.present)
+            if fig.name in PRESENT_SIZED:
+                built = self._built_heights.setdefault(fig.id, fig.height)
+                fig.height = (min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present
+                              else built)
 
     def _on_present(self, *_events):
-        for fig in self.figures():  # the labels follow their new size in the browser (place_labels_in_browser)
-            present_figure(fig, self.present)
+        self._present_figures(self.figures())
         # The tour card, its controls and the sections' captions at 18 px, for the back of the room.
         for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text,
                      self.tour_caption, self.tour_title):
             pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
         self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
-        for fig in (self.atlas_fig, self.ceil_fig, self.hier_fig, self.gen_fig, self.stairs_fig, self.waves_fig):
-            built = self._built_heights.setdefault(fig.id, fig.height)
-            fig.height = min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present else built
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
             button.width = round(width * (1.4 if self.present else 1))
         for obj in self._controls():
@@ -573,7 +629,7 @@ class HardwareView(pn.viewable.Viewer):
     def _clear_charts(self) -> None:
         """Empty every chart and readout the inputs drive (a refusal must not leave the previous GPU's numbers
         under its alert); the next accepted input draws them again."""
-        for src in (*self._input_sources, self.level_lines.data_source):
+        for src in (*self._input_sources, self.level_roofs):
             src.data = {key: [] for key in src.data}
         for span in (self.atlas_ridge, self.peak_span):
             span.location = None
@@ -668,7 +724,7 @@ class HardwareView(pn.viewable.Viewer):
         peak = gpu.dense_flop_per_s["bf16"]
         levels = gpu.memory_levels()
         colors = {name: color for name, (color, _) in LEVEL_STYLES.items()}
-        roofs = self.level_lines.data_source
+        roofs = self.level_roofs
         roofs.data = {"xs": [list(X) for _ in levels], "ys": [_roof(peak, bw) for _, bw, _ in levels],
                       "color": [colors[n] for n, _, _ in levels],
                       "dash": [LEVEL_STYLES[n][1] for n, _, _ in levels]}

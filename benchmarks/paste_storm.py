@@ -50,6 +50,7 @@ from conftest import start_lab, stop_lab  # noqa: E402
 from fuzz_strategies import heavy_hybrid_config  # noqa: E402
 from protocol_student import READY_EVENT, TOKEN_PATTERN, ProtocolStudent  # noqa: E402
 
+from app.state import TABS  # noqa: E402
 from core.scenario import LEVERS  # noqa: E402
 
 HEAVY = json.dumps(heavy_hybrid_config())
@@ -68,6 +69,8 @@ def find_byo(doc_json: dict) -> dict[str, str]:
                     found["text"] = node["id"]
                 elif "config-read" in classes:
                     found["button"] = node["id"]
+                if node.get("name") in ("Tabs", "panel.models.tabs.Tabs") and "tabs" not in found:
+                    found["tabs"] = node["id"]
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -76,6 +79,8 @@ def find_byo(doc_json: dict) -> dict[str, str]:
 
 class Paster(ProtocolStudent):
     """A student who opens the Bring-your-own tab, pastes the heavy config and clicks Read config."""
+
+    needs = {"text", "button"}  # what the page must hold (find_byo)
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -113,7 +118,7 @@ class Paster(ProtocolStudent):
         while (reply := await self._receive(self.args.timeout)).msgtype != "PULL-DOC-REPLY":
             pass
         self.ids = find_byo(reply.content["doc"])
-        if set(self.ids) != {"text", "button"}:
+        if not self.needs <= set(self.ids):
             raise RuntimeError(f"no config text area or Read-config button on the page (found {sorted(self.ids)})")
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": [READY_EVENT]}))
 
@@ -146,6 +151,41 @@ class Paster(ProtocolStudent):
             if isinstance(fragment, str) and (at := fragment.find('data-readout=\\"config')) >= 0:
                 self.last_report = fragment[at:at + 160]
         raise RuntimeError("no 'Read heavy-hybrid' report within the timeout")
+
+
+class Opener(Paster):
+    """A student who opens a tab never opened in the session (``--open TAB``): the teacher's "everyone open
+    Hardware now"; timed until the server's patch with the tab's view arrives."""
+
+    needs = {"tabs"}
+
+    def __init__(self, *args, tab: str, **kw):
+        super().__init__(*args, **kw)
+        self.tab, self.read_s = tab, None
+
+    async def _lesson(self) -> None:
+        await asyncio.sleep(max(0.0, self.start_at - time.monotonic()))
+        try:
+            await self._join()
+        finally:
+            self.joined.set()
+        await asyncio.to_thread(self.go.wait)
+        await asyncio.sleep(0.5 + (self.index % 10) * 0.05)  # within a second of the movers' first moves
+        tabs = self.ids["tabs"]
+        t0 = time.perf_counter()
+        events = [{"kind": "ModelChanged", "model": {"id": tabs}, "attr": "active", "new": TABS.index(self.tab)}]
+        await self._send(patch_doc(patch_doc.create_header(), {}, {"events": events}))
+        marker = f'"title":"{self.tab}"'
+        deadline = time.monotonic() + self.args.timeout
+        while time.monotonic() < deadline:
+            fragment = await asyncio.wait_for(self.ws.read_message(), max(0.0, deadline - time.monotonic()))
+            if fragment is None:
+                raise RuntimeError("the server closed the connection")
+            # The tab's view in place of its placeholder (or of "Opening …", which the lab shows while it builds).
+            if isinstance(fragment, str) and marker in fragment and 'data-readout=\\"opening' not in fragment:
+                self.read_s = time.perf_counter() - t0
+                return
+        raise RuntimeError(f"the {self.tab} tab's view did not arrive within the timeout")
 
 
 def probe(url: str, seconds: float) -> None:
@@ -188,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--moves", type=int, default=8)
     p.add_argument("--think", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--open", metavar="TAB", choices=TABS[1:],
+                   help="instead of pasting, each of the --pasters opens this tab (never opened in the session)")
     p.add_argument("--distinct", action="store_true", help="each paster's config named apart: every paste is read")
     p.add_argument("--asyncio-debug", action="store_true",
                    help="serve in asyncio's debug mode: its log names each callback over 100 ms (and slows the loop)")
@@ -221,8 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         # Joins spaced out (a session built for a GET and not connected within Bokeh's unused-session lifetime is
         # built again, without the link's tab); the pastes come together once everyone has joined.
         t0 = time.monotonic() + 0.2 * args.movers
-        pasters = [Paster(100 + i, url.replace("/app", "/app?tab=Bring%20your%20own"), t0 + 0.3 * i, args, go,
-                          leave, False, stops=stops) for i in range(args.pasters)]
+        if args.open:
+            pasters = [Opener(100 + i, url, t0 + 0.3 * i, args, go, leave, False, stops=stops, tab=args.open)
+                       for i in range(args.pasters)]
+        else:
+            pasters = [Paster(100 + i, url.replace("/app", "/app?tab=Bring%20your%20own"), t0 + 0.3 * i, args, go,
+                              leave, False, stops=stops) for i in range(args.pasters)]
         for s in (*movers, *pasters):
             s.start()
         for s in (*movers, *pasters):
@@ -261,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     if lat.size:
         print(f"update latency p50 {np.percentile(lat, 50):.0f} ms, p95 {np.percentile(lat, 95):.0f} ms, "
               f"max {lat.max():.0f} ms")
-    print(f"pasters: {args.pasters}, reports arrived: {len(reads)}"
+    print(f"{'openers of ' + args.open if args.open else 'pasters'}: {args.pasters}, "
+          f"{'views' if args.open else 'reports'} arrived: {len(reads)}"
           + (f", time to report p50 {np.median(reads):.2f} s, max {max(reads):.2f} s" if reads else ""))
     if storm:
         print(f"event-loop probe: quiet median {quiet * 1000:.1f} ms; during the storm max {max(storm) * 1000:.0f} ms "

@@ -90,3 +90,17 @@ def test_an_empty_compare_tab_says_where_its_buttons_are():
     text = lab.compare.empty.object
     assert "<b>Pin this scenario</b>, under the tabs" in text
     assert "<b>Pin batch 4 vs INT4 vs k = 4</b> on the <b>Pins</b> tab" in text
+
+
+def test_an_empty_compare_tab_builds_no_chart():
+    # Issue 31: the tab built its eight small multiples with no pin to show (~0.4 s of the shared event loop); the
+    # figures come with the first pin.
+    from bokeh.document import Document
+    from bokeh.models import Plot
+
+    lab = Lab(query={})
+    lab.state.tab = "Compare"
+    plots = lambda: [m for m in lab.compare.layout.get_root(Document()).references() if isinstance(m, Plot)]  # noqa: E731
+    assert plots() == [] and "No pins to compare yet" in lab.compare.empty.object
+    lab.pins.add_preset()
+    assert len(plots()) == 8 and lab.compare.chart.visible

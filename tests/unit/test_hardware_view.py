@@ -259,3 +259,32 @@ def test_the_labs_hardware_tab_follows_a_gpu_added_again_with_new_numbers():
     assert view.peak_span.location == pytest.approx(400)
     lab.scenario.add_gpu(custom_accelerator("My GPU", 2.0, 48, bf16=800))  # the Bring your own form, corrected
     assert view.peak_span.location == pytest.approx(800) and lab.result.ridge_point == pytest.approx(400)
+
+
+def _plots(viewable) -> set[str]:
+    """The names of the Bokeh plots a Panel object puts in a document."""
+    from bokeh.document import Document
+    from bokeh.models import Plot
+
+    return {m.name for m in viewable.get_root(Document()).references() if isinstance(m, Plot)}
+
+
+def test_the_tab_opens_with_the_front_sections_chart_only():
+    # Issue 31: the tab built all nine charts when it first opened (~0.25 s of the event loop every student shares);
+    # a first visit sees the Kernel atlas. Another section's charts are built when it is first shown, and keep
+    # the view's numbers.
+    view = HardwareView(gpu="h100-sxm")
+    assert _plots(pn.panel(view)) == {"hw-atlas"}
+    view.section = "Generations"
+    assert _plots(pn.panel(view)) == {"hw-atlas", "hw-generations", "hw-trend", "hw-timeline-fig"}
+    assert view.peak_span.location == pytest.approx(989.4, abs=0.1)  # the Tiles section's, set before its chart
+
+
+def test_a_section_built_in_present_mode_is_in_present_mode():
+    view = HardwareView(gpu="h100-sxm", present=True)
+    view._on_present()
+    view.section = "Tiles and waves"
+    fig = view.stairs_fig
+    assert fig.xaxis[0].axis_label_text_font_size == view.atlas_fig.xaxis[0].axis_label_text_font_size
+    assert fig.xaxis[0].axis_label_text_font_size != HardwareView(gpu="h100-sxm").stairs_fig.xaxis[0] \
+        .axis_label_text_font_size
