@@ -47,6 +47,7 @@ from .state import ENGINES, TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
+from .turns import take_turn
 
 INTRO = """
 # Roofline Lab
@@ -124,6 +125,7 @@ class Lab(pn.viewable.Viewer):
         self._byo: BringYourOwnView | None = None
         #: What each tab shows, once built (a tab is built when first opened: most sessions look at the roofline).
         self._tab_views: dict[str, pn.viewable.Viewable] = {}
+        self._opening: set[str] = set()  # tabs whose view waits its turn of the event loop (_open)
         self._on_error()
         self.layout = self._embed_layout() if self.embed else self._layout()
         if self.embed or state.present:
@@ -300,9 +302,36 @@ class Lab(pn.viewable.Viewer):
 
     # -- following the state ------------------------------------------------------------
     def _open(self, name: str) -> None:
-        """Build a tab's view the first time it opens: most sessions look at the roofline only."""
-        if name in self._tab_views:
+        """Build a tab's view the first time it opens (most sessions look at the roofline only).
+
+        Served, the build waits its turn of the event loop (:func:`app.turns.take_turn`): a class opening one tab
+        together builds one view per turn, and the other students' moves are answered between two; the tab shows
+        Panel's busy spinner meanwhile.  Without a server (a notebook, the unit tests) it is built at once.
+        """
+        if name in self._tab_views or name in self._opening:
             return
+        if name == "Bring your own":
+            self.byo  # noqa: B018 - building it is the point (it shows itself)
+            return
+        doc = pn.state.curdoc
+        if name == "Pins" or not hasattr(self, "tabs") or doc is None or doc.session_context is None:
+            self._show_in_tab(name, self._build_view(name))
+            return
+        self._opening.add(name)
+        self.tabs.loading = True
+
+        def build() -> None:
+            self._opening.discard(name)
+            try:
+                if name not in self._tab_views:
+                    self._show_in_tab(name, self._build_view(name))
+            finally:
+                self.tabs.loading = bool(self._opening)
+
+        take_turn(doc, build)
+
+    def _build_view(self, name: str) -> pn.viewable.Viewable:
+        """Tab ``name``'s view, following the session state (every tab but Bring your own)."""
         if name == "Throughput vs B":
             self.throughput = view = ThroughputView(state=self.state)
         elif name == "Scaling":
@@ -328,12 +357,9 @@ class Lab(pn.viewable.Viewer):
         elif name == "Hardware":
             self.hardware = view = self._hardware_view()
             self._present_hardware()
-        elif name == "Bring your own":
-            self.byo  # noqa: B018 - building it is the point (it shows itself)
-            return
         else:  # "Export"
             view = build_exports(self.state)
-        self._show_in_tab(name, view)
+        return view
 
     def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:
         """Put ``view`` in tab ``name`` in place of its placeholder (embed mode, without tabs, only records it)."""

@@ -1,0 +1,100 @@
+"""Heavy session work one piece at a time on the shared event loop (app/turns.py, issue 31)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from tornado.ioloop import IOLoop
+
+from app import turns
+
+
+class FakeDoc:
+    """A session's document as the queue sees it: next-tick callbacks run on the loop (or never, or refused)."""
+
+    def __init__(self, mode: str = "run"):
+        self.mode = mode
+
+    def add_next_tick_callback(self, callback):
+        if self.mode == "closed":
+            raise RuntimeError("session destroyed")
+        if self.mode == "run":
+            IOLoop.current().add_callback(callback)
+        # "dropped": accepted, never run (Bokeh ignores the callbacks of a session destroyed meanwhile)
+
+
+def _run(scenario, seconds: float) -> None:
+    """``scenario`` on an event loop of its own, in a thread of its own (after the browser tier, Playwright's sync
+    API keeps a loop running in the main thread), for ``seconds``."""
+    async def main():
+        scenario()
+        await asyncio.sleep(seconds)
+
+    errors: list[BaseException] = []
+
+    def thread():
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            errors.append(exc)
+
+    t = threading.Thread(target=thread)
+    t.start()
+    t.join(30)
+    if errors:
+        raise errors[0]
+
+
+def test_pieces_run_one_at_a_time_in_order_with_the_loop_free_between_two():
+    log: list[tuple[str, float, float]] = []
+    ticks: list[float] = []
+
+    def piece(name):
+        def work():
+            start = time.perf_counter()
+            time.sleep(0.05)  # 50 ms of "build"
+            log.append((name, start, time.perf_counter()))
+        return work
+
+    def other_session():  # another student's messages: the loop answers them between two pieces
+        ticks.append(time.perf_counter())
+        if len(ticks) < 200:
+            IOLoop.current().call_later(0.005, other_session)
+
+    def scenario():
+        for name in "abcd":
+            turns.take_turn(FakeDoc(), piece(name))
+        other_session()
+
+    _run(scenario, 0.6)
+    assert [name for name, *_ in log] == list("abcd")
+    for (_, _, end), (_, start, _) in zip(log, log[1:], strict=False):
+        assert start - end >= 0.045  # a gap as long as the piece (GAP_FACTOR 1), not back to back
+    # Between two pieces the other session's callbacks ran: the longest wait it saw is one piece, not four.
+    waits = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    assert max(waits) < 0.05 + 0.03
+    assert turns.pending() == 0 and not turns._state["running"]
+
+
+def test_a_closed_or_silent_session_does_not_stop_the_queue(monkeypatch):
+    monkeypatch.setattr(turns, "STALL_S", 0.1)
+    ran: list[str] = []
+
+    def scenario():
+        turns.take_turn(FakeDoc("closed"), lambda: ran.append("closed"))
+        turns.take_turn(FakeDoc("dropped"), lambda: ran.append("dropped"))
+        turns.take_turn(FakeDoc(), lambda: ran.append("open"))
+
+    _run(scenario, 0.4)
+    assert ran == ["open"]
+    assert turns.pending() == 0 and not turns._state["running"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_queue():
+    yield
+    turns._queue.clear()
+    turns._state.update(running=False, turn=0)
