@@ -597,7 +597,7 @@ def test_hardware_tour_sparse_headline_step_labels_stay_apart_on_the_projector(p
 
 @pytest.mark.parametrize("present", ["true", "false"])
 @pytest.mark.parametrize("section, name, count", [("Three ceilings", "hw-ceilings", 1),
-                                                  ("Hierarchy", "hw-hierarchy", 5),
+                                                  ("Hierarchy", "hw-hierarchy", 3),
                                                   ("Generations", "hw-timeline-fig", 7)])
 def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section, name, count, present):
     # The Three-ceilings, Hierarchy and memory-wall timeline charts lay out their labels in the browser too
