@@ -251,6 +251,10 @@ class Lab(pn.viewable.Viewer):
         # The permalink's two hidden inputs (app/permalink_view.py) end the page.
         hidden = [self.link.writer, self.link.reader]
         if present:
+            # "Pin this scenario" beside "Jump to step", above the card: under it the longest cards (tour steps 8
+            # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
+            self.pin_row.objects = [self.pins.message]
+            self.tour.beside_jump(self.pins.pin_button)
             self.views.objects = [self.tabs]
             # The expected point's switch beside the chart, under the pin button: below the chart's legend it sat
             # at the fold of a 720-px screen.
@@ -265,6 +269,8 @@ class Lab(pn.viewable.Viewer):
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
+            self.tour.beside_jump(None)
+            self.pin_row.objects = [self.pins.pin_button, self.pins.message]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
