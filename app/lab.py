@@ -37,7 +37,7 @@ from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
-from .present import PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
+from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -180,7 +180,8 @@ class Lab(pn.viewable.Viewer):
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
-                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
+                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"],
+                                stylesheets=[CARD_HEADER_CSS])
         # Only on the Roofline tab (present mode puts it beside the chart, where every tab shows)
         self.band = band = pn.widgets.Checkbox.from_param(
             self.state.param.band, label="Show the expected point (the engine preset) with its spread",
@@ -238,6 +239,8 @@ class Lab(pn.viewable.Viewer):
         controls = PRESENT_CONTROLS[present]
         self.header.styles = {**HEADER_STYLES, **controls}
         self.pin_row.styles = controls
+        # The folded Levers card's header at 18 px too (on the Hardware tab it shows at the fold).
+        self.controls.styles = {"flex": "0 1 320px", **controls}
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
         self.band.styles = controls
         self.memory_view.suggest.styles = controls

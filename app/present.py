@@ -22,6 +22,10 @@ PRESENT_TEXT_PX = 18
 PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
 #: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
 PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; padding-top: 2px; padding-bottom: 2px; }}"
+#: A card's header (its chevron and title, "Levers") draws its text at the card's font size: a browser draws a
+#: <button> at 13.33 px unless told, and the title (an <h3>, 1.17 em) follows the button.  In present mode the card
+#: takes PRESENT_CONTROLS, so its header reads 18 px and more.
+CARD_HEADER_CSS = ".card-header { font-size: var(--font-size); }"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
 PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
 #: A text input's own text too (13.33 px otherwise, as a select's).

@@ -275,3 +275,44 @@ def test_hardware_tour_labels_and_leaders_keep_off_the_roofs_on_a_projector(page
     assert len(roofs) > 50  # the roofs were found (the atlas: 119 segments and the ridge)
     assert problems == []
     assert errors == []
+
+
+# The folded Levers card's header button: its font size, its title's (an <h3> in the header row's shadow roots),
+# its aria-label and its box (CSS px).
+LEVERS_HEADER = r"""() => {
+  const find = (root) => { for (const e of root.querySelectorAll('*')) {
+      if (e.classList.contains('levers') && e.shadowRoot) return e.shadowRoot.querySelector('button.card-header');
+      if (e.shadowRoot) { const f = find(e.shadowRoot); if (f) return f; } } return null; };
+  const button = find(document); if (!button) return null;
+  const deep = (root) => { for (const e of root.querySelectorAll('*')) {
+      if (e.tagName === 'H3') return e; if (e.shadowRoot) { const f = deep(e.shadowRoot); if (f) return f; } }
+    return null; };
+  const title = deep(button), r = button.getBoundingClientRect();
+  return {button: parseFloat(getComputedStyle(button).fontSize), title: title && title.textContent,
+          titlePx: title && parseFloat(getComputedStyle(title).fontSize), label: button.getAttribute('aria-label'),
+          top: r.top, bottom: r.bottom}; }"""
+
+
+@pytest.mark.parametrize("step", [6, 12])
+def test_the_levers_cards_header_is_named_and_reads_18_px_on_the_hardware_tour(page, lab_url, step):
+    # Issue 30's trial: at hardware tour steps 6 and 12 the folded Levers card's header showed at the fold as a
+    # button with no text of its own, 13.3 px (its title in shadow roots, 14 px).
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for n in range(2, step + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    header = None
+    for _ in range(20):  # the page's accessibility repairs look again every 2 s
+        page.wait_for_timeout(500)
+        header = page.evaluate(LEVERS_HEADER)
+        if header and header["label"]:
+            break
+    assert header["title"] == "Levers" and header["label"] == "Levers", header
+    assert header["button"] >= 18 and header["titlePx"] >= 18, header
+    button = page.get_by_role("button", name="Levers", exact=True)
+    assert button.count() == 1
+    button.click()  # it still opens the levers
+    page.get_by_text("Batch B", exact=False).first.wait_for(timeout=10_000)
+    assert errors == []
