@@ -4,8 +4,9 @@ Bokeh 3.9's checkbox draws its text as a ``<div>`` beside the ``<input>``, so th
 text neither names the box for a screen reader nor toggles it when clicked, and
 noUiSlider's handles (``role="slider"``) carry no name, and announce a stop slider's
 index ("7.00") rather than the value its title shows ("12"); a number box's spin buttons
-have no text.  :class:`A11yFixes`, placed once in the page, names every checkbox, slider
-handle and spin button after its visible label, makes each handle announce the value its
+have no text, and a card's header button holds its title in shadow roots.
+:class:`A11yFixes`, placed once in the page, names every checkbox, slider handle, spin
+button and card header after its visible label, makes each handle announce the value its
 title shows, and makes a checkbox's text toggle its box, in every shadow root, including
 the widgets of tabs and drawers built later (it looks again when the page changes).
 """
@@ -40,6 +41,15 @@ class A11yFixes(JSComponent):
       new MutationObserver(sync).observe(title, { childList: true, characterData: true, subtree: true });
       sync();
     }
+    // The text an element shows, its shadow roots' included (style sheets aside).
+    function shownText(el) {
+      let text = "";
+      for (const n of el.childNodes) {
+        if (n.nodeType === 3) text += n.textContent;
+        else if (n.nodeType === 1 && !["STYLE", "SCRIPT", "LINK"].includes(n.tagName)) text += shownText(n);
+      }
+      return el.shadowRoot ? text + shownText(el.shadowRoot) : text;
+    }
     function fix() {
       for (const root of roots(document, [])) {
         for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
@@ -55,6 +65,12 @@ class A11yFixes(JSComponent):
           const title = b.getRootNode().querySelector(".bk-input-group label, label");
           const what = title && title.textContent.trim() ? " " + title.textContent.trim() : "";
           b.setAttribute("aria-label", (b.classList.contains("bk-spin-btn-up") ? "Increase" : "Decrease") + what);
+        }
+        // Panel's Card draws its title ("Levers") in shadow roots under its header button, whose own text is
+        // then empty: the button is named after the title.
+        for (const b of root.querySelectorAll("button.card-header:not([aria-label])")) {
+          const title = shownText(b).replace(/\u200b/g, "").trim();
+          if (title) b.setAttribute("aria-label", title);
         }
         // Panel's notification library (Notyf) draws an icon-only dismiss button.
         for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {

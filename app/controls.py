@@ -25,6 +25,8 @@ from core.levers import Lever
 from core.scenario import LEVERS, Scenario
 from core.units import fmt_count
 
+from .present import CARD_HEADER_CSS
+
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
 STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
 #: Redraws the title of the slider whose labels changed (a value set elsewhere became a stop).  BokehJS redraws a
@@ -78,7 +80,7 @@ class MoreLevers:
     def __init__(self, scenario: Scenario, names: list[str]):
         self.scenario, self.names = scenario, names
         self.card = pn.Card(title=f"More levers ({len(names)})", collapsed=True, sizing_mode="stretch_width",
-                            margin=(5, 0), css_classes=["more-levers"])
+                            margin=(5, 0), css_classes=["more-levers"], stylesheets=[CARD_HEADER_CSS])
         self.card.param.watch(lambda _e: self._build(), "collapsed")
         scenario.param.watch(lambda *_events: self._open_if_moved(), names)
         self._open_if_moved()

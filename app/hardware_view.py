@@ -25,7 +25,8 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+from bokeh.core.properties import value
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from core.generations import (
@@ -271,8 +272,6 @@ class HardwareView(pn.viewable.Viewer):
                                        name="hw-staircase")
         self.stairs_probe = ColumnDataSource({"n": [], "tflops": []}, name="hw-probe")
         self.levels = ColumnDataSource({"x": [], "y": [], "level": [], "color": []}, name="hw-levels")
-        self.level_labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "xoff": [], "yoff": [],
-                                              "align": []}, name="hw-level-labels")
         self.attn_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "mb": [],
                                              "xoff": [], "yoff": [], "align": []}, name="hw-attention")
         self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": [], "dash": []},
@@ -293,12 +292,18 @@ class HardwareView(pn.viewable.Viewer):
         self.trend_lines = ColumnDataSource({"xs": [], "ys": [], "series": [], "color": [], "dash": []},
                                            name="hw-gholami")
         self.level_roofs = ColumnDataSource({"xs": [], "ys": [], "color": [], "dash": []}, name="hw-level-roofs")
+        # In the Hierarchy chart's top left corner, above the slopes (every attention point lies right of I = 50):
+        # beside or under the frame it took the width or the height the chart and its caption need.
+        self.level_legend = Legend(items=[LegendItem(label=value(""), renderers=[], index=i, visible=False)
+                                          for i in range(len(LEVEL_STYLES))],
+                                   location="top_left", name="hw-level-legend", label_text_font_style="bold",
+                                   padding=4, margin=4, spacing=0, background_fill_alpha=0.85)
         # The ridge and the peak, set by the inputs whether or not their section's chart is built yet.
         self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         self.peak_span = Span(location=0, dimension="width", line_color="#2ca02c", line_dash="dashed")
         #: The sources the inputs (the GPU and the levers) fill; the article's workloads are fixed.
         self._input_sources = (self.atlas_roof, self.atlas_points, self.ceil_roof, self.ceil_overhead, self.ceil_point,
-                               self.ceil_bars, self.stairs, self.stairs_probe, self.levels, self.level_labels,
+                               self.ceil_bars, self.stairs, self.stairs_probe, self.levels,
                                self.attn_points, self.gen_roofs, self.gen_ridges, self.gen_sparse,
                                self.gen_sparse_label, self.trend_points, self.trend_lines)
 
@@ -317,7 +322,8 @@ class HardwareView(pn.viewable.Viewer):
         hover_k.renderers = [marks]  # the kernels, not the labels' leader lines
         labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
         f.add_layout(labels)
-        place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof])
+        # Off the roof and the ridge's dotted line (step 1 of the tour drew FlashAttention's name across it).
+        place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof], spans=[self.atlas_ridge])
         f.legend.location = "bottom_right"
         self.atlas_fig = f
 
@@ -361,19 +367,21 @@ class HardwareView(pn.viewable.Viewer):
         h = _log_figure("hw-hierarchy", height=430)
         hover_h = HoverTool(tooltips=[("point", "@name"), ("intensity", "@x{0,0.0}"), ("traffic", "@mb MB")])
         h.add_tools(hover_h)
-        self._figs["level_lines"] = h.multi_line("xs", "ys", source=self.level_roofs, line_color="color",
-                                                 line_width=3, line_dash="dash")
-        level_labels = LabelSet(x="x", y="y", text="text", source=self.level_labels, text_color="color",
-                                text_font_size="12px", text_font_style="bold")
-        h.add_layout(level_labels)
-        place_labels_in_browser(h, level_labels, None, "text", lines=[self.level_roofs])
+        level_lines = self._figs["level_lines"] = h.multi_line("xs", "ys", source=self.level_roofs,
+                                                               line_color="color", line_width=3, line_dash="dash")
+        # Each roof named in a legend, not by a label beside it: the roofs are parallel, 16-20 px apart on an A100 in
+        # present mode, and no 18-px name fits between two of them; the middle one's (L2's) leader line then had to
+        # cross a neighbour roof (issue 30's trial, hardware tour step 12).  The legend is made with the sources
+        # (the inputs name its items whether or not this chart is built yet), its swatches drawn from these roofs.
+        for item in self.level_legend.items:
+            item.renderers = [level_lines]
+        h.add_layout(self.level_legend)
         attn = h.scatter("x", "y", source=self.attn_points, size=14, fill_color="color", line_color="black",
                          marker="marker")
         hover_h.renderers = [attn]  # the attention points, not the roofs or the labels' leader lines
         attn_labels = LabelSet(x="x", y="y", text="name", source=self.attn_points, text_font_size="11px")
         h.add_layout(attn_labels)
-        place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_roofs],
-                                others=[level_labels])
+        place_labels_in_browser(h, attn_labels, attn.glyph, "name", lines=[self.level_roofs])
         self._figs["hier_fig"] = h
 
     def _build_generations(self):
@@ -633,6 +641,8 @@ class HardwareView(pn.viewable.Viewer):
             src.data = {key: [] for key in src.data}
         for span in (self.atlas_ridge, self.peak_span):
             span.location = None
+        for item in self.level_legend.items:
+            item.visible = False
         self.atlas_fig.title.text = ""
         for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text):
             pane.object = ""
@@ -730,10 +740,10 @@ class HardwareView(pn.viewable.Viewer):
                       "dash": [LEVEL_STYLES[n][1] for n, _, _ in levels]}
         self.levels.data = {"x": [1.0] * len(levels), "y": [bw / 1e12 for _, bw, _ in levels],
                             "level": [n for n, _, _ in levels], "color": [colors[n] for n, _, _ in levels]}
-        # Each roof's name goes next to its point at I = 1 FLOP/byte, where the browser finds room (PLACE_LABELS).
-        self.level_labels.data = {"x": [1.0] * len(levels), "y": [bw / TFLOP for _, bw, _ in levels],
-                                  "text": [f"{n} {bw / 1e12:,.1f} TB/s" for n, bw, _ in levels],
-                                  "color": [colors[n] for n, _, _ in levels], **unplaced(len(levels))}
+        # Each roof's name and bandwidth in the legend, in the roofs' order (fastest first).
+        names = [f"{n} {bw / 1e12:,.1f} TB/s" for n, bw, _ in levels]
+        for i, item in enumerate(self.level_legend.items):
+            item.update(label=value(names[i] if i < len(names) else ""), visible=i < len(names))  # a text, not a column
         sram = sram_bytes(gpu)
         na = naive_attention(self.attn_n, self.attn_d)
         fa = flash_attention(self.attn_n, self.attn_d, sram)

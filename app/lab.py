@@ -37,7 +37,7 @@ from .memory_view import MemoryView
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
-from .present import PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
+from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import RooflineView
 from .scaling_view import ScalingView
@@ -182,7 +182,8 @@ class Lab(pn.viewable.Viewer):
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
-                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"])
+                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"],
+                                stylesheets=[CARD_HEADER_CSS])
         # Only on the Roofline tab (present mode puts it beside the chart, where every tab shows)
         self.band = band = pn.widgets.Checkbox.from_param(
             self.state.param.band, label="Show the expected point (the engine preset) with its spread",
@@ -240,6 +241,8 @@ class Lab(pn.viewable.Viewer):
         controls = PRESENT_CONTROLS[present]
         self.header.styles = {**HEADER_STYLES, **controls}
         self.pin_row.styles = controls
+        # The folded Levers card's header at 18 px too (on the Hardware tab it shows at the fold).
+        self.controls.styles = {"flex": "0 1 320px", **controls}
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
         self.band.styles = controls
         self.memory_view.suggest.styles = controls
@@ -253,6 +256,10 @@ class Lab(pn.viewable.Viewer):
         # The permalink's two hidden inputs (app/permalink_view.py) end the page.
         hidden = [self.link.writer, self.link.reader]
         if present:
+            # "Pin this scenario" beside "Jump to step", above the card: under it the longest cards (tour steps 8
+            # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
+            self.pin_row.objects = [self.pins.message]
+            self.tour.beside_jump(self.pins.pin_button)
             self.views.objects = [self.tabs]
             # The expected point's switch beside the chart, under the pin button: below the chart's legend it sat
             # at the fold of a 720-px screen.
@@ -267,6 +274,8 @@ class Lab(pn.viewable.Viewer):
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
+            self.tour.beside_jump(None)
+            self.pin_row.objects = [self.pins.pin_button, self.pins.message]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
             self.views.objects = [self.tabs, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.

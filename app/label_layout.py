@@ -60,6 +60,7 @@ const lead = {x0: [], y0: [], x1: [], y1: []};
 const pts = [];
 for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
+const texts = [];  // the labels' boxes alone (a leader line keeps off them)
 for (const other of others) {  // other labels: laid out by their own PLACE_LABELS, or at fixed offsets
   const od = other.source.data, ox = other.x.field, oy = other.y.field, osize = parseFloat(val(other.text_font_size));
   const placed = "xoff" in od, fixed = typeof val(other.x_offset) !== "object";
@@ -76,6 +77,7 @@ for (const other of others) {  // other labels: laid out by their own PLACE_LABE
     const left = a === "right" ? x - w : a === "center" ? x - w / 2 : x;
     const top = base === "top" ? y : base === "bottom" ? y - h : y - h / 2;
     taken.push([left, left + w, top, top + h]);
+    texts.push([left, left + w, top, top + h]);
   }
 }
 for (const m of marks) {  // other series' markers (renderers of a Scatter): their boxes are taken too
@@ -104,8 +106,44 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
+for (const s of spans) {  // Spans (a ridge's dotted line across the frame) are lines too, every 2 px
+  const at = s.location;
+  if (!s.visible || at == null || !Number.isFinite(at)) { continue; }
+  const p = s.dimension === "height" ? sx(at) : sy(at);
+  if (!Number.isFinite(p)) { continue; }
+  const len = s.dimension === "height" ? H : W;
+  for (let q = 0; q <= len; q += 2) { crossings.push(s.dimension === "height" ? [p, q] : [q, p]); }
+}
 const apart = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
 const clear = (b) => apart(b) && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+// Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
+// point), or null where it stays near enough to its point to need none.
+const leaderOf = (b, x, y) => {
+  const cx = Math.min(Math.max(x, b[0]), b[1]), cy = Math.min(Math.max(y, b[2]), b[3]);
+  const dist = Math.hypot(cx - x, cy - y);
+  return leaders != null && dist > r + gap + line / 2 ? [x + (cx - x) * r / dist, y + (cy - y) * r / dist, cx, cy]
+    : null;
+};
+// A leader crosses a line where it passes within 1.5 px of the line's samples, away from its own point (the line
+// a roof's label names runs through its point, and a kernel's marker sits on the roof); and it runs through no
+// other label's text.
+const leaderClear = (b, x, y) => {
+  const s = leaderOf(b, x, y);
+  if (s === null) { return true; }
+  const [x0, y0, x1, y1] = s, dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy || 1;
+  for (const o of texts) {  // sampled every 2 px along the leader
+    const k = Math.ceil(Math.sqrt(len2) / 2);
+    for (let j = 0; j <= k; j++) {
+      const px = x0 + dx * j / k, py = y0 + dy * j / k;
+      if (o[0] + 1 < px && px < o[1] - 1 && o[2] + 1 < py && py < o[3] - 1) { return false; }
+    }
+  }
+  return !crossings.some(([px, py]) => {
+    if (Math.hypot(px - x, py - y) <= r + 3) { return false; }
+    const t = Math.min(1, Math.max(0, ((px - x0) * dx + (py - y0) * dy) / len2));
+    return Math.hypot(px - (x0 + t * dx), py - (y0 + t * dy)) < 1.5;
+  });
+};
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
   if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
@@ -114,7 +152,7 @@ for (let i = 0; i < n; i++) {
   }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
-  let best = null, first = null, spare = null;
+  let best = null, first = null, spare = null, clearBox = null;  // clearBox: clear, but its leader crosses a line
   for (const step of steps) {
     // 0: centred above or below (off its row only)
     for (const side of !bothSides ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
@@ -123,24 +161,25 @@ for (let i = 0; i < n; i++) {
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
       if (spare === null && apart(box)) { spare = [step, side, box]; }
-      if (clear(box)) { best = [step, side, box]; break; }
+      if (clear(box) && leaderClear(box, x, y)) { best = [step, side, box]; break; }
+      if (clearBox === null && clear(box)) { clearBox = [step, side, box]; }
     }
     if (best !== null) { break; }
   }
-  // No place clear of everything: one where a line runs through the text but no label or marker is under it
-  // (a wide label among many roofs, the 2:4 headline's), before the nearest place in the frame.
-  const [step, side, box] = best || (shown === null ? spare : null) || first || [0, prefer, [0, 0, 0, 0]];
-  const shows = best !== null || shown === null;
-  if (shows) { taken.push(box); }
+  // No place clear of everything: one clear of every line whose leader crosses a line, then one where a line runs
+  // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
+  // before the nearest place in the frame.
+  const [step, side, box] = best || clearBox || (shown === null ? spare : null) || first || [0, prefer, [0, 0, 0, 0]];
+  const shows = best !== null || clearBox !== null || shown === null;
+  if (shows) { taken.push(box); texts.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
   xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
   // A label moved away from its point (beyond half a line from the point's marker) gets a leader line: from the
   // marker's edge to the box's nearest point.
-  const cx = Math.min(Math.max(x, box[0]), box[1]), cy = Math.min(Math.max(y, box[2]), box[3]);
-  const dist = Math.hypot(cx - x, cy - y);
-  if (leaders != null && shows && dist > r + gap + line / 2) {
-    lead.x0.push(ix(x + (cx - x) * r / dist)); lead.y0.push(iy(y + (cy - y) * r / dist));
-    lead.x1.push(ix(cx)); lead.y1.push(iy(cy));
+  const segment = shows ? leaderOf(box, x, y) : null;
+  if (segment !== null) {
+    lead.x0.push(ix(segment[0])); lead.y0.push(iy(segment[1]));
+    lead.x1.push(ix(segment[2])); lead.y1.push(iy(segment[3]));
   }
 }
 const same = (a, b) => a !== undefined && a.length === b.length && b.every((v, i) => a[i] === v);
@@ -167,12 +206,15 @@ if (layout != null) { layout.execute(cb_obj); }"""
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
                             both_sides: bool = True, shown: str | None = None, pad: float = 0, marks=(),
-                            leader_lines: bool = True, name: str | None = None) -> ColumnDataSource | None:
+                            spans=(), leader_lines: bool = True,
+                            name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers and those of the renderers ``marks`` (Scatter glyphs: the other series),
     off the labels ``others`` (LabelSets at fixed offsets, or laid out by this function before),
     off the polylines of the sources ``lines`` (each a source of x/y or xs/ys columns, or a tuple ``(source, x, y)``
-    naming the columns of one polyline) and inside ``fig``'s frame (log, linear or categorical axes),
+    naming the columns of one polyline) and the Spans ``spans`` (a ridge's line across the frame), with leader
+    lines that cross none of those lines where a place allows, and inside ``fig``'s frame (log, linear or
+    categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
     (``both_sides`` False) on the side with room, ``pad`` px clear of what it meets on its left and right.
@@ -207,7 +249,7 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
             draw_leaders(fig, leaders)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
-                              "marks": list(marks), "steps": list(steps),
+                              "marks": list(marks), "spans": list(spans), "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "pad": pad, "leaders": leaders},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
@@ -217,6 +259,7 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     outside = [*((src, "data") for src in {id(src): src for src in sources}.values()),
                # Another label's size, and a fixed label's side (the roofline's ridge label changes sides).
                *((other, prop) for other in others for prop in ("text_font_size", "text_align", "x_offset")),
+               *((span, prop) for span in spans for prop in ("location", "visible")),
                # A categorical range's factors change with the data (watched); such a range is often shared
                # by several figures, and a callback on it would tie each figure to the others' models.
                *((rng, end) for rng in (fig.x_range, fig.y_range) if not isinstance(rng, FactorRange)

@@ -123,15 +123,17 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             body.append(f'<tr class="summary"><td class="k" colspan="8">↳ {escape(row["summary"])}</td></tr>')
     start = ladder.steps[0]
     ridge = ladder.final.numbers()["ridge_point"]
+    # The article's words and the scenario under the chart; how B is derived after the table: at 18 px on a
+    # projector the one paragraph of both ran below the fold at tour step 21 (issue 30).
     caption = (
         '<div class="caption" data-readout="ladder">Article 004, section 06: "Each rung below raises 2Bk/p, relieves '
         'capacity, or both — and the honest way to read any inference optimization is to ask which." '
-        f"From {escape(start.models)}. B is derived, not set: one request at a time until continuous batching, then "
-        "the batch the batching simulation sustains in the slots the KV capacity allows (at most 256), so a rung "
-        f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
-        "lab's roofline ceiling, not what a measured engine delivers."
-        + (f" <b>{escape(note)}</b>" if note else "") + "</div>")
-    units = ('<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
+        f"From {escape(start.models)}." + (f" <b>{escape(note)}</b>" if note else "") + "</div>")
+    units = ('<div class="caption">B is derived, not set: one request at a time until continuous batching, then '
+             "the batch the batching simulation sustains in the slots the KV capacity allows (at most 256), so a rung "
+             f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
+             "lab's roofline ceiling, not what a measured engine delivers.</div>"
+             '<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
              "the weights, memory- or compute-bound; TTFT the time to the first token of one prompt, TPOT the time "
              "per output token.</div>")
     return (caption + f'<div style="overflow-x:auto"><table class="lab ladder">{head}{"".join(body)}</table></div>'

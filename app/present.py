@@ -22,6 +22,10 @@ PRESENT_TEXT_PX = 18
 PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
 #: The tab headers' text in present mode (a stylesheet of the tabs: their headers are in the tabs' own shadow root).
 PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; padding-top: 2px; padding-bottom: 2px; }}"
+#: A card's header (its chevron and title, "Levers") draws its text at the card's font size: a browser draws a
+#: <button> at 13.33 px unless told, and the title (an <h3>, 1.17 em) follows the button.  In present mode the card
+#: takes PRESENT_CONTROLS, so its header reads 18 px and more.
+CARD_HEADER_CSS = ".card-header { font-size: var(--font-size); }"
 #: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
 PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
 #: A text input's own text too (13.33 px otherwise, as a select's).
@@ -33,8 +37,10 @@ PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overfl
 #: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.  During a tour
 #: "Next ▶" is narrower than "Start the tour ▶" ("tour-next-running"), so that on a projector Previous, Next and
 #: Leave share one row beside the chart and the longest cards stay above the fold of a 720-px screen.
+#: On a projector "Pin this scenario" shares the row of "Jump to step" (both 205 px, with their margins the side
+#: column's 440 px at 1280): under the card it ended below the fold at the longest cards (tour steps 8 and 14).
 PRESENT_WIDTHS = {"tour-prev": (110, 125), "tour-next": (150, 210), "tour-next-running": (150, 105),
-                  "tour-resume": (170, 240), "tour-leave": (130, 160), "tour-jump": (260, 340), "pin": (170, 220)}
+                  "tour-resume": (170, 240), "tour-leave": (130, 160), "tour-jump": (260, 205), "pin": (170, 205)}
 #: In present mode a chart's plot frame keeps at least this share of the figure's built height: the figure grows
 #: taller rather than let 18-px text, a wrapped title and the legend squeeze the data into a strip (a phone).
 MIN_FRAME_SHARE = 0.4

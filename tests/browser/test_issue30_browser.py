@@ -216,6 +216,11 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
     _shot(page, f"embed-{size['width']}-closed.png")
     closed = _embed_boxes(page)
     assert closed["scroll"]["height"] <= size["height"] and closed["scroll"]["width"] <= size["width"], closed
+    # The key under the chart and the link to the full lab read at 13 px at least (they were 11 and 12 px).
+    px = "e => parseFloat(getComputedStyle(e).fontSize)"
+    sizes = {css: page.locator(css).first.evaluate(px) for css in ("[data-readout=embed-key]", "a.open-full")}
+    assert min(sizes.values()) >= 13, sizes
+    assert closed["link"]["bottom"] <= size["height"] and closed["key"]["top"] >= closed["chart"]["bottom"] - 1, closed
     assert _blank(closed) < 24, closed  # the chart grows into the height the other parts leave
     assert closed["drawer"]["bottom"] <= size["height"] + 0.5 and closed["drawer"]["height"] < 50, closed
     assert closed["link"]["bottom"] <= closed["drawer"]["top"] + 0.5, closed  # the link is not under the header

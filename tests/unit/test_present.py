@@ -139,15 +139,21 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     tour = lab.tour
     # During a tour "Next ▶" is narrower than "Start the tour ▶": Previous, Next and Leave share one row.
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
-        125, 105, 160, 240, 340)
+        125, 105, 160, 240, 205)
     assert tour.prev.width + tour.next.width + tour.leave.width + 3 * 10 <= 440  # the side column at 1280 px
+    # The pin button right after "Jump to step" in the tour's row (above the card), the two in one row of 440 px.
+    bar = tour.bar.objects
+    assert bar[bar.index(tour.jump) + 1] is lab.pins.pin_button and lab.pins.pin_button not in lab.pin_row.objects
+    assert bar.index(tour.caption) > bar.index(lab.pins.pin_button)
+    assert tour.jump.width + lab.pins.pin_button.width + 2 * 10 <= 440
     assert tour.jump.stylesheets[0] == "select { font-size: var(--font-size); }"
     assert "clip-path: inset(50%)" in tour.jump.stylesheets[1]  # its label read by a screen reader, not drawn
     tour.stop()
     assert tour.next.width == 210  # "Start again ▶" / "Start the tour ▶"
     tour.go(2)
-    assert lab.pins.pin_button.width == 220
+    assert lab.pins.pin_button.width == 205
     lab.state.present = False  # back to the page's own look
+    assert lab.pin_row.objects[0] is lab.pins.pin_button and lab.pins.pin_button not in tour.bar.objects
     # "initial": Bokeh's own 12 px (a style left out of a later `styles` would stay in the browser).
     assert lab.header.styles["--bokeh-font-size"] == "initial"
     assert lab.pin_row.styles == lab.tour.bar.styles == {"--bokeh-font-size": "initial"}
