@@ -57,7 +57,7 @@ from core.units import TFLOP, MiB, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
-from .present import present_figure, wrap_title
+from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
 from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys
@@ -449,6 +449,11 @@ class HardwareView(pn.viewable.Viewer):
         self.stairs_readout = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.hier_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.gen_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        # "Show your work": the formulas under the chart; in present mode, where under the chart they are below the
+        # fold, in the chart's place while it is pressed.
+        self.show_work = pn.widgets.Toggle(label="Show your work", value=not self.present, width=300,
+                                           css_classes=["hw-show-work"])
+        self.show_work.param.watch(lambda _e: self._show_work(), "value")
         self.tour_caption = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False)
         self.tour_title = pn.pane.HTML(TOUR_TITLE, stylesheets=[CSS], margin=(8, 10))
         self.tour_prev = pn.widgets.Button(label="◀ Previous", width=TOUR_BUTTON_WIDTHS[0], disabled=True,
@@ -472,20 +477,28 @@ class HardwareView(pn.viewable.Viewer):
         self._section_figures(name)
         int_in = pn.widgets.IntInput
         if name == "Kernel atlas":
-            return _section(
-                pn.Column(
-                    "**GEMM C = AB**", self._w("gemm_m", start=16, end=16384, step=16),
-                    self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16),
-                    "**Decode matrix-vector (the main lab's B)**", self._w("batch", start=1, end=512),
-                    self._w("matvec_n", int_in), self._w("matvec_k", int_in),
-                    "**Elementwise ops**", self._w("ew_chain", pn.widgets.MultiChoice),
-                    self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in),
-                    "**Attention (one head)**", self._w("attn_n", start=256, end=65536, step=256),
-                    self._w("attn_d", start=32, end=256, step=32),
-                    "**Decode attention over the KV cache**", self._w("kv_context", start=128, end=131072, step=128),
-                    self._w("kv_heads", start=1, end=64), width=300),
-                pn.Column(pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width"), "**Show your work**",
-                          self.atlas_work, sizing_mode="stretch_width"))
+            groups = (
+                ("GEMM C = AB", self._w("gemm_m", start=16, end=16384, step=16),
+                 self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16)),
+                ("Decode matrix-vector (the main lab's B)", self._w("batch", start=1, end=512),
+                 self._w("matvec_n", int_in), self._w("matvec_k", int_in)),
+                ("Elementwise ops", self._w("ew_chain", pn.widgets.MultiChoice),
+                 self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in)),
+                ("Attention (one head)", self._w("attn_n", start=256, end=65536, step=256),
+                 self._w("attn_d", start=32, end=256, step=32)),
+                ("Decode attention over the KV cache", self._w("kv_context", start=128, end=131072, step=128),
+                 self._w("kv_heads", start=1, end=64)))
+            # Each group of levers a card of its own: in present mode they fold (their titles stay in view), so
+            # that every group, and "Show your work", shows above the fold of a 720-px screen (issue 30's trial:
+            # at hardware tour step 1 the levers ran to 1,500 px).
+            self.atlas_groups = [pn.Card(*widgets, title=title, collapsed=self.present, width=300, margin=(2, 0),
+                                         stylesheets=[CARD_HEADER_CSS], css_classes=["hw-levers"],
+                                         styles=PRESENT_CONTROLS[self.present])
+                                 for title, *widgets in groups]
+            self.atlas_chart = pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width")
+            self._show_work()
+            return _section(pn.Column(self.show_work, *self.atlas_groups, width=300),
+                            pn.Column(self.atlas_chart, self.atlas_work, sizing_mode="stretch_width"))
         if name == "Three ceilings":
             return _section(
                 pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
@@ -564,6 +577,13 @@ class HardwareView(pn.viewable.Viewer):
         return (layout or self.__panel__()).select(
             lambda o: isinstance(o, (pn.widgets.Widget, pn.pane.Markdown, pn.Tabs)) and not isinstance(o, TourKeys))
 
+    def _show_work(self) -> None:
+        """The atlas's formulas under its chart while "Show your work" is pressed; in present mode in the chart's
+        place (the chart back when it is released)."""
+        self.atlas_work.visible = self.show_work.value
+        if hasattr(self, "atlas_chart"):
+            self.atlas_chart.visible = not (self.present and self.show_work.value)
+
     # -- updates ------------------------------------------------------------------------
     def figures(self) -> list:
         """The view's Bokeh figures built so far: the Kernel atlas's, and each other section's once it is shown
@@ -602,6 +622,12 @@ class HardwareView(pn.viewable.Viewer):
             button.width = round(width * (1.4 if self.present else 1))
         for obj in self._controls():
             obj.css_classes = [c for c in obj.css_classes if c != "present"] + (["present"] if self.present else [])
+        # The atlas's groups of levers fold on a projector and open again off it; its formulas follow the mode's
+        # default (under the chart off it, in the chart's place on demand on it).
+        for card in getattr(self, "atlas_groups", ()):
+            card.param.update(collapsed=self.present, styles=PRESENT_CONTROLS[self.present])
+        self.show_work.value = not self.present
+        self._show_work()
         self._take_keys()
 
     def _take_keys(self) -> None:

@@ -316,3 +316,24 @@ def test_the_levers_cards_header_is_named_and_reads_18_px_on_the_hardware_tour(p
     button.click()  # it still opens the levers
     page.get_by_text("Batch B", exact=False).first.wait_for(timeout=10_000)
     assert errors == []
+
+
+def test_hardware_step_1_shows_every_lever_group_and_show_your_work_above_the_fold(page, lab_url):
+    # Issue 30's trial: at hardware tour step 1 in present mode the atlas's levers ran to 1,500 px and "Show your
+    # work" sat at 707-727 px.  The groups fold to their titles; "Show your work" puts the formulas in the chart's
+    # place while pressed.
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    page.wait_for_timeout(1000)
+    for text in (*HEADINGS, "Attention (one head)", "Decode attention over the KV cache"):
+        box = page.get_by_text(text, exact=True).first.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], (text, box)
+    page.get_by_text("Show your work", exact=True).click()
+    work = page.get_by_text("2·M·K·N", exact=False).first
+    work.wait_for(timeout=10_000)
+    top = work.bounding_box()["y"]
+    assert top < PROJECTOR["height"] - 100, top  # in the chart's place, above the fold
+    page.get_by_text("GEMM C = AB", exact=True).click()  # a group opens to its levers
+    page.get_by_text("M:", exact=False).first.wait_for(timeout=10_000)
+    assert errors == []
