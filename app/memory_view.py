@@ -22,7 +22,7 @@ from core.units import GiB, fmt_count
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
-#: Narrowest segment (percent of the bar) that carries its label, "KV cache 12.3" at 18 px in present mode.
+#: Narrowest segment (percent of the bar) that carries its label, "KV cache 12.3 GiB" at 18 px in present mode.
 MIN_LABEL_PERCENT = 14
 
 PARTS = (("weights", PALETTE["weights"]), ("KV cache", PALETTE["kv_cache"]), ("reserve", PALETTE["reserve"]))
@@ -100,7 +100,8 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
         # A segment too narrow for its words shows none (a cut "weights 1" misleads); the title and
         # the legend under the bar still name it.
         # In a span drawn over the capacity marker: the marker inside a segment ran through its number.
-        text = f"<span>{name} {gib:,.1f}</span>" if width >= MIN_LABEL_PERCENT else ""
+        # With its unit: beside the header's "60.1 GB KV read" a bare 56.0 read as the same unit (a teacher's trial).
+        text = f"<span>{name} {gib:,.1f} GiB</span>" if width >= MIN_LABEL_PERCENT else ""
         segs.append(f'<div class="mem-seg" data-part="{name}" style="left:{left:.3f}%;width:{width:.3f}%;'
                     f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
         left += width

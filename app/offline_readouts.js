@@ -178,7 +178,7 @@ function memoryHtml(C, s, r) {
   let left = 0.0;
   const segs = C.memory_parts.map(([name, colour], i) => {
     const g = sizes[i] / GIB, width = g * scale;
-    const text = width >= C.memory_min_label_percent ? "<span>" + name + " " + pyFixed(g, 1) + "</span>" : "";
+    const text = width >= C.memory_min_label_percent ? "<span>" + name + " " + pyFixed(g, 1) + " GiB</span>" : "";
     const seg = '<div class="mem-seg" data-part="' + name + '" style="left:' + pyFixed(left, 3, false) + "%;width:" +
       pyFixed(width, 3, false) + "%;background:" + colour + '" title="' + name + ": " + pyFixed(g, 2) + ' GiB">' +
       text + "</div>";

@@ -259,8 +259,8 @@ def test_page_opens_offline_and_its_slider_moves_the_dot(offline_page):
     assert page.locator("[data-work=fits]").inner_text() == "14.96 + 56.00 + 3.00 = 73.96 GiB ≤ 80.00 GiB"
     assert page.locator("[data-readout=memory]").inner_text().startswith(
         "Memory: 74.0 GiB of 80.0 GiB → fits \u00a0(largest batch at S = 8,192: 62)")
-    assert page.locator(".mem-seg[data-part='KV cache']").inner_text() == "KV cache 56.0"
-    assert page.locator(".mem-seg[data-part=weights]").inner_text() == "weights 15.0"
+    assert page.locator(".mem-seg[data-part='KV cache']").inner_text() == "KV cache 56.0 GiB"
+    assert page.locator(".mem-seg[data-part=weights]").inner_text() == "weights 15.0 GiB"
     # The prefill of one 2,000-token prompt: I = 2·1·2,000 / 2 bytes = 2,000 FLOP/byte, past the ridge: on the roof.
     other = page.evaluate("Bokeh.documents[0].get_model_by_name('other-phase').data")
     assert (list(other["x"]), list(other["y"])) == ([2000], [pytest.approx(989.4)])
