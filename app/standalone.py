@@ -20,7 +20,9 @@ The model and the GPU are fixed when the page is written, as are the phase
 (TP, PP, EP and replicas, :data:`core.scenario.ONE_GPU`): the page evaluates the
 scenario at its split, one GPU's share as the served lab does, words its readouts
 as the served lab does for that split, and says in its header that the split was
-fixed when the page was written.
+fixed when the page was written.  Step 7's readouts (GPUs, per-GPU shares,
+communication, aggregate throughput, the smallest split that fits, costs at the
+price per GPU-hour the page was written with) are worked in the browser too.
 """
 
 from __future__ import annotations
