@@ -138,6 +138,7 @@ function derivation(C, s, r) {
   w.spec = [(r.acceptance < 1 ? "(1 − " + a + "^" + k + ") / (1 − " + a + ") = " : "α = 1: every draft accepted, E = k = ")
     + pyFixed(r.expected_tokens_per_step, 2, false) + "; " + pyFixed(r.speculative_speedup, 2, false) +
     "× the tokens/s of k = 1", pyFixed(r.expected_tokens_per_step, 2, false)];
+  manyGpus(C, s, r, w);
   const out = {};
   for (const key of C.readout_keys) {
     out[key] = {key: key, label: C.labels[key], formula: F[key], work: w[key][0], value: w[key][1]};
@@ -213,4 +214,88 @@ function communicationLines(C, s, r) {
   const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
   return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms = " + fmtSig(share, 2) +
     " % of the step\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
+}
+
+function manyGpus(C, s, r, w) {
+  // core/explain.py _many_gpus (Step 7) into w: the split is the page's (C.split), the levers move the rest.
+  const X = C.split, p = C.profiles[s.weight_dtype], fmtS = fmtSeconds;
+  w.gpus = [X.tp + " × " + X.pp + " × " + X.ep + " × " + X.replicas + " = " + pyInt(X.gpus_total) + " (" +
+    C.interconnect + ")", X.replicas > 1 ? pyInt(X.gpus_total) + " (" + pyInt(X.replicas) + " replicas × " +
+    pyInt(X.gpus_per_replica) + ")" : pyInt(X.gpus_total)];
+  // _weights_per_gpu: a GPU of the stage that runs out of memory first
+  const st = C.stage_parts[r.memory_stage], [wEmb, wHead, wRest, wExp] = C.weight_parts[s.weight_dtype];
+  const held = [[st.embedding, wEmb], [st.head, wHead], [st.split, wRest], [st.experts, wExp]].filter(([n]) => n)
+    .map(([n, x]) => pyInt(n) + " × " + pyG(x)).join(" + ");
+  const where = X.pp > 1 ? "stage " + (st.stage + 1) + " of " + X.pp + ", layers " + (st.first + 1) + "–" +
+    (st.first + st.layers) + " of " + C.n_layers : "all " + C.n_layers + " layers";
+  w["weights-gpu"] = [where + ": (" + held + ") bytes / " + X.tp + " + " + pyInt(st.replicated) + " × " + pyG(wRest) +
+    " bytes = " + fmtBytesGib(r.weight_bytes_held) + " of the model's " +
+    fmtBytesGib(C.n_params * C.bytes_per_weight[s.weight_dtype]) + (C.moe ? "; " + pyInt(st.experts_per_layer) +
+      " routed experts per MoE layer on this GPU's group (ceil of " + C.n_experts + " / " + X.ep + ")" : ""),
+    fmtBytesGib(r.weight_bytes_held)];
+  // _kv_per_gpu: the fullest stage's KV per token, term by term
+  const K = C.kv_gpu[s.gqa ? "gqa" : "mha"], pkv = C.bytes[s.kv_dtype];
+  const bpt = (t) => t.elements * pkv + t.own;
+  const stages = C.stage_parts.map((_, i) => {
+    let sum = 0.0;
+    for (const t of K.terms) { if (t.stage_shares[i]) { sum += t.stage_shares[i] * (t.layers * bpt(t)); } }
+    return sum;
+  });
+  let fullest = 0;
+  stages.forEach((x, i) => { if (x > stages[fullest]) { fullest = i; } });
+  const pieces = K.terms.filter((t) => t.here[fullest] && bpt(t)).map((t) => t.here[fullest] + " × " +
+    pyGGroup(bpt(t)) + " bytes × " + (t.share === "replicated" ? "1" : t.share === "even" ? "1/" + X.tp
+      : "ceil(" + K.h_kv + "/" + X.tp + ")/" + K.h_kv));
+  const perGpu = stages[fullest];
+  w["kv-gpu"] = [pieces.length ? (X.pp > 1 ? "stage " + (fullest + 1) + " of " + X.pp + ": " : "") + pieces.join(" + ") +
+    " = " + fmtBytesSmall(perGpu) + "; " + K.heads_per_gpu + " KV head" + (K.heads_per_gpu > 1 ? "s" : "") +
+    " per GPU" + K.replicated : "no layer holds a KV cache that grows with S", fmtSig(perGpu / KIB) + " KiB"];
+  // communication: the slowest stage's calls, its bytes over the link
+  const sent = r.bytes_sent_per_step, link = p.link_bandwidth ? fmtBandwidth(p.link_bandwidth) : "no link figure";
+  let calls = 0;
+  for (const c of p.stages[r.slowest_stage].collectives) { calls += c.calls; }
+  const wire = p.link_bandwidth ? pyFixed(sent, 0) + " bytes / " + link : "no link figure: the calls only";
+  w["comm-time"] = [calls ? wire + " + " + calls + " × " + fmtS(p.call_latency_s) + " = " +
+    fmtS(r.communication_time_s) + ", against " + fmtS(r.memory_time_s) + " of memory and " + fmtS(r.compute_time_s) +
+    " of compute" : "nothing sent on one GPU", fmtS(r.communication_time_s)];
+  const commI = r.communication_intensity === null ? "—" : _fpb(r.communication_intensity);
+  const ridgeIC = r.interconnect_ridge_point;
+  w["comm-intensity"] = [sent ? fmtFlop(r.flop_per_step) + " / " + fmtBytesSmall(sent) + " = " + commI +
+    "; interconnect ridge " + (ridgeIC ? fmtSig(ridgeIC) + " FLOP/byte" + (r.communication_intensity < ridgeIC
+      ? " (below it, the link takes longer for the bytes than the chip for the FLOPs)"
+      : " (above it, the chip takes longer for the FLOPs than the link for the bytes)") : "unknown") +
+    commShare(r) : "nothing sent on one GPU", commI];
+  w["tokens-aggregate"] = [fmtRate(r.tokens_per_s_with_kv) + " tokens/s × " + X.ep + " × " + X.replicas + " = " +
+    fmtRate(r.tokens_per_s_aggregate) + " tokens/s (" + pyInt(r.sequences_in_flight) + " sequences in flight); " +
+    "per sequence " + fmtRate(r.tokens_per_s_per_sequence) + " tokens/s", fmtRate(r.tokens_per_s_aggregate) + " tokens/s"];
+  // the smallest split that fits: evaluate()'s own search over the model's splits (C.splits)
+  const tp = r.suggested_tp;
+  let fit = r.fits && X.tp === (tp || X.tp) ? "fits as set" : tp ? "TP = " + tp +
+    ((r.suggested_pp || 1) > 1 ? ", PP = " + r.suggested_pp : "") : "none up to the node and 1,024 GPUs";
+  fit += X.ep > 1 && tp ? " (at EP = " + X.ep + ")" : "";
+  w["smallest-fit"] = ["at B = " + s.batch + ", S = " + pyInt(s.context) + ": " + fit, fit];
+  // what a token costs, at the price per GPU-hour the page was written with
+  const cost = (tps, c) => {
+    const price = fmtMoney(r.gpu_hour_price), n = X.gpus_total;
+    return [c === null ? "set a price per GPU-hour" : price + " × " + pyInt(n) + " / 3600 / " + fmtSig(tps, 6) +
+      " tokens/s × 1e6 = " + fmtMoney(c) + " (" + price + " per GPU-hour, " + pyInt(n) + " GPU" + (n !== 1 ? "s" : "") +
+      ", 3,600 s an hour)", fmtMoney(c)];
+  };
+  w["cost-output"] = cost(r.output_tokens_per_s_aggregate, r.cost_per_million_output_tokens);
+  w["cost-prompt"] = cost(r.prompt_tokens_per_s_aggregate, r.cost_per_million_prompt_tokens);
+}
+function commShare(r) {
+  // core/explain.py _comm_share: communication's share of the step, and whether it is the step's largest part
+  const comm = r.communication_time_s, stepT = r.step_time_s_with_kv;
+  const share = "; communication is " + fmtSeconds(comm) + " / " + fmtSeconds(stepT) + " = " + _pct(comm / stepT) +
+    " of the step";
+  if (r.bound === "overhead") {
+    return share + ": the kernel launches (" + fmtSeconds(r.launch_overhead_s) + ") set it, overhead-bound";
+  }
+  if (comm > Math.max(r.compute_time_s, r.memory_time_s)) {
+    return share + ", its largest part: communication-bound (the Bound readout is the roofline of one GPU's " +
+      "own work, " + r.bound + "-bound, which the communication adds to)";
+  }
+  const [name, t] = r.memory_time_s >= r.compute_time_s ? ["memory", r.memory_time_s] : ["compute", r.compute_time_s];
+  return share + ", less than its " + name + " time (" + fmtSeconds(t) + "): the step stays " + r.bound + "-bound";
 }

@@ -51,8 +51,8 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
 
     With ``show_work`` each readout also shows its formula and the same formula
     with this scenario's values and units substituted.  ``keys``: which readouts
-    (the offline page shows fewer, not Step 7's; ``app/offline_readouts.js`` writes
-    the same HTML in the browser).  ``expected``: the expected step of ``r``
+    (the offline page shows them all, Step 7's included; ``app/offline_readouts.js``
+    writes the same HTML in the browser).  ``expected``: the expected step of ``r``
     (:func:`core.expected.expected_quantities`), shown after the ceiling readouts it
     predicts (:data:`EXPECTED_AFTER`), marked approximate with the model;
     ``expected_error``: why there is none, said in its place.

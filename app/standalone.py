@@ -20,7 +20,9 @@ The model and the GPU are fixed when the page is written, as are the phase
 (TP, PP, EP and replicas, :data:`core.scenario.ONE_GPU`): the page evaluates the
 scenario at its split, one GPU's share as the served lab does, words its readouts
 as the served lab does for that split, and says in its header that the split was
-fixed when the page was written.
+fixed when the page was written.  Step 7's readouts (GPUs, per-GPU shares,
+communication, aggregate throughput, the smallest split that fits, costs at the
+price per GPU-hour the page was written with) are worked in the browser too.
 """
 
 from __future__ import annotations
@@ -57,11 +59,12 @@ MODEL_SCRIPT = Path(__file__).with_name("step.js")
 FIT_SCRIPT = Path(__file__).with_name("chart_fit.js")
 SCRIPTS = tuple(Path(__file__).with_name(name) for name in ("units.js", "offline_readouts.js", "standalone.js"))
 
-#: The served readouts the page shows: all but Step 7's (GPU counts, per-GPU shares, communication, aggregate
-#: throughput, the smallest split, prices), which the page's levers do not reach or which need the served lab.
-OFFLINE_READOUT_KEYS = tuple(k for k in READOUT_KEYS if k not in (
-    "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity", "tokens-aggregate", "smallest-fit",
-    "cost-output", "cost-prompt"))
+#: The served readouts the page shows: every one, Step 7's included (GPU counts, per-GPU shares, communication,
+#: aggregate throughput, the smallest split that fits, prices).  The split and the price per GPU-hour are fixed
+#: when the page is written and travel in the constants (``split``, ``stage_parts``, ``kv_gpu``,
+#: ``gpu_hour_price``); the smallest split that fits is ``evaluate()``'s own search over the model's splits
+#: (``splits``, which the warnings name too), so none needs the served lab.
+OFFLINE_READOUT_KEYS = READOUT_KEYS
 
 
 class BokehOnlyInline(Resources):
@@ -89,7 +92,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     format (:meth:`core.step.StepProfile.to_json` less its splits, which are the model's and sent once as
     ``splits``), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
-    profiles, sparse, per_weight, formulas, reason = {}, {}, {}, {}, {}
+    profiles, sparse, per_weight, formulas, reason, weight_parts = {}, {}, {}, {}, {}, {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
@@ -101,6 +104,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         profiles[wd] = {key: value for key, value in at.profile.to_json().items() if key != "splits"}
         sparse[wd] = g.sparse_flop_per_s.get(at.roof)
         per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
+        # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
+        weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
         kind = wd == "stored"
         if kind not in by_kind:
             other = quantities(scenario.clone(weight_dtype=wd).evaluate())
@@ -137,6 +142,15 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
                   "layers_per_gpu": result.layers_per_gpu},
         # What the split makes doubtful (core.profiles' _plan): the same whatever the page's levers.
         "split_warnings": list(dep.warnings),
+        # Step 7's words (core/explain.py's _many_gpus, _weights_per_gpu, _kv_per_gpu): the GPUs' link, what one
+        # GPU of each stage holds (core.parallelism's stage_parts), the KV terms a stage's GPU holds, the price.
+        "interconnect": result.interconnect,
+        "n_layers": m.n_layers,
+        "n_experts": m.moe.n_experts if m.moe else 0,
+        "stage_parts": [_stage_parts(dep.plan.stage_parts(i)) for i in range(result.pp)],
+        "weight_parts": weight_parts,
+        "kv_gpu": {"gqa" if gqa else "mha": _kv_gpu(result, gqa) for gqa in (False, True)},
+        "gpu_hour_price": result.gpu_hour_price,
         "readout_keys": OFFLINE_READOUT_KEYS,
         "labels": {key: q.label for key, q in derived.items()},
         "formulas": formulas,
@@ -150,6 +164,35 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "memory_min_label_percent": MIN_LABEL_PERCENT,
         "colors": PALETTE,
     }
+
+
+def _stage_parts(st) -> dict:
+    """What one GPU of a pipeline stage holds, by how TP divides it (:class:`core.parallelism.StageParts`)."""
+    return {name: getattr(st, name) for name in ("stage", "first", "layers", "embedding", "head", "split", "experts",
+                                                  "replicated", "experts_per_layer")}
+
+
+def _kv_gpu(r: ScenarioResult, gqa: bool) -> dict:
+    """The KV terms behind "KV per token per GPU" (core/explain.py ``_kv_per_gpu``) with GQA on or off: each term's
+    layers in each pipeline stage, its bytes per token as ``elements·p_kv + own`` (an indexer's FP8 keys do not
+    scale with p_kv) and how TP divides it; the KV heads per GPU and the replication note."""
+    m, plan = r.model, r.deployment.plan
+    counts = plan.stage_layers()
+    starts = [sum(counts[:i]) for i in range(len(counts))]
+    one, two = m.kv_terms(1.0, gqa), m.kv_terms(2.0, gqa)
+    shares = plan.stage_term_shares(one, gqa)  # per stage, per term: the fraction of the term one GPU holds
+    terms = []
+    for i, (t1, t2) in enumerate(zip(one, two, strict=True)):
+        here = [sum(1 for j in t1.layer_indices if a <= j < a + n) for a, n in zip(starts, counts, strict=True)]
+        terms.append({"here": here, "layers": t1.layers, "stage_shares": [float(sh[i]) for sh in shares],
+                      "elements": t2.bytes_per_token - t1.bytes_per_token,
+                      "own": 2 * t1.bytes_per_token - t2.bytes_per_token, "share": t1.tp_share})
+    h_kv = m.n_kv_heads if gqa else m.n_heads
+    replicated = ", replicated on every TP GPU" if all(t.tp_share == "replicated" or not t.bytes_per_token
+                                                        for t in one) else (
+        " (replicated: TP > h_kv)" if r.tp > h_kv else "")
+    return {"terms": terms, "h_kv": h_kv, "heads_per_gpu": r.deployment.kv_heads_per_gpu[gqa],
+            "replicated": replicated}
 
 
 def _stops(lever: Lever, value: int) -> list[int]:

@@ -178,6 +178,8 @@ function evaluate(C, s) {
   const ridge = p.peak_flop_per_s / p.bandwidth;
   const free = w.free_for_kv_bytes, groups = p.groups, slow = p.stages[pt.stage], L = slow.launch_s;
   const pp = p.stages.length;
+  const price = C.gpu_hour_price === undefined ? 0.0 : C.gpu_hour_price;
+  const perMillion = (tps) => (price > 0 ? price * p.gpus / 3600.0 / tps * 1e6 : null);
   return {
     weight_bytes_read: pt.weight_bytes_read, weight_bytes_held: w.weight_bytes_held, flop_per_step: pt.flop,
     // parameters, not bytes: the same count whatever the format
@@ -211,6 +213,15 @@ function evaluate(C, s) {
     tokens_per_s_aggregate: pt.tokens_per_s_with_kv * groups,
     tokens_per_s_per_sequence: E / (pp * pt.step_time_s_with_kv),
     output_tokens_per_s_aggregate: groups * B * E / pt.step_time_s_with_kv,
+    prompt_tokens_per_s_aggregate: groups * B * C.prompt_len / prefill.step_time_s_with_kv,
+    sequences_in_flight: Math.trunc(B * pp * groups),
+    // FLOP per byte a GPU sends (null when it sends nothing) and the interconnect's ridge P_peak / link
+    communication_intensity: pt.bytes_sent > 0 ? pt.flop / pt.bytes_sent : null,
+    interconnect_ridge_point: p.link_bandwidth ? p.peak_flop_per_s / p.link_bandwidth : null,
+    // what a token costs at the page's price per GPU-hour (fixed when it is written; null without one)
+    gpu_hour_price: price,
+    cost_per_million_output_tokens: perMillion(groups * B * E / pt.step_time_s_with_kv),
+    cost_per_million_prompt_tokens: perMillion(groups * B * C.prompt_len / prefill.step_time_s_with_kv),
     total_memory_bytes: pt.memory_used_bytes * p.gpus,
     suggested_tp: w.smallest_fit === null ? null : w.smallest_fit[0],
     suggested_pp: w.smallest_fit === null ? null : w.smallest_fit[1],

@@ -59,6 +59,20 @@ function fmtSig(x, sig = 4) {
   if (text.includes(".")) { text = text.replace(/0+$/, "").replace(/\.$/, ""); }
   return text;
 }
+function pyGGroup(x, p = 6) {
+  // f"{x:,.{p}g}": pyG with thousands separators in the whole part (none in e-notation)
+  const t = pyG(x, p);
+  if (t.includes("e") || !Number.isFinite(x)) { return t; }
+  const [whole, frac] = t.split(".");
+  return _group(whole) + (frac === undefined ? "" : "." + frac);
+}
+function fmtMoney(dollars) {
+  // core.units.fmt_money: cents from $1, two significant digits below, a floor of $0.0001; null: no price given
+  if (dollars === null) { return "no price given"; }
+  if (!(dollars >= 1e-4)) { return "under $0.0001"; }
+  if (dollars < 0.995) { return "$" + fmtSig(dollars, 2); }
+  return "$" + pyFixed(dollars, 2);
+}
 const KIB = 2 ** 10, MIB = 2 ** 20, GIB = 2 ** 30;
 function fmtBytesGb(n, digits = 2) { return pyFixed(n / 1e9, digits) + " GB"; }
 function fmtBytesGib(n, digits = 2) { return pyFixed(n / GIB, digits) + " GiB"; }

@@ -229,6 +229,38 @@ def test_a_page_written_at_a_split_words_it_as_the_served_lab(offline_page, mode
     assert page.errors == []
 
 
+STEP7 = ("gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity", "tokens-aggregate", "smallest-fit",
+         "cost-output", "cost-prompt")
+
+
+def test_a_split_page_shows_step_7_as_the_served_lab_does_as_batch_moves(offline_page):
+    # Issue 30: the page written at TP = 4 × PP = 2 with 2 replicas (and a price per GPU-hour) used to leave out
+    # Step 7's readouts.  Opened from disk, each is on the page, with the served lab's label, value and work, and
+    # follows the batch slider (the aggregate tokens/s, communication and costs move; GPUs stay 16).
+    scenario = scenario_on("llama-3-70b", "h100-sxm", acceptance=0.75, tp=4, pp=2, replicas=2, gpu_hour_price=2.5)
+    page, _ = offline_page(scenario)
+    batches = sorted({*LEVERS["batch"].stops, scenario.batch})
+    contexts = sorted({*LEVERS["context"].stops, scenario.context})
+    shown = []
+    for b in (1, 16, 128):
+        levers = [batches.index(b), 1, "bf16", "bf16", contexts.index(8192), True, 0.75]
+        result = _assert_page_is_the_core(page, scenario, batches, contexts, levers)
+        want = quantities(result)
+        for key in STEP7:
+            row = page.locator(f".ro[data-key={key}]")
+            assert row.locator(".q").inner_text() == want[key].label, key
+            assert page.locator(f"[data-readout={key}]").inner_text() == want[key].value, key
+            assert page.locator(f"[data-work={key}]").inner_text() == want[key].work, key
+        # the served lab's readouts panel, row for row, from the same result
+        assert page.evaluate(TEXT, "readouts") == readouts_html(result, show_work=True)
+        shown.append({key: page.locator(f"[data-readout={key}]").inner_text() for key in STEP7})
+    assert [x["gpus"] for x in shown] == ["16 (2 replicas × 8)"] * 3
+    assert shown[0]["smallest-fit"] == "TP = 2"  # at B = 1 fewer GPUs than TP = 4 × PP = 2 hold it
+    assert len({x["tokens-aggregate"] for x in shown}) == 3 and len({x["cost-output"] for x in shown}) == 3
+    assert all(x["cost-output"].startswith("$") for x in shown)
+    assert page.errors == []
+
+
 def test_page_agrees_with_the_core_where_the_launches_set_the_step(offline_page):
     # Qwen3-30B-A3B in INT4 at B = 1 and a short context reads ~2 GB in well under a millisecond; its 532 kernels
     # take 2.128 ms to launch: the third ceiling sets the step, on the page as in core (and not at B = 64).

@@ -1,9 +1,10 @@
 """The offline page's words (app/offline_readouts.js) are core's (core/explain.py, app/memory_view.py,
-app/roofline_view.py), on one GPU and split over several: every readout's label, formula, work and value, the
-warnings, the memory bar and the chart title's communication lines, character for character.
+app/roofline_view.py), on one GPU and split over several: every readout's label, formula, work and value (Step 7's
+GPU counts, per-GPU shares, communication, aggregate throughput, smallest split and costs too), the warnings, the
+memory bar and the chart title's communication lines, character for character.
 
-Runs the JavaScript in an embedded V8 (mini-racer), no browser, over random splits and levers; the browser test
-(tests/browser/test_standalone.py) checks the same on written pages over fewer.
+Runs the JavaScript in an embedded V8 (mini-racer), no browser, over random splits, prices and levers; the browser
+test (tests/browser/test_standalone.py) checks the same on written pages over fewer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from py_mini_racer import MiniRacer
 
 from app.memory_view import memory_html
+from app.readouts import READOUT_KEYS
 from app.roofline_view import RooflineView
 from app.standalone import OFFLINE_READOUT_KEYS, constants
 from core.explain import quantities
@@ -36,13 +38,15 @@ def js():
 
 
 #: Fixed when the page is written: model, GPU and split (TP, PP, EP, replicas).  Dense and MoE, stored formats
-#: in several kinds, a PCIe part without a scale-up node, PP over an odd count of layers.
+#: in several kinds, a PCIe part without a scale-up node, PP over an odd count of layers; no price, a price, and
+#: one so small the costs fall under the money floor.
 SETUPS = st.tuples(
     st.sampled_from(["llama-3-8b", "llama-3-70b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b",
                      "nemotron-h-56b", "pasted"]),
     st.sampled_from(["h100-sxm", "a100-80gb", "b200", "l4", "custom"]),
     st.sampled_from([(1, 1, 1, 1), (2, 1, 1, 1), (8, 1, 1, 1), (1, 1, 1, 4), (4, 2, 1, 1), (1, 3, 2, 1),
-                     (2, 1, 4, 1), (8, 2, 1, 2), (2, 2, 2, 3)]))
+                     (2, 1, 4, 1), (8, 2, 1, 2), (2, 2, 2, 3), (4, 2, 1, 2)]),
+    st.sampled_from([0.0, 2.49, 1e-9]))
 LEVERS_MOVED = st.fixed_dictionaries({
     "batch": st.sampled_from(LEVERS["batch"].stops), "spec_k": st.integers(1, 16),
     "acceptance": st.sampled_from([0.0, 0.6, 0.75, 1.0]), "context": st.sampled_from(LEVERS["context"].stops),
@@ -58,16 +62,19 @@ WRITE = ("(s) => { const r = evaluate(C, s); return JSON.stringify({readouts: de
 @settings(max_examples=150, deadline=None)
 @given(SETUPS, LEVERS_MOVED)
 def test_the_page_words_every_readout_as_core_does_at_its_split(js, setup, levers):
-    model, gpu, (tp, pp, ep, replicas) = setup
+    model, gpu, (tp, pp, ep, replicas), price = setup
     if setup not in _PAGES:  # the page's constants, written once per model, GPU and split
-        s = scenario_on(model, gpu, tp=tp, pp=pp, ep=ep, replicas=replicas, phase="decode")
+        s = scenario_on(model, gpu, tp=tp, pp=pp, ep=ep, replicas=replicas, phase="decode",
+                        gpu_hour_price=price)
         _PAGES[setup] = (s, json.dumps(constants(s, s.evaluate())))
     s, c = _PAGES[setup]
     js.eval(f"var C = {c};")
     got = json.loads(js.eval(f"({WRITE})({json.dumps(levers)})"))
     r = s.clone(**levers).evaluate()
     want = quantities(r)
-    for key in OFFLINE_READOUT_KEYS:
+    # every readout the served lab shows, in its order, Step 7's included
+    assert OFFLINE_READOUT_KEYS == READOUT_KEYS and set(got["readouts"]) == set(READOUT_KEYS)
+    for key in READOUT_KEYS:
         q = got["readouts"][key]
         assert (q["label"], q["formula"], q["work"], q["value"]) == (
             want[key].label, want[key].formula, want[key].work, want[key].value), key

@@ -215,7 +215,9 @@ SCALARS = ("weight_bytes_read", "weight_bytes_held", "weight_params_read", "weig
            "decode_intensity", "decode_attainable_flop_per_s", "ttft_intensity", "ttft_attainable_flop_per_s",
            "ttft_s", "verify_step_time_s", "tpot_s", "speculative_speedup", "tokens_per_s_aggregate",
            "tokens_per_s_per_sequence", "output_tokens_per_s_aggregate", "total_memory_bytes", "memory_stage",
-           "slowest_stage", "suggested_tp", "suggested_pp")
+           "slowest_stage", "suggested_tp", "suggested_pp", "prompt_tokens_per_s_aggregate", "sequences_in_flight",
+           "communication_intensity", "interconnect_ridge_point", "gpu_hour_price", "cost_per_million_output_tokens",
+           "cost_per_million_prompt_tokens")
 LADDER = ("batch", "arithmetic_intensity_weights", "arithmetic_intensity_with_kv", "attainable_flop_per_s_weights",
           "attainable_flop_per_s_with_kv", "peak_fraction_weights", "tokens_per_s_with_kv", "fits")
 
