@@ -119,17 +119,21 @@ class Paster(ProtocolStudent):
             pass
         self.ids = find_byo(reply.content["doc"])
         if not self.needs <= set(self.ids):
-            raise RuntimeError(f"no config text area or Read-config button on the page (found {sorted(self.ids)})")
+            raise RuntimeError(f"the page lacks {sorted(self.needs - set(self.ids))} (found {sorted(self.ids)})")
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": [READY_EVENT]}))
 
-    async def _lesson(self) -> None:
+    async def _ready(self) -> None:
+        """Join at the start time, wait for the class's go, then act within a second of the movers' first moves."""
         await asyncio.sleep(max(0.0, self.start_at - time.monotonic()))
         try:
             await self._join()
         finally:
             self.joined.set()
         await asyncio.to_thread(self.go.wait)
-        await asyncio.sleep(0.5 + (self.index % 10) * 0.05)  # within a second of the movers' first moves
+        await asyncio.sleep(0.5 + (self.index % 10) * 0.05)
+
+    async def _lesson(self) -> None:
+        await self._ready()
         t0 = time.perf_counter()
         # The same config for everyone (a class pastes the one its teacher handed out), or --distinct: each its own
         # name, so each is read (the lab keeps reads by the config's text).
@@ -164,13 +168,7 @@ class Opener(Paster):
         self.tab, self.read_s = tab, None
 
     async def _lesson(self) -> None:
-        await asyncio.sleep(max(0.0, self.start_at - time.monotonic()))
-        try:
-            await self._join()
-        finally:
-            self.joined.set()
-        await asyncio.to_thread(self.go.wait)
-        await asyncio.sleep(0.5 + (self.index % 10) * 0.05)  # within a second of the movers' first moves
+        await self._ready()
         tabs = self.ids["tabs"]
         t0 = time.perf_counter()
         events = [{"kind": "ModelChanged", "model": {"id": tabs}, "attr": "active", "new": TABS.index(self.tab)}]
