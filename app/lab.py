@@ -142,6 +142,7 @@ class Lab(pn.viewable.Viewer):
                     state.ladder = app["ladder"]
             if app["tab"]:
                 state.tab = app["tab"]
+        self._page_built = True  # from now on a tab's first build waits its turn (_open)
         if link.config is not None:
             # The link's config.json is read as the Bring your own tab reads one (off the event loop when served);
             # its model, the levers and the pins then apply.
@@ -323,7 +324,10 @@ class Lab(pn.viewable.Viewer):
             self.byo  # noqa: B018 - building it is the point (it shows itself)
             return
         doc = pn.state.curdoc
-        if name == "Pins" or not hasattr(self, "tabs") or doc is None or doc.session_context is None:
+        # At once: the Pins tab (built with the page), a tab the opening link names (the page is being built: no
+        # document to change yet, and queuing it would cost a second layout change), and without a server.
+        if (name == "Pins" or not getattr(self, "_page_built", False) or doc is None
+                or doc.session_context is None):
             self._show_in_tab(name, self._build_view(name))
             return
         self._opening.add(name)

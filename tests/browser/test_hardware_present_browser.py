@@ -152,6 +152,18 @@ FIGURE_BOTTOM = """(name) => { const f = Bokeh.documents[0].get_model_by_name(na
   return v ? v.el.getBoundingClientRect().bottom : null; }"""
 
 
+def _hardware_tour_at(page, lab_url, step: int) -> list[str]:
+    """Open the Hardware tab in present mode on the projector, start its tour and walk to ``step`` with the
+    clicker's key; the page's errors, as they come."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    page.get_by_text("Start the hardware tour ▶").click()
+    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    for n in range(2, step + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    return errors
+
+
 def _bottom_when_drawn(page, name, tries=20) -> float:
     """Figure ``name``'s bottom, once it is drawn and has taken its present-mode height (polled every 0.5 s)."""
     last = None
@@ -182,12 +194,7 @@ def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url
                          ids=["tiles-waves", "hierarchy-caption"])
 def test_present_mode_hardware_tour_step_fits_the_projector(page, lab_url, step, name, caption):
     # The trial: at step 10 the Tiles section's "waves" chart, at step 6 the hierarchy's caption, were cut at 720 px.
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
-    for n in range(2, step + 1):
-        page.keyboard.press("ArrowRight")
-        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    errors = _hardware_tour_at(page, lab_url, step)
     bottom = _bottom_when_drawn(page, name)
     assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)
     if caption is not None:
@@ -254,12 +261,7 @@ def _overprints(found, roofs) -> list:
 def test_hardware_tour_labels_and_leaders_keep_off_the_roofs_on_a_projector(page, lab_url, step, name, want):
     # Issue 30's trial in present mode at 1280x720: at step 1 FlashAttention's name was drawn across the ridge's
     # line, at step 12 the L2 roof's leader line crossed the HBM roof.
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
-    for n in range(2, step + 1):
-        page.keyboard.press("ArrowRight")
-        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    errors = _hardware_tour_at(page, lab_url, step)
     page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
                            " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
                            " JSON.stringify(r.text_font_size).includes('18px')); })()", timeout=10_000)
@@ -297,12 +299,7 @@ LEVERS_HEADER = r"""() => {
 def test_the_levers_cards_header_is_named_and_reads_18_px_on_the_hardware_tour(page, lab_url, step):
     # Issue 30's trial: at hardware tour steps 6 and 12 the folded Levers card's header showed at the fold as a
     # button with no text of its own, 13.3 px (its title in shadow roots, 14 px).
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
-    for n in range(2, step + 1):
-        page.keyboard.press("ArrowRight")
-        page.locator(f"[data-step='{n}']").wait_for(timeout=10_000)
+    errors = _hardware_tour_at(page, lab_url, step)
     header = None
     for _ in range(20):  # the page's accessibility repairs look again every 2 s
         page.wait_for_timeout(500)
@@ -322,9 +319,7 @@ def test_hardware_step_1_shows_every_lever_group_and_show_your_work_above_the_fo
     # Issue 30's trial: at hardware tour step 1 in present mode the atlas's levers ran to 1,500 px and "Show your
     # work" sat at 707-727 px.  The groups fold to their titles; "Show your work" puts the formulas in the chart's
     # place while pressed.
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    page.get_by_text("Start the hardware tour ▶").click()
-    page.locator("[data-step='1']").wait_for(timeout=15_000)
+    errors = _hardware_tour_at(page, lab_url, 1)
     page.wait_for_timeout(1000)
     for text in (*HEADINGS, "Attention (one head)", "Decode attention over the KV cache"):
         box = page.get_by_text(text, exact=True).first.bounding_box()
