@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import panel as pn
+from bokeh.models import Button as BkButton
+from bokeh.models import CustomJS
 
 from core.export import ladder_csv, pins_csv, to_json
 
@@ -57,12 +59,17 @@ if (navigator.clipboard && window.isSecureContext) {
 
 def share_buttons() -> pn.Row:
     """"Copy link" (the page's address: every lever, the pins, the tab) and "Copy embed code" (an iframe of
-    ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step)."""
+    ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step).
+
+    Browser-only buttons (the server is not told of a click): Bokeh buttons with their click's script, in a Panel
+    pane.  (A Panel button's ``js_on_click`` registers a Panel browser callback, and a page with one makes Panel
+    walk every model of the page on each layout change.)
+    """
     row = []
     for kind, label, width in (("link", "Copy link to this scenario", 230), ("embed", "Copy embed code (iframe)", 220)):
-        button = pn.widgets.Button(label=label, width=width, css_classes=[f"copy-{kind}"])
-        button.js_on_click(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind)))
-        row.append(button)
+        button = BkButton(label=label, width=width, css_classes=[f"copy-{kind}"])
+        button.js_on_event("button_click", CustomJS(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind))))
+        row.append(pn.pane.Bokeh(button))
     return pn.Row(*row)
 
 

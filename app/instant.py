@@ -4,10 +4,12 @@ A moved lever reaches the server over the websocket; the server re-evaluates the
 scenario and sends the new chart data back.  Under a class of students that round
 trip grows to hundreds of milliseconds.  This module gives the served page the
 offline page's browser-side model (``app/step.js``: core's step on the same profile,
-parity-tested): a CustomJS callback on each lever the model covers (batch,
-speculation depth, context, weight and KV precision, GQA) redraws the points, the
-ladders, the roofs, the ridge and the overhead ceiling at once (``app/instant.js``),
-and the server's own update, which follows, agrees with it.
+parity-tested): when a lever the model covers moves in the browser (batch,
+speculation depth, context, weight and KV precision, GQA), one CustomJS callback
+redraws the points, the ladders, the roofs, the ridge and the overhead ceiling at
+once (``app/instant.js``), and the server's own update, which follows, agrees with
+it.  :class:`InstantLevers`, a Panel ``JSComponent`` in the page, connects the
+widgets' browser-side models to that callback (``app/instant_levers.js``).
 
 What the browser needs (the model's shape, the GPU's roofs, the slider stops) the
 server keeps in one small ``ColumnDataSource`` (``holder``), refreshed when the
@@ -24,12 +26,13 @@ from collections import OrderedDict
 from pathlib import Path
 
 import panel as pn
+import param
 from bokeh.models import ColumnDataSource, CustomJS
+from panel.custom import JSComponent
 
 from core.scenario import ONE_GPU, Scenario, ScenarioResult
 
 from .roofline_view import X_FAR, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
-from .session_end import release_when_session_ends
 from .standalone import FIT_SCRIPT, MODEL_SCRIPT, constants
 from .state import LabState
 
@@ -38,7 +41,6 @@ LEVERS_SCRIPT = Path(__file__).with_name("instant_levers.js")
 #: Read once per process, not per session: the redraw (the model, then the update) and a
 #: widget's own callback.
 REDRAW_CODE = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, SCRIPT))
-LEVERS_CODE = LEVERS_SCRIPT.read_text(encoding="utf-8")
 
 #: The levers the browser-side model redraws for, by the name of their argument in ``instant.js``.
 INSTANT_LEVERS = {"batch": "batch", "spec_k": "spec_k", "context": "context", "weight_dtype": "weight",
@@ -80,6 +82,21 @@ def browser_state(state: LabState | Scenario, widgets: dict[str, pn.widgets.Widg
     }
 
 
+class InstantLevers(JSComponent):
+    """No element of its own: in the browser it runs the session's redraw callback when a wired lever's widget
+    moves (``app/instant_levers.js``).
+
+    Its script finds the widgets' Bokeh models by CSS class and the callback by name, and finds them again when
+    the page's layout changes.  (Panel's ``widget.jscallback`` does the same job, but a page with one makes Panel
+    walk every model of the page on each layout change, a tab's first opening included.)
+    """
+
+    levers = param.Dict(default={}, doc="The wired levers: argument name in ``instant.js`` -> the CSS class of "
+                                        "its widget.")
+
+    _esm = LEVERS_SCRIPT.read_text(encoding="utf-8")
+
+
 class InstantRedraw:
     """Wires ``widgets`` to redraw ``roofline`` in the browser, and keeps the browser's constants current.
 
@@ -113,14 +130,13 @@ class InstantRedraw:
             "y_range": view.figure.y_range,
             "y_sources": [view.roof, view.sparse_roof, view.point, view.point_kv, view.ladder, view.kv_ladder],
         }
-        # One redraw callback per session, its code sent once; each widget's own callback is a few lines
-        # that read the levers and run it.
-        redraw = CustomJS(args=args, code=REDRAW_CODE)
+        # One redraw callback per session, its code sent once; the page's InstantLevers runs it on a lever's move.
+        redraw = CustomJS(args=args, code=REDRAW_CODE, name="instant-redraw")
         wired = {arg: widgets[name] for name, arg in INSTANT_LEVERS.items() if name in widgets}
-        # Each names the other widgets, so Panel's registry would keep the session alive after it ends.
-        release_when_session_ends(*(
-            widget.jscallback(args={"holder": self.holder, "redraw": redraw, **wired}, value=LEVERS_CODE)
-            for widget in wired.values()))
+        for arg, widget in wired.items():
+            widget.css_classes = [*widget.css_classes, f"instant-{arg}"]
+        #: What the page must hold for the browser to redraw (no room taken).
+        self.hook = InstantLevers(levers={arg: f"instant-{arg}" for arg in wired}, width=0, height=0, margin=0)
         # A server update for an older lever state, landing after the browser drew a newer one, and new
         # constants (another model or GPU): the browser redraws what its widgets say.
         view.point.js_on_change("data", redraw)

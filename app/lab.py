@@ -254,8 +254,8 @@ class Lab(pn.viewable.Viewer):
         self.controls.collapsed = present
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
-        # The permalink's two hidden inputs (app/permalink_view.py) end the page.
-        hidden = [self.link.writer, self.link.reader]
+        # The permalink's address bar writer and the instant redraw's lever hook (no element shown) end the page.
+        hidden = [self.link.address, self.instant.hook]
         if present:
             # "Pin this scenario" beside "Jump to step", above the card: under it the longest cards (tour steps 8
             # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
@@ -305,7 +305,7 @@ class Lab(pn.viewable.Viewer):
         # Escape closes the drawer, as a sheet over the chart is expected to close.
         fixes.param.watch(lambda _: setattr(drawer, "collapsed", True), "escapes")
         return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
-                         self._embed_open, drawer, self.link, fixes,
+                         self._embed_open, drawer, self.link, self.instant.hook, fixes,
                          sizing_mode="stretch_both", css_classes=["embed"],
                          styles={"height": "100vh", "padding-bottom": f"{EMBED_DRAWER_HEADER}px",
                                  "box-sizing": "border-box"})

@@ -3,9 +3,9 @@
 Reading: the page's address comes through Panel's ``pn.state.location``; its raw
 query (every value of a repeated key kept) is decoded by
 :func:`core.permalink.from_query`, which leaves out what is invalid with a notice
-and applies the rest.  Writing: every change replaces the browser's history entry
-(``history.replaceState``), so dragging a slider does not add one entry per tick
-and the address bar is always a link to what is on screen (within
+and applies the rest.  Writing (:class:`AddressBar`, a Panel ``JSComponent``): every
+change replaces the browser's history entry (``history.replaceState``), so dragging
+a slider does not add one entry per tick and the address bar is always a link to what is on screen (within
 :data:`WRITE_INTERVAL_MS`: writes are spaced to stay under the browsers' cap on
 address rewrites, and the last state of a burst is always written).  (Writing through
 ``pn.state.location.search`` would push a new history entry per change: Panel
@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlencode
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
@@ -26,7 +27,6 @@ from core.paging import BLOCK_SIZE
 from core.permalink import config_for_link, from_query, to_query
 from core.units import parse_number
 
-from .session_end import release_when_session_ends
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
@@ -39,38 +39,61 @@ APP_KEYS = ("embed", "present", "tour", "tab", "engine", "band", "ladder", "mix"
 #: older state.  At most one write per interval (75 in 30 s), and always one for the last state of a burst.
 WRITE_INTERVAL_MS = 400
 
-WRITE_JS = """
-const lab = window._labLink || (window._labLink = {query: null, timer: null, restoring: false, last: 0});
-lab.query = source.value;
-const write = () => {
-  lab.timer = null;
-  const query = lab.query;
-  if (!query) { return; }
-  const pins = (q) => new URLSearchParams(q).get("pins");
-  try {
-    if (pins(query) !== pins(window.location.search) && !lab.restoring) {
-      window.history.pushState(null, "", query);
-    } else if (query !== window.location.search) {
-      window.history.replaceState(null, "", query);
+class AddressBar(JSComponent):
+    """The browser's address bar: ``query`` is written into it, and ``back`` says where Back or Forward went.
+
+    A change of pins adds a history entry (``history.pushState``), so the browser's Back restores the previous pin
+    set; every other change replaces the entry (``history.replaceState``).  Writes are spaced by
+    :data:`WRITE_INTERVAL_MS`, the last state of a burst always written.  No element of its own is shown.
+    """
+
+    query = param.String(default="", doc="The query string the address bar shows (``?key=value&…``); set by the "
+                                          "server, written by the browser.")
+    back = param.String(default="", doc="The query of the history entry the browser went Back or Forward to, "
+                                         "then ``#`` and a nonce (the same entry twice still tells); set by the "
+                                         "browser.")
+
+    _esm = """
+    const INTERVAL = WRITE_INTERVAL;
+    // One writer per page, whichever render of this component is current.
+    const lab = window._labLink || (window._labLink = {query: null, timer: null, restoring: false, last: 0,
+                                                       model: null});
+    function write() {
+      lab.timer = null;
+      const query = lab.query;
+      if (!query) { return; }
+      const pins = (q) => new URLSearchParams(q).get("pins");
+      try {
+        if (pins(query) !== pins(window.location.search) && !lab.restoring) {
+          window.history.pushState(null, "", query);
+        } else if (query !== window.location.search) {
+          window.history.replaceState(null, "", query);
+        }
+      } catch (error) {  // over the browser's cap after all: try again after the next interval
+        lab.timer = setTimeout(write, INTERVAL);
+        return;
+      }
+      lab.restoring = false;
+      lab.last = Date.now();
     }
-  } catch (error) {  // over the browser's cap after all: try again after the next interval
-    lab.timer = setTimeout(write, INTERVAL);
-    return;
-  }
-  lab.restoring = false;
-  lab.last = Date.now();
-};
-if (lab.timer === null) {
-  lab.timer = setTimeout(write, Math.max(0, lab.last + INTERVAL - Date.now()));
-}
-if (!window._labBack) {
-  window._labBack = true;
-  window.addEventListener("popstate", () => {
-    lab.restoring = true;
-    reader.value = window.location.search + "#" + Date.now();  // a nonce: the same entry twice still tells
-  });
-}
-""".replace("INTERVAL", str(WRITE_INTERVAL_MS))
+    export function render({ model }) {
+      lab.model = model;
+      model.on("query", () => {
+        lab.query = model.query;
+        if (lab.timer === null) {
+          lab.timer = setTimeout(write, Math.max(0, lab.last + INTERVAL - Date.now()));
+        }
+      });
+      if (!lab.listening) {
+        lab.listening = true;
+        window.addEventListener("popstate", () => {
+          lab.restoring = true;
+          lab.model.back = window.location.search + "#" + Date.now();
+        });
+      }
+      return document.createElement("span");
+    }
+    """.replace("WRITE_INTERVAL", str(WRITE_INTERVAL_MS))
 
 
 def _first(query: dict, key: str) -> str | None:
@@ -184,14 +207,9 @@ class PermalinkView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        # The value is the query string; a browser-side callback swaps it into the
-        # address bar without a reload and without a new history entry.
-        self.writer = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink"])
-        # A change of pins adds a history entry, so the browser's Back restores the previous pin set (the
-        # reader hands the entry's query back to the server); everything else replaces the entry.
-        self.reader = pn.widgets.TextInput(value="", visible=False, css_classes=["permalink-back"])
-        release_when_session_ends(self.writer.jscallback(args={"reader": self.reader}, value=WRITE_JS))
-        self.reader.param.watch(self._back, "value")
+        # The address bar (a browser-side writer: no element shown, no room taken).
+        self.address = AddressBar(width=0, height=0, margin=0, css_classes=["permalink"])
+        self.address.param.watch(self._back, "back")
         self.notice = pn.pane.HTML(
             "", visible=False, sizing_mode="stretch_width", css_classes=["link-notice"],
             styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
@@ -213,7 +231,7 @@ class PermalinkView(pn.viewable.Viewer):
         self.notice.visible = bool(text)
 
     def __panel__(self):
-        return pn.Column(self.writer, self.reader, visible=False)
+        return self.address
 
     def _back(self, event) -> None:
         """The browser went Back (or Forward) to an entry: restore that entry's pins."""
@@ -229,7 +247,7 @@ class PermalinkView(pn.viewable.Viewer):
         """Point the address bar at the levers, the pins, the session's own GPU, the tab, present mode, the
         tour's step, the expected step's engine preset and the expected point, the Ladder tab's rungs and the
         serving tabs' request mix and block."""
-        self.writer.value = "?" + urlencode(self.query())
+        self.address.query = "?" + urlencode(self.query())
 
     def query(self) -> dict[str, str]:
         """The permalink's query parameters for what is on screen."""

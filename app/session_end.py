@@ -1,23 +1,19 @@
-"""What a served session lets go of when it ends: two workarounds for Panel bugs that lose memory.
+"""What a served session lets go of when it ends: a workaround for a Panel bug that loses memory.
 
-Two of Panel's process-wide registries outlive a session unless told, and each kept every closed session
-whole (its ``Lab``, views and Bokeh models: ~2 MB per closed session in the 200-session soak;
-``tests/unit/test_session_end.py`` ends sessions as Bokeh's server does and checks that nothing is left).  Both are
-upstream bugs, checked on the versions in :data:`CHECKED_ON` (a test fails when the installed ones differ, so an
-upgrade re-checks whether each workaround is still needed; holoviz/panel#8605, another ``pn.state._views`` leak,
-is fixed in 1.9.4 and is not this one):
+The page's notification area (the connection notices, ``app/notifications.py``) outlives its session in one of
+Panel's process-wide registries unless told, and kept every closed session whole (its ``Lab``, views and Bokeh
+models: ~2 MB per closed session in the 200-session soak; ``tests/unit/test_session_end.py`` ends sessions as
+Bokeh's server does and checks that nothing is left).  Panel's document teardown
+(``panel.io.document._destroy_document``) drops the document from ``pn.state``'s per-document tables *before* the
+session-end hooks run, so ``pn.state._destroy_session`` no longer finds the area and never removes its entry from
+``pn.state._views``; that entry holds the document, and the document's pending callbacks hold the session's
+components.  An upstream bug, checked on the versions in :data:`CHECKED_ON` (a test fails when the installed ones
+differ, so an upgrade re-checks whether the workaround is still needed; holoviz/panel#8605, another
+``pn.state._views`` leak, is fixed in 1.9.4 and is not this one).
 
-1. The page's notification area (the connection notices, ``app/notifications.py``).  Panel's document
-   teardown (``panel.io.document._destroy_document``) drops the document from ``pn.state``'s per-document
-   tables *before* the session-end hooks run, so ``pn.state._destroy_session`` no longer finds the area
-   and never removes its entry from ``pn.state._views``; that entry holds the document, and the document's
-   pending callbacks hold the session's components.
-2. Browser callbacks (``widget.jscallback(...)``, a :class:`panel.links.Callback`).  Panel keeps every one
-   in a process-wide ``weakref.WeakKeyDictionary`` keyed by its source widget (``Callback.registry``) and
-   drops the entry only when that widget is collected.  A callback whose ``args`` name the page's other
-   widgets or Bokeh models reaches its own source widget again through them (a Bokeh model's change
-   callbacks hold the Panel component that made it, and that holds the whole session), so the widget
-   never dies.
+The page registers no Panel browser callback (``widget.jscallback``): Panel keeps those in a process-wide registry
+keyed by the source widget, which a callback naming the page's other widgets kept alive, and with its session
+(the test checks that none is registered).
 
 And the garbage a closed session leaves is collected soon (:func:`collect_closed_sessions`), not when Python's
 raised GC thresholds next come round (:func:`collect_garbage_for_a_class`).
@@ -30,9 +26,8 @@ import os
 import time
 
 import panel as pn
-from panel.links import Callback
 
-#: The Panel and Bokeh releases on which the two leaks were reproduced and the workarounds checked.
+#: The Panel and Bokeh releases on which the leak was reproduced and the workaround checked.
 CHECKED_ON = {"panel": "1.9.4", "bokeh": "3.9.2"}
 
 
@@ -46,7 +41,7 @@ def _on_session_end(callback) -> bool:
 
 
 def release_notification_area() -> None:
-    """Workaround (Panel :data:`CHECKED_ON`, leak 1 above): take this session's notification area out of
+    """Workaround (Panel :data:`CHECKED_ON`, the leak above): take this session's notification area out of
     ``pn.state._views`` when the session ends.
 
     Calls the area's own teardown (``Renderable._server_destroy``, what ``pn.state._destroy_session`` means to
@@ -56,23 +51,6 @@ def release_notification_area() -> None:
     area = pn.state.notifications if pn.state.curdoc is not None else None
     if area is not None:
         _on_session_end(area._server_destroy)
-
-
-def release_when_session_ends(*callbacks: Callback) -> None:
-    """Workaround (Panel :data:`CHECKED_ON`, leak 2 above): unregister ``callbacks`` from Panel's registry when the
-    served session building them ends.
-
-    Args:
-        callbacks: what ``jscallback`` returned for this session's widgets.
-
-    Outside a server session (a notebook, ``Lab()`` in the tests) there is no end to wait for and nothing is
-    registered; the callbacks then live as long as their widgets would.
-    """
-    def unwatch(_session_context) -> None:
-        for callback in callbacks:
-            callback.unwatch()
-
-    _on_session_end(unwatch)
 
 
 #: The served process's cyclic-GC thresholds (generation-0 allocations, then collections of 0 and of 1).

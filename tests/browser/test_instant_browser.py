@@ -30,11 +30,14 @@ def held(page, lab_url):
     page.route_web_socket(re.compile(r".*/ws(\?.*)?$"), route)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
-    def open_and_hold(query: str = "", ready: str = "[data-readout=ridge]") -> None:
+    def open_and_hold(query: str = "", ready: str = "[data-readout=ridge]", first=None) -> None:
+        """``first``: what the page does, answered by the server, before its messages are held back."""
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(lab_url + query)
         page.locator(ready).wait_for()
+        if first is not None:
+            first()
         page.wait_for_timeout(300)
         gate["hold"] = True
         page.errors = errors
@@ -218,3 +221,32 @@ def test_the_legend_stays_whole_through_moves_and_follows_a_legend_change(page, 
     entries = page.evaluate(LEGEND_ENTRIES)
     assert all(ink > 0 for *_, ink in entries), entries
     assert errors == []
+
+
+# The batch slider's model that is shown (has a view).
+SLIDER_IDS_JS = ("Array.from(Bokeh.documents[0].all_models)"
+                 ".filter((m) => (m.css_classes || []).includes('instant-batch') && Bokeh.index.find_one(m) != null)"
+                 ".map((m) => m.id)")
+
+
+def test_the_browser_still_redraws_after_present_mode_rebuilt_the_levers(page, held):
+    """Present mode on and off lays the page out again: the levers' browser-side models are new ones, and the
+    instant redraw's hook (app/instant_levers.js) finds them."""
+    ids = {}
+
+    def present_on_and_off():
+        ids["before"] = page.evaluate(SLIDER_IDS_JS)
+        page.locator(".present-toggle button").click()
+        page.locator(".present-toggle button", has_text="Leave present mode").wait_for()
+        page.locator(".present-toggle button").click()
+        page.locator(".present-toggle button", has_text="Present mode (projector)").wait_for()
+        page.wait_for_timeout(500)
+
+    held("?model=llama-3-8b", first=present_on_and_off)
+    before, after = ids["before"], page.evaluate(SLIDER_IDS_JS)
+    assert len(after) == 1 and after != before  # the layout's models were made again
+    press(page, ".batch", "ArrowRight", 3)  # stops 1, 2, 3, 4
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('workload').data.batch[0] === 4", timeout=3000)
+    r = Scenario(model="llama-3-8b", batch=4).evaluate()
+    assert data(page, "workload", "x") == [pytest.approx(r.arithmetic_intensity_weights, rel=1e-12)]
+    assert page.errors == []

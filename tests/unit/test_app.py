@@ -199,10 +199,10 @@ def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_
     assert lab.scenario.gpu == "custom-sparse-ish-h100"
     assert round(lab.result.ridge_point) == 591
     assert "2:4-sparsity headline" in lab.byo.gpu_report.object
-    assert "custom-gpu=" in lab.link.writer.value
+    assert "custom-gpu=" in lab.link.address.query
     from urllib.parse import parse_qsl
 
-    again = Lab(query=dict(parse_qsl(lab.link.writer.value[1:])))
+    again = Lab(query=dict(parse_qsl(lab.link.address.query[1:])))
     assert again.scenario.gpu == "custom-sparse-ish-h100" and round(again.result.ridge_point) == 591
 
 

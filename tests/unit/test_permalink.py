@@ -83,7 +83,7 @@ def test_going_back_keeps_the_pins_of_the_sessions_own_models():
                                                     model_id="config-mine", name="mine"))
     records = [{"name": "mine at B = 4", "model": model.id, "batch": "4"}, {"name": "other", "batch": "8"}]
     view = PermalinkView(state=state)
-    view.reader.value = "?" + "pins=" + json.dumps(records) + "#1"
+    view.address.back = "?" + "pins=" + json.dumps(records) + "#1"
     assert [(p.name, p.levers["model"], p.levers["batch"]) for p in state.pins] == [
         ("mine at B = 4", "config-mine", 4), ("other", "llama-3-70b", 8)]
 
