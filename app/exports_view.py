@@ -13,7 +13,7 @@ from functools import partial
 
 import panel as pn
 from bokeh.models import Button as BkButton
-from bokeh.models import CustomJS
+from bokeh.models import CustomJS, InlineStyleSheet
 
 from core.export import ladder_csv, pins_csv, to_json
 
@@ -57,6 +57,13 @@ if (navigator.clipboard && window.isSecureContext) {
 """
 
 
+#: A Bokeh button drawn as Panel 1.9's default buttons beside it are (its own look is white with a grey border).
+PANEL_BUTTON_LOOK = """
+.bk-btn-default { background-color: #f3f3f3; color: #1a1d21; border: 1px solid transparent; }
+.bk-btn-default:hover { background-color: #e6e6e6; }
+"""
+
+
 def share_buttons() -> pn.Row:
     """"Copy link" (the page's address: every lever, the pins, the tab) and "Copy embed code" (an iframe of
     ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step).
@@ -67,7 +74,8 @@ def share_buttons() -> pn.Row:
     """
     row = []
     for kind, label, width in (("link", "Copy link to this scenario", 230), ("embed", "Copy embed code (iframe)", 220)):
-        button = BkButton(label=label, width=width, css_classes=[f"copy-{kind}"])
+        button = BkButton(label=label, width=width, css_classes=[f"copy-{kind}"], margin=(5, 10),
+                          stylesheets=[InlineStyleSheet(css=PANEL_BUTTON_LOOK)])
         button.js_on_event("button_click", CustomJS(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind))))
         row.append(pn.pane.Bokeh(button))
     return pn.Row(*row)
