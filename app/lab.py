@@ -314,9 +314,10 @@ class Lab(pn.viewable.Viewer):
     def _open(self, name: str) -> None:
         """Build a tab's view the first time it opens (most sessions look at the roofline only).
 
-        Served, the build waits its turn of the event loop (:func:`app.turns.take_turn`): a class opening one tab
-        together builds one view per turn, and the other students' moves are answered between two; the tab shows
-        Panel's busy spinner meanwhile.  Without a server (a notebook, the unit tests) it is built at once.
+        Served, the build waits its turn of the event loop (:func:`app.turns.take_turn`), twice: the view is made
+        in one turn and put in the page in a later one.  A class opening one tab together takes one piece per
+        turn, and the other students' moves are answered between two; the tab shows Panel's busy spinner
+        meanwhile.  Without a server (a notebook, the unit tests) it is built at once.
         """
         if name in self._tab_views or name in self._opening:
             return
@@ -333,11 +334,22 @@ class Lab(pn.viewable.Viewer):
         self._opening.add(name)
         self.tabs.loading = True
 
+        # Two pieces, each its own turn: the view's objects (Python: the figures, the watchers), then its place
+        # in the page (Panel making its Bokeh models, Bokeh taking them into the document and sending them).
         def build() -> None:
+            try:
+                view = self._build_view(name)
+            except Exception:
+                self._opening.discard(name)
+                self.tabs.loading = bool(self._opening)
+                raise
+            take_turn(doc, lambda: show(view))
+
+        def show(view: pn.viewable.Viewable) -> None:
             self._opening.discard(name)
             try:
                 if name not in self._tab_views:
-                    self._show_in_tab(name, self._build_view(name))
+                    self._show_in_tab(name, view)
             finally:
                 self.tabs.loading = bool(self._opening)
 

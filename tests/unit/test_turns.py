@@ -7,9 +7,11 @@ import threading
 import time
 
 import pytest
+from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
 from app import turns
+from app.state import TABS
 
 
 class FakeDoc:
@@ -98,3 +100,39 @@ def _fresh_queue():
     yield
     turns._queue.clear()
     turns._state.update(running=False, turn=0)
+
+
+def test_a_served_tabs_first_build_is_two_turns_made_then_placed(served_application, monkeypatch):
+    """Served, opening Hardware queues the view's making; that queues its placing in the page: neither piece
+    runs in the event that opened the tab, and the tab shows Panel's spinner until the second has run."""
+    import gc
+
+    from panel.io.session import generate_session
+
+    from app import lab as lab_module
+    from app.lab import Lab
+
+    queued = []
+    monkeypatch.setattr(lab_module, "take_turn", lambda doc, work: queued.append((doc, work)))
+    before = {id(o) for o in gc.get_objects() if isinstance(o, Lab)}
+    doc = generate_session(served_application).document
+    (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
+    with set_curdoc(doc):
+        lab.state.tab = "Hardware"
+        assert len(queued) == 1 and lab.hardware is None and lab.tabs.loading  # nothing built in the click's event
+        queued.pop(0)[1]()
+        assert lab.hardware is not None and "Hardware" not in lab._tab_views  # made, not yet in the page
+        assert len(queued) == 1 and lab.tabs.loading and placeholder(lab.tabs[TABS.index("Hardware")])
+        queued.pop(0)[1]()
+    assert lab._tab_views["Hardware"] is lab.hardware and not lab.tabs.loading
+    assert not placeholder(lab.tabs[TABS.index("Hardware")])
+    assert queued == []
+
+
+def placeholder(tab) -> bool:
+    """Whether a tab holds what it shows until it is first opened (app/style.py tab_placeholder)."""
+    import panel as pn
+    from bokeh.models import Spacer
+
+    return isinstance(tab, pn.pane.Bokeh) and isinstance(tab.object, Spacer)
+
