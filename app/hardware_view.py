@@ -20,6 +20,7 @@ module only draws.  Usable standalone: ``HardwareView(gpu="h100-sxm")``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 import numpy as np
@@ -228,6 +229,9 @@ class HardwareView(pn.viewable.Viewer):
     def __init__(self, **params):
         self._custom_gpus: dict = {}
         self._built_heights: dict[str, int] = {}
+        #: When set, the first section shown is not built with the view's layout: this is handed the piece of work
+        #: that builds it (the lab puts it in a later turn of the shared event loop: app/turns.py).
+        self.section_later: Callable[[Callable[[], None]], None] | None = None
         super().__init__(**params)
         self.tour_index: int | None = None
         self._tour_finished = False  # the last step's "Finish" was pressed
@@ -553,7 +557,10 @@ class HardwareView(pn.viewable.Viewer):
         if not hasattr(self, "_panel"):
             self._panel = self._layout()
             self._present_controls(self._panel)
-            self._show_section(self.section)
+            if self.section_later is None:
+                self._show_section(self.section)
+            else:
+                self.section_later(lambda: self._show_section(self.section))
         return self._panel
 
     def _show_section(self, name: str) -> None:

@@ -102,9 +102,9 @@ def _fresh_queue():
     turns._state.update(running=False, turn=0)
 
 
-def test_a_served_tabs_first_build_is_two_turns_made_then_placed(served_application, monkeypatch):
-    """Served, opening Hardware queues the view's making; that queues its placing in the page: neither piece
-    runs in the event that opened the tab, and the tab shows Panel's spinner until the second has run."""
+def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application, monkeypatch):
+    """Served, opening Hardware queues the view's making; that queues its placing in the page, and that its front
+    section's: no piece runs in the event that opened the tab, and the tab shows Panel's spinner until the last."""
     import gc
 
     from panel.io.session import generate_session
@@ -124,8 +124,12 @@ def test_a_served_tabs_first_build_is_two_turns_made_then_placed(served_applicat
         assert lab.hardware is not None and "Hardware" not in lab._tab_views  # made, not yet in the page
         assert len(queued) == 1 and lab.tabs.loading and placeholder(lab.tabs[TABS.index("Hardware")])
         queued.pop(0)[1]()
-    assert lab._tab_views["Hardware"] is lab.hardware and not lab.tabs.loading
-    assert not placeholder(lab.tabs[TABS.index("Hardware")])
+        # In the page, its front section (the Kernel atlas: its chart and levers) not yet: a third piece.
+        assert lab._tab_views["Hardware"] is lab.hardware and not placeholder(lab.tabs[TABS.index("Hardware")])
+        assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
+        queued.pop(0)[1]()
+    assert not placeholder(lab.hardware.tabs[0]) and lab.hardware.atlas_fig in lab.hardware.figures()
+    assert not lab.tabs.loading and queued == []
     assert queued == []
 
 
