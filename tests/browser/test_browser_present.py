@@ -337,6 +337,29 @@ def test_the_legend_and_the_expected_points_switch_stay_above_the_fold_through_t
     assert page.errors == []
 
 
+def test_the_ladders_table_starts_above_the_fold_and_the_bar_names_its_scenario_at_the_last_step(page, lab_url):
+    """Issue 30, tour step 25 at 1280×720: the Ladder tab's table began at 700 px (under the chart and the article's
+    paragraph), and the memory bar beside the card that quotes the climb (681 fit, B = 256) showed the lab's own
+    scenario (9 fit) without saying so."""
+    _open(page, f"{lab_url}?present=true&tour=25", PROJECTOR, wait="[data-step='25']")
+    page.locator("table.ladder tr[data-rung='start']").wait_for(timeout=10_000)
+    page.wait_for_timeout(500)
+    head = page.locator("table.ladder tr").first.bounding_box()
+    start = page.locator("table.ladder tr[data-rung='start']").bounding_box()
+    assert start["y"] + start["height"] <= PROJECTOR["height"], (head, start)  # its head and first row show
+    assert head["y"] < start["y"]
+    paragraph = page.locator("[data-readout=ladder]").bounding_box()
+    assert paragraph["y"] + paragraph["height"] <= head["y"] + 1  # the article's words still above it
+    scope = page.locator("[data-readout=memory-scope]")
+    assert scope.inner_text() == "The lab's scenario at B = 1, before the ladder's rungs"
+    box = scope.bounding_box()
+    assert box["y"] + box["height"] <= page.locator("[data-readout=memory]").bounding_box()["y"] + 1  # above it
+    card = page.locator("[data-step='25']").bounding_box()
+    assert card["y"] + card["height"] <= PROJECTOR["height"]
+    assert "681 fit" in page.locator("[data-step='25']").inner_text()
+    assert page.errors == []
+
+
 def test_a_strip_of_the_steps_numbers_shows_above_the_chart_on_a_projector(page, lab_url):
     """Issue 30: in present mode a strip of the 4-5 numbers the step talks about, large, beside the chart: the
     digits the caption prints (core's TourStep.strip), one row in the header above the tabs, none cut or
