@@ -56,6 +56,9 @@ from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 #: The tab that shows the chart (app/state.py's TABS).
 CHART_TAB = "Roofline"
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
+#: The legend's padding (px), by present mode: its border is not drawn, so the padding is blank; in present mode
+#: 5 px each side gives its rows 10 px of the fold (the five-line title of tour step 18 left its last row 4 px above).
+LEGEND_PADDING = {False: 10, True: 5}
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roofs are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
@@ -284,6 +287,7 @@ class RooflineView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
         self.figure.height = PRESENT_HEIGHT if present else self.height
+        self.legend.padding = LEGEND_PADDING[present]
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
 

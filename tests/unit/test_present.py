@@ -188,12 +188,13 @@ def test_the_expected_points_switch_is_a_row_of_the_tour_above_the_card_on_a_pro
 def test_present_legend_glyph_boxes_read_as_shapes_without_growing_the_rows_past_the_fold():
     """Issue 30: the roofline legend's glyph box grew 20 → 33 px with its text (18 / 11), a row 33 px tall, and at
     tour step 18 (five title lines) its last row ended at 736 px of 720; 28 px keeps the star a star (BokehJS draws
-    it at 0.4 × the box: 11.2 px ≥ 0.6 × 18) and the rows 5 px shorter."""
+    it at 0.4 × the box: 11.2 px ≥ 0.6 × 18) and the rows 5 px shorter, and its padding (blank) is 5 px, not 10."""
     from app.present import LEGEND_GLYPH_PX
 
     lab = Lab(query={"present": "true", "tour": "18"})
     legend = lab.roofline.legend
     assert (legend.glyph_width, legend.glyph_height) == (LEGEND_GLYPH_PX, LEGEND_GLYPH_PX) == (28, 28)
     assert 0.4 * LEGEND_GLYPH_PX >= 0.6 * PRESENT_TEXT_PX
+    assert legend.padding == 5 and legend.border_line_alpha == 0  # blank room, halved on a projector
     lab.state.present = False
-    assert (legend.glyph_width, legend.glyph_height) == (20, 20)
+    assert (legend.glyph_width, legend.glyph_height, legend.padding) == (20, 20, 10)
