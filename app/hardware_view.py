@@ -54,7 +54,7 @@ from core.kernels import (
 )
 from core.overhead import FIXES, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
 from core.roofline import attainable_flop_per_s
-from core.units import TFLOP, MiB, fmt_sig
+from core.units import TFLOP, MiB, fmt_bandwidth, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
@@ -774,7 +774,7 @@ class HardwareView(pn.viewable.Viewer):
         self.levels.data = {"x": [1.0] * len(levels), "y": [bw / 1e12 for _, bw, _ in levels],
                             "level": [n for n, _, _ in levels], "color": [colors[n] for n, _, _ in levels]}
         # Each roof's name and bandwidth in the legend, in the roofs' order (fastest first).
-        names = [f"{n} {bw / 1e12:,.1f} TB/s" for n, bw, _ in levels]
+        names = [f"{n} {fmt_bandwidth(bw)}" for n, bw, _ in levels]  # as the tour's captions print them
         for i, item in enumerate(self.level_legend.items):
             item.update(label=value(names[i] if i < len(names) else ""), visible=i < len(names))  # a text, not a column
         sram = sram_bytes(gpu)

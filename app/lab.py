@@ -79,6 +79,17 @@ TAB_STYLESHEETS = (".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }"
 WRAP = {"flex-wrap": "wrap"}
 #: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
 HEADER_STYLES = {**WRAP, "align-items": "center"}
+#: The expected point's switch, by present mode (on, off): on a projector one line of 18 px in the side column's
+#: 440 px (the full label took two lines there).
+BAND_LABELS = {False: "Show the expected point (the engine preset) with its spread",
+               True: "Show the expected point with its spread"}
+#: In present mode the switch is the tour's row after "Jump to step" and the pin button: a row of its own (the
+#: tour's controls are a flex box), above the card.
+BAND_ROW = {"flex": "1 1 100%"}
+#: Its margins (px), by present mode: between "Jump to step" and the card it needs none above or below.
+BAND_MARGINS = {False: (5, 10), True: (0, 10)}
+#: The memory bar's margins (px), by present mode: under the views, or at the top of the side column.
+MEMORY_BAR_MARGINS = {False: (24, 10, 5, 10), True: (4, 10, 5, 10)}
 
 
 class Lab(pn.viewable.Viewer):
@@ -187,7 +198,7 @@ class Lab(pn.viewable.Viewer):
                                 stylesheets=[CARD_HEADER_CSS])
         # Only on the Roofline tab (present mode puts it beside the chart, where every tab shows)
         self.band = band = pn.widgets.Checkbox.from_param(
-            self.state.param.band, label="Show the expected point (the engine preset) with its spread",
+            self.state.param.band, label=BAND_LABELS[False],
             css_classes=["band"], visible=self.state.param.tab.rx() == "Roofline")
         self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
                                                            width=230, css_classes=["present-toggle"])
@@ -245,7 +256,13 @@ class Lab(pn.viewable.Viewer):
         # The folded Levers card's header at 18 px too (on the Hardware tab it shows at the fold).
         self.controls.styles = {"flex": "0 1 320px", **controls}
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
-        self.band.styles = controls
+        # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card.
+        self.band.styles = {**controls, **(BAND_ROW if present else {})}
+        self.band.label = BAND_LABELS[present]
+        self.band.margin = BAND_MARGINS[present]
+        # In present mode the memory bar heads the side column, level with the tabs: no gap above it (24 px under
+        # the views, where it ends the page), which leaves the switch's row room above the longest cards.
+        self.memory_view.bar.margin = MEMORY_BAR_MARGINS[present]
         self.memory_view.suggest.styles = controls
         self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
         self.tabs.stylesheets = [*TAB_STYLESHEETS, *([PRESENT_TABS_CSS] if present else [])]
@@ -259,13 +276,13 @@ class Lab(pn.viewable.Viewer):
         if present:
             # "Pin this scenario" beside "Jump to step", above the card: under it the longest cards (tour steps 8
             # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
+            # The expected point's switch too, on a row of its own under them, above the card: below the chart's
+            # legend it sat at the fold of a 720-px screen, and under the card too at tour steps 1 and 7 (723-775 px).
             self.pin_row.objects = [self.pins.message]
-            self.tour.beside_jump(self.pins.pin_button)
+            self.tour.beside_jump(self.pins.pin_button, self.band)
             self.views.objects = [self.tabs]
-            # The expected point's switch beside the chart, under the pin button: below the chart's legend it sat
-            # at the fold of a 720-px screen.
             self._tab_views["Roofline"].objects = [self.roofline]
-            side = pn.Column(self.memory_view, self.tour, self.pin_row, self.band, max_width=460,
+            side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460,
                              sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
@@ -275,7 +292,7 @@ class Lab(pn.viewable.Viewer):
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
-            self.tour.beside_jump(None)
+            self.tour.beside_jump()
             self.pin_row.objects = [self.pins.pin_button, self.pins.message]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
             self.views.objects = [self.tabs, self.pin_row]

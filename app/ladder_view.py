@@ -41,6 +41,9 @@ PULLS = {"B": "raises B", "p": "lowers p", "k": "raises k", "capacity": "relieve
          "traffic": "removes traffic", "pools": "splits the pools"}
 TITLES = {r.id: r.title for r in RUNGS}
 CHART_HEIGHT = 360
+#: The chart's height in present mode (px): at 360 the rows' table began at 700 px of a 720-px projector at tour
+#: step 25 (the chart, then the article's paragraph at 18 px); at this height its head and first rows show.
+PRESENT_CHART_HEIGHT = 260
 #: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
 #: one before it did.
 NEAR = 0.02
@@ -300,6 +303,7 @@ class LadderView(pn.viewable.Viewer):
     def _on_present(self) -> None:
         present = self.state.present
         present_figure(self.figure, present)
+        self.figure.height = PRESENT_CHART_HEIGHT if present else CHART_HEIGHT
         self.table.css_classes = ["present"] if present else []
         # The rungs' buttons, the order box and its reset: the controls the ladder steps talk about, at 18 px.
         for widget in (self.rungs, self.order, self.reset):

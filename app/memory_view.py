@@ -48,10 +48,11 @@ class MemoryView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(self.bar, self.suggest, self.note, sizing_mode="stretch_width")
 
-    @param.depends("state.result", "state.present", watch=True)
+    @param.depends("state.result", "state.present", "state.tab", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
-        self.bar.object = memory_html(r, approximate=r.model.approximate_note())
+        self.bar.object = memory_html(r, approximate=r.model.approximate_note(),
+                                      scope=ladder_scope(r) if self.state.tab == LADDER_TAB else "")
         self.note.object = capacity_note(r)
         target = suggestion(r)
         self.suggest.visible = target is not None
@@ -79,17 +80,29 @@ def suggestion(r: ScenarioResult) -> tuple[int, int] | None:
 
 
 
+#: The tab whose numbers are not the bar's scenario: its rows climb article 004's rungs from it.
+LADDER_TAB = "Ladder"
+
+
+def ladder_scope(r: ScenarioResult) -> str:
+    """What the bar shows beside the Ladder tab: the lab's scenario, not the climb its table and the tour's ladder
+    steps talk of (at tour step 25: 681 sequences fit and B = 256 after the rungs, 9 and B = 1 on the bar)."""
+    return f"The lab's scenario at B = {r.batch:,}, before the ladder's rungs"
+
+
 def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     """``(name, colour, GiB)`` for each stacked part of the bar."""
     sizes = (r.weight_bytes_held, r.kv_bytes, r.reserve_bytes)  # what memory holds, not what a step reads
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 
-def memory_html(r: ScenarioResult, approximate: str = "") -> str:
+def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> str:
     """The bar as HTML: segments scaled to max(capacity, use) and a capacity marker.
 
     ``approximate``: the model's note when its config has keys the lab did not model
     (:meth:`core.models.ModelSpec.approximate_note`): the verdict then says "≈" and the note follows it.
+    ``scope``: which scenario the bar shows, said above it where the page beside it shows another
+    (:func:`ladder_scope`).
     """
     cap = r.capacity_bytes / GiB
     used = r.memory_used_bytes / GiB
@@ -114,7 +127,8 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
                + (f", EP = {r.ep:,}" if r.ep > 1 else "") + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
-        f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
+        (f'<div class="mem-scope" data-readout="memory-scope">{escape(scope)}</div>' if scope else "")
+        + f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         + (f'<div class="warn approx" data-readout="memory-approximate">{escape(approximate)}</div>'

@@ -47,9 +47,12 @@ MIN_FRAME_SHARE = 0.4
 #: Line widths and marker sizes are multiplied by these in present mode.
 LINE_SCALE = 1.6
 MARKER_SCALE = 1.35
-#: Legend glyph boxes (``glyph_width``, ``glyph_height``) grow with the legend's text: by present mode's text size
-#: over the built one (18 / 11 for the roofline's legend).  BokehJS draws a marker in its legend at 0.4 × the box,
-#: so the 20-px default box gives an 8-px star beside 18-px text: a blob from the back of the room.
+#: Legend glyph boxes (``glyph_width``, ``glyph_height``) grow with the legend's text in present mode, to at least
+#: this (px).  BokehJS draws a marker in its legend at 0.4 × the box, so the 20-px default box gives an 8-px star
+#: beside 18-px text: a blob from the back of the room; it reads as a star at about 0.6 × the text (0.4 × 28 =
+#: 11.2 px ≥ 0.6 × 18).  No more than that: the box is a legend row's height, and at 18 / 11 × 20 = 33 px the
+#: roofline's four rows under a five-line title (tour steps 18 and 19: TP = 2 and 8) ended below a 720-px fold.
+LEGEND_GLYPH_PX = 28
 LEGEND_GLYPH_PROPS = ("glyph_width", "glyph_height")
 
 _TEXT_PROPS = {
@@ -240,7 +243,7 @@ def present_figure(fig, on: bool) -> None:
         keep.args = {"fig": fig, "me": keep}
         fig.js_on_change("inner_height", keep)
         keep.js_on_change("tags", keep)
-        saved = {"present": False, "values": {}, "scale": {}, "keep": keep, "height": fig.height}
+        saved = {"present": False, "values": {}, "keep": keep, "height": fig.height}
         fig._present_saved = saved  # Python-side only: never sent to the browser
     # Models added since the last switch (a chart's marks layer, made with its first pin) are remembered too.
     seen = len(saved["values"])
@@ -250,11 +253,8 @@ def present_figure(fig, on: bool) -> None:
                 for prop in props:
                     saved["values"].setdefault((model.id, prop), getattr(model, prop))
     for legend in _own(fig, Legend):
-        scale = max(1.0, PRESENT_TEXT_PX / (_px(legend.label_text_font_size) or PRESENT_TEXT_PX))
         for prop in LEGEND_GLYPH_PROPS:
-            if (legend.id, prop) not in saved["values"]:
-                saved["values"][(legend.id, prop)] = getattr(legend, prop)
-                saved["scale"][(legend.id, prop)] = scale
+            saved["values"].setdefault((legend.id, prop), getattr(legend, prop))
     for r in _own(fig, GlyphRenderer):
         for prop in ("line_width", "size"):
             if prop in r.glyph.properties():
@@ -268,12 +268,12 @@ def present_figure(fig, on: bool) -> None:
         model = by_id.get(model_id)
         if model is None:
             continue
-        setattr(model, prop, _present_value(prop, built, saved["scale"].get((model_id, prop))) if on else built)
+        setattr(model, prop, _present_value(prop, built) if on else built)
 
 
-def _present_value(prop: str, built, scale: float | None = None):
-    if scale is not None:  # a legend's glyph box: with its text
-        return round(built * scale)
+def _present_value(prop: str, built):
+    if prop in LEGEND_GLYPH_PROPS:  # a legend's glyph box: with its text
+        return max(built, LEGEND_GLYPH_PX)
     if prop.endswith("font_size"):
         px = _px(built)
         return built if px is not None and px >= PRESENT_TEXT_PX else f"{PRESENT_TEXT_PX}px"

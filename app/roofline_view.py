@@ -45,7 +45,7 @@ from core.expected import engine_label
 from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.spread import expected_point
-from core.units import TFLOP, fmt_sig
+from core.units import GB, TFLOP, fmt_sig
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -56,6 +56,9 @@ from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 #: The tab that shows the chart (app/state.py's TABS).
 CHART_TAB = "Roofline"
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
+#: The legend's padding (px), by present mode: its border is not drawn, so the padding is blank; in present mode
+#: 5 px each side gives its rows 10 px of the fold (the five-line title of tour step 18 left its last row 4 px above).
+LEGEND_PADDING = {False: 10, True: 5}
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roofs are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
@@ -284,6 +287,7 @@ class RooflineView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
         self.figure.height = PRESENT_HEIGHT if present else self.height
+        self.legend.padding = LEGEND_PADDING[present]
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
 
@@ -793,10 +797,20 @@ class RooflineView(pn.viewable.Viewer):
             f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
+            + (f"\n{attention_line(r)}" if r.phase == "prefill" else "")
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
             # With replicas, the "of N" is one replica's GPUs, said on its own line (the readout counts them all).
             + (f"\n{communication_lines(r)}" if r.communication_intensity is not None else "")
         )
+
+
+def attention_line(r) -> str:
+    """The chart title's line under a prefill's intensity counting KV reads: why it lies right of the weights' one
+    (issue 30, tour step 12: 2,028 beside 2,000) — the causal attention's FLOP are counted too, as core's step
+    counts them (``flop / (weight + kv)``); its four terms, in TFLOP and GB, multiply out to the I above."""
+    return (f"it counts attention FLOP too: ({fmt_sig(r.flop_per_step_weights / TFLOP)} + "
+            f"{fmt_sig(r.attention_flop_per_step / TFLOP)}) TFLOP / ({fmt_sig(r.weight_bytes_read / GB)} + "
+            f"{fmt_sig(r.kv_traffic_bytes / GB)}) GB")
 
 
 def communication_lines(r) -> str:

@@ -117,17 +117,19 @@ class TourView(pn.viewable.Viewer):
                                             align_items="center", sizing_mode="stretch_width", css_classes=["tour"])
         self._on_present()
 
-    def beside_jump(self, widget) -> None:
-        """Show ``widget`` in the tour's row right after "Jump to step" (present mode's pin button, above the card
-        rather than under it), or, with None, take back the one placed there."""
-        placed = getattr(self, "_beside", None)
-        if placed is widget:
+    def beside_jump(self, *widgets) -> None:
+        """Show ``widgets`` in the tour's row right after "Jump to step", in order (present mode's pin button and the
+        expected point's switch, above the card rather than under it), or, with none, take back those placed there."""
+        placed = getattr(self, "_beside", ())
+        if list(placed) == list(widgets):
             return
-        if placed is not None and placed in self.bar.objects:
-            self.bar.remove(placed)
-        self._beside = widget
-        if widget is not None:
-            self.bar.insert(self.bar.objects.index(self.jump) + 1, widget)
+        for widget in placed:
+            if widget in self.bar.objects:
+                self.bar.remove(widget)
+        self._beside = widgets
+        at = self.bar.objects.index(self.jump) + 1
+        for widget in reversed(widgets):
+            self.bar.insert(at, widget)
 
     def _running_parts(self) -> None:
         """Make the card and the "Leave" and "Resume" buttons, once: when a tour first starts."""

@@ -19,6 +19,7 @@ from .generations import GENERATIONS, GHOLAMI_RATES_PER_2Y, bound_by_generation,
 from .hardware import get_accelerator
 from .kernels import ELEMENTWISE, decode_attention, decode_matvec, flash_attention, fuse, gemm, naive_attention
 from .overhead import kernels_per_step, three_ceilings
+from .units import fmt_bandwidth
 from .waves import TILES, gemm_quantisation, padded, sm_count_for_waves, waves
 
 #: Every lever of the hardware view a tour step sets (names are the view's params).
@@ -90,9 +91,12 @@ def hardware_values(lv: dict) -> dict:
     sparse = gpu.sparse_flop_per_s.get("bf16")
     levels = {name: bw for name, bw, _ in gpu.memory_levels()}
     return {
-        "gpu": gpu.name, "peak_tf": peak / 1e12, "bw_tb": gpu.hbm_bandwidth / 1e12, "ridge": gpu.ridge_point(),
+        # Bandwidths as the Hierarchy chart's legend prints them (one formatter, the same digits: issue 30 saw "HBM
+        # 2.0 TB/s" in the legend beside "2.04 TB/s" here).
+        "gpu": gpu.name, "peak_tf": peak / 1e12, "bw": fmt_bandwidth(gpu.hbm_bandwidth), "ridge": gpu.ridge_point(),
         "sms": sms, "sram_kib": sram / 1024,
-        "sram_tb": levels.get("SRAM", float("nan")) / 1e12, "l2_tb": levels.get("L2", float("nan")) / 1e12,
+        "sram_bw": fmt_bandwidth(levels.get("SRAM", float("nan"))),
+        "l2_bw": fmt_bandwidth(levels.get("L2", float("nan"))),
         "gemm_i": g.intensity, "gemm_bound": g.bound(gpu), "m": lv["gemm_m"], "k": lv["gemm_k"], "n": lv["gemm_n"],
         "batch": lv["batch"], "matvec_i": mv.intensity, "matvec_pct": 100 * mv.attainable_flop_per_s(gpu) / peak,
         "ln_i": ln.intensity, "add_i": add.intensity,
@@ -128,7 +132,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "1 · The ridge point: {ridge:.0f} FLOP per byte",
         "article 000, TL;DR and The definition and the ridge point",
         {"section": "Kernel atlas"},
-        "{gpu}: {peak_tf:.1f} TFLOP/s of dense BF16 over {bw_tb:.2f} TB/s of HBM. The two roofs meet at "
+        "{gpu}: {peak_tf:.1f} TFLOP/s of dense BF16 over {bw} of HBM. The two roofs meet at "
         "{ridge:.0f} FLOP/byte: a kernel must do {ridge:.0f} FLOPs for every byte it moves or the tensor cores wait. "
         "Every dot on this chart is one kernel; the ones left of the red line are bandwidth-limited.",
     ),
@@ -216,7 +220,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "12 · The hierarchy: which level the traffic hits",
         "article 000, The cache hierarchy is missing from the model",
         {"section": "Hierarchy", "gpu": "a100-80gb"},
-        "{gpu}: shared memory (all SMs) {sram_tb:.1f} TB/s, L2 {l2_tb:.1f} TB/s, HBM {bw_tb:.2f} TB/s, three "
+        "{gpu}: shared memory (all SMs) {sram_bw}, L2 {l2_bw}, HBM {bw}, three "
         "slopes on one chart. The naive attention point moves its N×N scores through HBM; FlashAttention keeps them "
         "in SRAM and sends only Θ(N²d²/M) bytes to HBM. A single-level roofline cannot draw this.",
     ),

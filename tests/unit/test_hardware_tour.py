@@ -30,7 +30,7 @@ def test_every_step_renders_and_sets_every_lever():
     (8, ["64 kernels", "memory-bound"]),
     (9, ["N = 384"]),
     (10, ["133 blocks take 2 waves", "0.8 %"]),
-    (11, ["19.5 TB/s", "7.2 TB/s", "2.04 TB/s"]),
+    (11, ["shared memory (all SMs) 19.49 TB/s, L2 7.219 TB/s, HBM 2.039 TB/s"]),
     (12, ["V100 SXM2 32GB 139", "A100 SXM4 80GB 153", "H100 SXM5 80GB 295", "206", "281"]),
     (13, ["compute-bound on a V100", "memory-bound on an H100", "3.0×", "1.6×", "1.4×"]),
     (14, ["1,979 TFLOP/s", "591"]),
@@ -63,3 +63,19 @@ def test_apply_sets_a_view_in_one_update():
     HARDWARE_TOUR[7].apply(view)
     assert len(view.param.calls) == 1 and view.param.calls[0]["layers"] == 12
     assert set(view.param.calls[0]) == set(HARDWARE_BASE)
+
+
+def test_the_hierarchy_steps_caption_prints_each_bandwidth_as_the_charts_legend_does():
+    # Issue 30: at hardware tour step 12 the Hierarchy chart's legend said "HBM 2.0 TB/s" and the caption "2.04 TB/s"
+    # (two formatters): one formatter, the same digits in both.
+    from app.hardware_view import HardwareView
+
+    step = HARDWARE_TOUR[11]
+    view = HardwareView(**{k: v for k, v in step.levers().items() if k != "section"})
+    view.section = "Hierarchy"
+    legend = [item.label.value for item in view.level_legend.items if item.visible]
+    assert legend == ["SRAM 19.49 TB/s", "L2 7.219 TB/s", "HBM 2.039 TB/s"]
+    text = caption(11)
+    for label in legend:
+        assert label.split(" ", 1)[1] in text, (label, text)
+    assert caption(0).count("3.35 TB/s") == 1  # step 1 (the H100) as core's fmt_bandwidth prints it

@@ -85,10 +85,12 @@ def test_hierarchy_levels_with_sources_or_a_note(view):
     roofs = view.level_lines.data_source.data
     assert len(roofs["xs"]) == 3  # SRAM, L2, HBM
     # Each roof named with its bandwidth in the legend under the chart, in the roofs' order.
-    assert [item.label.value for item in view.level_legend.items] == ["SRAM 19.5 TB/s", "L2 7.2 TB/s", "HBM 2.0 TB/s"]
+    assert [item.label.value for item in view.level_legend.items] == [
+        "SRAM 19.49 TB/s", "L2 7.219 TB/s", "HBM 2.039 TB/s"]
     assert [item.index for item in view.level_legend.items if item.visible] == [0, 1, 2]
     view.gpu = "h100-sxm"  # no sourced L2 bandwidth: two roofs, two names
-    assert [item.label.value for item in view.level_legend.items if item.visible] == ["SRAM 33.5 TB/s", "HBM 3.4 TB/s"]
+    assert [item.label.value for item in view.level_legend.items if item.visible] == [
+        "SRAM 33.45 TB/s", "HBM 3.35 TB/s"]
 
 
 def test_generations_ridges_trend_and_sparse_trap(view):

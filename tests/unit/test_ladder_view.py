@@ -177,3 +177,16 @@ def test_a_class_on_one_scenario_climbs_once_and_a_sessions_own_gpu_climbs_its_o
     mine, shared = ladder_rows(b.ladder.ladder), ladder_rows(a.ladder.ladder)
     assert mine[0]["attainable_flop_per_s"] == pytest.approx(2 * shared[0]["attainable_flop_per_s"])  # BW·I, I = 1
     assert b.ladder.ladder is not a.ladder.ladder
+
+
+def test_present_mode_shortens_the_chart_so_the_table_starts_above_the_fold(lab):
+    # Issue 30, tour step 25 at 1280x720: under the 360-px chart and the article's paragraph at 18 px the table
+    # began at 700 px (tests/browser/test_browser_present.py measures it).
+    from app.ladder_view import CHART_HEIGHT, PRESENT_CHART_HEIGHT
+
+    lab.state.present = True
+    try:
+        assert lab.ladder.figure.height == PRESENT_CHART_HEIGHT == CHART_HEIGHT - 100
+    finally:
+        lab.state.present = False
+    assert lab.ladder.figure.height == CHART_HEIGHT == 360

@@ -1,5 +1,6 @@
 """Present mode, the tour's keys and the app's own link keys, without a browser."""
 
+import panel as pn
 from bokeh.models import Axis, Label, LabelSet, Legend
 
 from app.lab import Lab
@@ -161,3 +162,39 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
         110, 150, 130, 170, 260)
     assert lab.pins.pin_button.width == 170
+
+
+def test_the_expected_points_switch_is_a_row_of_the_tour_above_the_card_on_a_projector():
+    """Issue 30: in present mode the switch sat under the card, below the fold at tour steps 1 and 7 (723-775 px);
+    it is the tour's row after "Jump to step" and the pin button, above the card, one line long."""
+    from app.lab import BAND_LABELS, BAND_ROW
+
+    lab = Lab(query={"present": "true", "tour": "1"})
+    bar, band = lab.tour.bar.objects, lab.band
+    assert bar.index(lab.tour.jump) + 2 == bar.index(band) < bar.index(lab.tour.caption)
+    assert bar[bar.index(band) - 1] is lab.pins.pin_button
+    assert band.styles["flex"] == BAND_ROW["flex"] == "1 1 100%"  # a row of its own in the tour's flex box
+    assert band.label == "Show the expected point with its spread" and band.margin == (0, 10)
+    assert lab.memory_view.bar.margin == (4, 10, 5, 10)  # no gap at the top of the side column
+    side = next(o for o in lab.page.objects if isinstance(o, pn.FlexBox)).objects[1]
+    assert band not in side.objects
+    lab.state.present = False  # back under the chart, with its full label
+    assert band not in lab.tour.bar.objects and lab._tab_views["Roofline"].objects[-1] is band
+    assert band.label == BAND_LABELS[False] == "Show the expected point (the engine preset) with its spread"
+    assert "flex" not in band.styles and band.margin == (5, 10)
+    assert lab.memory_view.bar.margin == (24, 10, 5, 10)
+
+
+def test_present_legend_glyph_boxes_read_as_shapes_without_growing_the_rows_past_the_fold():
+    """Issue 30: the roofline legend's glyph box grew 20 → 33 px with its text (18 / 11), a row 33 px tall, and at
+    tour step 18 (five title lines) its last row ended at 736 px of 720; 28 px keeps the star a star (BokehJS draws
+    it at 0.4 × the box: 11.2 px ≥ 0.6 × 18) and the rows 5 px shorter, and its padding (blank) is 5 px, not 10."""
+    from app.present import LEGEND_GLYPH_PX
+
+    lab = Lab(query={"present": "true", "tour": "18"})
+    legend = lab.roofline.legend
+    assert (legend.glyph_width, legend.glyph_height) == (LEGEND_GLYPH_PX, LEGEND_GLYPH_PX) == (28, 28)
+    assert 0.4 * LEGEND_GLYPH_PX >= 0.6 * PRESENT_TEXT_PX
+    assert legend.padding == 5 and legend.border_line_alpha == 0  # blank room, halved on a projector
+    lab.state.present = False
+    assert (legend.glyph_width, legend.glyph_height, legend.padding) == (20, 20, 10)

@@ -116,3 +116,27 @@ def test_the_expected_step_of_a_checkpoint_as_stored_runs_in_its_own_format(make
     s = make()
     assert s.weight_dtype == "stored"
     assert to_json(expected_step(s.evaluate()))["expected_weight_format"] == expected
+
+
+@pytest.mark.parametrize("levers, shown", [
+    ({"model": "llama-3-70b", "phase": "prefill"}, "2,028"),  # tour step 12: right of the weights' 2,000
+    ({"model": "llama-3-8b", "phase": "prefill", "context": 32768}, None),  # attention a third of the FLOP
+])
+def test_a_prefills_title_says_why_its_kv_intensity_is_right_of_the_weights_one(levers, shown):
+    # Issue 30, prefill tour step 12: "I = 2,028 counting KV reads" beside the weights' 2,000, and nothing on the page
+    # said that attention's FLOP are counted too.  The title's line under it: its four terms multiply out to it.
+    from app.roofline_view import RooflineView
+    from core.units import fmt_sig
+
+    r = Scenario(**levers).evaluate()
+    lines = RooflineView(r).figure.title.text.split("\n")
+    kv_intensity = re.fullmatch(r"I = ([\d,.]+) counting KV reads: .*", lines[2]).group(1)
+    assert kv_intensity == fmt_sig(r.arithmetic_intensity_with_kv) == (shown or kv_intensity)
+    m = re.fullmatch(r"it counts attention FLOP too: \(([\d,.]+) \+ ([\d,.]+)\) TFLOP / \(([\d,.]+) \+ ([\d,.]+)\) GB",
+                     lines[3])
+    weights_tflop, attention_tflop, weights_gb, kv_gb = (float(g.replace(",", "")) for g in m.groups())
+    assert fmt_sig(1e3 * (weights_tflop + attention_tflop) / (weights_gb + kv_gb)) == kv_intensity
+    assert fmt_sig(1e3 * weights_tflop / weights_gb) == fmt_sig(r.arithmetic_intensity_weights)  # the line above
+    assert attention_tflop == pytest.approx(r.attention_flop_per_step / 1e12, rel=1e-3) and attention_tflop > 0
+    decode = RooflineView(Scenario(**{**levers, "phase": "decode"}).evaluate()).figure.title.text
+    assert "attention FLOP" not in decode  # decode's three lines (and the offline page's) are unchanged
