@@ -381,7 +381,9 @@ class RooflineView(pn.viewable.Viewer):
                               "hi": [p.high / TFLOP]}
             # Short: a legend entry as wide as a sentence widened its column over the chart's (the Expected tab and
             # the readouts say the rest).
-            self.band_item.label = {"value": f"expected, {engine_label(e.engine)}; whisker: measured lands at "
+            # One line on a projector (two pushed the legend's last row below a 720-px screen's fold at tour steps
+            # 12 and 18): the whisker is the measured spread, which the Expected tab explains.
+            self.band_item.label = {"value": f"expected ({engine_label(e.engine)}), spread "
                                              f"{fmt_sig(s.low, 2)}–{fmt_sig(s.high, 2)}×"}
         elif self.band.data["x"]:
             self.band.data = {"x": [], "y": [], "lo": [], "hi": []}

@@ -264,7 +264,7 @@ def test_the_expected_point_sits_at_the_expected_flops_with_its_regimes_whisker(
     assert rv.band.data["lo"][0] == pytest.approx(y * band["p10"], rel=1e-12)
     assert rv.band.data["hi"][0] == pytest.approx(y * band["p90"], rel=1e-12)
     assert rv.band_renderer.visible and rv.band_whisker.visible
-    assert rv.band_item.label["value"] == "expected, generic engine; whisker: measured lands at 0.73–1.2×"
+    assert rv.band_item.label["value"] == "expected (generic engine), spread 0.73–1.2×"
     # It follows the engine, and a prefill (6 scores, fewer than 8) takes every regime's spread.
     lab.state.engine = "gpt-fast"
     assert rv.band.data["y"][0] == pytest.approx(r.flop_per_step / lab.state.expected.expected_step_time_s / 1e12)
@@ -272,7 +272,7 @@ def test_the_expected_point_sits_at_the_expected_flops_with_its_regimes_whisker(
     lab.scenario.phase = "prefill"
     overall = load_spread()["regimes"]["overall"]
     assert rv.band.data["lo"][0] == pytest.approx(rv.band.data["y"][0] * overall["p10"], rel=1e-12)
-    assert rv.band_item.label["value"].endswith("measured lands at 0.66–1.2×")
+    assert rv.band_item.label["value"].endswith("spread 0.66–1.2×")
     lab.state.band = False
     assert not rv.band_renderer.visible and list(rv.band.data["x"]) == []
 
