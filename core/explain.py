@@ -256,7 +256,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("kv-share", "KV share of traffic", "KV bytes / bytes per step",
                  f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {100 * kv_share:.1f} %",
                  f"{100 * kv_share:.0f} %"),
-        Quantity("intensity-kv", "Intensity counting KV reads", "FLOP / (N_read·p + B·KV_seq(S))",
+        Quantity("intensity-kv", "Intensity counting KV reads",
+                 "FLOP (weights' and attention's) / (N_read·p + B·KV_seq(S)): above I (weights) when attention's share "
+                 "of the FLOP exceeds the KV's share of the bytes",
                  f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + "
                  f"{r.kv_traffic_bytes / GB:,.2f} GB) = {_fpb(r.arithmetic_intensity_with_kv)}",
                  _fpb(r.arithmetic_intensity_with_kv)),

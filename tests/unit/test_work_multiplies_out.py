@@ -140,3 +140,19 @@ def test_a_prefills_title_says_why_its_kv_intensity_is_right_of_the_weights_one(
     assert attention_tflop == pytest.approx(r.attention_flop_per_step / 1e12, rel=1e-3) and attention_tflop > 0
     decode = RooflineView(Scenario(**{**levers, "phase": "decode"}).evaluate()).figure.title.text
     assert "attention FLOP" not in decode  # decode's three lines (and the offline page's) are unchanged
+
+
+def test_a_decodes_kv_intensity_above_the_weights_one_says_why_and_the_shares_agree():
+    # Issue 30's trial: at B = 1 (Llama-3-70B, S = 8,192) "I counting KV reads" is 1.131 beside the weights' 1:
+    # counting more bytes raised it.  The formula says when that happens, and here it does: attention adds
+    # 21.47 / 141.1 = 15 % to the FLOP, the KV 2.68 / 141.11 = 1.9 % to the bytes.
+    r = Scenario().evaluate()
+    q = quantities(r)["intensity-kv"]
+    assert "above I (weights) when attention's share of the FLOP exceeds the KV's share of the bytes" in q.formula
+    weights_flop = r.flop_per_step - r.attention_flop_per_step
+    assert r.attention_flop_per_step / weights_flop > r.kv_traffic_bytes / r.weight_bytes_read
+    assert r.arithmetic_intensity_with_kv > r.arithmetic_intensity_weights
+    assert q.work.endswith(f"= {r.arithmetic_intensity_with_kv:,.3f} FLOP/byte")
+    flop, weights, kv = (number(x) for x in re.match(r"([\d.,]+) GFLOP / \(([\d.,]+) GB \+ ([\d.,]+) GB\)",
+                                                      q.work).groups())
+    assert flop / (weights + kv) == pytest.approx(r.arithmetic_intensity_with_kv, rel=1e-3)  # it multiplies out
