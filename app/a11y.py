@@ -19,7 +19,8 @@ from panel.custom import JSComponent
 
 class A11yFixes(JSComponent):
     """An invisible element whose script repairs checkbox and slider labelling across the page, and counts the
-    Escape key's presses (``escapes``: the embed layout closes its Levers drawer on each)."""
+    Escape key's presses (``escapes``: the embed layout closes its Levers drawer on each; pressed inside the
+    drawer, the focus returns to its header)."""
 
     escapes = param.Integer(default=0, doc="Times Escape was pressed in the page (the browser counts).")
 
@@ -98,7 +99,15 @@ class A11yFixes(JSComponent):
       const observer = new MutationObserver(later);
       observer.observe(document.body, { childList: true, subtree: true });
       const timer = setInterval(fix, 2000);  // shadow roots are out of the observer's sight
-      const escape = (e) => { if (e.key === "Escape") { model.escapes += 1; } };
+      // Escape closes the embed's Levers drawer (the server folds it on each press); pressed inside the drawer, the
+      // focus goes back to the drawer's header, where it was opened, not to the page's top.
+      const escape = (e) => {
+        if (e.key !== "Escape") return;
+        model.escapes += 1;
+        const drawer = e.composedPath().find((el) => el instanceof Element && el.classList.contains("embed-drawer"));
+        const header = drawer ? (drawer.shadowRoot || drawer).querySelector(".card-header") : null;
+        if (header) header.focus();
+      };
       document.addEventListener("keydown", escape);
       model.on("remove", () => {
         observer.disconnect(); clearInterval(timer); document.removeEventListener("keydown", escape);

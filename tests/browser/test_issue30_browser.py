@@ -179,6 +179,12 @@ EMBED_BOXES = r"""() => {
           scroll: {width: document.scrollingElement.scrollWidth, height: document.scrollingElement.scrollHeight}}; }"""
 
 
+#: The class list of the element that has the focus, through shadow roots.
+DEEP_FOCUS = """(() => { let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+  return el ? el.className : null; })()"""
+
+
 def _embed_boxes(page) -> dict:
     boxes = page.evaluate(EMBED_BOXES)
     for name, selector in (("summary", "[data-readout=embed-summary]"), ("key", "[data-readout=embed-key]"),
@@ -250,4 +256,11 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
             break
         page.wait_for_timeout(100)
     assert _embed_boxes(page)["drawer"]["height"] < 50
+    # Escape pressed on a lever inside the drawer: the focus goes back to the drawer's header (it fell to the page,
+    # and the next Tab landed on the chart: a fresh trial's finding).
+    page.locator(".embed .levers .card-header").first.click()
+    page.locator(".embed-drawer .batch .noUi-handle").focus()
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(300)
+    assert page.evaluate(DEEP_FOCUS) == "card-header"
     assert errors == []
