@@ -47,6 +47,7 @@ from core.profiles import deployment
 from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
 from core.units import GiB, fmt_count
 
+from .a11y import REPAIRS
 from .controls import STOP_LABEL_JS, stop_label
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS, approximate_html
@@ -380,4 +381,6 @@ def standalone_html(scenario: Scenario, config: str | None = None) -> str:
         doc.add_root(root)
     # The browser evaluates once on load, so the page shows its own numbers from the start.
     doc.js_on_event(DocumentReady, callback)
+    # The served lab's accessibility repairs (slider handles named and saying the value their title shows, …).
+    doc.js_on_event(DocumentReady, CustomJS(code=REPAIRS + "\nkeepFixing();"))
     return file_html(doc, BokehOnlyInline(), title=f"Roofline Lab — {title}", template=PAGE_TEMPLATE)

@@ -433,3 +433,17 @@ def test_an_approximate_models_memory_verdict_says_so_where_the_number_is(offlin
     assert page.locator("[data-readout=memory-approximate]").inner_text() == (
         "approximate: some_new_key not modelled (see what the lab read)")
     assert page.errors == []
+
+
+def test_the_offline_pages_sliders_say_their_name_and_the_value_their_title_shows(offline_page):
+    """A fresh trial: the offline page's slider handles had no name, and a stop slider's announced its index
+    ("0.00" for B = 1); the served lab's repairs (app/a11y.js) run on the offline page too."""
+    page, _ = offline_page(Scenario(model="llama-3-8b", batch=56))
+    handle = page.locator(".batch .noUi-handle")
+    expect(handle).to_have_attribute("aria-label", "Batch B")
+    expect(handle).to_have_attribute("aria-valuetext", "56")
+    handle.focus()
+    page.keyboard.press("ArrowRight")  # the next stop: 64
+    expect(handle).to_have_attribute("aria-valuetext", "64")
+    expect(page.locator(".gqa input[type=checkbox]")).to_have_attribute("aria-label", "Grouped-query attention")
+    assert page.errors == []

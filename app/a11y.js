@@ -1,0 +1,81 @@
+// Accessibility repairs the widget library leaves to the page (app/a11y.py), for the served lab's A11yFixes
+// component and the offline page alike: names every checkbox, slider handle, spin button and card header after its
+// visible label, makes each stop slider's handle announce the value its title shows, and a checkbox's text toggle
+// its box, in every shadow root.  `keepFixing()` repairs what the page builds later too, and returns its stop.
+function roots(root, out) {
+  out.push(root);
+  for (const el of root.querySelectorAll("*")) { if (el.shadowRoot) roots(el.shadowRoot, out); }
+  return out;
+}
+// A slider over stops (batch 1, 2, 3, 4, 5, 6, 8, 12, ...) moves an index: noUiSlider would announce
+// "7.00" where the title shows "Batch B: 12". The handle says what the title shows, after every move.
+function speakShownValue(handle, title) {
+  const sync = () => {
+    const t = title.textContent, i = t.indexOf(":");
+    const shown = i < 0 ? "" : t.slice(i + 1).trim();
+    if (shown && handle.getAttribute("aria-valuetext") !== shown) handle.setAttribute("aria-valuetext", shown);
+  };
+  new MutationObserver(sync).observe(handle, { attributes: true, attributeFilter: ["aria-valuetext"] });
+  new MutationObserver(sync).observe(title, { childList: true, characterData: true, subtree: true });
+  sync();
+}
+// The text an element shows, its shadow roots' included (style sheets aside).
+function shownText(el) {
+  let text = "";
+  for (const n of el.childNodes) {
+    if (n.nodeType === 3) text += n.textContent;
+    else if (n.nodeType === 1 && !["STYLE", "SCRIPT", "LINK"].includes(n.tagName)) text += shownText(n);
+  }
+  return el.shadowRoot ? text + shownText(el.shadowRoot) : text;
+}
+function fix() {
+  for (const root of roots(document, [])) {
+    for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
+      const label = box.parentNode.querySelector(".bk-label");
+      if (!label) continue;
+      box.setAttribute("data-a11y", "1");
+      box.setAttribute("aria-label", label.textContent.trim());
+      label.style.cursor = "pointer";
+      label.addEventListener("click", () => box.click());
+    }
+    // A number box's spin buttons (Bokeh's NumericInput: the "exact" B and S boxes) are drawn without text.
+    for (const b of root.querySelectorAll(".bk-spin-btn:not([aria-label])")) {
+      const title = b.getRootNode().querySelector(".bk-input-group label, label");
+      const what = title && title.textContent.trim() ? " " + title.textContent.trim() : "";
+      b.setAttribute("aria-label", (b.classList.contains("bk-spin-btn-up") ? "Increase" : "Decrease") + what);
+    }
+    // Panel's Card draws its title ("Levers") in shadow roots under its header button, whose own text is
+    // then empty: the button is named after the title.
+    for (const b of root.querySelectorAll("button.card-header:not([aria-label])")) {
+      const title = shownText(b).replace(/\u200b/g, "").trim();
+      if (title) b.setAttribute("aria-label", title);
+    }
+    // Panel's notification library (Notyf) draws an icon-only dismiss button.
+    for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
+      b.setAttribute("aria-label", "Dismiss this notice");
+    }
+    for (const handle of root.querySelectorAll("[role=slider]:not([aria-label])")) {
+      const title = handle.getRootNode().querySelector(".bk-slider-title");
+      let text = title ? title.textContent : "";
+      if (!text.trim()) {
+        // Panel's discrete slider shows its label in the element before the slider.
+        const prev = handle.getRootNode().host?.previousElementSibling;
+        text = prev ? Array.from((prev.shadowRoot || prev).children)
+          .filter((c) => !["STYLE", "LINK"].includes(c.tagName)).map((c) => c.textContent).join(" ") : "";
+      }
+      text = text.split(":")[0].trim();
+      if (text) handle.setAttribute("aria-label", text);
+      if (title) speakShownValue(handle, title);
+    }
+  }
+}
+
+function keepFixing() {
+  fix();
+  let pending = false;
+  const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; fix(); }, 300); } };
+  const observer = new MutationObserver(later);
+  observer.observe(document.body, { childList: true, subtree: true });
+  const timer = setInterval(fix, 2000);  // shadow roots are out of the observer's sight
+  return () => { observer.disconnect(); clearInterval(timer); };
+}
