@@ -104,6 +104,9 @@ def fit_y_range(*ys) -> tuple[float, float]:
     return start, end
 
 
+#: The chart title's mark for a model with config keys the lab does not model (standalone.js writes the same).
+APPROXIMATE_MARK = " · ≈ approximate"
+
 #: The key of each rung's own overhead ceiling, drawn while it holds a rung down.
 OVERHEAD_RUNGS_KEY = "overhead ceiling at each rung's B"
 
@@ -781,8 +784,10 @@ class RooflineView(pn.viewable.Viewer):
                                    else dict(text_align="left", x_offset=6)))
         if self.state is not None:  # the offline page leaves the other phase out, legend entry included
             self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
-        # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.
-        head = f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
+        # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.  A
+        # config key the lab does not model marks it, as the readouts and the memory bar (and so a saved image).
+        head = (f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
+                + (APPROXIMATE_MARK if r.model.approximate else ""))
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = head
             return

@@ -130,7 +130,7 @@ def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
     # Readouts with their work and the warnings (the smallest split that fits named), the memory bar's segments,
     # words and numbers, and the chart's title: the served lab's, at the page's split.
     assert got["warnings"] == list(result.warnings)
-    assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note())
+    assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note(see=""))
     rows = {q.key: q for q in quantities(result).values()}
     for key in OFFLINE_READOUT_KEYS:
         shown = got["readouts"][key]
