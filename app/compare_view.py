@@ -38,7 +38,6 @@ from bokeh.plotting import figure
 
 from core.export import compare_csv
 from core.pins import COMPARE_METRICS, ORIGIN, PinRow, preset_notes
-from core.units import fmt_sig
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -193,9 +192,10 @@ class CompareView(pn.viewable.Viewer):
         for metric in COMPARE_METRICS:
             values = [metric.value(row.result) for row in rows]
             # A row with a note says it beside the value ("92.5 % fits"); the others' unit is in their title.
-            texts = [f"{fmt_sig(v, 3)} {metric.unit} {metric.note(row.result)}" if metric.note else fmt_sig(v, 3)
+            # Each row's own format (tokens/s as the Pins table and the readouts write them).
+            texts = [f"{metric.fmt(v)} {metric.unit} {metric.note(row.result)}" if metric.note else metric.fmt(v)
                      for v, row in zip(values, rows, strict=True)]
-            hover = [f"{fmt_sig(v, 3)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
+            hover = [f"{metric.fmt(v)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
                      for v, row in zip(values, rows, strict=True)]
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,

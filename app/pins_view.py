@@ -11,7 +11,7 @@ import param
 from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
 from core.scenario import ONE_GPU
-from core.units import TFLOP, GiB, fmt_sig
+from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
@@ -205,7 +205,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
             f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
             f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
-            f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"
+            f"<td>{fmt_rate(r.tokens_per_s_with_kv)}</td><td>{r.kv_bytes / GiB:,.2f}</td>"
             f"<td>{'yes' if r.fits else 'no'}</td>"
             "</tr>"
             + (
