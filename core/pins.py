@@ -19,10 +19,10 @@ from functools import partial
 from .catalogue import Catalogue
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
-from .units import GiB, fmt_rate, fmt_sig
+from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
 
-__all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
-           "evaluate_pin", "lever_preset", "lever_text",
+__all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "compare",
+           "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
            "preset_notes"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
@@ -101,6 +101,20 @@ def lever_text(name: str, value) -> str:
     if name == "capacity_convention":
         return "GB=1e9" if value == "decimal" else "GB as GiB"
     return str(value)
+
+
+#: What bounds a pin's step (:attr:`core.scenario.ScenarioResult.bound`), in a word for the Pins table.
+BOUND_WORDS = {"memory": "memory", "compute": "compute", "overhead": "launches"}
+
+
+def bound_text(r: ScenarioResult) -> str:
+    """What bounds ``r``'s step, with the times that decide it: ``"memory-bound (5.82 ms of memory)"``, or
+    ``"launch overhead: 2.13 ms of kernel launches > 0.31 ms of GPU time"`` (why an INT4 pin of an MoE is slowest)."""
+    if r.bound == "overhead":
+        return (f"launch overhead: {fmt_seconds(r.launch_overhead_s)} of kernel launches > "
+                f"{fmt_seconds(r.gpu_time_s)} of GPU time")
+    t = r.memory_time_s if r.bound == "memory" else r.compute_time_s
+    return f"{r.bound}-bound ({fmt_seconds(t)} of {r.bound})"
 
 
 def _most_common(values: list):
