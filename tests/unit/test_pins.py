@@ -261,3 +261,36 @@ def test_pins_and_compare_say_what_bounds_each_pin():
     assert "launch overhead: 2.128 ms of kernel launches &gt; 0.3102 ms of GPU time" in key[1]
     assert "memory-bound (" in key[0] and "memory-bound (" in key[2]
 
+
+def _visible_keys(view) -> list[str]:
+    return [item.label.value for item in view.legend.items if item.visible]
+
+
+def test_the_faint_roof_is_keyed_only_while_one_is_seen_apart_from_the_charts_own():
+    # Found by a trial: with every pin on the current GPU (their roofs under its own: nothing faint to see) the
+    # legend still listed "roof of a pinned GPU (faint)".
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="qwen3-30b-a3b"), {})
+    lab.pins.add_preset()
+    assert {(row.result.gpu.id, row.result.compute_roof) for row in lab.state.pin_rows} == {("h100-sxm", "bf16")}
+    assert "roof of a pinned GPU (faint)" not in _visible_keys(lab.roofline)
+    lab.scenario.gpu = "a100-80gb"  # the pins' H100 roof now lies apart from the chart's own
+    assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
+    lab.scenario.gpu = "h100-sxm"
+    assert "roof of a pinned GPU (faint)" not in _visible_keys(lab.roofline)
+    lab.scenario.weight_dtype = "fp8"  # the same GPU's FP8 roof: the pins' BF16 roof is below it, seen
+    assert lab.result.compute_roof == "fp8"
+    assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
+
+
+def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
+    # Found by a trial: the dotted ceiling is the current B's, while ladder points at other B sit above it.
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="llama-3-8b", batch=12, spec_k=2), {})
+    keys = _visible_keys(lab.roofline)
+    assert "overhead ceiling at your workload's B (kernel launches)" in keys
+    assert "overhead ceiling (kernel launches)" not in keys
+    ceiling = lab.roofline.overhead.data["y"][0]
+    assert max(lab.roofline.ladder.data["y"]) > ceiling  # rungs at other B above it: it is not theirs
