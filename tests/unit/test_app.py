@@ -3,7 +3,7 @@
 import numpy as np
 import panel as pn
 import pytest
-from conftest import FIELD_CASES
+from conftest import FIELD_CASES, ROOT
 
 from app import create_app
 from app.lab import Lab
@@ -588,6 +588,24 @@ def test_the_offline_page_marks_its_chart_approximate_and_points_to_no_tab_it_la
     assert "Approximate: num_nextn_predict_layers not modelled: every number here assumes they change nothing" in html
     assert "see what the lab read" not in html  # the page has no Bring your own tab
     assert "decode \\u00b7 \\u2248 approximate" not in standalone_html(Scenario(model="llama-3-8b"))
+
+
+def test_the_offline_pages_doc_says_what_it_leaves_out_of_the_served_readouts():
+    # Found by a trial: docs/compare-share-embed.md said "Every served readout is on the page"; the page has no
+    # Expected tokens/s rows (the served readouts do).
+    from app.readouts import readouts_html
+    from app.standalone import OFFLINE_READOUT_KEYS, standalone_html
+    from core.expected import expected_step
+
+    s = Scenario(model="llama-3-8b")
+    r = s.evaluate()
+    served = readouts_html(r, expected=expected_step(r))
+    assert 'data-key="expected-tokens"' in served and 'data-key="expected-tokens-aggregate"' in served
+    assert "expected-tokens" not in OFFLINE_READOUT_KEYS and "expected-tokens" not in standalone_html(s)
+    doc = (ROOT / "docs" / "compare-share-embed.md").read_text(encoding="utf-8")
+    offline = doc.split("## Offline page")[1].split("\n## ")[0]
+    assert "Every served readout is on the page" not in offline
+    assert "leaves out" in offline and "*Expected tokens/s* rows" in offline
 
 
 def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_unmarked():
