@@ -37,8 +37,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from core.export import compare_csv
-from core.pins import COMPARE_METRICS, ORIGIN, PinRow, preset_notes
-from core.units import fmt_sig
+from core.pins import COMPARE_METRICS, ORIGIN, PinRow, bound_text, preset_notes
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -193,9 +192,10 @@ class CompareView(pn.viewable.Viewer):
         for metric in COMPARE_METRICS:
             values = [metric.value(row.result) for row in rows]
             # A row with a note says it beside the value ("92.5 % fits"); the others' unit is in their title.
-            texts = [f"{fmt_sig(v, 3)} {metric.unit} {metric.note(row.result)}" if metric.note else fmt_sig(v, 3)
+            # Each row's own format (tokens/s as the Pins table and the readouts write them).
+            texts = [f"{metric.fmt(v)} {metric.unit} {metric.note(row.result)}" if metric.note else metric.fmt(v)
                      for v, row in zip(values, rows, strict=True)]
-            hover = [f"{fmt_sig(v, 3)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
+            hover = [f"{metric.fmt(v)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
                      for v, row in zip(values, rows, strict=True)]
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,
@@ -255,10 +255,11 @@ def compare_key_html(rows: list[PinRow]) -> str:
             f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
             f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'
             f'<td class="k">{escape(r.model.name)} on {escape(r.gpu.name)}</td>'
-            f'<td class="k">{escape(differs)}</td></tr>'
+            f'<td class="k">{escape(differs)}</td>'
+            f'<td class="k" data-bound="{r.bound}">{escape(bound_text(r))}</td></tr>'
         )
     # Why a trio's pins part on the roofline itself (a mixture of experts; weights kept as stored).
     notes = "".join(f'<div class="caption" data-readout="compare-trio">{escape(n)}</div>' for n in preset_notes(rows))
     return (f'{notes}<div class="scroll"><table class="lab compare-key" data-readout="compare-key">'
-            "<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th></tr>"
+            "<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th><th>bound</th></tr>"
             f'{"".join(items)}</table></div>')

@@ -21,6 +21,7 @@ import param
 
 from core.permalink import from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
+from core.spread import expected_point
 from core.tour import TOUR
 from core.units import TFLOP, fmt_sig
 
@@ -39,7 +40,14 @@ from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_que
 from .pins_view import PinsView
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
-from .roofline_view import RooflineView
+from .roofline_view import (
+    OVERHEAD_KEY,
+    OVERHEAD_RUNGS_KEY,
+    RooflineView,
+    expected_label,
+    pinned_roofs_apart,
+    rungs_held_down,
+)
 from .scaling_view import ScalingView
 from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
@@ -469,15 +477,19 @@ class Lab(pn.viewable.Viewer):
         if self.embed:
             self._embed_summary.object = embed_summary(self.state.result)
 
-    @param.depends("state.result", "state.pins", "state.measured", watch=True)
+    @param.depends("state.result", "state.pin_rows", "state.measured", "state.band", "state.expected", watch=True)
     def _on_embed_link(self) -> None:
         if not self.embed:
             return
-        r = self.state.result
+        s = self.state
+        r, e = s.result, s.expected
         self._embed_key.object = embed_key(
             sparse=bool(r.gpu.sparse_flop_per_s.get(r.compute_roof)), reference=r.reference_gpu is not None,
-            pins=len(self.state.pins), measured=len(self.state.measured),
-            other_phase=self.roofline.other_phase.data["label"][0])
+            pins=len(s.pins), measured=len(s.measured), other_phase=self.roofline.other_phase.data["label"][0],
+            # what else the chart draws, as its legend would list it: the expected point with its whisker, the
+            # rungs' own overhead ceilings where one holds a rung down, a pinned GPU's faint roof apart from its own
+            expected=expected_label(e, expected_point(r, e)) if s.band and e is not None else "",
+            rungs=rungs_held_down(r), pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]))
         query = {k: v for k, v in self.link.query().items() if k != "embed"}
         self._embed_open.object = (f'<a class="open-full" href="?{escape(urlencode(query))}" target="_blank" '
                                    'rel="noopener">Open in the full lab ↗</a>')
@@ -500,8 +512,13 @@ def embed_summary(r: ScenarioResult) -> str:
     )
 
 
-def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str) -> str:
-    """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room)."""
+def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str, expected: str = "",
+              rungs: bool = False, pinned_roofs: bool = False) -> str:
+    """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room).
+
+    ``expected``: the expected point's legend text while it is drawn (``?band=true``), else ``""``; ``rungs``: the
+    rungs' own overhead ceilings are drawn; ``pinned_roofs``: a pinned GPU's faint roof is drawn apart from the
+    chart's own."""
 
     def item(symbol: str, color: str, text: str) -> str:
         return f'<span class="k-item"><span style="color:{color}">{symbol}</span> {escape(text)}</span>'
@@ -514,15 +531,20 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
         item("●○", PALETTE["ladder"], "batch ladder, B on the top axis (hollow: does not fit)"),
         item("■", PALETTE["kv"], "ladder counting KV reads"),
         item("◇", PALETTE["workload"], other_phase),
-        item("┈", PALETTE["overhead"], "overhead ceiling (kernel launches)"),
+        item("┈", PALETTE["overhead"], OVERHEAD_KEY),
     ]
+    if rungs:
+        items.append(item("─·", PALETTE["overhead"], OVERHEAD_RUNGS_KEY))
+    if expected:
+        items.append(item("◯", PALETTE["expected"], expected))
     if sparse:
         items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
     if reference:
         items.append(item("─·", PALETTE["reference"], "datasheet roof"))
     if pins:
         items.append(item("▲■", PALETTE["text"],
-                          f"{pins} pin{'s' if pins > 1 else ''}, each under its GPU's faint dotted roof"))
+                          f"{pins} pin{'s' if pins > 1 else ''}"
+                          + (", each under its GPU's faint dotted roof" if pinned_roofs else "")))
     if measured:
         items.append(item("✕", PALETTE["measured"], "your measurements"))
     return f'<div class="embed-key" data-readout="embed-key">{" ".join(items)}</div>'

@@ -8,10 +8,10 @@ from html import escape
 import panel as pn
 import param
 
-from core.pins import MAX_PINS, Pin, PinRow, default_pin_name, lever_preset, preset_notes
+from core.pins import BOUND_WORDS, MAX_PINS, Pin, PinRow, bound_text, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
 from core.scenario import ONE_GPU
-from core.units import TFLOP, GiB, fmt_sig
+from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
@@ -179,7 +179,9 @@ PINS_TABLE_HEAD = (
     '<span class="unit">FLOP/<wbr>byte</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
-    '<th><abbr title="tokens per second of one model copy, counting KV-cache reads">tokens/s</abbr></th>'
+    '<th><abbr title="tokens per second of one model copy, counting KV-cache reads">tokens/s</abbr>'
+    '<span class="unit"><abbr title="what sets its step time: memory, compute, or its kernel launches (launch '
+    'overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
     '<th><abbr title="KV cache of the whole batch held by one GPU (the most loaded)">KV cache</abbr>'
     '<span class="unit">GiB per GPU</span></th>'
     '<th><abbr title="weights and KV cache fit in each GPU\'s memory">fits</abbr></th></tr>'
@@ -205,7 +207,10 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
             f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
             f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
-            f"<td>{r.tokens_per_s_with_kv:,.0f}</td><td>{r.kv_bytes / GiB:,.2f}</td>"
+            # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
+            f'<td>{fmt_rate(r.tokens_per_s_with_kv)}<br><span class="unit bound" title="{escape(bound_text(r))}">'
+            f"{BOUND_WORDS[r.bound]}</span></td>"
+            f"<td>{r.kv_bytes / GiB:,.2f}</td>"
             f"<td>{'yes' if r.fits else 'no'}</td>"
             "</tr>"
             + (

@@ -69,11 +69,11 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     return f'<div class="readouts">{items}</div>{warn}'
 
 
-def approximate_html(model, key: str = "approximate") -> str:
+def approximate_html(model, key: str = "approximate", see: str = "see what the lab read") -> str:
     """The line that heads a model's numbers when its config has keys the lab did not model
     (:meth:`core.models.ModelSpec.approximate_note`), or ``""``: every number below depends on them.
-    ``key``: its ``data-readout`` name."""
-    note = model.approximate_note()
+    ``key``: its ``data-readout`` name; ``see``: where the keys are listed (``""``: the page has no such place)."""
+    note = model.approximate_note(see)
     if not note:
         return ""
     return (f'<div class="warn approx" data-readout="{escape(key, quote=True)}">≈ {escape(note[0].upper() + note[1:])}'

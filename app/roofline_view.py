@@ -107,6 +107,13 @@ def fit_y_range(*ys) -> tuple[float, float]:
     return start, end
 
 
+#: The chart title's mark for a model with config keys the lab does not model (standalone.js writes the same).
+APPROXIMATE_MARK = " · ≈ approximate"
+
+#: The key of the dotted overhead ceiling: the workload's own, at its B (the ladder's rungs at other B have theirs,
+#: :data:`OVERHEAD_RUNGS_KEY`, drawn where one holds a rung down; a rung above the dotted line is not under it).
+OVERHEAD_KEY = "overhead ceiling at your workload's B (kernel launches)"
+
 #: The key of each rung's own overhead ceiling, drawn while it holds a rung down.
 OVERHEAD_RUNGS_KEY = "overhead ceiling at each rung's B"
 
@@ -120,6 +127,33 @@ def rung_overhead_ceilings(flop_weights, launch_s, attainable) -> np.ndarray:
         ceiling = np.where(launch_s > 0, flop_weights / np.where(launch_s > 0, launch_s, 1.0), np.inf)
     binds = np.isfinite(ceiling) & (ceiling <= np.asarray(attainable, dtype=float) * (1 + 1e-9))
     return ceiling if binds.any() else np.full(ceiling.shape, np.nan)
+
+
+def rungs_held_down(r: ScenarioResult) -> bool:
+    """Whether some rung of ``r``'s ladder sits under its own overhead ceiling (:func:`rung_overhead_ceilings`): only
+    then are the rungs' ceilings drawn, and keyed."""
+    lad = r.ladder
+    return bool(np.isfinite(rung_overhead_ceilings(lad.flop_weights, lad.launch_time_s,
+                                                   lad.attainable_flop_per_s_weights)).any())
+
+
+def roof_key(r: ScenarioResult) -> tuple[str, str]:
+    """The roof ``r`` is drawn under: its GPU and compute roof."""
+    return (r.gpu.id, r.compute_roof)
+
+
+def pinned_roofs_apart(r: ScenarioResult, pinned) -> bool:
+    """Whether a pinned result of ``pinned`` sits under another roof than ``r``'s: only then is a faint roof seen
+    (one on ``r``'s own roof lies under it), and keyed."""
+    return any(roof_key(p) != roof_key(r) for p in pinned)
+
+
+def expected_label(e, p) -> str:
+    """The expected point's key: its engine preset and the spread its whisker spans (``p``:
+    :func:`core.spread.expected_point`).  Short: a legend entry as wide as a sentence widened its column over the
+    chart's, and on a projector two lines pushed the legend's last row below a 720-px screen's fold (tour steps 12
+    and 18); the Expected tab and the readouts say the rest."""
+    return f"expected ({engine_label(e.engine)}), spread {fmt_sig(p.spread.low, 2)}–{fmt_sig(p.spread.high, 2)}×"
 
 
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
@@ -258,6 +292,9 @@ class RooflineView(pn.viewable.Viewer):
         self.band = cds(data={"x": [], "y": [], "lo": [], "hi": []}, name="band")
         self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
+        #: The pinned results drawn, and the result drawn (their roofs are the chart's own, or faint ones apart).
+        self._pinned: list[ScenarioResult] = []
+        self._drawn: ScenarioResult | None = None
         #: A result arrived while the chart was not shown (:meth:`_on_result`).
         self._stale = False
         #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs):
@@ -376,15 +413,9 @@ class RooflineView(pn.viewable.Viewer):
         if shown:
             r, e = self.state.result, self.state.expected
             p = expected_point(r, e)
-            s = p.spread
             self.band.data = {"x": [p.intensity], "y": [p.flop_per_s / TFLOP], "lo": [p.low / TFLOP],
                               "hi": [p.high / TFLOP]}
-            # Short: a legend entry as wide as a sentence widened its column over the chart's (the Expected tab and
-            # the readouts say the rest).
-            # One line on a projector (two pushed the legend's last row below a 720-px screen's fold at tour steps
-            # 12 and 18): the whisker is the measured spread, which the Expected tab explains.
-            self.band_item.label = {"value": f"expected ({engine_label(e.engine)}), spread "
-                                             f"{fmt_sig(s.low, 2)}–{fmt_sig(s.high, 2)}×"}
+            self.band_item.label = {"value": expected_label(e, p)}
         elif self.band.data["x"]:
             self.band.data = {"x": [], "y": [], "lo": [], "hi": []}
         self.band_renderer.visible = self.band_whisker.visible = self.band_item.visible = shown
@@ -424,7 +455,7 @@ class RooflineView(pn.viewable.Viewer):
         add(Line(x="x", y="y", line_color=ROOF_COLOR, line_width=4), self.roof, "roof: min(P_peak, BW·I)")
         # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
         add(Line(x="x", y="y", line_color=PALETTE["overhead"], line_width=2, line_dash="dotted"), self.overhead,
-            "overhead ceiling (kernel launches)")
+            OVERHEAD_KEY)
         self.ridge_span = Span(location=1.0, dimension="height", line_color=ROOF_COLOR, line_dash="dotted",
                                line_width=1.5)
         fig.add_layout(self.ridge_span)
@@ -645,9 +676,16 @@ class RooflineView(pn.viewable.Viewer):
         lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
         self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
                                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
-        self._optional_items["roof of a pinned GPU"].visible = bool(lines)
+        self._pinned = [r for *_, r in rows]
+        self._show_pin_roof_item()
         self.fit_x()
         self.fit_y()
+
+    def _show_pin_roof_item(self) -> None:
+        """The faint roofs' legend entry, shown while one of them is not the chart's own roof (pins all on the current
+        GPU and its compute roof draw theirs under it: nothing faint to see, so nothing listed)."""
+        self._optional_items["roof of a pinned GPU"].visible = self._drawn is not None and \
+            pinned_roofs_apart(self._drawn, self._pinned)
 
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
@@ -744,9 +782,10 @@ class RooflineView(pn.viewable.Viewer):
         if self._marks is None and r.reference_gpu is not None and \
                 not self._ensure_marks(self._draw_marks):
             return  # the layer went to the browser on its own; this result follows in the next message
-        roof_key = (r.gpu.id, r.compute_roof)
-        if roof_key != self._roof_key:
-            self._roof_key = roof_key
+        self._drawn = r
+        key = roof_key(r)
+        if key != self._roof_key:
+            self._roof_key = key
             self.roof.data = roof_xy(r.peak_flop_per_s, r.bandwidth)
             sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof)
             self.sparse_roof.data = roof_xy(sparse, r.bandwidth) if sparse else {"x": [], "y": []}
@@ -755,6 +794,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge_span.location = r.ridge_point
             if self._marks is not None:
                 self._draw_reference(r)
+                self._show_pin_roof_item()
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
@@ -787,8 +827,10 @@ class RooflineView(pn.viewable.Viewer):
                                    else dict(text_align="left", x_offset=6)))
         if self.state is not None:  # the offline page leaves the other phase out, legend entry included
             self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
-        # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.
-        head = f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
+        # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.  A
+        # config key the lab does not model marks it, as the readouts and the memory bar (and so a saved image).
+        head = (f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
+                + (APPROXIMATE_MARK if r.model.approximate else ""))
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = head
             return

@@ -159,8 +159,9 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},
-        # the model's note when its config has keys the lab does not model: the memory bar's verdict says "≈"
-        "approximate": m.approximate_note(),
+        # the model's note when its config has keys the lab does not model: the memory bar's verdict says "≈", the
+        # chart's title "≈ approximate".  Without "(see what the lab read)": the page has no Bring your own tab.
+        "approximate": m.approximate_note(see=""),
         "memory_parts": PARTS,
         "memory_min_label_percent": MIN_LABEL_PERCENT,
         "colors": PALETTE,
@@ -317,7 +318,7 @@ def standalone_html(scenario: Scenario, config: str | None = None) -> str:
     memory = Div(text="", name="memory", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                  margin=(24, 10, 5, 10))
     # A config key the lab does not model: the note heads the numbers, as in the served lab (its model is fixed).
-    approximate = approximate_html(result.model)
+    approximate = approximate_html(result.model, see="")  # the page has no Bring your own tab to point to
     side = column(*([Div(text=approximate, name="approximate", stylesheets=[STYLESHEET], width=380,
                          styles={"max-width": "calc(100% - 10px)"})] if approximate else []),
                   memory, show_work, readouts, width=400, styles={"max-width": "100%"}, name="side")

@@ -291,7 +291,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + f"max({fmt_flop(r.flop_per_step)} / {peak}, {r.bytes_per_step / GB:,.2f} GB / {bw}"
                  + (f") + {fmt_seconds(r.communication_time_s)}, {launch})" if split else f", {launch})")
                  + f" = {fmt_seconds(r.step_time_s_with_kv)}", fmt_seconds(r.step_time_s_with_kv)),
-        Quantity("tokens", "Tokens/s ceiling" + one_copy,
+        # The batch's total (B·E), not one sequence's: the expected readout that follows it is per sequence.
+        Quantity("tokens", "Tokens/s ceiling, the batch's total" + one_copy,
                  "B·E / step time (counting KV; E = tokens gained per sequence per step)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s", f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s"),

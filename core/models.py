@@ -312,13 +312,16 @@ class ModelSpec:
         """Whether a config key that changes the architecture was not modelled: every number is then approximate."""
         return bool(self.unmodelled)
 
-    def approximate_note(self) -> str:
-        """One line for beside a headline number, ``"approximate: <keys> not modelled (…)"``, or ``""``."""
+    def approximate_note(self, see: str = "see what the lab read") -> str:
+        """One line for beside a headline number, ``"approximate: <keys> not modelled (<see>)"``, or ``""``.
+
+        ``see``: where the keys are listed (the lab's Bring your own tab); ``""`` on a page that has no such place
+        (the offline page), and the parenthesis is left out."""
         if not self.unmodelled:
             return ""
         keys = ", ".join(self.unmodelled[:4]) + (f" and {len(self.unmodelled) - 4} more" if len(self.unmodelled) > 4
                                                   else "")
-        return f"approximate: {keys} not modelled (see what the lab read)"
+        return f"approximate: {keys} not modelled" + (f" ({see})" if see else "")
 
     # -- the stack --------------------------------------------------------------
     @property

@@ -14,14 +14,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from .catalogue import Catalogue
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
-from .units import GiB, fmt_sig
+from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
 
-__all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "compare", "default_pin_name",
-           "evaluate_pin", "lever_preset", "lever_text",
+__all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "compare",
+           "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
            "preset_notes"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
@@ -100,6 +101,20 @@ def lever_text(name: str, value) -> str:
     if name == "capacity_convention":
         return "GB=1e9" if value == "decimal" else "GB as GiB"
     return str(value)
+
+
+#: What bounds a pin's step (:attr:`core.scenario.ScenarioResult.bound`), in a word for the Pins table.
+BOUND_WORDS = {"memory": "memory", "compute": "compute", "overhead": "launches"}
+
+
+def bound_text(r: ScenarioResult) -> str:
+    """What bounds ``r``'s step, with the times that decide it: ``"memory-bound (5.82 ms of memory)"``, or
+    ``"launch overhead: 2.13 ms of kernel launches > 0.31 ms of GPU time"`` (why an INT4 pin of an MoE is slowest)."""
+    if r.bound == "overhead":
+        return (f"launch overhead: {fmt_seconds(r.launch_overhead_s)} of kernel launches > "
+                f"{fmt_seconds(r.gpu_time_s)} of GPU time")
+    t = r.memory_time_s if r.bound == "memory" else r.compute_time_s
+    return f"{r.bound}-bound ({fmt_seconds(t)} of {r.bound})"
 
 
 def _most_common(values: list):
@@ -296,6 +311,8 @@ class CompareMetric:
         column: its CSV header, naming the SI unit (``time_per_output_token_s``).
         factor: display value = SI value × ``factor`` (1e3 for ms, 1/GiB for GiB, 100 for %).
         note: words shown after the value (``"fits"``), or None.
+        fmt: the display value as text: three significant digits, or tokens/s as every other tab writes them
+            (:func:`core.units.fmt_rate`: the Pins table's and the readouts' "1,076", not "1,080").
     """
 
     key: str
@@ -305,6 +322,7 @@ class CompareMetric:
     column: str
     factor: float = 1.0
     note: Callable[[ScenarioResult], str] | None = None
+    fmt: Callable[[float], str] = partial(fmt_sig, sig=3)
 
     def value(self, r: ScenarioResult) -> float:
         """The row's value for ``r`` in its display unit (:attr:`unit`)."""
@@ -320,9 +338,9 @@ def _fits(r: ScenarioResult) -> str:
 #: ``fits`` is exactly "at most 100 %" (:func:`core.step.step`).
 COMPARE_METRICS = (
     CompareMetric("tokens_per_sequence", "tokens/s per sequence", "tokens/s",
-                  lambda r: r.tokens_per_s_with_kv / r.batch, "tokens_per_s_per_sequence"),
+                  lambda r: r.tokens_per_s_with_kv / r.batch, "tokens_per_s_per_sequence", fmt=fmt_rate),
     CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv,
-                  "tokens_per_s_batch"),
+                  "tokens_per_s_batch", fmt=fmt_rate),
     CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s, "time_per_output_token_s", 1e3),
     CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held, "weight_bytes_held", 1 / GiB),
     CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes, "kv_cache_bytes", 1 / GiB),

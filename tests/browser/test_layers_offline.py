@@ -40,7 +40,7 @@ def test_page_numbers_equal_the_core_on_every_layer_kind(offline_page, model, gp
         for key in KEYS:  # the prefill point too: chunked, windowed and fixed-state layers cap its attention
             assert got[key] == pytest.approx(want[key], rel=1e-12), key
         assert got["max_batch"] == want["max_batch"]
-        assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note())
+        assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note(see=""))
         served = readouts_html(result, show_work=True, keys=OFFLINE_READOUT_KEYS)
         assert page.evaluate(TEXT, "readouts") == served  # the smallest split that fits named, as served
     assert page.errors == []

@@ -130,7 +130,7 @@ def _assert_page_is_the_core(page, scenario, batches, contexts, levers):
     # Readouts with their work and the warnings (the smallest split that fits named), the memory bar's segments,
     # words and numbers, and the chart's title: the served lab's, at the page's split.
     assert got["warnings"] == list(result.warnings)
-    assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note())
+    assert page.evaluate(TEXT, "memory") == memory_html(result, approximate=result.model.approximate_note(see=""))
     rows = {q.key: q for q in quantities(result).values()}
     for key in OFFLINE_READOUT_KEYS:
         shown = got["readouts"][key]
@@ -431,7 +431,9 @@ def test_an_approximate_models_memory_verdict_says_so_where_the_number_is(offlin
     memory = page.locator("[data-readout=memory]").inner_text()
     assert "→ ≈ DOES NOT FIT (approximate)" in memory, memory  # 64 × 131,072 tokens of Qwen2.5-7B's KV
     assert page.locator("[data-readout=memory-approximate]").inner_text() == (
-        "approximate: some_new_key not modelled (see what the lab read)")
+        "approximate: some_new_key not modelled")  # no "(see what the lab read)": the page has no such tab
+    # and the chart's title is marked, as the served chart's
+    assert page.evaluate(TITLE).split("\n")[0] == "new · NVIDIA H100 SXM5 80GB · decode · ≈ approximate"
     assert page.errors == []
 
 

@@ -79,6 +79,6 @@ def test_the_page_words_every_readout_as_core_does_at_its_split(js, setup, lever
         assert (q["label"], q["formula"], q["work"], q["value"]) == (
             want[key].label, want[key].formula, want[key].work, want[key].value), key
     assert got["warnings"] == list(r.warnings)
-    assert got["memory"] == memory_html(r, approximate=r.model.approximate_note())
+    assert got["memory"] == memory_html(r, approximate=r.model.approximate_note(see=""))
     lines = RooflineView(r).figure.title.text.split("\n")[3:]  # after the model line and the two intensities
     assert got["title"] == "".join("\n" + line for line in lines)

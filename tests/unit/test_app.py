@@ -3,7 +3,7 @@
 import numpy as np
 import panel as pn
 import pytest
-from conftest import FIELD_CASES
+from conftest import FIELD_CASES, ROOT
 
 from app import create_app
 from app.lab import Lab
@@ -560,6 +560,52 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     report = lab.byo.config_report.object
     assert 'data-readout="config-approximate"' in report and "mystery_layers not modelled" in report
     assert "mystery_layers" in lab.readouts.pane.object and "(approximate)" in lab.memory.object
+
+
+def test_a_config_key_not_modelled_marks_the_roofline_title_and_so_its_saved_images():
+    # Found by a trial: the readouts and the memory bar said "approximate", the chart (and its PNG/SVG) did not.
+    import json
+
+    lab = Lab(Scenario(model="llama-3-8b"), query={})
+    assert "approximate" not in lab.roofline.figure.title.text
+    config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
+    lab.byo.config_text.value = json.dumps({**config, "mystery_layers": 12})
+    lab.byo._read_config()
+    assert lab.result.model.approximate
+    head = lab.roofline.figure.title.text.split("\n")[0]
+    assert head == "Pasted config · NVIDIA H100 SXM5 80GB · decode · ≈ approximate"
+    # The embed's one-line title carries it too.
+    embed = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8), query={"embed": ["true"]})
+    assert embed.roofline.figure.title.text.endswith(" · decode · ≈ approximate")
+
+
+def test_the_offline_page_marks_its_chart_approximate_and_points_to_no_tab_it_lacks():
+    from app.standalone import standalone_html
+
+    html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"))
+    # The chart's title as written into the page's document (JSON-escaped); its script writes it again as it moves.
+    assert "decode \\u00b7 \\u2248 approximate\\nI = " in html
+    assert "Approximate: num_nextn_predict_layers not modelled: every number here assumes they change nothing" in html
+    assert "see what the lab read" not in html  # the page has no Bring your own tab
+    assert "decode \\u00b7 \\u2248 approximate" not in standalone_html(Scenario(model="llama-3-8b"))
+
+
+def test_the_offline_pages_doc_says_what_it_leaves_out_of_the_served_readouts():
+    # Found by a trial: docs/compare-share-embed.md said "Every served readout is on the page"; the page has no
+    # Expected tokens/s rows (the served readouts do).
+    from app.readouts import readouts_html
+    from app.standalone import OFFLINE_READOUT_KEYS, standalone_html
+    from core.expected import expected_step
+
+    s = Scenario(model="llama-3-8b")
+    r = s.evaluate()
+    served = readouts_html(r, expected=expected_step(r))
+    assert 'data-key="expected-tokens"' in served and 'data-key="expected-tokens-aggregate"' in served
+    assert "expected-tokens" not in OFFLINE_READOUT_KEYS and "expected-tokens" not in standalone_html(s)
+    doc = (ROOT / "docs" / "compare-share-embed.md").read_text(encoding="utf-8")
+    offline = doc.split("## Offline page")[1].split("\n## ")[0]
+    assert "Every served readout is on the page" not in offline
+    assert "leaves out" in offline and "*Expected tokens/s* rows" in offline
 
 
 def test_no_shipped_or_tested_config_shows_numbers_that_depend_on_an_unread_key_unmarked():

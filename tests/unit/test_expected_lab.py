@@ -13,6 +13,7 @@ from app.lab import Lab
 from core import Scenario
 from core.expected import chain_inputs, expected_step
 from core.measured_points import Measurement
+from core.units import fmt_rate
 
 
 def _readout(pane: str, key: str) -> str:
@@ -75,6 +76,23 @@ def test_the_engine_selector_changes_the_prediction_not_the_ceiling():
     assert _readout(lab.readouts.pane.object, "expected-tokens").endswith(", vLLM preset")
     assert lab.readouts.engine.value == "vLLM"
     assert "generic" in lab.readouts.engine.options and "llama.cpp" in lab.readouts.engine.options
+
+
+def test_the_batch_ceiling_is_labelled_as_the_batchs_total_above_the_per_sequence_one():
+    # Found by a trial: at B = 12, k = 2 "Tokens/s ceiling 117" sat right above "Expected tokens/s per sequence:
+    # ceiling 9.7 tokens/s" -- two ceilings, one the batch's total (12 × 9.7), the other one sequence's.
+    lab = Lab(Scenario(model="llama-3-8b", batch=12, spec_k=2), query={})
+    pane = lab.readouts.pane.object
+    labels = re.findall(r'<span class="q">([^<]*)</span>', pane)
+    at = labels.index("Tokens/s ceiling, the batch&#x27;s total")
+    assert labels[at + 1].startswith("Expected tokens/s per sequence (a prediction")
+    r = lab.result
+    total, one = _readout(pane, "tokens"), _readout(pane, "expected-tokens")
+    assert total == f"{r.tokens_per_s_with_kv:,.0f} tokens/s"
+    assert one.startswith(f"ceiling {fmt_rate(r.tokens_per_s_with_kv / 12)} tokens/s; expected")
+    # One replica of two: the label says both.
+    two = Lab(Scenario(model="llama-3-8b", batch=12, replicas=2), query={}).readouts.pane.object
+    assert "Tokens/s ceiling, the batch&#x27;s total, one replica" in two
 
 
 def test_a_model_with_keys_not_modelled_marks_the_expected_value_approximate():

@@ -210,3 +210,87 @@ def test_the_compare_key_names_the_pin_the_others_differ_from():
     rows = key.split("<tr data-compare-pin=")[1:]
     assert "nothing: the others differ from it" in rows[0] and "nothing: the others differ from it" in rows[3]
     assert "differs by: batch=4" in rows[1] and "most common value of every lever that varies" not in key
+
+
+def _moe_trio_lab():
+    """Qwen3-30B-A3B's trio on a B200 (found by a trial on an MoE): batch 4 reaches 1,641 tokens/s (410.3 per
+    sequence), and INT4's step waits on its kernel launches (2.13 ms of them against 0.31 ms of memory)."""
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="qwen3-30b-a3b", gpu="b200"), {})
+    lab.pins.add_preset()
+    lab.state.tab = "Compare"  # the tab's view is made when it first opens
+    return lab
+
+
+def test_compare_and_the_pins_table_write_a_pins_tokens_per_s_alike():
+    # Found by a trial: Compare's aggregate read "1,080" (three significant digits) where the Pins table said
+    # "1,076"; both are core.units.fmt_rate's now (whole numbers from 10 up).
+    import re
+
+    from core.units import fmt_rate
+
+    lab = _moe_trio_lab()
+    batch4 = lab.state.pin_rows[0].result
+    assert batch4.batch == 4 and batch4.tokens_per_s_with_kv > 1000
+    total, one = fmt_rate(batch4.tokens_per_s_with_kv), fmt_rate(batch4.tokens_per_s_with_kv / 4)
+    assert total == "1,641" and one == "410"
+    assert lab.compare.sources["tokens_aggregate"].data["text"][0] == total
+    assert lab.compare.sources["tokens_aggregate"].data["hover"][0] == f"{total} tokens/s"
+    assert lab.compare.sources["tokens_per_sequence"].data["text"][0] == one
+    cells = re.findall(r"<td>([^<]*)<", lab.pins.table.object.split('<tr data-pin="1">')[1].split("</tr>")[0])
+    assert total in cells and "1,640" not in cells
+
+
+def test_pins_and_compare_say_what_bounds_each_pin():
+    # Found by a trial: an MoE's INT4 pin waits on 2.13 ms of kernel launches against 0.31 ms of memory, and neither
+    # tab said so, so nothing told why INT4 was the slowest of the trio.
+    lab = _moe_trio_lab()
+    bounds = [row.result.bound for row in lab.state.pin_rows]
+    assert bounds == ["memory", "overhead", "memory"]
+    int4 = lab.state.pin_rows[1].result
+    assert (round(int4.launch_overhead_s * 1e3, 2), round(int4.gpu_time_s * 1e3, 2)) == (2.13, 0.31)
+    table = lab.pins.table.object
+    assert ">bound</abbr>" in table
+    cells = [table.split(f'<tr data-pin="{i}">')[1].split("</tr>")[0] for i in (1, 2, 3)]
+    assert ['<span class="unit bound"' in c for c in cells] == [True] * 3
+    assert ">memory</span>" in cells[0] and ">launches</span>" in cells[1] and ">memory</span>" in cells[2]
+    assert "launch overhead: 2.128 ms of kernel launches &gt; 0.3102 ms of GPU time" in cells[1]  # its tooltip
+    key = lab.compare.key.object.split("<tr data-compare-pin=")[1:]
+    assert ">bound</th>" in lab.compare.key.object
+    assert "launch overhead: 2.128 ms of kernel launches &gt; 0.3102 ms of GPU time" in key[1]
+    assert "memory-bound (" in key[0] and "memory-bound (" in key[2]
+
+
+def _visible_keys(view) -> list[str]:
+    return [item.label.value for item in view.legend.items if item.visible]
+
+
+def test_the_faint_roof_is_keyed_only_while_one_is_seen_apart_from_the_charts_own():
+    # Found by a trial: with every pin on the current GPU (their roofs under its own: nothing faint to see) the
+    # legend still listed "roof of a pinned GPU (faint)".
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="qwen3-30b-a3b"), {})
+    lab.pins.add_preset()
+    assert {(row.result.gpu.id, row.result.compute_roof) for row in lab.state.pin_rows} == {("h100-sxm", "bf16")}
+    assert "roof of a pinned GPU (faint)" not in _visible_keys(lab.roofline)
+    lab.scenario.gpu = "a100-80gb"  # the pins' H100 roof now lies apart from the chart's own
+    assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
+    lab.scenario.gpu = "h100-sxm"
+    assert "roof of a pinned GPU (faint)" not in _visible_keys(lab.roofline)
+    lab.scenario.weight_dtype = "fp8"  # the same GPU's FP8 roof: the pins' BF16 roof is below it, seen
+    assert lab.result.compute_roof == "fp8"
+    assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
+
+
+def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
+    # Found by a trial: the dotted ceiling is the current B's, while ladder points at other B sit above it.
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="llama-3-8b", batch=12, spec_k=2), {})
+    keys = _visible_keys(lab.roofline)
+    assert "overhead ceiling at your workload's B (kernel launches)" in keys
+    assert "overhead ceiling (kernel launches)" not in keys
+    ceiling = lab.roofline.overhead.data["y"][0]
+    assert max(lab.roofline.ladder.data["y"]) > ceiling  # rungs at other B above it: it is not theirs

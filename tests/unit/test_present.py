@@ -70,6 +70,27 @@ def test_embed_key_names_every_mark_and_the_link_opens_the_full_lab():
     assert "interconnect" not in lab._embed_key.object
 
 
+def test_the_embed_key_lists_the_expected_point_and_the_pins_roofs_only_while_drawn():
+    # Found by a trial: ?embed=true&band=true drew the expected point's ring, and the key under the chart left it
+    # out; it said "each under its GPU's faint dotted roof" of pins all on the chart's own roof.
+    from core.pins import Pin
+
+    lab = Lab(query={"embed": "true", "band": "true"})
+    key = lab._embed_key.object
+    legend = lab.roofline.band_item.label["value"]
+    assert lab.roofline.band_renderer.visible and legend.startswith("expected, generic engine; whisker:")
+    assert f"◯</span> {legend}</span>" in key
+    assert "overhead ceiling at your workload&#x27;s B" in key
+    lab.state.band = False
+    assert "expected," not in lab._embed_key.object
+    plain = Lab(query={"embed": "true"})
+    assert "expected," not in plain._embed_key.object
+    plain.state.add_pin(Pin("b4", {**plain.scenario.levers(), "batch": 4}))
+    assert "1 pin</span>" in plain._embed_key.object and "faint" not in plain._embed_key.object
+    plain.state.add_pin(Pin("a100", {**plain.scenario.levers(), "gpu": "a100-80gb"}))
+    assert "2 pins, each under its GPU&#x27;s faint dotted roof" in plain._embed_key.object
+
+
 def test_the_hardware_tab_follows_present_mode():
     import panel as pn
 

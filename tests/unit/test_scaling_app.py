@@ -160,14 +160,15 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
     assert keys["weights"].work.startswith("4,410,187,776 parameters on this GPU × 2 bytes = 8.82 GB")
     assert keys["weights"].work.endswith("(one GPU of 16 in each replica: its share, see Step 7)")
     assert keys["gpus"].value == "32 (2 replicas × 16)"
-    assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == "Tokens/s ceiling, one replica"
+    assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == ("Tokens/s ceiling, the batch's "
+                                                                                          "total, one replica")
     assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
     assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.object
     assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 in each of 2 replicas"
     # One GPU, one replica: nothing to tell apart, the labels stay short.
     one = {q.key: q for q in rows(Scenario(model="llama-3-70b").evaluate())}
     assert (one["weights"].label, one["gpus"].value, one["tokens"].label) == (
-        "Weight bytes read per step", "1", "Tokens/s ceiling")
+        "Weight bytes read per step", "1", "Tokens/s ceiling, the batch's total")
 
 
 def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
