@@ -78,7 +78,7 @@ def test_the_embed_key_lists_the_expected_point_and_the_pins_roofs_only_while_dr
     lab = Lab(query={"embed": "true", "band": "true"})
     key = lab._embed_key.object
     legend = lab.roofline.band_item.label["value"]
-    assert lab.roofline.band_renderer.visible and legend.startswith("expected, generic engine; whisker:")
+    assert lab.roofline.band_renderer.visible and legend.startswith("expected (generic engine), spread ")
     assert f"◯</span> {legend}</span>" in key
     assert "overhead ceiling at your workload&#x27;s B" in key
     lab.state.band = False
