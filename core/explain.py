@@ -509,7 +509,7 @@ def explain(r: ScenarioResult) -> str:
     m = r.model
     w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
-    approximate = m.approximate_note()
+    approximate = m.approximate_note(see="see the model as read, below")
     lines = [
         f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
         f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}"

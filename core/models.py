@@ -778,7 +778,7 @@ class ModelSpec:
             out["parallel hybrid"] = (f"{n_parallel} layers run attention and Mamba-2 side by side: each keeps its "
                                       "KV cache and a fixed SSM state")
         if self.unmodelled:
-            out["approximate"] = self.approximate_note()
+            out["approximate"] = self.approximate_note(see="").removeprefix("approximate: ")  # this list: what was read
         if self.moe:
             m = self.moe
             dense, moe_layers, _ = self.layer_split()
