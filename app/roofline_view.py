@@ -112,7 +112,7 @@ APPROXIMATE_MARK = " · ≈ approximate"
 
 #: The key of the dotted overhead ceiling: the workload's own, at its B (the ladder's rungs at other B have theirs,
 #: :data:`OVERHEAD_RUNGS_KEY`, drawn where one holds a rung down; a rung above the dotted line is not under it).
-OVERHEAD_KEY = "overhead ceiling at your workload's B (kernel launches)"
+OVERHEAD_KEY = "launch overhead ceiling at your B"
 
 #: The key of each rung's own overhead ceiling, drawn while it holds a rung down.
 OVERHEAD_RUNGS_KEY = "overhead ceiling at each rung's B"

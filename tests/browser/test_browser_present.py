@@ -330,7 +330,7 @@ def test_the_legend_and_the_expected_points_switch_stay_above_the_fold_through_t
         assert band["height"] < 30 and band["y"] + band["height"] <= box["y"], (step, band, box)  # one line, above
         low[step] = (round(page.evaluate(LEGEND_FOOT)), round(band["y"] + band["height"]),
                      round(box["y"] + box["height"]))
-    assert max(max(v) for v in low.values()) <= PROJECTOR["height"], low
+    assert max(max(v) for v in low.values()) <= PROJECTOR["height"], str(low)
     assert low[18][0] > low[17][0]  # the five-line title is there, and the legend still fits
     page.locator(".band .bk-label").click()  # it still switches the expected point on
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
@@ -423,7 +423,7 @@ def test_the_pin_button_and_the_ladders_paragraph_stay_above_the_fold_through_th
         card = page.locator(f"[data-step='{step}']").bounding_box()
         low[step] = (pin["y"] + pin["height"], card["y"] + card["height"])
         assert pin["x"] >= 820, pin  # beside the chart, in the side column
-    assert max(max(v) for v in low.values()) <= PROJECTOR["height"], low
+    assert max(max(v) for v in low.values()) <= PROJECTOR["height"], str(low)
     paragraph = page.locator("[data-readout=ladder]").bounding_box()
     assert paragraph["y"] > 0 and paragraph["y"] + paragraph["height"] <= PROJECTOR["height"], paragraph
     assert "Each rung below raises 2Bk/p" in page.locator("[data-readout=ladder]").inner_text()

@@ -80,7 +80,7 @@ def test_the_embed_key_lists_the_expected_point_and_the_pins_roofs_only_while_dr
     legend = lab.roofline.band_item.label["value"]
     assert lab.roofline.band_renderer.visible and legend.startswith("expected (generic engine), spread ")
     assert f"◯</span> {legend}</span>" in key
-    assert "overhead ceiling at your workload&#x27;s B" in key
+    assert "launch overhead ceiling at your B" in key
     lab.state.band = False
     assert "expected," not in lab._embed_key.object
     plain = Lab(query={"embed": "true"})
