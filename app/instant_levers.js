@@ -24,8 +24,7 @@ export function render({ model, view }) {
     }
     return f;
   };
-  const read = (H) => {
-    const w = find().w;
+  const read = (w, H) => {
     const id = (name, label) => (name in H.options && label in H.options[name]) ? H.options[name][label] : label;
     const value = (arg, name, get) => w[arg] === undefined ? H.current[name] : get(w[arg]);
     // A stop slider whose stops the server has not confirmed yet (a value just added elsewhere): wait.
@@ -37,10 +36,12 @@ export function render({ model, view }) {
             gqa: value("gqa", "gqa", (x) => x.active)};
   };
   const run = (source) => {
-    const {redraw, holder} = find();
+    const {redraw, holder, w} = find();  // once per move: the redraw reads these widgets
     if (redraw === null || holder === null) { return; }
-    holder._instant_read = read;  // from now on a server update is redrawn from the widgets too
+    holder._instant_read = (H) => read(w, H);
     redraw.execute(source);
+    // From now on a server update is redrawn from the widgets too, those shown when it lands.
+    holder._instant_read = (H) => read(find().w, H);
   };
   const hook = () => {
     for (const m of find().all) {
