@@ -20,7 +20,6 @@ module only draws.  Usable standalone: ``HardwareView(gpu="h100-sxm")``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from html import escape
 
 import numpy as np
@@ -62,6 +61,7 @@ from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_tit
 from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys
+from .turns import in_pieces, later
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
 #: Each kernel family's (colour, marker) on the atlas: shape as well as colour (naive attention and the elementwise
@@ -229,9 +229,6 @@ class HardwareView(pn.viewable.Viewer):
     def __init__(self, **params):
         self._custom_gpus: dict = {}
         self._built_heights: dict[str, int] = {}
-        #: When set, the first section shown is not built with the view's layout: this is handed the piece of work
-        #: that builds it (the lab puts it in a later turn of the shared event loop: app/turns.py).
-        self.section_later: Callable[[Callable[[], None]], None] | None = None
         super().__init__(**params)
         self.tour_index: int | None = None
         self._tour_finished = False  # the last step's "Finish" was pressed
@@ -476,8 +473,8 @@ class HardwareView(pn.viewable.Viewer):
         kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
-    def _section_layout(self, name: str):
-        """The Panel layout of section ``name`` (its controls, its charts and their captions)."""
+    def _section_parts(self, name: str):
+        """Section ``name``'s two Panel columns: its controls, and its charts with their captions."""
         self._section_figures(name)
         int_in = pn.widgets.IntInput
         if name == "Kernel atlas":
@@ -501,10 +498,10 @@ class HardwareView(pn.viewable.Viewer):
                                  for title, *widgets in groups]
             self.atlas_chart = pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width")
             self._show_work()
-            return _section(pn.Column(self.show_work, *self.atlas_groups, width=300),
+            return (pn.Column(self.show_work, *self.atlas_groups, width=300),
                             pn.Column(self.atlas_chart, self.atlas_work, sizing_mode="stretch_width"))
         if name == "Three ceilings":
-            return _section(
+            return (
                 pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
                           self._w("batch", start=1, end=512),
                           self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
@@ -517,7 +514,7 @@ class HardwareView(pn.viewable.Viewer):
                           pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
                           sizing_mode="stretch_width"))
         if name == "Tiles and waves":
-            return _section(
+            return (
                 pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
                           self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
                           self._w("n_probe", int_in), width=300),
@@ -525,12 +522,12 @@ class HardwareView(pn.viewable.Viewer):
                           pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
                           sizing_mode="stretch_width"))
         if name == "Hierarchy":
-            return _section(
+            return (
                 pn.Column(self._w("attn_n", start=256, end=65536, step=256),
                           self._w("attn_d", start=32, end=256, step=32), width=300),
                 pn.Column(pn.pane.Bokeh(self.hier_fig, sizing_mode="stretch_width"), self.hier_text,
                           sizing_mode="stretch_width"))
-        return _section(
+        return (
             pn.Column(self._w("generations", pn.widgets.MultiChoice), self._w("show_sparse", pn.widgets.Checkbox),
                       width=300),
             pn.Column(pn.pane.Bokeh(self.gen_fig, sizing_mode="stretch_width"), self.gen_text,
@@ -557,19 +554,27 @@ class HardwareView(pn.viewable.Viewer):
         if not hasattr(self, "_panel"):
             self._panel = self._layout()
             self._present_controls(self._panel)
-            if self.section_later is None:
-                self._show_section(self.section)
-            else:
-                self.section_later(lambda: self._show_section(self.section))
+            later(lambda: self._show_section(self.section))
         return self._panel
 
     def _show_section(self, name: str) -> None:
-        """Build section ``name`` into its tab the first time it is shown."""
-        if name not in self._built_sections:
-            self._built_sections.add(name)
-            section = self._section_layout(name)
-            self._present_controls(section)
+        """Build section ``name`` into its tab the first time it is shown: its figures and widgets, then (a piece
+        handed to :func:`app.turns.later`) its levers in the page, then its charts beside them (another)."""
+        if name in self._built_sections:
+            return
+        self._built_sections.add(name)
+        controls, charts = self._section_parts(name)
+
+        def place() -> None:
+            self._present_controls(controls)
+            self._present_controls(charts)
+            waiting = pn.Spacer()  # the charts' place, until their own turn
+            section = _section(controls, waiting)
+            charts.styles = waiting.styles
             self.tabs[SECTIONS.index(name)] = (name, section)
+            later(lambda: section.__setitem__(1, charts))
+
+        later(place)
 
     def _present_controls(self, layout) -> None:
         """Give the controls in ``layout`` present mode's sheet, and its class if present mode is on."""
@@ -644,7 +649,11 @@ class HardwareView(pn.viewable.Viewer):
 
     def _on_section(self, event):
         if hasattr(self, "tabs"):
-            self._show_section(event.new)
+            # A section's first build (its figures, levers, charts) in turns of the shared event loop, served.
+            if event.new not in self._built_sections:
+                self.tabs.loading = True
+                in_pieces(pn.state.curdoc, lambda: self._show_section(event.new),
+                          lambda: setattr(self.tabs, "loading", False))
             self.tabs.active = SECTIONS.index(event.new)
 
     def _on_change(self, *_events):

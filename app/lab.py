@@ -55,7 +55,7 @@ from .state import ENGINES, TABS, LabState
 from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
 from .throughput_view import ThroughputView
 from .tour_view import TourView
-from .turns import take_turn
+from .turns import in_pieces, later
 
 INTRO = """
 # Roofline Lab
@@ -339,10 +339,11 @@ class Lab(pn.viewable.Viewer):
     def _open(self, name: str) -> None:
         """Build a tab's view the first time it opens (most sessions look at the roofline only).
 
-        Served, the build waits its turn of the event loop (:func:`app.turns.take_turn`), twice: the view is made
-        in one turn and put in the page in a later one.  A class opening one tab together takes one piece per
-        turn, and the other students' moves are answered between two; the tab shows Panel's busy spinner
-        meanwhile.  Without a server (a notebook, the unit tests) it is built at once.
+        Served, the build waits its turn of the event loop (:func:`app.turns.in_pieces`), in pieces: the view is
+        made in one turn, put in the page in a later one, and the parts it hands on in later ones still.  A class
+        opening one tab together takes one piece per turn, and the other students' moves are answered between two;
+        the tab shows Panel's busy spinner meanwhile.  Without a server (a notebook, the unit tests) it is built at
+        once.
         """
         if name in self._tab_views or name in self._opening:
             return
@@ -359,41 +360,18 @@ class Lab(pn.viewable.Viewer):
         self._opening.add(name)
         self.tabs.loading = True
 
-        # Two pieces, each its own turn: the view's objects (Python: the figures, the watchers), then its place
-        # in the page (Panel making its Bokeh models, Bokeh taking them into the document and sending them).
+        # Pieces, each its own turn: the view's objects (Python: the figures, the watchers), then its place in the
+        # page (Panel making its Bokeh models, Bokeh taking them into the document and sending them), then any part
+        # the view hands to app.turns.later (the Hardware view's first section, and that section's charts).
         def build() -> None:
-            try:
-                view = self._build_view(name)
-            except Exception:
-                self._opening.discard(name)
-                self.tabs.loading = bool(self._opening)
-                raise
-            take_turn(doc, lambda: show(view))
+            view = self._build_view(name)
+            later(lambda: name in self._tab_views or self._show_in_tab(name, view))
 
-        def show(view: pn.viewable.Viewable) -> None:
-            later: list = []  # the Hardware view's first section: a third piece (its chart alone is ~100 ms)
-            if isinstance(view, HardwareView):
-                view.section_later = later.append
-            try:
-                if name not in self._tab_views:
-                    self._show_in_tab(name, view)
-            finally:
-                if isinstance(view, HardwareView):
-                    view.section_later = None
-                if not later:
-                    done()
-            if later:
-                take_turn(doc, lambda: done(*later))
-
-        def done(*pieces) -> None:
+        def done() -> None:
             self._opening.discard(name)
-            try:
-                for piece in pieces:
-                    piece()
-            finally:
-                self.tabs.loading = bool(self._opening)
+            self.tabs.loading = bool(self._opening)
 
-        take_turn(doc, build)
+        in_pieces(doc, build, done)
 
     def _build_view(self, name: str) -> pn.viewable.Viewable:
         """Tab ``name``'s view, following the session state (every tab but Bring your own)."""

@@ -11,6 +11,11 @@ evaluate, send), is answered between two builds, not after all of them.  The bui
 
 The queue lives on the server's event loop (Tornado's ``IOLoop``, public API) and runs each piece as the
 session's own next-tick callback (``Document.add_next_tick_callback``), with that session's document lock held.
+
+A build that is itself too long for one turn is cut by whoever knows its parts: :func:`in_pieces` runs a piece of
+work, and every piece that work hands to :func:`later` gets a turn of its own after it (a view's layout, then
+its first section, then that section's charts).  Outside a server, or outside :func:`in_pieces`, :func:`later`
+runs its work at once, so a notebook and the unit tests see the whole build when the call returns.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from tornado.ioloop import IOLoop
 
@@ -31,6 +37,58 @@ GAP_FACTOR = 1.0
 
 _queue: deque = deque()
 _state = {"running": False, "turn": 0}
+#: The pieces handed to :func:`later` by the piece of :func:`in_pieces` now running (None outside one).
+_handed: ContextVar[list | None] = ContextVar("roofline_lab_later", default=None)
+
+
+def later(work: Callable[[], None]) -> None:
+    """Run ``work`` in a turn of its own after the piece of :func:`in_pieces` now running; at once outside one.
+
+    A piece's later pieces run before any piece queued after it, in the order they were handed.
+    """
+    handed = _handed.get()
+    if handed is None:
+        work()
+    else:
+        handed.append(work)
+
+
+def in_pieces(doc, work: Callable[[], None], done: Callable[[], None] | None = None) -> None:
+    """Run ``work`` in ``doc``'s next turn (:func:`take_turn`), each piece it hands to :func:`later` in a later
+    turn of its own (and theirs after them), then ``done``.
+
+    ``doc`` is the session's Bokeh document; without one served (None, or no session context: a notebook, the
+    unit tests) it all runs at once, before the call returns.  ``done`` runs after the last piece, or after the
+    first one that raises (the error then propagates, and the pieces still queued are dropped).
+    """
+    if doc is None or doc.session_context is None:
+        try:
+            work()
+        finally:
+            if done is not None:
+                done()
+        return
+    queue: deque = deque([work])
+
+    def step() -> None:
+        handed: list = []
+        token = _handed.set(handed)
+        try:
+            queue.popleft()()
+        except BaseException:
+            queue.clear()
+            if done is not None:
+                done()
+            raise
+        finally:
+            _handed.reset(token)
+        queue.extendleft(reversed(handed))
+        if queue:
+            take_turn(doc, step)
+        elif done is not None:
+            done()
+
+    take_turn(doc, step)
 
 
 def take_turn(doc, work: Callable[[], None]) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 
+import panel as pn
 import pytest
 from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
@@ -103,17 +104,18 @@ def _fresh_queue():
 
 
 def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application, monkeypatch):
-    """Served, opening Hardware queues the view's making; that queues its placing in the page, and that its front
-    section's: no piece runs in the event that opened the tab, and the tab shows Panel's spinner until the last."""
+    """Served, opening Hardware queues the view's making; that queues its placing in the page, that its front
+    section's widgets, those their placing, and that the section's chart: no piece runs in the event that opened
+    the tab, and the tab shows Panel's spinner until the last."""
     import gc
 
+    import panel as pn
     from panel.io.session import generate_session
 
-    from app import lab as lab_module
     from app.lab import Lab
 
     queued = []
-    monkeypatch.setattr(lab_module, "take_turn", lambda doc, work: queued.append((doc, work)))
+    monkeypatch.setattr(turns, "take_turn", lambda doc, work: queued.append((doc, work)))
     before = {id(o) for o in gc.get_objects() if isinstance(o, Lab)}
     doc = generate_session(served_application).document
     (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
@@ -128,9 +130,64 @@ def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application,
         assert lab._tab_views["Hardware"] is lab.hardware and not placeholder(lab.tabs[TABS.index("Hardware")])
         assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
         queued.pop(0)[1]()
+        # The section's widgets made, not yet in the page; then its levers in the page, its chart in the next turn.
+        assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
+        queued.pop(0)[1]()
+        section = lab.hardware.tabs[0]
+        assert not placeholder(section) and isinstance(section[1], pn.Spacer)
+        assert len(queued) == 1 and lab.tabs.loading
+        queued.pop(0)[1]()
+        assert section[1].select(lambda o: getattr(o, "object", None) is lab.hardware.atlas_fig)
     assert not placeholder(lab.hardware.tabs[0]) and lab.hardware.atlas_fig in lab.hardware.figures()
     assert not lab.tabs.loading and queued == []
     assert queued == []
+
+
+class ServedDoc(FakeDoc):
+    """A served session's document, as :func:`app.turns.in_pieces` tells one: it has a session context."""
+
+    session_context = object()
+
+
+def test_in_pieces_gives_each_handed_piece_a_turn_of_its_own_after_its_parent(monkeypatch):
+    queued: list = []
+    monkeypatch.setattr(turns, "take_turn", lambda doc, work: queued.append(work))
+    ran: list[str] = []
+
+    def piece(name, *children):
+        def work():
+            ran.append(name)
+            for child in children:
+                turns.later(child)
+        return work
+
+    done = []
+    turns.in_pieces(ServedDoc(), piece("a", piece("b", piece("c")), piece("d")), lambda: done.append(ran[:]))
+    turns.in_pieces(ServedDoc(), piece("other session"))
+    turns_taken = 0
+    while queued:
+        queued.pop(0)()
+        turns_taken += 1
+    # Each piece its own turn; a piece's own pieces before those handed before it by its parent's siblings.
+    assert ran == ["a", "other session", "b", "c", "d"] and turns_taken == 5
+    assert done == [["a", "other session", "b", "c", "d"]]
+
+
+def test_without_a_server_the_pieces_run_at_once_and_an_error_still_ends_the_work():
+    ran: list[str] = []
+    turns.in_pieces(None, lambda: (ran.append("a"), turns.later(lambda: ran.append("b"))), lambda: ran.append("done"))
+    assert ran == ["a", "b", "done"]
+    turns.later(lambda: ran.append("outside"))  # outside in_pieces: at once
+    assert ran[-1] == "outside"
+
+    ended: list[bool] = []
+
+    def fails():
+        raise ValueError("broken piece")
+
+    with pytest.raises(ValueError, match="broken piece"):
+        turns.in_pieces(ServedDoc(), fails, lambda: ended.append(True)) or turns._queue[-1][1]()
+    assert ended == [True]
 
 
 def placeholder(tab) -> bool:
@@ -140,3 +197,57 @@ def placeholder(tab) -> bool:
 
     return isinstance(tab, pn.pane.Bokeh) and isinstance(tab.object, Spacer)
 
+
+
+def _served_lab(served_application):
+    import gc
+
+    from panel.io.session import generate_session
+
+    from app.lab import Lab
+
+    before = {id(o) for o in gc.get_objects() if isinstance(o, Lab)}
+    doc = generate_session(served_application).document
+    (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
+    return doc, lab
+
+
+def test_a_hardware_sections_first_build_takes_turns_of_its_own(served_application, monkeypatch):
+    """A Hardware section first shown (its figures and widgets; its levers; its charts) in three turns, the section
+    tabs showing Panel's spinner meanwhile."""
+    queued = []
+    monkeypatch.setattr(turns, "take_turn", lambda doc, work: queued.append(work))
+    doc, lab = _served_lab(served_application)
+    with set_curdoc(doc):
+        lab.state.tab = "Hardware"
+        while queued:
+            queued.pop(0)()
+        hardware = lab.hardware
+        index = list(hardware.param["section"].objects).index("Generations")
+        hardware.section = "Generations"
+        assert placeholder(hardware.tabs[index]) and hardware.tabs.loading and len(queued) == 1
+        assert "gen_fig" not in hardware._figs
+        queued.pop(0)()  # its figures and widgets
+        assert "gen_fig" in hardware._figs and placeholder(hardware.tabs[index]) and len(queued) == 1
+        queued.pop(0)()  # its levers
+        section = hardware.tabs[index]
+        assert not placeholder(section) and isinstance(section[1], pn.Spacer) and hardware.tabs.loading
+        queued.pop(0)()  # its charts
+        assert section[1].select(lambda o: getattr(o, "object", None) is hardware.gen_fig)
+        assert not hardware.tabs.loading and not queued
+
+
+def test_the_tab_pieces_benchmark_times_each_turn_of_a_first_open(served_application):
+    """benchmarks/tab_pieces.py: Hardware's first open is the tab change and five pieces (made, placed, the front
+    section's parts, its levers, its charts), each timed; the lab's own queue is back afterwards."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "tab_pieces.py"
+    spec = importlib.util.spec_from_file_location("tab_pieces", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    take_turn = turns.take_turn
+    times = bench.pieces_ms(served_application, "Hardware")
+    assert len(times) == 6 and all(t > 0 for t in times)
+    assert turns.take_turn is take_turn

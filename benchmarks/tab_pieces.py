@@ -1,0 +1,80 @@
+"""A tab's first open, piece by piece: what each turn of the shared event loop costs (run by hand).
+
+    .venv/bin/python benchmarks/tab_pieces.py Hardware [Scaling ...] [--runs 3]
+
+Builds a session in process as ``panel serve app`` would (Panel's session generator, the one ``panel serve
+--warm`` uses), opens the named tab, and runs the pieces :mod:`app.turns` would queue one per turn, timing each
+with the PATCH-DOC message it makes (Bokeh serialises the patch when the message is created).  Prints each
+piece's wall-clock time in milliseconds, the minimum over ``--runs`` sessions: the first figure is the tab
+change itself, the others the pieces in the order the loop would run them.  On a served lab the largest piece
+is the longest any other student's update can wait behind this student's tab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bokeh.application.handlers.document_lifecycle import DocumentLifecycleHandler  # noqa: E402
+from bokeh.command.util import build_single_handler_application  # noqa: E402
+from bokeh.protocol import Protocol  # noqa: E402
+from panel.io.session import generate_session  # noqa: E402
+from panel.io.state import set_curdoc  # noqa: E402
+
+from app import turns  # noqa: E402
+from app.lab import Lab  # noqa: E402
+
+
+def pieces_ms(application, tab: str) -> list[float]:
+    """One fresh session's first open of ``tab``: each piece's time, ms (the tab change first)."""
+    queued: list = []
+    take_turn, turns.take_turn = turns.take_turn, lambda doc, work: queued.append(work)  # run here, one at a time
+    try:
+        return _pieces(application, tab, queued)
+    finally:
+        turns.take_turn = take_turn
+
+
+def _pieces(application, tab: str, queued: list) -> list[float]:
+    before = {id(o) for o in gc.get_objects() if isinstance(o, Lab)}
+    doc = generate_session(application).document
+    (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
+    events: list = []
+    doc.callbacks.on_change(events.append)
+    protocol = Protocol()
+    times = []
+    with set_curdoc(doc):
+        work = lambda: setattr(lab.state, "tab", tab)  # noqa: E731
+        while work is not None:
+            start = time.perf_counter()
+            work()
+            if events:
+                protocol.create("PATCH-DOC", events)
+            times.append((time.perf_counter() - start) * 1e3)
+            events.clear()
+            work = queued.pop(0) if queued else None
+    return times
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tabs", nargs="+", help="tab names as the lab's tab strip shows them")
+    parser.add_argument("--runs", type=int, default=3, help="sessions per tab; the minimum of each piece is shown")
+    args = parser.parse_args(argv)
+    application = build_single_handler_application(str(ROOT / "app"))
+    application.add(DocumentLifecycleHandler())
+    for tab in args.tabs:
+        runs = [pieces_ms(application, tab) for _ in range(args.runs)]
+        best = [min(run[i] for run in runs if i < len(run)) for i in range(max(map(len, runs)))]
+        print(f"{tab}: pieces " + " / ".join(f"{t:.0f}" for t in best) + f" ms (sum {sum(best):.0f} ms, "
+              f"largest {max(best[1:] or best):.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()
