@@ -12,7 +12,7 @@ from conftest import ROOT
 from app.lab import Lab
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from protocol_student import find_models, workload_batch  # noqa: E402
+from protocol_student import find_models, open_socket, workload_batch  # noqa: E402
 
 
 def test_the_student_finds_the_batch_slider_and_reads_the_batch_the_server_sends():
@@ -36,3 +36,31 @@ def test_the_student_finds_the_batch_slider_and_reads_the_batch_the_server_sends
     msg = Protocol().create("PATCH-DOC", changed)
     assert workload_batch(msg, workload.id) == 64
     assert workload_batch(msg, "p0") is None  # another model's patch
+
+
+def test_the_students_socket_sends_each_frame_at_once_as_a_browsers_does():
+    """TCP_NODELAY on the student's socket (Chromium and Firefox set it on theirs): with Nagle's algorithm on, each
+    Bokeh message's second frame waited for the server's delayed ACK, ~40 ms added to every timed move."""
+    import asyncio
+    import socket
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.httpserver import HTTPServer
+    from tornado.testing import bind_unused_port
+    from tornado.web import Application
+    from tornado.websocket import WebSocketHandler
+
+    async def main():
+        listener, port = bind_unused_port()  # 127.0.0.1
+        server = HTTPServer(Application([("/ws", WebSocketHandler)]))
+        server.add_sockets([listener])
+        try:
+            ws = await asyncio.wait_for(open_socket(HTTPRequest(f"ws://127.0.0.1:{port}/ws")), 10)
+            sock = ws.protocol.stream.socket
+            nodelay = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            ws.close()
+            return nodelay
+        finally:
+            server.stop()
+
+    assert asyncio.run(main()) != 0
