@@ -33,6 +33,8 @@ from panel.io.state import set_curdoc  # noqa: E402
 from app import turns  # noqa: E402
 from app.lab import Lab  # noqa: E402
 
+BYO = "Bring your own"
+
 
 def pieces_ms(application, tab: str, config: str | None = None) -> list[float]:
     """One fresh session's first open of ``tab``, after reading ``config`` (a config.json's text) if given: each
@@ -49,7 +51,11 @@ def _pieces(application, tab: str, queued: list, config: str | None) -> list[flo
     before = {id(o) for o in gc.get_objects() if isinstance(o, Lab)}
     doc = generate_session(application).document
     (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
-    if config is not None:  # outside the session's document: read at once, as a notebook would
+    if config is not None:  # as a student does: open Bring your own, then paste and read (at once, not timed)
+        with set_curdoc(doc):
+            lab.state.tab = BYO
+            while queued:
+                queued.pop(0)()
         lab.byo.config_text.value = config
         lab.byo._read_config()
         if not lab.scenario.model.startswith("config-"):
