@@ -59,6 +59,12 @@ PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under th
 #: The legend's padding (px), by present mode: its border is not drawn, so the padding is blank; in present mode
 #: 5 px each side gives its rows 10 px of the fold (the five-line title of tour step 18 left its last row 4 px above).
 LEGEND_PADDING = {False: 10, True: 5}
+#: The legend's margin and the gap between its rows (px), by present mode.  On a projector a row is its 28-px glyph
+#: box (app/present.py's LEGEND_GLYPH_PX), 10 px taller than its 18-px text, so the rows need no gap, and the
+#: legend none above it (its padding stays): with the expected point switched on (``band=true``) its ninth entry
+#: made a fifth row, and at tour steps 12 and 18 the last one ended below a 720-px screen's fold (722 and 742 px).
+LEGEND_MARGIN = {False: 10, True: 0}
+LEGEND_SPACING = {False: 3, True: 0}
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roofs are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
@@ -324,7 +330,8 @@ class RooflineView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
         self.figure.height = PRESENT_HEIGHT if present else self.height
-        self.legend.padding = LEGEND_PADDING[present]
+        self.legend.update(padding=LEGEND_PADDING[present], margin=LEGEND_MARGIN[present],
+                           spacing=LEGEND_SPACING[present])
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
 

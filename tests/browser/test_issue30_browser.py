@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import PROJECTOR, open_on_projector
-from test_browser_present import ROOFLINE_BOXES, _overlap
+from test_browser_present import LEGEND_FOOT, ROOFLINE_BOXES, _overlap
 
 #: ``ROOFLINE_SHOTS=<folder>`` saves what the tests see, for a person to look at (nothing saved otherwise).
 SHOTS = os.environ.get("ROOFLINE_SHOTS")
@@ -263,4 +263,40 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
     page.keyboard.press("Escape")
     page.wait_for_timeout(300)
     assert page.evaluate(DEEP_FOCUS) == "card-header"
+    assert errors == []
+
+
+# --- the expected point switched on: the legend's fifth row on a projector, the embed's plot area -----------------
+#: The roofline legend's box (canvas px, padding included): it lies under the plot frame, clear of every mark.
+LEGEND_BOX = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const legend = [...fig.below, ...fig.center].find((m) => m.type === 'Legend');
+  const b = Bokeh.index.find_one(legend).bbox;
+  return {left: b.left, right: b.right, top: b.top, bottom: b.bottom,
+          rows: Math.ceil(legend.items.filter((i) => i.visible).length / legend.ncols)}; }"""
+
+
+def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tour(page, lab_url):
+    """Issue 30 (the teacher, 1280×720, ``band=true``): the expected point's entry made the legend's fifth row, and
+    its last row ended at 722 px at tour step 12 and at 742 px at step 18 (below the fold); every Roofline step,
+    walked by "Next" with the expected point on: the legend's rows end above 720 px, under the plot frame, clear of
+    every marker and label on the chart."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&tour=1&band=true")
+    _ready(page)
+    feet = {}
+    for step in range(1, 21):
+        if step > 1:
+            page.get_by_text("Next ▶").click()
+        page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
+        page.wait_for_timeout(400)  # the title wraps and the figure lays out again
+        assert page.evaluate("Bokeh.documents[0].get_model_by_name('band-area').visible"), step
+        legend, boxes = page.evaluate(LEGEND_BOX), page.evaluate(ROOFLINE_BOXES)
+        assert legend["rows"] == 5, (step, legend)  # the expected point's entry is listed
+        assert legend["top"] >= boxes["frame"]["bottom"], (step, legend, boxes["frame"])
+        for box in boxes["marks"] + boxes["labels"]:
+            assert not _overlap(legend, box), (step, box)
+        feet[step] = round(page.evaluate(LEGEND_FOOT))
+        if step in (12, 18):
+            _shot(page, f"ui30-present-band-step{step}.png")
+    assert max(feet.values()) <= PROJECTOR["height"], feet
     assert errors == []
