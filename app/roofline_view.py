@@ -317,6 +317,8 @@ class RooflineView(pn.viewable.Viewer):
             self._on_band()
         if self.compact:  # embed mode: the chart takes the iframe's height the summary, key and link leave
             self.figure.sizing_mode = "stretch_both"
+            # and keeps at least its least height: the key under it gives way instead (app/lab.py, EMBED_KEY_STYLES)
+            self.figure.min_height = self.height
             self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_both", min_height=self.height)
         else:
             self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)

@@ -300,3 +300,47 @@ def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tou
             _shot(page, f"ui30-present-band-step{step}.png")
     assert max(feet.values()) <= PROJECTOR["height"], feet
     assert errors == []
+
+
+#: Four pins as the lab writes them in a link: the trio's levers and another GPU (a faint roof of its own).
+EMBED_PINS = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"},
+                         {"name": "k=4", "spec-k": "4"}, {"name": "A100", "gpu": "a100-80gb"}])
+def _embed_key_scroll(page) -> dict:
+    """The embed key's list: its box's height, the height of what it holds (more: it scrolls within its pane)."""
+    return page.locator("[data-readout=embed-key]").first.evaluate(
+        "k => ({client: k.clientHeight, scroll: k.scrollHeight, tabindex: k.getAttribute('tabindex')})")
+
+
+@pytest.mark.parametrize("height", [450, 400])
+def test_the_embeds_chart_keeps_250_px_with_the_expected_point_and_pins(page, lab_url, height):
+    """Issue 30 (the docs writer, 500×450, ``band=true`` and four pins): the key grew to seven lines and the chart
+    gave them its height, 231 px.  The chart keeps 250 px at least; the key gives way: whole at 500×450 where its
+    entries pack (six lines), scrolling within its own box (focusable, so a keyboard scrolls it) in a shorter
+    iframe; the link to the full lab stays above the drawer and nothing scrolls the iframe."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    size = {"width": 500, "height": height}
+    page.set_viewport_size(size)
+    page.goto(f"{lab_url}?embed=true&model=llama-3-8b&band=true&pins={quote(EMBED_PINS)}")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('pins');"
+                           " return s != null && s.data.x.length === 4; })()")
+    page.wait_for_timeout(800)
+    boxes = _embed_boxes(page)
+    key_text = page.locator("[data-readout=embed-key]").inner_text()
+    assert "expected (generic engine)" in key_text and "4 pins, each under its GPU's faint dotted roof" in key_text
+    assert boxes["chart"]["bottom"] - boxes["chart"]["top"] >= 250, boxes
+    canvas = page.evaluate("Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline')).bbox.height")
+    assert canvas >= 250, canvas
+    assert boxes["scroll"]["height"] <= size["height"], boxes  # the iframe does not scroll
+    assert boxes["key"]["top"] >= boxes["chart"]["bottom"] - 1, boxes
+    assert boxes["link"]["bottom"] <= boxes["drawer"]["top"] + 0.5, boxes
+    key = _embed_key_scroll(page)
+    assert key["tabindex"] == "0"
+    if height == 450:
+        assert key["scroll"] <= key["client"] + 1, key  # six lines: whole
+    else:
+        assert key["scroll"] > key["client"] > 30, key  # it scrolls within its box
+    _shot(page, f"ui30-embed-band-pins-500x{height}.png")
+    assert errors == []
