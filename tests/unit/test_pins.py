@@ -262,6 +262,28 @@ def test_pins_and_compare_say_what_bounds_each_pin():
     assert "memory-bound (" in key[0] and "memory-bound (" in key[2]
 
 
+def test_the_pins_csv_names_what_bounds_each_pin_with_the_tables_word():
+    """Issue 30: the Pins table said under each tokens/s what bounds the pin (an MoE's INT4 pin: its kernel
+    launches) and the pins CSV did not; its ``bound`` column is the table's word, from one function."""
+    import csv
+    import io
+
+    from core.export import PIN_COLUMNS, pins_csv
+    from core.pins import bound_word
+
+    lab = _moe_trio_lab()
+    rows = lab.state.pin_rows
+    table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
+    assert PIN_COLUMNS.index("bound") == PIN_COLUMNS.index("fits_in_memory") + 1
+    assert [t["bound"] for t in table] == ["memory", "launches", "memory"]
+    assert [t["bound"] for t in table] == [bound_word(row.result) for row in rows]
+    cells = [lab.pins.table.object.split(f'<tr data-pin="{i}">')[1].split("</tr>")[0] for i in (1, 2, 3)]
+    assert [c.split('<span class="unit bound"')[1].split(">")[1].split("<")[0] for c in cells] == \
+        [t["bound"] for t in table]
+    compute = compare([Pin("prefill", Scenario(model="llama-3-8b", phase="prefill").levers())])
+    assert list(csv.DictReader(io.StringIO(pins_csv(compute))))[0]["bound"] == "compute"
+
+
 def _visible_keys(view) -> list[str]:
     return [item.label.value for item in view.legend.items if item.visible]
 
