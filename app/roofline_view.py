@@ -679,22 +679,26 @@ class RooflineView(pn.viewable.Viewer):
         }
         groups = pin_groups(xs, ys, numbers, [name for name, *_ in rows])
         self.pin_labels.data = {**groups, **unplaced(len(groups["x"]))}
-        roofs: dict[tuple, ScenarioResult] = {}
-        for *_, r in rows:
-            roofs.setdefault((r.gpu.id, r.compute_roof), r)
-        lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
-        self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
-                               "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
         self._pinned = [r for *_, r in rows]
-        self._show_pin_roof_item()
+        self._draw_pin_roofs()
         self.fit_x()
         self.fit_y()
 
-    def _show_pin_roof_item(self) -> None:
-        """The faint roofs' legend entry, shown while one of them is not the chart's own roof (pins all on the current
-        GPU and its compute roof draw theirs under it: nothing faint to see, so nothing listed)."""
-        self._optional_items["roof of a pinned GPU"].visible = self._drawn is not None and \
-            pinned_roofs_apart(self._drawn, self._pinned)
+    def _draw_pin_roofs(self) -> None:
+        """A faint roof per pinned GPU and compute roof that is not the chart's own (:func:`roof_key`), and its legend
+        entry while there is one: a pin on the current GPU and roof is read against the chart's roof, and a faint
+        copy of it under that roof was drawn for nothing (and listed).  Drawn again when the chart's roof changes."""
+        own = roof_key(self._drawn) if self._drawn is not None else None
+        roofs: dict[tuple, ScenarioResult] = {}
+        for r in self._pinned:
+            if roof_key(r) != own:
+                roofs.setdefault(roof_key(r), r)
+        lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
+        data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
+                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
+        if data != dict(self.pin_roofs.data):
+            self.pin_roofs.data = data
+        self._optional_items["roof of a pinned GPU"].visible = bool(roofs)
 
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
@@ -803,7 +807,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge_span.location = r.ridge_point
             if self._marks is not None:
                 self._draw_reference(r)
-                self._show_pin_roof_item()
+                self._draw_pin_roofs()
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)

@@ -106,8 +106,8 @@ def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
     assert kv[0] == 4 * kv[1] and len(kv) == 6  # batch 4 holds four caches, INT4 one
     assert lab.compare.x_range.factors == ["1", "2", "3", "4", "5", "6"]
     roofs = lab.roofline.pin_roofs.data
-    assert len(roofs["xs"]) == 2  # a faint roof per pinned GPU
-    assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
+    assert len(roofs["xs"]) == 1  # a faint roof per pinned GPU but the chart's own (the A100's)
+    assert round(roofs["xs"][0][1]) == 295 and roofs["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)"]
     a100_pin_y = lab.roofline.pins.data["y"][3]
     assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
     # 0.2 decades apart: one label, naming them (their model, shared, left to the hover: no room).
@@ -304,6 +304,29 @@ def test_the_faint_roof_is_keyed_only_while_one_is_seen_apart_from_the_charts_ow
     lab.scenario.weight_dtype = "fp8"  # the same GPU's FP8 roof: the pins' BF16 roof is below it, seen
     assert lab.result.compute_roof == "fp8"
     assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
+
+
+def test_a_pinned_roof_is_drawn_only_apart_from_the_charts_own():
+    """Issue 30: the served roofline drew a faint copy of the chart's own roof for pins on the current GPU and
+    compute roof (under the thick one, and in a saved SVG); now a pinned GPU's roof is drawn only while it differs
+    from the chart's, and drawn again when the chart's GPU or compute roof changes."""
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="llama-3-8b"), {})
+    lab.pins.add_preset()  # three pins on the H100, BF16: the chart's own roof
+    lab.scenario.gpu = "a100-80gb"
+    lab.pins.add_preset()  # three on the A100
+    view = lab.roofline
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)"]  # the A100's is the chart's own
+    assert [round(x) for x in view.pin_roofs.data["xs"][0][1:2]] == [295]
+    lab.scenario.gpu = "h100-sxm"
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA A100 SXM4 80GB (bf16)"]
+    assert round(view.pin_roofs.data["xs"][0][1]) == 153
+    lab.scenario.gpu = "h200"  # apart from both
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)", "NVIDIA A100 SXM4 80GB (bf16)"]
+    lab.state.set_pins(lab.state.pins[:3])  # only the H100's pins, on an H100 chart: nothing faint
+    lab.scenario.gpu = "h100-sxm"
+    assert view.pin_roofs.data["xs"] == [] and "roof of a pinned GPU (faint)" not in _visible_keys(view)
 
 
 def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
