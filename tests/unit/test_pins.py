@@ -1,5 +1,7 @@
 """Pins in core and the session state: many pins, names that say what moved, compare notes, undo."""
 
+import pytest
+
 from core import Scenario
 from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset, preset_notes
 
@@ -188,7 +190,7 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     assert "touch 29.1 of its 128 experts per MoE layer" in lab.pins.message.object
     lab.state.tab = "Compare"
     key = lab.compare.key.object
-    assert "differs from the scenario it was pinned from by: batch=4" in key
+    assert "differs from the scenario it was pinned from (batch=1) by: batch=4" in key
     assert 'data-readout="compare-trio"' in key and "against 8 at batch 1 (the INT4 pin)" in key
     # A renamed trio pin still says what differs from the scenario it was pinned from.
     lab.pins.which.value = 0
@@ -339,3 +341,54 @@ def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
     assert "overhead ceiling (kernel launches)" not in keys
     ceiling = lab.roofline.overhead.data["y"][0]
     assert max(lab.roofline.ladder.data["y"]) > ceiling  # rungs at other B above it: it is not theirs
+
+
+def _what_differs(lab) -> list[str]:
+    """The Compare key's "what differs" cells and its trio notes, as text."""
+    import re
+    from html import unescape
+
+    lab.state.tab = "Compare"
+    key = lab.compare.key.object
+    cells = [row.split('<td class="k">')[3].split("</td>")[0] for row in key.split("<tr data-compare-pin=")[1:]]
+    notes = re.findall(r'data-readout="compare-trio">([^<]*)<', key)
+    return [unescape(t) for t in [*cells, *notes]]
+
+
+@pytest.mark.parametrize("model", ["llama-3-8b", "qwen3-30b-a3b"])
+def test_what_a_pin_differs_by_reads_the_same_live_and_in_its_reopened_link(model):
+    """Issue 30: after the levers moved on from a trio, the live session said "differs from the scenario it was
+    pinned from by: batch=4" and the reopened link "differs by: batch=4" (the link did not carry what a pin was
+    pinned from), and an MoE trio's note on Compare was lost.  One function (core.pins.differs_text) writes it from
+    what the link now carries, and names the origin's own values (the scenario shown has moved on)."""
+    from app.lab import Lab
+    from core.pins import differs_text
+
+    live = Lab(Scenario(model=model), {})
+    live.pins.add_preset()
+    live.pins.pin_current()  # a pin of the scenario itself
+    live.scenario.param.update(batch=8, weight_dtype="int8")  # the scenario shown moves on
+    reopened = Lab(query=live.link.query())
+    assert (reopened.scenario.batch, reopened.scenario.weight_dtype) == (8, "int8")
+    texts = _what_differs(live)
+    assert texts == _what_differs(reopened)
+    assert texts[:4] == ["differs from the scenario it was pinned from (batch=1) by: batch=4",
+                         "differs from the scenario it was pinned from (weight-dtype=bf16) by: weight-dtype=int4",
+                         "differs from the scenario it was pinned from (spec-k=1) by: spec-k=4",
+                         "nothing: the others differ from it (it has the most common value of every lever)"]
+    assert texts[:4] == [differs_text(row) for row in reopened.state.pin_rows]
+    assert [p.origin for p in reopened.state.pins] == [p.origin for p in live.state.pins]
+    assert [p.moves for p in reopened.state.pins] == ["batch", "weight_dtype", "spec_k", None]
+    if model == "qwen3-30b-a3b":
+        assert any(t.startswith("Qwen3-30B-A3B is a mixture of experts") for t in texts[4:]), texts
+
+
+def test_a_links_malformed_pin_origin_is_ignored_with_a_notice():
+    from core.permalink import from_query
+
+    state = from_query({"pins": '[{"name": "a", "batch": "4", "from": {"batch": "x"}, "moves": "batch"},'
+                                ' {"name": "b", "batch": "4", "from": [1]}]'})
+    assert [(p.name, p.levers["batch"], p.origin, p.moves) for p in state.pins] == [("a", 4, None, None),
+                                                                                    ("b", 4, None, None)]
+    assert len(state.notices) == 2 and state.notices[1] == "pin 'b': ignored from: not an object"
+    assert state.notices[0].startswith("pin 'a': ignored from: ")
