@@ -451,7 +451,9 @@ class RooflineView(pn.viewable.Viewer):
         # The expected point (hidden until switched on), a whisker for its spread: two models (Whisker, TeeHead)
         # beside the renderer the 60-85 % band had.
         expected_color = PALETTE["expected"]
-        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color="white",
+        # Hollow, and drawn over the workload's star (moved after it below): at B = 1 the expected point lies 6 px
+        # from the star's centre and its white disc, under the star, showed as a sliver (issue 30).
+        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color=None,
                                          line_color=expected_color, line_width=2.5), self.band,
                                  "expected (engine preset)", name="band-area", visible=False)
         self.band_item = legend.items[-1]
@@ -508,6 +510,8 @@ class RooflineView(pn.viewable.Viewer):
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
+        # The expected point is drawn last, over the star (its legend entry keeps its place, after the sparse roof's).
+        fig.renderers = [r for r in fig.renderers if r is not self.band_renderer] + [self.band_renderer]
         self._tooltips = [
             ("batch B", "@batch"),
             ("intensity I", "@x{0,0.[00]} FLOP/byte"),

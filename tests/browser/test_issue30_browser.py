@@ -344,3 +344,57 @@ def test_the_embeds_chart_keeps_250_px_with_the_expected_point_and_pins(page, la
         assert key["scroll"] > key["client"] > 30, key  # it scrolls within its box
     _shot(page, f"ui30-embed-band-pins-500x{height}.png")
     assert errors == []
+
+
+#: The workload's star and the expected point's ring (canvas px: centre, size), and where each is drawn.
+STAR_AND_RING = r"""() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const names = fig.renderers.map((r) => r.data_source.name), out = {order: names};
+  for (const r of fig.renderers) {
+    const n = r.data_source.name; if (n !== 'workload' && n !== 'band') continue;
+    const v = Bokeh.index.find_one(r);
+    out[n] = {x: v.glyph.sx[0], y: v.glyph.sy[0], size: v.glyph.size.get(0), line: r.glyph.line_width,
+              visible: r.visible};
+  }
+  const el = Bokeh.index.find_one(fig).el.getBoundingClientRect();
+  out.origin = [el.x, el.y];
+  return out; }"""
+
+
+@pytest.mark.parametrize("embed", [False, True], ids=["lab", "embed"])
+def test_the_expected_ring_at_batch_1_shows_over_the_star(page, lab_url, embed, tmp_path):
+    """Issue 30: at B = 1 (Llama-3-8B, H100, the expected point on) the expected point lies 6 px from the star's
+    centre; its ring, drawn under the star (and filled white), showed as a sliver.  It is hollow and drawn over
+    the star now: the ring's stroke where it crosses the star has the ring's colour, not the star's."""
+    from PIL import Image
+
+    size = {"width": 500, "height": 450} if embed else PROJECTOR
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(size)
+    page.goto(f"{lab_url}?{'embed=true&' if embed else ''}model=llama-3-8b&gpu=h100-sxm&batch=1&band=true")
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible")
+    page.wait_for_timeout(1500)
+    marks = page.evaluate(STAR_AND_RING)
+    star, ring = marks["workload"], marks["band"]
+    assert ring["visible"] and marks["order"].index("band") > marks["order"].index("workload"), marks
+    dx, dy = star["x"] - ring["x"], star["y"] - ring["y"]
+    gap = (dx * dx + dy * dy) ** 0.5
+    assert gap < star["size"] / 2, marks  # the ring's centre lies within the star: the case at hand
+    page.screenshot(path=str(tmp_path / "chart.png"))
+    pixels = Image.open(tmp_path / "chart.png").convert("RGB")
+    radius = ring["size"] / 2
+    ring_color, star_color = (0x7A, 0x3B, 0x00), (0xE6, 0x9F, 0x00)  # app/style.py: expected, workload
+    # The ring's stroke on the side facing the star's centre, where it crosses the star's orange fill.
+    seen = []
+    for r in (radius - 1, radius, radius + 1):
+        x = marks["origin"][0] + ring["x"] + dx / gap * r
+        y = marks["origin"][1] + ring["y"] + dy / gap * r
+        seen.append(pixels.getpixel((round(x), round(y))))
+
+    def near(c, ref):
+        return sum((a - b) ** 2 for a, b in zip(c, ref, strict=True)) ** 0.5 < 60
+
+    assert any(near(c, ring_color) for c in seen) and not all(near(c, star_color) for c in seen), seen
+    _shot(page, f"ui30-expected-ring-b1-{'embed' if embed else 'lab'}.png")
+    assert errors == []
