@@ -37,7 +37,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from core.export import compare_csv
-from core.pins import COMPARE_METRICS, ORIGIN, PinRow, bound_text, preset_notes
+from core.pins import COMPARE_METRICS, PinRow, bound_text, differs_text, preset_notes
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -243,14 +243,7 @@ def compare_key_html(rows: list[PinRow]) -> str:
     for i, row in enumerate(rows):
         color, marker = PIN_STYLES[i]
         r = row.result
-        if row.differs_from == ORIGIN:  # a trio pin: every lever that differs from the scenario it was made from
-            differs = (f"differs from {ORIGIN} by: {'; '.join(row.differs_by)}" if row.differs_by
-                       else f"nothing: it is {ORIGIN}")
-        else:
-            # A pin that differs by nothing is the group's reference ("differs by: the most common value of every
-            # lever that varies" read as a difference, found by a helper).
-            differs = ("differs by: " + "; ".join(row.differs_by) if row.differs_by
-                       else "nothing: the others differ from it (it has the most common value of every lever)")
+        differs = differs_text(row)  # the same in a reopened link (it carries a trio pin's origin)
         items.append(
             f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
             f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'

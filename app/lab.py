@@ -79,6 +79,13 @@ EMBED_DRAWER_STYLES = {"position": "fixed", "left": "0", "right": "0", "bottom":
                        "box-shadow": "0 -2px 8px rgba(0, 0, 0, 0.25)"}
 #: Room kept at the page's foot for the drawer's header (px): it lies over the page's last this many pixels.
 EMBED_DRAWER_HEADER = 42
+#: The embed key's pane gives way to the chart: it shrinks below its text's height where the chart would otherwise
+#: fall under :data:`EMBED_CHART_HEIGHT` (issue 30: at 500 × 450 the expected point and four pins made a seven-line
+#: key, and the chart 231 px tall), and its list scrolls within it (``.embed-key``, app/lab.css); the link to the
+#: full lab keeps its line under it.
+EMBED_KEY_STYLES = {"flex": "0 1 auto", "min-height": "0", "display": "flex", "flex-direction": "column"}
+EMBED_KEY_CSS = (":host > div { display: flex; flex-direction: column; min-height: 0; overflow: hidden; }"
+                 ".embed-key { min-height: 0; overflow-y: auto; }")
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
 #: The tabs' stylesheets: tab names wrap onto a second line on a narrow page; only the tab shown takes room.
@@ -322,7 +329,8 @@ class Lab(pn.viewable.Viewer):
                          css_classes=["levers", "embed-drawer"], styles=EMBED_DRAWER_STYLES)
         self._embed_summary = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
                                            margin=(0, 8))
-        self._embed_key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
+        self._embed_key = pn.pane.HTML("", stylesheets=[STYLESHEET, EMBED_KEY_CSS], sizing_mode="stretch_width",
+                                       margin=(0, 8), styles=EMBED_KEY_STYLES)
         self._embed_open = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(0, 8))
         self._on_embed_result()
         self._on_embed_link()
@@ -511,12 +519,13 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
         item("◇", PALETTE["workload"], other_phase),
         item("┈", PALETTE["overhead"], OVERHEAD_KEY),
     ]
+    # The short entries after the ceiling's, so that two share a line at 500 px (the key gives way to the chart).
+    if sparse:
+        items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
     if rungs:
         items.append(item("─·", PALETTE["overhead"], OVERHEAD_RUNGS_KEY))
     if expected:
         items.append(item("◯", PALETTE["expected"], expected))
-    if sparse:
-        items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
     if reference:
         items.append(item("─·", PALETTE["reference"], "datasheet roof"))
     if pins:
@@ -525,7 +534,9 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
                           + (", each under its GPU's faint dotted roof" if pinned_roofs else "")))
     if measured:
         items.append(item("✕", PALETTE["measured"], "your measurements"))
-    return f'<div class="embed-key" data-readout="embed-key">{" ".join(items)}</div>'
+    # Focusable: where the iframe is short the key scrolls within its pane, and a keyboard can scroll it.
+    return (f'<div class="embed-key" data-readout="embed-key" tabindex="0" role="region" aria-label="Key to the '
+            f'chart\'s marks">{" ".join(items)}</div>')
 
 
 def create_app(scenario: Scenario | None = None, query: dict | None = None) -> pn.viewable.Viewable:

@@ -8,7 +8,7 @@ from html import escape
 import panel as pn
 import param
 
-from core.pins import BOUND_WORDS, MAX_PINS, Pin, PinRow, bound_text, default_pin_name, lever_preset, preset_notes
+from core.pins import MAX_PINS, Pin, PinRow, bound_text, bound_word, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
 from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_rate, fmt_sig
@@ -209,7 +209,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
             # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
             f'<td>{fmt_rate(r.tokens_per_s_with_kv)}<br><span class="unit bound" title="{escape(bound_text(r))}">'
-            f"{BOUND_WORDS[r.bound]}</span></td>"
+            f"{bound_word(r)}</span></td>"
             f"<td>{r.kv_bytes / GiB:,.2f}</td>"
             f"<td>{'yes' if r.fits else 'no'}</td>"
             "</tr>"

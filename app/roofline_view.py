@@ -59,6 +59,12 @@ PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under th
 #: The legend's padding (px), by present mode: its border is not drawn, so the padding is blank; in present mode
 #: 5 px each side gives its rows 10 px of the fold (the five-line title of tour step 18 left its last row 4 px above).
 LEGEND_PADDING = {False: 10, True: 5}
+#: The legend's margin and the gap between its rows (px), by present mode.  On a projector a row is its 28-px glyph
+#: box (app/present.py's LEGEND_GLYPH_PX), 10 px taller than its 18-px text, so the rows need no gap, and the
+#: legend none above it (its padding stays): with the expected point switched on (``band=true``) its ninth entry
+#: made a fifth row, and at tour steps 12 and 18 the last one ended below a 720-px screen's fold (722 and 742 px).
+LEGEND_MARGIN = {False: 10, True: 0}
+LEGEND_SPACING = {False: 3, True: 0}
 X_RANGE = (0.1, 1e5)  # FLOP/byte; the right edge grows when a point lies beyond it
 X_FAR = 1e9  # roofs are drawn out to here, so a wider x range never shows their end
 Y_RANGE = (0.01, 2e4)  # TFLOP/s (the axis shows TFLOP/s; the model keeps FLOP/s); widened by fit_y_range
@@ -311,6 +317,8 @@ class RooflineView(pn.viewable.Viewer):
             self._on_band()
         if self.compact:  # embed mode: the chart takes the iframe's height the summary, key and link leave
             self.figure.sizing_mode = "stretch_both"
+            # and keeps at least its least height: the key under it gives way instead (app/lab.py, EMBED_KEY_STYLES)
+            self.figure.min_height = self.height
             self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_both", min_height=self.height)
         else:
             self.pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=self.figure.height)
@@ -324,7 +332,8 @@ class RooflineView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
         self.figure.height = PRESENT_HEIGHT if present else self.height
-        self.legend.padding = LEGEND_PADDING[present]
+        self.legend.update(padding=LEGEND_PADDING[present], margin=LEGEND_MARGIN[present],
+                           spacing=LEGEND_SPACING[present])
         if hasattr(self, "pane"):
             self.pane.min_height = self.figure.height
 
@@ -442,7 +451,9 @@ class RooflineView(pn.viewable.Viewer):
         # The expected point (hidden until switched on), a whisker for its spread: two models (Whisker, TeeHead)
         # beside the renderer the 60-85 % band had.
         expected_color = PALETTE["expected"]
-        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color="white",
+        # Hollow, and drawn over the workload's star (moved after it below): at B = 1 the expected point lies 6 px
+        # from the star's centre and its white disc, under the star, showed as a sliver (issue 30).
+        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color=None,
                                          line_color=expected_color, line_width=2.5), self.band,
                                  "expected (engine preset)", name="band-area", visible=False)
         self.band_item = legend.items[-1]
@@ -499,6 +510,8 @@ class RooflineView(pn.viewable.Viewer):
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
+        # The expected point is drawn last, over the star (its legend entry keeps its place, after the sparse roof's).
+        fig.renderers = [r for r in fig.renderers if r is not self.band_renderer] + [self.band_renderer]
         self._tooltips = [
             ("batch B", "@batch"),
             ("intensity I", "@x{0,0.[00]} FLOP/byte"),
@@ -670,22 +683,26 @@ class RooflineView(pn.viewable.Viewer):
         }
         groups = pin_groups(xs, ys, numbers, [name for name, *_ in rows])
         self.pin_labels.data = {**groups, **unplaced(len(groups["x"]))}
-        roofs: dict[tuple, ScenarioResult] = {}
-        for *_, r in rows:
-            roofs.setdefault((r.gpu.id, r.compute_roof), r)
-        lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
-        self.pin_roofs.data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
-                               "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
         self._pinned = [r for *_, r in rows]
-        self._show_pin_roof_item()
+        self._draw_pin_roofs()
         self.fit_x()
         self.fit_y()
 
-    def _show_pin_roof_item(self) -> None:
-        """The faint roofs' legend entry, shown while one of them is not the chart's own roof (pins all on the current
-        GPU and its compute roof draw theirs under it: nothing faint to see, so nothing listed)."""
-        self._optional_items["roof of a pinned GPU"].visible = self._drawn is not None and \
-            pinned_roofs_apart(self._drawn, self._pinned)
+    def _draw_pin_roofs(self) -> None:
+        """A faint roof per pinned GPU and compute roof that is not the chart's own (:func:`roof_key`), and its legend
+        entry while there is one: a pin on the current GPU and roof is read against the chart's roof, and a faint
+        copy of it under that roof was drawn for nothing (and listed).  Drawn again when the chart's roof changes."""
+        own = roof_key(self._drawn) if self._drawn is not None else None
+        roofs: dict[tuple, ScenarioResult] = {}
+        for r in self._pinned:
+            if roof_key(r) != own:
+                roofs.setdefault(roof_key(r), r)
+        lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
+        data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
+                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
+        if data != dict(self.pin_roofs.data):
+            self.pin_roofs.data = data
+        self._optional_items["roof of a pinned GPU"].visible = bool(roofs)
 
     def _draw_reference(self, r: ScenarioResult) -> None:
         ref = r.reference_gpu
@@ -794,7 +811,7 @@ class RooflineView(pn.viewable.Viewer):
             self.ridge_span.location = r.ridge_point
             if self._marks is not None:
                 self._draw_reference(r)
-                self._show_pin_roof_item()
+                self._draw_pin_roofs()
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)

@@ -12,7 +12,7 @@ import io
 import json
 import unicodedata
 
-from .pins import COMPARE_METRICS, PinRow
+from .pins import COMPARE_METRICS, PinRow, bound_word
 from .scenario import ScenarioResult
 
 LADDER_COLUMNS = (
@@ -29,7 +29,7 @@ LADDER_COLUMNS = (
 PIN_COLUMNS = (
     "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "tokens_per_s_with_kv",
-    "kv_cache_bytes", "weight_bytes_read", "fits_in_memory", "differs_by",
+    "kv_cache_bytes", "weight_bytes_read", "fits_in_memory", "bound", "differs_by",
 )
 
 
@@ -72,6 +72,7 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
                         r.kv_bytes,
                         r.weight_bytes_read,
                         r.fits,
+                        bound_word(r),  # the Pins table's word under its tokens/s
                         "; ".join(row.differs_by),
                     ),
                     strict=True,

@@ -38,8 +38,8 @@ from .scenario import LEVERS, Scenario
 #: Query keys that are not levers.
 EXTRA_KEYS = ("pins", "custom-gpu", "config")
 #: Longest ``config=`` value written or read: a config.json's minified JSON, deflated and in base64url.  The
-#: lab's longest link with one this long is 28,935 characters, under :data:`MAX_LINK_CHARS`, and its page's
-#: websocket request ~48,600 bytes, under the server's 64 KiB and the nginx recipe's 48 KiB a line
+#: lab's longest link with one this long is 31,655 characters, under :data:`MAX_LINK_CHARS`, and its page's
+#: websocket request ~50,600 bytes, under the server's 64 KiB, each of its lines under the nginx recipe's 48 KiB
 #: (tests/unit/test_link_limits.py).  A real config.json is 600-3,000 characters here; a longer one travels in a
 #: scenario file (:func:`scenario_file`).
 MAX_LINK_CONFIG_CHARS = 8_192
@@ -52,7 +52,7 @@ MAX_JSON_TEXT = 20_000
 #: Longest pin name kept.
 MAX_PIN_NAME = 40
 #: Longest link query opened, characters of the query as sent (percent-encoded).  The longest the lab writes is
-#: 28,935 (a config.json of :data:`MAX_LINK_CONFIG_CHARS`, 16 pins with 40-character names of 4-byte characters,
+#: 31,655 (a config.json of :data:`MAX_LINK_CONFIG_CHARS`, 16 pins with 40-character names of 4-byte characters,
 #: every lever moved to a 15-digit value, a custom GPU with every roof, the seven ladder rungs reordered, a mix and
 #: a block, the longest engine name: tests/unit/test_permalink.py); ~20,000 with ASCII names.
 MAX_LINK_CHARS = 32_768
@@ -184,13 +184,28 @@ def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: A
     if pins:
         # A pin lists only the levers that differ from the defaults, to keep links short.
         defaults = LEVERS.defaults()
-        query["pins"] = json.dumps(
-            [{"name": pin.name, **{lever.flag: lever.encode(pin.levers[lever.name]) for lever in LEVERS
-                                   if pin.levers[lever.name] != defaults[lever.name]}}
-             for pin in pins],
-            separators=(",", ":"), ensure_ascii=False,
-        )
+        query["pins"] = json.dumps([_pin_record(pin, defaults) for pin in pins], separators=(",", ":"),
+                                   ensure_ascii=False)
     return query
+
+
+#: A pin record's keys beside its name and levers: a preset pin's origin (the levers where the scenario it was
+#: pinned from differs from the pin) and the lever it moves (:class:`core.pins.Pin`).
+PIN_ORIGIN_KEY, PIN_MOVES_KEY = "from", "moves"
+
+
+def _pin_record(pin: Pin, defaults: dict) -> dict:
+    """A pin in a link: its name, its levers that differ from the defaults and, for a preset pin, what it was pinned
+    from and moves, so that a reopened link says what the live session said of it (issue 30: "differs from the
+    scenario it was pinned from by: batch=4" became "differs by: batch=4", the MoE trio's note was lost)."""
+    record = {"name": pin.name, **{lever.flag: lever.encode(pin.levers[lever.name]) for lever in LEVERS
+                                   if pin.levers[lever.name] != defaults[lever.name]}}
+    if pin.origin is not None:
+        record[PIN_ORIGIN_KEY] = {lever.flag: lever.encode(pin.origin[lever.name]) for lever in LEVERS
+                                  if lever.name in pin.origin and pin.origin[lever.name] != pin.levers[lever.name]}
+        if pin.moves:
+            record[PIN_MOVES_KEY] = pin.moves
+    return record
 
 
 def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | None = None,
@@ -340,6 +355,30 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
         return None
 
 
+def _pin_origin(rec: dict, levers: dict, scenario: Scenario, name: str,
+                notices: list[str]) -> tuple[dict | None, str | None]:
+    """A link pin's origin and moved lever (:func:`_pin_record`), or ``(None, None)`` (a pin of a scenario itself, or
+    a malformed ``from``, with a notice: the pin is then compared with the other pins)."""
+    given = rec.get(PIN_ORIGIN_KEY)
+    if given is None:
+        return None, None
+    if not isinstance(given, dict):
+        notices.append(f"pin {name!r}: ignored {PIN_ORIGIN_KEY}: not an object")
+        return None, None
+    origin = dict(levers)
+    for key, value in given.items():
+        lever = LEVERS.by_flag(key)
+        try:
+            if lever is None:
+                raise ValueError(f"unknown parameter {_shown(str(key))}")
+            origin[lever.name] = lever.decode(value, scenario.param[lever.name])
+        except ValueError as exc:
+            notices.append(f"pin {name!r}: ignored {PIN_ORIGIN_KEY}: {exc}")
+            return None, None
+    moves = rec.get(PIN_MOVES_KEY)
+    return origin, (moves if isinstance(moves, str) and moves in LEVERS.names else None)
+
+
 #: A pin's levers that say which scenario it is: one that cannot be restored drops the pin, not just the lever.
 PIN_IDENTITY = ("model", "gpu")
 
@@ -362,7 +401,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: boo
         levers = LEVERS.defaults()
         lost = None  # a model or GPU this lab does not have: the pin would be another scenario under its name
         for key, value in rec.items():
-            if key == "name":
+            if key in ("name", PIN_ORIGIN_KEY, PIN_MOVES_KEY):
                 continue
             lever = LEVERS.by_flag(key)
             if lever is None:
@@ -378,7 +417,8 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: boo
         if lost:
             notices.append(lost)
             continue
-        pins.append(Pin(name, levers))
+        origin, moves = _pin_origin(rec, levers, scenario, name, notices)
+        pins.append(Pin(name, levers, origin, moves))
     if len(records) > MAX_PINS:
         notices.append(f"ignored pins after the first {MAX_PINS}")
     return pins

@@ -21,7 +21,8 @@ from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
 
-__all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "compare",
+__all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
+           "compare", "differs_text",
            "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
            "preset_notes"]
 
@@ -107,6 +108,12 @@ def lever_text(name: str, value) -> str:
 BOUND_WORDS = {"memory": "memory", "compute": "compute", "overhead": "launches"}
 
 
+def bound_word(r: ScenarioResult) -> str:
+    """What bounds ``r``'s step in one word (:data:`BOUND_WORDS`): the Pins table's word under a pin's tokens/s and
+    the pins CSV's ``bound`` column."""
+    return BOUND_WORDS[r.bound]
+
+
 def bound_text(r: ScenarioResult) -> str:
     """What bounds ``r``'s step, with the times that decide it: ``"memory-bound (5.82 ms of memory)"``, or
     ``"launch overhead: 2.13 ms of kernel launches > 0.31 ms of GPU time"`` (why an INT4 pin of an MoE is slowest)."""
@@ -167,6 +174,27 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
 
 #: What a preset pin's ``differs_by`` is against.
 ORIGIN = "the scenario it was pinned from"
+
+
+def differs_text(row: PinRow) -> str:
+    """What a pin differs by, in one sentence, the same in the session it was pinned in and in a link that reopens
+    it (the link carries a preset pin's origin: :func:`core.permalink.to_query`).
+
+    A preset pin: ``"differs from the scenario it was pinned from (batch=1) by: batch=4"``, the origin's own
+    values of those levers said, since the scenario shown may have moved on since; a pin of a scenario itself: what
+    it departs from the other pins by, or that it is the one they differ from.
+    """
+    if row.differs_from == ORIGIN:
+        if not row.differs_by:
+            return f"nothing: it is {ORIGIN}"
+        origin = row.pin.origin or {}
+        was = "; ".join(f"{LEVERS[n].flag}={LEVERS[n].encode(origin[n])}" for n in LEVERS.names
+                        if n in origin and origin[n] != row.pin.levers[n])
+        return f"differs from {ORIGIN} ({was}) by: {'; '.join(row.differs_by)}"
+    # A pin that differs by nothing is the group's reference ("differs by: the most common value of every lever
+    # that varies" read as a difference, found by a helper).
+    return ("differs by: " + "; ".join(row.differs_by) if row.differs_by
+            else "nothing: the others differ from it (it has the most common value of every lever)")
 
 
 def _one_or_both(x: float, y: float, sig: int) -> str:

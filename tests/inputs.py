@@ -76,7 +76,11 @@ def longest_written_query() -> str:
             levers[lever.name] = p.bounds[1] - 7
         else:
             levers[lever.name] = p.bounds[1] * 0.123456789012345 + 0.1
-    pins = [Pin("\U0001f600" * 40, levers) for _ in range(MAX_PINS)]
+    # Preset pins, each carrying what it was pinned from: a trio's pin differs from its origin on B, k, the phase
+    # and the lever it moves (core.pins.lever_preset), here each with a long value.
+    origin = {**levers, "batch": levers["batch"] - 1, "spec_k": levers["spec_k"] - 1, "phase": "decode",
+              "weight_dtype": min(map(str, LEVERS["weight_dtype"].parameter.objects), key=len)}
+    pins = [Pin("\U0001f600" * 40, levers, origin, "weight_dtype") for _ in range(MAX_PINS)]
     from app.state import ENGINES
     from core.ladder import ARTICLE_ORDER
 

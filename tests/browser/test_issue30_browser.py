@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import PROJECTOR, open_on_projector
-from test_browser_present import ROOFLINE_BOXES, _overlap
+from test_browser_present import LEGEND_FOOT, ROOFLINE_BOXES, _overlap
 
 #: ``ROOFLINE_SHOTS=<folder>`` saves what the tests see, for a person to look at (nothing saved otherwise).
 SHOTS = os.environ.get("ROOFLINE_SHOTS")
@@ -263,4 +263,138 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
     page.keyboard.press("Escape")
     page.wait_for_timeout(300)
     assert page.evaluate(DEEP_FOCUS) == "card-header"
+    assert errors == []
+
+
+# --- the expected point switched on: the legend's fifth row on a projector, the embed's plot area -----------------
+#: The roofline legend's box (canvas px, padding included): it lies under the plot frame, clear of every mark.
+LEGEND_BOX = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const legend = [...fig.below, ...fig.center].find((m) => m.type === 'Legend');
+  const b = Bokeh.index.find_one(legend).bbox;
+  return {left: b.left, right: b.right, top: b.top, bottom: b.bottom,
+          rows: Math.ceil(legend.items.filter((i) => i.visible).length / legend.ncols)}; }"""
+
+
+def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tour(page, lab_url):
+    """Issue 30 (the teacher, 1280×720, ``band=true``): the expected point's entry made the legend's fifth row, and
+    its last row ended at 722 px at tour step 12 and at 742 px at step 18 (below the fold); every Roofline step,
+    walked by "Next" with the expected point on: the legend's rows end above 720 px, under the plot frame, clear of
+    every marker and label on the chart."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&tour=1&band=true")
+    _ready(page)
+    feet = {}
+    for step in range(1, 21):
+        if step > 1:
+            page.get_by_text("Next ▶").click()
+        page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
+        page.wait_for_timeout(400)  # the title wraps and the figure lays out again
+        assert page.evaluate("Bokeh.documents[0].get_model_by_name('band-area').visible"), step
+        legend, boxes = page.evaluate(LEGEND_BOX), page.evaluate(ROOFLINE_BOXES)
+        assert legend["rows"] == 5, (step, legend)  # the expected point's entry is listed
+        assert legend["top"] >= boxes["frame"]["bottom"], (step, legend, boxes["frame"])
+        for box in boxes["marks"] + boxes["labels"]:
+            assert not _overlap(legend, box), (step, box)
+        feet[step] = round(page.evaluate(LEGEND_FOOT))
+        if step in (12, 18):
+            _shot(page, f"ui30-present-band-step{step}.png")
+    assert max(feet.values()) <= PROJECTOR["height"], feet
+    assert errors == []
+
+
+#: Four pins as the lab writes them in a link: the trio's levers and another GPU (a faint roof of its own).
+EMBED_PINS = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"},
+                         {"name": "k=4", "spec-k": "4"}, {"name": "A100", "gpu": "a100-80gb"}])
+def _embed_key_scroll(page) -> dict:
+    """The embed key's list: its box's height, the height of what it holds (more: it scrolls within its pane)."""
+    return page.locator("[data-readout=embed-key]").first.evaluate(
+        "k => ({client: k.clientHeight, scroll: k.scrollHeight, tabindex: k.getAttribute('tabindex')})")
+
+
+@pytest.mark.parametrize("height", [450, 400])
+def test_the_embeds_chart_keeps_250_px_with_the_expected_point_and_pins(page, lab_url, height):
+    """Issue 30 (the docs writer, 500×450, ``band=true`` and four pins): the key grew to seven lines and the chart
+    gave them its height, 231 px.  The chart keeps 250 px at least; the key gives way: whole at 500×450 where its
+    entries pack (six lines), scrolling within its own box (focusable, so a keyboard scrolls it) in a shorter
+    iframe; the link to the full lab stays above the drawer and nothing scrolls the iframe."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    size = {"width": 500, "height": height}
+    page.set_viewport_size(size)
+    page.goto(f"{lab_url}?embed=true&model=llama-3-8b&band=true&pins={quote(EMBED_PINS)}")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('pins');"
+                           " return s != null && s.data.x.length === 4; })()")
+    page.wait_for_timeout(800)
+    boxes = _embed_boxes(page)
+    key_text = page.locator("[data-readout=embed-key]").inner_text()
+    assert "expected (generic engine)" in key_text and "4 pins, each under its GPU's faint dotted roof" in key_text
+    assert boxes["chart"]["bottom"] - boxes["chart"]["top"] >= 250, boxes
+    canvas = page.evaluate("Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline')).bbox.height")
+    assert canvas >= 250, canvas
+    assert boxes["scroll"]["height"] <= size["height"], boxes  # the iframe does not scroll
+    assert boxes["key"]["top"] >= boxes["chart"]["bottom"] - 1, boxes
+    assert boxes["link"]["bottom"] <= boxes["drawer"]["top"] + 0.5, boxes
+    key = _embed_key_scroll(page)
+    assert key["tabindex"] == "0"
+    if height == 450:
+        assert key["scroll"] <= key["client"] + 1, key  # six lines: whole
+    else:
+        assert key["scroll"] > key["client"] > 30, key  # it scrolls within its box
+    _shot(page, f"ui30-embed-band-pins-500x{height}.png")
+    assert errors == []
+
+
+#: The workload's star and the expected point's ring (canvas px: centre, size), and where each is drawn.
+STAR_AND_RING = r"""() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const names = fig.renderers.map((r) => r.data_source.name), out = {order: names};
+  for (const r of fig.renderers) {
+    const n = r.data_source.name; if (n !== 'workload' && n !== 'band') continue;
+    const v = Bokeh.index.find_one(r);
+    out[n] = {x: v.glyph.sx[0], y: v.glyph.sy[0], size: v.glyph.size.get(0), line: r.glyph.line_width,
+              visible: r.visible};
+  }
+  const el = Bokeh.index.find_one(fig).el.getBoundingClientRect();
+  out.origin = [el.x, el.y];
+  return out; }"""
+
+
+@pytest.mark.parametrize("embed", [False, True], ids=["lab", "embed"])
+def test_the_expected_ring_at_batch_1_shows_over_the_star(page, lab_url, embed, tmp_path):
+    """Issue 30: at B = 1 (Llama-3-8B, H100, the expected point on) the expected point lies 6 px from the star's
+    centre; its ring, drawn under the star (and filled white), showed as a sliver.  It is hollow and drawn over
+    the star now: the ring's stroke where it crosses the star has the ring's colour, not the star's."""
+    from PIL import Image
+
+    size = {"width": 500, "height": 450} if embed else PROJECTOR
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size(size)
+    page.goto(f"{lab_url}?{'embed=true&' if embed else ''}model=llama-3-8b&gpu=h100-sxm&batch=1&band=true")
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible")
+    page.wait_for_timeout(1500)
+    marks = page.evaluate(STAR_AND_RING)
+    star, ring = marks["workload"], marks["band"]
+    assert ring["visible"] and marks["order"].index("band") > marks["order"].index("workload"), marks
+    dx, dy = star["x"] - ring["x"], star["y"] - ring["y"]
+    gap = (dx * dx + dy * dy) ** 0.5
+    assert gap < star["size"] / 2, marks  # the ring's centre lies within the star: the case at hand
+    page.screenshot(path=str(tmp_path / "chart.png"))
+    pixels = Image.open(tmp_path / "chart.png").convert("RGB")
+    radius = ring["size"] / 2
+    ring_color, star_color = (0x7A, 0x3B, 0x00), (0xE6, 0x9F, 0x00)  # app/style.py: expected, workload
+    # The ring's stroke on the side facing the star's centre, where it crosses the star's orange fill.
+    seen = []
+    for r in (radius - 1, radius, radius + 1):
+        x = marks["origin"][0] + ring["x"] + dx / gap * r
+        y = marks["origin"][1] + ring["y"] + dy / gap * r
+        seen.append(pixels.getpixel((round(x), round(y))))
+
+    def near(c, ref):
+        return sum((a - b) ** 2 for a, b in zip(c, ref, strict=True)) ** 0.5 < 60
+
+    assert any(near(c, ring_color) for c in seen) and not all(near(c, star_color) for c in seen), seen
+    _shot(page, f"ui30-expected-ring-b1-{'embed' if embed else 'lab'}.png")
     assert errors == []

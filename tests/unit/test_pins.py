@@ -1,5 +1,7 @@
 """Pins in core and the session state: many pins, names that say what moved, compare notes, undo."""
 
+import pytest
+
 from core import Scenario
 from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset, preset_notes
 
@@ -106,8 +108,8 @@ def test_compare_view_and_the_charts_show_every_pin_under_its_own_roof():
     assert kv[0] == 4 * kv[1] and len(kv) == 6  # batch 4 holds four caches, INT4 one
     assert lab.compare.x_range.factors == ["1", "2", "3", "4", "5", "6"]
     roofs = lab.roofline.pin_roofs.data
-    assert len(roofs["xs"]) == 2  # a faint roof per pinned GPU
-    assert round(roofs["xs"][1][1]) == 153  # the A100's ridge
+    assert len(roofs["xs"]) == 1  # a faint roof per pinned GPU but the chart's own (the A100's)
+    assert round(roofs["xs"][0][1]) == 295 and roofs["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)"]
     a100_pin_y = lab.roofline.pins.data["y"][3]
     assert a100_pin_y == 2.039 * 4  # TFLOP/s: 4 FLOP/byte on the A100's 2.039 TB/s slope, not the H100's
     # 0.2 decades apart: one label, naming them (their model, shared, left to the hover: no room).
@@ -188,7 +190,7 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     assert "touch 29.1 of its 128 experts per MoE layer" in lab.pins.message.object
     lab.state.tab = "Compare"
     key = lab.compare.key.object
-    assert "differs from the scenario it was pinned from by: batch=4" in key
+    assert "differs from the scenario it was pinned from (batch=1) by: batch=4" in key
     assert 'data-readout="compare-trio"' in key and "against 8 at batch 1 (the INT4 pin)" in key
     # A renamed trio pin still says what differs from the scenario it was pinned from.
     lab.pins.which.value = 0
@@ -262,6 +264,28 @@ def test_pins_and_compare_say_what_bounds_each_pin():
     assert "memory-bound (" in key[0] and "memory-bound (" in key[2]
 
 
+def test_the_pins_csv_names_what_bounds_each_pin_with_the_tables_word():
+    """Issue 30: the Pins table said under each tokens/s what bounds the pin (an MoE's INT4 pin: its kernel
+    launches) and the pins CSV did not; its ``bound`` column is the table's word, from one function."""
+    import csv
+    import io
+
+    from core.export import PIN_COLUMNS, pins_csv
+    from core.pins import bound_word
+
+    lab = _moe_trio_lab()
+    rows = lab.state.pin_rows
+    table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
+    assert PIN_COLUMNS.index("bound") == PIN_COLUMNS.index("fits_in_memory") + 1
+    assert [t["bound"] for t in table] == ["memory", "launches", "memory"]
+    assert [t["bound"] for t in table] == [bound_word(row.result) for row in rows]
+    cells = [lab.pins.table.object.split(f'<tr data-pin="{i}">')[1].split("</tr>")[0] for i in (1, 2, 3)]
+    assert [c.split('<span class="unit bound"')[1].split(">")[1].split("<")[0] for c in cells] == \
+        [t["bound"] for t in table]
+    compute = compare([Pin("prefill", Scenario(model="llama-3-8b", phase="prefill").levers())])
+    assert list(csv.DictReader(io.StringIO(pins_csv(compute))))[0]["bound"] == "compute"
+
+
 def _visible_keys(view) -> list[str]:
     return [item.label.value for item in view.legend.items if item.visible]
 
@@ -284,6 +308,29 @@ def test_the_faint_roof_is_keyed_only_while_one_is_seen_apart_from_the_charts_ow
     assert "roof of a pinned GPU (faint)" in _visible_keys(lab.roofline)
 
 
+def test_a_pinned_roof_is_drawn_only_apart_from_the_charts_own():
+    """Issue 30: the served roofline drew a faint copy of the chart's own roof for pins on the current GPU and
+    compute roof (under the thick one, and in a saved SVG); now a pinned GPU's roof is drawn only while it differs
+    from the chart's, and drawn again when the chart's GPU or compute roof changes."""
+    from app.lab import Lab
+
+    lab = Lab(Scenario(model="llama-3-8b"), {})
+    lab.pins.add_preset()  # three pins on the H100, BF16: the chart's own roof
+    lab.scenario.gpu = "a100-80gb"
+    lab.pins.add_preset()  # three on the A100
+    view = lab.roofline
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)"]  # the A100's is the chart's own
+    assert [round(x) for x in view.pin_roofs.data["xs"][0][1:2]] == [295]
+    lab.scenario.gpu = "h100-sxm"
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA A100 SXM4 80GB (bf16)"]
+    assert round(view.pin_roofs.data["xs"][0][1]) == 153
+    lab.scenario.gpu = "h200"  # apart from both
+    assert view.pin_roofs.data["gpu"] == ["NVIDIA H100 SXM5 80GB (bf16)", "NVIDIA A100 SXM4 80GB (bf16)"]
+    lab.state.set_pins(lab.state.pins[:3])  # only the H100's pins, on an H100 chart: nothing faint
+    lab.scenario.gpu = "h100-sxm"
+    assert view.pin_roofs.data["xs"] == [] and "roof of a pinned GPU (faint)" not in _visible_keys(view)
+
+
 def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
     # Found by a trial: the dotted ceiling is the current B's, while ladder points at other B sit above it.
     from app.lab import Lab
@@ -294,3 +341,54 @@ def test_the_dotted_overhead_ceiling_is_keyed_as_the_workloads_own_at_its_b():
     assert "overhead ceiling (kernel launches)" not in keys
     ceiling = lab.roofline.overhead.data["y"][0]
     assert max(lab.roofline.ladder.data["y"]) > ceiling  # rungs at other B above it: it is not theirs
+
+
+def _what_differs(lab) -> list[str]:
+    """The Compare key's "what differs" cells and its trio notes, as text."""
+    import re
+    from html import unescape
+
+    lab.state.tab = "Compare"
+    key = lab.compare.key.object
+    cells = [row.split('<td class="k">')[3].split("</td>")[0] for row in key.split("<tr data-compare-pin=")[1:]]
+    notes = re.findall(r'data-readout="compare-trio">([^<]*)<', key)
+    return [unescape(t) for t in [*cells, *notes]]
+
+
+@pytest.mark.parametrize("model", ["llama-3-8b", "qwen3-30b-a3b"])
+def test_what_a_pin_differs_by_reads_the_same_live_and_in_its_reopened_link(model):
+    """Issue 30: after the levers moved on from a trio, the live session said "differs from the scenario it was
+    pinned from by: batch=4" and the reopened link "differs by: batch=4" (the link did not carry what a pin was
+    pinned from), and an MoE trio's note on Compare was lost.  One function (core.pins.differs_text) writes it from
+    what the link now carries, and names the origin's own values (the scenario shown has moved on)."""
+    from app.lab import Lab
+    from core.pins import differs_text
+
+    live = Lab(Scenario(model=model), {})
+    live.pins.add_preset()
+    live.pins.pin_current()  # a pin of the scenario itself
+    live.scenario.param.update(batch=8, weight_dtype="int8")  # the scenario shown moves on
+    reopened = Lab(query=live.link.query())
+    assert (reopened.scenario.batch, reopened.scenario.weight_dtype) == (8, "int8")
+    texts = _what_differs(live)
+    assert texts == _what_differs(reopened)
+    assert texts[:4] == ["differs from the scenario it was pinned from (batch=1) by: batch=4",
+                         "differs from the scenario it was pinned from (weight-dtype=bf16) by: weight-dtype=int4",
+                         "differs from the scenario it was pinned from (spec-k=1) by: spec-k=4",
+                         "nothing: the others differ from it (it has the most common value of every lever)"]
+    assert texts[:4] == [differs_text(row) for row in reopened.state.pin_rows]
+    assert [p.origin for p in reopened.state.pins] == [p.origin for p in live.state.pins]
+    assert [p.moves for p in reopened.state.pins] == ["batch", "weight_dtype", "spec_k", None]
+    if model == "qwen3-30b-a3b":
+        assert any(t.startswith("Qwen3-30B-A3B is a mixture of experts") for t in texts[4:]), texts
+
+
+def test_a_links_malformed_pin_origin_is_ignored_with_a_notice():
+    from core.permalink import from_query
+
+    state = from_query({"pins": '[{"name": "a", "batch": "4", "from": {"batch": "x"}, "moves": "batch"},'
+                                ' {"name": "b", "batch": "4", "from": [1]}]'})
+    assert [(p.name, p.levers["batch"], p.origin, p.moves) for p in state.pins] == [("a", 4, None, None),
+                                                                                    ("b", 4, None, None)]
+    assert len(state.notices) == 2 and state.notices[1] == "pin 'b': ignored from: not an object"
+    assert state.notices[0].startswith("pin 'a': ignored from: ")
