@@ -21,8 +21,9 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # (sources of x/y or xs/ys polylines: the roofs; with `lineFields[j]` = [x, y] the polyline of those two columns of
 # `lines[j]`), inside the frame.
 # At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
-# preferred side).  Either axis may be log, linear or categorical; `glyph` (the markers) may be null (labels of
-# lines).  `pad` px keep a label that far from what it meets on its left and right (two names in a row read apart).
+# preferred side, with "right" only its right: a band's name stays inside the band).  Either axis may be log,
+# linear or categorical; `glyph` (the markers) may be null (labels of lines).  `pad` px keep a label that far from
+# what it meets on its left and right (two names in a row read apart).
 # A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
 # it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
 # With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
@@ -151,11 +152,11 @@ for (let i = 0; i < n; i++) {
     continue;
   }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
-  const prefer = (x + r + gap + w <= W || x - r - gap - w < 0) ? 1 : -1;
+  const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
   let best = null, first = null, spare = null, clearBox = null;  // clearBox: clear, but its leader crosses a line
   for (const step of steps) {
     // 0: centred above or below (off its row only)
-    for (const side of !bothSides ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
+    for (const side of bothSides !== true ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
       const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
       const box = [left, left + w, top, top + line];
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
@@ -205,7 +206,7 @@ if (layout != null) { layout.execute(cb_obj); }"""
 
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
-                            both_sides: bool = True, shown: str | None = None, pad: float = 0, marks=(),
+                            both_sides: bool | str = True, shown: str | None = None, pad: float = 0, marks=(),
                             spans=(), leader_lines: bool = True,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
@@ -217,7 +218,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
-    (``both_sides`` False) on the side with room, ``pad`` px clear of what it meets on its left and right.
+    (``both_sides`` False) on the side with room, or (``"right"``) on its right only, ``pad`` px clear of what it
+    meets on its left and right.
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
     clear place is left out rather than drawn over another: ``shown`` holds its text, or "".
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).

@@ -33,6 +33,19 @@ X_RANGE = (10 ** -0.1, 1024 * 10**0.1)
 #: (or, where the shading is too narrow for it, before it): the first clear of the curves and the markers.
 NO_FIT_LABEL_STEPS = tuple(-i for i in range(17))
 
+#: The share of the batch axis (log) the "does not fit" shading must span for its name in full; below it, the
+#: short name (at 18 px the full one is ~210 px, a third of a projector's frame).
+NO_FIT_FULL_SHARE = 0.3
+
+
+def no_fit_text(left: float, capacity_bytes: float) -> str:
+    """The "does not fit" shading's name, for shading from batch ``left`` to the axis's right end: with the
+    capacity (GiB) where the shading spans :data:`NO_FIT_FULL_SHARE` of the axis or more, else "does not fit"."""
+    share = np.log(X_RANGE[1] / left) / np.log(X_RANGE[1] / X_RANGE[0])
+    return (f"does not fit in {capacity_bytes / 2**30:,.0f} GiB" if share >= NO_FIT_FULL_SHARE
+            else "does not fit")
+
+
 #: Measurements taken at another S than the curve's: hollow grey circles, each with its own ceiling as a grey dash.
 OTHER_S_STYLE = {"marker": "circle", "color": "#757575"}
 #: The keys of those two series (the first is renamed with the S the points were taken at, other_contexts_label).
@@ -92,9 +105,9 @@ class ThroughputView(pn.viewable.Viewer):
         # Its name, laid out in the browser (PLACE_LABELS) from the shading's left edge at the foot of the curves:
         # the lowest place clear of the curves and the markers (at the frame's foot it ran over the curves and the
         # current B where the shading starts at B = 1).
-        self.no_fit_text = ColumnDataSource(data={"x": [], "y": [], "text": [], **unplaced(0)},
+        self.no_fit_text = ColumnDataSource(data={"x": [], "y": [], "text": [], "shown": [], **unplaced(0)},
                                             name="throughput-no-fit")
-        self.no_fit_label = LabelSet(x="x", y="y", text="text", source=self.no_fit_text, text_color="#616161",
+        self.no_fit_label = LabelSet(x="x", y="y", text="shown", source=self.no_fit_text, text_color="#616161",
                                      text_font_size="12px")
         fig.add_layout(self.no_fit_label)
         fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
@@ -120,7 +133,9 @@ class ThroughputView(pn.viewable.Viewer):
         fig.add_tools(HoverTool(renderers=[here, elsewhere, own_ceiling], tooltips=[
             ("measured", "B = @batch, S = @context{0,0}: @tok{0,0} tokens/s"),
             ("ceiling at its own S", "@ceiling{0,0} tokens/s")]))
-        place_labels_in_browser(fig, self.no_fit_label, None, "text", steps=NO_FIT_LABEL_STEPS, both_sides=False,
+        # Inside the band only (right of its edge), or not at all: left of it, it lay over batches that fit.
+        place_labels_in_browser(fig, self.no_fit_label, None, "text", steps=NO_FIT_LABEL_STEPS, both_sides="right",
+                                shown="shown",
                                 lines=[(self.curves, "batch", "no_kv"), (self.curves, "batch", "with_kv")],
                                 marks=[current, pins, here, elsewhere, own_ceiling], leader_lines=False)
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
@@ -196,10 +211,12 @@ class ThroughputView(pn.viewable.Viewer):
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, X_RANGE[0]), X_RANGE[1])
-        # Inside the shading where it has room; near the right edge, before it (it was cut at the frame's edge).
+        # Inside the shading: its name in full where the shading is wide, else shorter (the browser leaves it out
+        # where even that finds no room inside the shading).
+        text = no_fit_text(self.no_fit.left, r.capacity_bytes)
         self.no_fit_text.data = ({"x": [self.no_fit.left], "y": [float(np.min(sweep.tokens_per_s_with_kv))],
-                                  "text": [f"does not fit in {r.capacity_bytes / 2**30:,.0f} GiB"], **unplaced(1)}
-                                 if r.max_batch < 1024 else {"x": [], "y": [], "text": [], **unplaced(0)})
+                                  "text": [text], "shown": [text], **unplaced(1)}
+                                 if r.max_batch < 1024 else {"x": [], "y": [], "text": [], "shown": [], **unplaced(0)})
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
         split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "
                  f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")"

@@ -643,17 +643,24 @@ def test_present_mode_on_the_hardware_tab(page, lab_url, section, name):
 
 
 @pytest.mark.parametrize("present", ["false", "true"])
-@pytest.mark.parametrize("query", ["", "&model=llama-3-8b&context=32768", "&model=llama-3-8b&gpu=h200"],
-                         ids=["shaded-from-B=1", "shaded-from-B=16", "shaded-from-B=124"])
+@pytest.mark.parametrize("query", ["", "&model=llama-3-8b&context=32768", "&model=llama-3-8b&gpu=h200",
+                                   "&model=llama-3-8b&context=2048"],
+                         ids=["shaded-from-B=1", "shaded-from-B=16", "shaded-from-B=124", "shaded-from-B=249"])
 def test_throughput_does_not_fit_label_keeps_off_the_curves(page, lab_url, present, query):
     # Issue 30: "does not fit in 80 GiB" sat at the frame's foot, over both curves and the current B's star where the
-    # shading starts at B = 1 (Llama-3-70B on one H100).
+    # shading starts at B = 1 (Llama-3-70B on one H100); and, a teacher's trial found, left of the shading, over
+    # batches that fit, where the shading is narrow (B > 248 at S = 2,048).
     errors = open_on_projector(page, f"{lab_url}?present={present}&tab=Throughput+vs+B{query}")
     page.wait_for_function("(() => { const s = window.Bokeh && Bokeh.documents.length &&"
                            " Bokeh.documents[0].get_model_by_name('throughput-no-fit');"
                            " return s && s.data.xoff && s.data.xoff.length === 1; })()", timeout=30_000)
     boxes, problems = _settled_labels(page, "throughput-figure")
-    assert [b["text"] for b in boxes["labels"]][0].startswith("does not fit in ")
+    texts = [b["text"] for b in boxes["labels"]]
+    assert texts and texts[0].startswith("does not fit")
+    assert "2048" not in query or texts[0] == "does not fit"  # the short name in a narrow shading
+    placed = page.evaluate("(() => { const d = Bokeh.documents[0].get_model_by_name('throughput-no-fit').data;"
+                           " return [d.align[0], d.xoff[0], d.shown[0]]; })()")
+    assert placed[0] == "left" and placed[1] > 0 and placed[2] == texts[0]  # inside the shading, right of its edge
     assert problems == []  # inside the frame, off the curves and the markers
     assert errors == []
 

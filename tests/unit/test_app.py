@@ -351,6 +351,11 @@ def test_the_throughput_chart_draws_its_end_markers_whole_and_its_shading_label_
     label = view.no_fit_text.data
     assert label["x"] == [lab.result.max_batch + 0.5] and label["text"] == ["does not fit in 141 GiB"]
     assert label["y"] == [min(view.curves.data["with_kv"])]  # from the foot of the curves
+    # Shading of a fifth of the axis (B > 248 at S = 2,048 on an H100): the short name, inside it (a trial at 1280
+    # px found the full one left of the shading, over batches that fit).
+    lab.scenario.param.update(gpu="h100-sxm", context=2048)
+    assert lab.result.max_batch == 248 and view.no_fit_text.data["text"] == ["does not fit"]
+    assert view.no_fit_text.data["shown"] == ["does not fit"] and view.no_fit_label.text == "shown"
     lab.scenario.param.update(gpu="b200", context=512)  # a batch of 1,024 fits: no shading, no label
     assert lab.result.max_batch >= 1024 and view.no_fit_text.data["text"] == []
 
