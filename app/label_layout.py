@@ -61,6 +61,9 @@ const lead = {x0: [], y0: [], x1: [], y1: []};
 const pts = [];
 for (let i = 0; i < n; i++) { pts.push([sx(d[xf][i]), sy(d[yf][i])]); }
 const taken = pts.map(([x, y]) => [x - r, x + r, y - r, y + r]);
+// The markers a reader could take a label for (this set's labelled points, the other series'): a label of a
+// marker without a leader line sits nearer its own marker than any other, else it reads as another's name.
+const centres = glyph == null ? [] : pts.filter((_, i) => String(d[field][i]) !== "");
 const texts = [];  // the labels' boxes alone (a leader line keeps off them)
 for (const other of others) {  // other labels: laid out by their own PLACE_LABELS, or at fixed offsets
   const od = other.source.data, ox = other.x.field, oy = other.y.field, osize = parseFloat(val(other.text_font_size));
@@ -87,7 +90,9 @@ for (const m of marks) {  // other series' markers (renderers of a Scatter): the
   const mx = md[mg.x.field] || [], my = md[mg.y.field] || [];
   for (let i = 0; i < mx.length; i++) {
     const x = sx(mx[i]), y = sy(my[i]);
-    if (Number.isFinite(x) && Number.isFinite(y)) { taken.push([x - mr, x + mr, y - mr, y + mr]); }
+    if (!Number.isFinite(x) || !Number.isFinite(y)) { continue; }
+    taken.push([x - mr, x + mr, y - mr, y + mr]);
+    centres.push([x, y]);
   }
 }
 ctx.font = fontOf(labels);
@@ -145,6 +150,12 @@ const leaderClear = (b, x, y) => {
     return Math.hypot(px - (x0 + t * dx), py - (y0 + t * dy)) < 1.5;
   });
 };
+const boxDist = (b, px, py) => Math.hypot(Math.max(b[0] - px, 0, px - b[1]), Math.max(b[2] - py, 0, py - b[3]));
+const ownNearest = (b, x, y) => {
+  if (glyph == null || leaderOf(b, x, y) !== null) { return true; }  // a leader line says whose it is
+  const own = boxDist(b, x, y);
+  return centres.every(([cx, cy]) => (Math.abs(cx - x) < 0.5 && Math.abs(cy - y) < 0.5) || boxDist(b, cx, cy) > own);
+};
 const xoff = [], yoff = [], align = [], keep = [];
 for (let i = 0; i < n; i++) {
   if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
@@ -153,7 +164,8 @@ for (let i = 0; i < n; i++) {
   }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
-  let best = null, first = null, spare = null, clearBox = null;  // clearBox: clear, but its leader crosses a line
+  // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another marker
+  let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
   for (const step of steps) {
     // 0: centred above or below (off its row only)
     for (const side of bothSides !== true ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
@@ -162,7 +174,10 @@ for (let i = 0; i < n; i++) {
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
       if (spare === null && apart(box)) { spare = [step, side, box]; }
-      if (clear(box) && leaderClear(box, x, y)) { best = [step, side, box]; break; }
+      if (clear(box) && leaderClear(box, x, y)) {
+        if (ownNearest(box, x, y)) { best = [step, side, box]; break; }
+        if (unclaimed === null) { unclaimed = [step, side, box]; }
+      }
       if (clearBox === null && clear(box)) { clearBox = [step, side, box]; }
     }
     if (best !== null) { break; }
@@ -170,8 +185,9 @@ for (let i = 0; i < n; i++) {
   // No place clear of everything: one clear of every line whose leader crosses a line, then one where a line runs
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame.
-  const [step, side, box] = best || clearBox || (shown === null ? spare : null) || first || [0, prefer, [0, 0, 0, 0]];
-  const shows = best !== null || clearBox !== null || shown === null;
+  const [step, side, box] = best || unclaimed || clearBox || (shown === null ? spare : null) || first
+    || [0, prefer, [0, 0, 0, 0]];
+  const shows = best !== null || unclaimed !== null || clearBox !== null || shown === null;
   if (shows) { taken.push(box); texts.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
   xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
