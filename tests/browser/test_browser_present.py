@@ -702,6 +702,88 @@ def test_hardware_labels_are_whole_and_apart_at_1280x720(page, lab_url, section,
     assert errors == []
 
 
+#: For each label of figure ``name``'s marker labels (LabelSets over a Scatter): its text, whether its leaders source
+#: holds a leader from its point, and whether its box lies nearer its own marker than any other labelled marker.
+OWN_MARKER = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), out = [];
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  const dist = (b, x, y) => Math.hypot(Math.max(b[0] - x, 0, x - b[1]), Math.max(b[2] - y, 0, y - b[3]));
+  const sets = fig.center.filter((r) => r.type === 'LabelSet' && r.visible && r.x_offset.field === 'xoff');
+  const centres = [];
+  for (const r of sets) { const v = Bokeh.index.find_one(r), t = r.source.data[r.text.field];
+    for (let i = 0; i < t.length; i++) { if (t[i]) { centres.push([v.sx[i], v.sy[i]]); } } }
+  for (const r of sets) {
+    const v = Bokeh.index.find_one(r), d = r.source.data, t = d[r.text.field], size = parseFloat(val(r.text_font_size));
+    const leaders = Bokeh.documents[0].get_model_by_name(`${r.source.name || 'labels'}-leaders`);
+    ctx.font = `${size}px helvetica`;
+    for (let i = 0; i < t.length; i++) {
+      if (!t[i]) { continue; }
+      const w = ctx.measureText(String(t[i])).width, h = size * 1.25, x = v.sx[i] + d.xoff[i], y = v.sy[i] - d.yoff[i];
+      const left = d.align[i] === 'left' ? x : d.align[i] === 'right' ? x - w : x - w / 2;
+      const b = [left, left + w, y - h / 2, y + h / 2];
+      const own = dist(b, v.sx[i], v.sy[i]);
+      const led = !!leaders && leaders.data.x0.some((x0, j) => Math.abs(x0 / d[r.x.field][i] - 1) < 0.05
+                                                      && Math.abs(leaders.data.y0[j] / d[r.y.field][i] - 1) < 0.05);
+      const nearest = centres.every(([cx, cy]) => (Math.abs(cx - v.sx[i]) < 0.5 && Math.abs(cy - v.sy[i]) < 0.5)
+                                                 || dist(b, cx, cy) > own);
+      out.push({text: String(t[i]), led, nearest});
+    }
+  }
+  return out; }"""
+
+
+def test_the_hierarchys_labels_name_their_own_kernel_at_hardware_tour_step_12(page, lab_url):
+    # A teacher's trial (present mode, 1280x720, the A100): "naive (S, P in HBM)" sat under FlashAttention's marker
+    # and Flash's HBM label nearer the naive one, neither with a leader line: a class read the two kernels backwards.
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    _hardware_tour_to_step(page, 12)
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-hierarchy');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
+    _settled_labels(page, "hw-hierarchy")
+    labels = page.evaluate(OWN_MARKER, "hw-hierarchy")
+    assert len(labels) == 3, labels
+    assert all(lab["nearest"] or lab["led"] for lab in labels), labels  # nearer its own marker, or led to it
+    assert errors == []
+
+
+#: Each button and select inside elements of class ``cls`` (through shadow roots): its text, its computed font size
+#: (px) and whether its text fits its width.
+CONTROL_SIZES = r"""(cls) => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { walk(el.shadowRoot); }
+      if ((el.tagName === 'BUTTON' || el.tagName === 'SELECT') && el.getBoundingClientRect().width > 0) {
+        const host = el.getRootNode().host;
+        if (host && host.closest && host.closest('.' + cls) || el.closest('.' + cls)) {
+          out.push([el.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(el).fontSize),
+                    el.scrollWidth <= el.clientWidth + 1]);
+        }
+      }
+    }
+  };
+  walk(document);
+  return out; }"""
+
+
+@pytest.mark.parametrize("tab, cls", [("Compare", "download-compare"), ("Export", "download-page"),
+                                      ("Export", "download-pins")])
+def test_a_tabs_own_buttons_read_18_px_on_the_projector(page, lab_url, tab, cls):
+    # A teacher's trial: Compare's "These rows (CSV, SI units)" and the Export tab's buttons were 12 px in present
+    # mode at 1280x720 (the side column's and the tour's were 18).
+    from urllib.parse import quote
+
+    pins = quote(json.dumps([{"name": "a", "batch": "4"}, {"name": "b", "weight-dtype": "int4"}]))
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab={tab}&pins={pins}")
+    page.locator(f".{cls}").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    sizes = page.evaluate(CONTROL_SIZES, cls)
+    assert sizes and all(size >= 18 and fits for _, size, fits in sizes), sizes  # 18 px, the label within its button
+    assert errors == []
+
+
 def test_the_hardware_tour_buttons_stay_in_their_column(page, lab_url):
     # In the lab's normal layout at 1280x720 the Hardware tab's column is about 550 px wide: the tour's heading and
     # its buttons in one row ran "Start the hardware tour" over the readouts beside it.
