@@ -61,7 +61,7 @@ from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_tit
 from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys
-from .turns import in_pieces, later
+from .turns import later
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
 #: Each kernel family's (colour, marker) on the atlas: shape as well as colour (naive attention and the elementwise
@@ -558,23 +558,14 @@ class HardwareView(pn.viewable.Viewer):
         return self._panel
 
     def _show_section(self, name: str) -> None:
-        """Build section ``name`` into its tab the first time it is shown: its figures and widgets, then (a piece
-        handed to :func:`app.turns.later`) its levers in the page, then its charts beside them (another)."""
-        if name in self._built_sections:
-            return
-        self._built_sections.add(name)
-        controls, charts = self._section_parts(name)
-
-        def place() -> None:
-            self._present_controls(controls)
-            self._present_controls(charts)
-            waiting = pn.Spacer()  # the charts' place, until their own turn
-            section = _section(controls, waiting)
-            charts.styles = waiting.styles
+        """Build section ``name`` into its tab the first time it is shown (its figures, levers and charts at once:
+        a section placed in pieces while the tour moved on sent the browser patches naming models it no longer had,
+        "reference ... isn't known")."""
+        if name not in self._built_sections:
+            self._built_sections.add(name)
+            section = _section(*self._section_parts(name))
+            self._present_controls(section)
             self.tabs[SECTIONS.index(name)] = (name, section)
-            later(lambda: section.__setitem__(1, charts))
-
-        later(place)
 
     def _present_controls(self, layout) -> None:
         """Give the controls in ``layout`` present mode's sheet, and its class if present mode is on."""
@@ -649,11 +640,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _on_section(self, event):
         if hasattr(self, "tabs"):
-            # A section's first build (its figures, levers, charts) in turns of the shared event loop, served.
-            if event.new not in self._built_sections:
-                self.tabs.loading = True
-                in_pieces(pn.state.curdoc, lambda: self._show_section(event.new),
-                          lambda: setattr(self.tabs, "loading", False))
+            self._show_section(event.new)
             self.tabs.active = SECTIONS.index(event.new)
 
     def _on_change(self, *_events):

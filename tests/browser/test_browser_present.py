@@ -665,15 +665,21 @@ def test_throughput_does_not_fit_label_keeps_off_the_curves(page, lab_url, prese
     assert errors == []
 
 
+def _hardware_tour_step_labels(page, lab_url, step: int, name: str):
+    """Open the Hardware tab on a projector, walk its tour to ``step`` and wait for figure ``name``'s 18-px labels
+    to settle: the page's errors, and :func:`_settled_labels`' boxes and problems."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    _hardware_tour_to_step(page, step)
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
+                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
+    return errors, _settled_labels(page, name)
+
+
 def test_hardware_tour_sparse_headline_step_labels_stay_apart_on_the_projector(page, lab_url):
     # Issue 30: at the hardware tour's climax (step 15, the 2:4 headline roof over six parts) in present mode at
     # 1280x720 the headline's label found no clear place among the roofs and was drawn over "A100 SXM4 80GB: 153".
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    _hardware_tour_to_step(page, 15)
-    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-generations');"
-                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
-                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
-    boxes, problems = _settled_labels(page, "hw-generations")
+    errors, (boxes, problems) = _hardware_tour_step_labels(page, lab_url, 15, "hw-generations")
     texts = [b["text"] for b in boxes["labels"]]
     assert any("2:4 headline" in t and t.endswith("591") for t in texts), texts
     assert sum(": " in t and "headline" not in t for t in texts) == 6, texts  # the six parts' ridges
@@ -736,12 +742,7 @@ OWN_MARKER = r"""(name) => {
 def test_the_hierarchys_labels_name_their_own_kernel_at_hardware_tour_step_12(page, lab_url):
     # A teacher's trial (present mode, 1280x720, the A100): "naive (S, P in HBM)" sat under FlashAttention's marker
     # and Flash's HBM label nearer the naive one, neither with a leader line: a class read the two kernels backwards.
-    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
-    _hardware_tour_to_step(page, 12)
-    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-hierarchy');"
-                           " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
-                           " r.text_font_size.value === '18px'); })()", timeout=10_000)
-    _settled_labels(page, "hw-hierarchy")
+    errors, _ = _hardware_tour_step_labels(page, lab_url, 12, "hw-hierarchy")
     labels = page.evaluate(OWN_MARKER, "hw-hierarchy")
     assert len(labels) == 3, labels
     assert all(lab["nearest"] or lab["led"] for lab in labels), labels  # nearer its own marker, or led to it

@@ -6,7 +6,6 @@ import asyncio
 import threading
 import time
 
-import panel as pn
 import pytest
 from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
@@ -104,12 +103,11 @@ def _fresh_queue():
 
 
 def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application, monkeypatch):
-    """Served, opening Hardware queues the view's making; that queues its placing in the page, that its front
-    section's widgets, those their placing, and that the section's chart: no piece runs in the event that opened
-    the tab, and the tab shows Panel's spinner until the last."""
+    """Served, opening Hardware queues the view's making; that queues its placing in the page, and that its front
+    section (chart and levers): no piece runs in the event that opened the tab, and the tab shows Panel's spinner
+    until the last."""
     import gc
 
-    import panel as pn
     from panel.io.session import generate_session
 
     from app.lab import Lab
@@ -130,14 +128,8 @@ def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application,
         assert lab._tab_views["Hardware"] is lab.hardware and not placeholder(lab.tabs[TABS.index("Hardware")])
         assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
         queued.pop(0)[1]()
-        # The section's widgets made, not yet in the page; then its levers in the page, its chart in the next turn.
-        assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
-        queued.pop(0)[1]()
         section = lab.hardware.tabs[0]
-        assert not placeholder(section) and isinstance(section[1], pn.Spacer)
-        assert len(queued) == 1 and lab.tabs.loading
-        queued.pop(0)[1]()
-        assert section[1].select(lambda o: getattr(o, "object", None) is lab.hardware.atlas_fig)
+        assert section.select(lambda o: getattr(o, "object", None) is lab.hardware.atlas_fig)
     assert not placeholder(lab.hardware.tabs[0]) and lab.hardware.atlas_fig in lab.hardware.figures()
     assert not lab.tabs.loading and queued == []
     assert queued == []
@@ -212,34 +204,9 @@ def _served_lab(served_application):
     return doc, lab
 
 
-def test_a_hardware_sections_first_build_takes_turns_of_its_own(served_application, monkeypatch):
-    """A Hardware section first shown (its figures and widgets; its levers; its charts) in three turns, the section
-    tabs showing Panel's spinner meanwhile."""
-    queued = []
-    monkeypatch.setattr(turns, "take_turn", lambda doc, work: queued.append(work))
-    doc, lab = _served_lab(served_application)
-    with set_curdoc(doc):
-        lab.state.tab = "Hardware"
-        while queued:
-            queued.pop(0)()
-        hardware = lab.hardware
-        index = list(hardware.param["section"].objects).index("Generations")
-        hardware.section = "Generations"
-        assert placeholder(hardware.tabs[index]) and hardware.tabs.loading and len(queued) == 1
-        assert "gen_fig" not in hardware._figs
-        queued.pop(0)()  # its figures and widgets
-        assert "gen_fig" in hardware._figs and placeholder(hardware.tabs[index]) and len(queued) == 1
-        queued.pop(0)()  # its levers
-        section = hardware.tabs[index]
-        assert not placeholder(section) and isinstance(section[1], pn.Spacer) and hardware.tabs.loading
-        queued.pop(0)()  # its charts
-        assert section[1].select(lambda o: getattr(o, "object", None) is hardware.gen_fig)
-        assert not hardware.tabs.loading and not queued
-
-
 def test_the_tab_pieces_benchmark_times_each_turn_of_a_first_open(served_application):
-    """benchmarks/tab_pieces.py: Hardware's first open is the tab change and five pieces (made, placed, the front
-    section's parts, its levers, its charts), each timed; the lab's own queue is back afterwards."""
+    """benchmarks/tab_pieces.py: Hardware's first open is the tab change and three pieces (made, placed, the front
+    section), each timed; the lab's own queue is back afterwards."""
     import importlib.util
     from pathlib import Path
 
@@ -249,5 +216,5 @@ def test_the_tab_pieces_benchmark_times_each_turn_of_a_first_open(served_applica
     spec.loader.exec_module(bench)
     take_turn = turns.take_turn
     times = bench.pieces_ms(served_application, "Hardware")
-    assert len(times) == 6 and all(t > 0 for t in times)
+    assert len(times) == 4 and all(t > 0 for t in times)
     assert turns.take_turn is take_turn
