@@ -38,7 +38,7 @@ GAP_FACTOR = 1.0
 _queue: deque = deque()
 _state = {"running": False, "turn": 0}
 #: The pieces handed to :func:`later` by the piece of :func:`in_pieces` now running (None outside one).
-_handed: ContextVar[list | None] = ContextVar("roofline_lab_later", default=None)
+_handed: ContextVar[dict | None] = ContextVar("roofline_lab_later", default=None)
 
 
 def later(work: Callable[[], None]) -> None:
@@ -47,10 +47,10 @@ def later(work: Callable[[], None]) -> None:
     A piece's later pieces run before any piece queued after it, in the order they were handed.
     """
     handed = _handed.get()
-    if handed is None:
+    if handed is None or not handed["open"]:  # a callback scheduled in a piece runs later with its context copied
         work()
     else:
-        handed.append(work)
+        handed["pieces"].append(work)
 
 
 def in_pieces(doc, work: Callable[[], None], done: Callable[[], None] | None = None) -> None:
@@ -71,7 +71,7 @@ def in_pieces(doc, work: Callable[[], None], done: Callable[[], None] | None = N
     queue: deque = deque([work])
 
     def step() -> None:
-        handed: list = []
+        handed: dict = {"open": True, "pieces": []}
         token = _handed.set(handed)
         try:
             queue.popleft()()
@@ -81,8 +81,9 @@ def in_pieces(doc, work: Callable[[], None], done: Callable[[], None] | None = N
                 done()
             raise
         finally:
+            handed["open"] = False
             _handed.reset(token)
-        queue.extendleft(reversed(handed))
+        queue.extendleft(reversed(handed["pieces"]))
         if queue:
             take_turn(doc, step)
         elif done is not None:
