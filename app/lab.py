@@ -370,7 +370,7 @@ class Lab(pn.viewable.Viewer):
 
         # Pieces, each its own turn: the view's objects (Python: the figures, the watchers), then its place in the
         # page (Panel making its Bokeh models, Bokeh taking them into the document and sending them), then any part
-        # the view hands to app.turns.later (the Hardware view's first section, and that section's charts).
+        # the view hands to app.turns.later (the Hardware view's front section).
         def build() -> None:
             view = self._build_view(name)
             later(lambda: name in self._tab_views or self._show_in_tab(name, view))
