@@ -12,7 +12,8 @@ name them whole), so a row read alone (in present mode, or scrolled to) needs no
 The memory row says whether each pin fits (100 % is its GPU's capacity, dashed).
 Each value label is laid out in the browser beside its mark (app/label_layout.py);
 with many pins one that would meet another label or a mark is left out, and the row's
-hover reads it.  The rows download as CSV, in SI units (:func:`core.export.compare_csv`).
+hover reads it.  The rows download as CSV, in SI units (:func:`core.export.pins_csv`: the same
+columns and values as the Export tab's "Pins (CSV)").
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from core.export import compare_csv
+from core.export import pins_csv
 from core.pins import COMPARE_METRICS, PinRow, bound_text, differs_text, preset_notes
 
 from .image_export import image_actions
@@ -115,7 +116,7 @@ class CompareView(pn.viewable.Viewer):
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.chart: pn.pane.Bokeh | None = None  # the grid's pane, put in the layout with the figures
         self.download = pn.widgets.FileDownload(
-            callback=lambda: io.StringIO(compare_csv(self.state.pin_rows)), filename="roofline-compare.csv",
+            callback=lambda: io.StringIO(pins_csv(self.state.pin_rows)), filename="roofline-compare.csv",
             label="These rows (CSV, SI units)", css_classes=["download-compare"],
             width=self.state.param.present.rx().rx.where(300, 240),  # its label at 18 px on a projector
             styles=self.state.param.present.rx().rx.where(PRESENT_CONTROLS[True], PRESENT_CONTROLS[False]))

@@ -117,9 +117,9 @@ def build_exports(state: LabState) -> pn.Column:
         pn.pane.Markdown("**Share** — the address bar holds the whole scenario (levers, pins, your own GPU and "
                          "config, the tab); copy it, or an iframe of the embeddable view (500 × 450) for a wiki."),
         share_buttons(),
-        pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab "
-                         "downloads its own rows). **Images**: every chart's toolbar (top right of the chart, shown "
-                         "when the pointer is over it) saves the chart as you see it, as **SVG** "
+        pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab's "
+                         "\"These rows\" is this Pins CSV). **Images**: every chart's toolbar (top right of the "
+                         "chart, shown when the pointer is over it) saves the chart as you see it, as **SVG** "
                          "(`roofline.svg`) or as **PNG at twice its size** (`roofline@2x.png`, 1,114 × 1,080 px "
                          "for the roofline beside the readouts at 1280 px): on the Roofline, Throughput vs B, "
                          "Scaling and Compare tabs."),

@@ -26,16 +26,15 @@ LADDER_COLUMNS = (
     ("fits", "fits_in_memory"),
 )
 
+#: The pins' one column list, for the Export tab's "Pins (CSV)", the Compare tab's "These rows (CSV)" and the
+#: JSON's pins (issue 30: the Pins CSV lacked the per-sequence tokens/s and time per token the Compare CSV had):
+#: each pin's number, name and levers, the Compare tab's rows in SI (:data:`COMPARE_METRICS`), then the rest.
 PIN_COLUMNS = (
-    "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
-    "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "tokens_per_s_with_kv",
-    "kv_cache_bytes", "weight_bytes_read", "fits_in_memory", "bound", "differs_by",
+    "pin", "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
+    *(m.column for m in COMPARE_METRICS),
+    "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "weight_bytes_read",
+    "memory_used_bytes", "capacity_bytes", "fits_in_memory", "bound", "differs_by",
 )
-
-
-#: The Compare tab's CSV: each pin's number and name, then the small multiples' rows in SI (:data:`COMPARE_METRICS`).
-COMPARE_COLUMNS = ("pin", "name", "model", "gpu", *(m.column for m in COMPARE_METRICS), "memory_used_bytes",
-                   "capacity_bytes", "fits_in_memory")
 
 
 def ladder_records(r: ScenarioResult) -> list[dict]:
@@ -48,49 +47,25 @@ def ladder_records(r: ScenarioResult) -> list[dict]:
 
 
 def pin_records(rows: list[PinRow]) -> list[dict]:
-    """The pins, evaluated, one dict per pin (keys as in :data:`PIN_COLUMNS`)."""
+    """The pins, evaluated, one dict per pin (keys as in :data:`PIN_COLUMNS`; SI units)."""
     out = []
-    for row in rows:
+    for i, row in enumerate(rows):
         r = row.result
-        out.append(
-            dict(
-                zip(
-                    PIN_COLUMNS,
-                    (
-                        row.pin.name,
-                        r.model.id,
-                        r.gpu.id,
-                        r.weight_dtype,
-                        r.kv_dtype,
-                        r.batch,
-                        r.spec_k,
-                        r.context,
-                        r.gqa,
-                        r.arithmetic_intensity_weights,
-                        r.attainable_flop_per_s_weights,
-                        r.tokens_per_s_with_kv,
-                        r.kv_bytes,
-                        r.weight_bytes_read,
-                        r.fits,
-                        bound_word(r),  # the Pins table's word under its tokens/s
-                        "; ".join(row.differs_by),
-                    ),
-                    strict=True,
-                )
-            )
-        )
+        record = {
+            "pin": i + 1, "name": row.pin.name, "model": r.model.id, "gpu": r.gpu.id,
+            "weight_dtype": r.weight_dtype, "kv_dtype": r.kv_dtype, "batch": r.batch, "spec_k": r.spec_k,
+            "context_tokens": r.context, "gqa": r.gqa,
+            **{m.column: m.si(r) for m in COMPARE_METRICS},
+            "arithmetic_intensity_weights_flop_per_byte": r.arithmetic_intensity_weights,
+            "attainable_flop_per_s_weights": r.attainable_flop_per_s_weights,
+            "weight_bytes_read": r.weight_bytes_read,
+            "memory_used_bytes": r.memory_used_bytes, "capacity_bytes": r.capacity_bytes,
+            "fits_in_memory": r.fits,
+            "bound": bound_word(r),  # the Pins table's word under its tokens/s
+            "differs_by": "; ".join(row.differs_by),
+        }
+        out.append({column: record[column] for column in PIN_COLUMNS})  # KeyError on a column left out
     return out
-
-
-def compare_records(rows: list[PinRow]) -> list[dict]:
-    """The Compare tab's rows, one dict per pin (keys as in :data:`COMPARE_COLUMNS`; SI units)."""
-    return [
-        {"pin": i + 1, "name": row.pin.name, "model": row.result.model.id, "gpu": row.result.gpu.id,
-         **{m.column: m.si(row.result) for m in COMPARE_METRICS},
-         "memory_used_bytes": row.result.memory_used_bytes, "capacity_bytes": row.result.capacity_bytes,
-         "fits_in_memory": row.result.fits}
-        for i, row in enumerate(rows)
-    ]
 
 
 def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
@@ -137,12 +112,9 @@ def ladder_csv(r: ScenarioResult) -> str:
 
 
 def pins_csv(rows: list[PinRow]) -> str:
-    """The pins as CSV with unit-named headers."""
+    """The pins as CSV with unit-named headers (:data:`PIN_COLUMNS`), the one file both the Export tab's
+    "Pins (CSV)" and the Compare tab's "These rows (CSV)" write: per pin, its levers, tokens/s per sequence and
+    for the batch, time per output token (s), weights and KV held (bytes), memory over capacity and whether it
+    fits, intensities and fraction of peak, what bounds it; a name a spreadsheet would run as a formula is
+    neutralised (:func:`neutralise`)."""
     return _csv(pin_records(rows), PIN_COLUMNS)
-
-
-def compare_csv(rows: list[PinRow]) -> str:
-    """The Compare tab as CSV: per pin, tokens/s per sequence and for the batch, time per output token (s),
-    weights and KV held (bytes), memory over capacity and whether it fits, intensity and fraction of peak
-    counting KV reads; a name a spreadsheet would run as a formula is neutralised (:func:`neutralise`)."""
-    return _csv(compare_records(rows), COMPARE_COLUMNS)

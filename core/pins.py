@@ -368,7 +368,7 @@ COMPARE_METRICS = (
     CompareMetric("tokens_per_sequence", "tokens/s per sequence", "tokens/s",
                   lambda r: r.tokens_per_s_with_kv / r.batch, "tokens_per_s_per_sequence", fmt=fmt_rate),
     CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv,
-                  "tokens_per_s_batch", fmt=fmt_rate),
+                  "tokens_per_s_with_kv", fmt=fmt_rate),
     CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s, "time_per_output_token_s", 1e3),
     CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held, "weight_bytes_held", 1 / GiB),
     CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes, "kv_cache_bytes", 1 / GiB),

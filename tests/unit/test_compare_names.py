@@ -9,9 +9,10 @@ import io
 import pytest
 
 from app.compare_view import pin_axis_labels
+from app.exports_view import build_exports
 from app.lab import Lab
 from app.roofline_view import pin_groups
-from core.export import compare_csv
+from core.export import PIN_COLUMNS, pins_csv
 from core.units import GiB
 
 TRIO_NAMES = ["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm",
@@ -51,11 +52,11 @@ def test_the_memory_row_says_which_pins_fit_one_gpu(trio):
 
 
 def test_the_compare_csv_has_per_sequence_tokens_and_time_per_token_in_si(trio):
-    rows = list(csv.DictReader(io.StringIO(compare_csv(trio.state.pin_rows))))
+    rows = list(csv.DictReader(io.StringIO(pins_csv(trio.state.pin_rows))))
     assert [r["pin"] for r in rows] == ["1", "2", "3"] and rows[0]["name"] == TRIO_NAMES[0]
     batch4 = rows[0]
     # Batch 4: the step's tokens/s over B sequences; one token per sequence per step, so time per token = 1 / that.
-    assert float(batch4["tokens_per_s_per_sequence"]) == pytest.approx(float(batch4["tokens_per_s_batch"]) / 4)
+    assert float(batch4["tokens_per_s_per_sequence"]) == pytest.approx(float(batch4["tokens_per_s_with_kv"]) / 4)
     assert float(batch4["time_per_output_token_s"]) == pytest.approx(1 / float(batch4["tokens_per_s_per_sequence"]))
     assert float(batch4["time_per_output_token_s"]) == pytest.approx(0.04533, abs=1e-5)  # 45.3 ms, as the chart
     assert float(batch4["kv_cache_bytes"]) == 10 * GiB and float(batch4["capacity_bytes"]) == 80 * GiB
@@ -63,9 +64,35 @@ def test_the_compare_csv_has_per_sequence_tokens_and_time_per_token_in_si(trio):
     assert trio.compare.download.filename == "roofline-compare.csv"
 
 
-def test_a_pin_name_a_spreadsheet_would_run_is_text_in_the_compare_csv():
+def _downloaded(button) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(button.callback().getvalue())))
+
+
+def test_the_export_tabs_pins_csv_and_the_compare_csv_agree(trio):
+    """Issue 30: the Export tab's "Pins (CSV)" lacked the per-sequence tokens/s and time per token the Compare tab's
+    "These rows (CSV…)" had; both are now the one file, from one column list."""
+    exports = build_exports(trio.state)
+    pins = next(w for w in exports.select() if "download-pins" in (getattr(w, "css_classes", None) or []))
+    from_export, from_compare = _downloaded(pins), _downloaded(trio.compare.download)
+    assert list(from_export[0]) == list(from_compare[0]) == list(PIN_COLUMNS)
+    assert len(set(PIN_COLUMNS)) == len(PIN_COLUMNS)  # no column named twice
+    assert from_export == from_compare
+    # The trio's per-sequence rates and times per token, in the Export tab's file: B = 4 shares the step's
+    # 88.2 tokens/s four ways (45.3 ms a token); INT4 and k = 4 serve one sequence.
+    assert [r["name"] for r in from_export] == TRIO_NAMES
+    per_sequence = [float(r["tokens_per_s_per_sequence"]) for r in from_export]
+    tpot = [float(r["time_per_output_token_s"]) for r in from_export]
+    assert tpot[0] == pytest.approx(0.04533, abs=1e-5)
+    assert per_sequence == pytest.approx([1 / t for t in tpot])
+    assert per_sequence[0] == pytest.approx(float(from_export[0]["tokens_per_s_with_kv"]) / 4)
+    assert [r["batch"] for r in from_export] == ["4", "1", "1"]
+    assert [r["spec_k"] for r in from_export] == ["1", "1", "4"]
+    assert [r["bound"] for r in from_export] == ["memory", "memory", "memory"]
+
+
+def test_a_pin_name_a_spreadsheet_would_run_is_text_in_the_pins_csv():
     lab = Lab(query={"pins": '[{"name": "=HYPERLINK(1)", "batch": "4"}, {"name": "＋1", "batch": "8"}]'})
-    rows = list(csv.DictReader(io.StringIO(compare_csv(lab.state.pin_rows))))
+    rows = list(csv.DictReader(io.StringIO(pins_csv(lab.state.pin_rows))))
     assert [r["name"] for r in rows] == ["'=HYPERLINK(1)", "'＋1"]
 
 
