@@ -13,7 +13,6 @@ a tab's view is built when it is first opened.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from html import escape
 from urllib.parse import urlencode
 
@@ -106,45 +105,6 @@ BAND_ROW = {"flex": "1 1 100%"}
 BAND_MARGINS = {False: (5, 10), True: (0, 10)}
 #: The memory bar's margins (px), by present mode: under the views, or at the top of the side column.
 MEMORY_BAR_MARGINS = {False: (24, 10, 5, 10), True: (4, 10, 5, 10)}
-#: The page's parts are the children of one CSS grid, in both looks: present mode and the page's width choose where
-#: each goes (this stylesheet), so switching present mode changes a CSS class and a few styles, and no part changes
-#: container.  Panel makes a part's Bokeh models again whenever it enters another container: with the parts moved
-#: between two arrangements' rows and columns, a switch made ~80 models again and walked every model of the page
-#: eight times (~0.7-1 s of the event loop every student shares, and seconds of the browser's rebuilding).
-#: Normal look: the levers in a column of their own beside the rest once the page is 835 px wide, the readouts
-#: beside the views from 1,150 px (the widths at which the flex rows of before wrapped); present mode (1280 × 720):
-#: the views with the memory verdict, the tour and the pin row beside them from 940 px, the levers and readouts
-#: below the fold; on the Hardware tab (it has its own tour) the views take the whole width.
-PAGE_GRID_CSS = """
-:host { display: grid !important; grid-template-columns: minmax(0, 1fr); align-items: start; }
-.levers { grid-area: levers; justify-self: start; }
-.lab-notice { grid-area: notice; } .tour { grid-area: tour; } .lab-error { grid-area: error; }
-.lab-views { grid-area: views; } .lab-pin { grid-area: pin; } .lab-memory { grid-area: memory; }
-.lab-readouts { grid-area: readouts; justify-self: start; width: 100%; }
-:host(:not(.present)) { grid-template-areas: "levers" "notice" "tour" "error" "views" "pin" "readouts" "memory"; }
-:host(.present) { grid-template-areas: "notice" "error" "views" "memory" "tour" "pin" "levers" "readouts"; }
-:host(.present) .lab-memory, :host(.present) .tour, :host(.present) .lab-pin { max-width: 460px; }
-:host(.present.hardware) .lab-memory, :host(.present.hardware) .tour, :host(.present.hardware) .lab-pin {
-  display: none !important; }
-@media (min-width: 835px) {
-  :host(:not(.present)) { grid-template-columns: auto minmax(0, 1fr); grid-template-rows: repeat(7, auto) 1fr;
-    grid-template-areas: "levers notice" "levers tour" "levers error" "levers views" "levers pin" "levers readouts"
-                         "levers memory" "levers ."; }
-}
-@media (min-width: 1150px) {
-  :host(:not(.present)) { grid-template-columns: auto minmax(0, 1fr) minmax(0, 380px);
-    grid-template-rows: repeat(6, auto) 1fr;
-    grid-template-areas: "levers notice notice" "levers tour tour" "levers error error" "levers views readouts"
-                         "levers pin readouts" "levers memory memory" "levers . ."; }
-}
-@media (min-width: 940px) {
-  :host(.present) { grid-template-columns: auto minmax(0, 1fr) minmax(0, 460px);
-    grid-template-rows: auto auto auto auto auto 1fr auto;
-    grid-template-areas: "notice notice notice" "error error error" "views views memory" "views views tour"
-                         "views views pin" "views views ." "levers readouts readouts"; }
-  :host(.present.hardware) .lab-views { grid-column: 1 / -1; }
-}
-"""
 
 
 class Lab(pn.viewable.Viewer):
@@ -249,7 +209,7 @@ class Lab(pn.viewable.Viewer):
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
-                                min_width=0, css_classes=["levers"],
+                                styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"],
                                 stylesheets=[CARD_HEADER_CSS])
         # Only on the Roofline tab (present mode puts it beside the chart, where every tab shows)
         self.band = band = pn.widgets.Checkbox.from_param(
@@ -273,33 +233,17 @@ class Lab(pn.viewable.Viewer):
         self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
         self.state.param.watch(lambda e: self._open(e.new), "tab")
         self.tabs = tabs
-        # Under the tabs; beside the chart in present mode (PAGE_GRID_CSS).
-        self.pin_row = pn.Row(self.pins.pin_button, self.pins.message, css_classes=["lab-pin"])
-        self.views = pn.Column(tabs, sizing_mode="stretch_width", min_width=0, css_classes=["lab-views"])
+        # Under the tabs; beside the chart in present mode (_arrange), where under them it was below the fold.
+        self.pin_row = pn.Row(self.pins.pin_button, self.pins.message)
+        self.views = pn.Column(tabs, sizing_mode="stretch_width", styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
         self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
                              styles=HEADER_STYLES, sizing_mode="stretch_width")
-        self.link.notice.css_classes = [*self.link.notice.css_classes, "lab-notice"]
-        self.error.css_classes = [*self.error.css_classes, "lab-error"]
-        readouts, memory = self.readouts.__panel__(), self.memory_view.__panel__()
-        readouts.css_classes, memory.css_classes = ["lab-readouts"], ["lab-memory"]
-        # Every part in one grid, placed by present mode and the page's width (PAGE_GRID_CSS): _arrange restyles.
-        self.grid = pn.Column(self.controls, self.link.notice, self.tour, self.error, self.views, self.pin_row,
-                              readouts, memory, sizing_mode="stretch_width", css_classes=["lab-grid"],
-                              stylesheets=[PAGE_GRID_CSS])
-        self.state.param.watch(lambda _e: self._grid_classes(), "tab")
-        # The permalink's address bar writer and the instant redraw's lever hook (no element shown) end the page.
-        self.page = pn.Column(self.header, self.intro, self.grid, self.link.address, self.instant.hook,
-                              sizing_mode="stretch_width", css_classes=["lab"])
+        # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
+        self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()
         return self.page
-
-    def _grid_classes(self) -> None:
-        """The grid's classes: present mode, and the Hardware tab (whose own tour takes the side column's place)."""
-        present = self.state.present
-        self.grid.css_classes = ["lab-grid", *(["present"] if present else []),
-                                 *(["hardware"] if present and self.state.tab == "Hardware" else [])]
 
     def _place_strip(self, pane) -> None:
         """The tour's numbers strip in the header, after "Leave present mode": beside the chart, above the fold,
@@ -317,13 +261,6 @@ class Lab(pn.viewable.Viewer):
         """
         if self.embed:
             return
-        # One walk of the document's models for the whole switch, not one per part restyled (Bokeh's
-        # Document.models.freeze); pn.state.curdoc is the session's document in its own callbacks.
-        doc = pn.state.curdoc
-        with doc.models.freeze() if doc is not None else nullcontext():
-            self._restyle()
-
-    def _restyle(self) -> None:
         present = self.state.present
         place_notices(present)
         # The controls' text at 18 px on a projector: the header's, the pin button's and the tab headers' (the
@@ -332,7 +269,7 @@ class Lab(pn.viewable.Viewer):
         self.header.styles = {**HEADER_STYLES, **controls}
         self.pin_row.styles = controls
         # The folded Levers card's header at 18 px too (on the Hardware tab it shows at the fold).
-        self.controls.styles = controls
+        self.controls.styles = {"flex": "0 1 320px", **controls}
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
         # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card.
         self.band.styles = {**controls, **(BAND_ROW if present else {})}
@@ -349,8 +286,8 @@ class Lab(pn.viewable.Viewer):
         self.controls.collapsed = present
         self.title.visible = present  # the intro carries the name otherwise
         self.memory_view.note.visible = not present
-        self.intro.visible = not present
-        self._grid_classes()
+        # The permalink's address bar writer and the instant redraw's lever hook (no element shown) end the page.
+        hidden = [self.link.address, self.instant.hook]
         if present:
             # "Pin this scenario" beside "Jump to step", above the card: under it the longest cards (tour steps 8
             # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
@@ -358,11 +295,30 @@ class Lab(pn.viewable.Viewer):
             # legend it sat at the fold of a 720-px screen, and under the card too at tour steps 1 and 7 (723-775 px).
             self.pin_row.objects = [self.pins.message]
             self.tour.beside_jump(self.pins.pin_button, self.band)
+            self.views.objects = [self.tabs]
             self._tab_views["Roofline"].objects = [self.roofline]
+            side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460,
+                             sizing_mode="stretch_width",
+                             styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
+                             visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
+            # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
+            # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.tour.beside_jump()
             self.pin_row.objects = [self.pins.pin_button, self.pins.message]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
+            self.views.objects = [self.tabs, self.pin_row]
+            # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
+            main = pn.Column(self.link.notice, self.tour, self.error,
+                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
+                             self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
+                             min_width=0)
+            self.page.objects = [self.header, self.intro,
+                                 pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
+                                 *hidden]
 
     def _embed_layout(self) -> pn.viewable.Viewable:
         """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every

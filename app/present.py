@@ -8,8 +8,6 @@ CSS class (``app/lab.css``).
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 from bokeh.models import Axis, CustomJS, GlyphRenderer, Label, LabelSet, Legend, Title
 
 #: The smallest chart text in present mode (px): readable from the back of a room at 1280×720.
@@ -235,16 +233,7 @@ def present_figure(fig, on: bool) -> None:
     :data:`MIN_FRAME_SHARE` of its built height); glyphs: line widths × :data:`LINE_SCALE`, marker sizes ×
     :data:`MARKER_SCALE` (fixed values only; sizes taken from data are kept); legend glyph boxes grow with
     the legend's text (:data:`LEGEND_GLYPH_PROPS`).
-
-    In a document, one walk of its models for the whole switch (Bokeh's ``Document.models.freeze``): each callback
-    the first switch attaches, and each value it sets, walked every model of the page (~0.8 s of the event loop
-    for the roofline's first switch, 24 callbacks).
     """
-    with fig.document.models.freeze() if fig.document is not None else nullcontext():
-        _switch(fig, on)
-
-
-def _switch(fig, on: bool) -> None:
     saved = getattr(fig, "_present_saved", None)
     if saved is None and not on:
         return  # still its built look: nothing to remember or restore (most sessions never present)
