@@ -366,7 +366,7 @@ def _fits(r: ScenarioResult) -> str:
 #: ``fits`` is exactly "at most 100 %" (:func:`core.step.step`).
 COMPARE_METRICS = (
     CompareMetric("tokens_per_sequence", "tokens/s per sequence", "tokens/s",
-                  lambda r: r.tokens_per_s_with_kv / r.batch, "tokens_per_s_per_sequence", fmt=fmt_rate),
+                  lambda r: r.tokens_per_s_per_sequence, "tokens_per_s_per_sequence", fmt=fmt_rate),
     CompareMetric("tokens_aggregate", "aggregate tokens/s (the batch)", "tokens/s", lambda r: r.tokens_per_s_with_kv,
                   "tokens_per_s_with_kv", fmt=fmt_rate),
     CompareMetric("tpot", "time per output token", "ms", lambda r: r.tpot_s, "time_per_output_token_s", 1e3),

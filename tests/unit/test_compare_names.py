@@ -131,3 +131,14 @@ def test_an_empty_compare_tab_builds_no_chart():
     assert plots() == [] and "No pins to compare yet" in lab.compare.empty.object
     lab.pins.add_preset()
     assert len(plots()) == 8 and lab.compare.chart.visible
+
+
+def test_a_pipeline_pins_tokens_per_sequence_is_one_over_its_time_per_token():
+    """With PP = 2 the batch's tokens/s counts two micro-batches of B in flight: B·PP sequences.  The Compare row and
+    both CSVs divided it by B, twice the per-sequence rate core computes (44.1 against 22.1 tokens/s here)."""
+    from core.pins import COMPARE_METRICS
+    from core.scenario import Scenario
+
+    r = Scenario(batch=4, pp=2).evaluate()
+    per_sequence = next(m for m in COMPARE_METRICS if m.column == "tokens_per_s_per_sequence")
+    assert per_sequence.si(r) == pytest.approx(1 / r.tpot_s) == pytest.approx(r.tokens_per_s_with_kv / (4 * 2))
