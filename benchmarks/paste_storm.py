@@ -13,6 +13,8 @@ Against a real ``panel serve app`` on 127.0.0.1 (bounded: at most 60 s of lesson
 * The event loop's lag: a probe asks the server for a missing path (a 404 Tornado answers on the event loop
   at once) every 20 ms from its own thread; the time above the quiet median is how long the loop was busy
   elsewhere.  The largest such lag during the storm bounds what any one accepted input cost the loop.
+* ``--py-spy FILE``: py-spy samples the server's threads from the go to the last report (the storm only, not the
+  joins), into FILE in py-spy's raw format (one line a stack and its count).
 * ``--asyncio-debug``: the server runs in asyncio's debug mode, whose log names every callback that held the
   loop over 100 ms.  Not the default: that mode records a stack trace for every future and callback the loop
   makes (a third of the loop's time during the storm, sampled with pyinstrument), so it measures a slower
@@ -31,6 +33,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -231,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--distinct", action="store_true", help="each paster's config named apart: every paste is read")
     p.add_argument("--asyncio-debug", action="store_true",
                    help="serve in asyncio's debug mode: its log names each callback over 100 ms (and slows the loop)")
+    p.add_argument("--py-spy", metavar="FILE", help="sample the server's threads with py-spy (pip install py-spy) "
+                   "during the storm only, from the go to the last report, into FILE (py-spy's raw format)")
     p.add_argument("--url", help="a lab already served on 127.0.0.1 (e.g. under a profiler); default: start one")
     p.add_argument("--probe", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -238,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         probe(args.probe[0], min(float(args.probe[1]), 90.0))
         return 0
     args.moves, args.timeout = min(args.moves, 40), min(args.timeout, 60.0)
+    py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if args.py_spy and (args.url or not py_spy):
+        raise SystemExit("--py-spy samples a server this run starts (no --url), with py-spy installed")
     stops = list(LEVERS["batch"].stops)
     log = ROOT / "benchmarks" / "results" / "paste-storm-server.log"
     log.parent.mkdir(exist_ok=True)
@@ -276,6 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(4.0)  # the probe's start and the quiet baseline
         t_go, wall_go, load_go = time.monotonic(), time.time(), os.getloadavg()[0]
         cpu_go = server_cpu(proc)
+        spy = None
+        if args.py_spy:
+            spy = subprocess.Popen([py_spy, "record", "-p", str(proc.pid), "-r", "250", "-f", "raw", "-d", "60",
+                                    "--nonblocking", "-o", args.py_spy], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
         go.set()
         end = t_go + 60
         for s in (*movers, *pasters):
@@ -283,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
                                         or getattr(s, "read_s", None) or s.errors) and time.monotonic() < end:
                 time.sleep(0.1)
         cpu_end, t_end = server_cpu(proc), time.monotonic()
+        if spy is not None:
+            spy.send_signal(2)  # py-spy writes what it sampled on SIGINT
+            spy.wait(30)
         prober.terminate()
         lags = [tuple(map(float, line.split())) for line in prober.communicate(timeout=10)[0].splitlines()]
     finally:
