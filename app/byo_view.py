@@ -45,6 +45,7 @@ from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
+from .present import INPUT_TEXT_CSS
 from .readouts import approximate_html
 from .standalone import constants
 from .state import LabState
@@ -337,28 +338,30 @@ class BringYourOwnView(pn.viewable.Viewer):
         # over the reader's limit gets its message rather than being cut silently (TEXT_LIMIT).
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
                                                     max_length=TEXT_LIMIT, sizing_mode="stretch_width",
-                                                    css_classes=["config-text"])
+                                                    css_classes=["config-text"], stylesheets=[INPUT_TEXT_CSS])
         self.read_config = pn.widgets.Button(label="Read config", css_classes=["config-read"], width=140)
         self.config_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"])
+        self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"],
+                                             stylesheets=[INPUT_TEXT_CSS])
         self.peaks = {
             roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, start=0, width=170,
-                                        css_classes=[f"gpu-{roof}"])
+                                        css_classes=[f"gpu-{roof}"], stylesheets=[INPUT_TEXT_CSS])
             for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))
         }
         self.bandwidth = pn.widgets.FloatInput(label="Memory bandwidth (TB/s)", value=None, start=0, width=170,
-                                               css_classes=["gpu-bw"])
+                                               css_classes=["gpu-bw"], stylesheets=[INPUT_TEXT_CSS])
         self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
-                                              css_classes=["gpu-capacity"])
+                                              css_classes=["gpu-capacity"], stylesheets=[INPUT_TEXT_CSS])
         datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
-                                           options=datasheets)
+                                           options=datasheets, stylesheets=[INPUT_TEXT_CSS])
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
         self.gpu_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.csv_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
                                                css_classes=["measured-file"], height=90, sizing_mode="stretch_width")
         self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=TEXT_LIMIT,
-                                                 sizing_mode="stretch_width", css_classes=["measured-text"])
+                                                 sizing_mode="stretch_width", css_classes=["measured-text"],
+                                                 stylesheets=[INPUT_TEXT_CSS])
         self.plot = pn.widgets.Button(label="Plot measurements", css_classes=["measured-plot"], width=170)
         self.measured_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.share_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")

@@ -221,6 +221,7 @@ class CompareView(pn.viewable.Viewer):
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
+        self.empty.css_classes = ["present"] if self.state.present else []  # its sentence at 18 px (lab.css)
         if self._figures is not None:
             self._present_rows()
 

@@ -25,7 +25,7 @@ from core.levers import Lever
 from core.scenario import LEVERS, Scenario
 from core.units import fmt_count
 
-from .present import CARD_HEADER_CSS
+from .present import CARD_HEADER_CSS, INPUT_TEXT_CSS
 
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
 STOP_LABEL_JS = "const s = labels[Math.round(tick)]; return s === undefined ? '' : s"
@@ -158,7 +158,7 @@ def _select(scenario: Scenario, lever: Lever, common: dict) -> pn.widgets.Select
     p = scenario.param[lever.name]
     # A select shows the lever's doc as its tooltip (Panel's sliders and checkboxes have none).
     widget = _linked(pn.widgets.Select(options=_options(p), value=getattr(scenario, lever.name), description=p.doc,
-                                       **common), scenario, lever)
+                                       stylesheets=[INPUT_TEXT_CSS], **common), scenario, lever)
 
     def offer(_event) -> None:
         # The session's catalogue grew (a pasted model, a custom GPU): offer it before it is selected.
@@ -234,7 +234,7 @@ class StopSlider:
             self.exact = pn.widgets.IntInput(label="exact", value=value, width=92, margin=(5, 5, 5, 0),
                                              description=f"Type an exact {lever.label}: {lever.accepted(p)}; "
                                                          "Enter sets it.",
-                                             css_classes=[f"{lever.css}-exact"])
+                                             css_classes=[f"{lever.css}-exact"], stylesheets=[INPUT_TEXT_CSS])
             self.exact.param.watch(lambda e: self.type(e.new), "value")
         scenario.param.watch(lambda e: self.admit(e.new), lever.name)
 

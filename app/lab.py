@@ -235,6 +235,8 @@ class Lab(pn.viewable.Viewer):
         self.tabs = tabs
         # Under the tabs; beside the chart in present mode (_arrange), where under them it was below the fold.
         self.pin_row = pn.Row(self.pins.pin_button, self.pins.message)
+        # Present mode's memory verdict: a row of the tour's flex box, under its buttons and above the card.
+        self._memory_row = pn.Column(self.memory_view, sizing_mode="stretch_width", margin=0, styles=BAND_ROW)
         self.views = pn.Column(tabs, sizing_mode="stretch_width", styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
@@ -263,22 +265,18 @@ class Lab(pn.viewable.Viewer):
             return
         present = self.state.present
         place_notices(present)
-        # The controls' text at 18 px on a projector: the header's, the pin button's and the tab headers' (the
-        # tour's: TourView._on_present).
-        controls = PRESENT_CONTROLS[present]
-        self.header.styles = {**HEADER_STYLES, **controls}
-        self.pin_row.styles = controls
-        # The folded Levers card's header at 18 px too (on the Hardware tab it shows at the fold).
-        self.controls.styles = {"flex": "0 1 320px", **controls}
+        # Every control's text at 18 px on a projector, on every tab, built now or later: Bokeh's widgets size their
+        # text by a CSS variable that every shadow root below the page inherits (PRESENT_CONTROLS).
+        self.page.styles = PRESENT_CONTROLS[present]
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
-        # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card.
-        self.band.styles = {**controls, **(BAND_ROW if present else {})}
+        # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card
+        # ("initial" after: BokehJS keeps a style a later ``styles`` leaves out).
+        self.band.styles = BAND_ROW if present else {key: "initial" for key in BAND_ROW}
         self.band.label = BAND_LABELS[present]
         self.band.margin = BAND_MARGINS[present]
         # In present mode the memory bar heads the side column, level with the tabs: no gap above it (24 px under
         # the views, where it ends the page), which leaves the switch's row room above the longest cards.
         self.memory_view.bar.margin = MEMORY_BAR_MARGINS[present]
-        self.memory_view.suggest.styles = controls
         self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
         self.tabs.stylesheets = [*TAB_STYLESHEETS, *([PRESENT_TABS_CSS] if present else [])]
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
@@ -293,11 +291,14 @@ class Lab(pn.viewable.Viewer):
             # and 14) left it below the fold of a 720-px screen.  Its message stays under the card.
             # The expected point's switch too, on a row of its own under them, above the card: below the chart's
             # legend it sat at the fold of a 720-px screen, and under the card too at tour steps 1 and 7 (723-775 px).
+            # The memory verdict then, above the card: the tour's buttons head the side column, so that "Next"
+            # stays where the teacher's pointer is from step to step (under the verdict, whose title takes one to
+            # three lines by the step, it moved between 182 and 260 px).
             self.pin_row.objects = [self.pins.message]
-            self.tour.beside_jump(self.pins.pin_button, self.band)
+            self.tour.beside_jump(self.pins.pin_button, self.band, self._memory_row)
             self.views.objects = [self.tabs]
             self._tab_views["Roofline"].objects = [self.roofline]
-            side = pn.Column(self.memory_view, self.tour, self.pin_row, max_width=460,
+            side = pn.Column(self.tour, self.pin_row, max_width=460,
                              sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour

@@ -24,7 +24,7 @@ from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
-from .present import PRESENT_CONTROLS, PRESENT_INPUT_CSS, present_figure
+from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, present_figure
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
@@ -201,7 +201,7 @@ class LadderView(pn.viewable.Viewer):
             options={f"{NUMBER[r.id]} {SHORT[r.id]}": r.id for r in RUNGS}, value=list(self.state.ladder),
             color="primary", variant="outline", sizing_mode="stretch_width", css_classes=["ladder-rungs"])
         self.order = pn.widgets.TextInput(label="Order (rung numbers)", value=self._order_text(), width=170,
-                                          css_classes=["ladder-order"])
+                                          css_classes=["ladder-order"], stylesheets=[INPUT_TEXT_CSS])
         self.reset = pn.widgets.Button(label="All seven, in the article's order", width=240,
                                        css_classes=["ladder-reset"])
         self.reset.on_click(lambda _e: setattr(self.state, "ladder", list(ARTICLE_ORDER)))
@@ -308,6 +308,5 @@ class LadderView(pn.viewable.Viewer):
         # The rungs' buttons, the order box and its reset: the controls the ladder steps talk about, at 18 px.
         for widget in (self.rungs, self.order, self.reset):
             widget.styles = PRESENT_CONTROLS[present]
-        self.order.stylesheets = [PRESENT_INPUT_CSS] if present else []
         self.reset.width = 330 if present else 240  # their labels at 18 px
         self.order.width = 230 if present else 170

@@ -13,6 +13,7 @@ from core.precision import get_precision
 from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 
+from .present import INPUT_TEXT_CSS
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
 
@@ -38,8 +39,10 @@ class PinsView(pn.viewable.Viewer):
             return self._parts
         preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"], width=210,
                                    description="Adds three pins (keeps the ones you have)")
-        which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"])
-        new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"])
+        which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"],
+                                  stylesheets=[INPUT_TEXT_CSS])
+        new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"],
+                                     stylesheets=[INPUT_TEXT_CSS])
         rename = pn.widgets.Button(label="Rename", width=90, css_classes=["pin-rename"])
         remove = pn.widgets.Button(label="Remove", width=90, css_classes=["pin-remove"])
         clear = pn.widgets.Button(label="Remove all", width=100, css_classes=["pin-clear"])

@@ -12,11 +12,12 @@ from bokeh.models import Axis, CustomJS, GlyphRenderer, Label, LabelSet, Legend,
 
 #: The smallest chart text in present mode (px): readable from the back of a room at 1280×720.
 PRESENT_TEXT_PX = 18
-#: The style, in present mode, of the rows of controls above and beside the chart (the header with "Leave present
-#: mode", the tour's buttons and "Jump to step", the pin button): their widgets draw their text at
-#: ``PRESENT_TEXT_PX``.  Bokeh's widgets take their size from this CSS variable (``var(--bokeh-font-size, 12px)``
-#: in their base stylesheet), and a custom property is inherited into every shadow root below the element that
-#: sets it.  Set on those rows only: the tabs' contents (the Hardware tab's own controls) keep their own sizes.
+#: The style, in present mode, of the whole page (and of the Hardware tab's cards and the Compare and Export tabs'
+#: buttons, which set it too): every widget draws its text at ``PRESENT_TEXT_PX``.  Bokeh's widgets take their size
+#: from this CSS variable (``var(--bokeh-font-size, 12px)`` in their base stylesheet), and a custom property is
+#: inherited into every shadow root below the element that sets it, so set once on the page it reaches every
+#: control of every tab, built now or on first view (a teacher's trial found "Show your work", "Engine preset",
+#: the Export tab's text and copy buttons and the Serving tab's controls at 12 px when it was set row by row).
 #: By present mode (on, off): off, ``initial`` (BokehJS keeps a style a later ``styles`` leaves out, so the 18 px
 #: stayed after leaving present mode), under which Bokeh's own 12 px applies.
 PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: {"--bokeh-font-size": "initial"}}
@@ -26,14 +27,17 @@ PRESENT_TABS_CSS = f".bk-tab {{ font-size: {PRESENT_TEXT_PX}px; padding-top: 2px
 #: <button> at 13.33 px unless told, and the title (an <h3>, 1.17 em) follows the button.  In present mode the card
 #: takes PRESENT_CONTROLS, so its header reads 18 px and more.
 CARD_HEADER_CSS = ".card-header { font-size: var(--font-size); }"
-#: A select's own text follows it too: a browser draws a <select> in its own font size (13.33 px) unless told.
-PRESENT_SELECT_CSS = "select { font-size: var(--font-size); }"
-#: A text input's own text too (13.33 px otherwise, as a select's).
-PRESENT_INPUT_CSS = "input { font-size: var(--font-size); }"
+#: The text a select shows and a text or number input holds follows the widget's size (12 px, 18 px on a
+#: projector): a browser draws them at its own 13.33 px unless told, and Bokeh's ``.bk-input`` does not tell it.
+#: Their labels wrap inside the widget's width (Bokeh's input group does not wrap), so at 18 px the labels of a
+#: row of fixed-width inputs do not run over each other.  Every select and input the lab builds takes this.
+INPUT_TEXT_CSS = "input, select, textarea { font-size: var(--font-size); } .bk-input-group { white-space: normal; }"
 #: On a projector "Jump to step" is read by a screen reader but not drawn (the list shows the step it is on): the
 #: tour's longest cards keep their last line above the fold of a 720-px screen.
 PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overflow: hidden; "
                     "clip-path: inset(50%); white-space: nowrap; }")
+
+
 #: The widths (px) of buttons with fixed widths, built and in present mode: their labels at 18 px.  During a tour
 #: "Next ▶" is narrower than "Start the tour ▶" ("tour-next-running"), so that on a projector Previous, Next and
 #: Leave share one row beside the chart and the longest cards stay above the fold of a 720-px screen.

@@ -14,6 +14,7 @@ from core.expected import ExpectedStep, expected_quantities
 from core.explain import Quantity, quantities
 from core.scenario import ScenarioResult
 
+from .present import INPUT_TEXT_CSS
 from .state import ENGINES, LabState
 from .style import STYLESHEET
 
@@ -94,7 +95,7 @@ class ReadoutsView(pn.viewable.Viewer):
         # The expected step's preset: view state (in the link as ?engine=), not a lever of the scenario.
         self.engine = pn.widgets.Select.from_param(self.state.param.engine, name="Engine preset (expected step)",
                                                    options=list(ENGINES), css_classes=["engine"],
-                                                   sizing_mode="stretch_width")
+                                                   stylesheets=[INPUT_TEXT_CSS], sizing_mode="stretch_width")
         self._refresh()
 
     def __panel__(self):

@@ -18,6 +18,7 @@ from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_conte
 from core.sweeps import speculation_sweep
 from core.units import GB, GiB, fmt_count, fmt_sig
 
+from .present import INPUT_TEXT_CSS
 from .state import TABS, LabState
 from .style import PALETTE, STYLESHEET
 
@@ -160,7 +161,7 @@ def serving_inputs(state: LabState) -> pn.Row:
     mix = pn.widgets.RadioButtonGroup.from_param(state.param.mix, options=MIX_LABELS, label="Request mix",
                                                  css_classes=["serving-mix"])
     block = pn.widgets.IntInput.from_param(state.param.block_size, label="Block (tokens)", width=120,
-                                           css_classes=["serving-block"])
+                                           css_classes=["serving-block"], stylesheets=[INPUT_TEXT_CSS])
     note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}; fixed and uniform keep its '
                         "means.</div>", margin=(0, 10),
                         sizing_mode="stretch_width")

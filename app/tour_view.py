@@ -20,7 +20,7 @@ from panel.custom import JSComponent
 from core.scenario import ScenarioResult
 from core.tour import TOUR, LadderTourStep, step_titles
 
-from .present import PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT_SELECT_CSS, PRESENT_WIDTHS
+from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import STYLESHEET
 
@@ -104,7 +104,7 @@ class TourView(pn.viewable.Viewer):
         self.place_strip = None
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
         self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
-                                      css_classes=["tour-jump"])
+                                      css_classes=["tour-jump"], stylesheets=[INPUT_TEXT_CSS])
         self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
         self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
                                       "(keys: → next, ← previous, Esc leaves)", margin=(8, 10))
@@ -173,7 +173,7 @@ class TourView(pn.viewable.Viewer):
             if widget is not None:
                 widget.width = PRESENT_WIDTHS[widget.css_classes[0]][present]
         self._size_next()
-        self.jump.stylesheets = [PRESENT_SELECT_CSS, PRESENT_JUMP_CSS] if present else []
+        self.jump.stylesheets = [INPUT_TEXT_CSS, *([PRESENT_JUMP_CSS] if present else [])]
         self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
