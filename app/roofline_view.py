@@ -49,7 +49,7 @@ from core.units import GB, TFLOP, fmt_sig
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
-from .present import present_figure, relayout_on_title_change
+from .present import present_figure, wrap_title
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
@@ -523,7 +523,9 @@ class RooflineView(pn.viewable.Viewer):
         self._series = {"point": point, "point_kv": point_kv, "ladder": ladder, "kv_ladder": kv_ladder,
                         "other": other}
         fig.title.text_font_size = "12px"  # the title carries both intensities
-        relayout_on_title_change(fig)  # three lines, or five with tensor parallelism
+        # Three lines, or five with tensor parallelism: wrapped to the frame's width in the browser (at 360 px the
+        # communication line ran past the canvas, served and offline), with the room each new line needs.
+        wrap_title(fig)
         fig.toolbar.autohide = True
         fig.height = self.height
         legend.visible = not self.compact

@@ -549,6 +549,14 @@ LEGEND_WIDTH = r"""() => {
 }"""
 
 
+def test_a_split_scenarios_title_wraps_inside_a_phones_chart(page, lab_url):
+    # The lab at TP = 2 on a phone, present mode off: the title's communication line ran past the canvas's edge.
+    _open(page, f"{lab_url}?tp=2", PHONE)
+    page.wait_for_function(f"(t => t.lines.length >= 6 && Math.max(...t.lines) <= t.frame)(({TITLE_LINES})())",
+                           timeout=10_000)
+    assert page.errors == []
+
+
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     from app.present import MIN_FRAME_SHARE
     from app.roofline_view import RooflineView

@@ -335,6 +335,28 @@ def test_page_fits_a_phone_width_window(offline_page):
     assert page.errors == []
 
 
+# Each line of the roofline's title, measured in its font, against the plot frame's width (canvas px).
+TITLE_LINES = r"""() => {
+  const fig = Bokeh.documents[0].get_model_by_name('roofline'), t = fig.title;
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${val(t.text_font_style)} ${val(t.text_font_size)} ${val(t.text_font)}`;
+  return {frame: fig.inner_width, lines: t.text.split('\n').map((l) => ctx.measureText(l).width)};
+}"""
+
+
+def test_a_split_pages_title_wraps_inside_a_phones_chart(offline_page):
+    # A class page written at TP = 2 and opened at 360 px: the title's communication line ("per GPU of 2:
+    # communication 0.966 ms = 4.3 % of the step") ran past the canvas's right edge.
+    page, _ = offline_page(scenario_on("llama-3-70b", "h100-sxm", tp=2))
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.wait_for_function(f"(({TITLE_LINES})()).frame < 320", timeout=10_000)
+    page.wait_for_function(f"(t => Math.max(...t.lines) <= t.frame)(({TITLE_LINES})())", timeout=10_000)
+    title = page.evaluate(TITLE_LINES)
+    assert len(title["lines"]) >= 6, title  # five lines, one of them wrapped
+    assert page.errors == []
+
+
 @pytest.mark.parametrize("own", [False, True], ids=["catalogue", "own-config"])
 def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path, own):
     # README, *Serving a class*: students move the class page's levers, then open the same scenario in the
