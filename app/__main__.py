@@ -26,9 +26,9 @@ from .standalone import standalone_html
 
 def config_text(path: str) -> str:
     """The config.json at ``path`` as a link carries it (read no further than the reader's limit and one byte;
-    already read once, and refused if unreadable, by ``--config``), named after the file when it names nothing."""
+    already read once, and refused if unreadable, by ``--config``), named as ``--config`` names it."""
     with Path(path).open("rb") as f:
-        return portable_config(f.read(MAX_CONFIG_BYTES + 1), Path(path).stem)
+        return portable_config(f.read(MAX_CONFIG_BYTES + 1), Path(path).name)
 
 
 def main(argv: list[str] | None = None) -> int:

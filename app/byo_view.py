@@ -26,7 +26,7 @@ from html import escape
 import panel as pn
 import param
 
-from core.config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
+from core.config_reader import MAX_CONFIG_BYTES, config_name, from_hf_config, parse_config_text
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError, ModelSpec
@@ -94,24 +94,24 @@ _READS_LOCK = threading.Lock()
 
 
 def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
-    """The model a config's text gives (named from ``_name_or_path``, the file's name, or "Pasted config"), or the
+    """The model a config's text gives (named as the CLI names it: :func:`core.config_reader.config_name`), or the
     :class:`ConfigError` that refuses it."""
     try:
         if not raw:
             raise ConfigError(f"choose a config.json file (up to {SIZE_LIMIT}) or paste its text first; a file "
                               f"over {SIZE_LIMIT} is refused by the browser and not sent")
         config = parse_config_text(raw)
-        name = str(config.get("_name_or_path") or file_name or "Pasted config")
-        name = name.replace("\\", "/").split("/")[-1]
+        name = config_name(config, file_name)
         slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
-        return from_hf_config(config, model_id=f"config-{slug}", name=name[:60])
+        return from_hf_config(config, model_id=f"config-{slug}", name=name)
     except ConfigError as exc:
         return exc
 
 
 def portable_config(raw: str | bytes, file_name: str = "") -> str:
-    """A config's text as links and scenario files carry it: minified, and named as the lab named it (a file's
-    name becomes ``_name_or_path`` when the config gives none), so a second session reads the same model."""
+    """A config's text as links and scenario files carry it: minified, and named as the lab named it (the name
+    :func:`core.config_reader.config_name` gives becomes ``_name_or_path`` when the config gives none), so a second
+    session reads the same model."""
     text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
     if file_name:
         try:
@@ -119,7 +119,8 @@ def portable_config(raw: str | bytes, file_name: str = "") -> str:
         except (ValueError, RecursionError):
             return text
         if isinstance(config, dict) and not config.get("_name_or_path"):
-            return json.dumps({**config, "_name_or_path": file_name}, separators=(",", ":"), ensure_ascii=False)
+            return json.dumps({**config, "_name_or_path": config_name(config, file_name)}, separators=(",", ":"),
+                              ensure_ascii=False)
     return minified(text)
 
 
@@ -132,7 +133,7 @@ def _read(raw: str | bytes, uploaded: tuple[str, str | bytes] | None, scenario: 
     Safe in a worker thread: it reads the scenario given (a copy) and the immutable catalogue, and changes neither.
     """
     from_file = bool(uploaded) and raw is uploaded[1]
-    file_name = uploaded[0].removesuffix(".json") if from_file else ""
+    file_name = uploaded[0] if from_file else ""
     text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     key = (hashlib.sha256(text).digest(), file_name)
     with _READS_LOCK:

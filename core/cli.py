@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from . import expected
-from .config_reader import MAX_CONFIG_BYTES, from_hf_config, parse_config_text
+from .config_reader import MAX_CONFIG_BYTES, config_name, from_hf_config, parse_config_text
 from .explain import explain
 from .hardware import (
     CUSTOM_RANGES,
@@ -319,6 +319,7 @@ def model_from_file(path: str) -> ModelSpec:
     except OSError as exc:
         raise OneLineError(f"--config {path}: {exc.strerror}") from None
     try:
-        return from_hf_config(parse_config_text(data), model_id=p.stem, name=p.name)
+        config = parse_config_text(data)
+        return from_hf_config(config, model_id=p.stem, name=config_name(config, p.name))
     except ConfigError as exc:
         raise OneLineError(f"--config {path}: {exc}") from None

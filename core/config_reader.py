@@ -269,6 +269,38 @@ def parse_config_text(text) -> dict:
     return config
 
 
+#: The longest model name a config gives (characters): a chart title's first line holds it and the GPU's.
+NAME_LIMIT = 60
+
+
+def config_name(config: dict, file_name: str = "") -> str:
+    """The name the lab, the CLI and the offline page give the model a config describes, one rule for all three.
+
+    In order: the last part of ``_name_or_path`` (``"meta-llama/Llama-3.1-8B"`` → ``"Llama-3.1-8B"``, the name a
+    Hugging Face download keeps); else the file's name without ``.json``, unless it is ``config`` (every download
+    is called ``config.json``, which names nothing); else the file's whole name; else ``"Pasted config"`` (text
+    pasted into the lab).  Cut to :data:`NAME_LIMIT` characters; the characters are kept as given (the CLI's text
+    output writes control characters as escapes, the pages escape HTML).
+
+    Args:
+        config: the parsed config (a dict; anything else has only the file's name to go by).
+        file_name: the file's name (``"half-llama.json"``, a path is reduced to its last part), ``""`` if pasted.
+
+    >>> config_name({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "config.json")
+    'Llama-3.1-8B'
+    >>> config_name({}, "models/half-llama.json"), config_name({}, "config.json"), config_name({})
+    ('half-llama', 'config.json', 'Pasted config')
+    """
+    def clean(text) -> str:
+        return str(text).replace("\\", "/").rstrip("/").split("/")[-1].strip()
+
+    given = clean(config.get("_name_or_path") or "") if isinstance(config, dict) else ""
+    file_name = clean(file_name)
+    stem = file_name.removesuffix(".json")
+    name = given or (stem if stem.lower() != "config" else "") or file_name or "Pasted config"
+    return name[:NAME_LIMIT]
+
+
 def read_config_file(path) -> dict:
     """Read and parse a config file, reading at most :data:`MAX_CONFIG_BYTES` + 1 bytes.
 

@@ -169,7 +169,7 @@ def test_text_output_writes_control_characters_as_escapes(tmp_path, capsys):
     assert main(["explain", "--config", str(cfg)]) == 0
     out = capsys.readouterr().out
     assert all(c.isprintable() for c in out.replace("\n", "")), [c for c in out if not c.isprintable()]
-    assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e.json on " in out  # said, not run
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e on " in out  # said, not run (named as the lab names it)
     assert "quantization: \\x1b]0;pwned\\x07" in out
     assert out.count("\n") > 40  # the lines stay lines
 
@@ -284,7 +284,32 @@ def test_app_export_writes_the_offline_page_of_your_own_config(tmp_path, capsys)
     html = out.read_text()
     model = model_from_file(str(path))
     assert model.n_layers == 16 and 4e9 < model.n_params < 5e9
-    assert "Roofline Lab — half-llama.json on NVIDIA H100 SXM5 80GB" in html
+    assert "Roofline Lab — half-llama on NVIDIA H100 SXM5 80GB" in html  # the name the lab gives the file
     assert f'["n_params",{model.n_params}]' in html  # the page's constants: the file's model
     assert app_main(["export", "--config", str(tmp_path / "missing.json"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith("error: --config ")
+
+
+@pytest.mark.parametrize("config, file_name, name", [
+    ({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "config.json", "Llama-3.1-8B"),  # a download's own name
+    ({}, "half-llama.json", "half-llama"),
+    ({}, "config.json", "config.json"),  # a download that names nothing: its file, as it is
+])
+def test_the_cli_the_lab_and_the_offline_page_name_a_config_alike(tmp_path, config, file_name, name):
+    """Issue 30: the same config.json was "config.json" or "half-llama.json" on the CLI (the file's name, whatever
+    ``_name_or_path`` said), its ``_name_or_path`` or "half-llama" in the lab, and the file's stem on the page."""
+    from app.__main__ import config_text
+    from app.byo_view import _read
+    from core import Scenario
+    from core.cli import model_from_file
+
+    base = json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text())
+    base.pop("_name_or_path", None)
+    path = tmp_path / "dir" / file_name
+    path.parent.mkdir()
+    text = json.dumps({**base, **config})
+    path.write_text(text)
+    assert model_from_file(str(path)).name == name
+    assert _read(text, (file_name, text), Scenario())[1].name == name  # dropped on Bring your own
+    page_text = config_text(str(path))  # what the offline page's link carries to the lab
+    assert _read(page_text, None, Scenario())[1].name == name
