@@ -45,7 +45,7 @@ from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
-from .present import INPUT_TEXT_CSS
+from .present import DROPPER_TEXT_CSS, INPUT_TEXT_CSS
 from .readouts import approximate_html
 from .standalone import constants
 from .state import LabState
@@ -334,7 +334,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         # a 16 MB upload never reaches, let alone closes, the session's websocket.
         self.config_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
                                                   css_classes=["config-file"], height=90,
-                                                  sizing_mode="stretch_width")
+                                                  sizing_mode="stretch_width", stylesheets=[DROPPER_TEXT_CSS])
         # Text areas cap input at 5,000 characters by default; a config can be longer, and one
         # over the reader's limit gets its message rather than being cut silently (TEXT_LIMIT).
         self.config_text = pn.widgets.TextAreaInput(placeholder="…or paste a config.json here", height=120,
@@ -359,7 +359,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.add_gpu = pn.widgets.Button(label="Add GPU", css_classes=["gpu-add"], width=120)
         self.gpu_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.csv_file = pn.widgets.FileDropper(max_file_size=UPLOAD_LIMIT, multiple=False,
-                                               css_classes=["measured-file"], height=90, sizing_mode="stretch_width")
+                                               css_classes=["measured-file"], height=90, sizing_mode="stretch_width",
+                                               stylesheets=[DROPPER_TEXT_CSS])
         self.csv_text = pn.widgets.TextAreaInput(value="", placeholder=EXAMPLE_CSV, height=100, max_length=TEXT_LIMIT,
                                                  sizing_mode="stretch_width", css_classes=["measured-text"],
                                                  stylesheets=[INPUT_TEXT_CSS])
@@ -371,7 +372,7 @@ class BringYourOwnView(pn.viewable.Viewer):
             label="Save a scenario file (config, levers, pins)", width=320, css_classes=["scenario-save"])
         self.scenario_file = pn.widgets.FileDropper(max_file_size=SCENARIO_UPLOAD_LIMIT, multiple=False,
                                                     css_classes=["scenario-file"], height=90,
-                                                    sizing_mode="stretch_width")
+                                                    sizing_mode="stretch_width", stylesheets=[DROPPER_TEXT_CSS])
         self.scenario_file.param.watch(lambda e: e.new and self._open_scenario(), "value")
         self.scenario_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         # The file or the pasted text, whichever was given last, is what "Read config" and "Plot" read.

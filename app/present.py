@@ -32,6 +32,9 @@ CARD_HEADER_CSS = ".card-header { font-size: var(--font-size); }"
 #: Their labels wrap inside the widget's width (Bokeh's input group does not wrap), so at 18 px the labels of a
 #: row of fixed-width inputs do not run over each other.  Every select and input the lab builds takes this.
 INPUT_TEXT_CSS = "input, select, textarea { font-size: var(--font-size); } .bk-input-group { white-space: normal; }"
+#: A file dropper's words ("Drag & Drop your files or Browse") at FilePond's 16 px, or the page's text size where that
+#: is larger (18 px on a projector).
+DROPPER_TEXT_CSS = ".filepond--root { font-size: max(16px, var(--font-size)); }"
 #: On a projector "Jump to step" is read by a screen reader but not drawn (the list shows the step it is on): the
 #: tour's longest cards keep their last line above the fold of a 720-px screen.
 PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overflow: hidden; "

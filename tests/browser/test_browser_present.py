@@ -1309,14 +1309,13 @@ def test_every_control_above_the_fold_reads_from_the_back_row(page, lab_url, tab
 
 # Every text of the page, in every shadow root, wherever it is drawn (above the fold or not): each control's text
 # (buttons, labels, the value a select or input shows) and each element's own text under 18 px, as
-# [tag, text, px]; and each pair of input labels that overlap, as [label, label].  The file droppers' own drop
-# zone (FilePond, 16 px) is left out: its text is drawn by the library's stylesheet, not the lab's; and so are the
-# small SVG charts (the Serving tab's sparklines), checked as charts are.
+# [tag, text, px]; and each pair of input labels that overlap, as [label, label].  The small SVG charts (the Serving
+# tab's sparklines) are left out, checked as charts are.
 SMALL_ANYWHERE = r"""() => { const small = [], labels = []; const visit = (root) => {
   for (const el of root.querySelectorAll('*')) {
     if (el.shadowRoot) visit(el.shadowRoot);
     const r = el.getBoundingClientRect(); if (r.width === 0 || r.height === 0) continue;
-    if (el.closest('.filepond--root, svg') || ['checkbox', 'radio', 'file'].includes(el.type)) continue;
+    if (el.closest('svg') || ['checkbox', 'radio', 'file'].includes(el.type)) continue;
     let text = ''; for (const n of el.childNodes) if (n.nodeType === 3) text += n.textContent;
     if (['SELECT', 'INPUT', 'TEXTAREA'].includes(el.tagName)) text = el.value || el.placeholder || '?';
     text = text.trim(); if (!text) continue;
@@ -1336,9 +1335,9 @@ SMALL_ANYWHERE = r"""() => { const small = [], labels = []; const visit = (root)
                                         ("Compare", "[data-readout=compare]")])
 def test_every_control_and_text_on_a_projector_is_18_px_on_every_tab(page, lab_url, tab, ready):
     """A teacher's trial at 1280x720: the readouts' "Show your work" and "Engine preset", the Export tab's text and
-    copy buttons, the Serving tab's controls, Bring your own's inputs and Compare's empty sentence were 12-13 px in
-    present mode (each row set its own size, and the tabs' contents had none).  At 18 px the custom GPU's labels
-    must wrap, not run over each other."""
+    copy buttons, the Serving tab's controls, Bring your own's inputs (its file droppers 16 px) and Compare's empty
+    sentence were 12-13 px in present mode (each row set its own size, and the tabs' contents had none).  At 18 px
+    the custom GPU's labels must wrap, not run over each other."""
     _open(page, f"{lab_url}?present=true&tab={tab.replace(' ', '%20')}", PROJECTOR)
     page.locator(ready).first.wait_for(state="attached")
     page.wait_for_timeout(800)
