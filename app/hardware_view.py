@@ -548,7 +548,10 @@ class HardwareView(pn.viewable.Viewer):
         controls = pn.FlexBox(self._w("gpu", pn.widgets.Select, width=300), self.tour_title, self.tour_prev,
                               self.tour_next, self.tour_leave, self.tour_keys, align_items="flex-end",
                               flex_wrap="wrap", sizing_mode="stretch_width")
-        return pn.Column(controls, self.tour_caption, self.error, self.tabs, sizing_mode="stretch_width")
+        # Its own text sizes, in present mode too (its cards and PRESENT_CONTROLS_CSS set them): not the page's
+        # present-mode size, under which its buttons' padding grew and tour step 10's waves chart left the fold.
+        return pn.Column(controls, self.tour_caption, self.error, self.tabs, sizing_mode="stretch_width",
+                         styles=PRESENT_CONTROLS[False])
 
     def __panel__(self):
         if not hasattr(self, "_panel"):
