@@ -26,7 +26,14 @@ from html import escape
 import panel as pn
 import param
 
-from core.config_reader import MAX_CONFIG_BYTES, config_name, from_hf_config, parse_config_text
+from core.config_reader import (
+    MAX_CONFIG_BYTES,
+    config_model_id,
+    config_name,
+    from_hf_config,
+    named_by_file,
+    parse_config_text,
+)
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
 from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError, ModelSpec
@@ -94,7 +101,8 @@ _READS_LOCK = threading.Lock()
 
 
 def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
-    """The model a config's text gives (named as the CLI names it: :func:`core.config_reader.config_name`), or the
+    """The model a config's text gives (named, and given its id, as the CLI does:
+    :func:`core.config_reader.config_name`, :func:`core.config_reader.config_model_id`), or the
     :class:`ConfigError` that refuses it."""
     try:
         if not raw:
@@ -102,25 +110,24 @@ def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
                               f"over {SIZE_LIMIT} is refused by the browser and not sent")
         config = parse_config_text(raw)
         name = config_name(config, file_name)
-        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40] or "model"
-        return from_hf_config(config, model_id=f"config-{slug}", name=name)
+        return from_hf_config(config, model_id=config_model_id(name), name=name)
     except ConfigError as exc:
         return exc
 
 
 def portable_config(raw: str | bytes, file_name: str = "") -> str:
-    """A config's text as links and scenario files carry it: minified, and named as the lab named it (the name
-    :func:`core.config_reader.config_name` gives becomes ``_name_or_path`` when the config gives none), so a second
-    session reads the same model."""
+    """A config's text as links and scenario files carry it: minified, and named as the lab named it (when the
+    file's name is what names the model, it becomes ``_name_or_path``: :func:`core.config_reader.named_by_file`),
+    so a second session reads the same model."""
     text = raw.decode("utf-8", "surrogatepass") if isinstance(raw, bytes) else raw
     if file_name:
         try:
             config = json.loads(text)
         except (ValueError, RecursionError):
             return text
-        if isinstance(config, dict) and not config.get("_name_or_path"):
-            return json.dumps({**config, "_name_or_path": config_name(config, file_name)}, separators=(",", ":"),
-                              ensure_ascii=False)
+        named = named_by_file(config, file_name)
+        if named is not config:
+            return json.dumps(named, separators=(",", ":"), ensure_ascii=False)
     return minified(text)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from . import expected
-from .config_reader import MAX_CONFIG_BYTES, config_name, from_hf_config, parse_config_text
+from .config_reader import MAX_CONFIG_BYTES, config_model_id, config_name, from_hf_config, parse_config_text
 from .explain import explain
 from .hardware import (
     CUSTOM_RANGES,
@@ -307,7 +307,8 @@ def _measure(args: argparse.Namespace) -> int:
 
 
 def model_from_file(path: str) -> ModelSpec:
-    """A model from a ``config.json`` on disk.
+    """A model from a ``config.json`` on disk, named and given its id as the lab names a config dropped on Bring
+    your own (:func:`core.config_reader.config_name`, :func:`core.config_reader.config_model_id`).
 
     Raises:
         OneLineError: unreadable file or a config that cannot be understood.
@@ -320,6 +321,7 @@ def model_from_file(path: str) -> ModelSpec:
         raise OneLineError(f"--config {path}: {exc.strerror}") from None
     try:
         config = parse_config_text(data)
-        return from_hf_config(config, model_id=p.stem, name=config_name(config, p.name))
+        name = config_name(config, p.name)
+        return from_hf_config(config, model_id=config_model_id(name), name=name)
     except ConfigError as exc:
         raise OneLineError(f"--config {path}: {exc}") from None

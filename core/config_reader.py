@@ -62,8 +62,8 @@ from .layers import IndexerSpec, LayerKind, LayerStack, LinearAttentionSpec, Mam
 from .models import ConfigError, MLASpec, ModelSpec, MoESpec, Quantization
 from .quantization import read_quantization
 
-__all__ = ["LIMITS", "MAX_CONFIG_BYTES", "ConfigError", "from_hf_config", "parse_config_text", "read_config_file",
-           "Quantization"]
+__all__ = ["LIMITS", "MAX_CONFIG_BYTES", "NAME_LIMIT", "UNNAMED", "ConfigError", "config_model_id", "config_name",
+           "from_hf_config", "named_by_file", "parse_config_text", "read_config_file", "Quantization"]
 
 #: Largest config text accepted (a real config.json is a few kB; long ``layer_types`` lists stay far below).
 MAX_CONFIG_BYTES = 2_000_000
@@ -272,33 +272,104 @@ def parse_config_text(text) -> dict:
 #: The longest model name a config gives (characters): a chart title's first line holds it and the GPU's.
 NAME_LIMIT = 60
 
+#: The name of a config that names nothing: pasted text without ``_name_or_path``, ``architectures`` or
+#: ``model_type`` (:func:`config_name`).
+UNNAMED = "Pasted config"
+
+
+def _last_part(text: str) -> str:
+    r"""The last part of a path or a repository id (``/`` and ``\`` both separate: a Windows path)."""
+    return text.replace("\\", "/").rstrip("/").split("/")[-1]
+
+
+def _file_part(file_name: str) -> str:
+    """What a file's name says of its model: its last part without ``.json``; ``""`` for ``config.json`` (or
+    ``config``), the name every Hugging Face download has, which names nothing."""
+    part = _last_part(file_name)
+    stem = part[:-5] if part.lower().endswith(".json") else part
+    return "" if stem.strip().lower() == "config" else stem
+
+
+def _printable(text: str) -> str:
+    r"""``text`` as a name is shown: each run of whitespace one space, and every other character a terminal or a
+    page would not print (ESC, BEL, a C1 control, a bidi override) written as its escape, ``\x1b``, as the CLI
+    writes them (:func:`core.cli.one_line`)."""
+    text = "".join(c if c.isprintable() else " " if c.isspace() else repr(c)[1:-1] for c in text)
+    return " ".join(text.split())
+
 
 def config_name(config: dict, file_name: str = "") -> str:
-    """The name the lab, the CLI and the offline page give the model a config describes, one rule for all three.
+    r"""The name of the model a config describes: one rule for the lab, ``python -m core … --config`` and the
+    offline page, so the same config.json has the same name (and :func:`config_model_id`) in all three.
 
-    In order: the last part of ``_name_or_path`` (``"meta-llama/Llama-3.1-8B"`` → ``"Llama-3.1-8B"``, the name a
-    Hugging Face download keeps); else the file's name without ``.json``, unless it is ``config`` (every download
-    is called ``config.json``, which names nothing); else the file's whole name; else ``"Pasted config"`` (text
-    pasted into the lab).  Cut to :data:`NAME_LIMIT` characters; the characters are kept as given (the CLI's text
-    output writes control characters as escapes, the pages escape HTML).
+    The first of these that gives a name, most telling first:
+
+    1. the last part of ``_name_or_path`` (``"meta-llama/Llama-3.1-8B"`` → ``"Llama-3.1-8B"``): the name the
+       model's author or a Hugging Face download gave it;
+    2. the file's name without ``.json`` (``"half-llama.json"`` → ``"half-llama"``): the reader named the file,
+       unless it is ``config.json``, the name of every download, which names nothing;
+    3. ``architectures[0]`` (``"MistralForCausalLM"``): what a nameless config still says of its model;
+    4. ``model_type`` (``"mistral"``);
+    5. :data:`UNNAMED`, ``"Pasted config"``.
+
+    A name is one line of printable text: whitespace runs become one space and a control character (ESC, BEL,
+    a bidi override: a hostile file's name or field) is written as its escape (``\x1b``), so a terminal
+    shows it and never runs it; then it is cut to :data:`NAME_LIMIT` characters.  A candidate left empty (a
+    ``_name_or_path`` of ``"/"``, a field that is not text) gives way to the next.
 
     Args:
         config: the parsed config (a dict; anything else has only the file's name to go by).
-        file_name: the file's name (``"half-llama.json"``, a path is reduced to its last part), ``""`` if pasted.
+        file_name: the file's name (a path is reduced to its last part), ``""`` for pasted text.
 
-    >>> config_name({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "config.json")
+    Returns:
+        the name, 1 to :data:`NAME_LIMIT` characters, none of them a control character.
+
+    >>> config_name({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "some/dir/config.json")
     'Llama-3.1-8B'
-    >>> config_name({}, "models/half-llama.json"), config_name({}, "config.json"), config_name({})
-    ('half-llama', 'config.json', 'Pasted config')
+    >>> config_name({}, "models/half-llama.json")
+    'half-llama'
+    >>> config_name({"architectures": ["MistralForCausalLM"], "model_type": "mistral"}, "config.json")
+    'MistralForCausalLM'
+    >>> config_name({"model_type": "mistral"}), config_name({})
+    ('mistral', 'Pasted config')
+    >>> config_name({}, "evil\x1b[2J.json")  # ESC [2J: a terminal would clear its screen
+    'evil\\x1b[2J'
     """
-    def clean(text) -> str:
-        return str(text).replace("\\", "/").rstrip("/").split("/")[-1].strip()
+    config = config if isinstance(config, dict) else {}
+    given, architectures, model_type = (config.get(k) for k in ("_name_or_path", "architectures", "model_type"))
+    candidates = (
+        _last_part(given) if isinstance(given, str) else "",
+        _file_part(file_name),
+        architectures[0] if isinstance(architectures, list) and architectures else "",
+        model_type,
+    )
+    for candidate in candidates:
+        name = _printable(candidate)[:NAME_LIMIT].rstrip() if isinstance(candidate, str) else ""
+        if name:
+            return name
+    return UNNAMED
 
-    given = clean(config.get("_name_or_path") or "") if isinstance(config, dict) else ""
-    file_name = clean(file_name)
-    stem = file_name.removesuffix(".json")
-    name = given or (stem if stem.lower() != "config" else "") or file_name or "Pasted config"
-    return name[:NAME_LIMIT]
+
+def config_model_id(name: str) -> str:
+    r"""The model id of a config named ``name`` (:func:`config_name`): ``config-`` and the name's letters and
+    digits, lower case, every other character a hyphen, at most 40 after the prefix (``"Llama-3.1-8B"`` →
+    ``"config-llama-3-1-8b"``).  The prefix keeps it clear of the catalogue's ids, and links name the model by
+    it (``model=``, a pin's model), so the lab and the CLI derive it alike.
+
+    >>> config_model_id("Llama-3.1-8B"), config_model_id("Pasted config"), config_model_id("\\x1b")
+    ('config-llama-3-1-8b', 'config-pasted-config', 'config-x1b')
+    """
+    slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")[:40]
+    return f"config-{slug or 'model'}"
+
+
+def named_by_file(config: dict, file_name: str) -> dict:
+    """``config`` carrying the name its file gave it: when ``file_name`` is what names the model
+    (:func:`config_name`'s step 2), a copy with the file's part as ``_name_or_path``, so the text alone (in a
+    link, a scenario file, the offline page's link to the lab) is read as the same model; else ``config``."""
+    if not isinstance(config, dict) or config_name(config, file_name) == config_name(config):
+        return config
+    return {**config, "_name_or_path": _file_part(file_name)}
 
 
 def read_config_file(path) -> dict:

@@ -263,7 +263,8 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
             levers[lever.name] = lever.decode(text, scenario.param[lever.name])
         except ValueError as exc:
             notices.append(f"ignored {exc}" + _travel_note(lever.name, "config" in query))
-    pins = [] if config is not None else _pins(query.get("pins"), scenario, notices, "config" in query)
+    pins = [] if config is not None else _pins(query.get("pins"), scenario, notices, "config" in query,
+                                               _carried_model_renamed(query, added, scenario))
     return LinkState(levers, pins, notices, custom, config)
 
 
@@ -383,7 +384,43 @@ def _pin_origin(rec: dict, levers: dict, scenario: Scenario, name: str,
 PIN_IDENTITY = ("model", "gpu")
 
 
-def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: bool = False) -> list[Pin]:
+def _carried_model_renamed(query: dict[str, str], added: ModelSpec | None,
+                           scenario: Scenario) -> tuple[str, str] | None:
+    """``(the id the link's writer gave its config's model, the id it has here)`` when they differ, else None.
+
+    A link that carries a config names its model, in ``model=`` and in its pins, by the id the session that wrote
+    it gave it; read again, the config's model may get another: the writer's was numbered (``config-x-2``, a second
+    paste there), or named by an older rule (a nameless paste was ``config-pasted-config`` before configs were
+    named after ``architectures[0]``: :func:`core.config_reader.config_name`).  A pin naming the written id is a pin
+    of the carried model, not one of a model this lab lacks.  A written id this lab has (a shipped model) is left
+    to mean that model.
+    """
+    written = query.get("model")
+    if added is None or not isinstance(written, str) or written == added.id:
+        return None
+    try:
+        LEVERS["model"].decode(written, scenario.param["model"])
+    except ValueError:
+        return written, added.id
+    return None
+
+
+def _renamed_pin(rec: dict, renamed: tuple[str, str] | None) -> dict:
+    """A link's pin record with the carried model's written id, as its model and as its origin's, read as the id it
+    has here (:func:`_carried_model_renamed`)."""
+    if renamed is None:
+        return rec
+    written, here = renamed
+    if rec.get("model") == written:
+        rec = {**rec, "model": here}
+    origin = rec.get(PIN_ORIGIN_KEY)
+    if isinstance(origin, dict) and origin.get("model") == written:
+        rec = {**rec, PIN_ORIGIN_KEY: {**origin, "model": here}}
+    return rec
+
+
+def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: bool = False,
+          renamed: tuple[str, str] | None = None) -> list[Pin]:
     if not text:
         return []
     records = _load_json("pins", text, notices)
@@ -397,6 +434,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: boo
         if not isinstance(rec, dict):
             notices.append(f"ignored pin {i + 1}: not an object")
             continue
+        rec = _renamed_pin(rec, renamed)
         name = _pin_name(rec.get("name"), i, notices)
         levers = LEVERS.defaults()
         lost = None  # a model or GPU this lab does not have: the pin would be another scenario under its name

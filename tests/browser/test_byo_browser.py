@@ -78,15 +78,15 @@ def test_a_link_with_a_config_opens_that_model_in_a_fresh_page_and_keeps_it_in_t
     page.locator(".config-read button").click()
     page.wait_for_function("new URLSearchParams(location.search).get('config') !== null", timeout=15_000)
     link = page.evaluate("location.search")
-    assert "model=config-pasted-config" in link  # named from the paste: no _name_or_path, no file
-    assert "carries Pasted config's config.json" in page.locator("[data-readout=share]").inner_text()
+    assert "model=config-jambaforcausallm" in link  # named after architectures[0]: no _name_or_path, no file
+    assert "carries JambaForCausalLM's config.json" in page.locator("[data-readout=share]").inner_text()
     fresh = page.context.new_page()
     fresh.on("pageerror", lambda e: errors.append(str(e)))
     query = {**dict(parse_qsl(link.lstrip("?"))), "batch": "24", "embed": "true"}
     fresh.goto(f"{lab_url}?{urlencode(query)}")
-    fresh.locator("[data-readout=embed-summary]", has_text="Pasted config").wait_for(timeout=20_000)
+    fresh.locator("[data-readout=embed-summary]", has_text="JambaForCausalLM").wait_for(timeout=20_000)
     summary = fresh.locator("[data-readout=embed-summary]").inner_text()
-    assert "Pasted config" in summary and "memory" in summary
+    assert "JambaForCausalLM" in summary and "memory" in summary
     assert fresh.locator(".link-notice").is_hidden()
     open_full = fresh.locator(".open-full").get_attribute("href")
     assert "config=" in open_full and "batch=24" in open_full

@@ -578,7 +578,7 @@ def test_a_config_key_not_modelled_marks_the_roofline_title_and_so_its_saved_ima
     lab.byo._read_config()
     assert lab.result.model.approximate
     head = lab.roofline.figure.title.text.split("\n")[0]
-    assert head == "Pasted config · NVIDIA H100 SXM5 80GB · decode · ≈ approximate"
+    assert head == "Qwen2ForCausalLM · NVIDIA H100 SXM5 80GB · decode · ≈ approximate"  # nameless: its class
     # The embed's one-line title carries it too.
     embed = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8), query={"embed": ["true"]})
     assert embed.roofline.figure.title.text.endswith(" · decode · ≈ approximate")

@@ -293,23 +293,71 @@ def test_app_export_writes_the_offline_page_of_your_own_config(tmp_path, capsys)
 @pytest.mark.parametrize("config, file_name, name", [
     ({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "config.json", "Llama-3.1-8B"),  # a download's own name
     ({}, "half-llama.json", "half-llama"),
-    ({}, "config.json", "config.json"),  # a download that names nothing: its file, as it is
+    ({}, "config.json", "LlamaForCausalLM"),  # a download that names nothing: its class
+    ({"architectures": None}, "config.json", "llama"),  # ... or its model_type
+    ({"architectures": None, "model_type": None}, "config.json", "Pasted config"),
 ])
 def test_the_cli_the_lab_and_the_offline_page_name_a_config_alike(tmp_path, config, file_name, name):
     """Issue 30: the same config.json was "config.json" or "half-llama.json" on the CLI (the file's name, whatever
-    ``_name_or_path`` said), its ``_name_or_path`` or "half-llama" in the lab, and the file's stem on the page."""
+    ``_name_or_path`` said), its ``_name_or_path`` or "half-llama" in the lab, and the file's stem on the page; the
+    CLI's model id was the file's stem (``config``), the lab's ``config-`` and the name's slug."""
     from app.__main__ import config_text
     from app.byo_view import _read
     from core import Scenario
     from core.cli import model_from_file
+    from core.config_reader import config_model_id
 
     base = json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text())
     base.pop("_name_or_path", None)
     path = tmp_path / "dir" / file_name
     path.parent.mkdir()
-    text = json.dumps({**base, **config})
+    text = json.dumps({k: v for k, v in {**base, **config}.items() if v is not None})
     path.write_text(text)
-    assert model_from_file(str(path)).name == name
-    assert _read(text, (file_name, text), Scenario())[1].name == name  # dropped on Bring your own
+    named = (name, config_model_id(name))
+    cli = model_from_file(str(path))
+    assert (cli.name, cli.id) == named
+    lab = _read(text, (file_name, text), Scenario())[1]  # dropped on Bring your own
+    assert (lab.name, lab.id) == named
     page_text = config_text(str(path))  # what the offline page's link carries to the lab
-    assert _read(page_text, None, Scenario())[1].name == name
+    opened = _read(page_text, None, Scenario())[1]
+    assert (opened.name, opened.id) == named
+
+
+def test_the_cli_names_a_downloaded_config_as_the_lab_does(tmp_path, capsys):
+    """Issue 30: ``--config some/dir/config.json`` of a download (``_name_or_path`` "meta-llama/Llama-3.1-8B") is
+    Llama-3.1-8B, with the lab's model id, in the text and the JSON; the lab reads the same file alike."""
+    from app.byo_view import _model_of
+    from core.cli import model_from_file
+
+    config = {**json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text()), "_name_or_path": "meta-llama/Llama-3.1-8B"}
+    path = tmp_path / "some" / "dir" / "config.json"
+    path.parent.mkdir(parents=True)
+    text = json.dumps(config)
+    path.write_text(text)
+    assert main(["explain", "--config", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("Llama-3.1-8B on NVIDIA H100 SXM5 80GB: decode")
+    assert run_json(capsys, "--config", str(path))["model"] == "config-llama-3-1-8b"
+    cli, lab = model_from_file(str(path)), _model_of(text, "config.json")
+    assert (cli.name, cli.id) == (lab.name, lab.id) == ("Llama-3.1-8B", "config-llama-3-1-8b")
+
+
+def test_a_nameless_config_is_named_after_its_architecture_everywhere(tmp_path, capsys):
+    """Issue 30: a config.json without ``_name_or_path`` was "config.json" on the CLI and "Pasted config" pasted in
+    the lab; both now name it after ``architectures[0]``, and the offline page too."""
+    from app.__main__ import main as app_main
+    from app.byo_view import _model_of
+    from core.cli import model_from_file
+
+    config = {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "num_hidden_layers": 2,
+              "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+              "vocab_size": 1000}
+    path = tmp_path / "config.json"
+    text = json.dumps(config)
+    path.write_text(text)
+    pasted, dropped, cli = _model_of(text, ""), _model_of(text, "config.json"), model_from_file(str(path))
+    assert {(m.name, m.id) for m in (pasted, dropped, cli)} == {("MistralForCausalLM", "config-mistralforcausallm")}
+    assert main(["explain", "--config", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("MistralForCausalLM on ")
+    out = tmp_path / "page.html"
+    assert app_main(["export", "--config", str(path), "--out", str(out)]) == 0
+    assert "Roofline Lab — MistralForCausalLM on NVIDIA H100 SXM5 80GB" in out.read_text()

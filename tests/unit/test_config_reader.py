@@ -159,3 +159,73 @@ def test_catalogue_configs_read_back_to_the_catalogue_numbers():
         assert again.parameter_counts() == m.parameter_counts()
         assert again.kv_bytes_per_token(2) == m.kv_bytes_per_token(2)
         assert again.kv_bytes_per_sequence(131072, 2) == m.kv_bytes_per_sequence(131072, 2)
+
+
+# --- a config's name (issue 30: one name on the CLI, in the lab and on the offline page) ---------------------------
+@pytest.mark.parametrize("config, file_name, name", [
+    ({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "some/dir/config.json", "Llama-3.1-8B"),  # the config's own name
+    ({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "half-llama.json", "Llama-3.1-8B"),  # before the file's
+    ({"_name_or_path": "C:\\models\\Llama-3.1-8B\\"}, "", "Llama-3.1-8B"),  # a Windows path
+    ({"architectures": ["LlamaForCausalLM"]}, "half-llama.json", "half-llama"),  # the file, before the class
+    ({"architectures": ["LlamaForCausalLM"]}, "C:\\Users\\me\\half-llama.json", "half-llama"),
+    ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "config.json", "LlamaForCausalLM"),
+    ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "CONFIG.JSON", "LlamaForCausalLM"),
+    ({"architectures": ["MistralForCausalLM"], "model_type": "mistral"}, "", "MistralForCausalLM"),  # pasted
+    ({"model_type": "mistral"}, "", "mistral"),
+    ({"model_type": "mistral"}, "config", "mistral"),
+    ({}, "config.json", "Pasted config"),
+    ({}, "", "Pasted config"),
+    ({"_name_or_path": "/", "architectures": [7], "model_type": ["x"]}, "", "Pasted config"),  # none names it
+    ({"_name_or_path": 42, "architectures": "MistralForCausalLM"}, "", "Pasted config"),  # not text, not a list
+    ({"_name_or_path": "  ", "architectures": [], "model_type": " gemma "}, "", "gemma"),
+])
+def test_a_config_is_named_by_its_name_or_path_its_file_its_class_or_its_type(config, file_name, name):
+    from core.config_reader import config_name
+
+    assert config_name(config, file_name) == name
+
+
+def test_a_config_name_is_one_printable_line_of_at_most_60_characters():
+    """The CLI prints the name to a terminal: ESC, BEL, a C1 control or a bidi override in a file's name or a
+    config's field is written as its escape (as ``core.cli.printable`` writes them), never kept."""
+    from core.config_reader import NAME_LIMIT, config_name
+
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x9b\u202e"
+    assert config_name({}, f"evil{hostile}.json") == "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e"
+    assert config_name({"_name_or_path": f"org/{hostile}"}) == "\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202e"
+    assert config_name({"architectures": [f"Bad{hostile}ForCausalLM"]}).startswith("Bad\\x1b]0;pwned")
+    assert config_name({"model_type": "a\tb\n\nc\u00a0d"}) == "a b c d"  # whitespace: one space
+    assert config_name({"model_type": "\x1b"}) == "\\x1b"  # said, not dropped: a name that was only ESC
+    for config in ({"_name_or_path": "x" * 500}, {"model_type": "\x07" * 100}, {"model_type": "y " * 100}):
+        name = config_name(config)
+        assert 0 < len(name) <= NAME_LIMIT and name == name.strip()
+        assert all(c.isprintable() for c in name), name
+
+
+def test_a_config_model_id_is_config_and_its_name_slug():
+    from core.config_reader import config_model_id
+
+    assert config_model_id("Llama-3.1-8B") == "config-llama-3-1-8b"
+    assert config_model_id("Pasted config") == "config-pasted-config"  # the lab's id before the rule moved to core
+    assert config_model_id("MistralForCausalLM") == "config-mistralforcausallm"
+    assert config_model_id("\\x1b]0") == "config-x1b-0"
+    assert config_model_id("---") == "config-model"
+    assert config_model_id("a" * 60) == "config-" + "a" * 40
+
+
+@pytest.mark.parametrize("config, file_name", [
+    ({}, "half-llama.json"),
+    ({"architectures": ["LlamaForCausalLM"]}, "C:\\Users\\me\\half-llama.json"),
+    ({"_name_or_path": "/"}, "models/mine.json"),  # a name that names nothing: the file's replaces it
+    ({}, "evil\x1b[2J\\x.json"),
+    ({"architectures": ["LlamaForCausalLM"]}, "config.json"),  # the file names nothing: nothing to carry
+    ({"_name_or_path": "meta-llama/Llama-3.1-8B"}, "half-llama.json"),
+])
+def test_a_config_carries_its_files_name_so_its_text_alone_is_named_the_same(config, file_name):
+    """What a link or the offline page carries is the text alone: the name the file gave travels in it."""
+    from core.config_reader import config_name, named_by_file
+
+    carried = named_by_file(config, file_name)
+    assert config_name(carried) == config_name(config, file_name)
+    if config_name(config) == config_name(config, file_name):
+        assert carried is config

@@ -328,6 +328,32 @@ def test_a_link_with_a_config_leaves_its_model_and_pins_until_the_config_is_read
     assert second.config is None
 
 
+def test_a_link_whose_config_model_is_named_anew_keeps_its_pins_of_that_model():
+    """Issue 30: a pasted config without ``_name_or_path`` was "Pasted config" (``config-pasted-config``) in the
+    links written before configs were named after their class or ``model_type``; read now, the link's config is
+    ``config-gpt2``.  Its pins of that model (by the id its ``model=`` gave it) follow the model; a pin of a shipped
+    model stays that model's, and a written id the lab has is never read as the config's."""
+    from app.byo_view import _model_of
+    from core.permalink import config_for_link
+
+    nameless = json.dumps({k: v for k, v in json.loads(SMALL_CONFIG).items() if k != "_name_or_path"})
+    model = _model_of(nameless, "")
+    assert (model.name, model.id) == ("gpt2", "config-gpt2")
+    old = {**Scenario().levers(), "batch": 12, "model": "config-pasted-config"}
+    moved = {**old, "model": "llama-3-8b"}
+    pins = [Pin("mine", old), Pin("shipped", {**old, "model": "llama-3-8b", "batch": 4}),
+            Pin("moved", moved, origin=old, moves="model")]
+    query = {**to_query(old, pins), "config": config_for_link(nameless)}
+    state = from_query(query, added=model)
+    assert state.notices == [] and state.levers["model"] == "config-gpt2"
+    assert [(p.name, p.levers["model"]) for p in state.pins] == [
+        ("mine", "config-gpt2"), ("shipped", "llama-3-8b"), ("moved", "llama-3-8b")]
+    assert state.pins[2].origin["model"] == "config-gpt2" and state.pins[2].moves == "model"
+    # A hand-written link whose model= is a shipped model: its pins of that model are that model's.
+    query = {**to_query({**old, "model": "llama-3-8b"}, [Pin("shipped", moved)]), "config": config_for_link(nameless)}
+    assert [p.levers["model"] for p in from_query(query, added=model).pins] == ["llama-3-8b"]
+
+
 def test_a_scenario_file_holds_the_config_text_the_levers_and_the_pins():
     from core.hardware import custom_accelerator
     from core.permalink import SCENARIO_KIND, read_scenario_file, scenario_file

@@ -221,7 +221,7 @@ def test_a_config_pasted_again_is_read_once(monkeypatch):
     # a file's name names the model when the config does not: another key
     unnamed = json.dumps({k: v for k, v in heavy_hybrid_config(64).items() if k != "_name_or_path"})
     assert byo_view._read(unnamed, ("mine.json", unnamed), Scenario())[1].name == "mine"
-    assert byo_view._read(unnamed, None, Scenario())[1].name == "Pasted config"
+    assert byo_view._read(unnamed, None, Scenario())[1].name == "LlamaForCausalLM"  # pasted: its class
     refused = byo_view._read('{"model_type": "llama"}', None, Scenario())
     assert isinstance(refused, byo_view.ConfigError)
     assert len(byo_view._READS) == 3 and len(calls) == 4  # bounded: the oldest read was dropped
