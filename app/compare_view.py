@@ -42,7 +42,7 @@ from core.pins import COMPARE_METRICS, PinRow, bound_text, differs_text, preset_
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
-from .present import PRESENT_CONTROLS, present_figure
+from .present import present_figure
 from .roofline_view import shared_name_parts
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
@@ -118,8 +118,7 @@ class CompareView(pn.viewable.Viewer):
         self.download = pn.widgets.FileDownload(
             callback=lambda: io.StringIO(pins_csv(self.state.pin_rows)), filename="roofline-compare.csv",
             label="These rows (CSV, SI units)", css_classes=["download-compare"],
-            width=self.state.param.present.rx().rx.where(300, 240),  # its label at 18 px on a projector
-            styles=self.state.param.present.rx().rx.where(PRESENT_CONTROLS[True], PRESENT_CONTROLS[False]))
+            width=self.state.param.present.rx().rx.where(300, 240))  # its label at 18 px on a projector (the page's)
         self.layout = pn.Column(self.empty, self.download, self.key, sizing_mode="stretch_width")
         self._refresh()
         self._on_present()

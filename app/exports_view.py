@@ -17,7 +17,6 @@ from bokeh.models import CustomJS, InlineStyleSheet
 
 from core.export import ladder_csv, pins_csv, to_json
 
-from .present import PRESENT_CONTROLS
 from .standalone import standalone_html
 from .state import LabState
 
@@ -92,8 +91,6 @@ def build_exports(state: LabState) -> pn.Column:
         """A button's width: ``built`` px, or ``present`` px on a projector, where its label is 18 px."""
         return state.param.present.rx().rx.where(present, built)
 
-    # The buttons' labels at 18 px on a projector (a teacher's trial: 12 px), as the lab's other controls.
-    look = {"styles": state.param.present.rx().rx.where(PRESENT_CONTROLS[True], PRESENT_CONTROLS[False])}
 
     def result():
         return state.result
@@ -103,16 +100,16 @@ def build_exports(state: LabState) -> pn.Column:
 
     page = pn.widgets.FileDownload(
         callback=partial(offline_page, state), filename="roofline-lab.html",
-        label="Download page (offline, one HTML file)", width=width(300, 400), css_classes=["download-page"], **look)
+        label="Download page (offline, one HTML file)", width=width(300, 400), css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",
-        label="Scenario, ladder and pins (JSON)", width=width(260, 350), css_classes=["download-json"], **look)
+        label="Scenario, ladder and pins (JSON)", width=width(260, 350), css_classes=["download-json"])
     ladder = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(ladder_csv(result())), filename="roofline-ladder.csv",
-        label="Batch ladder (CSV)", width=width(200, 230), css_classes=["download-ladder"], **look)
+        label="Batch ladder (CSV)", width=width(200, 230), css_classes=["download-ladder"])
     pins = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(pins_csv(pin_rows())), filename="roofline-pins.csv",
-        label="Pins (CSV)", width=width(150, 170), css_classes=["download-pins"], **look)
+        label="Pins (CSV)", width=width(150, 170), css_classes=["download-pins"])
     return pn.Column(
         pn.pane.Markdown("**Share** — the address bar holds the whole scenario (levers, pins, your own GPU and "
                          "config, the tab); copy it, or an iframe of the embeddable view (500 × 450) for a wiki."),

@@ -24,7 +24,7 @@ from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
-from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, present_figure
+from .present import INPUT_TEXT_CSS, present_figure
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
@@ -305,8 +305,6 @@ class LadderView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         self.figure.height = PRESENT_CHART_HEIGHT if present else CHART_HEIGHT
         self.table.css_classes = ["present"] if present else []
-        # The rungs' buttons, the order box and its reset: the controls the ladder steps talk about, at 18 px.
-        for widget in (self.rungs, self.order, self.reset):
-            widget.styles = PRESENT_CONTROLS[present]
+        # The rungs' buttons, the order box and its reset read 18 px by the page's size; these two widen to hold it.
         self.reset.width = 330 if present else 240  # their labels at 18 px
         self.order.width = 230 if present else 170
