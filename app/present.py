@@ -170,15 +170,18 @@ if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
 # Bokeh (3.9) repaints a title whose text changed but does not lay the figure out again, so a title that gains a
 # line (tour step 19 -> 18: three lines -> four) keeps the room of the old one and its first line is drawn above
 # the canvas, under the page's tab bar (and one that loses a line leaves a gap).  This forces a new layout
-# (``request_layout(true)``: unforced, BokehJS keeps the title's old size) once the title's new text has been
-# built (BokehJS builds it asynchronously, hence the timeout).
+# (``request_layout(true)``: unforced, BokehJS keeps the title's old size) at once, before the next paint (one paint
+# with the old layout left the cut first line's foot on the canvas's top rows for good: tour steps 11 -> 12), and
+# again once the title's new text has been built (BokehJS builds it asynchronously, hence the timeout).
 RELAYOUT = """
 // Only when the number of lines changed: the served chart's title changes with every server update and the
 // offline page's with every move, and a forced layout measures the whole figure again.
 const lines = String(fig.title.text).split("\\n").length;
 if (fig.title._lines !== lines) {
   fig.title._lines = lines;
-  setTimeout(() => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } }, 0);
+  const relayout = () => { const view = Bokeh.index.find_one(fig); if (view != null) { view.request_layout(true); } };
+  relayout();
+  setTimeout(relayout, 0);
 }
 """
 

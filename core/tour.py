@@ -138,7 +138,7 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "held_reserve_gib": ("with the reserve", "GiB"),
     "suggested_tp": ("smallest TP that fits", ""),
     "comm_ms": ("all-reduces per step", "ms"),
-    "comm_pct": ("of the step, communication", "%"),
+    "comm_pct": ("of the step", "%"),
     "kv_kib_per_gpu": ("KV per token per GPU", "KiB"),
     "cost_out": ("per million output tokens", ""),
     "replicas": ("replicas", ""),

@@ -285,13 +285,23 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     assert page.errors == []
 
 
+# Present mode's strip of a step's numbers: its box on the page and the font sizes under 18 px of its texts.
+STRIP_BOX = r"""() => { let out = null; const visit = (root) => { for (const el of root.querySelectorAll('*')) {
+  if (el.shadowRoot) visit(el.shadowRoot);
+  if (el.classList.contains('tour-strip')) { const r = el.getBoundingClientRect();
+    const small = [...el.querySelectorAll('b, span')].map((s) => parseFloat(getComputedStyle(s).fontSize))
+      .filter((px) => px < 18);
+    out = {top: Math.round(r.top), right: Math.round(r.right), small}; } } };
+  visit(document); return out; }"""
+
+
 def test_every_tour_card_ends_above_the_fold_on_a_projector(page, lab_url):
     """Issue 30 lengthened cards (the chart explained, article 004's 140 GB → 41.8 ms in a note, the capacity
     convention announced, 320 KiB and 80 GiB): each of them, note included, stays on a 1280×720 screen."""
     from core.tour import TOUR
 
     _open(page, f"{lab_url}?present=true&tour=1", PROJECTOR)
-    low, nexts = {}, set()
+    low, nexts, strips = {}, set(), {}
     for step in range(1, len(TOUR) + 1):
         if step > 1:
             page.get_by_text("Next ▶").click()
@@ -302,10 +312,41 @@ def test_every_tour_card_ends_above_the_fold_on_a_projector(page, lab_url):
         low[step] = box["y"] + box["height"]
         button = page.locator(".tour-next .bk-btn").bounding_box()
         nexts.add((round(button["x"]), round(button["y"])))
+        if TOUR[step - 1].numbers:
+            strips[step] = page.evaluate(STRIP_BOX)
     assert max(low.values()) <= 720, low
+    # The strip of the step's numbers reads from the back row too (its captions were 15 px), on one line in the
+    # page's head, inside the screen (at 18 px step 19's five captions ran onto a row of their own).
+    assert {step: box for step, box in strips.items()
+            if box["top"] > 10 or box["right"] > PROJECTOR["width"] or box["small"]} == {}, strips
     # "Next" stays under the teacher's pointer from step to step (under the memory verdict, whose title takes one
     # to three lines by the step, it moved between 182 and 260 px).
     assert len(nexts) == 1, nexts
+    assert page.errors == []
+
+
+# How many of the roofline canvas's top six rows of pixels hold ink (darker than light grey): the title's first line
+# starts below them.
+INK_AT_THE_TOP = r"""() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const canvas = Bokeh.index.find_one(fig).canvas_view.el.shadowRoot.querySelector('canvas');
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, 6).data; let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 200) n++; return n; }"""
+
+
+def test_a_title_that_gains_a_line_leaves_no_trace_above_it(page, lab_url):
+    """A teacher's trial: walked by "Next" from step 11, steps 12 to 15 showed a grey line cut in half above the
+    chart's title, under the tab bar.  Step 12's title has a fourth line; BokehJS painted it once with the old
+    layout (its first line above the canvas), and that paint's top rows were never cleared again."""
+    _open(page, f"{lab_url}?present=true&tour=11", PROJECTOR)
+    page.locator("[data-step='11']").wait_for()
+    page.wait_for_timeout(500)
+    ink = {11: page.evaluate(INK_AT_THE_TOP)}
+    for step in (12, 13):
+        page.get_by_text("Next ▶").click()
+        page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
+        page.wait_for_timeout(800)
+        ink[step] = page.evaluate(INK_AT_THE_TOP)
+    assert ink == {11: 0, 12: 0, 13: 0}
     assert page.errors == []
 
 
