@@ -24,6 +24,7 @@ from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
+from .label_layout import place_labels_in_browser, unplaced
 from .present import INPUT_TEXT_CSS, present_figure
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
@@ -145,13 +146,9 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
 
 def chart_data(ladder: Ladder) -> dict:
     """The chart's columns: ``points`` (x intensity FLOP/byte, y attainable TFLOP/s, one per step, ``label``
-    blank where a point repeats the one before it, those rungs named on the first; ``align`` and ``dx``/``dy``,
-    the label's side and offset in px) and ``arrows`` (from each point to the next one that moved).
-
-    A label sits below and right of its point on the slope, above it on the flat roof (where the chart is empty),
-    one line higher when the one before it is within a decade, and the last one on the roof ends at its point
-    (it would run past the frame).
-    """
+    blank where a point repeats the one before it, those rungs named on the first; ``xoff``, ``yoff`` and
+    ``align``, the labels' offsets before the browser lays them out: :func:`app.label_layout.unplaced`) and
+    ``arrows`` (from each point to the next one that moved)."""
     xs, ys, labels = [], [], []
     for i, step in enumerate(ladder.steps):
         n = step.numbers()
@@ -167,21 +164,9 @@ def chart_data(ladder: Ladder) -> dict:
         xs.append(x)
         ys.append(y)
     moved = [i for i, lab in enumerate(labels) if lab]
-    peak = ladder.steps[0].result.peak_flop_per_s / TFLOP
-    align, dx, dy = ["left"] * len(xs), [8] * len(xs), [-16] * len(xs)
-    on_roof = [y >= 0.99 * peak for y in ys]
-    for i in moved:
-        if on_roof[i]:  # above the flat roof, where the chart is empty
-            dx[i], dy[i] = -4, 8
-    for a, b in zip(moved, moved[1:], strict=False):
-        near = abs(_log(xs[b]) - _log(xs[a])) < 1 and abs(_log(ys[b]) - _log(ys[a])) < 0.5
-        if near and on_roof[b] and dy[a] == 8:
-            dy[b] = 24
-    if len(moved) > 1 and on_roof[moved[-1]]:
-        align[moved[-1]], dx[moved[-1]] = "right", 4
     arrows = {"x_start": [xs[a] for a in moved[:-1]], "y_start": [ys[a] for a in moved[:-1]],
               "x_end": [xs[b] for b in moved[1:]], "y_end": [ys[b] for b in moved[1:]]}
-    return {"points": {"x": xs, "y": ys, "label": labels, "align": align, "dx": dx, "dy": dy}, "arrows": arrows}
+    return {"points": {"x": xs, "y": ys, "label": labels, **unplaced(len(xs))}, "arrows": arrows}
 
 
 def _log(v: float) -> float:
@@ -208,8 +193,7 @@ class LadderView(pn.viewable.Viewer):
         self.rungs.param.watch(self._on_toggle, "value")
         self.order.param.watch(self._on_order, "value")
         self.table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
-        self.points = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "dx": [], "dy": []},
-                                       name="ladder-points")
+        self.points = ColumnDataSource({"x": [], "y": [], "label": [], **unplaced(0)}, name="ladder-points")
         self.arrows = ColumnDataSource({"x_start": [], "y_start": [], "x_end": [], "y_end": []})
         self.roof = ColumnDataSource({"x": [], "y": []})
         self.figure = self._figure()
@@ -252,16 +236,22 @@ class LadderView(pn.viewable.Viewer):
                      x_range=(0.5, 1e5), y_range=(0.1, 2e3),
                      x_axis_label="arithmetic intensity I = 2·B·k/p (FLOP/byte, on the weights)",
                      y_axis_label="attainable (TFLOP/s, dense)", title="The ladder on the roofline",
-                     toolbar_location=None, tools="")
+                     toolbar_location=None, tools="", name="ladder-chart")
         fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
         self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")
         fig.add_layout(self.ridge)
         fig.add_layout(Arrow(end=NormalHead(size=9, fill_color=PALETTE["ladder"], line_color=PALETTE["ladder"]),
                              source=self.arrows, x_start="x_start", y_start="y_start", x_end="x_end", y_end="y_end",
                              line_color=PALETTE["ladder"], line_width=2))
-        fig.scatter("x", "y", source=self.points, size=9, color=PALETTE["workload"], line_color=PALETTE["text"])
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.points, x_offset="dx", y_offset="dy",
-                                text_align="align", text_font_size="12px", text_color=PALETTE["text"]))
+        marks = fig.scatter("x", "y", source=self.points, size=9, color=PALETTE["workload"],
+                            line_color=PALETTE["text"])
+        labels = LabelSet(x="x", y="y", text="label", source=self.points, text_font_size="12px",
+                          text_color=PALETTE["text"])
+        fig.add_layout(labels)
+        # Laid out in the browser, clear of the roof, the arrows and the ridge, a label moved from its point joined
+        # to it by a leader (at 18 px the roof's two labels sat a decade left of their points, over the ridge).
+        place_labels_in_browser(fig, labels, marks.glyph, "label", lines=[self.roof, (self.points, "x", "y")],
+                                spans=[self.ridge])
         return fig
 
     @param.depends("state.result", "state.tab", "state.ladder", "state.mix", "state.block_size", watch=True)

@@ -398,3 +398,24 @@ def test_the_expected_ring_at_batch_1_shows_over_the_star(page, lab_url, embed, 
     assert any(near(c, ring_color) for c in seen) and not all(near(c, star_color) for c in seen), seen
     _shot(page, f"ui30-expected-ring-b1-{'embed' if embed else 'lab'}.png")
     assert errors == []
+
+
+@pytest.mark.parametrize("present", ["true", "false"])
+def test_the_ladders_labels_sit_by_their_points_clear_of_the_ridge(page, lab_url, present):
+    """A teacher's trial at tour step 25: "5 paging, 6 Flash, 7 pools" sat a decade left of its point (I = 4,096)
+    with no leader, and the ridge's line ran through the roof's labels (their offsets were fixed in Python, for
+    12-px text).  Laid out in the browser: each label is inside the frame, by its point or joined to it, and clear
+    of the ridge."""
+    from test_hardware_present_browser import _settled
+
+    errors = open_on_projector(page, f"{lab_url}?present={present}&tour=25")
+    page.locator("[data-step='25']").wait_for(timeout=30_000)
+    found, problems = _settled(page, "ladder-chart", want="7 pools")
+    assert problems == []
+    assert {lab["text"] for lab in found["labels"]} == {"0 start", "1 batching", "2 quantization",
+                                                         "3 speculation, 4 GQA/MLA", "5 paging, 6 Flash, 7 pools"}
+    ridge = page.evaluate("""() => { const f = Bokeh.documents[0].get_model_by_name('ladder-chart');
+      const span = f.center.find((m) => m.type === 'Span');
+      return Bokeh.index.find_one(f).frame.x_scale.compute(span.location); }""")
+    assert [lab["text"] for lab in found["labels"] if lab["left"] < ridge < lab["right"]] == []
+    assert errors == []
