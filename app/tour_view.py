@@ -17,9 +17,10 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from core.scenario import ScenarioResult
+from core.scenario import LEVERS, ScenarioResult
 from core.tour import TOUR, LadderTourStep, step_titles
 
+from .controls import lever_control
 from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import STYLESHEET
@@ -144,6 +145,12 @@ class TourView(pn.viewable.Viewer):
         self.leave.on_click(lambda _e: self.stop())
         self.bar.insert(3, self.leave)  # after "Next", as before "Jump to step"
         self.bar.insert(3, self.resume)
+        # Present mode folds the levers away: the ones a step asks the class to move (TourStep.asks) sit above
+        # its card, made when a step first asks for them.
+        self.asked = pn.FlexBox(sizing_mode="stretch_width", visible=False, css_classes=["tour-asks"],
+                                styles={"flex": "1 1 100%"})
+        self._ask_controls: dict[str, pn.viewable.Viewable] = {}
+        self.bar.append(self.asked)
         self.bar.append(self.caption)
         self.strip = pn.pane.HTML("", stylesheets=[STYLESHEET], visible=False, margin=(0, 10),
                                   css_classes=["tour-strip-pane"])
@@ -178,7 +185,19 @@ class TourView(pn.viewable.Viewer):
         if self.caption is not None:
             self.caption.css_classes = ["present"] if self.state.present else []
             self._show_strip()
+            self._show_asks()
         self._take_keys()
+
+    def _show_asks(self) -> None:
+        """In present mode, the controls of the levers the current step asks for (none outside a tour)."""
+        asks = TOUR[self.index].asks if self.state.present and self.index is not None else ()
+        for name in asks:
+            if name not in self._ask_controls:
+                self._ask_controls[name] = lever_control(self.scenario, LEVERS[name])
+        wanted = [self._ask_controls[name] for name in asks]
+        if list(self.asked.objects) != wanted:
+            self.asked.objects = wanted
+        self.asked.visible = bool(wanted)
 
     def _show_strip(self) -> None:
         """The strip shows in present mode while a step with numbers is on."""
@@ -256,6 +275,7 @@ class TourView(pn.viewable.Viewer):
         self.caption.visible = False
         self.leave.visible = False
         self._show_strip()
+        self._show_asks()
         self._take_keys()
         self.prev.disabled = True
         self.next.disabled = False
@@ -282,6 +302,7 @@ class TourView(pn.viewable.Viewer):
         )
         self.strip.object = strip_html(step.strip(result), self.index + 1)
         self._show_strip()
+        self._show_asks()
 
 
 def strip_html(numbers: tuple[tuple[str, str], ...], step: int) -> str:

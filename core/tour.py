@@ -48,6 +48,8 @@ class TourStep:
             lab's exact value, and why ("" when they agree).
         numbers: the caption's placeholders the step is about, in the order the strip beside the chart
             shows them in present mode (:meth:`strip`): each is printed as the caption prints it.
+        asks: the levers (names in :data:`core.scenario.LEVERS`) the caption asks the class to move; present
+            mode, where the levers are folded away, shows their controls beside the card.
     """
 
     title: str
@@ -56,6 +58,7 @@ class TourStep:
     caption: str = ""
     footnote: str = ""
     numbers: tuple[str, ...] = ()
+    asks: tuple[str, ...] = ()
 
     def levers(self) -> dict:
         """Every lever this step sets."""
@@ -106,7 +109,7 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "weight_gib": ("weights held", "GiB"),
     "bandwidth_tb": ("HBM bandwidth", "TB/s"),
     "weight_ms": ("to read the weights", "ms"),
-    "tok_no_kv": ("ceiling, weights only", "tokens/s"),
+    "tok_no_kv": ("ignoring KV", "tokens/s"),
     "intensity": ("arithmetic intensity", "FLOP/byte"),
     "gflop": ("per step", "GFLOP"),
     "compute_ms": ("compute time", "ms"),
@@ -293,6 +296,7 @@ TOUR: tuple[TourStep, ...] = (
         "for cache: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave "
         "headroom (move the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
         numbers=("cap_gib", "weight_gib", "free_gib", "seq_gib", "max_batch"),
+        asks=("reserve_bytes",),
     ),
     TourStep(
         "Notice what now dominates",
@@ -393,11 +397,12 @@ TOUR: tuple[TourStep, ...] = (
         "Capacity is the second wall. With GQA, {model} caches {kv_kib_gqa_on:.0f} KiB per token: at 32k context "
         "and 8 users that is {kv_gib_32k_x8:.0f} GiB, a whole H100 holding no weights. With GQA off, as here, one "
         "128k-token sequence needs {seq_gib:,.0f} GiB: all 64 query heads keep their own K and V. Tick "
-        "GQA back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context became "
-        "practical because the cached thing got narrower, not because memory grew.",
-        "Article 004 quotes Llama-3-70B, trained for 8,192 tokens only; {model} has the same attention (80 "
-        "layers, 64 query and 8 KV heads of 128) and allows {trained_context:,} positions.",
+        "GQA back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context came "
+        "from a narrower cache, not from bigger memory.",
+        "Article 004 quotes Llama-3-70B, trained for 8,192 tokens only; {model}, with the same attention, "
+        "allows {trained_context:,} positions.",
         numbers=("kv_kib_gqa_on", "kv_gib_32k_x8", "seq_gib", "seq_gib_gqa_on"),
+        asks=("gqa",),
     ),
 )
 

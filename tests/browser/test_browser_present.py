@@ -285,6 +285,26 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     assert page.errors == []
 
 
+def test_a_card_that_asks_for_a_lever_shows_it_on_a_projector(page, lab_url):
+    """A teacher's trial: step 16 says "Tick GQA back on" and step 6 "move the reserve to 3 GiB", but present mode
+    folds the levers away below the chart.  The control sits above the card, above the fold, and works."""
+    _open(page, f"{lab_url}?present=true&tour=16", PROJECTOR, wait="[data-step='16']")
+    gqa = page.locator(".tour-asks .gqa input")
+    gqa.wait_for(timeout=10_000)
+    box = page.locator("[data-step='16']").bounding_box()
+    assert gqa.bounding_box()["y"] < box["y"] and box["y"] + box["height"] <= PROJECTOR["height"]
+    assert not gqa.is_checked()
+    gqa.check()
+    page.locator("[data-step='16']", has_text="one 128k-token sequence needs 40 GiB").wait_for(timeout=10_000)
+    page.get_by_text("Next ▶").click()
+    page.locator("[data-step='17']").wait_for(timeout=10_000)
+    assert not page.locator(".tour-asks").is_visible()  # step 17 asks for nothing
+    page.locator(".tour-jump select").select_option(label=page.locator(".tour-jump option").nth(6).inner_text())
+    page.locator("[data-step='6']").wait_for(timeout=10_000)
+    assert page.locator(".tour-asks .reserve-bytes").is_visible()
+    assert page.errors == []
+
+
 # Present mode's strip of a step's numbers: its box on the page and the font sizes under 18 px of its texts.
 STRIP_BOX = r"""() => { let out = null; const visit = (root) => { for (const el of root.querySelectorAll('*')) {
   if (el.shadowRoot) visit(el.shadowRoot);

@@ -306,3 +306,13 @@ def test_the_strip_shows_in_present_mode_while_a_step_with_numbers_is_on():
     assert tour.strip.visible
     tour.stop()
     assert not tour.strip.visible
+
+
+def test_a_step_asks_for_the_levers_its_caption_tells_the_class_to_move():
+    """Present mode folds the levers away; the ones a card asks for are shown beside it (app/tour_view.py)."""
+    from core.scenario import LEVERS
+
+    assert {step.title: step.asks for step in TOUR if step.asks} == {
+        "Run out of memory instead": ("reserve_bytes",), "GQA off at 128k": ("gqa",)}
+    assert "move the reserve" in TOUR[5].caption and "Tick GQA back on" in TOUR[15].caption
+    assert all(name in LEVERS for step in TOUR for name in step.asks)
