@@ -90,8 +90,14 @@ class Catalogue:
 
         A second model whose id is taken (a second paste of the same config name,
         or a shipped id) gets a numbered one (``config-x-2``), so selecting it is a
-        change every view sees.
+        change every view sees. The same model again (the same config pasted twice:
+        equal in everything but its id and name) is the one registered before, not
+        a copy named "(2)".
         """
+        for own in self.own_models.values():
+            if own.id == model.id or own.id.startswith(f"{model.id}-"):
+                if dataclasses.replace(model, id=own.id, name=own.name) == own:
+                    return self, own
         model_id, n = model.id, 2
         while model_id in self.own_models or model_id in load_models():
             model_id, n = f"{model.id}-{n}", n + 1

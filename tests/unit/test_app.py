@@ -278,6 +278,20 @@ def test_a_second_config_of_the_same_name_becomes_the_model_shown():
     assert "Pasted config (2) (your config)" in lab.scenario.param["model"].names
 
 
+def test_the_same_config_pasted_twice_is_one_model():
+    """An engineer's trial: pasting the config they had pasted before added "X (2)" beside "X", the same model."""
+    lab = Lab()
+    text = ('{"_name_or_path": "acme/tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
+            '"intermediate_size": 128, "vocab_size": 100}')
+    lab.byo.config_text.value = text
+    lab.byo._read_config()
+    lab.scenario.model = "llama-3-8b"
+    lab.byo.config_text.value = text + " "  # the same config, pasted again
+    lab.byo._read_config()
+    assert lab.scenario.model == "config-tiny"  # selected again
+    assert [name for name in lab.scenario.param["model"].names if "tiny" in name] == ["tiny (your config)"]
+
+
 def test_a_long_pasted_config_is_read_whole():
     import json
 
