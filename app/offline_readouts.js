@@ -49,7 +49,7 @@ function derivation(C, s, r) {
   w.weights = [
     C.moe ? pyFixed(nRead, 0) + " " + (split ? "of the " + pyFixed(r.weight_params_held, 0) +
       " parameters this GPU holds (" + pyInt(C.n_params) + " in the whole model; " : "of " + pyInt(C.n_params) +
-      " parameters (") + "the experts " + pyInt(B * k) + " tokens touch) " +
+      " parameters (") + "the experts " + pyInt(B * k) + (B * k === 1 ? " token touches) " : " tokens touch) ") +
       (stored && split ? meanStored : stored ? "as stored" : "× " + pyG(pw) + " bytes") + " = " + read +
       (split ? " on this GPU); this GPU holds " + gib(r.weight_bytes_held) + " of the model's " +
         gib(C.n_params * pw) : "); memory holds all " + gib(r.weight_bytes_held))
@@ -266,7 +266,8 @@ function manyGpus(C, s, r, w) {
       : " (above it, the chip takes longer for the FLOPs than the link for the bytes)") : "unknown") +
     commShare(r) : "nothing sent on one GPU", commI];
   w["tokens-aggregate"] = [fmtRate(r.tokens_per_s_with_kv) + " tokens/s × " + X.ep + " × " + X.replicas + " = " +
-    fmtRate(r.tokens_per_s_aggregate) + " tokens/s (" + pyInt(r.sequences_in_flight) + " sequences in flight); " +
+    fmtRate(r.tokens_per_s_aggregate) + " tokens/s (" + pyInt(r.sequences_in_flight) +
+    (r.sequences_in_flight === 1 ? " sequence in flight); " : " sequences in flight); ") +
     "per sequence " + fmtRate(r.tokens_per_s_per_sequence) + " tokens/s", fmtRate(r.tokens_per_s_aggregate) + " tokens/s"];
   // the smallest split that fits: evaluate()'s own search over the model's splits (C.splits)
   const tp = r.suggested_tp;

@@ -149,7 +149,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  (f"{n_read:,.0f} " + (f"of the {r.weight_params_held:,.0f} parameters this GPU holds "
                                        f"({r.n_params:,} in the whole model; " if split
                                        else f"of {r.n_params:,} parameters (")
-                  + f"the experts {r.batch * r.tokens_per_read:,} tokens touch) "
+                  + f"the experts {r.batch * r.tokens_per_read:,} "
+                  + ("token touches) " if r.batch * r.tokens_per_read == 1 else "tokens touch) ")
                   + (f"× {r.weight_bytes_read / n_read:.6g} bytes (their mean as stored)" if stored and split
                      else "as stored" if stored else f"× {r.bytes_per_weight:g} bytes") + " = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
@@ -457,7 +458,8 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  fmt_sig(r.experts_per_gpu) if m.moe else "—"),
         Quantity("tokens-aggregate", "Tokens/s, all GPUs", "B·E / step × EP groups × replicas",
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s × {r.ep} × {r.replicas} = "
-                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s ({r.sequences_in_flight:,} sequences in flight); "
+                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s ({r.sequences_in_flight:,} "
+                 f"{'sequence' if r.sequences_in_flight == 1 else 'sequences'} in flight); "
                  f"per sequence "
                  f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s",
                  f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s"),

@@ -178,11 +178,11 @@ def test_the_moe_weights_line_labels_this_gpus_count_and_the_whole_models():
     r = Scenario(model="qwen3-30b-a3b", weight_dtype="bf16", tp=4).evaluate()
     work = {q.key: q for q in rows(r)}["weights"].work
     assert (" of the 7,642,626,048 parameters this GPU holds (30,532,122,624 in the whole model; the experts 1 "
-            "tokens touch) × 2 bytes") in work
+            "token touches) × 2 bytes") in work
     assert work.endswith("GiB on this GPU); this GPU holds 14.24 GiB of the model's 56.87 GiB")
     assert "memory holds all" not in work
     alone = {q.key: q for q in rows(Scenario(model="qwen3-30b-a3b", weight_dtype="bf16").evaluate())}["weights"].work
-    assert " of 30,532,122,624 parameters (the experts 1 tokens touch)" in alone
+    assert " of 30,532,122,624 parameters (the experts 1 token touches)" in alone
     assert alone.endswith("memory holds all 56.87 GiB")
 
 
@@ -219,3 +219,13 @@ def test_the_derivation_calls_a_step_communication_bound_only_when_communication
     largest = r.communication_time_s > max(r.compute_time_s, r.memory_time_s)
     assert ("communication-bound" in work) == largest
     assert q["bound"].value == f"{r.bound}-bound" and (largest or f"stays {r.bound}-bound" in work)
+
+
+def test_one_sequence_and_one_token_read_in_the_singular():
+    """An engineer's trial of ``python -m core explain``: "(1 sequences in flight)", "the experts 1 tokens touch"."""
+    def work(batch):
+        return {q.key: q.work for q in rows(Scenario(model="mixtral-8x7b", batch=batch).evaluate())}
+
+    one, four = work(1), work(4)
+    assert "(1 sequence in flight)" in one["tokens-aggregate"] and "(the experts 1 token touches)" in one["weights"]
+    assert "(4 sequences in flight)" in four["tokens-aggregate"] and "(the experts 4 tokens touch)" in four["weights"]
