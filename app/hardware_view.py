@@ -58,7 +58,7 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
-from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder
+from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys
 from .turns import later
@@ -277,9 +277,8 @@ class HardwareView(pn.viewable.Viewer):
                                              "xoff": [], "yoff": [], "align": []}, name="hw-attention")
         self.gen_roofs = ColumnDataSource({"xs": [], "ys": [], "name": [], "color": [], "dash": []},
                                          name="hw-gen-roofs")
-        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "marker": [], "xoff": [],
-                                            "yoff": [],
-                                            "align": []}, name="hw-ridges")
+        self.gen_ridges = ColumnDataSource({"x": [], "y": [], "text": [], "color": [], "text_color": [], "marker": [],
+                                            "xoff": [], "yoff": [], "align": []}, name="hw-ridges")
         self.gen_sparse = ColumnDataSource({"x": [], "y": []}, name="hw-sparse")
         self.gen_sparse_label = ColumnDataSource({"x": [], "y": [], "text": [], "xoff": [], "yoff": [], "align": []},
                                                  name="hw-sparse-label")
@@ -389,7 +388,7 @@ class HardwareView(pn.viewable.Viewer):
         """The Generations section's charts: the parts' roofs and ridges, the trend since 2017, the timeline."""
         gfig = _log_figure("hw-generations", height=460)
         gfig.multi_line("xs", "ys", source=self.gen_roofs, line_color="color", line_width=3, line_dash="dash")
-        ridge_labels = LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="color",
+        ridge_labels = LabelSet(x="x", y="y", text="text", source=self.gen_ridges, text_color="text_color",
                                 text_font_size="11px", text_font_style="bold")
         gfig.add_layout(ridge_labels)
         ridges = gfig.scatter("x", "y", source=self.gen_ridges, size=11, color="color", marker="marker")
@@ -821,7 +820,8 @@ class HardwareView(pn.viewable.Viewer):
             ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
             rt.append(f"{_short_name(g)}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors, "dash": dashes}
-        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors, "marker": markers,
+        self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors,
+                                "text_color": [text_color(c) for c in colors], "marker": markers,
                                 **unplaced(len(rx))}
         sparse = gpu.sparse_flop_per_s.get("bf16")
         if self.show_sparse and sparse:

@@ -63,6 +63,28 @@ SERIES_DASH_CYCLE = ("solid", "dashed", "dotted", "dotdash", "dashdot", "10 3 2 
 SERIES_MARKER_CYCLE = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star")
 
 
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour (channels 0-1)."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def text_color(color: str, contrast: float = 4.5) -> str:
+    """``color`` ("#rrggbb") darkened, hue kept, until it reads on white at ``contrast``:1 (WCAG 2 AA for text,
+    4.5): a series' name written in its own colour (sky blue and orange reach 2.2:1 and 2.1:1 as they are).
+
+    >>> text_color("#0072B2")  # already 5.1:1
+    '#0072b2'
+    >>> text_color("#56B4E9")
+    '#3b7ca1'
+    """
+    rgb = tuple(int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    scale = 1.0
+    while 1.05 / (_luminance(tuple(c * scale for c in rgb)) + 0.05) < contrast:
+        scale -= 0.01
+    return "#" + "".join(f"{round(c * scale * 255):02x}" for c in rgb)
+
+
 def series_style(i: int) -> tuple[str, str, str]:
     """Series ``i``'s (colour, dash, marker): :data:`SERIES_COLORS`, :data:`SERIES_DASH_CYCLE` and
     :data:`SERIES_MARKER_CYCLE` each cycled (6 and 7 are coprime: the pair repeats only after 42 series)."""

@@ -294,3 +294,21 @@ def test_a_section_built_in_present_mode_is_in_present_mode():
     assert fig.xaxis[0].axis_label_text_font_size == view.atlas_fig.xaxis[0].axis_label_text_font_size
     assert fig.xaxis[0].axis_label_text_font_size != HardwareView(gpu="h100-sxm").stairs_fig.xaxis[0] \
         .axis_label_text_font_size
+
+
+def _contrast_on_white(color: str) -> float:
+    """WCAG 2's contrast ratio of ``color`` ("#rrggbb") against white, computed here from the definition."""
+    lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+           for c in (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
+
+
+def test_the_generations_names_read_on_white_in_their_series_colour(view):
+    """A teacher's trial: the Generations chart's ridge names were written in the series' own sky blue and orange,
+    2.2:1 and 2.1:1 on white; a name reads at WCAG AA's 4.5:1, in its series' hue (the marker keeps the colour)."""
+    data = view.gen_ridges.data
+    assert len(data["text"]) >= 5
+    assert min(_contrast_on_white(c) for c in data["text_color"]) >= 4.5
+    assert min(_contrast_on_white(c) for c in data["color"]) < 2.5  # the markers' own colours, as before
+    # Hue kept: each channel scaled by one factor (sky blue #56B4E9 → #3b7ca1).
+    assert dict(zip(data["color"], data["text_color"], strict=True))["#56B4E9"] == "#3b7ca1"
