@@ -495,7 +495,7 @@ def embed_summary(r: ScenarioResult) -> str:
         f"{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)} TFLOP/s "
         f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak) · "
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
-        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.name)}</div>"
     )
 
 

@@ -442,6 +442,7 @@ class RooflineView(pn.viewable.Viewer):
             tools="pan,wheel_zoom,reset",
             toolbar_location="above",
             name="roofline",
+            min_border_right=20,  # room for half the last tick's label ("10⁵" was cut at the frame's edge)
         )
         fig.add_tools(*image_actions(fig, "roofline"))  # SVG and PNG at 2x (app/image_export.py)
         self.legend = legend = Legend(items=[])

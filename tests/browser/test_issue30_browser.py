@@ -419,3 +419,26 @@ def test_the_ladders_labels_sit_by_their_points_clear_of_the_ridge(page, lab_url
       return Bokeh.index.find_one(f).frame.x_scale.compute(span.location); }""")
     assert [lab["text"] for lab in found["labels"] if lab["left"] < ridge < lab["right"]] == []
     assert errors == []
+
+
+#: Ink (pixels darker than light grey) in the roofline canvas's last two columns, beside the x axis's tick labels.
+INK_AT_THE_RIGHT_EDGE = r"""() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+  const view = Bokeh.index.find_one(fig), canvas = view.canvas_view.el.shadowRoot.querySelector('canvas');
+  const ratio = canvas.width / view.canvas_view.bbox.width, f = view.frame.bbox;
+  const top = Math.round(f.bottom * ratio), rows = Math.round(24 * ratio);
+  const d = canvas.getContext('2d').getImageData(canvas.width - 2, top, 2, rows).data; let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 200) n++; return n; }"""
+
+
+@pytest.mark.parametrize("size", [{"width": 500, "height": 450}, {"width": 720, "height": 540}],
+                         ids=["500x450", "720x540"])
+def test_the_last_tick_label_is_whole_in_an_embed(page, lab_url, size):
+    """A docs writer's trial: the x axis's last label, "10⁵", was cut at the chart's right edge (it is centred on
+    the frame's edge, and the canvas kept 5 px beyond it)."""
+    errors = open_on_projector(page, f"{lab_url}?embed=true&model=llama-3-8b&batch=56")
+    page.set_viewport_size(size)
+    page.locator("[data-readout=embed-summary]").wait_for()
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.wait_for_timeout(1200)
+    assert page.evaluate(INK_AT_THE_RIGHT_EDGE) == 0
+    assert errors == []
