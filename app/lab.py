@@ -487,15 +487,16 @@ class Lab(pn.viewable.Viewer):
 
 
 def embed_summary(r: ScenarioResult) -> str:
-    """One line of the key numbers for embed mode, where the readouts are left out."""
+    """One line of the key numbers for embed mode, where the readouts are left out: the intensity on the weights
+    (the articles' I = 2·B·k/p), and what the step attains counting KV reads, with the tokens/s that go with it."""
     fits = "fits" if r.fits else "does not fit"
     return (
         f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
         f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
-        f"{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)} TFLOP/s "
-        f"({fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak) · "
+        f"{fmt_sig(r.attainable_flop_per_s_with_kv / TFLOP)} TFLOP/s counting KV reads "
+        f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak) · "
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
-        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.name)}</div>"
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )
 
 
@@ -507,14 +508,17 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
     rungs' own overhead ceilings are drawn; ``pinned_roofs``: a pinned GPU's faint roof is drawn apart from the
     chart's own."""
 
-    def item(symbol: str, color: str, text: str) -> str:
-        return f'<span class="k-item"><span style="color:{color}">{symbol}</span> {escape(text)}</span>'
+    def item(symbol: str, color: str, text: str, *more: tuple[str, str, str]) -> str:
+        """One entry of the key (a line never breaks inside it): a mark and its text, and any ``more`` after."""
+        marks = " ".join(f'<span style="color:{c}">{sym}</span> {escape(t)}' for sym, c, t in ((symbol, color, text),
+                                                                                                *more))
+        return f'<span class="k-item">{marks}</span>'
 
     items = [
         item("━", PALETTE["roof"], "roof min(P_peak, BW·I)"),
         item("┆", PALETTE["roof"], "ridge point"),
-        item("★", PALETTE["workload"], "your workload"),
-        item("△", PALETTE["kv"], "it, counting KV reads"),
+        # One entry, so that "it" never starts a line of its own away from the workload it names.
+        item("★", PALETTE["workload"], "your workload", ("△", PALETTE["kv"], "it, counting KV reads")),
         item("●○", PALETTE["ladder"], "batch ladder, B on the top axis (hollow: does not fit)"),
         item("■", PALETTE["kv"], "ladder counting KV reads"),
         item("◇", PALETTE["workload"], other_phase),

@@ -728,3 +728,28 @@ def test_no_rung_sits_under_a_ceiling_the_roofline_does_not_draw(levers):
     assert view._optional_items[OVERHEAD_RUNGS_KEY].visible == bool(held.any())
     if levers == {"model": "qwen3-30b-a3b", "tp": 2}:
         assert held[0] and d["y"][0] < view.overhead.data["y"][0]  # B = 1, under the horizontal ceiling too
+
+
+def test_the_embeds_summary_pairs_tokens_per_s_with_the_flop_rate_that_counts_kv_reads():
+    """A docs writer's trial: at S = 65,536 without GQA the summary printed the weights' roofline, 153.6 TFLOP/s
+    (15.5 %), beside 27 tokens/s, which counts the KV reads (97 % of the traffic): 153.6 TFLOP/s would be ~1,089
+    tokens/s.  By hand: I counting KV = 1.7758 FLOP/byte × 4.8 TB/s (H200) = 8.524 TFLOP/s, 0.862 % of 989.4."""
+    from app.lab import embed_summary
+
+    text = embed_summary(Scenario(gpu="h200", batch=32, context=65536, gqa=False).evaluate())
+    assert "<b>I = 2·B·k/p = 32 FLOP/byte</b> · ridge 206 · 8.524 TFLOP/s counting KV reads (0.862 % of peak) · " \
+           "27 tokens/s · memory does not fit · Llama-3-70B, BF16, h200" in text
+    assert "153.6" not in text
+
+
+def test_the_embeds_key_keeps_it_beside_the_workload_it_names():
+    """A docs writer's trial at 500×450 and 360×640: "△ it, counting KV reads" started a line of its own, away from
+    "★ your workload"; the two are one entry of the key (an entry never breaks across lines)."""
+    import re
+
+    from app.lab import embed_key
+
+    entries = re.findall(r'<span class="k-item">(.*?)</span>(?= <span class="k-item">|</div>)',
+                         embed_key(sparse=False, reference=False, pins=0, measured=0, other_phase="prefill"))
+    (entry,) = [e for e in entries if "your workload" in e]
+    assert "it, counting KV reads" in entry
