@@ -29,8 +29,9 @@ from .style import STYLESHEET
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
-    Keys typed into a field, or pressed on a slider or a menu, are left to them; so are the arrows and Space on a
-    focused button (they move or press it).  PageDown and PageUp, what presenter clickers send, drive the tour from
+    Keys typed into a field, or pressed on a slider or a menu, are left to them; so is Space on a focused button
+    (it presses it), but not the arrows (a button does nothing with them, and after a click on "Next" the focus stays
+    there).  PageDown and PageUp, what presenter clickers send, drive the tour from
     a focused button too: after a click on a card's header or a tour button the clicker went on scrolling the page.
     """
 
@@ -40,13 +41,16 @@ class TourKeys(JSComponent):
     const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
     const PREVIOUS = ["ArrowLeft", "PageUp"];
     const CLICKER = ["PageDown", "PageUp"];
+    // A button does nothing with the arrows: after a click on "Next" the focus stays on it and → must still work.
+    const ARROWS = ["ArrowRight", "ArrowLeft"];
     // Inputs that are pressed, not typed into: a clicker's keys mean nothing to them.
     const PRESSED = ["button", "checkbox", "radio", "submit", "reset", "image", "file", "color"];
     function owned(path, key) {
       const clicker = CLICKER.includes(key);
       return path.some((el) => el instanceof Element && (
         ["TEXTAREA", "SELECT"].includes(el.tagName) || el.isContentEditable ||
-        (el.tagName === "INPUT" && !(clicker && PRESSED.includes(el.type))) || (el.tagName === "BUTTON" && !clicker) ||
+        (el.tagName === "INPUT" && !(clicker && PRESSED.includes(el.type))) ||
+        (el.tagName === "BUTTON" && !clicker && !ARROWS.includes(key)) ||
         el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle")));
     }
     export function render({ model }) {
@@ -259,6 +263,8 @@ class TourView(pn.viewable.Viewer):
         step.apply(self.scenario)  # the lab's watcher redraws the views and this caption
         if isinstance(step, LadderTourStep):  # a ladder step shows its rungs on the Ladder tab
             self.state.param.update(ladder=list(step.rungs), tab="Ladder")
+        elif self.state.tab == "Ladder":  # back from a ladder step ("Previous", "Jump to step"): the roofline's card
+            self.state.tab = "Roofline"
         self.state.tour_step = self.index + 1
         if self.scenario.levers() == before:
             # Two steps can share a scenario (Steps 1 and 2): no lever changed and

@@ -137,6 +137,7 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "kv_kib_gqa_on": ("KV per token with GQA", "KiB"),
     "kv_gib_32k_x8": ("KV at 32k × 8 users", "GiB"),
     "seq_gib_gqa_on": ("KV per sequence with GQA", "GiB"),
+    "seq_gib_gqa_off": ("KV per sequence without GQA", "GiB"),
     "held_gib": ("weights per GPU", "GiB"),
     "held_reserve_gib": ("with the reserve", "GiB"),
     "suggested_tp": ("smallest TP that fits", ""),
@@ -174,6 +175,7 @@ def caption_values(r: ScenarioResult) -> dict:
     """Display values (GB = 1e9 bytes, GiB = 2^30 bytes, ms, %) that captions may quote."""
     m = r.model
     seq_gqa_on = m.kv_bytes_per_sequence(r.context, r.kv_bytes_per_element, True)
+    seq_gqa_off = m.kv_bytes_per_sequence(r.context, r.kv_bytes_per_element, False)
     # The dense figure's datasheet twin, 2:4 structured sparsity (nan where the datasheet prints none).
     sparse = r.gpu.sparse_flop_per_s.get(r.compute_roof, float("nan"))
     return {
@@ -204,6 +206,7 @@ def caption_values(r: ScenarioResult) -> dict:
         "kv_gib": r.kv_bytes / GiB,
         "seq_gib": r.kv_bytes_per_sequence / GiB,
         "seq_gib_gqa_on": seq_gqa_on / GiB,
+        "seq_gib_gqa_off": seq_gqa_off / GiB,
         "step_gb": r.bytes_per_step / GB,
         "step_ms": r.step_time_s_with_kv * 1e3,
         "kv_share": 100 * r.kv_traffic_bytes / r.bytes_per_step,
@@ -234,9 +237,10 @@ TOUR: tuple[TourStep, ...] = (
         "Both axes are logarithmic. Across: arithmetic intensity, FLOP per byte read from memory. Up: attainable "
         "performance, dense TFLOP/s. The thick green line is the roof, min(P_peak, BW·I): on its slope, bandwidth "
         "× intensity, a step waits for memory (memory-bound); on its flat top, the chip's peak, it waits for "
-        "arithmetic (compute-bound). They meet at the ridge point, the dotted line at P_peak / BW. The blue "
-        "circles are the batch ladder, B named along the top (hollow: does not fit in memory); the orange star "
-        "is your workload, {model} on the {gpu}. Nothing sits above the roof: the dashed grey line is the "
+        "arithmetic (compute-bound). They meet at the ridge point, the upright dotted line at P_peak / BW (the "
+        "grey dotted line across: launch overhead, the third ceiling). The blue "
+        "circles are the batch ladder, B named along the top (hollow: does not fit); the orange star "
+        "is your workload, named in the title. Nothing sits above the roof: the dashed grey line is the "
         "datasheet's 2:4-sparsity headline, out of reach for dense models.",
     ),
     TourStep(
@@ -292,9 +296,10 @@ TOUR: tuple[TourStep, ...] = (
         {"batch": 56, "capacity_convention": "decimal", "reserve_bytes": 0.0},
         "Capacity, not bandwidth, stops the batch. A change of convention for this step: the datasheet's "
         "\"80 GB\" is read as the article reads it, 80e9 bytes = {cap_gib:.1f} GiB (the lab reads it as 80 GiB, "
-        "as DRAM is built), with no reserve. The weights take {weight_gib:.1f} GiB and leave {free_gib:.1f} GiB "
-        "for cache: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} sequences fit, and 56 once you leave "
-        "headroom (move the reserve to 3 GiB). The ridge needs batch 295: the hollow rungs do not fit.",
+        "as DRAM is built), with no reserve to start with. The weights take {weight_gib:.1f} GiB and leave "
+        "{free_gib:.1f} GiB for cache beside the reserve: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} "
+        "sequences fit; the article's 56 leave headroom (move the reserve to 3 GiB). The ridge needs batch 295: "
+        "the hollow rungs do not fit.",
         numbers=("cap_gib", "weight_gib", "free_gib", "seq_gib", "max_batch"),
         asks=("reserve_bytes",),
     ),
@@ -395,13 +400,13 @@ TOUR: tuple[TourStep, ...] = (
         # A model trained for 128k: Llama-3-70B's trained context is 8,192 tokens.
         {"model": "qwen2.5-72b", "context": 131072, "gqa": False},
         "Capacity is the second wall. With GQA, {model} caches {kv_kib_gqa_on:.0f} KiB per token: at 32k context "
-        "and 8 users that is {kv_gib_32k_x8:.0f} GiB, a whole H100 holding no weights. With GQA off, as here, one "
-        "128k-token sequence needs {seq_gib:,.0f} GiB: all 64 query heads keep their own K and V. Tick "
+        "and 8 users that is {kv_gib_32k_x8:.0f} GiB, a whole H100 holding no weights. With GQA off, one "
+        "128k-token sequence needs {seq_gib_gqa_off:,.0f} GiB: all 64 query heads keep their own K and V. Tick "
         "GQA back on: 8 KV heads, {seq_gib_gqa_on:,.0f} GiB, 8× less. Long context came "
         "from a narrower cache, not from bigger memory.",
         "Article 004 quotes Llama-3-70B, trained for 8,192 tokens only; {model}, with the same attention, "
         "allows {trained_context:,} positions.",
-        numbers=("kv_kib_gqa_on", "kv_gib_32k_x8", "seq_gib", "seq_gib_gqa_on"),
+        numbers=("kv_kib_gqa_on", "kv_gib_32k_x8", "seq_gib_gqa_off", "seq_gib_gqa_on"),
         asks=("gqa",),
     ),
 )

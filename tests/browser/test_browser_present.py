@@ -285,6 +285,14 @@ def test_present_mode_reads_from_the_back_of_the_room(page, lab_url):
     assert page.errors == []
 
 
+# Whether the memory verdict's title (in its shadow root) is no longer ``b``.
+MEMORY_TITLE_CHANGED = r"""(b) => { let t = null; const visit = (root) => {
+  for (const el of root.querySelectorAll('*')) {
+    if (el.classList.contains('mem-title')) t = el.textContent;
+    if (el.shadowRoot) visit(el.shadowRoot); } };
+  visit(document); return t !== null && t !== b; }"""
+
+
 def test_a_card_that_asks_for_a_lever_shows_it_on_a_projector(page, lab_url):
     """A teacher's trial: step 16 says "Tick GQA back on" and step 6 "move the reserve to 3 GiB", but present mode
     folds the levers away below the chart.  The control sits above the card, above the fold, and works."""
@@ -294,14 +302,38 @@ def test_a_card_that_asks_for_a_lever_shows_it_on_a_projector(page, lab_url):
     box = page.locator("[data-step='16']").bounding_box()
     assert gqa.bounding_box()["y"] < box["y"] and box["y"] + box["height"] <= PROJECTOR["height"]
     assert not gqa.is_checked()
+    before = page.locator(".mem-title").first.inner_text()
     gqa.check()
-    page.locator("[data-step='16']", has_text="one 128k-token sequence needs 40 GiB").wait_for(timeout=10_000)
+    page.wait_for_function(MEMORY_TITLE_CHANGED, arg=before, timeout=10_000)  # the verdict follows (8× less KV)
+    # The card stays true once the class has done what it asks (it said "With GQA off, as here, … 40 GiB").
+    page.locator("[data-step='16']", has_text="one 128k-token sequence needs 320 GiB").wait_for(timeout=10_000)
     page.get_by_text("Next ▶").click()
     page.locator("[data-step='17']").wait_for(timeout=10_000)
     assert not page.locator(".tour-asks").is_visible()  # step 17 asks for nothing
     page.locator(".tour-jump select").select_option(label=page.locator(".tour-jump option").nth(6).inner_text())
     page.locator("[data-step='6']").wait_for(timeout=10_000)
     assert page.locator(".tour-asks .reserve-bytes").is_visible()
+    assert page.errors == []
+
+
+def test_the_arrows_go_on_after_a_click_on_next_and_previous_leaves_the_ladder_tab(page, lab_url):
+    """A teacher's trial: after a click on "Next" (the focus stays on the button) → did nothing, on the main tour
+    and the Hardware tour; and "Previous" from ladder step 21 showed step 20's card over the Ladder tab."""
+    _open(page, f"{lab_url}?present=true&tour=4", PROJECTOR, wait="[data-step='4']")
+    page.get_by_text("Next ▶").click()
+    page.locator("[data-step='5']").wait_for(timeout=10_000)
+    page.keyboard.press("ArrowRight")
+    page.locator("[data-step='6']").wait_for(timeout=10_000)
+    page.keyboard.press("ArrowLeft")
+    page.locator("[data-step='5']").wait_for(timeout=10_000)
+    page.goto(f"{lab_url}?present=true&tour=21")
+    page.locator("[data-step='21']").wait_for(timeout=30_000)
+    page.locator(".ladder-rungs").wait_for(timeout=10_000)
+    page.get_by_text("◀ Previous").click()
+    page.locator("[data-step='20']").wait_for(timeout=10_000)
+    page.wait_for_function("new URLSearchParams(location.search).get('tab') !== 'Ladder'", timeout=10_000)
+    assert page.locator("[data-readout=ridge]").first.is_visible()  # the Roofline tab's readouts, not the ladder
+    assert not page.locator(".ladder-rungs").is_visible()
     assert page.errors == []
 
 
@@ -1308,7 +1340,7 @@ SCROLL_AND_STEP = r"""() => {
 def test_a_clicker_drives_the_tour_after_a_click_on_a_card_header(page, lab_url):
     # Found by a trial: in present mode, after a click on the Levers card's header (a button, which kept its keys)
     # PageDown scrolled the page instead of advancing the tour. PageDown / PageUp (a presenter clicker) drive the
-    # tour unless a field, a menu or a slider has the focus; the arrows and Space still press a focused button.
+    # tour unless a field, a menu or a slider has the focus; Space still presses a focused button.
     _open(page, lab_url + "?present=true", PROJECTOR)
     header = page.locator(".levers .card-header").first
     header.click()

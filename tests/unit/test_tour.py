@@ -316,3 +316,20 @@ def test_a_step_asks_for_the_levers_its_caption_tells_the_class_to_move():
         "Run out of memory instead": ("reserve_bytes",), "GQA off at 128k": ("gqa",)}
     assert "move the reserve" in TOUR[5].caption and "Tick GQA back on" in TOUR[15].caption
     assert all(name in LEVERS for step in TOUR for name in step.asks)
+
+
+def test_a_card_stays_true_once_the_class_does_what_it_asks():
+    """A teacher's trial: after ticking GQA at step 16 the card said "With GQA off, as here, … needs 40 GiB" and the
+    strip showed 40 GiB twice; after moving the reserve at step 6 it said "with no reserve"."""
+    from core.scenario import Scenario
+
+    gqa = TOUR[15]
+    for on in (False, True):
+        r = Scenario(**{**gqa.levers(), "gqa": on}).evaluate()
+        text = gqa.render(r)[1]
+        assert "one 128k-token sequence needs 320 GiB" in text and "8 KV heads, 40 GiB" in text
+        assert gqa.strip(r)[2:] == (("320 GiB", "KV per sequence without GQA"), ("40 GiB", "KV per sequence with GQA"))
+    reserve = TOUR[5]
+    text = reserve.render(Scenario(**{**reserve.levers(), "reserve_bytes": 3 * 2**30}).evaluate())[1]
+    assert "leave 56.5 GiB for cache beside the reserve" in text and "only 56 sequences fit" in text
+    assert "with no reserve to start with" in text  # how the step begins, true after the move too
