@@ -406,6 +406,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         )
         self.show_measured()
         self.show_share()
+        self.show_carried()
 
     def __panel__(self):
         return self.layout
@@ -481,6 +482,15 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.state.configs = {**self.state.configs, model.id: text}
         self.scenario.select_added(catalogue, model)
         self.config_report.object = report
+
+    @param.depends("state.configs", watch=True)
+    def show_carried(self) -> None:
+        """A config that came in a link or a scenario file (``config=``), not read on this page: its report as a
+        read would give it (the layer strip, L, h, h_kv, d_head, the keys not modelled), so whoever opens a shared
+        link can check the model against its model card.  Nothing once a report is shown."""
+        model_id = self.scenario.model
+        if not self.config_report.object and model_id in self.state.configs:
+            self.config_report.object = report_html(self.scenario.catalogue.model(model_id))
 
     # -- sharing --------------------------------------------------------------------------
     @param.depends("state.configs", "state.result", watch=True)

@@ -128,11 +128,11 @@ function derivation(C, s, r) {
     pyFixed(r.kv_bytes_per_sequence_per_gpu * pp / GIB, 3) + " GiB) = " + pyInt(r.max_batch), pyInt(r.max_batch)];
   w.fits = [pyFixed(r.weight_bytes_held / GIB, 2) + " + " + pyFixed(r.kv_bytes / GIB, 2) + " + " +
     pyFixed(C.reserve / GIB, 2) + " = " + pyFixed(r.memory_used_bytes / GIB, 2) + " GiB " + (r.fits ? "≤" : ">") +
-    " " + pyFixed(C.capacity / GIB, 2) + " GiB", r.fits ? "yes" : "NO"];
+    " " + pyFixed(C.capacity / GIB, 2) + " GiB", (C.approximate ? "≈ " : "") + (r.fits ? "yes" : "NO")];
   // Step 6: latency
   w.ttft = ["prefill I (weights) = " + _fpb(r.ttft_intensity) + " → " + fmtSeconds(r.ttft_s), fmtSeconds(r.ttft_s)];
   w.tpot = ["decode I = " + _fpb(r.decode_intensity) + " → " + fmtSeconds(r.verify_step_time_s) + " per step " +
-    (pp > 1 ? "× " + pp + " (a token crosses every stage) " : "") + "/ E = " + gained + " tokens = " +
+    (pp > 1 ? "× " + pp + " (a token crosses every stage) " : "") + "/ E = " + gained + (gained === "1" ? " token = " : " tokens = ") +
     fmtSeconds(r.tpot_s), fmtSeconds(r.tpot_s)];
   const a = pyFixed(r.acceptance, 2, false);
   w.spec = [(r.acceptance < 1 ? "(1 − " + a + "^" + k + ") / (1 − " + a + ") = " : "α = 1: every draft accepted, E = k = ")

@@ -358,7 +358,8 @@ class CompareMetric:
 
 
 def _fits(r: ScenarioResult) -> str:
-    return "fits" if r.fits else "does not fit"
+    """The verdict, "≈" where the model has config keys the lab does not model (as the memory bar says it)."""
+    return ("≈ " if r.model.approximate else "") + ("fits" if r.fits else "does not fit")
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.

@@ -30,14 +30,15 @@ UNITS = {
     "bytes": 1, "byte": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "kB": 1e3, "MB": 1e6,
     "GB": 1e9, "TB": 1e12, "TB/s": 1e12, "GB/s": 1e9, "FLOP": 1, "GFLOP": 1e9, "TFLOP": 1e12, "PFLOP": 1e15,
     "FLOP/s": 1, "TFLOP/s": 1e12, "GFLOP/s": 1e9, "PFLOP/s": 1e15, "FLOP/byte": 1, "s": 1, "ms": 1e-3, "µs": 1e-6,
-    "ns": 1e-9, "min": 60, "h": 3600, "%": 0.01, "tokens/s": 1, "tokens": 1, "parameters": 1, "weights": 1,
+    "ns": 1e-9, "min": 60, "h": 3600, "%": 0.01, "tokens/s": 1, "tokens": 1, "token": 1, "parameters": 1, "weights": 1,
     "kernels": 1, "layers": 1, "experts": 1, "GPUs": 1, "calls": 1,
 }
 #: Words that qualify a number without changing it ("0.45 TB/s per direction", "5.495 ms per step").
 QUALIFIERS = ("per direction", "per step", "on this GPU", "per GPU", "per MoE layer", "in all", "dense")
 #: Units of counts: a number with one (or none) may be one the scenario knows exactly; any other unit marks a
 #: measured, rounded figure (a time, a rate, a share).
-COUNT_UNITS = ("bytes", "byte", "B", "tokens", "parameters", "weights", "kernels", "layers", "experts", "GPUs", "calls")
+COUNT_UNITS = ("bytes", "byte", "B", "tokens", "token", "parameters", "weights", "kernels", "layers", "experts", "GPUs",
+               "calls")
 FUNCTIONS = ("min", "max", "floor", "ceil")
 RELATIONS = {"=": "eq", "≤": "le", "<": "lt", "≥": "ge", ">": "gt"}
 NUMBER = re.compile(r"\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:e([+-]?\d+))?")
@@ -261,7 +262,7 @@ def check_line(line: str, exact: dict[float, float], units: dict[str, float]) ->
         symbol = SYMBOL.search(left_c)
         last = left_c.split(" ")[-1]
         if symbol and op == "=" and re.search(r"\d", left_c) and last not in units and last not in UNITS:
-            # "... / E = 1 tokens = 5.495 ms": E is defined here; the chain goes on with E substituted.
+            # "... / E = 1 token = 5.495 ms": E is defined here; the chain goes on with E substituted.
             defined[symbol.group(1)] = right_c
             if k + 1 < len(links) and links[k + 1][0] == right:
                 substituted = left_c[:symbol.start(1)] + f"({right_c})"
@@ -350,7 +351,7 @@ def test_the_checker_catches_what_the_issue_found():
     # units, notes and prose: "13.23 GB / 3.35 TB/s = 3.95 ms", "(12.32 GiB ...)" is a note, "per direction"
     assert check_line("weight bytes / BW = 13.23 GB (12.32 GiB) / 3.35 TB/s = 3.95 ms", exact, UNITS) == (1, [])
     assert check_line("x = 28.44 + 3.00 + 3.00 = 34.44 GiB ≤ 80.00 GiB", exact, UNITS) == (2, [])
-    assert check_line("5.495 ms per step / E = 1 tokens = 5.495 ms", exact, UNITS) == (1, [])
+    assert check_line("5.495 ms per step / E = 1 token = 5.495 ms", exact, UNITS) == (1, [])
     assert check_line("floor(48.56 GiB / 0.375 GiB) = 129", exact, UNITS) == (1, [])
     assert check_line("floor(48.56 GiB / 0.375 GiB) = 130", exact, UNITS)[1]
     assert check_line("3.197 FLOP/byte < 295.3 FLOP/byte", exact, UNITS) == (1, [])

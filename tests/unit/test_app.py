@@ -567,8 +567,18 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
                                "num_nextn_predict_layers not modelled")
     assert "→ ≈ fits (approximate)" in lab.memory.object or "→ ≈ DOES NOT FIT (approximate)" in lab.memory.object
     assert 'data-readout="memory-approximate"' in lab.memory.object
+    # So does the readouts' own verdict, the pins table's and Compare's (an engineer's trial: "Fits in memory: yes").
+    from core.explain import quantities
+    from core.pins import COMPARE_METRICS
+
+    assert quantities(lab.result)["fits"].value == "≈ yes"
+    memory = next(m for m in COMPARE_METRICS if m.key == "memory")
+    assert memory.note(lab.result) == "≈ fits"
+    lab.pin_current()
+    assert "<td>≈ yes</td>" in lab.pins.table.object
     # A model whose every key was read is not marked.
     lab.scenario.model = "llama-3-70b"
+    assert (quantities(lab.result)["fits"].value, memory.note(lab.result)) == ("yes", "fits")  # TP = 8 on a B200
     assert "approx" not in lab.readouts.pane.object and "approximate" not in lab.memory.object
     # A pasted config with a key the lab does not know is marked where it is reported and where its numbers are.
     import json
@@ -670,6 +680,9 @@ def test_a_link_carries_a_pasted_config_and_opens_the_same_model_levers_and_pins
     assert opened.result.n_params == lab.result.n_params == 124_439_808
     assert opened.state.pins == lab.state.pins and opened.state.pins[0].levers["model"] == "config-my-gpt2"
     assert _link_of(opened)["config"] == query["config"]  # and it passes on
+    # Whoever opens the link sees what was read, as the first session did (an engineer's trial: the tab was empty).
+    report = opened.byo.config_report.object
+    assert report == lab.byo.config_report.object and "layers L" in report and "my-gpt2" in report
 
 
 def test_a_link_whose_config_the_reader_refuses_says_so_and_the_rest_applies():

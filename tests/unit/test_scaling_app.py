@@ -229,3 +229,9 @@ def test_one_sequence_and_one_token_read_in_the_singular():
     one, four = work(1), work(4)
     assert "(1 sequence in flight)" in one["tokens-aggregate"] and "(the experts 1 token touches)" in one["weights"]
     assert "(4 sequences in flight)" in four["tokens-aggregate"] and "(the experts 4 tokens touch)" in four["weights"]
+    assert "/ E = 1 token = " in one["tpot"]
+    assert "/ E = 2.53 tokens = " in work_k4()["tpot"]
+
+
+def work_k4():
+    return {q.key: q.work for q in rows(Scenario(model="mixtral-8x7b", spec_k=4).evaluate())}
