@@ -214,7 +214,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td>{fmt_rate(r.tokens_per_s_with_kv)}<br><span class="unit bound" title="{escape(bound_text(r))}">'
             f"{bound_word(r)}</span></td>"
             f"<td>{r.kv_bytes / GiB:,.2f}</td>"
-            f"<td>{'≈ ' if r.model.approximate else ''}{'yes' if r.fits else 'no'}</td>"
+            f"<td>{r.model.approximate_mark}{'yes' if r.fits else 'no'}</td>"
             "</tr>"
             + (
                 f'<tr class="notes"><td></td><td colspan="7" class="notes">what still differs: {notes}</td></tr>'

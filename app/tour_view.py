@@ -256,6 +256,7 @@ class TourView(pn.viewable.Viewer):
         self.leave.visible = True
         self.resume.visible = False
         self.caption.visible = True
+        self._show_asks()  # what the step asks for changes with the step, not with every move of a lever
         self._take_keys()
         self.jump.value = self.index
         before = self.scenario.levers()
@@ -308,7 +309,6 @@ class TourView(pn.viewable.Viewer):
         )
         self.strip.object = strip_html(step.strip(result), self.index + 1)
         self._show_strip()
-        self._show_asks()
 
 
 def strip_html(numbers: tuple[tuple[str, str], ...], step: int) -> str:

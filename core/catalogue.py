@@ -13,6 +13,7 @@ is parsed anywhere.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -94,8 +95,8 @@ class Catalogue:
         equal in everything but its id and name) is the one registered before, not
         a copy named "(2)".
         """
-        for own in self.own_models.values():
-            if own.id == model.id or own.id.startswith(f"{model.id}-"):
+        for own in self.own_models.values():  # this id, or a numbered copy of it ("config-x-2", not "config-x-l")
+            if re.fullmatch(rf"{re.escape(model.id)}(-\d+)?", own.id):
                 if dataclasses.replace(model, id=own.id, name=own.name) == own:
                     return self, own
         model_id, n = model.id, 2

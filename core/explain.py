@@ -318,8 +318,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
                  f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB",
                  # A config key the lab does not model: the verdict is approximate too, where it is read.
-                 ("≈ " if r.model.approximate else "") + ("yes" if r.fits else "NO")),
+                 r.model.approximate_mark + ("yes" if r.fits else "NO")),
     )
+    e_text = f"{r.expected_tokens_per_step:.3g}"  # tokens per verify step, as printed ("1 token", "2.53 tokens")
     latency = (
         Quantity("ttft", "Time to first token (one prompt)",
                  "prefill of one prompt: k = prompt length, B = 1, weights + causal attention FLOP",
@@ -328,9 +329,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  "decode step at context S × PP stages / E" if r.pp > 1 else "decode step at context S / E",
                  f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step "
                  + (f"× {r.pp} (a token crosses every stage) " if r.pp > 1 else "")
-                 + f"/ E = {r.expected_tokens_per_step:.3g} "
-                 + ("token" if f"{r.expected_tokens_per_step:.3g}" == "1" else "tokens")
-                 + f" = {fmt_seconds(r.tpot_s)}", fmt_seconds(r.tpot_s)),
+                 + f"/ E = {e_text} {'token' if e_text == '1' else 'tokens'} = {fmt_seconds(r.tpot_s)}",
+                 fmt_seconds(r.tpot_s)),
         Quantity("spec", "Speculation: tokens per verify", "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
                  (f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
                   if r.acceptance < 1 else "α = 1: every draft accepted, E = k = ")

@@ -312,6 +312,11 @@ class ModelSpec:
         """Whether a config key that changes the architecture was not modelled: every number is then approximate."""
         return bool(self.unmodelled)
 
+    @property
+    def approximate_mark(self) -> str:
+        """``"≈ "`` before a verdict or figure that depends on keys not modelled (:attr:`approximate`), else ``""``."""
+        return "≈ " if self.unmodelled else ""
+
     def approximate_note(self, see: str = "see what the lab read") -> str:
         """One line for beside a headline number, ``"approximate: <keys> not modelled (<see>)"``, or ``""``.
 

@@ -359,7 +359,7 @@ class CompareMetric:
 
 def _fits(r: ScenarioResult) -> str:
     """The verdict, "≈" where the model has config keys the lab does not model (as the memory bar says it)."""
-    return ("≈ " if r.model.approximate else "") + ("fits" if r.fits else "does not fit")
+    return r.model.approximate_mark + ("fits" if r.fits else "does not fit")
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
