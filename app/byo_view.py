@@ -19,6 +19,7 @@ import io
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
@@ -88,6 +89,14 @@ _APPLIED.set()
 #: How long the reader waits for a session to apply the read before it hands over the next (a session closed
 #: meanwhile never applies it).
 APPLY_WAIT_S = 1.0
+#: The most of the event loop's time that applies of reads queued together may take.  An apply is each session's own
+#: work (its new model evaluated, every view redrawn: 15–25 ms), so twenty handed over back to back still kept the
+#: loop busy for half a second, and the other students' moves queued behind them.  After an apply that took ``d``
+#: seconds the reader hands over the next no sooner than ``d / APPLY_SHARE`` after the first began: the students who
+#: pasted wait a little longer for their report, the others' updates go between.
+APPLY_SHARE = 0.5
+#: When the reader may hand over the next read (``time.perf_counter``), set by each apply (:data:`APPLY_SHARE`).
+_NEXT_APPLY = [0.0]
 
 log = logging.getLogger(__name__)
 
@@ -444,6 +453,7 @@ class BringYourOwnView(pn.viewable.Viewer):
             done.set_exception(exc)
         _APPLIED.wait(APPLY_WAIT_S)
         _APPLIED.clear()
+        time.sleep(min(APPLY_WAIT_S, max(0.0, _NEXT_APPLY[0] - time.perf_counter())))
         try:
             doc.add_next_tick_callback(lambda: self._show_read(started, done, served=True))
         except Exception:  # noqa: BLE001 - a session closed meanwhile: nothing to apply, the next may go
@@ -452,6 +462,7 @@ class BringYourOwnView(pn.viewable.Viewer):
     def _show_read(self, started: tuple, read, served: bool = False) -> None:
         """Apply a read (its :func:`_read` result, or a future of it) unless the student moved on since it started;
         ``served``: handed over by the reader, which waits for this (:data:`_APPLIED`)."""
+        began = time.perf_counter()
         try:
             if started[0] != self._generation:
                 return  # a newer read is under way, or was shown: it reports
@@ -459,6 +470,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                 self._apply_read(started, read)
         finally:
             if served:
+                now = time.perf_counter()
+                _NEXT_APPLY[0] = began + (now - began) / APPLY_SHARE
                 _APPLIED.set()
 
     def _apply_read(self, started: tuple, read) -> None:

@@ -54,7 +54,12 @@ def release_notification_area() -> None:
 
 
 #: The served process's cyclic-GC thresholds (generation-0 allocations, then collections of 0 and of 1).
-GC_THRESHOLDS = (20_000, 10, 10)
+#: Generation 0 at 5,000 (not Python's 700) keeps the collector from rescanning a class's young objects on every
+#: few allocations; not higher, since generation 1 then holds ten times as many and each of its collections held
+#: every session's updates 80–130 ms during a paste storm (20–27 ms at 5,000; ``docs/benchmarks.md``).  Full
+#: collections wait for 1,000 of generation 1: the garbage a class leaves is closed sessions, collected when they
+#: end (:func:`collect_closed_sessions`), and a full collection with thirty sessions open holds the loop 350–550 ms.
+GC_THRESHOLDS = (5_000, 10, 1_000)
 #: The least time between two full garbage collections run because a session ended (seconds).
 COLLECT_EVERY_S = 2.0
 #: The most of the server's time those collections may take: after one that took ``d`` seconds, the next
@@ -103,8 +108,8 @@ def collect_garbage_for_a_class() -> None:
 
     A class is a hundred sessions alive at once, ~4 MB of Python objects each.  With Python's default
     thresholds (700, 10, 10) the cyclic collector rescans them all again and again while the next sessions are
-    built: ~34 ms of a ~245 ms session build with 60 sessions open; ~8 ms with :data:`GC_THRESHOLDS` (gc
-    callbacks, in process, A/B).  Closed sessions do not wait for those thresholds:
+    built: ~34 ms of a ~245 ms session build with 60 sessions open; 9–11 ms with :data:`GC_THRESHOLDS` or
+    (20,000, 10, 10) with 40 open, whose longest pauses were 17 and 75 ms (gc callbacks, in process, A/B).  Closed sessions do not wait for those thresholds:
     :func:`collect_closed_sessions` runs when a session ends (the soak checks the memory comes back).
     """
     gc.set_threshold(*GC_THRESHOLDS)

@@ -466,17 +466,20 @@ def step(profile: StepProfile, batch, *, tokens, context, gained, p_kv: float, g
     b = np.atleast_1d(np.asarray(batch, dtype=float))
     t = b * tokens  # the tokens of one step, per weight read
     per_stage = [_stage_step(profile, st, b, t, tokens, context, gained, p_kv, gqa, prefill) for st in profile.stages]
-    slowest = np.argmax(np.stack([s["step_time_s_with_kv"] for s in per_stage]), axis=0)
-    columns = np.arange(b.shape[0])
-
-    def pick(name):
-        return np.stack([s[name] for s in per_stage])[slowest, columns]
-
-    m = memory_stage(profile, tokens if prefill else context, p_kv, gqa) * np.ones(b.shape, dtype=np.int64)
-    held = np.stack([s["held"] for s in per_stage])[m, columns]
-    weights_held = np.array([st.weight_bytes_held for st in profile.stages])[m]
+    if len(per_stage) == 1:  # one GPU, or PP = 1: the only stage is the slowest and the fullest
+        fields = per_stage[0]
+        slowest = np.zeros(b.shape, dtype=np.int64)
+        held = fields.pop("held")
+        weights_held = profile.stages[0].weight_bytes_held
+    else:
+        slowest = np.argmax(np.stack([s["step_time_s_with_kv"] for s in per_stage]), axis=0)
+        columns = np.arange(b.shape[0])
+        m = memory_stage(profile, tokens if prefill else context, p_kv, gqa) * np.ones(b.shape, dtype=np.int64)
+        held = np.stack([s["held"] for s in per_stage])[m, columns]
+        weights_held = np.array([st.weight_bytes_held for st in profile.stages])[m]
+        fields = {name: np.stack([s[name] for s in per_stage])[slowest, columns]
+                  for name in per_stage[0] if name != "held"}
     used = weights_held + len(profile.stages) * b * held + profile.reserve_bytes
-    fields = {name: pick(name) for name in per_stage[0] if name != "held"}
     return Step(
         batch=b.astype(np.int64),
         stage=slowest.astype(np.int64),

@@ -34,7 +34,7 @@ def test_a_served_document_passes_bokehs_integrity_check(application):
     assert settings.perform_document_validation() is False
     assert settings.perform_error_diagnostics() is False  # callback signatures: checked by the unit tests' builds
     # A class's sessions alive at once are not rescanned by the cyclic GC every 700 allocations (session_end).
-    assert gc.get_threshold() == (20_000, 10, 10)
+    assert gc.get_threshold() == (5_000, 10, 1_000)
     # The default scenario: I = 2·B·k/p = 2·1·1/2 FLOP/byte at batch 1, BF16.
     assert list(doc.get_model_by_name("workload").data["x"]) == [1.0]
 
@@ -284,3 +284,39 @@ def test_reads_landing_together_are_applied_one_session_at_a_time(monkeypatch):
     assert "Read heavy-hybrid" in first.byo.config_report.object
     loop_until(doc2, lambda: not second.byo.read_config.loading, 5)
     assert "Read heavy-hybrid" in second.byo.config_report.object and byo_view._APPLIED.is_set()
+
+
+def test_reads_queued_together_leave_the_loop_half_its_time(monkeypatch):
+    """Twenty applies handed over back to back kept the loop busy for half a second (15–25 ms each), and the other
+    students' moves queued behind them.  After an apply that took d seconds, the reader hands over the next read
+    no sooner than d / APPLY_SHARE after that apply began."""
+    import json
+    import time
+
+    from fuzz_strategies import heavy_hybrid_config
+    from panel.io.state import set_curdoc
+
+    import app.byo_view as byo_view
+
+    assert byo_view.APPLY_SHARE == 0.5
+    text = json.dumps(heavy_hybrid_config(64))
+    lab, doc = served_lab()
+    loop_until(doc, byo_view._APPLIED.is_set, 5)  # nothing handed over by an earlier test is still pending
+    byo = lab.byo
+    started = (byo._generation, byo.scenario.catalogue, byo.scenario.model)
+    read = byo_view._read(text, None, byo.scenario.clone())
+    began = time.perf_counter()
+    with set_curdoc(doc):
+        byo._show_read(started, read, served=True)
+    ended = time.perf_counter()
+    assert "Read heavy-hybrid" in byo.config_report.object and byo_view._APPLIED.is_set()
+    # The next may go once as long again has passed as the apply took (within the span measured around it).
+    assert ended < byo_view._NEXT_APPLY[0] <= ended + (ended - began)
+
+    handed = []
+    monkeypatch.setattr(doc, "add_next_tick_callback", lambda _cb: handed.append(time.perf_counter()))
+    byo_view._NEXT_APPLY[0] = time.perf_counter() + 0.3
+    asked = time.perf_counter()
+    byo._read_and_hand_over(doc, started, text, None, byo.scenario.clone())
+    assert len(handed) == 1 and handed[0] - asked >= 0.3
+    byo_view._APPLIED.set()  # the session never ran it: the next test's reads may go
