@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 import param
+from bokeh.models import Div
 
 from core.permalink import from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
@@ -190,7 +191,7 @@ class Lab(pn.viewable.Viewer):
         return self.state.result
 
     @property
-    def memory(self) -> pn.pane.HTML:
+    def memory(self) -> Div:
         return self.memory_view.bar
 
     @property

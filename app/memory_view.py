@@ -20,7 +20,7 @@ from core.scenario import ScenarioResult
 from core.units import GiB, fmt_count
 
 from .state import LabState
-from .style import PALETTE, STYLESHEET
+from .style import PALETTE, live_html
 
 #: Narrowest segment (percent of the bar) that carries its label, "KV cache 12.3 GiB" at 18 px in present mode.
 MIN_LABEL_PERCENT = 14
@@ -35,7 +35,8 @@ class MemoryView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.bar = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=(24, 10, 5, 10))
+        self.bar = live_html(margin=(24, 10, 5, 10))
+        self._shown = pn.pane.Bokeh(self.bar, sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", sizing_mode="stretch_width")
         # One click to the smallest split that fits (core: ScenarioResult.suggested_tp / suggested_pp).
         # Its label wraps within the column (at 18 px in present mode it ran past the side column's edge).
@@ -46,13 +47,13 @@ class MemoryView(pn.viewable.Viewer):
         self._refresh()
 
     def __panel__(self):
-        return pn.Column(self.bar, self.suggest, self.note, sizing_mode="stretch_width")
+        return pn.Column(self._shown, self.suggest, self.note, sizing_mode="stretch_width")
 
     @param.depends("state.result", "state.present", "state.tab", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
-        self.bar.object = memory_html(r, approximate=r.model.approximate_note(),
-                                      scope=ladder_scope(r) if self.state.tab == LADDER_TAB else "")
+        self.bar.text = memory_html(r, approximate=r.model.approximate_note(),
+                                    scope=ladder_scope(r) if self.state.tab == LADDER_TAB else "")
         self.note.object = capacity_note(r)
         target = suggestion(r)
         self.suggest.visible = target is not None

@@ -16,7 +16,7 @@ from core.scenario import ScenarioResult
 
 from .present import INPUT_TEXT_CSS
 from .state import ENGINES, LabState
-from .style import STYLESHEET
+from .style import live_html
 
 #: The quantities the readouts panel shows, in display order.
 READOUT_KEYS = (
@@ -88,7 +88,8 @@ class ReadoutsView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.pane = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.pane = live_html()
+        self._shown = pn.pane.Bokeh(self.pane, sizing_mode="stretch_width")
         self.show_work = pn.widgets.Checkbox.from_param(self.state.param.show_work,
                                                         name="Show your work (formulas with values)",
                                                         css_classes=["show-work"])
@@ -100,11 +101,12 @@ class ReadoutsView(pn.viewable.Viewer):
 
     def __panel__(self):
         # At most 380 px, less on a phone-width page (nothing is cut off at 360 px).
-        return pn.Column("### Readouts", self.show_work, self.engine, self.pane, max_width=380, min_width=0,
+        return pn.Column("### Readouts", self.show_work, self.engine,
+                         self._shown, max_width=380, min_width=0,
                          sizing_mode="stretch_width", styles={"flex": "1 1 300px"})
 
     @param.depends("state.result", "state.expected", "state.show_work", watch=True)
     def _refresh(self) -> None:
         s = self.state
-        self.pane.object = approximate_html(s.result.model) + readouts_html(
+        self.pane.text = approximate_html(s.result.model) + readouts_html(
             s.result, s.show_work, expected=s.expected, expected_error=s.expected_error)

@@ -109,8 +109,9 @@ def collect_garbage_for_a_class() -> None:
     A class is a hundred sessions alive at once, ~4 MB of Python objects each.  With Python's default
     thresholds (700, 10, 10) the cyclic collector rescans them all again and again while the next sessions are
     built: ~34 ms of a ~245 ms session build with 60 sessions open; 9–11 ms with :data:`GC_THRESHOLDS` or
-    (20,000, 10, 10) with 40 open, whose longest pauses were 17 and 75 ms (gc callbacks, in process, A/B).  Closed sessions do not wait for those thresholds:
-    :func:`collect_closed_sessions` runs when a session ends (the soak checks the memory comes back).
+    (20,000, 10, 10) with 40 open, whose longest pauses were 17 and 75 ms (gc callbacks, in process, A/B).
+    Closed sessions do not wait for those thresholds: :func:`collect_closed_sessions` runs when a session ends
+    (the soak checks the memory comes back).
     """
     gc.set_threshold(*GC_THRESHOLDS)
     _on_session_end(collect_closed_sessions)

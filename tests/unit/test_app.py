@@ -39,10 +39,10 @@ def test_ladder_rungs_that_do_not_fit_are_hollow():
 def test_memory_bar_shows_capacity_and_verdict():
     lab = Lab(Scenario(model="llama-3-8b", batch=56))
     # 14.96 GiB weights + 56 GiB KV + 3 GiB reserve = 73.96 GiB of 80 GiB.
-    assert "Memory: 74.0 GiB of 80.0 GiB → fits" in lab.memory.object
-    assert "capacity 80.0 GiB" in lab.memory.object
+    assert "Memory: 74.0 GiB of 80.0 GiB → fits" in lab.memory.text
+    assert "capacity 80.0 GiB" in lab.memory.text
     lab.scenario.gqa = False
-    assert "DOES NOT FIT" in lab.memory.object
+    assert "DOES NOT FIT" in lab.memory.text
 
 
 def test_memory_segments_are_in_gib():
@@ -562,11 +562,11 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     # DeepSeek-V3's config names a multi-token-prediction layer the lab does not count: the readouts open with
     # the note, the memory verdict says "≈ ... (approximate)", and what was read says so too.
     lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8))
-    readouts = lab.readouts.pane.object
+    readouts = lab.readouts.pane.text
     assert readouts.startswith('<div class="warn approx" data-readout="approximate">≈ Approximate: '
                                "num_nextn_predict_layers not modelled")
-    assert "→ ≈ fits (approximate)" in lab.memory.object or "→ ≈ DOES NOT FIT (approximate)" in lab.memory.object
-    assert 'data-readout="memory-approximate"' in lab.memory.object
+    assert "→ ≈ fits (approximate)" in lab.memory.text or "→ ≈ DOES NOT FIT (approximate)" in lab.memory.text
+    assert 'data-readout="memory-approximate"' in lab.memory.text
     # So does the readouts' own verdict, the pins table's and Compare's (an engineer's trial: "Fits in memory: yes").
     from core.explain import quantities
     from core.pins import COMPARE_METRICS
@@ -579,7 +579,7 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     # A model whose every key was read is not marked.
     lab.scenario.model = "llama-3-70b"
     assert (quantities(lab.result)["fits"].value, memory.note(lab.result)) == ("yes", "fits")  # TP = 8 on a B200
-    assert "approx" not in lab.readouts.pane.object and "approximate" not in lab.memory.object
+    assert "approx" not in lab.readouts.pane.text and "approximate" not in lab.memory.text
     # A pasted config with a key the lab does not know is marked where it is reported and where its numbers are.
     import json
 
@@ -588,7 +588,7 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     lab.byo._read_config()
     report = lab.byo.config_report.object
     assert 'data-readout="config-approximate"' in report and "mystery_layers not modelled" in report
-    assert "mystery_layers" in lab.readouts.pane.object and "(approximate)" in lab.memory.object
+    assert "mystery_layers" in lab.readouts.pane.text and "(approximate)" in lab.memory.text
 
 
 def test_a_config_key_not_modelled_marks_the_roofline_title_and_so_its_saved_images():

@@ -40,7 +40,7 @@ def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
     assert hbm.seconds == pytest.approx(memory * (1 / e.parameters.stream_fraction.value - 1), rel=1e-9)
     # Expected is a prediction below the ceiling: 42.92 ms + the terms = 60.27 ms, 71 % of the ceiling's 23 tokens/s.
     assert e.expected_step_time_s == pytest.approx(60.27e-3, abs=0.01e-3)
-    pane = lab.readouts.pane.object
+    pane = lab.readouts.pane.text
     assert _readout(pane, "expected-tokens") == (
         "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine")
     assert "Expected tokens/s per sequence (a prediction, generic engine)" in html.unescape(pane)
@@ -52,7 +52,7 @@ def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
 def test_show_your_work_gives_the_sum_of_the_terms():
     lab = Lab(Scenario(model="llama-3-8b"), query={})
     lab.state.show_work = True
-    work = html.unescape(re.search(r'data-work="expected-tokens">([^<]*)<', lab.readouts.pane.object).group(1))
+    work = html.unescape(re.search(r'data-work="expected-tokens">([^<]*)<', lab.readouts.pane.text).group(1))
     e = lab.state.expected
     shown = [t for t in e.terms if t.seconds]
     assert len(shown) >= 6
@@ -73,7 +73,7 @@ def test_the_engine_selector_changes_the_prediction_not_the_ceiling():
     lab.state.engine = "vLLM"
     assert lab.result is ceiling  # no re-evaluation: the ceiling is untouched
     assert lab.state.expected.engine == "vLLM" and lab.state.expected.expected_step_time_s != generic
-    assert _readout(lab.readouts.pane.object, "expected-tokens").endswith(", vLLM preset")
+    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith(", vLLM preset")
     assert lab.readouts.engine.value == "vLLM"
     assert "generic" in lab.readouts.engine.options and "llama.cpp" in lab.readouts.engine.options
 
@@ -82,7 +82,7 @@ def test_the_batch_ceiling_is_labelled_as_the_batchs_total_above_the_per_sequenc
     # Found by a trial: at B = 12, k = 2 "Tokens/s ceiling 117" sat right above "Expected tokens/s per sequence:
     # ceiling 9.7 tokens/s" -- two ceilings, one the batch's total (12 × 9.7), the other one sequence's.
     lab = Lab(Scenario(model="llama-3-8b", batch=12, spec_k=2), query={})
-    pane = lab.readouts.pane.object
+    pane = lab.readouts.pane.text
     labels = re.findall(r'<span class="q">([^<]*)</span>', pane)
     at = labels.index("Tokens/s ceiling, the batch&#x27;s total")
     assert labels[at + 1].startswith("Expected tokens/s per sequence (a prediction")
@@ -91,16 +91,16 @@ def test_the_batch_ceiling_is_labelled_as_the_batchs_total_above_the_per_sequenc
     assert total == f"{r.tokens_per_s_with_kv:,.0f} tokens/s"
     assert one.startswith(f"ceiling {fmt_rate(r.tokens_per_s_with_kv / 12)} tokens/s; expected")
     # One replica of two: the label says both.
-    two = Lab(Scenario(model="llama-3-8b", batch=12, replicas=2), query={}).readouts.pane.object
+    two = Lab(Scenario(model="llama-3-8b", batch=12, replicas=2), query={}).readouts.pane.text
     assert "Tokens/s ceiling, the batch&#x27;s total, one replica" in two
 
 
 def test_a_model_with_keys_not_modelled_marks_the_expected_value_approximate():
     lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8), query={})
     assert lab.result.model.approximate
-    assert _readout(lab.readouts.pane.object, "expected-tokens").endswith("generic engine (approximate)")
+    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith("generic engine (approximate)")
     lab.scenario.model = "llama-3-70b"
-    assert "(approximate)" not in _readout(lab.readouts.pane.object, "expected-tokens")
+    assert "(approximate)" not in _readout(lab.readouts.pane.text, "expected-tokens")
 
 
 # -- the link ----------------------------------------------------------------------------------------------------------

@@ -22,11 +22,11 @@ def test_beside_the_ladder_the_bar_says_it_shows_the_labs_scenario_not_the_climb
 
     lab = Lab(query={"present": "true", "tour": "25"})
     assert lab.state.tab == "Ladder"
-    shown = lab.memory_view.bar.object
+    shown = lab.memory_view.bar.text
     assert ('<div class="mem-scope" data-readout="memory-scope">The lab&#x27;s scenario at B = 1, before the '
             'ladder&#x27;s rungs</div>') in shown  # above the title
     assert "(largest batch at S = 8,192: 9)" in shown  # the lab's scenario: BF16, B = 1, 8,192 tokens reserved
     climbed = ladder_caption_values(TOUR[24].levers(), TOUR[24].rungs)
     assert (climbed["fit"], climbed["b"]) == (681, 256)  # what the card quotes: not the bar's
     lab.state.tab = "Roofline"  # the bar's scenario is the page's: nothing to say
-    assert "memory-scope" not in lab.memory_view.bar.object
+    assert "memory-scope" not in lab.memory_view.bar.text

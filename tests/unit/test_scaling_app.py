@@ -38,12 +38,12 @@ def test_scaling_note_escapes_names():
 
 def test_memory_bar_is_per_gpu_and_suggests_the_smallest_tp():
     lab = Lab()
-    assert "DOES NOT FIT" in lab.memory.object
+    assert "DOES NOT FIT" in lab.memory.text
     assert suggestion(lab.result) == (2, 1)
     assert lab.memory_view.suggest.visible and "TP = 2" in lab.memory_view.suggest.label
     lab.memory_view.apply_suggestion()
     assert lab.scenario.tp == 2 and lab.result.fits
-    assert "Memory per GPU (1 of 2, TP = 2, PP = 1)" in lab.memory.object and "→ fits" in lab.memory.object
+    assert "Memory per GPU (1 of 2, TP = 2, PP = 1)" in lab.memory.text and "→ fits" in lab.memory.text
     assert not lab.memory_view.suggest.visible
 
 
@@ -163,7 +163,7 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
     assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == ("Tokens/s ceiling, the batch's "
                                                                                           "total, one replica")
     assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
-    assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.object
+    assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.text
     assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 in each of 2 replicas"
     # One GPU, one replica: nothing to tell apart, the labels stay short.
     one = {q.key: q for q in rows(Scenario(model="llama-3-70b").evaluate())}
