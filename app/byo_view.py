@@ -92,7 +92,7 @@ APPLY_WAIT_S = 1.0
 #: The most of the event loop's time that applies of reads queued together may take.  An apply is each session's own
 #: work (its new model evaluated, every view redrawn: 15–25 ms), so twenty handed over back to back still kept the
 #: loop busy for half a second, and the other students' moves queued behind them.  After an apply that took ``d``
-#: seconds the reader hands over the next no sooner than ``d / APPLY_SHARE`` after the first began: the students who
+#: seconds the reader hands over the next no sooner than ``d / APPLY_SHARE`` after that apply began: the students who
 #: pasted wait a little longer for their report, the others' updates go between.
 APPLY_SHARE = 0.5
 #: When the reader may hand over the next read (``time.perf_counter``), set by each apply (:data:`APPLY_SHARE`).

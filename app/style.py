@@ -70,6 +70,7 @@ def live_html(margin: tuple[int, int, int, int] = (5, 10, 5, 10)) -> Div:
     """
     return Div(text="", stylesheets=[STYLESHEET], sizing_mode="stretch_width", margin=margin)
 
+
 #: One (colour, dash, marker) per series of a chart that overlays several of one kind (the Hardware tab's parts,
 #: kernels, memory levels, trend series): Okabe-Ito colours (yellow left out: too faint on white), with the dash
 #: cycling over 6 patterns and the marker over 7 shapes, so that no two of the first 42 series share both dash and
