@@ -119,10 +119,11 @@ def nginx_url(tmp_path_factory):
     import shutil
     import sys
 
-    if shutil.which("nginx") is None:
-        # The recipe's limits themselves are checked without nginx (tests/unit/test_deploy.py); these tests run the
-        # real proxy, which a machine without the binary cannot (CI's image has none).
-        pytest.skip("nginx is not installed: the live proxy tests need its binary (Debian: apt-get install nginx)")
+    # The test command (tests/run) installs Debian's nginx where it is missing; /usr/sbin is not on every PATH.
+    binary = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
+    if binary is None:
+        pytest.fail("nginx is not installed: the live proxy tests need its binary (bash tests/run installs Debian's "
+                    "package where apt-get can; else apt-get install nginx)")
     from conftest import free_port, start_lab, stop_lab, wait_for_url
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -135,7 +136,7 @@ def nginx_url(tmp_path_factory):
     nginx = None
     try:
         (work / "nginx.conf").write_text(loopback_conf([int(urlsplit(lab_url).port)], listen))
-        cmd = ["nginx", "-p", str(work), "-c", str(work / "nginx.conf"),
+        cmd = [binary, "-p", str(work), "-c", str(work / "nginx.conf"),
                "-g", f"daemon off; pid {work / 'nginx.pid'}; error_log {work / 'logs' / 'error.log'} warn;"]
         with (work / "logs" / "stderr.log").open("w") as err:
             nginx = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
