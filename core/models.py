@@ -315,7 +315,7 @@ class ModelSpec:
     @property
     def approximate_mark(self) -> str:
         """``"≈ "`` before a verdict or figure that depends on keys not modelled (:attr:`approximate`), else ``""``."""
-        return "≈ " if self.unmodelled else ""
+        return "≈ " if self.approximate else ""
 
     def approximate_note(self, see: str = "see what the lab read") -> str:
         """One line for beside a headline number, ``"approximate: <keys> not modelled (<see>)"``, or ``""``.
