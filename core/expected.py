@@ -340,7 +340,8 @@ class EngineParameters:
 
 def _entry_text(entry: dict) -> str:
     where = f" ({entry['where']})" if entry.get("where") else ""
-    return f"{entry.get('source', '')}{where}"
+    checked = f"; checked: {entry['checked']}" if entry.get("checked") else ""
+    return f"{entry.get('source', '')}{where}{checked}"
 
 
 def _per_gpu(table: dict, gpu_id: str, what: str) -> Constant:

@@ -5,7 +5,9 @@ Two ceilings, each timed by repetition within a time budget:
 * **bandwidth**: a streaming copy of a large array (``dst[:] = src``), which
   reads and writes every byte once: bytes/s = 2 × size / time (the STREAM
   "copy" kernel, McCalpin 1995);
-* **compute**: a large matrix multiply, 2·n³ FLOP per product.
+* **compute**: a large matrix multiply, 2·n³ FLOP per product, of random operands: constant ones or
+  zeros toggle fewer bits, draw less power and hold higher clocks, so they overstate the peak (on an
+  H200 this command read 869 TFLOP/s multiplying ones, 782 multiplying random data: ``core/h200_roofline.json``).
 
 NumPy on the CPU (FP32 matmul); a GPU through PyTorch when one is present
 (BF16 matmul, device-to-device copy).  The best of the repetitions is kept,
@@ -62,8 +64,9 @@ def measure_numpy(seconds: float = 30.0, copy_bytes: int = 256 * 2**20, n: int =
     np.copyto(dst, src)  # touch every page once: the first copy pays for page faults, not bandwidth
     bandwidth = _best_rate(2.0 * src.nbytes, lambda: np.copyto(dst, src), seconds / 2, start, seconds,
                            "bandwidth (copy)")
-    a = np.ones((n, n), dtype=np.float32)
-    b = np.ones((n, n), dtype=np.float32)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
     flops = _best_rate(2.0 * n**3, lambda: a @ b, seconds / 2, start, seconds, "compute (FP32 matmul)")
     _progress(1.0, "done")
     sys.stderr.write("\n")
@@ -89,10 +92,11 @@ def measure_torch(seconds: float = 30.0, n: int = 8192) -> Roofs | None:
         torch.cuda.synchronize()
 
     bandwidth = _best_rate(2.0 * src.numel() * 4, copy, seconds / 2, start, seconds, "bandwidth (copy)")
-    a = torch.ones((n, n), dtype=torch.bfloat16, device="cuda")
+    a = torch.randn((n, n), dtype=torch.bfloat16, device="cuda")
+    b = torch.randn((n, n), dtype=torch.bfloat16, device="cuda")
 
     def matmul():
-        a @ a
+        a @ b
         torch.cuda.synchronize()
 
     flops = _best_rate(2.0 * n**3, matmul, seconds / 2, start, seconds, "compute (BF16 matmul)")

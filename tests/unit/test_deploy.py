@@ -180,3 +180,14 @@ def test_nginx_buffers_hold_every_link_the_lab_opens_and_refuse_before_the_serve
 
 def test_nginx_names_no_version():
     assert re.search(r"^\s*server_tokens\s+off;", nginx_text(), re.M)
+
+
+def test_every_data_file_core_reads_is_installed_with_it():
+    """``pip install .`` (the Dockerfile) installs only the package data pyproject names: a data file left out
+    is missing where the lab runs from site-packages (core/expected_spread.json was)."""
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["core"]
+    on_disk = {p.name for p in (ROOT / "core").glob("*.json")}
+    assert on_disk and on_disk <= set(listed)
+    assert "model_configs/*.json" in listed

@@ -1,7 +1,9 @@
 """Measured points (MBU, MFU, gap) and this machine's roofline."""
 
 import math
+import sys
 import time
+import types
 
 import pytest
 
@@ -60,6 +62,40 @@ def test_the_best_repetition_is_the_rate(monkeypatch):
     assert machine_roofs._best_rate(10.0, lambda: runs.append(1), budget_s=5.0, start=0.0, total_s=10.0,
                                     label="test") == 10.0
     assert len(runs) == 3
+
+
+def test_the_gpu_matmul_multiplies_random_operands(monkeypatch):
+    """On an H200 the command read 869 TFLOP/s multiplying ones and 782 multiplying random data (constant
+    operands toggle fewer bits and hold higher clocks; core/h200_roofline.json): the timed product must be of
+    random data. A stand-in ``torch`` records what each operand was made by."""
+    class Tensor:
+        def __init__(self, maker):
+            self.maker = maker
+
+        def numel(self):
+            return 2**28
+
+        def copy_(self, other):
+            return self
+
+        def __matmul__(self, other):
+            products.append((self.maker, other.maker))
+            return Tensor("matmul")
+
+    products = []
+    fake = types.SimpleNamespace(
+        float32="float32", bfloat16="bfloat16",
+        ones=lambda *a, **k: Tensor("ones"), randn=lambda *a, **k: Tensor("randn"),
+        rand=lambda *a, **k: Tensor("rand"), empty_like=lambda t: Tensor("empty"),
+        cuda=types.SimpleNamespace(is_available=lambda: True, synchronize=lambda: None,
+                                   get_device_name=lambda: "NVIDIA H200",
+                                   get_device_properties=lambda i: types.SimpleNamespace(total_memory=141e9)),
+    )
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(machine_roofs, "_progress", lambda *a, **k: None)
+    roofs = machine_roofs.measure_torch(seconds=0.01, n=8)
+    assert roofs.device == "NVIDIA H200" and roofs.flops_kind == "BF16 matmul"
+    assert products and set(products) == {("randn", "randn")}
 
 
 def test_measure_command_refuses_a_silly_budget(capsys):
