@@ -16,6 +16,11 @@ overhead are zero because the chain has none).  Neither uses the measurement: th
 from published engine measurements (``core/measurements.json``), so the H200 chain is an independent check
 of them.
 
+Its ``decode_step`` runs (``benchmarks/gpu_decode_step.py``) are a whole Llama-3-8B decode step written as
+gpt-fast writes it (attention, norms, rotary, LM head and all), eager, as a CUDA graph and compiled as
+gpt-fast compiles it: :func:`decode_steps` sets them beside the lab's ceiling and its expected step for the
+``gpt-fast`` engine at the same batch and context.
+
 Units SI: seconds, bytes, FLOP, bytes/s, FLOP/s.
 """
 
@@ -33,7 +38,8 @@ from .expected import ChainInputs, ChainParams, chain_step_times, load_efficienc
 from .hardware import get_accelerator
 
 __all__ = [
-    "MEASURED_PATH", "ChainPoint", "bare_chain", "chain_table", "gemm_fraction", "load_measured", "stream_fraction",
+    "MEASURED_PATH", "ChainPoint", "DecodePoint", "bare_chain", "chain_table", "decode_steps", "decode_table",
+    "gemm_fraction", "load_measured", "stream_fraction",
 ]
 
 MEASURED_PATH = Path(__file__).with_name("h200_roofline.json")
@@ -160,4 +166,63 @@ def chain_table(run: dict) -> str:
             f"| {p.ceiling_s * 1e3:.3f} | {p.ceiling_fraction:.2f} | {p.expected_s * 1e3:.3f} "
             f"| {p.speed_vs_expected:.2f} | {p.speed_vs_max_only:.2f} |"
         )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    """One whole decode step (``benchmarks/gpu_decode_step.py``) at batch ``B`` and context ``S``, seconds.
+
+    ``ceiling_s`` and ``expected_s`` are the lab's for Llama-3-8B on the H200 in BF16 at that B and S, the
+    expected step for the ``gpt-fast`` engine (whose way of compiling the step the benchmark copies).
+    ``compiled_s`` is None where the run did not compile that point.
+    """
+
+    B: int
+    S: int
+    eager_s: float
+    graph_s: float
+    compiled_s: float | None
+    ceiling_s: float
+    expected_s: float
+
+    @property
+    def ceiling_fraction(self) -> float | None:
+        """Ceiling ÷ the compiled step (the fraction of the ceiling it delivers)."""
+        return None if self.compiled_s is None else self.ceiling_s / self.compiled_s
+
+    @property
+    def speed_vs_expected(self) -> float | None:
+        """Expected ÷ the compiled step: its measured speed over the expected speed."""
+        return None if self.compiled_s is None else self.expected_s / self.compiled_s
+
+
+def decode_steps(run: dict, engine: str = "gpt-fast") -> list[DecodePoint]:
+    """A run of the whole decode step against the lab's ceiling and its expected step for ``engine``."""
+    from .expected import expected_for_scenario
+    from .scenario import Scenario
+
+    points = []
+    for r in run["rows"]:
+        e = expected_for_scenario(Scenario(model="llama-3-8b", gpu=GPU_ID, batch=r["B"], context=r["S"]), engine)
+        compiled = r.get("compiled", {}).get("min_s")
+        points.append(DecodePoint(B=r["B"], S=r["S"], eager_s=r["eager"]["min_s"], graph_s=r["graph"]["min_s"],
+                                  compiled_s=compiled, ceiling_s=e.ceiling_step_time_s,
+                                  expected_s=e.expected_step_time_s))
+    return points
+
+
+def decode_table(run: dict) -> str:
+    """A run of the whole decode step as a Markdown table (``docs/measured-on-an-h200.md`` prints it)."""
+    lines = [
+        "| B | S | eager (ms) | CUDA graph (ms) | compiled (ms) | ceiling (ms) | ceiling ÷ compiled "
+        "| expected, gpt-fast (ms) | compiled speed ÷ expected |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for p in decode_steps(run):
+        compiled = "—" if p.compiled_s is None else f"{p.compiled_s * 1e3:.3f}"
+        frac = "—" if p.compiled_s is None else f"{p.ceiling_fraction:.2f}"
+        speed = "—" if p.compiled_s is None else f"{p.speed_vs_expected:.2f}"
+        lines.append(f"| {p.B} | {p.S:,} | {p.eager_s * 1e3:.3f} | {p.graph_s * 1e3:.3f} | {compiled} "
+                     f"| {p.ceiling_s * 1e3:.3f} | {frac} | {p.expected_s * 1e3:.3f} | {speed} |")
     return "\n".join(lines)
