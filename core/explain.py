@@ -245,7 +245,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB")
         if not split else
-        Quantity("kv-total", "KV cache per GPU (whole batch)", "KV_seq(S) × GPU share × B × PP micro-batches",
+        Quantity("kv-total", "KV cache per GPU (whole batch)",
+                 "KV_seq(S) on this GPU (its share of the layers and KV heads) × B × PP micro-batches",
                  f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.3f} GiB × {r.batch} × {r.pp} = {r.kv_bytes / GiB:,.2f} GiB"
                  f" = {r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB"),
@@ -369,10 +370,10 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
     return Quantity(
         "weights-gpu", "Weights held per GPU",
         "the GPU that runs out of memory first: (embedding + LM head + split + routed experts)·p / TP + "
-        "replicated·p, where replicated is "
-        "what vLLM and SGLang keep whole on every rank (norms, MLA's q_a_proj and kv_a_proj_with_mqa, the MoE "
-        "router, a sparse-attention indexer, K/V heads past TP = h_kv: ReplicatedLinear in vLLM's "
-        "models/deepseek_v2.py and SGLang's) and each MoE layer holds ceil(E/EP) experts",
+        "per-rank·p, where per-rank is each rank's ceil(h_kv/TP) heads of the K and V projections (whole heads: "
+        "past TP = h_kv each is replicated) and what vLLM and SGLang keep whole on every rank (norms, MLA's "
+        "q_a_proj and kv_a_proj_with_mqa, the MoE router, a sparse-attention indexer: ReplicatedLinear in vLLM's "
+        "models/deepseek_v2.py and SGLang's), and each MoE layer holds ceil(E/EP) experts",
         f"{where}: ({split}) bytes / {r.tp} + {st.replicated:,} × {w_rest:.6g} bytes = "
         f"{fmt_bytes_gib(r.weight_bytes_held)} of the model's {fmt_bytes_gib(r.model_weight_bytes)}{experts}",
         fmt_bytes_gib(r.weight_bytes_held))
