@@ -316,6 +316,40 @@ def test_a_card_that_asks_for_a_lever_shows_it_on_a_projector(page, lab_url):
     assert page.errors == []
 
 
+def test_the_clicker_goes_on_after_the_class_uses_the_control_a_card_asks_for(page, lab_url):
+    """A teacher's trial: at step 6 the class drags the reserve to 3 GiB, then the clicker's PageDown moved the slider
+    back to 0.5 GiB instead of going to step 7; at step 16, after a click on the GQA box, → did nothing.  A slider
+    moved with the pointer and a checkbox give the clicker and the arrows back to the tour."""
+    _open(page, f"{lab_url}?present=true&tour=6", PROJECTOR, wait="[data-step='6']")
+    handle = page.locator(".tour-asks .reserve-bytes .noUi-handle")
+    handle.wait_for(timeout=10_000)
+    before = page.locator(".tour-asks .reserve-bytes .bk-slider-value").inner_text()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 60, y, steps=5)  # dragged to the right, up from step 6's reserve of 0
+    page.mouse.up()
+    for _ in range(100):  # the slider's label follows the drag
+        if page.locator(".tour-asks .reserve-bytes .bk-slider-value").inner_text() != before:
+            break
+        page.wait_for_timeout(100)
+    else:
+        raise AssertionError(f"the drag did not move the reserve: {before!r}")
+    page.wait_for_timeout(300)
+    page.keyboard.press("PageDown")
+    page.locator("[data-step='7']").wait_for(timeout=10_000)
+    page.goto(f"{lab_url}?present=true&tour=16")
+    page.locator("[data-step='16']").wait_for(timeout=30_000)
+    gqa = page.locator(".tour-asks .gqa input")
+    gqa.wait_for(timeout=10_000)
+    gqa.click()
+    page.locator("[data-step='16']", has_text="one 128k-token sequence needs 320 GiB").wait_for(timeout=10_000)
+    page.keyboard.press("ArrowRight")
+    page.locator("[data-step='17']").wait_for(timeout=10_000)
+    assert page.errors == []
+
+
 def test_the_arrows_go_on_after_a_click_on_next_and_previous_leaves_the_ladder_tab(page, lab_url):
     """A teacher's trial: after a click on "Next" (the focus stays on the button) → did nothing, on the main tour
     and the Hardware tour; and "Previous" from ladder step 21 showed step 20's card over the Ladder tab."""
