@@ -109,7 +109,9 @@ function derivation(C, s, r) {
   const overheadBound = r.bound === "overhead";
   w.bound = [overheadBound ? "launches " + launch + " > " + gpuTime + " of GPU time: overhead-bound (the roofline " +
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
-    : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound"];
+    : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
+    (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
+      ? " counting KV reads (the weights alone: compute-bound)" : "")];
   w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + X.layers_per_gpu + " layers on this GPU)" : "") +
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +

@@ -467,6 +467,14 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     gemm = Constant(float(gemm_entry["value"]),
                     f"GEMM fraction {fmt_sig(gemm_entry['value'], 3)} of the {roof.upper()} peak "
                     f"[{gpu if roof in per_gpu else 'no measurement: default'}]: {_entry_text(gemm_entry)}")
+    stream = _per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction")
+    if result.gpu.measured:
+        # Its roofs are this machine's own copy and matrix product: a datasheet fraction would count the loss twice.
+        stream = Constant(1.0, f"HBM stream fraction 1 [{result.gpu.name}]: its bandwidth was measured on the "
+                               "machine (python -m core measure's streaming copy), nothing to take off")
+        if roof == "bf16":
+            gemm = Constant(1.0, f"GEMM fraction 1 of the BF16 peak [{result.gpu.name}]: its BF16 roof was measured on "
+                                 "the machine (python -m core measure's matrix product), nothing to take off")
     gemm_engine = fitted_or(("gemm_engine_factor",), 1.0, f"prior 1: {priors['gemm_engine_factor']['source']}")
     link = link_kind(result, interconnect)
     coll = eff["collectives"][link] if link else None
@@ -498,7 +506,7 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     return EngineParameters(
         engine=engine, weight_format=weight_format, format_class=cls, link=link,
         fusion=preset.get("fusion", "unfused"),
-        stream_fraction=_per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction"),
+        stream_fraction=stream,
         kernel_efficiency=kernel, kv_efficiency=kv, grouped_kv_factor=grouped, dequant_factor=dequant,
         gemm_fraction=gemm,
         gemm_engine_factor=gemm_engine,

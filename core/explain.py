@@ -67,6 +67,13 @@ def _fpb(x: float) -> str:
     return f"{fmt_sig(x)} FLOP/byte"
 
 
+def bound_word_kv(r: ScenarioResult) -> str:
+    """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge (a student's
+    question: the point sits on the compute roof, at the weights' intensity, and the readout said memory-bound)."""
+    kv_only = r.bound == "memory" and r.arithmetic_intensity_weights >= r.ridge_point
+    return f"{r.bound}-bound" + (" counting KV reads (the weights alone: compute-bound)" if kv_only else "")
+
+
 def _pct(x: float) -> str:
     return f"{fmt_sig(100 * x, 3)} %"
 
@@ -276,7 +283,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                   f"{roofline_bound}-bound)")
                  if r.bound == "overhead" else
                  f"{_fpb(r.arithmetic_intensity_with_kv)} {roofline_side} {r.ridge_point:,.1f} FLOP/byte; launches "
-                 f"{launch} ≤ {gpu_time} of GPU time", f"{r.bound}-bound"),
+                 f"{launch} ≤ {gpu_time} of GPU time", bound_word_kv(r)),
         Quantity("overhead", "Launch overhead (the third ceiling)",
                  "CUDA graphs: one launch + kernels × node gap" if graphs else "kernels × launch latency",
                  f"{r.kernels_per_step:,} kernels" + (f" ({r.layers_per_gpu} layers on this GPU)" if r.pp > 1 else "")

@@ -47,6 +47,8 @@ class Accelerator:
         sources: datasheet or whitepaper for each field.
         reference_id: for a measured or custom part, the catalogue part whose
             datasheet roof is drawn beside it.
+        measured: True for a part whose roofs were measured on the machine (``python -m core measure``): its
+            bandwidth and BF16 roof are already attainable figures, so the expected step takes nothing off them.
         sm_count: streaming multiprocessors (or CUs, MMEs, TensorCores: ``compute_unit``
             says which); None where no source prints it.
         compute_unit: ``"SM"``, ``"CU"``, ``"MME"`` or ``"TensorCore"``.
@@ -73,6 +75,7 @@ class Accelerator:
     sources: dict[str, str] = field(default_factory=dict)
     notes: str = ""
     reference_id: str | None = None
+    measured: bool = False
     sm_count: int | None = None
     compute_unit: str = "SM"
     l2_bytes: float | None = None
@@ -234,7 +237,7 @@ CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1
 
 
 def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
-                       link_gbs: float | None = None, max_node: int | None = None,
+                       link_gbs: float | None = None, max_node: int | None = None, measured: bool = False,
                        **peaks_tflops: float) -> Accelerator:
     """A user's accelerator from datasheet-style numbers (TFLOP/s, TB/s, GB as printed).
 
@@ -246,6 +249,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             one (a measured H200 beside the H200's datasheet), or None.
         link_gbs: the scale-up link, GB/s (1e9 bytes/s) per direction per GPU, or None (no link figure).
         max_node: GPUs one scale-up domain joins, or None (no scale-up node).
+        measured: the numbers were measured on the machine, not read from a datasheet (``python -m core
+            measure`` sets it): the expected step takes no attainable fraction off its bandwidth and BF16 roof.
         **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
             ``int8``, ``fp4`` optional), TFLOP/s.
 
@@ -273,6 +278,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
             raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
     if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
         raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
+    if not isinstance(measured, bool):
+        raise ValueError(f"measured must be true or false, got {str(measured)[:20]!r}")
     for label, v, key in (("link (GB/s per direction)", link_gbs, "link"), ("node (GPUs)", max_node, "node")):
         lo, hi = CUSTOM_RANGES[key]
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= v <= hi
@@ -290,6 +297,7 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
         sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
         memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
         notes="A custom accelerator: its numbers are the user's.", reference_id=reference, interconnect=link,
+        measured=measured,
     )
 
 
@@ -299,6 +307,8 @@ def accelerator_form(gpu: Accelerator) -> dict:
     form.update({k: v / 1e12 for k, v in gpu.dense_flop_per_s.items() if k in CUSTOM_ROOFS})
     if gpu.reference_id:
         form["reference"] = gpu.reference_id
+    if gpu.measured:
+        form["measured"] = True
     link = gpu.interconnect
     if link is not None and link.kind == "custom link":
         form["link_gbs"] = link.bandwidth / 1e9

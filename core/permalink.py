@@ -339,11 +339,12 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
     try:
         if not isinstance(form, dict):
             raise ValueError("not a JSON object")
-        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", "link_gbs", "max_node", *CUSTOM_ROOFS}
+        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", "link_gbs", "max_node", "measured",
+                 *CUSTOM_ROOFS}
         missing = {"name", "bandwidth_tbs", "capacity_gb", "bf16"} - set(form)
         if missing or set(form) - known:
             raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference, "
-                             "link_gbs, max_node); "
+                             "link_gbs, max_node, measured); "
                              f"missing {sorted(missing)}, unknown {sorted(map(_shown, set(form) - known))}")
         if not isinstance(form["name"], str):
             raise ValueError("name must be text")

@@ -66,7 +66,8 @@ GPU_FORMS = st.fixed_dictionaries(
                        st.lists(st.integers()))},
     optional={**{roof: st.one_of(in_range("peak"), NASTY_NUMBERS) for roof in CUSTOM_ROOFS if roof != "bf16"},
               "reference": st.one_of(st.sampled_from(list(load_accelerators())), NASTY_TEXT,
-                                     st.lists(st.text(max_size=5), max_size=2))},
+                                     st.lists(st.text(max_size=5), max_size=2)),
+              "measured": st.one_of(st.booleans(), NASTY_NUMBERS, NASTY_TEXT, st.none())},
 )
 
 

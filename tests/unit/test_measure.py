@@ -163,3 +163,39 @@ def test_the_slowest_plausible_measurement_is_finite_and_on_the_log_axis():
     assert slow.gap == pytest.approx(slow.ceiling_tokens_per_s / 0.001) and fast.above_roof
     report = view.measured_report.object
     assert "inf" not in report and "<td>0.001</td>" in report and "×</td>" in report
+
+
+def test_a_measured_part_travels_as_measured_and_loses_no_fraction_twice(monkeypatch, capsys):
+    """A trial of the H200 page's link: the measured H200 (4.17 TB/s copy, 782 TFLOP/s matrix product) got the
+    default 0.9 of its bandwidth and 0.806 of its roof taken off again, an expected gpt-fast step of 5.37 ms against
+    the 4.81-5.04 ms the same step measured compiled on that GPU. ``measure`` marks its part measured; the link
+    carries it; the expected step takes nothing off a measured bandwidth or BF16 roof."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from core import cli
+    from core.expected import expected_for_scenario
+    from core.machine_roofs import Roofs
+    from core.permalink import from_query
+
+    roofs = Roofs("NVIDIA H200", 781.5275897115638e12, 4.166651108484392e12, "BF16 matmul", 150_109_880_320.0)
+    monkeypatch.setattr(cli, "measure", lambda seconds: roofs)
+    assert main(["measure", "--seconds", "2"]) == 0
+    link = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("open it in the lab"))
+    query = parse_qs(urlsplit(link.split(": ", 1)[1]).query)
+    assert '"measured":true' in query["custom-gpu"][0]
+    link_state = from_query(query)
+    assert link_state.notices == [] and link_state.custom_gpu.measured
+    scenario = Scenario(model="llama-3-8b", context=1024)
+    scenario.add_gpu(link_state.custom_gpu)
+    e = expected_for_scenario(scenario, "gpt-fast")
+    params = {c: getattr(e.parameters, c) for c in ("stream_fraction", "gemm_fraction")}
+    assert all(p.value == 1.0 and "measured on the machine" in p.source for p in params.values())
+    assert 4.806e-3 * 0.95 < e.expected_step_time_s < 5.037e-3 * 1.05  # core/h200_roofline.json's compiled step
+
+
+@pytest.mark.parametrize("value", ["true", 1, None, [True]])
+def test_a_measured_flag_that_is_not_a_boolean_is_refused_by_name(value):
+    from core.hardware import custom_accelerator
+
+    with pytest.raises(ValueError, match="measured must be true or false"):
+        custom_accelerator("x", bandwidth_tbs=1.0, capacity_gb=80, bf16=100, measured=value)

@@ -156,3 +156,15 @@ def test_a_decodes_kv_intensity_above_the_weights_one_says_why_and_the_shares_ag
     flop, weights, kv = (number(x) for x in re.match(r"([\d.,]+) GFLOP / \(([\d.,]+) GB \+ ([\d.,]+) GB\)",
                                                       q.work).groups())
     assert flop / (weights + kv) == pytest.approx(r.arithmetic_intensity_with_kv, rel=1e-3)  # it multiplies out
+
+
+def test_the_bound_readout_says_when_the_kv_reads_alone_make_the_step_memory_bound():
+    """A teacher's trial: B = 64, INT4 weights, k = 4 on an H100 puts the point on the compute roof (I = 1,024 on the
+    weights) while the readout said "memory-bound" (201 < 295 counting the KV reads), unexplained."""
+    from core import Scenario
+    from core.explain import quantities
+
+    r = Scenario(batch=64, weight_dtype="int4", spec_k=4).evaluate()
+    assert round(r.arithmetic_intensity_weights) == 1024 and round(r.arithmetic_intensity_with_kv) == 201
+    assert quantities(r)["bound"].value == "memory-bound counting KV reads (the weights alone: compute-bound)"
+    assert quantities(Scenario(batch=64).evaluate())["bound"].value == "memory-bound"
