@@ -45,6 +45,9 @@ CHART_HEIGHT = 360
 #: The chart's height in present mode (px): at 360 the rows' table began at 700 px of a 720-px projector at tour
 #: step 25 (the chart, then the article's paragraph at 18 px); at this height its head and first rows show.
 PRESENT_CHART_HEIGHT = 260
+#: The seven rung buttons in one row of the centre column at 1280 px (a trial: with Bokeh's padding the row ran
+#: 20 px into the readouts, "7 pools" over "Engine preset"); narrower padding, and a row that wraps before it spills.
+RUNG_BUTTONS_CSS = ".bk-btn-group { flex-wrap: wrap; } .bk-btn { padding-left: 0.45em; padding-right: 0.45em; }"
 #: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
 #: one before it did.
 NEAR = 0.02
@@ -184,7 +187,8 @@ class LadderView(pn.viewable.Viewer):
         # On/off per rung (a rung switched on goes last), and the order as the rungs' numbers.
         self.rungs = pn.widgets.CheckButtonGroup(
             options={f"{NUMBER[r.id]} {SHORT[r.id]}": r.id for r in RUNGS}, value=list(self.state.ladder),
-            color="primary", variant="outline", sizing_mode="stretch_width", css_classes=["ladder-rungs"])
+            color="primary", variant="outline", sizing_mode="stretch_width", css_classes=["ladder-rungs"],
+            stylesheets=[RUNG_BUTTONS_CSS])
         self.order = pn.widgets.TextInput(label="Order (rung numbers)", value=self._order_text(), width=170,
                                           css_classes=["ladder-order"], stylesheets=[INPUT_TEXT_CSS])
         self.reset = pn.widgets.Button(label="All seven, in the article's order", width=240,

@@ -111,7 +111,7 @@ function derivation(C, s, r) {
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
     (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
-      ? " counting KV reads (the weights alone: compute-bound)" : "")];
+      ? " by KV reads" : "")];
   w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + X.layers_per_gpu + " layers on this GPU)" : "") +
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +

@@ -68,10 +68,11 @@ def _fpb(x: float) -> str:
 
 
 def bound_word_kv(r: ScenarioResult) -> str:
-    """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge (a student's
-    question: the point sits on the compute roof, at the weights' intensity, and the readout said memory-bound)."""
+    """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge, the weights alone
+    being above it (a student's question: the point sits on the compute roof, at the weights' intensity, and the
+    readout said memory-bound).  Short: the readouts' value column does not wrap."""
     kv_only = r.bound == "memory" and r.arithmetic_intensity_weights >= r.ridge_point
-    return f"{r.bound}-bound" + (" counting KV reads (the weights alone: compute-bound)" if kv_only else "")
+    return f"{r.bound}-bound" + (" by KV reads" if kv_only else "")
 
 
 def _pct(x: float) -> str:

@@ -139,7 +139,7 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "seq_gib_gqa_on": ("KV per sequence with GQA", "GiB"),
     "seq_gib_gqa_off": ("KV per sequence without GQA", "GiB"),
     "held_gib": ("weights per GPU", "GiB"),
-    "held_reserve_gib": ("with the reserve", "GiB"),
+    "used_gib": ("with the KV cache and the reserve", "GiB"),
     "suggested_tp": ("smallest TP that fits", ""),
     "comm_ms": ("all-reduces per step", "ms"),
     "comm_pct": ("of the step", "%"),
@@ -417,14 +417,13 @@ TOUR: tuple[TourStep, ...] = (
 
 def gpu_caption_values(r: ScenarioResult) -> dict:
     """:func:`caption_values` plus the many-GPU numbers (per GPU, communication, cost in USD)."""
-    held = r.weight_bytes_held + r.reserve_bytes
     return {
         **caption_values(r),
         "tp": r.tp,
         "gpus": r.gpus_total,
         "replicas": r.replicas,
         "held_gib": r.weight_bytes_held / GiB,
-        "held_reserve_gib": held / GiB,
+        "used_gib": r.memory_used_bytes / GiB,
         "fits": "fits" if r.fits else "DOES NOT FIT",
         "suggested_tp": r.suggested_tp,
         "comm_ms": r.communication_time_s * 1e3,
@@ -451,10 +450,10 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "Many GPUs: 70B does not fit one H100",
         "issue 10; article 004, section 07",
         {"model": "llama-3-70b", "gpu_hour_price": 2.0},
-        "{model} in BF16 is {held_gib:.0f} GiB of weights; with the reserve that is {held_reserve_gib:.0f} GiB "
-        "against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = {suggested_tp} (the button "
-        "under the memory bar).",
-        numbers=("held_gib", "held_reserve_gib", "cap_gib", "suggested_tp"),
+        "{model} in BF16 is {held_gib:.0f} GiB of weights; with one sequence's KV cache and the reserve it needs "
+        "{used_gib:.0f} GiB against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = "
+        "{suggested_tp} (the button under the memory bar).",
+        numbers=("held_gib", "used_gib", "cap_gib", "suggested_tp"),
     ),
     GpuTourStep(
         "TP = 2: it fits",

@@ -1471,3 +1471,15 @@ def test_every_control_and_text_on_a_projector_is_18_px_on_every_tab(page, lab_u
     found = page.evaluate(SMALL_ANYWHERE)
     assert found["small"] == [] and found["overlaps"] == [], found
     assert page.errors == []
+
+
+def test_the_rung_buttons_stay_in_their_column_at_1280(page, lab_url):
+    """A teacher's trial: in normal mode at 1280 × 720 the seven rung buttons ran 20 px into the readouts column,
+    "7 pools" over "Engine preset"."""
+    _open(page, f"{lab_url}?tab=Ladder&batch=64&weight-dtype=int4&spec-k=4", PROJECTOR)
+    page.locator(".ladder-rungs").wait_for()
+    page.wait_for_timeout(500)
+    last = page.locator(".ladder-rungs .bk-btn").last.bounding_box()
+    readouts = page.get_by_text("Engine preset (expected step)").bounding_box()
+    assert last["x"] + last["width"] < readouts["x"], (last, readouts)
+    assert page.errors == []

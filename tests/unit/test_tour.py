@@ -333,3 +333,17 @@ def test_a_card_stays_true_once_the_class_does_what_it_asks():
     text = reserve.render(Scenario(**{**reserve.levers(), "reserve_bytes": 3 * 2**30}).evaluate())[1]
     assert "leave 56.5 GiB for cache beside the reserve" in text and "only 56 sequences fit" in text
     assert "with no reserve to start with" in text  # how the step begins, true after the move too
+
+
+def test_the_many_gpu_cards_total_is_the_memory_bars():
+    """A teacher's trial: step 17 said "with the reserve that is 134 GiB" while the memory bar beside it said
+    136.9 GiB (the card left out one sequence's 2.5 GiB of KV cache)."""
+    from core.tour import TOUR
+    from core.units import GiB
+
+    step = TOUR[16]
+    s = Scenario()
+    step.apply(s)
+    r = s.evaluate()
+    assert f"it needs {r.memory_used_bytes / GiB:.0f} GiB against 80 GiB" in step.render(r)[1]
+    assert round(r.memory_used_bytes / GiB, 1) == 136.9

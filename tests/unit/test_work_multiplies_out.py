@@ -166,5 +166,5 @@ def test_the_bound_readout_says_when_the_kv_reads_alone_make_the_step_memory_bou
 
     r = Scenario(batch=64, weight_dtype="int4", spec_k=4).evaluate()
     assert round(r.arithmetic_intensity_weights) == 1024 and round(r.arithmetic_intensity_with_kv) == 201
-    assert quantities(r)["bound"].value == "memory-bound counting KV reads (the weights alone: compute-bound)"
+    assert quantities(r)["bound"].value == "memory-bound by KV reads"  # the weights alone: compute-bound
     assert quantities(Scenario(batch=64).evaluate())["bound"].value == "memory-bound"
