@@ -146,3 +146,18 @@ def test_validate_prints_the_held_out_table_and_scores(capsys):
         assert m.id[:48] in text
     assert f"held-out: n = {len(held_out_set())}, median |expected/measured - 1| = " in text
     assert "above the ceiling: none" in text and "leave-one-out" not in text
+
+
+def test_validates_table_states_every_ratio_as_a_speeds():
+    """A trial: `validate` printed expected ÷ measured in each metric's own units, so 0.79 meant "optimistic" on
+    a TTFT row and "pessimistic" on a tokens/s row, and the H200 b512 row read 2.27 where the lab's Reality check
+    reads 0.44. Its column is the measured speed over the expected, as the spread and the lab state it."""
+    from core.published import Row, load_measurements
+    from core.spread import speed_ratio
+
+    ms = {m.id: m for m in load_measurements()}
+    ttft = Row(ms["trtllm-h100-llama2-7b-fp8-ttft-128"], ceiling=0.002021, expected=0.005499)
+    rate = Row(ms["trtllm-h200-llama2-70b-fp8-b512-tp2-128-2048"], ceiling=1.091e4, expected=3748.0)
+    assert round(ttft.measured_over_expected, 2) == 0.79 and round(rate.measured_over_expected, 2) == 0.44
+    for row in (ttft, rate):
+        assert row.measured_over_expected == speed_ratio(row.measurement, row.expected)
