@@ -504,6 +504,9 @@ class RooflineView(pn.viewable.Viewer):
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
+        # The workload's launch ceiling, keyed only while it is on the chart (a trial: at tour step 12 a prefill's
+        # ceiling of 80 PFLOP/s sat far above the axis, and the key still named it).
+        self.overhead_item = next(i for i in legend.items if i.label.value == OVERHEAD_KEY)
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).
         self.sparse_item, self.rungs_item = legend.items[0], rungs_item  # the offline page toggles them too
@@ -842,6 +845,7 @@ class RooflineView(pn.viewable.Viewer):
         # highest (a 10 GFLOP/s part, a CPU); the ridge label on the side with more room.
         self.fit_x()
         self.fit_y()
+        self.overhead_item.visible = bool(ceiling <= self.figure.y_range.end)
         left, right = np.log10(r.ridge_point / X_RANGE[0]), np.log10(self.figure.x_range.end / r.ridge_point)
         self.ridge_label.update(**(dict(text_align="right", x_offset=-6) if left > right
                                    else dict(text_align="left", x_offset=6)))

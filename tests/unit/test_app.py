@@ -766,3 +766,18 @@ def test_the_embeds_key_keeps_it_beside_the_workload_it_names():
                          embed_key(sparse=False, reference=False, pins=0, measured=0, other_phase="prefill"))
     (entry,) = [e for e in entries if "your workload" in e]
     assert "it, counting KV reads" in entry
+
+
+def test_the_launch_ceiling_is_keyed_only_while_the_chart_shows_it():
+    """A teacher's trial: at tour step 12 (a 2,000-token prefill) the launch ceiling sat far above the y axis and the
+    legend still listed "launch overhead ceiling at your B"."""
+    from app.roofline_view import OVERHEAD_KEY
+
+    lab = Lab(Scenario())
+    view = lab.roofline
+    assert view.overhead_item.label.value == OVERHEAD_KEY
+    assert view.overhead_item.visible and view.overhead.data["y"][0] <= view.figure.y_range.end
+    lab.scenario.param.update(phase="prefill", prompt_len=2000)
+    assert view.overhead.data["y"][0] > view.figure.y_range.end and not view.overhead_item.visible
+    lab.scenario.phase = "decode"
+    assert view.overhead_item.visible
