@@ -310,8 +310,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
     kv_held_seq = r.kv_bytes_per_sequence_per_gpu * r.pp
     fits = (
         Quantity("capacity", "Capacity" + per_gpu, "datasheet GB read by the capacity convention",
-                 f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} on the datasheet -> "
-                 f"{fmt_bytes_gib(r.capacity_bytes)} ({CAPACITY_CONVENTIONS[r.capacity_convention]})",
+                 f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} "
+                 f"{'measured on the machine' if g.measured else 'on the datasheet'} -> "
+                 f"{fmt_bytes_gib(r.capacity_bytes)} ("
+                 + ("in GiB already: one reading" if g.memory_datasheet_unit == "GiB"
+                    else CAPACITY_CONVENTIONS[r.capacity_convention]) + ")",
                  fmt_bytes_gib(r.capacity_bytes)),
         Quantity("free", "Free for KV" + per_gpu, "max(0, capacity − weights held − reserve)",
                  f"max(0, {r.capacity_bytes / GiB:,.2f} GiB − {r.weight_bytes_held / GiB:,.2f} GiB − "

@@ -250,7 +250,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
         link_gbs: the scale-up link, GB/s (1e9 bytes/s) per direction per GPU, or None (no link figure).
         max_node: GPUs one scale-up domain joins, or None (no scale-up node).
         measured: the numbers were measured on the machine, not read from a datasheet (``python -m core
-            measure`` sets it): the expected step takes no attainable fraction off its bandwidth and BF16 roof.
+            measure`` sets it): the expected step takes no attainable fraction off its bandwidth and BF16 roof,
+            and ``capacity_gb`` is the GiB the device reports (one reading under either capacity convention).
         **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
             ``int8``, ``fp4`` optional), TFLOP/s.
 
@@ -295,7 +296,9 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
         dense_flop_per_s={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
         sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
-        memory_datasheet_unit="GB", memory_type="", sources={"all": "entered by the user"},
+        # A measured capacity is the bytes the device reports, written in GiB: one reading, whatever the convention.
+        memory_datasheet_unit="GiB" if measured else "GB", memory_type="",
+        sources={"all": "measured on the machine (python -m core measure)" if measured else "entered by the user"},
         notes="A custom accelerator: its numbers are the user's.", reference_id=reference, interconnect=link,
         measured=measured,
     )

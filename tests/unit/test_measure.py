@@ -199,3 +199,20 @@ def test_a_measured_flag_that_is_not_a_boolean_is_refused_by_name(value):
 
     with pytest.raises(ValueError, match="measured must be true or false"):
         custom_accelerator("x", bandwidth_tbs=1.0, capacity_gb=80, bf16=100, measured=value)
+
+
+def test_a_measured_capacity_has_one_reading():
+    """A trial: the measured H200's 139.8 (GiB, as the device reports) was read as 139.8e9 bytes under the decimal
+    convention and called "the datasheet's"; a measured capacity is GiB under either convention, and says so."""
+    from core.explain import quantities
+    from core.hardware import custom_accelerator
+
+    gpu = custom_accelerator("This machine: NVIDIA H200", bandwidth_tbs=4.17, capacity_gb=139.8, bf16=781.5,
+                             reference="h200", measured=True)
+    for convention in ("binary", "decimal"):
+        s = Scenario(capacity_convention=convention)
+        s.add_gpu(gpu)
+        r = s.evaluate()
+        assert r.capacity_bytes == 139.8 * 2**30
+        assert quantities(r)["capacity"].work == ("139.8 GiB measured on the machine -> 139.80 GiB "
+                                                  "(in GiB already: one reading)")
