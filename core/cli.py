@@ -144,9 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="catalogue ids")
     ls.add_argument("--verbose", "-v", action="store_true",
                     help="each GPU's dense peaks, bandwidth, capacity and link; each model's parameters")
+    ls.add_argument("--json", action="store_true", help="the --verbose rows as one JSON object (SI units)")
     va = sub.add_parser("validate", help="published measurements against the ceiling and the expected step")
     va.add_argument("--no-loo", action="store_true",
                     help="skip the calibration set's leave-one-out refits (a few seconds)")
+    va.add_argument("--json", action="store_true", help="print one JSON object (SI units; ratios of speeds)")
     me = sub.add_parser("measure", help="measure this machine's roofline (bandwidth and matmul), ~30 s")
     me.add_argument("--seconds", type=float, default=30.0, help="time budget in seconds (default 30)")
     me.add_argument("--out", metavar="PATH", help="also write the accelerator as JSON (the lab's custom-GPU form)")
@@ -198,6 +200,23 @@ def catalogue_text(verbose: bool = False) -> str:
     return "\n".join(rows)
 
 
+def catalogue_json() -> dict:
+    """``python -m core list --json``: what ``list --verbose`` prints, in SI units (FLOP/s, INT8 in OP/s, bytes/s,
+    bytes, FLOP/byte), one object per GPU and per model."""
+    convention = LEVERS["capacity_convention"].parameter.default
+    gpus = [{"id": g.id, "name": g.name, "dense_flop_per_s": dict(g.dense_flop_per_s), "hbm_bandwidth": g.hbm_bandwidth,
+             "ridge_point_bf16": g.dense_flop_per_s["bf16"] / g.hbm_bandwidth,
+             "memory_as_printed": {"value": g.memory_datasheet_value, "unit": g.memory_datasheet_unit,
+                                   "type": g.memory_type},
+             "capacity_bytes": g.capacity_bytes(convention), "capacity_convention": convention,
+             "link_bytes_per_s_per_direction": g.interconnect.per_direction_bandwidth if g.interconnect else None}
+            for g in load_catalogue().values()]
+    models = [{"id": m.id, "name": m.name, "params": m.n_params, "active_params": m.n_active_params if m.moe else None,
+               "layers": m.n_layers, "kv_bytes_per_token_bf16_gqa": m.kv_bytes_per_token(2.0, True),
+               "trained_context": m.max_context} for m in load_models().values()]
+    return {"gpus": gpus, "models": models}
+
+
 def config_flag(p: argparse.ArgumentParser) -> None:
     """``--config PATH``: a Hugging Face config.json instead of ``--model`` (:func:`add_config_model`)."""
     p.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to use instead of --model")
@@ -242,14 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "measure":
             return _measure(args)
         if args.command == "validate":
-            from .published import validation_text
-            print(validation_text(loo=not args.no_loo))
+            from .published import validation_json, validation_text
+            print(json.dumps(validation_json(loo=not args.no_loo), indent=2, allow_nan=False) if args.json
+                  else validation_text(loo=not args.no_loo))
             return 0
         if args.command in SERVING_COMMANDS:
             print(run_serving(args))
             return 0
         if args.command == "list":
-            print(catalogue_text(args.verbose))
+            print(json.dumps(catalogue_json(), indent=2, allow_nan=False) if args.json
+                  else catalogue_text(args.verbose))
             return 0
         scenario = scenario_from_args(args)
         custom = custom_gpu_from_args(args)

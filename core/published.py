@@ -507,6 +507,28 @@ def _summary(label: str, s: dict) -> str:
             f"{', '.join(s['above_ceiling']) or 'none'}")
 
 
+def _row_json(r: Row) -> dict:
+    m = r.measurement
+    return {"id": m.id, "engine_preset": m.preset, "metric": m.metric, "measured": m.measured, "ceiling": r.ceiling,
+            "expected": r.expected, "measured_over_ceiling": r.measured_over_ceiling,
+            "measured_over_expected": r.measured_over_expected, "set": m.set}
+
+
+def validation_json(loo: bool = True) -> dict:
+    """What :func:`validation_text` prints, as one JSON-ready object (SI units; ratios of speeds): the held-out
+    rows and the scores of each set, and the targets."""
+    fitted = fit(calibration_set())
+    held = score(fitted, held_out_set())
+    calib = score(fitted, calibration_set())
+    out = {"held_out": {"rows": [_row_json(r) for r in held], "scores": scores(held)},
+           "calibration_in_sample": {"rows": [_row_json(r) for r in calib], "scores": scores(calib)},
+           "targets": {"median_abs_error": TARGET_MEDIAN, "within_25": TARGET_WITHIN, "within": WITHIN,
+                       "above_ceiling": 0}}
+    if loo:
+        out["calibration_leave_one_out"] = {"scores": scores(leave_one_out(calibration_set()))}
+    return out
+
+
 def validation_text(loo: bool = True) -> str:
     """The held-out table and the scores (and the calibration set's leave-one-out scores with ``loo``)."""
     fitted = fit(calibration_set())

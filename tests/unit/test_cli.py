@@ -361,3 +361,24 @@ def test_a_nameless_config_is_named_after_its_architecture_everywhere(tmp_path, 
     out = tmp_path / "page.html"
     assert app_main(["export", "--config", str(path), "--out", str(out)]) == 0
     assert "Roofline Lab — MistralForCausalLM on NVIDIA H100 SXM5 80GB" in out.read_text()
+
+
+def test_list_and_validate_answer_in_json_too(capsys):
+    """A trial: `explain` and the serving commands take --json, `list` and `validate` refused it (exit 2)."""
+    import json
+
+    assert main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    h200 = next(g for g in listed["gpus"] if g["id"] == "h200")
+    assert h200["hbm_bandwidth"] == 4.8e12 and h200["dense_flop_per_s"]["bf16"] == 989.4e12
+    assert h200["ridge_point_bf16"] == 989.4e12 / 4.8e12 and h200["capacity_bytes"] == 141 * 2**30
+    llama = next(m for m in listed["models"] if m["id"] == "llama-3-8b")
+    assert llama["params"] == 8_030_261_248 and llama["kv_bytes_per_token_bf16_gqa"] == 131_072
+    assert main(["validate", "--no-loo", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = report["held_out"]["rows"]
+    assert rows and all(r["set"] == "held_out" for r in rows)
+    assert report["held_out"]["scores"]["n"] == len(rows) and "calibration_leave_one_out" not in report
+    r = rows[0]
+    assert r["measured_over_expected"] == (r["measured"] / r["expected"] if r["metric"].startswith("tokens")
+                                           else r["expected"] / r["measured"])
