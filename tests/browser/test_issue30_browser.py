@@ -272,8 +272,9 @@ LEGEND_BOX = r"""() => {
   const fig = Bokeh.documents[0].get_model_by_name('roofline');
   const legend = [...fig.below, ...fig.center].find((m) => m.type === 'Legend');
   const b = Bokeh.index.find_one(legend).bbox;
-  return {left: b.left, right: b.right, top: b.top, bottom: b.bottom,
-          rows: Math.ceil(legend.items.filter((i) => i.visible).length / legend.ncols)}; }"""
+  const shown = legend.items.filter((i) => i.visible);
+  return {left: b.left, right: b.right, top: b.top, bottom: b.bottom, rows: Math.ceil(shown.length / legend.ncols),
+          labels: shown.map((i) => JSON.stringify(i.label))}; }"""
 
 
 def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tour(page, lab_url):
@@ -291,7 +292,10 @@ def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tou
         page.wait_for_timeout(400)  # the title wraps and the figure lays out again
         assert page.evaluate("Bokeh.documents[0].get_model_by_name('band-area').visible"), step
         legend, boxes = page.evaluate(LEGEND_BOX), page.evaluate(ROOFLINE_BOXES)
-        assert legend["rows"] == 5, (step, legend)  # the expected point's entry is listed
+        # The expected point's entry is listed: the fifth row, or the fourth where the launch ceiling is off the
+        # chart and so left out of the key (a prefill's, step 12).
+        assert any("expected (" in label for label in legend["labels"]), (step, legend)
+        assert legend["rows"] in (4, 5), (step, legend)
         assert legend["top"] >= boxes["frame"]["bottom"], (step, legend, boxes["frame"])
         for box in boxes["marks"] + boxes["labels"]:
             assert not _overlap(legend, box), (step, box)
