@@ -45,8 +45,8 @@ CHART_HEIGHT = 360
 #: The chart's height in present mode (px): at 360 the rows' table began at 700 px of a 720-px projector at tour
 #: step 25 (the chart, then the article's paragraph at 18 px); at this height its head and first rows show.
 PRESENT_CHART_HEIGHT = 260
-#: The seven rung buttons in one row of the centre column at 1280 px (a trial: with Bokeh's padding the row ran
-#: 20 px into the readouts, "7 pools" over "Engine preset"); narrower padding, and a row that wraps before it spills.
+#: The seven rung buttons in one row of the centre column at 1280 px (with Bokeh's padding the row runs into the
+#: readouts column): narrower padding, and a row that wraps rather than spill.
 RUNG_BUTTONS_CSS = ".bk-btn-group { flex-wrap: wrap; } .bk-btn { padding-left: 0.45em; padding-right: 0.45em; }"
 #: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
 #: one before it did.

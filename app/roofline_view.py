@@ -504,8 +504,7 @@ class RooflineView(pn.viewable.Viewer):
         # The other phase is named in the legend (which phase, one prompt or the batch), not on the chart:
         # under the flat roof near the ridge no spot is clear of the slope and the sparse roof.
         self.other_phase_item = next(i for i in legend.items if i.label.value == "same request, other phase")
-        # The workload's launch ceiling, keyed only while it is on the chart (a trial: at tour step 12 a prefill's
-        # ceiling of 80 PFLOP/s sat far above the axis, and the key still named it).
+        # The workload's launch ceiling, keyed only while it is on the chart (a prefill's lies far above the axis).
         self.overhead_item = next(i for i in legend.items if i.label.value == OVERHEAD_KEY)
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).

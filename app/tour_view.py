@@ -34,8 +34,7 @@ class TourKeys(JSComponent):
     on "Next" or on the GQA box the focus stays there).  PageDown and PageUp, what presenter clickers send, drive
     the tour from a focused button or field too (after a click on a card's header the clicker went on scrolling
     the page), and from a slider last moved with the pointer: a card that asks the class to drag a slider must
-    not lose the clicker to it (a trial: at step 6 the clicker's "next" took the reserve back from 3 to 0.5 GiB).
-    A slider reached or moved from the keyboard keeps its PageUp/PageDown.
+    not lose the clicker to it.  A slider reached or moved from the keyboard keeps its PageUp/PageDown.
     """
 
     active = param.Boolean(default=False, doc="Only a running tour, or present mode, takes the keys.")

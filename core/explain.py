@@ -69,8 +69,8 @@ def _fpb(x: float) -> str:
 
 def bound_word_kv(r: ScenarioResult) -> str:
     """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge, the weights alone
-    being above it (a student's question: the point sits on the compute roof, at the weights' intensity, and the
-    readout said memory-bound).  Short: the readouts' value column does not wrap."""
+    being above it (the chart's point, at the weights' intensity, then sits on the compute roof).  Short: the
+    readouts' value column does not wrap."""
     kv_only = r.bound == "memory" and r.arithmetic_intensity_weights >= r.ridge_point
     return f"{r.bound}-bound" + (" by KV reads" if kv_only else "")
 
