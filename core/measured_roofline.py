@@ -27,15 +27,16 @@ Units SI: seconds, bytes, FLOP, bytes/s, FLOP/s.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from . import overhead
-from .expected import ChainInputs, ChainParams, chain_step_times, load_efficiency
+from .expected import ChainInputs, ChainParams, chain_step_times, engine_parameters, expected_for_scenario
 from .hardware import get_accelerator
+from .scenario import Scenario
 
 __all__ = [
     "MEASURED_PATH", "ChainPoint", "DecodePoint", "bare_chain", "chain_table", "decode_steps", "decode_table",
@@ -98,26 +99,13 @@ class ChainPoint:
         return self.max_only_s / self.measured_s
 
 
-def _generic(fitted: dict, name: str) -> float:
-    return float(fitted[name]["_generic"]["value"])
-
-
-def _params(overlap_n: float) -> ChainParams:
-    """The expected step's constants for a bare cuBLAS chain on the H200 under CUDA graphs."""
-    eff = load_efficiency()
-    fitted = eff["fitted"]
-    return ChainParams(
-        stream_fraction=eff["hbm_stream_fraction"][GPU_ID]["value"],
-        kernel_efficiency=_generic(fitted, "kernel_efficiency"),
-        kv_efficiency=_generic(fitted, "kv_efficiency"),
-        grouped_kv_factor=1.0, dequant_factor=1.0,
-        gemm_fraction=eff["gemm_fraction"][GPU_ID]["bf16"]["value"],
-        gemm_engine_factor=1.0,  # the chain is the library's own GEMM: no engine below its microbenchmark
-        attention_fraction=eff["attention_fraction"][GPU_ID]["value"],
-        overlap_n=overlap_n, allreduce_alpha_s=0.0, bus_bandwidth=1.0, cuda_graphs=1.0,
-        launch_cpu_s=overhead.LAUNCH_LATENCY_S, graph_gap_s=_generic(fitted, "graph_gap_s"),
-        stream_gap_s=_generic(fitted, "stream_gap_s"), step_overhead_s=0.0, request_overhead_s=0.0,
-    )
+def _params() -> ChainParams:
+    """The expected step's constants for a bare cuBLAS chain on the H200 under CUDA graphs: the generic preset's
+    (:func:`core.expected.engine_parameters`), with nothing of an engine's own (no GEMM factor below the library's,
+    no per-step host work, one launch of the graph)."""
+    base = engine_parameters(Scenario(model="llama-3-8b", gpu=GPU_ID).evaluate(), cuda_graphs=True).chain_params()
+    return replace(base, gemm_engine_factor=1.0, launch_cpu_s=overhead.LAUNCH_LATENCY_S, step_overhead_s=0.0,
+                   request_overhead_s=0.0)
 
 
 def bare_chain(run: dict) -> list[ChainPoint]:
@@ -141,9 +129,9 @@ def bare_chain(run: dict) -> list[ChainPoint]:
         peak_gemm=peak, peak_bf16=peak, allreduce_calls=zero, allreduce_bytes=zero, tp=zero + 1,
         communication_other_s=zero, kernels=zero + kernels, is_prefill=zero, grouped_kv=zero,
     )
-    n = _generic(load_efficiency()["fitted"], "overlap_n")
-    ceiling, *_, expected = chain_step_times(x, _params(n), ends_only=True)
-    max_only = chain_step_times(x, _params(np.inf), ends_only=True)[-1]
+    params = _params()
+    ceiling, *_, expected = chain_step_times(x, params, ends_only=True)
+    max_only = chain_step_times(x, replace(params, overlap_n=np.inf), ends_only=True)[-1]
     return [
         ChainPoint(B=r["B"], flop=float(f), bytes=float(m), measured_s=r["graph"]["min_s"],
                    eager_s=r["eager"]["min_s"], ceiling_s=float(c), expected_s=float(e), max_only_s=float(mo))
@@ -199,9 +187,6 @@ class DecodePoint:
 
 def decode_steps(run: dict, engine: str = "gpt-fast") -> list[DecodePoint]:
     """A run of the whole decode step against the lab's ceiling and its expected step for ``engine``."""
-    from .expected import expected_for_scenario
-    from .scenario import Scenario
-
     points = []
     for r in run["rows"]:
         e = expected_for_scenario(Scenario(model="llama-3-8b", gpu=GPU_ID, batch=r["B"], context=r["S"]), engine)
