@@ -171,38 +171,37 @@ def catalogue_text(verbose: bool = False) -> str:
     parameters and, for MoE, those active per token (billions, from its config.json), layers, KV per token at
     BF16 with GQA (KiB) and trained context.
     """
-    gpus, models = load_catalogue(), load_models()
     if not verbose:
-        return "GPUs:   " + ", ".join(gpus) + "\nmodels: " + ", ".join(models)
-    convention = LEVERS["capacity_convention"].parameter.default
+        return "GPUs:   " + ", ".join(load_catalogue()) + "\nmodels: " + ", ".join(load_models())
+    listed = catalogue_json()
 
-    def peak(g: Accelerator, roof: str) -> str:
-        return fmt_sig(g.dense_flop_per_s[roof] / 1e12) if roof in g.dense_flop_per_s else "—"
+    def peak(g: dict, roof: str) -> str:
+        return fmt_sig(g["dense_flop_per_s"][roof] / 1e12) if roof in g["dense_flop_per_s"] else "—"
 
     rows = ["GPUs: dense peaks in TFLOP/s (INT8 in TOP/s), not the 2:4-sparsity headline; HBM bandwidth; ridge "
             "point P_peak(BF16) / BW; capacity as printed → as the lab reads it; scale-up link per direction",
             f"{'id':<16}" + "".join(f"{r.upper():>8}" for r in LIST_ROOFS)
             + f"{'HBM TB/s':>10}{'ridge':>7}  {'memory':<28}{'link':>10}  name"]
-    for g in gpus.values():
-        link = g.interconnect.per_direction_bandwidth if g.interconnect else None
-        memory = (f"{g.memory_datasheet_value:g} {g.memory_datasheet_unit} {g.memory_type} → "
-                  f"{fmt_bytes_gib(g.capacity_bytes(convention))}")
-        rows.append(f"{g.id:<16}" + "".join(f"{peak(g, r):>8}" for r in LIST_ROOFS)
-                    + f"{fmt_sig(g.hbm_bandwidth / 1e12):>10}{g.dense_flop_per_s['bf16'] / g.hbm_bandwidth:>7,.0f}  "
-                    f"{memory:<28}{(fmt_sig(link / 1e9) + ' GB/s') if link else '—':>10}  {g.name}")
+    for g in listed["gpus"]:
+        printed, link = g["memory_as_printed"], g["link_bytes_per_s_per_direction"]
+        memory = f"{printed['value']:g} {printed['unit']} {printed['type']} → {fmt_bytes_gib(g['capacity_bytes'])}"
+        rows.append(f"{g['id']:<16}" + "".join(f"{peak(g, r):>8}" for r in LIST_ROOFS)
+                    + f"{fmt_sig(g['hbm_bandwidth'] / 1e12):>10}{g['ridge_point_bf16']:>7,.0f}  "
+                    f"{memory:<28}{(fmt_sig(link / 1e9) + ' GB/s') if link else '—':>10}  {g['name']}")
     rows += ["", "models: parameters in billions (active per token, MoE), layers, KV per token at BF16 with GQA "
                  "(KiB), trained context (tokens)",
              f"{'id':<20}{'params':>9}{'active':>9}{'layers':>8}{'KV KiB':>8}{'context':>12}  name"]
-    for m in models.values():
-        active = f"{m.n_active_params / 1e9:,.2f}" if m.moe else "—"
-        rows.append(f"{m.id:<20}{m.n_params / 1e9:>9,.2f}{active:>9}{m.n_layers:>8}"
-                    f"{fmt_sig(m.kv_bytes_per_token(2.0, True) / KiB):>8}{m.max_context or 0:>12,}  {m.name}")
+    for m in listed["models"]:
+        active = f"{m['active_params'] / 1e9:,.2f}" if m["active_params"] is not None else "—"
+        rows.append(f"{m['id']:<20}{m['params'] / 1e9:>9,.2f}{active:>9}{m['layers']:>8}"
+                    f"{fmt_sig(m['kv_bytes_per_token_bf16_gqa'] / KiB):>8}{m['trained_context'] or 0:>12,}  "
+                    f"{m['name']}")
     return "\n".join(rows)
 
 
 def catalogue_json() -> dict:
-    """``python -m core list --json``: what ``list --verbose`` prints, in SI units (FLOP/s, INT8 in OP/s, bytes/s,
-    bytes, FLOP/byte), one object per GPU and per model."""
+    """``python -m core list --json``: one object per GPU and per model in SI units (FLOP/s, INT8 in OP/s,
+    bytes/s, bytes, FLOP/byte); ``list --verbose`` prints these rows (:func:`catalogue_text`)."""
     convention = LEVERS["capacity_convention"].parameter.default
     gpus = [{"id": g.id, "name": g.name, "dense_flop_per_s": dict(g.dense_flop_per_s), "hbm_bandwidth": g.hbm_bandwidth,
              "ridge_point_bf16": g.dense_flop_per_s["bf16"] / g.hbm_bandwidth,

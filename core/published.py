@@ -514,12 +514,16 @@ def _row_json(r: Row) -> dict:
             "measured_over_expected": r.measured_over_expected, "set": m.set}
 
 
+def _scored_sets() -> tuple[list[Row], list[Row]]:
+    """The held-out set and the calibration set (in-sample), each scored by a fit on the calibration set."""
+    fitted = fit(calibration_set())
+    return score(fitted, held_out_set()), score(fitted, calibration_set())
+
+
 def validation_json(loo: bool = True) -> dict:
     """What :func:`validation_text` prints, as one JSON-ready object (SI units; ratios of speeds): the held-out
     rows and the scores of each set, and the targets."""
-    fitted = fit(calibration_set())
-    held = score(fitted, held_out_set())
-    calib = score(fitted, calibration_set())
+    held, calib = _scored_sets()
     out = {"held_out": {"rows": [_row_json(r) for r in held], "scores": scores(held)},
            "calibration_in_sample": {"rows": [_row_json(r) for r in calib], "scores": scores(calib)},
            "targets": {"median_abs_error": TARGET_MEDIAN, "within_25": TARGET_WITHIN, "within": WITHIN,
@@ -531,9 +535,7 @@ def validation_json(loo: bool = True) -> dict:
 
 def validation_text(loo: bool = True) -> str:
     """The held-out table and the scores (and the calibration set's leave-one-out scores with ``loo``)."""
-    fitted = fit(calibration_set())
-    held = score(fitted, held_out_set())
-    calib = score(fitted, calibration_set())
+    held, calib = _scored_sets()
     lines = ["Held-out measurements (nothing was fitted on them)", *_table(held), "",
              _summary("held-out", scores(held)),
              f"targets (issue 27): median ≤ {100 * TARGET_MEDIAN:.0f} %, ≥ {100 * TARGET_WITHIN:.0f} % within "
