@@ -31,7 +31,6 @@ from pathlib import Path
 from gpu_roofline import CONFIG, timed  # the script beside this one (its folder is on sys.path when run)
 
 POINTS = ((1, 1024), (1, 4096), (8, 1024), (32, 1024), (64, 2048))
-COMPILED = POINTS
 
 
 def build(torch, config: dict, B: int, S: int, device: str):
@@ -140,7 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile (a minute or more per shape)")
     parser.add_argument("--compile-budget-s", type=float, default=240.0,
                         help="start no compile after this many seconds of the run (default 240)")
-    parser.add_argument("--smoke", action="store_true", help="run one tiny step on the CPU and exit (no GPU)")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -148,12 +146,6 @@ def main(argv: list[str] | None = None) -> int:
         print("gpu_decode_step: needs PyTorch", file=sys.stderr)
         return 2
     config = json.loads(Path(args.config).read_text())
-    if args.smoke:
-        tiny = {**config, "hidden_size": 64, "intermediate_size": 128, "vocab_size": 100, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16}
-        model, tokens = build(torch, tiny, 3, 8, "cpu")
-        print("smoke: next tokens", model(tokens).tolist())
-        return 0
     if not torch.cuda.is_available():
         print("gpu_decode_step: no CUDA device", file=sys.stderr)
         return 2
@@ -161,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
               "config": Path(args.config).name, "rows": []}
     began = time.perf_counter()
     rows = {}
-    for (B, S), compiled in [(p, False) for p in POINTS] + [(p, True) for p in COMPILED]:
+    for (B, S), compiled in [(p, False) for p in POINTS] + [(p, True) for p in POINTS]:
         if compiled and (args.no_compile or time.perf_counter() - began > args.compile_budget_s):
             continue
         row = rows.setdefault((B, S), {"B": B, "S": S})
