@@ -467,9 +467,9 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     gemm = Constant(float(gemm_entry["value"]),
                     f"GEMM fraction {fmt_sig(gemm_entry['value'], 3)} of the {roof.upper()} peak "
                     f"[{gpu if roof in per_gpu else 'no measurement: default'}]: {_entry_text(gemm_entry)}")
-    stream = _per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction")
-    if result.gpu.measured:
-        # Its roofs are this machine's own copy and matrix product: a datasheet fraction would count the loss twice.
+    if not result.gpu.measured:
+        stream = _per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction")
+    else:  # its roofs are this machine's own copy and matrix product: a datasheet fraction would count a loss twice
         stream = Constant(1.0, f"HBM stream fraction 1 [{result.gpu.name}]: its bandwidth was measured on the "
                                "machine (python -m core measure's streaming copy), nothing to take off")
         if roof == "bf16":
