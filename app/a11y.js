@@ -1,7 +1,8 @@
 // Accessibility repairs the widget library leaves to the page (app/a11y.py), for the served lab's A11yFixes
 // component and the offline page alike: names every checkbox, slider handle, spin button and card header after its
-// visible label, makes each stop slider's handle announce the value its title shows, and a checkbox's text toggle
-// its box, in every shadow root.  `keepFixing()` repairs what the page builds later too, and returns its stop.
+// visible label, makes each stop slider's handle announce the value its title shows, a checkbox's text toggle its
+// box and a button group's buttons say which is pressed, in every shadow root.  `keepFixing()` repairs what the
+// page builds later too, and returns its stop.
 function roots(root, out) {
   out.push(root);
   for (const el of root.querySelectorAll("*")) { if (el.shadowRoot) roots(el.shadowRoot, out); }
@@ -28,6 +29,16 @@ function shownText(el) {
   }
   return el.shadowRoot ? text + shownText(el.shadowRoot) : text;
 }
+// A button group (the lab's tab bar, any radio or toggle group) shows its chosen buttons by colour alone: each button
+// says whether it is pressed, and says it again when a click or the server moves the choice.
+function pressedFollowsActive(button) {
+  const sync = () => {
+    const on = String(button.classList.contains("bk-active"));
+    if (button.getAttribute("aria-pressed") !== on) button.setAttribute("aria-pressed", on);
+  };
+  new MutationObserver(sync).observe(button, { attributes: true, attributeFilter: ["class"] });
+  sync();
+}
 function fix() {
   for (const root of roots(document, [])) {
     for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
@@ -50,6 +61,7 @@ function fix() {
       const title = shownText(b).replace(/\u200b/g, "").trim();
       if (title) b.setAttribute("aria-label", title);
     }
+    for (const b of root.querySelectorAll(".bk-btn-group > .bk-btn:not([aria-pressed])")) pressedFollowsActive(b);
     // Panel's notification library (Notyf) draws an icon-only dismiss button.
     for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
       b.setAttribute("aria-label", "Dismiss this notice");

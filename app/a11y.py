@@ -4,10 +4,12 @@ Bokeh 3.9's checkbox draws its text as a ``<div>`` beside the ``<input>``, so th
 text neither names the box for a screen reader nor toggles it when clicked, and
 noUiSlider's handles (``role="slider"``) carry no name, and announce a stop slider's
 index ("7.00") rather than the value its title shows ("12"); a number box's spin buttons
-have no text, and a card's header button holds its title in shadow roots.
+have no text, a card's header button holds its title in shadow roots, and a button group
+(the tab bar) marks its chosen button by colour alone.
 :class:`A11yFixes`, placed once in the page, names every checkbox, slider handle, spin
 button and card header after its visible label, makes each handle announce the value its
-title shows, and makes a checkbox's text toggle its box, in every shadow root, including
+title shows, makes a checkbox's text toggle its box and each button of a group say whether
+it is pressed, in every shadow root, including
 the widgets of tabs and drawers built later (it looks again when the page changes).
 """
 

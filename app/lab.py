@@ -53,7 +53,7 @@ from .scaling_view import ScalingView
 from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import ENGINES, TABS, LabState
-from .style import ONLY_THE_ACTIVE_TAB, PALETTE, STYLESHEET, tab_placeholder
+from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 from .turns import in_pieces, later
@@ -89,8 +89,15 @@ EMBED_KEY_CSS = (":host > div { display: flex; flex-direction: column; min-heigh
                  ".embed-key { min-height: 0; overflow-y: auto; }")
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
-#: The tabs' stylesheets: tab names wrap onto a second line on a narrow page; only the tab shown takes room.
-TAB_STYLESHEETS = (".bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }", ONLY_THE_ACTIVE_TAB)
+#: The tab bar's look: Bokeh's radio button group drawn as a row of tabs (the one chosen joined to the view under
+#: it), whose names wrap onto a second line on a narrow page instead of scrolling out of sight.
+TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1px solid #d9d9d9; }"
+               ".bk-btn-group > .bk-btn { flex: 0 0 auto; margin: 0 0 -1px 0; padding: 4px 8px; "
+               "border: 1px solid transparent; "
+               "border-radius: 4px 4px 0 0; background: none; box-shadow: none; color: #4d4d4d; }"
+               ".bk-btn-group > .bk-btn:hover { background: #f2f2f2; }"
+               ".bk-btn-group > .bk-btn.bk-active { color: #000000; background: #ffffff; "
+               "border-color: #d9d9d9 #d9d9d9 #ffffff; }")
 #: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
 WRAP = {"flex-wrap": "wrap"}
 #: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
@@ -222,23 +229,25 @@ class Lab(pn.viewable.Viewer):
         self.present_toggle.label = "Leave present mode" if self.state.present else "Present mode (projector)"
         self.state.param.watch(lambda e: setattr(self.present_toggle, "label", "Leave present mode" if e.new
                                                  else "Present mode (projector)"), "present")
-        self._tab_views["Roofline"] = pn.Column(self.roofline, band, sizing_mode="stretch_width")
-        # A tab not opened yet holds a placeholder, replaced by its view when it first opens (_show_in_tab).  A tab
-        # opened once stays in the page: a view updated while its tab is hidden is updated in the document, and
-        # switching back to it rebuilds nothing.  Tab names wrap onto a second line on a narrow page instead of
-        # scrolling out of sight.
-        tabs = pn.Tabs(*((name, self._tab_views.get(name) or tab_placeholder()) for name in TABS),
-                       sizing_mode="stretch_width",
-                       stylesheets=list(TAB_STYLESHEETS))
-        tabs.param.watch(lambda e: setattr(self.state, "tab", TABS[e.new]), "active")
-        self.state.param.watch(lambda e: setattr(tabs, "active", TABS.index(e.new)), "tab")
+        self._tab_views["Roofline"] = roofline = pn.Column(self.roofline, band, sizing_mode="stretch_width")
+        # The tabs are one control, a bar of their names (the state's ``tab``, both ways), over the views opened so
+        # far, of which only the open tab's is shown.  A tab's view is built when it first opens (_open) and stays
+        # in the page: a view updated while its tab is hidden is updated in the document, and going back to it
+        # rebuilds nothing.  (A Bokeh Tabs needs a panel and a child model for every tab from the start: 27 models
+        # of every session's first page, for ten views most sessions never open.)
+        self.tab_bar = pn.widgets.RadioButtonGroup.from_param(
+            self.state.param.tab, name="", description=None, color="light", css_classes=["lab-tabs"],
+            stylesheets=[TAB_BAR_CSS], sizing_mode="stretch_width", margin=0)
+        self._tab_panes: dict[str, pn.Column] = {"Roofline": roofline}
+        self.tab_content = pn.Column(roofline, sizing_mode="stretch_width", margin=0)
         self.state.param.watch(lambda e: self._open(e.new), "tab")
-        self.tabs = tabs
+        self.state.param.watch(self._show_open_tab, "tab")
         # Under the tabs; beside the chart in present mode (_arrange), where under them it was below the fold.
         self.pin_row = pn.Row(self.pins.pin_button, self.pins.message)
         # Present mode's memory verdict: a row of the tour's flex box, under its buttons and above the card.
         self._memory_row = pn.Column(self.memory_view, sizing_mode="stretch_width", margin=0, styles=BAND_ROW)
-        self.views = pn.Column(tabs, sizing_mode="stretch_width", styles={"flex": "1 1 480px"}, min_width=0)
+        self.views = pn.Column(self.tab_bar, self.tab_content, sizing_mode="stretch_width",
+                               styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
         self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
@@ -279,7 +288,7 @@ class Lab(pn.viewable.Viewer):
         # the views, where it ends the page), which leaves the switch's row room above the longest cards.
         self.memory_view.bar.margin = MEMORY_BAR_MARGINS[present]
         self.pins.pin_button.width = PRESENT_WIDTHS["pin"][present]
-        self.tabs.stylesheets = [*TAB_STYLESHEETS, *([PRESENT_TABS_CSS] if present else [])]
+        self.tab_bar.stylesheets = [TAB_BAR_CSS, *([PRESENT_TABS_CSS] if present else [])]
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
@@ -297,7 +306,7 @@ class Lab(pn.viewable.Viewer):
             # three lines by the step, it moved between 182 and 260 px).
             self.pin_row.objects = [self.pins.message]
             self.tour.beside_jump(self.pins.pin_button, self.band, self._memory_row)
-            self.views.objects = [self.tabs]
+            self.views.objects = [self.tab_bar, self.tab_content]
             self._tab_views["Roofline"].objects = [self.roofline]
             side = pn.Column(self.tour, self.pin_row, max_width=460,
                              sizing_mode="stretch_width",
@@ -312,7 +321,7 @@ class Lab(pn.viewable.Viewer):
             self.tour.beside_jump()
             self.pin_row.objects = [self.pins.pin_button, self.pins.message]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
-            self.views.objects = [self.tabs, self.pin_row]
+            self.views.objects = [self.tab_bar, self.tab_content, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
                              pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
@@ -368,7 +377,7 @@ class Lab(pn.viewable.Viewer):
             self._show_in_tab(name, self._build_view(name))
             return
         self._opening.add(name)
-        self.tabs.loading = True
+        self.tab_bar.loading = self.tab_content.loading = True
 
         # Pieces, each its own turn: the view's objects (Python: the figures, the watchers), then its place in the
         # page (Panel making its Bokeh models, Bokeh taking them into the document and sending them), then any part
@@ -379,7 +388,7 @@ class Lab(pn.viewable.Viewer):
 
         def done() -> None:
             self._opening.discard(name)
-            self.tabs.loading = bool(self._opening)
+            self.tab_bar.loading = self.tab_content.loading = bool(self._opening)
 
         in_pieces(doc, build, done)
 
@@ -415,10 +424,18 @@ class Lab(pn.viewable.Viewer):
         return view
 
     def _show_in_tab(self, name: str, view: pn.viewable.Viewable) -> None:
-        """Put ``view`` in tab ``name`` in place of its placeholder (embed mode, without tabs, only records it)."""
+        """Put ``view`` under the tab bar as tab ``name``'s, shown while that tab is open (embed mode, without tabs,
+        only records it)."""
         self._tab_views[name] = view
-        if hasattr(self, "tabs"):
-            self.tabs[TABS.index(name)] = (name, view)
+        if hasattr(self, "tab_content"):
+            self._tab_panes[name] = pane = pn.Column(view, sizing_mode="stretch_width", margin=0,
+                                                     visible=name == self.state.tab)
+            self.tab_content.append(pane)
+
+    def _show_open_tab(self, *_events) -> None:
+        """Show the open tab's view (once built) and hide the others' (kept in the page, as they were left)."""
+        for name, pane in self._tab_panes.items():
+            pane.visible = name == self.state.tab
 
     def _hardware_view(self) -> HardwareView:
         """Article 000's hardware story (kernel atlas, three ceilings, waves, hierarchy, generations),

@@ -342,3 +342,24 @@ def test_paste_a_config_and_plot_measurements(lab):
     lab.wait_for_function("(m => m !== null && m.data.x.length === 2)"
                           "(Bokeh.documents[0].get_model_by_name('measured'))", timeout=5000)
     assert lab.errors == []
+
+
+def test_the_tab_bar_is_buttons_that_say_which_tab_is_open_and_open_from_the_keyboard(lab):
+    """The tabs are one bar of buttons: a click or Enter opens a tab, only the open tab's view shows, a view opened
+    before shows again as it was left, and each button tells a screen reader whether it is the open tab."""
+    bar = lab.locator(".lab-tabs .bk-btn")
+    assert bar.all_inner_texts()[:3] == ["Roofline", "Expected", "Throughput vs B"]
+    compare = lab.locator(".lab-tabs .bk-btn", has_text="Compare")
+    roofline = lab.locator(".lab-tabs .bk-btn", has_text="Roofline")
+    expect(roofline).to_have_attribute("aria-pressed", "true", timeout=5000)
+    compare.click()
+    expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_visible(timeout=10_000)
+    expect(compare).to_have_attribute("aria-pressed", "true", timeout=5000)
+    expect(roofline).to_have_attribute("aria-pressed", "false")
+    expect(lab.locator("canvas").first).to_be_hidden()  # the roofline's chart is hidden, not drawn under Compare
+    roofline.focus()
+    lab.keyboard.press("Enter")
+    expect(lab.locator("canvas").first).to_be_visible(timeout=5000)
+    expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_hidden()
+    assert lab.evaluate("Bokeh.documents[0].get_model_by_name('workload') !== null")
+    assert lab.errors == []

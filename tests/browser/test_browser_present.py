@@ -511,7 +511,7 @@ def test_a_strip_of_the_steps_numbers_shows_above_the_chart_on_a_projector(page,
     _open(page, f"{lab_url}?present=true&tour=1", PROJECTOR)
     page.locator("[data-step='1']").wait_for()
     assert page.locator("[data-readout=tour-strip]").count() == 0  # step 1 reads the chart, quotes no number
-    tabs_top = page.locator(".bk-tab", has_text="Expected").bounding_box()["y"]
+    tabs_top = page.locator(".lab-tabs .bk-btn", has_text="Expected").bounding_box()["y"]
     for step in (7, 14, 19, 25):
         page.locator(".tour-jump select").select_option(label=next(
             o for o in page.locator(".tour-jump option").all_inner_texts() if o.startswith(f"{step}. ")))
@@ -529,7 +529,7 @@ def test_a_strip_of_the_steps_numbers_shows_above_the_chart_on_a_projector(page,
         assert all(a["x"] + a["width"] <= b["x"] for a, b in zip(boxes, boxes[1:], strict=False)), boxes
         assert boxes[-1]["x"] + boxes[-1]["width"] <= PROJECTOR["width"]
         assert max(b["y"] + b["height"] for b in boxes) <= tabs_top  # above the tabs: the chart is not pushed
-        assert page.locator(".bk-tab", has_text="Expected").bounding_box()["y"] == tabs_top
+        assert page.locator(".lab-tabs .bk-btn", has_text="Expected").bounding_box()["y"] == tabs_top
     page.get_by_text("Leave the tour").click()
     page.wait_for_timeout(500)
     assert not page.locator("[data-readout=tour-strip]").is_visible()

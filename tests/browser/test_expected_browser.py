@@ -31,7 +31,7 @@ def test_the_expected_tab_the_engine_in_the_link_and_the_expected_point(page, la
                            timeout=10_000)
     page.locator("[data-readout=expected-caption]", has_text="llama.cpp preset").wait_for(timeout=10_000)
     # The roofline's switch shows the expected point and its whisker, and puts band=true in the link.
-    page.locator(".bk-tab", has_text="Roofline").click()
+    page.locator(".lab-tabs .bk-btn", has_text="Roofline").click()
     page.locator(".band input[type=checkbox]").check()
     page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible && "
                            "Bokeh.documents[0].get_model_by_name('band').data.x.length === 1 && "

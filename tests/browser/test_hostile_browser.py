@@ -41,13 +41,13 @@ def test_markdown_and_html_in_a_link_stay_text(page, lab_url):
 
 def test_an_oversized_config_is_refused_before_it_is_sent(page, lab_url, tmp_path):
     open_link(page, lab_url, "")
-    page.locator(".bk-tab", has_text="Bring your own").click()
+    page.locator(".lab-tabs .bk-btn", has_text="Bring your own").click()
     big = tmp_path / "big.json"
     big.write_bytes(b"{" + b" " * 3_000_000 + b"}")
     page.locator(".config-file input[type=file]").set_input_files(str(big))
     page.locator(".filepond--file-status-main", has_text="File is too large").wait_for(timeout=5000)
     # The session is alive: a lever still moves the lab.
-    page.locator(".bk-tab", has_text="Roofline").click()
+    page.locator(".lab-tabs .bk-btn", has_text="Roofline").click()
     page.get_by_label("Weight precision p").select_option(label="INT4")
     page.locator("[data-readout=intensity]", has_text="4 FLOP/byte").wait_for(timeout=5000)
 

@@ -137,8 +137,7 @@ FONT_SIZES = """() => {
   const size = (e) => e ? parseFloat(getComputedStyle(e).fontSize) : null;
   const inner = (cls, sel) => {
     const h = host(cls); return size(h && h.shadowRoot ? h.shadowRoot.querySelector(sel) : null); };
-  let tab = null; for (const r of all) { const e = r.querySelector('.bk-tab'); if (e) { tab = e; break; } }
-  return {tab: size(tab), prev: inner('tour-prev', 'button'), next: inner('tour-next', 'button'),
+  return {tab: inner('lab-tabs', 'button'), prev: inner('tour-prev', 'button'), next: inner('tour-next', 'button'),
           leave: inner('tour-leave', 'button'), jump: inner('tour-jump', 'label'),
           jump_list: inner('tour-jump', 'select'), present: inner('present-toggle', 'button'),
           pin: inner('pin', 'button')}; }"""

@@ -74,8 +74,7 @@ def test_every_readout_has_a_unit_or_verdict():
 def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
     lab = Lab(Scenario(model="llama-3-8b"))
     assert lab.throughput is None
-    tabs = lab.layout.select(pn.Tabs)[0]
-    tabs.active = TABS.index("Throughput vs B")  # by name: the Expected tab now sits before it
+    lab.tab_bar.value = "Throughput vs B"  # a click on its name
     assert lab.throughput is not None
     lab.scenario.batch = 56
     assert list(lab.throughput.current.data["batch"]) == [56]
@@ -84,13 +83,12 @@ def test_throughput_chart_is_built_when_its_tab_opens_and_then_follows():
 
 def test_the_chart_is_not_redrawn_while_another_tab_is_open_and_catches_up_when_its_tab_opens():
     lab = Lab(Scenario(model="llama-3-8b"))
-    tabs = lab.layout.select(pn.Tabs)[0]
-    tabs.active = TABS.index("Throughput vs B")
+    lab.tab_bar.value = "Throughput vs B"
     assert lab.instant.holder.data["shown"] == [False]  # the browser's instant redraw leaves the hidden chart alone
     lab.scenario.batch = 56
     assert list(lab.throughput.current.data["batch"]) == [56]
     assert list(lab.roofline.point.data["x"]) == [1]  # not redrawn: nobody sees it
-    tabs.active = 0
+    lab.tab_bar.value = "Roofline"
     assert list(lab.roofline.point.data["x"]) == [56]  # drawn as the tab opens
     assert lab.instant.holder.data["shown"] == [True]
     lab.scenario.batch = 8
@@ -781,3 +779,33 @@ def test_the_launch_ceiling_is_keyed_only_while_the_chart_shows_it():
     assert view.overhead.data["y"][0] > view.figure.y_range.end and not view.overhead_item.visible
     lab.scenario.phase = "decode"
     assert view.overhead_item.visible
+
+
+def test_the_tabs_are_one_bar_over_the_views_opened_and_only_the_open_ones_shows():
+    """The tab names are one control (Bokeh's radio button group) over the views opened so far: the first page holds
+    no panel or placeholder for the ten tabs not opened, and a view opened once stays, hidden, while another shows."""
+    from bokeh.document import Document
+    from bokeh.models import RadioButtonGroup, Spacer, TabPanel, Tabs
+
+    lab = Lab(Scenario(model="llama-3-8b"), query={})
+    doc = Document()
+    doc.add_root(lab.layout.get_root(doc))
+    kinds = {type(m) for m in doc.models}
+    assert not kinds & {Tabs, TabPanel, Spacer}
+    (bar,) = [m for m in doc.models if isinstance(m, RadioButtonGroup) and "lab-tabs" in m.css_classes]
+    assert bar.labels == list(TABS) and bar.active == 0
+    assert lab.tab_content.objects == [lab._tab_views["Roofline"]]
+    bar.active = TABS.index("Compare")  # a click in the browser
+    assert lab.state.tab == "Compare" and lab.compare is not None
+    compare, roofline = lab._tab_panes["Compare"], lab._tab_panes["Roofline"]
+    assert lab.tab_content.objects == [roofline, compare] and compare.visible and not roofline.visible
+    lab.state.tab = "Roofline"  # a tour step or a link
+    assert bar.active == 0 and roofline.visible and not compare.visible
+    lab.state.tab = "Compare"
+    assert lab._tab_panes["Compare"] is compare and len(lab.tab_content.objects) == 2  # kept, not rebuilt
+
+
+def test_a_link_to_a_tab_opens_that_tab_alone():
+    lab = Lab(query={"tab": "KV table"})
+    shown = [name for name, pane in lab._tab_panes.items() if pane.visible]
+    assert shown == ["KV table"] and lab.tab_bar.value == "KV table"

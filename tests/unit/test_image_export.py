@@ -46,7 +46,7 @@ def test_compares_rows_keep_their_own_markers_in_present_mode():
 def test_the_export_tab_no_longer_switches_the_roofline_backend():
     """BokehJS builds a plot's canvas once: a later output_backend = "svg" drew nothing new and saved PNG still."""
     lab = Lab(query={"tab": "Export"})
-    export = lab.tabs[-1]
+    export = lab._tab_views["Export"]
     assert not [w for w in export.select(pn.widgets.Checkbox) if "svg" in w.css_classes]
     assert any("saves the chart as you see it, as **SVG**" in md.object for md in export.select(pn.pane.Markdown))
     assert lab.roofline.figure.output_backend == "canvas"

@@ -158,7 +158,8 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     lab = Lab(query={"present": "true", "tour": "3"})
     big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it, inherited by every shadow root
     assert lab.page.styles == lab.tour.bar.styles == big
-    assert lab.tabs.stylesheets[-1] == ".bk-tab { font-size: 18px; padding-top: 2px; padding-bottom: 2px; }"
+    assert lab.tab_bar.stylesheets[-1] == (".bk-btn-group > .bk-btn { font-size: 18px; padding-top: 2px; "
+                                           "padding-bottom: 2px; }")
     tour = lab.tour
     # During a tour "Next ▶" is narrower than "Start the tour ▶": Previous, Next and Leave share one row.
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
@@ -179,7 +180,7 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     assert lab.pin_row.objects[0] is lab.pins.pin_button and lab.pins.pin_button not in tour.bar.objects
     # "initial": Bokeh's own 12 px (a style left out of a later `styles` would stay in the browser).
     assert lab.page.styles == lab.tour.bar.styles == {"--bokeh-font-size": "initial"}
-    assert tour.jump.stylesheets == [INPUT_TEXT_CSS] and len(lab.tabs.stylesheets) == 2
+    assert tour.jump.stylesheets == [INPUT_TEXT_CSS] and len(lab.tab_bar.stylesheets) == 1
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
         110, 150, 130, 170, 260)
     assert lab.pins.pin_button.width == 170

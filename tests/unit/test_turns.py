@@ -11,7 +11,6 @@ from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
 from app import turns
-from app.state import TABS
 
 
 class FakeDoc:
@@ -119,19 +118,19 @@ def test_a_served_tabs_first_build_is_turns_made_then_placed(served_application,
     (lab,) = [o for o in gc.get_objects() if isinstance(o, Lab) and id(o) not in before]
     with set_curdoc(doc):
         lab.state.tab = "Hardware"
-        assert len(queued) == 1 and lab.hardware is None and lab.tabs.loading  # nothing built in the click's event
+        assert len(queued) == 1 and lab.hardware is None and lab.tab_bar.loading  # nothing built in the click's event
         queued.pop(0)[1]()
         assert lab.hardware is not None and "Hardware" not in lab._tab_views  # made, not yet in the page
-        assert len(queued) == 1 and lab.tabs.loading and placeholder(lab.tabs[TABS.index("Hardware")])
+        assert len(queued) == 1 and lab.tab_bar.loading and "Hardware" not in lab._tab_panes
         queued.pop(0)[1]()
         # In the page, its front section (the Kernel atlas: its chart and levers) not yet: a third piece.
-        assert lab._tab_views["Hardware"] is lab.hardware and not placeholder(lab.tabs[TABS.index("Hardware")])
-        assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tabs.loading
+        assert lab._tab_views["Hardware"] is lab.hardware and "Hardware" in lab._tab_panes
+        assert placeholder(lab.hardware.tabs[0]) and len(queued) == 1 and lab.tab_bar.loading
         queued.pop(0)[1]()
         section = lab.hardware.tabs[0]
         assert section.select(lambda o: getattr(o, "object", None) is lab.hardware.atlas_fig)
     assert not placeholder(lab.hardware.tabs[0]) and lab.hardware.atlas_fig in lab.hardware.figures()
-    assert not lab.tabs.loading and queued == []
+    assert not lab.tab_bar.loading and not lab.tab_content.loading and queued == []
     assert queued == []
 
 
