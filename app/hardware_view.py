@@ -215,6 +215,8 @@ class HardwareView(pn.viewable.Viewer):
     show_sparse = param.Boolean(default=False)
     present = param.Boolean(default=False, doc="Present mode: the projector look (app/present.py), labels laid out "
                                                 "again for its larger text")
+    shown = param.Boolean(default=True, doc="Its tab is open (the lab sets it): only then does its tour take the "
+                                            "page's keys")
 
     ceil_fig = _section_figure("Three ceilings", "ceil_fig")
     bars_fig = _section_figure("Three ceilings", "bars_fig")
@@ -240,9 +242,10 @@ class HardwareView(pn.viewable.Viewer):
         wrap_title(self.atlas_fig)  # a long part name wraps instead of running past the chart
         self._build_panes()
         self._refresh_all()
-        self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section", "present")])
+        self.param.watch(self._on_change, [p for p in self.param if p not in ("name", "section", "present", "shown")])
         self.param.watch(self._on_section, "section")
         self.param.watch(self._on_present, "present")
+        self.param.watch(lambda _e: self._take_keys(), "shown")
 
     def add_gpu(self, gpu) -> None:
         """Offer a custom or measured :class:`core.hardware.Accelerator` (the main lab's "bring your own" part)
@@ -636,9 +639,11 @@ class HardwareView(pn.viewable.Viewer):
         self._take_keys()
 
     def _take_keys(self) -> None:
-        """The page's keys drive a running hardware tour; in present mode a clicker's "next" also starts it."""
+        """The page's keys drive a running hardware tour; in present mode a clicker's "next" also starts it.  Only
+        while its tab is open: kept in the page behind another tab, it left the main tour's PageDown moving its own
+        tour out of sight too."""
         if hasattr(self, "tour_keys"):
-            self.tour_keys.active = self.tour_index is not None or self.present
+            self.tour_keys.active = self.shown and (self.tour_index is not None or self.present)
 
     def _on_section(self, event):
         if hasattr(self, "tabs"):

@@ -89,15 +89,16 @@ EMBED_KEY_CSS = (":host > div { display: flex; flex-direction: column; min-heigh
                  ".embed-key { min-height: 0; overflow-y: auto; }")
 #: The Hardware tab's levers that are the lab's own: one B and one CUDA-graphs switch on the page.
 SHARED_LEVERS = ("batch", "cuda_graphs")
-#: The tab bar's look: Bokeh's radio button group drawn as a row of tabs (the one chosen joined to the view under
-#: it), whose names wrap onto a second line on a narrow page instead of scrolling out of sight.
+#: The tab bar's look: Bokeh's radio button group drawn as a row of tabs, whose names wrap onto a second line on a
+#: narrow page instead of scrolling out of sight.  The open tab is joined to the view under it and marked by a
+#: 3-px bar above its name, in the palette's blue, so a room can tell it from the others (and from the focus ring).
 TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1px solid #d9d9d9; }"
-               ".bk-btn-group > .bk-btn { flex: 0 0 auto; margin: 0 0 -1px 0; padding: 4px 8px; "
-               "border: 1px solid transparent; "
+               ".bk-btn-group > .bk-btn { flex: 0 0 auto; margin: 0 0 -1px 0; padding: 3px 8px 4px 8px; "
+               "border: 1px solid transparent; border-top-width: 3px; "
                "border-radius: 4px 4px 0 0; background: none; box-shadow: none; color: #4d4d4d; }"
                ".bk-btn-group > .bk-btn:hover { background: #f2f2f2; }"
                ".bk-btn-group > .bk-btn.bk-active { color: #000000; background: #ffffff; "
-               "border-color: #d9d9d9 #d9d9d9 #ffffff; }")
+               f"border-color: {PALETTE['ladder']} #d9d9d9 #ffffff #d9d9d9; }}")
 #: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
 WRAP = {"flex-wrap": "wrap"}
 #: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
@@ -442,7 +443,9 @@ class Lab(pn.viewable.Viewer):
         on the lab's GPU, following it; its B and CUDA-graphs switch are the lab's own (:data:`SHARED_LEVERS`),
         whichever of the lab's and the view's widgets moves them, and its tour's steps set them too."""
         scenario = self.scenario
-        view = HardwareView(**{name: getattr(scenario, name) for name in SHARED_LEVERS})
+        view = HardwareView(**{name: getattr(scenario, name) for name in SHARED_LEVERS},
+                            shown=self.state.tab == "Hardware")
+        self.state.param.watch(lambda e: setattr(view, "shown", e.new == "Hardware"), "tab")
 
         def follow_gpu(*_events) -> None:
             gpu = scenario.custom_gpu()

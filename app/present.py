@@ -24,7 +24,7 @@ PRESENT_CONTROLS = {True: {"--bokeh-font-size": f"{PRESENT_TEXT_PX}px"}, False: 
 #: The tab bar's names in present mode (a stylesheet of the bar: its buttons are in its own shadow root), at
 #: ``PRESENT_TEXT_PX`` with less room above and below, so that the bar takes little more height than at 12 px.
 PRESENT_TABS_CSS = (f".bk-btn-group > .bk-btn {{ font-size: {PRESENT_TEXT_PX}px; "
-                    "padding-top: 2px; padding-bottom: 2px; }")
+                    "padding-top: 1px; padding-bottom: 2px; }")
 #: A card's header (its chevron and title, "Levers") draws its text at the card's font size: a browser draws a
 #: <button> at 13.33 px unless told, and the title (an <h3>, 1.17 em) follows the button.  In present mode the card
 #: takes PRESENT_CONTROLS, so its header reads 18 px and more.

@@ -128,3 +128,20 @@ def test_present_mode_on_the_scaling_and_kv_table_tabs(page, lab_url):
       return out; }""")
     assert cut == []
     assert errors == []
+
+
+def test_the_kv_table_scrolls_in_its_column_on_a_phone_and_the_serving_note_keeps_its_width_on_a_projector(
+        page, lab_url):
+    """A trial: at 360 px the KV table (447 px) made the whole page scroll sideways; in present mode the Serving tab's
+    source note was squeezed beside its controls to one word a line, pushing the chart down ~300 px."""
+    page.set_viewport_size({"width": 360, "height": 640})
+    page.goto(f"{lab_url}?tab=KV%20table")
+    page.locator("[data-readout=kv-table]").wait_for()
+    page.wait_for_timeout(500)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 360
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?present=true&tab=Serving")
+    note = page.get_by_text("ShareGPT lengths, Kwon et al.", exact=False)
+    note.wait_for(timeout=10_000)
+    page.wait_for_timeout(500)
+    assert note.bounding_box()["width"] >= 300

@@ -150,6 +150,20 @@ def test_a_clicker_drives_the_hardware_tour_in_present_mode():
     assert not hw.tour_keys.active
 
 
+def test_the_hardware_tour_hears_the_clicker_only_while_its_tab_is_open():
+    """A trial: after the Hardware tab had been opened once, each PageDown of the main tour on the Roofline tab also
+    moved the hardware tour (kept in the page behind the other tab) a step on, and its section with it."""
+    lab = Lab(query={"present": "true", "tab": "Hardware"})
+    hw = lab.hardware
+    hw.section = "Three ceilings"
+    lab.state.tab = "Roofline"
+    assert lab.tour.keys.active and not hw.tour_keys.active  # the main tour alone hears the clicker
+    lab.tour._key("next")
+    assert lab.tour.index == 0 and hw.tour_index is None
+    lab.state.tab = "Hardware"
+    assert hw.tour_keys.active and not lab.tour.keys.active and hw.section == "Three ceilings"
+
+
 def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_buttons():
     """Issue 30: tabs, tour buttons, "Jump to step" and "Leave present mode" were 12 px on a projector."""
     from app.lab import Lab
@@ -158,7 +172,7 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     lab = Lab(query={"present": "true", "tour": "3"})
     big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it, inherited by every shadow root
     assert lab.page.styles == lab.tour.bar.styles == big
-    assert lab.tab_bar.stylesheets[-1] == (".bk-btn-group > .bk-btn { font-size: 18px; padding-top: 2px; "
+    assert lab.tab_bar.stylesheets[-1] == (".bk-btn-group > .bk-btn { font-size: 18px; padding-top: 1px; "
                                            "padding-bottom: 2px; }")
     tour = lab.tour
     # During a tour "Next ▶" is narrower than "Start the tour ▶": Previous, Next and Leave share one row.
