@@ -29,8 +29,8 @@ function shownText(el) {
   }
   return el.shadowRoot ? text + shownText(el.shadowRoot) : text;
 }
-// A button group (the lab's tab bar, any radio or toggle group) shows its chosen buttons by colour alone: each button
-// says whether it is pressed, and says it again when a click or the server moves the choice.
+// A group of choices (the lab's tab bar, any radio or checkbox button group) shows its chosen buttons by colour alone:
+// each button says whether it is pressed, and says it again when a click or the server moves the choice.
 function pressedFollowsActive(button) {
   const sync = () => {
     const on = String(button.classList.contains("bk-active"));
@@ -61,7 +61,13 @@ function fix() {
       const title = shownText(b).replace(/\u200b/g, "").trim();
       if (title) b.setAttribute("aria-label", title);
     }
-    for (const b of root.querySelectorAll(".bk-btn-group > .bk-btn:not([aria-pressed])")) pressedFollowsActive(b);
+    // Only a group of choices: Bokeh draws a plain button in a group of its own too, and "Start the tour" announced
+    // as a toggle button (aria-pressed="false") misled a screen reader.
+    for (const group of root.querySelectorAll(".bk-btn-group")) {
+      const buttons = group.querySelectorAll(":scope > .bk-btn:not(.bk-dropdown-toggle)");
+      if (buttons.length < 2) continue;
+      for (const b of buttons) if (!b.hasAttribute("aria-pressed")) pressedFollowsActive(b);
+    }
     // Panel's notification library (Notyf) draws an icon-only dismiss button.
     for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
       b.setAttribute("aria-label", "Dismiss this notice");

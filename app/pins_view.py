@@ -13,7 +13,7 @@ from core.precision import get_precision
 from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 
-from .present import INPUT_TEXT_CSS
+from .present import INPUT_TEXT_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
 
@@ -37,16 +37,16 @@ class PinsView(pn.viewable.Viewer):
         sessions never open it (eleven Panel objects, ~5 ms of a session's build)."""
         if self._parts is not None:
             return self._parts
-        preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"], width=210,
+        preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"],
                                    description="Adds three pins (keeps the ones you have)")
         which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"],
                                   stylesheets=[INPUT_TEXT_CSS])
         new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"],
                                      stylesheets=[INPUT_TEXT_CSS])
-        rename = pn.widgets.Button(label="Rename", width=90, css_classes=["pin-rename"])
-        remove = pn.widgets.Button(label="Remove", width=90, css_classes=["pin-remove"])
-        clear = pn.widgets.Button(label="Remove all", width=100, css_classes=["pin-clear"])
-        undo = pn.widgets.Button(label="↶ Undo", width=90, css_classes=["pin-undo"], disabled=True)
+        rename = pn.widgets.Button(label="Rename", css_classes=["pin-rename"])
+        remove = pn.widgets.Button(label="Remove", css_classes=["pin-remove"])
+        clear = pn.widgets.Button(label="Remove all", css_classes=["pin-clear"])
+        undo = pn.widgets.Button(label="↶ Undo", css_classes=["pin-undo"], disabled=True)
         # A wide table (many metrics) scrolls sideways inside its column rather than being cut at the readouts.
         table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", styles={"overflow-x": "auto"})
         preset.on_click(lambda _e: self.add_preset())
@@ -82,6 +82,9 @@ class PinsView(pn.viewable.Viewer):
     def _on_present(self) -> None:
         if self._parts is not None:
             self._parts["table"].css_classes = ["present"] if self.state.present else []
+            for name in ("preset", "clear", "undo", "rename", "remove"):  # wide enough for their 18-px labels
+                button = self._parts[name]
+                button.width = PRESENT_WIDTHS[button.css_classes[0]][self.state.present]
 
     def __panel__(self):
         return self.layout

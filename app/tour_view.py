@@ -282,7 +282,8 @@ class TourView(pn.viewable.Viewer):
         step.apply(self.scenario)  # the lab's watcher redraws the views and this caption
         if isinstance(step, LadderTourStep):  # a ladder step shows its rungs on the Ladder tab
             self.state.param.update(ladder=list(step.rungs), tab="Ladder")
-        elif self.state.tab == "Ladder":  # back from a ladder step ("Previous", "Jump to step"): the roofline's card
+        elif self.state.tab != "Roofline":  # the card reads the roofline: back from a ladder step ("Previous",
+            # "Jump to step"), or from a tab the class was sent to look at ("Look at the Traffic tab")
             self.state.tab = "Roofline"
         self.state.tour_step = self.index + 1
         if self.scenario.levers() == before:

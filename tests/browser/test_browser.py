@@ -352,6 +352,8 @@ def test_the_tab_bar_is_buttons_that_say_which_tab_is_open_and_open_from_the_key
     compare = lab.locator(".lab-tabs .bk-btn", has_text="Compare")
     roofline = lab.locator(".lab-tabs .bk-btn", has_text="Roofline")
     expect(roofline).to_have_attribute("aria-pressed", "true", timeout=5000)
+    # A plain button is not a toggle (Bokeh draws it in a group of one): "Pin this scenario" says nothing of it.
+    assert lab.locator(".pin .bk-btn").get_attribute("aria-pressed") is None
     compare.click()
     expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_visible(timeout=10_000)
     expect(compare).to_have_attribute("aria-pressed", "true", timeout=5000)

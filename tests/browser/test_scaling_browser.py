@@ -145,3 +145,16 @@ def test_the_kv_table_scrolls_in_its_column_on_a_phone_and_the_serving_note_keep
     note.wait_for(timeout=10_000)
     page.wait_for_timeout(500)
     assert note.bounding_box()["width"] >= 300
+
+
+def test_the_pins_tabs_buttons_hold_their_labels_on_a_projector(page, lab_url):
+    """A trial: in present mode "Pin batch 4 vs INT4 vs k = 4" (210 px at 18 px text) was cut at "k = ·" and ran
+    into "Remove all"."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?present=true&tab=Pins")
+    for css in (".pin-preset", ".pin-clear", ".pin-undo", ".pin-rename", ".pin-remove"):
+        button = page.locator(f"{css} button")
+        button.wait_for(timeout=10_000)
+        # The button drawn within its widget's box (at 210 px the 251-px button ran over its neighbour).
+        assert button.evaluate("b => b.getBoundingClientRect().width <= "
+                               "b.getRootNode().host.getBoundingClientRect().width + 0.5"), css

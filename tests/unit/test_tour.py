@@ -347,3 +347,19 @@ def test_the_many_gpu_cards_total_is_the_memory_bars():
     r = s.evaluate()
     assert f"it needs {r.memory_used_bytes / GiB:.0f} GiB against 80 GiB" in step.render(r)[1]
     assert round(r.memory_used_bytes / GiB, 1) == 136.9
+
+
+def test_a_roofline_step_brings_the_roofline_tab_back():
+    """A trial: at step 7 the class was sent to the Traffic tab; the next press showed step 8's card ("every rung is
+    hollow") over the Traffic view.  A step that reads the roofline opens its tab; a link's own tab still wins."""
+    from app.lab import Lab
+
+    lab = Lab(query={"present": ["true"], "tour": ["7"]})
+    lab.state.tab = "Traffic"
+    lab.tour._key("next")
+    assert lab.tour.index == 7 and lab.state.tab == "Roofline"
+    lab.state.tab = "Compare"
+    lab.tour._key("previous")
+    assert lab.state.tab == "Roofline"
+    linked = Lab(query={"present": ["true"], "tour": ["6"], "tab": ["Compare"]})
+    assert linked.state.tab == "Compare" and linked.tour.index == 5
