@@ -61,8 +61,8 @@ function fix() {
       const title = shownText(b).replace(/\u200b/g, "").trim();
       if (title) b.setAttribute("aria-label", title);
     }
-    // Only a group of choices: Bokeh draws a plain button in a group of its own too, and "Start the tour" announced
-    // as a toggle button (aria-pressed="false") misled a screen reader.
+    // Only a group of choices: Bokeh draws a plain button in a group of its own too, and a plain button is not a
+    // toggle (aria-pressed would announce it as one).
     for (const group of root.querySelectorAll(".bk-btn-group")) {
       const buttons = group.querySelectorAll(":scope > .bk-btn:not(.bk-dropdown-toggle)");
       if (buttons.length < 2) continue;

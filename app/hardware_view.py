@@ -640,8 +640,7 @@ class HardwareView(pn.viewable.Viewer):
 
     def _take_keys(self) -> None:
         """The page's keys drive a running hardware tour; in present mode a clicker's "next" also starts it.  Only
-        while its tab is open: kept in the page behind another tab, it left the main tour's PageDown moving its own
-        tour out of sight too."""
+        while its tab is open: kept in the page behind another tab, the view must leave the keys to the tour shown."""
         if hasattr(self, "tour_keys"):
             self.tour_keys.active = self.shown and (self.tour_index is not None or self.present)
 

@@ -429,7 +429,8 @@ class Lab(pn.viewable.Viewer):
         only records it)."""
         self._tab_views[name] = view
         if hasattr(self, "tab_content"):
-            self._tab_panes[name] = pane = pn.Column(view, sizing_mode="stretch_width", margin=0,
+            # Named after its tab in the document, as the chart's sources are (the benchmarks find it by name).
+            self._tab_panes[name] = pane = pn.Column(view, name=name, sizing_mode="stretch_width", margin=0,
                                                      visible=name == self.state.tab)
             self.tab_content.append(pane)
 

@@ -50,7 +50,7 @@ PRESENT_JUMP_CSS = ("label { position: absolute; width: 1px; height: 1px; overfl
 #: column's 440 px at 1280): under the card it ended below the fold at the longest cards (tour steps 8 and 14).
 PRESENT_WIDTHS = {"tour-prev": (110, 125), "tour-next": (150, 210), "tour-next-running": (150, 105),
                   "tour-resume": (170, 240), "tour-leave": (130, 160), "tour-jump": (260, 205), "pin": (170, 205),
-                  # the Pins tab's buttons (at 18 px "Pin batch 4 vs INT4 vs k = 4" was cut at "k = ·")
+                  # the Pins tab's buttons, wide enough for their labels at 18 px
                   "pin-preset": (210, 300), "pin-clear": (100, 130), "pin-undo": (90, 110), "pin-rename": (90, 110),
                   "pin-remove": (90, 110)}
 #: In present mode a chart's plot frame keeps at least this share of the figure's built height: the figure grows

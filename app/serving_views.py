@@ -115,7 +115,7 @@ def kv_table_html(r: ScenarioResult) -> str:
         f"Red cells exceed the "
         f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
     )
-    # Scrolls sideways inside its column on a phone-width page (at 360 px it was 447 px wide and the page scrolled).
+    # Scrolls sideways inside its column: a narrow page (a phone) never scrolls sideways for it.
     return (note + f'<div class="scroll"><table class="lab"><tr><th>context S</th>{head}</tr>{"".join(body)}</table>'
             "</div>")
 
@@ -166,7 +166,6 @@ def serving_inputs(state: LabState) -> pn.Row:
                                            css_classes=["serving-block"], stylesheets=[INPUT_TEXT_CSS])
     note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}; fixed and uniform keep its '
                         "means.</div>", margin=(0, 10),
-                        # on a line of its own where less than 320 px is left beside the controls (in present
-                        # mode's side-by-side layout it was squeezed to one word a line)
+                        # on a line of its own where less than 320 px is left beside the controls, not squeezed
                         sizing_mode="stretch_width", styles={"flex": "1 1 320px"})
     return pn.Row(mix, block, note, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "align-items": "end"})

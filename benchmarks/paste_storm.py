@@ -72,7 +72,7 @@ def find_byo(doc_json: dict) -> dict[str, str]:
                     found["text"] = node["id"]
                 elif "config-read" in classes:
                     found["button"] = node["id"]
-                if node.get("name") in ("Tabs", "panel.models.tabs.Tabs") and "tabs" not in found:
+                elif "lab-tabs" in classes:  # the tab bar (a radio button group: its ``active`` is the tab's index)
                     found["tabs"] = node["id"]
             stack.extend(node.values())
         elif isinstance(node, list):
@@ -176,14 +176,14 @@ class Opener(Paster):
         t0 = time.perf_counter()
         events = [{"kind": "ModelChanged", "model": {"id": tabs}, "attr": "active", "new": TABS.index(self.tab)}]
         await self._send(patch_doc(patch_doc.create_header(), {}, {"events": events}))
-        marker = f'"title":"{self.tab}"'
+        marker = f'"name":"{self.tab}"'  # the tab's pane, named after it, arriving under the tab bar
         deadline = time.monotonic() + self.args.timeout
         while time.monotonic() < deadline:
             fragment = await asyncio.wait_for(self.ws.read_message(), max(0.0, deadline - time.monotonic()))
             if fragment is None:
                 raise RuntimeError("the server closed the connection")
-            # The tab's view in place of its placeholder (or of "Opening …", which the lab shows while it builds).
-            if isinstance(fragment, str) and marker in fragment and 'data-readout=\\"opening' not in fragment:
+            # The tab's view, put in the page in a piece of its own (app/lab.py _open).
+            if isinstance(fragment, str) and marker in fragment:
                 self.read_s = time.perf_counter() - t0
                 return
         raise RuntimeError(f"the {self.tab} tab's view did not arrive within the timeout")
