@@ -53,7 +53,7 @@ from .scaling_view import ScalingView
 from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import ENGINES, TABS, LabState
-from .style import PALETTE, STYLESHEET
+from .style import PALETTE, STYLESHEET, WRAP_ROW
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 from .turns import in_pieces, later
@@ -250,8 +250,9 @@ class Lab(pn.viewable.Viewer):
         self.views = pn.Column(self.tab_bar, self.tab_content, sizing_mode="stretch_width",
                                styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
-        self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
-        self.header = pn.Row(self.title, self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+        #: Present mode's title (the intro carries the name otherwise): made when present mode first starts.
+        self.title: pn.pane.HTML | None = None
+        self.header = pn.Row(self.present_toggle, A11yFixes(width=0, height=0, margin=0),
                              styles=HEADER_STYLES, sizing_mode="stretch_width")
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
@@ -263,7 +264,7 @@ class Lab(pn.viewable.Viewer):
         on every tab the tour visits (the embed has no header and no strip)."""
         header = getattr(self, "header", None)
         if header is not None:
-            header.insert(2, pane)
+            header.insert(header.objects.index(self.present_toggle) + 1, pane)
 
     @param.depends("state.present", watch=True)
     def _arrange(self) -> None:
@@ -278,7 +279,7 @@ class Lab(pn.viewable.Viewer):
         place_notices(present)
         # Every control's text at 18 px on a projector, on every tab, built now or later: Bokeh's widgets size their
         # text by a CSS variable that every shadow root below the page inherits (PRESENT_CONTROLS).
-        self.page.styles = PRESENT_CONTROLS[present]
+        self.page.styles = {**PRESENT_CONTROLS[present], "min-width": WRAP_ROW["min-width"]}
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
         # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card
         # ("initial" after: BokehJS keeps a style a later ``styles`` leaves out).
@@ -293,7 +294,11 @@ class Lab(pn.viewable.Viewer):
         for pane in (self.memory_view.bar, self.readouts.pane):  # the tour's card and pins table: their views
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
-        self.title.visible = present  # the intro carries the name otherwise
+        if present and self.title is None:
+            self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
+            self.header.insert(0, self.title)
+        if self.title is not None:
+            self.title.visible = present
         self.memory_view.note.visible = not present
         # The permalink's address bar writer and the instant redraw's lever hook (no element shown) end the page.
         hidden = [self.link.address, self.instant.hook]
@@ -313,10 +318,10 @@ class Lab(pn.viewable.Viewer):
                              sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
-            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
+            row = pn.Row(self.views, side, styles=WRAP_ROW, sizing_mode="stretch_width")
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
-            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
+            below = pn.Row(self.controls, self.readouts, styles=WRAP_ROW, sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.tour.beside_jump()
@@ -325,11 +330,11 @@ class Lab(pn.viewable.Viewer):
             self.views.objects = [self.tab_bar, self.tab_content, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
-                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
+                             pn.Row(self.views, self.readouts, styles=WRAP_ROW, sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
             self.page.objects = [self.header, self.intro,
-                                 pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
+                                 pn.Row(self.controls, main, styles=WRAP_ROW, sizing_mode="stretch_width"),
                                  *hidden]
 
     def _embed_layout(self) -> pn.viewable.Viewable:

@@ -34,6 +34,7 @@ from bokeh.models import (
     MultiLine,
     NoOverlap,
     Scatter,
+    Selection,
     Span,
     TeeHead,
     UnionRenderers,
@@ -281,10 +282,12 @@ class RooflineView(pn.viewable.Viewer):
     def __init__(self, result: ScenarioResult | None = None, **params):
         super().__init__(**params)
         result = result if result is not None else self.state.result
-        # One selection policy for all the chart's sources and one row filter for all its renderers: both are
-        # stateless, and Bokeh would make one of each per source and per renderer (18 models of a session).
-        self._policy, self._rows = UnionRenderers(), AllIndices()
-        cds = partial(ColumnDataSource, selection_policy=self._policy)
+        # One selection policy, one selection for all the chart's sources and one row filter for all its renderers.
+        # The policy and the filter are stateless; the selection never changes, as the chart has no selection tool
+        # (its hover inspects, which BokehJS keeps per renderer).  Bokeh would make one of each per source and per
+        # renderer (28 models of a session).
+        self._policy, self._selected, self._rows = UnionRenderers(), Selection(), AllIndices()
+        cds = partial(ColumnDataSource, selection_policy=self._policy, selected=self._selected)
         # Named so that browser tests and the benchmark can find them in the document.
         self.roof = cds(data={"x": [], "y": []}, name="roof")
         self.sparse_roof = cds(data={"x": [], "y": []}, name="sparse-roof")
@@ -294,8 +297,6 @@ class RooflineView(pn.viewable.Viewer):
         self.point_kv = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="workload-kv")
         self.kv_ladder = cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": []}, name="kv-ladder")
         self.other_phase = cds(data={"x": [], "y": [], "label": []}, name="other-phase")
-        # The expected point and its whisker (named "band": the switch and the link key it took over).
-        self.band = cds(data={"x": [], "y": [], "lo": [], "hi": []}, name="band")
         self.overhead = cds(data={"x": [], "y": [], "label": []}, name="overhead-ceiling")
         self._roof_key = None
         #: The pinned results drawn, and the result drawn (their roofs are the chart's own, or faint ones apart).
@@ -303,9 +304,12 @@ class RooflineView(pn.viewable.Viewer):
         self._drawn: ScenarioResult | None = None
         #: A result arrived while the chart was not shown (:meth:`_on_result`).
         self._stale = False
-        #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs):
-        #: made with the chart when it opens with one, else when the first arrives (:meth:`_ensure_marks`).
+        #: The marks most charts never show (pins, measurements, a datasheet twin's roof, pinned GPUs' roofs, the
+        #: expected point): made with the chart when it opens with one, else when the first arrives
+        #: (:meth:`_ensure_marks`).
         self._marks: dict | None = None
+        #: The expected point, its whisker and its legend entry: the marks layer's (None until it is made).
+        self.band = self.band_renderer = self.band_whisker = self.band_item = None
         self.figure = self._build()
         if self.state is not None and (self.state.pin_rows or self.state.measured):
             self._ensure_marks(None)
@@ -313,8 +317,8 @@ class RooflineView(pn.viewable.Viewer):
         if self.state is not None:
             self._on_pins()
             self._on_measured()
-            self._on_present()
             self._on_band()
+            self._on_present()
         if self.compact:  # embed mode: the chart takes the iframe's height the summary, key and link leave
             self.figure.sizing_mode = "stretch_both"
             # and keeps at least its least height: the key under it gives way instead (app/lab.py, EMBED_KEY_STYLES)
@@ -384,6 +388,7 @@ class RooflineView(pn.viewable.Viewer):
             self.update(self.state.result)
             self._on_pins()
             self._on_measured()
+            self._on_band()
 
     def _ensure_marks(self, then) -> bool:
         """True when the marks layer is there to draw on now; else it is made and ``then()`` (if given) draws
@@ -405,11 +410,11 @@ class RooflineView(pn.viewable.Viewer):
         return False
 
     def _add_label_sets(self, then=None) -> None:
-        """Put the marks layer's label sets on the chart; then (on a chart in a browser) ``then()``, for the next
-        message."""
+        """Put the marks layer's label sets and the expected point's whisker on the chart; then (on a chart in a
+        browser) ``then()``, for the next message."""
         with pn.io.hold():
-            for label_set in (self.reference_label, self.pin_label_set, self.measured_label_set):
-                self.figure.add_layout(label_set)
+            for annotation in (self.reference_label, self.pin_label_set, self.measured_label_set, self.band_whisker):
+                self.figure.add_layout(annotation)
             if self.state is not None and self.state.present:  # the new marks take the projector look too
                 present_figure(self.figure, True)
         if then is not None:
@@ -417,8 +422,16 @@ class RooflineView(pn.viewable.Viewer):
 
     @param.depends("state.band", "state.expected", watch=True)
     def _on_band(self) -> None:
-        """The expected point and its spread (drawn only while shown: ``?band=true`` or the switch)."""
+        """The expected point and its spread (drawn only while shown: ``?band=true`` or the switch; the first
+        makes the marks layer)."""
         shown = self.state.band and self.state.expected is not None
+        if self._marks is None and not shown:
+            return
+        with pn.io.hold():
+            if self._ensure_marks(self._on_band):
+                self._draw_band(shown)
+
+    def _draw_band(self, shown: bool) -> None:
         if shown:
             r, e = self.state.result, self.state.expected
             p = expected_point(r, e)
@@ -449,21 +462,6 @@ class RooflineView(pn.viewable.Viewer):
         add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],
                                         line_width=1.5), self.sparse_roof, "sparse (2:4) headline: not attainable")
-        # The expected point (hidden until switched on), a whisker for its spread: two models (Whisker, TeeHead)
-        # beside the renderer the 60-85 % band had.
-        expected_color = PALETTE["expected"]
-        # Hollow, and drawn over the workload's star (moved after it below): at B = 1 the expected point lies 6 px
-        # from the star's centre and its white disc, under the star, showed as a sliver (issue 30).
-        self.band_renderer = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color=None,
-                                         line_color=expected_color, line_width=2.5), self.band,
-                                 "expected (engine preset)", name="band-area", visible=False)
-        self.band_item = legend.items[-1]
-        self.band_item.visible = False
-        head = TeeHead(size=12, line_color=expected_color, line_width=2)
-        self.band_whisker = Whisker(source=self.band, base="x", lower="lo", upper="hi", dimension="height",
-                                    line_color=expected_color, line_width=2, upper_head=head, lower_head=head,
-                                    visible=False, name="expected-whisker")
-        fig.add_layout(self.band_whisker)
         add(Line(x="x", y="y", line_color=ROOF_COLOR, line_width=4), self.roof, "roof: min(P_peak, BW·I)")
         # The third ceiling: this step's FLOP over its kernels' launch time (article 000).
         add(Line(x="x", y="y", line_color=PALETTE["overhead"], line_width=2, line_dash="dotted"), self.overhead,
@@ -513,8 +511,6 @@ class RooflineView(pn.viewable.Viewer):
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
-        # The expected point is drawn last, over the star (its legend entry keeps its place, after the sparse roof's).
-        fig.renderers = [r for r in fig.renderers if r is not self.band_renderer] + [self.band_renderer]
         self._tooltips = [
             ("batch B", "@batch"),
             ("intensity I", "@x{0,0.[00]} FLOP/byte"),
@@ -561,7 +557,7 @@ class RooflineView(pn.viewable.Viewer):
 
     def _make_marks(self) -> None:
         fig, legend = self.figure, self.legend
-        cds = partial(ColumnDataSource, selection_policy=self._policy)
+        cds = partial(ColumnDataSource, selection_policy=self._policy, selected=self._selected)
         marks = self._marks = {
             "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)},
                              name="reference-roof"),
@@ -571,6 +567,8 @@ class RooflineView(pn.viewable.Viewer):
             "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
             "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [], "shown": [],
                                   **unplaced(0)}, name="measured"),
+            # The expected point and its whisker (named "band": the switch and the link key it took over).
+            "band": cds(data={"x": [], "y": [], "lo": [], "hi": []}, name="band"),
         }
         renderers, items = list(fig.renderers), list(legend.items)
 
@@ -613,6 +611,23 @@ class RooflineView(pn.viewable.Viewer):
         self.measured_label_set = LabelSet(x="x", y="y", text="shown", source=marks["measured"], x_offset=10,
                                            y_offset=-12, text_baseline="top", text_font_size="10px",
                                            text_color=PALETTE["measured"], name="measured-label")
+        # The expected point (hidden until switched on), with a whisker for its spread.  Hollow, and drawn last, over
+        # the workload's star: at B = 1 the expected point lies 6 px from the star's centre and its white disc, under
+        # the star, showed as a sliver (issue 30).  Its legend entry follows the sparse roof's.
+        expected_color = PALETTE["expected"]
+        self.band = marks["band"]
+        self.band_renderer = GlyphRenderer(
+            data_source=self.band, view=CDSView(filter=self._rows), name="band-area", visible=False,
+            glyph=Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color=None,
+                          line_color=expected_color, line_width=2.5))
+        renderers.append(self.band_renderer)
+        self.band_item = LegendItem(label=value("expected (engine preset)"), renderers=[self.band_renderer],
+                                    visible=False)
+        items.insert(items.index(self.sparse_item) + 1, self.band_item)
+        head = TeeHead(size=12, line_color=expected_color, line_width=2)
+        self.band_whisker = Whisker(source=self.band, base="x", lower="lo", upper="hi", dimension="height",
+                                    line_color=expected_color, line_width=2, upper_head=head, lower_head=head,
+                                    visible=False, name="expected-whisker")  # placed with the label sets
         fig.renderers = renderers
         legend.items = items
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("GPU", "@gpu"),

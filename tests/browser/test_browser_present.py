@@ -474,7 +474,7 @@ def test_the_legend_and_the_expected_points_switch_stay_above_the_fold_through_t
     assert max(max(v) for v in low.values()) <= PROJECTOR["height"], str(low)
     assert low[18][0] > low[17][0]  # the five-line title is there, and the legend still fits
     page.locator(".band .bk-label").click()  # it still switches the expected point on
-    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area')?.visible", timeout=5000)
     assert page.errors == []
 
 
@@ -643,7 +643,7 @@ def test_checkbox_labels_toggle_their_box(page, lab_url):
     box = page.locator(".band input[type=checkbox]")
     assert not box.is_checked()
     page.get_by_text("Show the expected point (the engine preset) with its spread").click()
-    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible", timeout=5000)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area')?.visible", timeout=5000)
     assert box.is_checked()
 
 

@@ -33,8 +33,8 @@ def test_the_expected_tab_the_engine_in_the_link_and_the_expected_point(page, la
     # The roofline's switch shows the expected point and its whisker, and puts band=true in the link.
     page.locator(".lab-tabs .bk-btn", has_text="Roofline").click()
     page.locator(".band input[type=checkbox]").check()
-    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible && "
-                           "Bokeh.documents[0].get_model_by_name('band').data.x.length === 1 && "
-                           "Bokeh.documents[0].get_model_by_name('expected-whisker').visible", timeout=10_000)
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area')?.visible && "
+                           "Bokeh.documents[0].get_model_by_name('band')?.data.x.length === 1 && "
+                           "Bokeh.documents[0].get_model_by_name('expected-whisker')?.visible", timeout=10_000)
     page.wait_for_function("new URLSearchParams(window.location.search).get('band') === 'true'", timeout=10_000)
     assert errors == []

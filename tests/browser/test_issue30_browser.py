@@ -289,7 +289,7 @@ def test_the_legend_with_the_expected_point_stays_above_the_fold_through_the_tou
             page.get_by_text("Next ▶").click()
         page.locator(f"[data-step='{step}']").wait_for(timeout=10_000)
         page.wait_for_timeout(400)  # the title wraps and the figure lays out again
-        assert page.evaluate("Bokeh.documents[0].get_model_by_name('band-area').visible"), step
+        assert page.evaluate("Bokeh.documents[0].get_model_by_name('band-area')?.visible"), step
         legend, boxes = page.evaluate(LEGEND_BOX), page.evaluate(ROOFLINE_BOXES)
         # The expected point's entry is listed: the fifth row, or the fourth where the launch ceiling is off the
         # chart and so left out of the key (a prefill's, step 12).
@@ -376,7 +376,7 @@ def test_the_expected_ring_at_batch_1_shows_over_the_star(page, lab_url, embed, 
     page.set_viewport_size(size)
     page.goto(f"{lab_url}?{'embed=true&' if embed else ''}model=llama-3-8b&gpu=h100-sxm&batch=1&band=true")
     page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
-    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area').visible")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('band-area')?.visible")
     page.wait_for_timeout(1500)
     marks = page.evaluate(STAR_AND_RING)
     star, ring = marks["workload"], marks["band"]

@@ -223,6 +223,34 @@ def test_measurements_are_drawn_with_their_mbu():
     assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s
 
 
+def test_the_expected_point_arrives_with_the_marks_layer_when_first_switched_on():
+    """A session's first page builds 180 Bokeh models (199 with the expected point's renderer, whisker and key, a
+    Selection per source and flex boxes): the expected point is made with the marks layer, when first switched on,
+    drawn last (over the workload's star), its key after the sparse roof's."""
+    from bokeh.document import Document
+    from bokeh.models import Whisker
+
+    lab = Lab(query={})
+    doc = Document()
+    lab.layout.server_doc(doc)
+    view = lab.roofline
+    assert len(list(doc.models)) <= 185  # a budget: 180 today
+    assert doc.get_model_by_name("band") is None and view.band_renderer is None
+    assert len({id(r.data_source.selected) for r in view.figure.renderers}) == 1  # one Selection for all
+    lab.state.band = True
+    assert view.band_renderer.visible and view.band_whisker.visible and list(view.band.data["x"]) == [
+        lab.result.arithmetic_intensity_with_kv]
+    names = [r.data_source.name for r in view.figure.renderers]
+    # Over every series but the labels' leader lines.
+    assert names[names.index("band") + 1:] == ["pin-labels-leaders", "measured-leaders"], names
+    assert doc.get_model_by_name("band") is view.band
+    assert [a for a in view.figure.center if isinstance(a, Whisker)] == [view.band_whisker]
+    items = view.legend.items
+    assert items.index(view.band_item) == items.index(view.sparse_item) + 1 and view.band_item.visible
+    lab.state.band = False
+    assert not view.band_renderer.visible and list(view.band.data["x"]) == []
+
+
 def test_the_marks_layer_arrives_with_the_first_pin_and_the_chart_stays_in_the_document():
     """Pins, measurements and a datasheet twin are one layer of the chart, made when the
     first of them shows (most sessions have none): their labels' layouts run in the browser (app/label_layout.py),
