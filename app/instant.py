@@ -27,7 +27,7 @@ from pathlib import Path
 
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, CustomJS
+from bokeh.models import CustomJS
 from panel.custom import JSComponent
 
 from core.scenario import ONE_GPU, Scenario, ScenarioResult
@@ -109,7 +109,7 @@ class InstantRedraw:
     def __init__(self, state: LabState, roofline: RooflineView, widgets: dict[str, pn.widgets.Widget]):
         self.state, self.widgets, self.roofline = state, widgets, roofline
         # c: the constants (JSON); shown: whether the chart is on the page (the browser redraws only then).
-        self.holder = ColumnDataSource(data={"c": [""], "shown": [roofline.shown]}, name="instant-constants")
+        self.holder = roofline.new_source(data={"c": [""], "shown": [roofline.shown]}, name="instant-constants")
         self._key = None
         self._levers_key = None
         self.refresh()

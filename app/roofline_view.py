@@ -285,9 +285,11 @@ class RooflineView(pn.viewable.Viewer):
         # One selection policy, one selection for all the chart's sources and one row filter for all its renderers.
         # The policy and the filter are stateless; the selection never changes, as the chart has no selection tool
         # (its hover inspects, which BokehJS keeps per renderer).  Bokeh would make one of each per source and per
-        # renderer (28 models of a session).
+        # renderer (30 models of a session).
         self._policy, self._selected, self._rows = UnionRenderers(), Selection(), AllIndices()
-        cds = partial(ColumnDataSource, selection_policy=self._policy, selected=self._selected)
+        #: ``new_source(data=..., name=...)``: a ColumnDataSource with the chart's one selection and policy (the
+        #: chart's sources, and the instant redraw's constants).
+        self.new_source = cds = partial(ColumnDataSource, selection_policy=self._policy, selected=self._selected)
         # Named so that browser tests and the benchmark can find them in the document.
         self.roof = cds(data={"x": [], "y": []}, name="roof")
         self.sparse_roof = cds(data={"x": [], "y": []}, name="sparse-roof")
@@ -557,7 +559,7 @@ class RooflineView(pn.viewable.Viewer):
 
     def _make_marks(self) -> None:
         fig, legend = self.figure, self.legend
-        cds = partial(ColumnDataSource, selection_policy=self._policy, selected=self._selected)
+        cds = self.new_source
         marks = self._marks = {
             "reference": cds(data={"x": [], "y": [], "label": [], "lx": [], "ly": [], **unplaced(0)},
                              name="reference-roof"),
