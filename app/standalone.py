@@ -208,6 +208,7 @@ PAGE_LEVERS = ("batch", "spec_k", "acceptance", "context", "weight_dtype", "kv_d
 
 #: The page's roots: the controls, then the chart with the readouts beside it (below it on a narrow window).
 PAGE_TEMPLATE = """
+{% block preamble %}<meta name="viewport" content="width=device-width, initial-scale=1">{% endblock %}
 {% block contents %}
 <div>{{ embed(roots.controls) }}</div>
 <div style="display: flex; flex-wrap: wrap; align-items: flex-start">

@@ -574,6 +574,15 @@ def test_a_measurements_paste_over_the_size_limit_is_refused_as_a_size():
     assert "the CSV is over 2 MB" in lab.byo.measured_report.object
 
 
+def test_the_offline_page_tells_a_phone_to_lay_it_out_at_the_phones_width():
+    """Without the tag a phone drew the page 980 px wide and shrank it; the page reflows down to 360 px."""
+    from app.standalone import standalone_html
+
+    head = standalone_html(Scenario(model="llama-3-8b")).split("</head>")[0]
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in head
+    assert "<title>Roofline Lab — Llama-3-8B on NVIDIA H100 SXM5 80GB</title>" in head
+
+
 def test_the_offline_page_of_a_model_with_keys_not_modelled_says_so_above_its_numbers():
     # Issue 28: no page shows a number that depends on a key the lab did not read without saying so beside it.
     from app.standalone import standalone_html
