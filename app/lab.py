@@ -53,7 +53,7 @@ from .scaling_view import ScalingView
 from .serving_system import ServingSystemView
 from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic_html
 from .state import ENGINES, TABS, LabState
-from .style import PALETTE, STYLESHEET, WRAP_ROW
+from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
 from .tour_view import TourView
 from .turns import in_pieces, later
@@ -279,7 +279,7 @@ class Lab(pn.viewable.Viewer):
         place_notices(present)
         # Every control's text at 18 px on a projector, on every tab, built now or later: Bokeh's widgets size their
         # text by a CSS variable that every shadow root below the page inherits (PRESENT_CONTROLS).
-        self.page.styles = {**PRESENT_CONTROLS[present], "min-width": WRAP_ROW["min-width"]}
+        self.page.styles = PRESENT_CONTROLS[present]
         # Under the chart and the memory bar: the expected point's switch and "use TP = 2", read from the back row.
         # In present mode the switch takes a row of its own in the tour's controls (BAND_ROW), above the card
         # ("initial" after: BokehJS keeps a style a later ``styles`` leaves out).
@@ -318,10 +318,10 @@ class Lab(pn.viewable.Viewer):
                              sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
-            row = pn.Row(self.views, side, styles=WRAP_ROW, sizing_mode="stretch_width")
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
-            below = pn.Row(self.controls, self.readouts, styles=WRAP_ROW, sizing_mode="stretch_width")
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
             self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
         else:
             self.tour.beside_jump()
@@ -330,11 +330,11 @@ class Lab(pn.viewable.Viewer):
             self.views.objects = [self.tab_bar, self.tab_content, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
             main = pn.Column(self.link.notice, self.tour, self.error,
-                             pn.Row(self.views, self.readouts, styles=WRAP_ROW, sizing_mode="stretch_width"),
+                             pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
             self.page.objects = [self.header, self.intro,
-                                 pn.Row(self.controls, main, styles=WRAP_ROW, sizing_mode="stretch_width"),
+                                 pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
                                  *hidden]
 
     def _embed_layout(self) -> pn.viewable.Viewable:

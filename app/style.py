@@ -54,11 +54,6 @@ SERIES_MARKERS = {
 SERIES_DASHES = {"roof": "solid", "sparse": "dashed", "reference": "dotdash", "pinned_roof": "dotted"}
 
 #: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
-#: The style of a Bokeh row whose items wrap onto the next line, as a ``pn.FlexBox``'s do, without its template and
-#: second model: the page's rows of levers, views and readouts.  Its least width is 0:
-#: BokehJS gives a row, and the column holding it, the least width of its items side by side (490 px at a 360-px
-#: screen), and the page ran wider than the screen.
-WRAP_ROW = {"flex-wrap": "wrap", "min-width": "0"}
 STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 
 

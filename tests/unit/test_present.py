@@ -171,7 +171,7 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
 
     lab = Lab(query={"present": "true", "tour": "3"})
     big = {"--bokeh-font-size": "18px"}  # Bokeh's widgets size their text by it, inherited by every shadow root
-    assert lab.tour.bar.styles == big and lab.page.styles == {**big, "min-width": "0"}  # never wider than a phone
+    assert lab.page.styles == lab.tour.bar.styles == big
     assert lab.tab_bar.stylesheets[-1] == (".bk-btn-group > .bk-btn { font-size: 18px; padding-top: 1px; "
                                            "padding-bottom: 2px; }")
     tour = lab.tour
@@ -193,8 +193,7 @@ def test_present_mode_draws_the_controls_text_at_18_px_and_widens_the_fixed_butt
     lab.state.present = False  # back to the page's own look
     assert lab.pin_row.objects[0] is lab.pins.pin_button and lab.pins.pin_button not in tour.bar.objects
     # "initial": Bokeh's own 12 px (a style left out of a later `styles` would stay in the browser).
-    assert lab.tour.bar.styles == {"--bokeh-font-size": "initial"}
-    assert lab.page.styles == {"--bokeh-font-size": "initial", "min-width": "0"}
+    assert lab.page.styles == lab.tour.bar.styles == {"--bokeh-font-size": "initial"}
     assert tour.jump.stylesheets == [INPUT_TEXT_CSS] and len(lab.tab_bar.stylesheets) == 1
     assert (tour.prev.width, tour.next.width, tour.leave.width, tour.resume.width, tour.jump.width) == (
         110, 150, 130, 170, 260)
@@ -213,7 +212,7 @@ def test_the_expected_points_switch_is_a_row_of_the_tour_above_the_card_on_a_pro
     assert band.styles["flex"] == BAND_ROW["flex"] == "1 1 100%"  # a row of its own in the tour's flex box
     assert band.label == "Show the expected point with its spread" and band.margin == (0, 10)
     assert lab.memory_view.bar.margin == (4, 10, 5, 10)  # no gap at the top of the side column
-    side = next(o for o in lab.page.objects if isinstance(o, pn.Row) and lab.views in o.objects).objects[1]
+    side = next(o for o in lab.page.objects if isinstance(o, pn.FlexBox)).objects[1]
     assert band not in side.objects
     lab.state.present = False  # back under the chart, with its full label
     assert band not in lab.tour.bar.objects and lab._tab_views["Roofline"].objects[-1] is band
