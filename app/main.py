@@ -63,15 +63,7 @@ def _serve_stylesheets_locally(doc) -> None:
     doc.template_variables["dist_url"] = f"{pn.state.rel_path}/{LOCAL_DIST}" if pn.state.rel_path else LOCAL_DIST
 
 
-#: The page's template: Panel's own (a string ``Document.template`` extends it) with a viewport tag, so that a phone
-#: lays the page out at its own width (the lab reflows down to 360 px) instead of drawing it 980 px wide, shrunk.
-VIEWPORT_TEMPLATE = ('{% block postamble %}<meta name="viewport" content="width=device-width, initial-scale=1">'
-                     '{% endblock %}')
-
-
 _serve_stylesheets_locally(pn.state.curdoc)
-if pn.state.curdoc is not None:
-    pn.state.curdoc.template = VIEWPORT_TEMPLATE
 style_notices()
 session_end.release_notification_area()  # Panel 1.9 would keep it, and with it the whole session (app/session_end.py)
 create_app().servable(title="Roofline Lab")

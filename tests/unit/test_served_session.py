@@ -72,8 +72,7 @@ def test_a_served_document_carries_the_connection_notices(application):
 
 
 def test_the_class_page_is_served_beside_the_lab(tmp_path):
-    """README, *A class of 100*: the exported offline page, served as a static file next to /app; and the lab's
-    page tells a phone to lay it out at the phone's own width (without the tag a phone drew it 980 px wide)."""
+    """README, *A class of 100*: the exported offline page, served as a static file next to /app."""
     import urllib.request
 
     from conftest import start_lab, stop_lab
@@ -87,14 +86,9 @@ def test_the_class_page_is_served_beside_the_lab(tmp_path):
     try:
         with urllib.request.urlopen(url.rsplit("/app", 1)[0] + "/class/llama-3-8b.html", timeout=30) as resp:
             page = resp.read().decode("utf-8")
-        with urllib.request.urlopen(url, timeout=30) as resp:
-            lab = resp.read().decode("utf-8")
     finally:
         stop_lab(proc)
     assert "Roofline Lab — Llama-3-8B on NVIDIA H100 SXM5 80GB" in page and len(page) > 1_000_000
-    head = lab.split("</head>")[0]
-    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in head
-    assert "<title>Roofline Lab</title>" in head and "apple-touch-icon" in head  # Panel's own page, extended
 
 
 # -- issue 31, F1: a config is read off the event loop every session shares ---------------------------------------
