@@ -36,6 +36,7 @@ from .hardware_view import HardwareView
 from .instant import InstantRedraw
 from .ladder_view import LadderView
 from .memory_view import MemoryView
+from .message import Message
 from .notifications import place_notices, quiet_ready_notice
 from .permalink_view import APP_KEYS, PermalinkView, app_link_state, session_query
 from .pins_view import PinsView
@@ -146,8 +147,12 @@ class Lab(pn.viewable.Viewer):
         self.embed = state.embed
         self.roofline = RooflineView(state=state, compact=self.embed,
                                      height=EMBED_CHART_HEIGHT if self.embed else 540)
-        self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        #: A scenario that could not be evaluated, said at the top of the page (made on the first such error).
+        self.error = Message(lambda: pn.pane.Alert(alert_type="danger", sizing_mode="stretch_width"))
         self.link = PermalinkView(state=state)
+        # The link's notices and the error head the page: placed there when first said (_place_banner).
+        self._banner_host: tuple[pn.layout.ListLike, int] | None = None
+        self.error.place = self.link.notice.place = self._place_banner
         self.pins = PinsView(state=state)
         self.tour = TourView(state=state)
         self.tour.place_strip = self._place_strip
@@ -244,7 +249,8 @@ class Lab(pn.viewable.Viewer):
         self.state.param.watch(lambda e: self._open(e.new), "tab")
         self.state.param.watch(self._show_open_tab, "tab")
         # Under the tabs; beside the chart in present mode (_arrange), where under them it was below the fold.
-        self.pin_row = pn.Row(self.pins.pin_button, self.pins.message)
+        self.pin_row = pn.Row(self.pins.pin_button)
+        self.pins.message.place = self.pin_row.append
         # Present mode's memory verdict: a row of the tour's flex box, under its buttons and above the card.
         self._memory_row = pn.Column(self.memory_view, sizing_mode="stretch_width", margin=0, styles=BAND_ROW)
         self.views = pn.Column(self.tab_bar, self.tab_content, sizing_mode="stretch_width",
@@ -310,7 +316,7 @@ class Lab(pn.viewable.Viewer):
             # The memory verdict then, above the card: the tour's buttons head the side column, so that "Next"
             # stays where the teacher's pointer is from step to step (under the verdict, whose title takes one to
             # three lines by the step, it moved between 182 and 260 px).
-            self.pin_row.objects = [self.pins.message]
+            self.pin_row.objects = self.pins.message.shown()
             self.tour.beside_jump(self.pins.pin_button, self.band, self._memory_row)
             self.views.objects = [self.tab_bar, self.tab_content]
             self._tab_views["Roofline"].objects = [self.roofline]
@@ -322,20 +328,22 @@ class Lab(pn.viewable.Viewer):
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
-            self.page.objects = [self.header, self.link.notice, self.error, row, below, *hidden]
+            self.page.objects = [self.header, *self._banners(), row, below, *hidden]
+            self._banner_host = (self.page, 1)
         else:
             self.tour.beside_jump()
-            self.pin_row.objects = [self.pins.pin_button, self.pins.message]
+            self.pin_row.objects = [self.pins.pin_button, *self.pins.message.shown()]
             self._tab_views["Roofline"].objects = [self.roofline, self.band]
             self.views.objects = [self.tab_bar, self.tab_content, self.pin_row]
             # The readouts wrap below the views on a narrow screen instead of squeezing the chart.
-            main = pn.Column(self.link.notice, self.tour, self.error,
+            main = pn.Column(*self._banners(), self.tour,
                              pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
             self.page.objects = [self.header, self.intro,
                                  pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
                                  *hidden]
+            self._banner_host = (main, 0)
 
     def _embed_layout(self) -> pn.viewable.Viewable:
         """``?embed=true``: fits a 500 × 450 iframe: a one-line summary, the roofline with a key of every
@@ -354,11 +362,24 @@ class Lab(pn.viewable.Viewer):
         fixes = A11yFixes(width=0, height=0, margin=0)
         # Escape closes the drawer, as a sheet over the chart is expected to close.
         fixes.param.watch(lambda _: setattr(drawer, "collapsed", True), "escapes")
-        return pn.Column(self.link.notice, self.error, self._embed_summary, self.roofline, self._embed_key,
-                         self._embed_open, drawer, self.link, self.instant.hook, fixes,
-                         sizing_mode="stretch_both", css_classes=["embed"],
-                         styles={"height": "100vh", "padding-bottom": f"{EMBED_DRAWER_HEADER}px",
-                                 "box-sizing": "border-box"})
+        layout = pn.Column(*self._banners(), self._embed_summary, self.roofline, self._embed_key,
+                           self._embed_open, drawer, self.link, self.instant.hook, fixes,
+                           sizing_mode="stretch_both", css_classes=["embed"],
+                           styles={"height": "100vh", "padding-bottom": f"{EMBED_DRAWER_HEADER}px",
+                                   "box-sizing": "border-box"})
+        self._banner_host = (layout, 0)
+        return layout
+
+    def _banners(self) -> list[pn.viewable.Viewable]:
+        """What heads the page once said: the opening link's notices, then a scenario's error."""
+        return [*self.link.notice.shown(), *self.error.shown()]
+
+    def _place_banner(self, pane: pn.viewable.Viewable) -> None:
+        """Put a newly made notice or error at the head of the page, in :meth:`_banners`'s order (before the page
+        is laid out, its arrangement lists it)."""
+        if self._banner_host is not None:
+            host, start = self._banner_host
+            host.insert(start + self._banners().index(pane), pane)
 
     # -- following the state ------------------------------------------------------------
     def _open(self, name: str) -> None:
@@ -483,8 +504,7 @@ class Lab(pn.viewable.Viewer):
 
     @param.depends("state.error", watch=True)
     def _on_error(self) -> None:
-        self.error.object = escape(self.state.error)
-        self.error.visible = bool(self.state.error)
+        self.error.say(escape(self.state.error))
 
     @param.depends("state.result", watch=True)
     def _on_embed_result(self) -> None:
@@ -583,7 +603,6 @@ def create_app(scenario: Scenario | None = None, query: dict | None = None) -> p
     except Exception as exc:  # noqa: BLE001 - a link must never leave a blank page
         lab = Lab(Scenario(), {})
         lab.state.notices = [f"this link could not be opened ({type(exc).__name__}: {exc}); showing the defaults"]
-        lab.link.notice.object = ("<b>This link could not be opened</b>; the lab shows its defaults.<ul>"
-                                  f"<li>{escape(lab.state.notices[0])}</li></ul>")
-        lab.link.notice.visible = True
+        lab.link.notice.say("<b>This link could not be opened</b>; the lab shows its defaults.<ul>"
+                            f"<li>{escape(lab.state.notices[0])}</li></ul>")
         return lab.layout

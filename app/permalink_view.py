@@ -27,6 +27,7 @@ from core.paging import BLOCK_SIZE
 from core.permalink import config_for_link, from_query, to_query
 from core.units import parse_number
 
+from .message import Message
 from .state import LabState
 
 #: Query keys of the app itself (not levers): left to the app, never reported as unknown.
@@ -210,11 +211,12 @@ class PermalinkView(pn.viewable.Viewer):
         # The address bar (a browser-side writer: no element shown, no room taken).
         self.address = AddressBar(width=0, height=0, margin=0, css_classes=["permalink"])
         self.address.param.watch(self._back, "back")
-        self.notice = pn.pane.HTML(
-            "", visible=False, sizing_mode="stretch_width", css_classes=["link-notice"],
+        #: The opening link's notices, made when a link has any (most links have none).
+        self.notice = Message(lambda: pn.pane.HTML(
+            sizing_mode="stretch_width", css_classes=["link-notice"],
             styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
                     "border-radius": "4px"},
-        )
+        ))
         self._link_config: tuple[str, str | None] | None = None  # (config text, its config= value), last written
         self.show_notices()
 
@@ -227,8 +229,7 @@ class PermalinkView(pn.viewable.Viewer):
         text = f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else ""
         if busy:
             text = f'<div aria-busy="true">{escape(busy)}</div>{text}'
-        self.notice.object = text
-        self.notice.visible = bool(text)
+        self.notice.say(text)
 
     def __panel__(self):
         return self.address

@@ -13,6 +13,7 @@ from core.precision import get_precision
 from core.scenario import ONE_GPU
 from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 
+from .message import Message
 from .present import INPUT_TEXT_CSS, PRESENT_WIDTHS
 from .state import LabState
 from .style import PIN_STYLES, STYLESHEET
@@ -28,7 +29,7 @@ class PinsView(pn.viewable.Viewer):
         self.scenario = self.state.scenario
         # On every page, under the tabs: the pin button and what a pin's change has to say.
         self.pin_button = pn.widgets.Button(label="Pin this scenario", css_classes=["pin"], width=170)
-        self.message = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
+        self.message = Message(lambda: pn.pane.HTML(stylesheets=[STYLESHEET], sizing_mode="stretch_width"))
         self.pin_button.on_click(lambda _e: self.pin_current())
         self._parts: dict | None = None  # the Pins tab's widgets and table (_tab)
 
@@ -107,9 +108,9 @@ class PinsView(pn.viewable.Viewer):
 
     def add(self, pin: Pin) -> None:
         """Pin ``pin``; refused with a message when :data:`MAX_PINS` are pinned."""
-        self.message.object = ""
+        self.message.say("")
         if not self.state.add_pin(pin):
-            self.message.object = f'<div class="warn">Up to {MAX_PINS} pins: remove one first.</div>'
+            self.message.say(f'<div class="warn">Up to {MAX_PINS} pins: remove one first.</div>')
 
     def add_preset(self) -> None:
         """Add article 004's three levers from the current scenario; earlier pins stay.
@@ -119,29 +120,29 @@ class PinsView(pn.viewable.Viewer):
         """
         trio = lever_preset(self.scenario.levers(), self.scenario.catalogue)
         self.set_pins([*self.pins, *trio])
-        if not self.message.object:
+        if not self.message.text:
             added = [row for row in self.rows if any(row.pin is pin for pin in trio)]
-            self.message.object = "".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
-                                          for n in preset_notes(added))
+            self.message.say("".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
+                                     for n in preset_notes(added)))
 
     def set_pins(self, pins: list[Pin]) -> None:
         """Replace every pin (a preset, a permalink, or remove all); the previous set can be undone."""
-        self.message.object = ""
+        self.message.say("")
         left_out = self.state.set_pins(pins)
         if left_out:
-            self.message.object = (f'<div class="warn">Up to {MAX_PINS} pins: {len(left_out)} not added '
-                                   "(remove some first).</div>")
+            self.message.say(f'<div class="warn">Up to {MAX_PINS} pins: {len(left_out)} not added '
+                             "(remove some first).</div>")
 
     def undo_last(self) -> None:
         """Restore the pins as they were before the last change."""
-        self.message.object = ""
+        self.message.say("")
         self.state.undo_pins()
 
     def _rename(self) -> None:
         # value_input follows each keystroke; value waits for Enter or blur.
         name = (self.new_name.value_input or "").strip()
         if self.which.value is None or not name:
-            self.message.object = '<div class="warn">Choose a pin and type its new name.</div>'
+            self.message.say('<div class="warn">Choose a pin and type its new name.</div>')
             return
         pins = list(self.pins)
         pins[self.which.value] = replace(pins[self.which.value], name=name[:40])  # a trio pin keeps its origin

@@ -186,8 +186,9 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     lab = Lab(_awq_scenario(), {})
     lab.pins.add_preset()
     assert [r.result.weight_dtype for r in lab.state.pin_rows] == ["stored", "int4", "stored"]
-    assert 'data-readout="pins-trio"' in lab.pins.message.object
-    assert "touch 29.1 of its 128 experts per MoE layer" in lab.pins.message.object
+    assert 'data-readout="pins-trio"' in lab.pins.message.text
+    assert "touch 29.1 of its 128 experts per MoE layer" in lab.pins.message.text
+    assert lab.pin_row.objects == [lab.pins.pin_button, lab.pins.message.pane]  # under the tabs, by the button
     lab.state.tab = "Compare"
     key = lab.compare.key.object
     assert "differs from the scenario it was pinned from (batch=1) by: batch=4" in key
