@@ -88,7 +88,18 @@ function fix() {
   }
 }
 
+// A phone lays out a page without a viewport tag 980 px wide and shrinks it to its screen, text and all (WCAG 1.4.10,
+// reflow). Panel's served page has none (the offline page writes its own): the page reads at the phone's width.
+function readAtDeviceWidth() {
+  if (document.head.querySelector("meta[name=viewport]")) return;
+  const meta = document.createElement("meta");
+  meta.name = "viewport";
+  meta.content = "width=device-width, initial-scale=1";
+  document.head.appendChild(meta);
+}
+
 function keepFixing() {
+  readAtDeviceWidth();
   fix();
   let pending = false;
   const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; fix(); }, 300); } };

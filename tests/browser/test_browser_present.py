@@ -693,6 +693,28 @@ def test_a_split_scenarios_title_wraps_inside_a_phones_chart(page, lab_url):
     assert page.errors == []
 
 
+def test_a_phone_lays_the_lab_out_at_its_own_width(browser, lab_url):
+    """A phone's browser (a mobile viewport, as Chromium emulates one) drew the served page 980 px wide and shrank it
+    to the screen, its text unreadable: Panel's page has no viewport tag.  The page's repairs (app/a11y.js) add one:
+    the page is the phone's 360 px wide, and nothing on the Roofline tab runs past it."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(lab_url)
+        page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+        page.locator("canvas").first.wait_for(timeout=10_000)
+        page.wait_for_function(f"window.innerWidth === {PHONE['width']}", timeout=10_000)
+        page.wait_for_timeout(500)  # the page's layout after the resize
+        width = page.evaluate("[window.innerWidth, document.scrollingElement.scrollWidth, "
+                              "document.querySelectorAll('meta[name=viewport]').length]")
+        assert width == [PHONE["width"], PHONE["width"], 1], width
+        assert errors == []
+    finally:
+        context.close()
+
+
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     from app.present import MIN_FRAME_SHARE
     from app.roofline_view import RooflineView
