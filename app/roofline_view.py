@@ -191,12 +191,22 @@ def shared_name_parts(names: list[str]) -> tuple[list[str], list[str]]:
 
     ``["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm"]`` gives
     ``(["batch 4", "INT4 weights"], ["Llama-3-70B", "h100-sxm"])``; a single name, or one that would be left
-    empty, is kept whole.
+    empty, is kept whole.  A part one name shortened ("speculation k=4 · Llama-3-7… · a100-80gb") is the part the
+    others hold whole, and is said whole.
     """
     parts = [name.split(" · ") for name in names]
-    shared = [p for p in parts[0] if all(p in other for other in parts[1:])] if len(names) > 1 else []
-    own = [" · ".join(p for p in ps if p not in shared) or name for ps, name in zip(parts, names, strict=True)]
+    shared = [p for p in parts[0] if all(any(_same_part(p, q) for q in other) for other in parts[1:])] \
+        if len(names) > 1 else []
+    shared = [next((q for ps in parts for q in ps if _same_part(p, q) and not q.endswith("…")), p) for p in shared]
+    own = [" · ".join(p for p in ps if not any(_same_part(p, s) for s in shared)) or name
+           for ps, name in zip(parts, names, strict=True)]
     return own, shared
+
+
+def _same_part(a: str, b: str) -> bool:
+    """Two parts of pin names are one: equal, or one is the other shortened to fit a name ("Llama-3-7…", by
+    :func:`core.pins.pin_name`)."""
+    return a == b or (a.endswith("…") and b.startswith(a[:-1])) or (b.endswith("…") and a.startswith(b[:-1]))
 
 
 def pin_group_label(numbers: list[int], names: list[str]) -> str:

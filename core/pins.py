@@ -282,6 +282,27 @@ def _notes(r: ScenarioResult, levers: list[str]) -> list[str]:
     return notes
 
 
+def pin_name(parts: list[str], shorten: int) -> str:
+    """``parts`` joined by " · ", in at most :data:`MAX_PIN_NAME` characters.
+
+    When they are longer, part ``shorten`` (the model's name, which the pins table also shows whole in a column
+    of its own) is cut and ends in "…", so that the lever a pin moves and its GPU stay whole: "INT4 weights ·
+    Qwen2ForCausa… · h100-sxm", not "INT4 weights · Qwen2ForCausalLM · h100-s".  Parts too long for that
+    leave the whole name cut, ending in "…".
+
+    >>> pin_name(["speculation k=4", "Llama-3.1-405B", "h100-pcie"], shorten=1)
+    'speculation k=4 · Llama-3.1… · h100-pcie'
+    """
+    name = " · ".join(parts)
+    over = len(name) - MAX_PIN_NAME
+    if over <= 0:
+        return name
+    keep = len(parts[shorten]) - over - 1  # the part's characters left beside its "…"
+    if keep >= 3:
+        return " · ".join([*parts[:shorten], parts[shorten][:keep].rstrip() + "…", *parts[shorten + 1:]])
+    return name[:MAX_PIN_NAME - 1].rstrip() + "…"
+
+
 def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:
     """A name that says the model, the GPU and the lever that moved since the last pin (or the defaults).
 
@@ -295,7 +316,7 @@ def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None 
         model = catalogue.model(levers["model"]).name
     except ValueError:
         model = str(levers["model"])
-    name = f"{model} · {levers['gpu']} · {what}"[:MAX_PIN_NAME]
+    name = pin_name([model, levers["gpu"], what], shorten=0)
     names = {p.name for p in pins}
     n = 2
     unique = name
@@ -322,11 +343,11 @@ def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
         model = catalogue.model(levers["model"]).name
     except ValueError:
         model = str(levers["model"])
-    where = f" · {model} · {levers['gpu']}"
     return [
-        Pin(("batch 4" + where)[:MAX_PIN_NAME], {**base, "batch": 4}, origin, "batch"),
-        Pin(("INT4 weights" + where)[:MAX_PIN_NAME], {**base, "weight_dtype": "int4"}, origin, "weight_dtype"),
-        Pin(("speculation k=4" + where)[:MAX_PIN_NAME], {**base, "spec_k": 4}, origin, "spec_k"),
+        Pin(pin_name(["batch 4", model, levers["gpu"]], shorten=1), {**base, "batch": 4}, origin, "batch"),
+        Pin(pin_name(["INT4 weights", model, levers["gpu"]], shorten=1), {**base, "weight_dtype": "int4"}, origin,
+            "weight_dtype"),
+        Pin(pin_name(["speculation k=4", model, levers["gpu"]], shorten=1), {**base, "spec_k": 4}, origin, "spec_k"),
     ]
 
 

@@ -45,6 +45,30 @@ def test_default_names_say_model_gpu_and_the_lever_that_moved():
     assert len(default_pin_name({**s.levers(), "model": "llama-3.1-405b", "gpu": "h100-pcie"}, [])) <= 40
 
 
+def test_a_long_model_name_is_shortened_in_a_pin_name_not_the_lever_or_the_gpu():
+    """A new user's trial pinned article 004's trio for a pasted config: "INT4 weights · Qwen2ForCausalLM · h100-s"
+    and "speculation k=4 · … · h10", cut at 40 characters mid-word.  The model's name gives way (the pins table
+    shows it whole in its own column), with an ellipsis that says so."""
+    from core.pins import pin_name
+
+    trio = [p.name for p in lever_preset(Scenario(model="llama-3.1-405b", gpu="h100-pcie").levers())]
+    assert trio == ["batch 4 · Llama-3.1-405B · h100-pcie", "INT4 weights · Llama-3.1-40… · h100-pcie",
+                    "speculation k=4 · Llama-3.1… · h100-pcie"]
+    assert pin_name(["INT4 weights", "Qwen2ForCausalLM (your config)", "h100-sxm"], shorten=1) == \
+        "INT4 weights · Qwen2ForCausa… · h100-sxm"
+    moved = {**Scenario().levers(), "model": "llama-3.1-405b", "gpu": "h100-pcie", "batch": 4096, "context": 131072}
+    assert default_pin_name(moved, []) == "Llama-3.… · h100-pcie · B=4096 S=131,072"
+    # Parts that leave the model too little room: the whole name is cut, and still says it was.
+    assert pin_name(["x" * 50, "model", "gpu"], shorten=1) == "x" * 39 + "…"
+    assert all(len(n) <= 40 for n in trio)
+    # The chart's label of pins that coincide says a part they share once, whole, though one name shortened it.
+    from app.roofline_view import shared_name_parts
+
+    assert shared_name_parts(["batch 4 · Llama-3-70B · a100-80gb", "speculation k=4 · Llama-3-7… · a100-80gb"]) \
+        == (["batch 4", "speculation k=4"], ["Llama-3-70B", "a100-80gb"])
+    assert shared_name_parts(["a · Llama-3-8B", "b · Llama-3-70B"]) == (["a · Llama-3-8B", "b · Llama-3-70B"], [])
+
+
 def test_the_state_keeps_sixteen_pins_and_undoes_changes():
     from app.state import LabState
 
