@@ -138,7 +138,8 @@ def _log_figure(name: str, height: int = 430, y_label: str = "attainable perform
                 x_label: str = "arithmetic intensity (FLOP/byte)"):
     return figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
                   x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
-                  toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4))
+                  toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4),
+                  min_border_right=20)  # room for half the last tick's label, as on the lab's roofline
 
 
 def _section(controls, charts):

@@ -425,7 +425,7 @@ def test_the_ladders_labels_sit_by_their_points_clear_of_the_ridge(page, lab_url
 
 
 #: Ink (pixels darker than light grey) in the roofline canvas's last two columns, beside the x axis's tick labels.
-INK_AT_THE_RIGHT_EDGE = r"""() => { const fig = Bokeh.documents[0].get_model_by_name('roofline');
+INK_AT_THE_RIGHT_EDGE = r"""(name) => { const fig = Bokeh.documents[0].get_model_by_name(name);
   const view = Bokeh.index.find_one(fig), canvas = view.canvas_view.el.shadowRoot.querySelector('canvas');
   const ratio = canvas.width / view.canvas_view.bbox.width, f = view.frame.bbox;
   const top = Math.round(f.bottom * ratio), rows = Math.round(24 * ratio);
@@ -443,5 +443,21 @@ def test_the_last_tick_label_is_whole_in_an_embed(page, lab_url, size):
     page.locator("[data-readout=embed-summary]").wait_for()
     page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
     page.wait_for_timeout(1200)
-    assert page.evaluate(INK_AT_THE_RIGHT_EDGE) == 0
+    assert page.evaluate(INK_AT_THE_RIGHT_EDGE, "roofline") == 0
+    assert errors == []
+
+
+@pytest.mark.parametrize("name", ["hw-atlas", "hw-hierarchy"])
+def test_the_last_tick_label_is_whole_on_the_hardware_tabs_log_charts(page, lab_url, name):
+    """A new user's trial: on the Hardware tab in present mode, the kernel atlas's "10⁵" was cut at the chart's
+    right edge, as the lab's roofline's once was."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&tab=Hardware")
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('hw-atlas')",
+                           timeout=30_000)
+    if name != "hw-atlas":
+        page.get_by_text("Hierarchy", exact=True).click()
+    page.wait_for_function(f"(() => {{ const f = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " return f && Bokeh.index.find_one(f); })()", timeout=30_000)
+    page.wait_for_timeout(1200)
+    assert page.evaluate(INK_AT_THE_RIGHT_EDGE, name) == 0
     assert errors == []
