@@ -112,8 +112,11 @@ def kv_table_html(r: ScenarioResult) -> str:
         f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "
         f"{escape(r.model.kv_formula(r.kv_bytes_per_element, gqa))} = {r.kv_bytes_per_token / 1024:,.0f} KiB, "
         f"× S × users{share}; {escape(r.model.attention_pattern())}. "
-        f"Red cells exceed the "
-        f"{max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and reserve.</div>"
+        + (f"Every cell is red: on {escape(r.gpu.name)} the weights and reserve alone are "
+           f"{r.weights_shortfall_bytes / GiB:,.1f} GiB over its {r.capacity_bytes / GiB:,.1f} GiB, so no KV cache "
+           "fits (the memory bar names a split that fits).</div>" if r.weights_shortfall_bytes > 0 else
+           f"Red cells exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
+           "reserve.</div>")
     )
     # Scrolls sideways inside its column: a narrow page (a phone) never scrolls sideways for it.
     return (note + f'<div class="scroll"><table class="lab"><tr><th>context S</th>{head}</tr>{"".join(body)}</table>'

@@ -10,6 +10,7 @@ from app.standalone import constants, standalone_html
 from app.state import TABS
 from core import Scenario
 from core.tour import GPU_TOUR, TOUR
+from core.units import GiB
 
 
 def test_scaling_tab_draws_times_and_rates_against_tp():
@@ -147,6 +148,21 @@ def test_kv_table_and_traffic_are_per_gpu_when_split():
     assert '<td class="" data-ctx="8192" data-users="8">2.5</td>' in html
     assert "× 0.125 (one GPU's share)" in html
     assert "of one GPU (of 8)" in traffic_html(r)
+
+
+def test_the_kv_table_says_why_every_cell_is_red_when_the_weights_alone_do_not_fit():
+    """A new user's trial: on one H100, Llama-3-70B's table said "Red cells exceed the 0.0 GiB left", where the
+    weights and reserve alone are over capacity."""
+    from app.serving_views import kv_table_html
+
+    r = Scenario().evaluate()  # Llama-3-70B, BF16, one H100 SXM (80 GB: 74.5 GiB)
+    over = r.memory_used_bytes - r.kv_bytes - r.capacity_bytes  # weights and reserve, less capacity
+    assert r.weights_shortfall_bytes == pytest.approx(over)
+    html = kv_table_html(r)
+    assert (f"the weights and reserve alone are {over / GiB:,.1f} GiB over its {r.capacity_bytes / GiB:,.1f} GiB, "
+            "so no KV cache fits") in html and "0.0 GiB left" not in html
+    assert html.count('<td class="over"') == html.count("<td ")  # every cell red
+    assert "GiB left on NVIDIA H100 SXM5 80GB after the weights" in kv_table_html(Scenario(tp=2).evaluate())
 
 
 def test_per_gpu_and_whole_model_figures_are_labelled_each():
