@@ -78,7 +78,7 @@ def share_buttons() -> pn.Row:
                           stylesheets=[InlineStyleSheet(css=PANEL_BUTTON_LOOK)])
         button.js_on_event("button_click", CustomJS(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind))))
         row.append(pn.pane.Bokeh(button))
-    return pn.Row(*row)
+    return pn.Row(*row, styles={"flex-wrap": "wrap"})  # a phone's width: one under the other
 
 
 def build_exports(state: LabState) -> pn.Column:

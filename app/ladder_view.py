@@ -25,7 +25,7 @@ from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
 from .label_layout import place_labels_in_browser, unplaced
-from .present import INPUT_TEXT_CSS, present_figure
+from .present import INPUT_TEXT_CSS, present_figure, wrap_title
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
@@ -240,7 +240,9 @@ class LadderView(pn.viewable.Viewer):
                      x_range=(0.5, 1e5), y_range=(0.1, 2e3),
                      x_axis_label="arithmetic intensity I = 2·B·k/p (FLOP/byte, on the weights)",
                      y_axis_label="attainable (TFLOP/s, dense)", title="The ladder on the roofline",
-                     toolbar_location=None, tools="", name="ladder-chart")
+                     toolbar_location=None, tools="", name="ladder-chart",
+                     min_border_right=20)  # room for half the last tick's label ("10⁵")
+        wrap_title(fig)  # a phone's page: the axis titles wrap to the chart's width
         fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
         self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")
         fig.add_layout(self.ridge)

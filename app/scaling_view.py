@@ -17,18 +17,21 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, NoOverlap, Span
+from bokeh.models import BoxAnnotation, ColumnDataSource, FixedTicker, HoverTool, NoOverlap, Span
 from bokeh.plotting import figure
 
 from core.sweeps import tp_sweep
 
 from .image_export import image_actions
-from .present import present_figure
+from .present import present_figure, wrap_title
 from .state import LabState
 from .style import PALETTE, STYLESHEET
 
 TAB = "Scaling"
 MS = 1e3
+#: Tick values 1, 2 and 5 in each decade from 10⁻³ to 10⁹, and the minor ticks 1…9 of each decade (tokens/s).
+ONE_TWO_FIVE = [m * 10.0 ** e for e in range(-3, 10) for m in (1, 2, 5)]
+LOG_MINOR = [m * 10.0 ** e for e in range(-3, 10) for m in range(1, 10)]
 #: The two charts' heights (px), built and in present mode (18-px text and a one-column legend of wrapped labels,
 #: side by side: at 1280 × 720 both show under the note and the two rows of tabs without scrolling).
 HEIGHTS = {"times": (340, 500), "rates": (300, 500)}
@@ -119,6 +122,9 @@ class ScalingView(pn.viewable.Viewer):
 
     def _rates_figure(self):
         fig = self._axes(height=HEIGHTS["rates"][0], y_axis_label="tokens/s", name="scaling-rate-figure")
+        # 1, 2, 5 in each decade: over the short ranges tokens/s often spans (23 to 300 at B = 1) Bokeh's log ticker
+        # counted linearly, 50, 100, 150, … 400, crowded at the top and none below the lowest point.
+        fig.yaxis.ticker = FixedTicker(ticks=ONE_TWO_FIVE, minor_ticks=LOG_MINOR)
         agg = fig.line("tp", "aggregate", source=self.rates, color=PALETTE["ladder"], line_width=3,
                        legend_label="all GPUs (EP groups × replicas)")
         fig.scatter("tp", "aggregate", source=self.rates, size=9, fill_color="fill", line_color=PALETTE["ladder"],
@@ -140,6 +146,7 @@ class ScalingView(pn.viewable.Viewer):
         legend.border_line_alpha = 0
         legend.ncols = 3
         fig.add_layout(legend, "below")
+        wrap_title(fig)  # a phone's page: the title and keys wrap to the chart's width, none runs past it
 
     @param.depends("state.result", "state.tab", watch=True)
     def _refresh(self) -> None:

@@ -118,7 +118,7 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
     spark = ('<div class="caption">Effective batch over time (sequences emitting a token; mean over each '
              f"1/{SPARK_BINS} of the time): {key}</div>" + batch_sparkline(c.static, c.continuous))
     return _section("Continuous against static batching", caption + spark +
-                    f'<table class="lab">{head}{"".join(rows)}</table>', "batching")
+                    f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>', "batching")
 
 
 def _waste_bar(reserved: float, used: float) -> str:
@@ -207,7 +207,8 @@ def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
     strip = _mini_roofline([("prefill", d.prefill.intensity, PALETTE["workload"]),
                             ("decode", d.decode.intensity, PALETTE["ladder"]),
                             ("colocated", d.colocated.intensity, PALETTE["reserve"])], d.ridge_point)
-    return _section("Prefill/decode disaggregation", caption + f'<table class="lab">{head}{"".join(rows)}</table>'
+    return _section("Prefill/decode disaggregation",
+                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>'
                     + '<div class="caption">Each pool\'s intensity against the ridge (dashed), FLOP/byte:</div>'
                     + strip, "pools")
 
@@ -241,8 +242,8 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f"{condition} Causal masking's imbalance is not modelled.</div>")
     head = ("<tr><th>hosts N</th><th>largest context (tokens)</th><th>block S/N</th><th>block compute</th>"
             "<th>block transfer</th><th>transfer</th></tr>")
-    return _section("Context parallelism: Ring Attention", caption + f'<table class="lab">{head}{"".join(rows)}'
-                    "</table>", "ring")
+    return _section("Context parallelism: Ring Attention",
+                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>', "ring")
 
 
 def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
@@ -276,7 +277,8 @@ def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
             f"{PIPELINE_STAGES} stages (GPipe, Huang et al. 2019): the idle share of a pass falls as micro-batches M "
             "grow.</div>" + bars)
     return _section("Training memory: ZeRO stages and the pipeline bubble",
-                    caption + f'<table class="lab">{head}{"".join(rows)}</table>' + pipe, "zero")
+                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>' + pipe,
+                    "zero")
 
 
 #: The sections in order, with the title a section that cannot be computed shows its reason under.

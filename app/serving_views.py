@@ -154,11 +154,11 @@ def speculation_html(state: LabState) -> str:
     head = ("<tr><th>k</th><th>I counting KV reads (FLOP/byte)</th><th>bound</th>"
             "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
-    return caption + f'<table class="lab">{head}{"".join(rows)}</table>'
+    return caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>'
 
 
-#: The request mixes' names on their buttons.
-MIX_LABELS = {"ShareGPT (long tail)": "sharegpt", "fixed (the means)": "fixed", "uniform (same means)": "uniform"}
+#: The request mixes' names on their buttons, short enough for a phone's width (the note beside says what they are).
+MIX_LABELS = {"ShareGPT": "sharegpt", "fixed": "fixed", "uniform": "uniform"}
 
 
 def serving_inputs(state: LabState) -> pn.Row:
@@ -167,8 +167,8 @@ def serving_inputs(state: LabState) -> pn.Row:
                                                  css_classes=["serving-mix"])
     block = pn.widgets.IntInput.from_param(state.param.block_size, label="Block (tokens)", width=120,
                                            css_classes=["serving-block"], stylesheets=[INPUT_TEXT_CSS])
-    note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}; fixed and uniform keep its '
-                        "means.</div>", margin=(0, 10),
+    note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}, a long tail; fixed: every '
+                        "request at its means; uniform: from 1 token to twice them.</div>", margin=(0, 10),
                         # on a line of its own where less than 320 px is left beside the controls, not squeezed
                         sizing_mode="stretch_width", styles={"flex": "1 1 320px"})
     return pn.Row(mix, block, note, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "align-items": "end"})

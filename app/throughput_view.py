@@ -22,7 +22,7 @@ from core.units import fmt_count
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
-from .present import present_figure
+from .present import present_figure, wrap_title
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
 
@@ -146,6 +146,7 @@ class ThroughputView(pn.viewable.Viewer):
         legend.label_text_font_size = "11px"
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
+        wrap_title(fig)  # a phone's page: the title and keys wrap to the chart's width, none runs past it
         # Keys of series that are often empty (an empty series' key has no symbol): shown while they have points.
         self._optional_items = {item.label.value: item for item in legend.items
                                 if item.label.value in ("pins (each on its own scenario)", "your measurements",

@@ -693,26 +693,55 @@ def test_a_split_scenarios_title_wraps_inside_a_phones_chart(page, lab_url):
     assert page.errors == []
 
 
-def test_a_phone_lays_the_lab_out_at_its_own_width(browser, lab_url):
+@pytest.fixture
+def phone(browser, lab_url):
+    """The lab on a phone, as Chromium emulates one (a mobile viewport, touch), once its page is laid out at the
+    phone's width: ``(page, errors)``, the page's script errors collected."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(lab_url)
+    page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
+    page.locator("canvas").first.wait_for(timeout=10_000)
+    page.wait_for_function(f"window.innerWidth === {PHONE['width']}", timeout=10_000)
+    yield page, errors
+    context.close()
+
+
+def test_a_phone_lays_the_lab_out_at_its_own_width(phone):
     """A phone's browser (a mobile viewport, as Chromium emulates one) drew the served page 980 px wide and shrank it
     to the screen, its text unreadable: Panel's page has no viewport tag.  The page's repairs (app/a11y.js) add one:
     the page is the phone's 360 px wide, and nothing on the Roofline tab runs past it."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
-    try:
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(lab_url)
-        page.wait_for_function("Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('roofline')")
-        page.locator("canvas").first.wait_for(timeout=10_000)
-        page.wait_for_function(f"window.innerWidth === {PHONE['width']}", timeout=10_000)
-        page.wait_for_timeout(500)  # the page's layout after the resize
-        width = page.evaluate("[window.innerWidth, document.scrollingElement.scrollWidth, "
-                              "document.querySelectorAll('meta[name=viewport]').length]")
-        assert width == [PHONE["width"], PHONE["width"], 1], width
-        assert errors == []
-    finally:
-        context.close()
+    page, errors = phone
+    page.wait_for_timeout(500)  # the page's layout after the resize
+    width = page.evaluate("[window.innerWidth, document.scrollingElement.scrollWidth, "
+                          "document.querySelectorAll('meta[name=viewport]').length]")
+    assert width == [PHONE["width"], PHONE["width"], 1], width
+    assert errors == []
+
+
+def test_no_tab_makes_a_phone_scroll_sideways(phone):
+    """With the viewport tag a phone lays the page out at its 360 px, and six tabs were wider than that (373 to
+    535 px): charts' titles and keys, tables without a scrolling box, a row of buttons that did not wrap.  Each
+    tab now fits; a wide table scrolls inside its box."""
+    from app.state import TABS
+
+    page, errors = phone
+    wide = {}
+    for tab in TABS:
+        page.evaluate("(t) => { for (const m of Bokeh.documents[0].all_models) if (m.css_classes && "
+                      "m.css_classes.includes('lab-tabs')) m.active = m.labels.indexOf(t); }", tab)
+        width = 0
+        for _ in range(6):  # the tab's view is built on first opening, and drawn a moment later
+            page.wait_for_timeout(500)
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            if width > PHONE["width"]:
+                break
+        if width > PHONE["width"]:
+            wide[tab] = width
+    assert wide == {}
+    assert errors == []
 
 
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
