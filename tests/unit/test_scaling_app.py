@@ -30,6 +30,20 @@ def test_scaling_tab_draws_times_and_rates_against_tp():
     assert list(view.current.data["tp"]) == [4]
 
 
+def test_the_tokens_per_s_axis_is_labelled_1_2_5_a_decade_down_to_the_lowest_point():
+    """A new user's trial: Llama-3-70B's tokens/s against TP (23 to 300 tokens/s) was labelled 50, 100, 150, 200,
+    300, 400 (Bokeh's log ticker counts linearly over a short range), crowded at the top, none by the lowest
+    point.  Labels 1, 2 and 5 a decade: 20, 50, 100, 200 over that range."""
+    lab = Lab(Scenario())
+    lab.state.tab = "Scaling"
+    view = lab.scaling
+    rates = [v for v in view.rates.data["aggregate"] if np.isfinite(v)]
+    lo, hi = min(rates), max(rates)
+    assert round(lo) == 23 and 250 < hi < 400
+    ticks = [t for t in view.rates_fig.yaxis[0].ticker.ticks if lo / 1.3 <= t <= hi * 1.3]
+    assert ticks == [20, 50, 100, 200]
+
+
 def test_scaling_note_escapes_names():
     lab = Lab(Scenario())
     lab.state.tab = "Scaling"
