@@ -211,16 +211,22 @@ class CompareView(pn.viewable.Viewer):
         if self.chart is not None:
             self.chart.visible = bool(rows)
         self.download.visible = bool(rows)
-        self.empty.object = ("" if rows else
+        self._say_empty()
+        self.key.object = compare_key_html(rows)
+
+    def _say_empty(self) -> None:
+        """What the tab says with no pins: how to pin, the button named where this page shows it."""
+        where = "beside <b>Jump to step</b>" if self.state.present else "under the tabs"
+        self.empty.object = ("" if self.state.pin_rows else
                              '<div class="caption" data-readout="compare">No pins to compare yet. Pin the current '
-                             "scenario (<b>Pin this scenario</b>, under the tabs), or press <b>Pin batch 4 vs INT4 vs "
+                             f"scenario (<b>Pin this scenario</b>, {where}), or press <b>Pin batch 4 vs INT4 vs "
                              "k = 4</b> on the <b>Pins</b> tab for each model and GPU you want side by side: they "
                              "share one point on the roofline and part here.</div>")
-        self.key.object = compare_key_html(rows)
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
         self.empty.css_classes = ["present"] if self.state.present else []  # its sentence at 18 px (lab.css)
+        self._say_empty()
         if self._figures is not None:
             self._present_rows()
 

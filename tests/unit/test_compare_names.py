@@ -117,6 +117,12 @@ def test_an_empty_compare_tab_says_where_its_buttons_are():
     text = lab.compare.empty.object
     assert "<b>Pin this scenario</b>, under the tabs" in text
     assert "<b>Pin batch 4 vs INT4 vs k = 4</b> on the <b>Pins</b> tab" in text
+    # In present mode the pin button sits beside "Jump to step", above the tour's card, not under the tabs.
+    lab.state.present = True
+    assert "<b>Pin this scenario</b>, beside <b>Jump to step</b>" in lab.compare.empty.object
+    assert Lab(query={"present": ["true"], "tab": ["Compare"]}).compare.empty.object == lab.compare.empty.object
+    lab.state.present = False
+    assert lab.compare.empty.object == text
 
 
 def test_an_empty_compare_tab_builds_no_chart():
