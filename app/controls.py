@@ -231,7 +231,9 @@ class StopSlider:
         if exact:
             p = scenario.param[lever.name]
             # No start or end on the box: BokehJS would clamp a typed 70,000 to the end in silence.
-            self.exact = pn.widgets.IntInput(label="exact", value=value, width=92, margin=(5, 5, 5, 0),
+            # Named after the lever's symbol ("exact B"): two boxes both named "exact" read alike to a screen reader.
+            self.exact = pn.widgets.IntInput(label=f"exact {lever.symbol}".strip(), value=value, width=92,
+                                             margin=(5, 5, 5, 0),
                                              description=f"Type an exact {lever.label}: {lever.accepted(p)}; "
                                                          "Enter sets it.",
                                              css_classes=[f"{lever.css}-exact"], stylesheets=[INPUT_TEXT_CSS])

@@ -56,6 +56,8 @@ class Lever:
         deploys: fixed when the model is deployed: read once into the step profile
             (:func:`core.profiles.deployment`, kept) rather than by each step, so a move of it
             builds a new profile and a move of any other lever does not.
+        symbol: the articles' symbol for the lever (``"B"``, ``"S"``, ``"TP"``), or "" where they have none;
+            the full page's box for an exact value is named after it ("exact B").
         css: the widget's CSS class (tests and styles find it by this).
     """
 
@@ -68,6 +70,7 @@ class Lever:
     stops: tuple = ()
     more: bool = False
     deploys: bool = False
+    symbol: str = ""
 
     @property
     def css(self) -> str:

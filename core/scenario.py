@@ -92,14 +92,15 @@ LEVERS = LeverTable(
           flag="batch",
           # Dense where the articles work (1-8, 56) and roughly logarithmic beyond,
           # so 1 -> 4 is a short drag, not a pixel.
-          stops=(1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 256, 384, 512, 768, 1024)),
+          stops=(1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 256, 384, 512, 768, 1024),
+          symbol="B"),
     Lever("spec_k", param.Integer(default=1, bounds=(1, 64), softbounds=(1, 16), label="Speculation depth k",
                                   doc="k: tokens produced per read of the weights in decode "
                                       "(speculative decoding verifies k tokens in one pass)."),
           flag="spec-k"),
     Lever("context", param.Integer(default=8192, bounds=(1, 2**21), label="Context S (tokens)",
                                    doc="S: tokens of context each sequence holds in the KV cache during decode."),
-          flag="context", stops=(128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)),
+          flag="context", stops=(128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072), symbol="S"),
     Lever("gqa", param.Boolean(default=True, label="Grouped-query attention",
                                doc="Off: every query head keeps its own K and V (h_kv = number of query heads)."),
           flag="no-gqa", negated=True),
@@ -129,15 +130,15 @@ LEVERS = LeverTable(
     Lever("tp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Tensor parallel TP",
                               doc="TP: GPUs each weight matrix is split over (per GPU: weights / TP, query heads / TP, "
                                   "KV heads ceil(h_kv / TP); two all-reduces per layer)."),
-          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72), more=True, deploys=True),
+          flag="tp", stops=(1, 2, 4, 8, 16, 32, 64, 72), more=True, deploys=True, symbol="TP"),
     Lever("pp", param.Integer(default=1, bounds=(1, 512), softbounds=(1, 16), label="Pipeline parallel PP",
                               doc="PP: stages the layers are split into (latency adds across stages; throughput "
                                   "needs PP micro-batches of B in flight)."),
-          flag="pp", stops=(1, 2, 4, 8, 16), more=True, deploys=True),
+          flag="pp", stops=(1, 2, 4, 8, 16), more=True, deploys=True, symbol="PP"),
     Lever("ep", param.Integer(default=1, bounds=(1, 1024), softbounds=(1, 64), label="Expert parallel EP (MoE)",
                               doc="EP: GPU groups a mixture-of-experts model's routed experts are spread over, each "
                                   "group serving its own B sequences (ignored, with a warning, for a dense model)."),
-          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64), more=True, deploys=True),
+          flag="ep", stops=(1, 2, 4, 8, 16, 32, 64), more=True, deploys=True, symbol="EP"),
     Lever("replicas", param.Integer(default=1, bounds=(1, 1_000_000), softbounds=(1, 64), label="Replicas",
                                     doc="Whole copies of the model (data parallel): throughput, GPUs and memory "
                                         "multiply."),

@@ -58,3 +58,13 @@ def test_out_of_range_typing_is_refused_naming_the_range(monkeypatch):
 def test_the_embed_strip_has_no_exact_boxes():
     lab = Lab(query={"embed": "true"})
     assert not lab.layout.select(pn.widgets.IntInput)
+
+
+def test_each_exact_box_is_named_after_its_levers_symbol():
+    """Two boxes were both named "exact": a screen reader read them alike ("exact, spin button").  Each is named
+    after its lever's symbol in the articles, those under More levers too."""
+    lab = Lab(query={})
+    names = lambda: [w.name for w in lab.controls.select(pn.widgets.IntInput)]  # noqa: E731
+    assert names() == ["exact B", "exact S"]
+    lab.scenario.tp = 2  # opens More levers, which builds its widgets
+    assert names() == ["exact B", "exact S", "exact", "exact TP", "exact PP", "exact EP"]  # prompt length: no symbol
