@@ -68,6 +68,12 @@ function fix() {
       if (buttons.length < 2) continue;
       for (const b of buttons) if (!b.hasAttribute("aria-pressed")) pressedFollowsActive(b);
     }
+    // A multi-select (Bokeh's MultiChoice, drawn by Choices.js: the Hardware tab's kernels) marks each chosen
+    // value's chip aria-selected, an attribute a plain element may not carry (axe: aria-allowed-attr, critical).
+    // A chip is a value shown, not an option: its text says it; the options in the list keep theirs.
+    for (const chip of root.querySelectorAll(".choices__list--multiple .choices__item[aria-selected]")) {
+      chip.removeAttribute("aria-selected");
+    }
     // Panel's notification library (Notyf) draws an icon-only dismiss button.
     for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
       b.setAttribute("aria-label", "Dismiss this notice");

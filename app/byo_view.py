@@ -57,7 +57,7 @@ from .present import DROPPER_TEXT_CSS, INPUT_TEXT_CSS
 from .readouts import approximate_html
 from .standalone import constants
 from .state import LabState
-from .style import STYLESHEET
+from .style import CODE_CSS, STYLESHEET
 
 #: The size limit of a config.json or a measurements CSV, dropped or pasted, as the lab names it: the config
 #: reader's (core.config_reader.MAX_CONFIG_BYTES, 2,000,000 bytes), which the measurements reader shares.
@@ -405,7 +405,7 @@ class BringYourOwnView(pn.viewable.Viewer):
             self.add_gpu, self.gpu_report,
             pn.pane.Markdown("#### Your measurements: decode points, CSV with a header "
                              "`batch,context,tokens_per_s` (plain decode, k = 1, the current model, GPU and "
-                             "precisions)"),
+                             "precisions)", stylesheets=[CODE_CSS]),
             self.csv_file, self.csv_text, self.plot, self.measured_report,
             pn.pane.Markdown("#### Share it: the link, or a scenario file"),
             self.share_report, self.save_scenario,

@@ -19,6 +19,7 @@ from core.export import ladder_csv, pins_csv, to_json
 
 from .standalone import standalone_html
 from .state import LabState
+from .style import CODE_CSS
 
 #: Writes offline pages off the event loop the class shares (a page is ~0.3 s of CPU: its Bokeh document, every
 #: weight format's profile and the inline BokehJS).  One worker: pages asked for together queue here, and the loop
@@ -119,7 +120,7 @@ def build_exports(state: LabState) -> pn.Column:
                          "chart, shown when the pointer is over it) saves the chart as you see it, as **SVG** "
                          "(`roofline.svg`) or as **PNG at twice its size** (`roofline@2x.png`, 1,114 × 1,080 px "
                          "for the roofline beside the readouts at 1280 px): on the Roofline, Throughput vs B, "
-                         "Scaling and Compare tabs."),
+                         "Scaling and Compare tabs.", stylesheets=[CODE_CSS]),
         # The buttons wrap onto a second line in a narrow column instead of running over the readouts.
         pn.FlexBox(scenario_json, ladder, pins, flex_wrap="wrap", sizing_mode="stretch_width"),
         pn.pane.Markdown("**Offline page** — the roofline, ladder and readouts in one self-contained HTML file "

@@ -55,6 +55,10 @@ SERIES_DASHES = {"roof": "solid", "sparse": "dashed", "reference": "dotdash", "p
 
 #: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
 STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
+#: Code in a Markdown pane (`roofline.svg`) dark enough to read on white: Panel's default theme draws it #82aaff,
+#: 2.4:1 against white, under WCAG's 4.5:1 (axe's color-contrast); #0a4a85 is 9:1.  The theme sets the colour on
+#: each pane's own root, so the pane's stylesheet sets it again there.
+CODE_CSS = ":host { --code-text-color: #0a4a85; }"
 
 
 def live_html(margin: tuple[int, int, int, int] = (5, 10, 5, 10)) -> Div:
