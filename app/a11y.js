@@ -74,6 +74,9 @@ function fix() {
     for (const chip of root.querySelectorAll(".choices__list--multiple .choices__item[aria-selected]")) {
       chip.removeAttribute("aria-selected");
     }
+    // The tour's card (app/tour_view.py) changes with each step a clicker or a key moves to: a screen reader reads
+    // the new card when it comes, as a sighted student sees it.
+    for (const card of root.querySelectorAll(".tour-caption:not([aria-live])")) card.setAttribute("aria-live", "polite");
     // Panel's notification library (Notyf) draws an icon-only dismiss button.
     for (const b of root.querySelectorAll(".notyf__dismiss-btn:not([aria-label])")) {
       b.setAttribute("aria-label", "Dismiss this notice");

@@ -161,7 +161,7 @@ class TourView(pn.viewable.Viewer):
         self.resume = pn.widgets.Button(label="Resume", width=170, visible=False, css_classes=["tour-resume"])
         self.leave = pn.widgets.Button(label="Leave the tour", width=130, visible=False, css_classes=["tour-leave"])
         self.caption = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", visible=False,
-                                    css_classes=["present"] if self.state.present else [],
+                                    css_classes=["tour-caption", *(["present"] if self.state.present else [])],
                                     styles={"flex": "1 1 100%"})  # a row of its own, under the controls
         self.resume.on_click(lambda _e: self.go(self.last_index or 0))
         self.leave.on_click(lambda _e: self.stop())
@@ -205,7 +205,7 @@ class TourView(pn.viewable.Viewer):
         self.jump.stylesheets = [INPUT_TEXT_CSS, *([PRESENT_JUMP_CSS] if present else [])]
         self.bar.styles = PRESENT_CONTROLS[present]
         if self.caption is not None:
-            self.caption.css_classes = ["present"] if self.state.present else []
+            self.caption.css_classes = ["tour-caption", *(["present"] if self.state.present else [])]
             self._show_strip()
             self._show_asks()
         self._take_keys()

@@ -170,6 +170,10 @@ def test_tour_walks_the_articles_and_can_be_left(lab):
     lab.get_by_text("Next ▶").click()
     lab.locator("[data-step='2']").wait_for(timeout=5000)
     assert "16.1 GB" in lab.locator("[data-step='2']").inner_text()
+    # The card is a live region: a screen reader reads each new step as it comes (the page's repairs mark it).
+    live = lab.locator(".tour-caption[aria-live=polite]")
+    live.wait_for(timeout=5000)
+    assert "16.1 GB" in live.locator("[data-step='2']").inner_text()
     wait_for_readout(lab, "weights", "16.06 GB")  # Llama-3-8B
     for step in range(3, 8):
         lab.get_by_text("Next ▶").click()
