@@ -164,13 +164,17 @@ for (let i = 0; i < n; i++) {
   }
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
+  // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
+  const boxAt = (step, side) => {
+    const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
+    return [left, left + w, top, top + line];
+  };
   // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another marker
   let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
   for (const step of steps) {
     // 0: centred above or below (off its row only)
     for (const side of bothSides !== true ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
-      const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
-      const box = [left, left + w, top, top + line];
+      const box = boxAt(step, side);
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
       if (spare === null && apart(box)) { spare = [step, side, box]; }
@@ -184,9 +188,10 @@ for (let i = 0; i < n; i++) {
   }
   // No place clear of everything: one clear of every line whose leader crosses a line, then one where a line runs
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
-  // before the nearest place in the frame.
+  // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
+  // phone) stays beside its point, on the side with room, and the frame cuts it (no leader line from a corner).
   const [step, side, box] = best || unclaimed || clearBox || (shown === null ? spare : null) || first
-    || [0, prefer, [0, 0, 0, 0]];
+    || [0, prefer, boxAt(0, prefer)];
   const shows = best !== null || unclaimed !== null || clearBox !== null || shown === null;
   if (shows) { taken.push(box); texts.push(box); }
   keep.push(shows ? String(d[field][i]) : "");

@@ -145,6 +145,37 @@ def test_roofline_labels_never_overlap_each_other_the_marks_or_the_sparse_roof(p
     assert page.errors == []
 
 
+#: Article 004's trio as the Pins tab's preset names it.
+TRIO = json.dumps([{"name": f"{what} · Llama-3-70B · h100-sxm", lever: value}
+                   for what, lever, value in (("batch 4", "batch", "4"), ("INT4 weights", "weight-dtype", "int4"),
+                                              ("speculation k=4", "spec-k", "4"))])
+#: The pins' leader lines that end at the frame's top-left corner (in data units: the ranges' start and end).
+LEADERS_FROM_THE_CORNER = """(() => { const d = Bokeh.documents[0], fig = d.get_model_by_name('roofline');
+  const lead = d.get_model_by_name('pin-labels-leaders').data, near = (a, b) => Math.abs(Math.log10(a / b)) < 0.01;
+  return lead.x1.filter((x, i) => near(x, fig.x_range.start) && near(lead.y1[i], fig.y_range.end)).length
+    + lead.x0.filter((x, i) => near(x, fig.x_range.start) && near(lead.y0[i], fig.y_range.end)).length; })()"""
+
+
+def test_a_pin_label_wider_than_a_phones_chart_stays_by_its_pins(page, lab_url):
+    """A new user's trial: on a phone, the trio's label ("pins 1, 2, 3: batch 4, INT4 weights, speculation k=4 …")
+    is wider than the chart has room for anywhere; the layout then drew a leader line to it from the frame's
+    top-left corner.  It stays beside its pins, on the side with room (the frame cuts it), with no such line."""
+    from urllib.parse import quote
+
+    _open(page, f"{lab_url}?pins={quote(TRIO)}", PHONE)
+    page.wait_for_function("(s => s !== null && s.data.x.length === 1 && s.data.align !== undefined && "
+                           "s.data.align.length === 1)(Bokeh.documents[0].get_model_by_name('pin-labels'))")
+    page.wait_for_timeout(1000)  # laid out again once the chart has its size
+    assert page.evaluate(LEADERS_FROM_THE_CORNER) == 0
+    boxes = page.evaluate(ROOFLINE_BOXES)
+    label = next(lab for lab in boxes["labels"] if lab["text"].startswith("pins 1, 2, 3"))
+    pins = [m for m in boxes["marks"] if m["name"] == "pins"]
+    assert len(pins) == 3
+    beside = [label["left"] - max(m["right"] for m in pins), min(m["left"] for m in pins) - label["right"]]
+    assert any(0 <= gap < 12 for gap in beside), (label, pins)  # beside its pins, on one side or the other
+    assert page.errors == []
+
+
 # The engineer's comparison: batch 4 vs INT4 vs k = 4 on an H100 and on an H200 — two groups of three pins at
 # I = 4, a few pixels apart on the log axis.
 TWO_TRIOS = json.dumps([{"name": f"{lever} {gpu}", "gpu": gpu, **{lever: value}}
