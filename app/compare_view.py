@@ -42,7 +42,7 @@ from core.pins import COMPARE_METRICS, PinRow, bound_text, differs_text, preset_
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
-from .present import present_figure
+from .present import present_figure, wrap_title
 from .roofline_view import shared_name_parts
 from .state import LabState
 from .style import PALETTE, PIN_STYLES, STYLESHEET
@@ -155,6 +155,7 @@ class CompareView(pn.viewable.Viewer):
     def _row(self, metric):
         fig = figure(x_range=self.x_range, height=ROW_HEIGHT, sizing_mode="stretch_width", tools="",
                      toolbar_location=None, title=f"{metric.label} ({metric.unit})", name=f"compare-{metric.key}-fig")
+        wrap_title(fig)  # a phone's page: "KV cache, share of one GPU's capacity (%)" wraps, not cut
         source = self.sources[metric.key]
         fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
         marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",

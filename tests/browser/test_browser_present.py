@@ -704,8 +704,8 @@ def test_browser_back_restores_the_previous_pin_set(page, lab_url):
 
 
 # Each line of the roofline's title, measured in its font, against the plot frame's width (canvas px).
-TITLE_LINES = r"""() => {
-  const fig = Bokeh.documents[0].get_model_by_name('roofline'), t = fig.title;
+TITLE_LINES = r"""(name = 'roofline') => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), t = fig.title;
   const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
   const ctx = document.createElement('canvas').getContext('2d');
   ctx.font = `${val(t.text_font_style)} ${val(t.text_font_size)} ${val(t.text_font)}`;
@@ -785,6 +785,21 @@ def test_no_tab_makes_a_phone_scroll_sideways(phone):
             wide[tab] = width
     assert wide == {}
     assert errors == []
+
+
+def test_the_compare_tabs_titles_wrap_inside_a_phones_charts(page, lab_url):
+    """A new user's trial: on a phone the Compare tab's titles ran past their charts ("… of one GPU's cap")."""
+    from urllib.parse import quote
+
+    from core.pins import COMPARE_METRICS
+
+    _open(page, f"{lab_url}?pins={quote(TRIO)}&tab=Compare", PHONE)
+    names = [f"compare-{m.key}-fig" for m in COMPARE_METRICS]
+    page.wait_for_function(f"Bokeh.documents[0].get_model_by_name('{names[-1]}') !== null", timeout=30_000)
+    for name in names:
+        page.wait_for_function(f"(t => t.frame > 0 && Math.max(...t.lines) <= t.frame)(({TITLE_LINES})('{name}'))",
+                               timeout=10_000)
+    assert page.errors == []
 
 
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
