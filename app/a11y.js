@@ -49,6 +49,11 @@ function fix() {
       label.style.cursor = "pointer";
       label.addEventListener("click", () => box.click());
     }
+    // A number box (Bokeh's NumericInput: the "exact" B and S boxes) is a text field to the browser: a phone showed
+    // its letters keyboard. It asks for the number pad.
+    for (const input of root.querySelectorAll(".bk-spin-wrapper > input.bk-input:not([inputmode])")) {
+      input.setAttribute("inputmode", "decimal");
+    }
     // A number box's spin buttons (Bokeh's NumericInput: the "exact" B and S boxes) are drawn without text.
     for (const b of root.querySelectorAll(".bk-spin-btn:not([aria-label])")) {
       const title = b.getRootNode().querySelector(".bk-input-group label, label");

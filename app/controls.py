@@ -25,6 +25,7 @@ from core.levers import Lever
 from core.scenario import LEVERS, Scenario
 from core.units import fmt_count
 
+from .notifications import notice_html
 from .present import CARD_HEADER_CSS, INPUT_TEXT_CSS
 
 #: Shown as a stop slider's value: the label of the stop at the slider's (index) position.
@@ -282,4 +283,4 @@ def notify_refusal(text: str) -> None:
     """Show ``text`` as an error notice on this session's page (Panel's notification area; no-op without one)."""
     area = pn.state.notifications if pn.state.curdoc is not None else None
     if area is not None:
-        area.error(text, duration=8000)
+        area.error(notice_html(text), duration=8000)

@@ -17,6 +17,8 @@ it is a fixed string here and never holds user text.
 
 from __future__ import annotations
 
+from html import escape
+
 #: The lab's font (its readouts'): the notice's toast would otherwise inherit the browser's serif.
 NOTICE_FONT = "Helvetica, Arial, sans-serif"
 #: The reload link: white and underlined on the notice's dark red (#b71c1c, 6.6:1), not the browser's link blue
@@ -31,6 +33,12 @@ DISCONNECT_NOTICE = (
 )
 #: Shown for a few seconds once the page is connected and ready.
 READY_NOTICE = f'<span style="font-family: {NOTICE_FONT}">Connected: the lab is live.</span>'
+
+
+def notice_html(text: str) -> str:
+    """``text`` as a notice shows it: escaped, in the lab's font (Notyf draws its toasts outside every stylesheet
+    of the lab's, in the browser's serif otherwise)."""
+    return f'<span style="font-family: {NOTICE_FONT}">{escape(text)}</span>'
 
 #: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
 #: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import PROJECTOR, open_on_projector
+from playwright.sync_api import expect
 from test_browser_present import LEGEND_FOOT, ROOFLINE_BOXES, _overlap
 
 #: ``ROOFLINE_SHOTS=<folder>`` saves what the tests see, for a person to look at (nothing saved otherwise).
@@ -31,6 +32,8 @@ def test_a_typed_batch_of_59_reaches_the_chart_the_readouts_and_the_link(page, l
     errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b")
     _ready(page)
     box = page.locator(".batch-exact input")
+    # A phone offers its number pad for the box (a new user's trial: its letters keyboard came up).
+    expect(box).to_have_attribute("inputmode", "decimal", timeout=5000)
     box.fill("59")
     box.press("Enter")
     page.locator("[data-readout=intensity]", has_text="59 FLOP/byte").wait_for(timeout=5000)
@@ -42,6 +45,9 @@ def test_a_typed_batch_of_59_reaches_the_chart_the_readouts_and_the_link(page, l
     box.press("Enter")
     notice = page.locator(".notyf__toast", has_text="Batch B: 70,000 refused; type a whole number from 1 to 65,536.")
     notice.wait_for(timeout=5000)
+    # In the lab's font, as the connection notices are (the trial: this one showed in the browser's serif).
+    font = notice.get_by_text("Batch B: 70,000 refused").evaluate("e => getComputedStyle(e).fontFamily")
+    assert font.startswith("Helvetica"), font  # the browser's default was "Times New Roman"
     page.wait_for_timeout(300)
     assert box.input_value() == "59"
     assert "batch=59" in page.evaluate("window.location.search")
