@@ -704,8 +704,8 @@ def test_browser_back_restores_the_previous_pin_set(page, lab_url):
 
 
 # Each line of the roofline's title, measured in its font, against the plot frame's width (canvas px).
-TITLE_LINES = r"""(name = 'roofline') => {
-  const fig = Bokeh.documents[0].get_model_by_name(name), t = fig.title;
+TITLE_LINES = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name || 'roofline'), t = fig.title;
   const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
   const ctx = document.createElement('canvas').getContext('2d');
   ctx.font = `${val(t.text_font_style)} ${val(t.text_font_size)} ${val(t.text_font)}`;
