@@ -228,3 +228,16 @@ def test_the_command_lines_text_output_holds_no_terminal_control(args):
     assert printable_lines(out.getvalue()) and printable_lines(err.getvalue())
     if code == 2:
         assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: ")
+
+
+@given(st.lists(st.text(max_size=80), min_size=1, max_size=4), st.integers(min_value=0, max_value=3))
+def test_a_pin_name_fits_its_limit_and_keeps_every_part_it_can(parts, shorten):
+    """Any model name, GPU id and lever text (a pasted config's name, a custom GPU's): the name is at most
+    ``MAX_PIN_NAME`` characters; when the parts fit it is them joined whole, and a cut is marked "…"."""
+    from core.pins import MAX_PIN_NAME, pin_name
+
+    shorten = shorten % len(parts)
+    name = pin_name(parts, shorten=shorten)
+    whole = " · ".join(parts)
+    assert len(name) <= MAX_PIN_NAME
+    assert name == whole if len(whole) <= MAX_PIN_NAME else name.endswith("…") or "… · " in name
