@@ -58,7 +58,7 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
-from .style import ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
+from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys
 from .turns import later
@@ -139,7 +139,7 @@ def _log_figure(name: str, height: int = 430, y_label: str = "attainable perform
     return figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
                   x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
                   toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4),
-                  min_border_right=20)  # room for half the last tick's label, as on the lab's roofline
+                  min_border_right=LAST_TICK_ROOM)
 
 
 def _section(controls, charts):

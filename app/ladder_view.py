@@ -29,7 +29,7 @@ from .present import INPUT_TEXT_CSS, present_figure, wrap_title
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
-from .style import PALETTE, STYLESHEET
+from .style import LAST_TICK_ROOM, PALETTE, STYLESHEET
 
 #: The rung's short name on the chart (the table gives the article's title).
 SHORT = {"continuous_batching": "batching", "weight_quantization": "quantization",
@@ -241,7 +241,7 @@ class LadderView(pn.viewable.Viewer):
                      x_axis_label="arithmetic intensity I = 2·B·k/p (FLOP/byte, on the weights)",
                      y_axis_label="attainable (TFLOP/s, dense)", title="The ladder on the roofline",
                      toolbar_location=None, tools="", name="ladder-chart",
-                     min_border_right=20)  # room for half the last tick's label ("10⁵")
+                     min_border_right=LAST_TICK_ROOM)
         wrap_title(fig)  # a phone's page: the axis titles wrap to the chart's width
         fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
         self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")

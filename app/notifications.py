@@ -31,14 +31,14 @@ DISCONNECT_NOTICE = (
     f'<a href="" class="reload-link" style="{RELOAD_LINK_STYLE}">Reload</a> to reconnect; the address keeps '
     "your settings.</span>"
 )
-#: Shown for a few seconds once the page is connected and ready.
-READY_NOTICE = f'<span style="font-family: {NOTICE_FONT}">Connected: the lab is live.</span>'
-
-
 def notice_html(text: str) -> str:
     """``text`` as a notice shows it: escaped, in the lab's font (Notyf draws its toasts outside every stylesheet
     of the lab's, in the browser's serif otherwise)."""
     return f'<span style="font-family: {NOTICE_FONT}">{escape(text)}</span>'
+
+
+#: Shown for a few seconds once the page is connected and ready.
+READY_NOTICE = notice_html("Connected: the lab is live.")
 
 #: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
 #: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page

@@ -52,7 +52,7 @@ from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .state import LabState
-from .style import PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
+from .style import LAST_TICK_ROOM, PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
 
 #: The tab that shows the chart (app/state.py's TABS).
 CHART_TAB = "Roofline"
@@ -467,7 +467,7 @@ class RooflineView(pn.viewable.Viewer):
             tools="pan,wheel_zoom,reset",
             toolbar_location="above",
             name="roofline",
-            min_border_right=20,  # room for half the last tick's label ("10⁵" was cut at the frame's edge)
+            min_border_right=LAST_TICK_ROOM,
         )
         fig.add_tools(*image_actions(fig, "roofline"))  # SVG and PNG at 2x (app/image_export.py)
         self.legend = legend = Legend(items=[])

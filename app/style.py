@@ -53,6 +53,9 @@ SERIES_MARKERS = {
 #: Line dash per roof-like series: the roof solid, the sparse headline dashed, a datasheet twin dot-dash.
 SERIES_DASHES = {"roof": "solid", "sparse": "dashed", "reference": "dotdash", "pinned_roof": "dotted"}
 
+#: Room right of a log chart's frame, px: its last tick's label ("10⁵") is centred on the frame's edge, and Bokeh's
+#: default 5 px cut it in half.
+LAST_TICK_ROOM = 20
 #: The served lab's stylesheet (each HTML pane gets it: Panel renders panes in shadow roots).
 STYLESHEET = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 #: Code in a Markdown pane (`roofline.svg`) dark enough to read on white: Panel's default theme draws it #82aaff,
