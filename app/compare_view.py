@@ -45,7 +45,7 @@ from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .roofline_view import shared_name_parts
 from .state import LabState
-from .style import PALETTE, PIN_STYLES, STYLESHEET
+from .style import PALETTE, PIN_STYLES, STYLESHEET, scroll_table
 
 #: A row's height: every row carries its own x axis of pin names (its plot frame about 90 px).
 ROW_HEIGHT = 150
@@ -263,6 +263,6 @@ def compare_key_html(rows: list[PinRow]) -> str:
         )
     # Why a trio's pins part on the roofline itself (a mixture of experts; weights kept as stored).
     notes = "".join(f'<div class="caption" data-readout="compare-trio">{escape(n)}</div>' for n in preset_notes(rows))
-    return (f'{notes}<div class="scroll"><table class="lab compare-key" data-readout="compare-key">'
-            "<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th><th>bound</th></tr>"
-            f'{"".join(items)}</table></div>')
+    head = ("<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th><th>bound</th>"
+            "</tr>")
+    return notes + scroll_table(head + "".join(items), "lab compare-key", ' data-readout="compare-key"')

@@ -19,7 +19,7 @@ from core.spread import speed_ratio, spread_for
 from core.units import fmt_rate, fmt_seconds, fmt_sig
 
 from .state import LabState
-from .style import PALETTE
+from .style import PALETTE, scroll_table
 
 #: An address in a source's text (it ends at a space, a quote or a closing bracket).
 URL = re.compile(r"https?://[^\s<>\"'()\[\]]+")
@@ -185,7 +185,7 @@ def published_html(r: ScenarioResult) -> str:
 
     def table(xs, flag: bool) -> str:
         body = "".join(_measurement_row(x, flag) for x in xs)
-        return f'<div class="scroll"><table class="lab reality">{REALITY_HEAD}{body}</table></div>'
+        return scroll_table(REALITY_HEAD + body, "lab reality")
 
     if not same:
         return caption + table(others, False)

@@ -16,7 +16,7 @@ from core.units import TFLOP, GiB, fmt_rate, fmt_sig
 from .message import Message
 from .present import INPUT_TEXT_CSS, PRESENT_WIDTHS
 from .state import LabState
-from .style import PIN_STYLES, STYLESHEET
+from .style import PIN_STYLES, STYLESHEET, scroll_table
 
 
 class PinsView(pn.viewable.Viewer):
@@ -226,4 +226,4 @@ def pins_table_html(rows: list[PinRow]) -> str:
                 else ""
             )
         )
-    return f'<div class="scroll"><table class="lab pins" data-readout="pins">{head}{"".join(body)}</table></div>'
+    return scroll_table(head + "".join(body), "lab pins", ' data-readout="pins"')

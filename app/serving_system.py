@@ -32,7 +32,7 @@ from core.units import GB, GiB, fmt_count, fmt_rate, fmt_seconds, fmt_sig
 from .ladder_view import SHARED_CLIMBS, ladder_start, shipped
 from .serving_views import TabHTMLView, serving_inputs
 from .state import LabState
-from .style import PALETTE
+from .style import PALETTE, scroll_table
 
 #: The paper's setting for the paging comparison: OPT's 2,048-token maximum (Kwon et al. 2023, section 6.1).
 PAPER_MAX_LEN = 2048
@@ -118,7 +118,7 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
     spark = ('<div class="caption">Effective batch over time (sequences emitting a token; mean over each '
              f"1/{SPARK_BINS} of the time): {key}</div>" + batch_sparkline(c.static, c.continuous))
     return _section("Continuous against static batching", caption + spark +
-                    f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>', "batching")
+                    scroll_table(head + "".join(rows)), "batching")
 
 
 def _waste_bar(reserved: float, used: float) -> str:
@@ -208,7 +208,7 @@ def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
                             ("decode", d.decode.intensity, PALETTE["ladder"]),
                             ("colocated", d.colocated.intensity, PALETTE["reserve"])], d.ridge_point)
     return _section("Prefill/decode disaggregation",
-                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>'
+                    caption + scroll_table(head + "".join(rows))
                     + '<div class="caption">Each pool\'s intensity against the ridge (dashed), FLOP/byte:</div>'
                     + strip, "pools")
 
@@ -243,7 +243,7 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
     head = ("<tr><th>hosts N</th><th>largest context (tokens)</th><th>block S/N</th><th>block compute</th>"
             "<th>block transfer</th><th>transfer</th></tr>")
     return _section("Context parallelism: Ring Attention",
-                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>', "ring")
+                    caption + scroll_table(head + "".join(rows)), "ring")
 
 
 def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
@@ -277,7 +277,7 @@ def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
             f"{PIPELINE_STAGES} stages (GPipe, Huang et al. 2019): the idle share of a pass falls as micro-batches M "
             "grow.</div>" + bars)
     return _section("Training memory: ZeRO stages and the pipeline bubble",
-                    caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>' + pipe,
+                    caption + scroll_table(head + "".join(rows)) + pipe,
                     "zero")
 
 

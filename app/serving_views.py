@@ -20,7 +20,7 @@ from core.units import GB, GiB, fmt_count, fmt_sig
 
 from .present import INPUT_TEXT_CSS
 from .state import TABS, LabState
-from .style import PALETTE, STYLESHEET
+from .style import PALETTE, STYLESHEET, scroll_table
 
 
 class TabHTMLView(pn.viewable.Viewer):
@@ -118,9 +118,7 @@ def kv_table_html(r: ScenarioResult) -> str:
            f"Red cells exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
            "reserve.</div>")
     )
-    # Scrolls sideways inside its column: a narrow page (a phone) never scrolls sideways for it.
-    return (note + f'<div class="scroll"><table class="lab"><tr><th>context S</th>{head}</tr>{"".join(body)}</table>'
-            "</div>")
+    return note + scroll_table(f"<tr><th>context S</th>{head}</tr>" + "".join(body))
 
 
 SPEC_DEPTHS = tuple(range(1, 9))
@@ -154,7 +152,7 @@ def speculation_html(state: LabState) -> str:
     head = ("<tr><th>k</th><th>I counting KV reads (FLOP/byte)</th><th>bound</th>"
             "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
-    return caption + f'<div class="scroll"><table class="lab">{head}{"".join(rows)}</table></div>'
+    return caption + scroll_table(head + "".join(rows))
 
 
 #: The request mixes' names on their buttons, short enough for a phone's width (the note beside says what they are).
