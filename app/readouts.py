@@ -19,10 +19,12 @@ from .state import ENGINES, LabState
 from .style import live_html
 
 #: The quantities the readouts panel shows, in display order.
+#: Whether the scenario fits comes right after its bound: the memory bar is under the chart, below the fold of
+#: a 1280 × 720 projector, and the default scenario (70B weights on one 80 GB GPU) does not fit.
 READOUT_KEYS = (
-    "intensity", "intensity-kv", "ridge", "attainable", "peak-fraction", "attainable-kv", "bound", "roof",
+    "intensity", "intensity-kv", "ridge", "attainable", "peak-fraction", "attainable-kv", "bound", "fits", "roof",
     "weights", "flops", "step-time", "overhead", "tokens", "tokens-no-kv", "ttft", "tpot", "spec", "kv-token",
-    "kv-total", "kv-share", "fits", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
+    "kv-total", "kv-share", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
     "tokens-aggregate", "smallest-fit", "cost-output", "cost-prompt",
 )
 

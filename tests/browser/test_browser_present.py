@@ -1601,3 +1601,18 @@ def test_the_rung_buttons_stay_in_their_column_at_1280(page, lab_url):
     readouts = page.get_by_text("Engine preset (expected step)").bounding_box()
     assert last["x"] + last["width"] < readouts["x"], (last, readouts)
     assert page.errors == []
+
+
+def test_whether_the_scenario_fits_shows_above_the_fold_on_a_projector(page, lab_url):
+    """A new user's trial at 1280×720: the default scenario (Llama-3-70B's 141 GB of weights on one 80 GB H100) does
+    not fit, and the memory bar that says so is under the chart, below the fold.  The readouts say it beside their
+    bound, on screen without scrolling, and follow a move to a model that fits."""
+    _open(page, lab_url, PROJECTOR)
+    fits = page.locator("[data-readout=fits]")
+    assert fits.inner_text() == "NO"
+    box = fits.bounding_box()
+    assert box["y"] + box["height"] <= PROJECTOR["height"], box
+    assert page.locator("[data-readout=memory]").bounding_box()["y"] > PROJECTOR["height"]  # why the readout is needed
+    page.get_by_label("Model", exact=True).select_option(label="Llama-3-8B")
+    page.locator("[data-readout=fits]", has_text="yes").wait_for(timeout=5000)
+    assert page.errors == []
