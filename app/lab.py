@@ -56,7 +56,7 @@ from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic
 from .state import ENGINES, TABS, LabState
 from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
-from .tour_view import TourView
+from .tour_view import PRESENT_PRESSED, TourView
 from .turns import in_pieces, later
 
 INTRO = """
@@ -104,6 +104,8 @@ TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1p
 WRAP = {"flex-wrap": "wrap"}
 #: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
 HEADER_STYLES = {**WRAP, "align-items": "center"}
+#: Present mode's button, by present mode: what pressing it does.
+PRESENT_LABELS = {False: "Present mode (projector)", True: "Leave present mode"}
 #: The expected point's switch, by present mode (on, off): on a projector one line of 18 px in the side column's
 #: 440 px (the full label took two lines there).
 BAND_LABELS = {False: "Show the expected point (the engine preset) with its spread",
@@ -229,12 +231,13 @@ class Lab(pn.viewable.Viewer):
         self.band = band = pn.widgets.Checkbox.from_param(
             self.state.param.band, label=BAND_LABELS[False],
             css_classes=["band"], visible=self.state.param.tab.rx() == "Roofline")
-        self.present_toggle = pn.widgets.Toggle.from_param(self.state.param.present, label="Present mode (projector)",
-                                                           width=230, css_classes=["present-toggle"])
-        # The button says what pressing it does.
-        self.present_toggle.label = "Leave present mode" if self.state.present else "Present mode (projector)"
-        self.state.param.watch(lambda e: setattr(self.present_toggle, "label", "Leave present mode" if e.new
-                                                 else "Present mode (projector)"), "present")
+        # A button, not a toggle: its press reaches the server as an event, in order with the keys' (a toggle's
+        # change waits 50 ms for more, and a clicker's key sent meanwhile was handled first).  It says what pressing
+        # it does.
+        self.present_toggle = pn.widgets.Button(label=PRESENT_LABELS[self.state.present], width=230,
+                                                css_classes=["present-toggle"])
+        self.present_toggle.on_click(lambda _e: setattr(self.state, "present", not self.state.present))
+        self.state.param.watch(lambda e: setattr(self.present_toggle, "label", PRESENT_LABELS[e.new]), "present")
         self._tab_views["Roofline"] = roofline = pn.Column(self.roofline, band, sizing_mode="stretch_width")
         # The tabs are one control, a bar of their names (the state's ``tab``, both ways), over the views opened so
         # far, of which only the open tab's is shown.  A tab's view is built when it first opens (_open) and stays
@@ -258,8 +261,15 @@ class Lab(pn.viewable.Viewer):
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")
         #: Present mode's title (the intro carries the name otherwise): made when present mode first starts.
         self.title: pn.pane.HTML | None = None
-        self.header = pn.Row(self.present_toggle, A11yFixes(width=0, height=0, margin=0),
+        # The tour's key listener in the header, which present mode keeps (it rebuilds the rows below): moved with
+        # the tour's row, a listener was built again, and a clicker's press in the 1-2 s after "Present mode" was
+        # lost.  Present mode's button hands it the keys at the click, in the browser, by the server's rule
+        # (TourView._take_keys: not on the Hardware tab, whose own tour takes them); the server agrees after.
+        self.header = pn.Row(self.present_toggle, A11yFixes(width=0, height=0, margin=0), self.tour.keys,
                              styles=HEADER_STYLES, sizing_mode="stretch_width")
+        self.present_toggle.js_on_click(args={"tabs": self.tab_bar}, code=(
+            f"document.dispatchEvent(new CustomEvent('{PRESENT_PRESSED}', {{detail: "
+            f"source.label === '{PRESENT_LABELS[False]}' && tabs.labels[tabs.active] !== 'Hardware'}}))"))
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()

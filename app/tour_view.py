@@ -25,6 +25,9 @@ from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT
 from .state import LabState
 from .style import STYLESHEET
 
+#: The browser event present mode's button sends (``detail``: whether the press turns present mode on).
+PRESENT_PRESSED = "roofline-present"
+
 
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
@@ -38,8 +41,14 @@ class TourKeys(JSComponent):
     """
 
     active = param.Boolean(default=False, doc="Only a running tour, or present mode, takes the keys.")
+    presents = param.Boolean(default=False, constant=True, doc="""
+        Present mode's button hands it the keys at the click, in the browser (:data:`PRESENT_PRESSED`), before the
+        server's ``active`` comes back: a clicker pressed at once after "Present mode" was lost.  The lab's tour
+        only (the Hardware tab's tour takes the keys on that tab, from the server).""")
 
-    _esm = """
+    _esm = f"""
+    const PRESENT_PRESSED = "{PRESENT_PRESSED}";
+    """ + """
     const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
     const PREVIOUS = ["ArrowLeft", "PageUp"];
     const CLICKER = ["PageDown", "PageUp"];
@@ -62,6 +71,10 @@ class TourKeys(JSComponent):
     export function render({ model }) {
       const el = document.createElement("span");
       el.className = "tour-keys";
+      // "Present mode" pressed in this page: the keys are the tour's until the server's word on them comes back.
+      let pressed = false;
+      const onPresent = (event) => { pressed = model.presents && event.detail === true; };
+      model.on("active", () => { pressed = false; });
       const sliders = (event) => event.composedPath().filter((e) => e instanceof Element && isSlider(e));
       const pointer = (event) => { for (const s of sliders(event)) dragged.add(s); };
       const handler = (event) => {
@@ -69,7 +82,8 @@ class TourKeys(JSComponent):
         // goes with it, or each key would be sent twice (two "next"s, a step skipped).
         if (!el.isConnected) { remove(); return; }
         if (!CLICKER.includes(event.key)) for (const s of sliders(event)) dragged.delete(s);  // the keyboard's now
-        if (!model.active || event.altKey || event.ctrlKey || event.metaKey || owned(event.composedPath(), event.key)) {
+        if (!(model.active || pressed) || event.altKey || event.ctrlKey || event.metaKey ||
+            owned(event.composedPath(), event.key)) {
           return;
         }
         let action = null;
@@ -83,9 +97,11 @@ class TourKeys(JSComponent):
         model.send_msg(action);
       };
       const remove = () => {
+        document.removeEventListener(PRESENT_PRESSED, onPresent);
         document.removeEventListener("keydown", handler, true);
         document.removeEventListener("pointerdown", pointer, true);
       };
+      document.addEventListener(PRESENT_PRESSED, onPresent);
       document.addEventListener("keydown", handler, true);
       document.addEventListener("pointerdown", pointer, true);
       model.on("remove", remove);
@@ -128,15 +144,16 @@ class TourView(pn.viewable.Viewer):
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
         self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
                                       css_classes=["tour-jump"], stylesheets=[INPUT_TEXT_CSS])
-        self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)
+        self.keys = TourKeys(on_key=self._key, presents=True, width=0, height=0, margin=0)
         self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
                                       "(keys: → next, ← previous, Esc leaves)", margin=(8, 10))
         self.prev.on_click(lambda _e: self.go(self.index - 1))
         self.next.on_click(lambda _e: self._next())
         self.jump.param.watch(self._on_jump, "value")
-        # One row of controls (the key listener among them, 0 × 0), the card on a row of its own below once a tour
-        # has started: no column around them.
-        self.bar = self.layout = pn.FlexBox(self.intro, self.prev, self.next, self.jump, self.keys,
+        # One row of controls, the card on a row of its own below once a tour has started: no column around them.
+        # The key listener (0 × 0) is not among them: the page places it where no arrangement rebuilds it
+        # (``keys``: present mode moves this row, and a listener built again missed the clicker meanwhile).
+        self.bar = self.layout = pn.FlexBox(self.intro, self.prev, self.next, self.jump,
                                             align_items="center", sizing_mode="stretch_width", css_classes=["tour"])
         self._on_present()
 

@@ -1616,3 +1616,31 @@ def test_whether_the_scenario_fits_shows_above_the_fold_on_a_projector(page, lab
     page.get_by_label("Model", exact=True).select_option(label="Llama-3-8B")
     page.locator("[data-readout=fits]", has_text="yes").wait_for(timeout=5000)
     assert page.errors == []
+
+
+@pytest.mark.parametrize("key", ["PageDown", "ArrowRight"])
+def test_a_clicker_pressed_at_once_after_present_mode_starts_the_tour(page, lab_url, key):
+    """A teacher's trial: "Present mode", then at once the clicker's "next": nothing happened for 1-2 s (the server
+    had not yet said the keys were the tour's, and the listener was built again with the tour's row), and the
+    press was lost.  Pressed with no wait, it starts the tour."""
+    _open(page, lab_url, PROJECTOR)
+    page.get_by_text("Present mode (projector)").click()
+    page.keyboard.press(key)
+    page.locator("[data-step='1']").wait_for(timeout=10_000)
+    page.wait_for_timeout(1000)  # one press, one step: the server's own "the keys are the tour's" adds none
+    assert page.locator("[data-step='2']").count() == 0
+    assert page.errors == []
+
+
+def test_present_mode_on_the_hardware_tab_leaves_the_keys_to_its_own_tour(page, lab_url):
+    """The Hardware tab's own tour takes the keys there: "Present mode" pressed on that tab must not hand them to the
+    lab's tour too (a press would start it and leave the tab)."""
+    _open(page, f"{lab_url}?tab=Hardware", PROJECTOR, wait=".hw-tour-next button")
+    page.locator(".present-toggle button").click()
+    page.keyboard.press("PageDown")
+    # The switch lays the whole page out again: seconds with the Hardware tab on a 2-core machine.
+    page.wait_for_function("window.location.search.includes('present=true')", timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert page.locator(".tour-card").count() == 0
+    assert "tab=Hardware" in page.evaluate("window.location.search")
+    assert page.errors == []
