@@ -39,6 +39,30 @@ function pressedFollowsActive(button) {
   new MutationObserver(sync).observe(button, { attributes: true, attributeFilter: ["class"] });
   sync();
 }
+// Bokeh's tabs (the Hardware tab's sections) are divs a key can focus (tabindex 0) but not open: they answered
+// clicks only. Each is a tab that says whether it is open, Enter or Space opens it, and the arrows, Home and End
+// open the one beside, first or last (the WAI-ARIA tabs pattern, activation on focus).
+function tabAnswersKeys(tab) {
+  tab.parentNode.setAttribute("role", "tablist");
+  tab.setAttribute("role", "tab");
+  const sync = () => tab.setAttribute("aria-selected", String(tab.classList.contains("bk-active")));
+  new MutationObserver(sync).observe(tab, { attributes: true, attributeFilter: ["class"] });
+  sync();
+  tab.addEventListener("keydown", (event) => {
+    const all = Array.from(tab.parentNode.querySelectorAll(":scope > .bk-tab")), i = all.indexOf(tab);
+    const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0,
+                 End: all.length - 1 }[event.key];
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      tab.click();
+    } else if (to !== undefined) {
+      event.preventDefault();
+      const next = all[(to + all.length) % all.length];
+      next.focus();
+      next.click();
+    }
+  });
+}
 function fix() {
   for (const root of roots(document, [])) {
     for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
@@ -83,6 +107,7 @@ function fix() {
     for (const chip of root.querySelectorAll(".choices__list--multiple .choices__item[aria-selected]")) {
       chip.removeAttribute("aria-selected");
     }
+    for (const tab of root.querySelectorAll(".bk-tab:not([role])")) tabAnswersKeys(tab);
     // The tour's card (app/tour_view.py) changes with each step a clicker or a key moves to: a screen reader reads
     // the new card when it comes, as a sighted student sees it.
     for (const card of root.querySelectorAll(".tour-caption:not([aria-live])")) card.setAttribute("aria-live", "polite");

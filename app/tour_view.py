@@ -58,6 +58,7 @@ class TourKeys(JSComponent):
     // group's arrows move its choice, so a radio keeps them).
     const PRESSED = ["button", "checkbox", "submit", "reset", "image", "file", "color"];
     const isSlider = (el) => el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle");
+    // A tab (the Hardware tab's sections, app/a11y.js): its arrows, Enter and Space open tabs, a clicker's go on.
     // Sliders last moved with the pointer: a clicker's keys go to the tour, not to them.
     const dragged = new WeakSet();
     function owned(path, key) {
@@ -65,7 +66,7 @@ class TourKeys(JSComponent):
       return path.some((el) => el instanceof Element && (
         ["TEXTAREA", "SELECT"].includes(el.tagName) || el.isContentEditable ||
         (el.tagName === "INPUT" && !clicker && !(arrow && PRESSED.includes(el.type))) ||
-        (el.tagName === "BUTTON" && !clicker && !arrow) ||
+        (el.tagName === "BUTTON" && !clicker && !arrow) || (el.getAttribute("role") === "tab" && !clicker) ||
         (isSlider(el) && !(clicker && dragged.has(el)))));
     }
     export function render({ model }) {

@@ -29,3 +29,36 @@ def test_in_present_mode_a_clicker_starts_the_hardware_tour_and_the_page_stays_p
     page.keyboard.press("PageDown")
     page.locator(".hw-card[data-step='2']").wait_for(timeout=5000)
     assert page.evaluate("window.scrollY") == 0  # the clicker drives the tour, not the scroll bar
+
+
+def test_the_sections_open_from_the_keyboard(page, lab_url):
+    """A new user's trial: the section tabs took a key's focus but answered clicks only.  Each is a tab that says
+    whether it is open; Enter or Space opens it, the arrows open the one beside (app/a11y.js)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?tab=Hardware")
+    first = page.get_by_role("tab", name="Kernel atlas")
+    first.wait_for(timeout=30000)
+    assert first.get_attribute("aria-selected") == "true"
+    first.focus()
+    page.keyboard.press("ArrowRight")
+    ceilings = page.get_by_role("tab", name="Three ceilings")
+    ceilings.and_(page.locator(".bk-active")).wait_for(timeout=10000)
+    assert ceilings.get_attribute("aria-selected") == "true" and first.get_attribute("aria-selected") == "false"
+    page.get_by_role("tab", name="Hierarchy").focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("tab", name="Hierarchy").and_(page.locator(".bk-active")).wait_for(timeout=10000)
+    page.keyboard.press("End")
+    page.get_by_role("tab", name="Generations").and_(page.locator(".bk-active")).wait_for(timeout=10000)
+
+
+def test_in_present_mode_the_arrows_on_a_section_tab_move_the_tab_not_the_tour(page, lab_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?tab=Hardware&present=true")
+    page.locator(".hw-tour-next button").wait_for(timeout=20000)
+    page.get_by_role("tab", name="Kernel atlas").focus()
+    page.keyboard.press("ArrowRight")
+    page.get_by_role("tab", name="Three ceilings").and_(page.locator(".bk-active")).wait_for(timeout=10000)
+    page.wait_for_timeout(1000)
+    assert page.locator(".hw-card").count() == 0  # the tour did not start
+    page.keyboard.press("PageDown")  # a clicker's "next" still drives the tour
+    page.locator(".hw-card[data-step='1']").wait_for(timeout=10000)
