@@ -20,8 +20,9 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # out by their own PLACE_LABELS), no marker (its own, and those of the renderers `marks`) and no line of `lines`
 # (sources of x/y or xs/ys polylines: the roofs; with `lineFields[j]` = [x, y] the polyline of those two columns of
 # `lines[j]`), inside the frame.
-# At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false only its
-# preferred side, with "right" only its right: a band's name stays inside the band).  Either axis may be log,
+# At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false its
+# preferred side and, off its row, centred, first when the preferred side is its left; with "right" only its
+# right: a band's name stays inside the band).  Either axis may be log,
 # linear or categorical; `glyph` (the markers) may be null (labels of lines).  `pad` px keep a label that far from
 # what it meets on its left and right (two names in a row read apart).
 # A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
@@ -165,15 +166,24 @@ for (let i = 0; i < n; i++) {
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
   // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
+  // Centred (`bothSides` false) slides inside the frame as far as it must, still over its mark, and clears the mark
+  // (a line's offset is less than a large mark's radius plus half a line).
+  const slide = bothSides === false;
+  const centre = slide ? Math.min(Math.max(x - w / 2, 0), W - w) : x - w / 2;
   const boxAt = (step, side) => {
-    const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : x - w / 2, top = y + step * line - line / 2;
+    const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : centre;
+    let top = y + step * line - line / 2;
+    if (slide && side === 0) top = step > 0 ? Math.max(top, y + r + 1) : Math.min(top, y - r - 1 - line);
     return [left, left + w, top, top + line];
   };
   // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another marker
   let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
   for (const step of steps) {
     // 0: centred above or below (off its row only)
-    for (const side of bothSides !== true ? [prefer] : step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0]) {
+    // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
+    // beside it, a line off, it sat over the neighbour's bar of a categorical chart, with no leader to say whose.)
+    for (const side of bothSides === true ? (step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0])
+      : bothSides === false && step !== 0 ? (prefer > 0 ? [prefer, 0] : [0, prefer]) : [prefer]) {
       const box = boxAt(step, side);
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }
@@ -195,7 +205,10 @@ for (let i = 0; i < n; i++) {
   const shows = best !== null || unclaimed !== null || clearBox !== null || shown === null;
   if (shows) { taken.push(box); texts.push(box); }
   keep.push(shows ? String(d[field][i]) : "");
-  xoff.push(side * (r + gap)); yoff.push(-step * line); align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
+  const slid = slide && side === 0;  // its offsets from its box
+  xoff.push(slid ? box[0] + w / 2 - x : side * (r + gap));
+  yoff.push(slid ? y - (box[2] + line / 2) : -step * line);
+  align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
   // A label moved away from its point (beyond half a line from the point's marker) gets a leader line: from the
   // marker's edge to the box's nearest point.
   const segment = shows ? leaderOf(box, x, y) : null;
@@ -239,7 +252,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     categorical axes),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
-    (``both_sides`` False) on the side with room, or (``"right"``) on its right only, ``pad`` px clear of what it
+    (``both_sides`` False) on the side with room or, off its row, centred (first where that side is its left), or
+    (``"right"``) on its right only, ``pad`` px clear of what it
     meets on its left and right.
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
     clear place is left out rather than drawn over another: ``shown`` holds its text, or "".

@@ -1644,3 +1644,38 @@ def test_present_mode_on_the_hardware_tab_leaves_the_keys_to_its_own_tour(page, 
     assert page.locator(".tour-card").count() == 0
     assert "tab=Hardware" in page.evaluate("window.location.search")
     assert page.errors == []
+
+
+# A pin's value label in a Compare row: [its text, its mark's x and y, its box] in canvas px.
+COMPARE_ROW_LABELS = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const r = fig.center.find((m) => m.type === 'LabelSet'), v = Bokeh.index.find_one(r);
+  ctx.font = `${parseFloat(val(r.text_font_size))}px helvetica`;
+  const texts = r.source.data[r.text.field], out = [];
+  for (let i = 0; i < texts.length; i++) {
+    const w = ctx.measureText(String(texts[i])).width, x = v.sx[i] + v.x_offset.get(i), a = r.source.data.align[i];
+    const left = a === 'right' ? x - w : a === 'center' ? x - w / 2 : x;
+    out.push([texts[i], v.sx[i], v.sy[i], [left, left + w], v.y_offset.get(i)]);
+  }
+  return out; }"""
+
+
+def test_on_a_phone_a_compare_value_without_room_beside_its_mark_stays_over_it(page, lab_url):
+    """A new user's trial on a phone: the trio's memory row put "171 % does not fit" (k = 4, the last pin, no room on
+    its right) left of its mark a line lower, over the INT4 pin's bar.  A value off its mark's row goes centred over
+    or under the mark, where it reads as the mark's."""
+    from urllib.parse import quote
+
+    trio = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"},
+                       {"name": "k = 4", "spec-k": "4"}])
+    _open(page, f"{lab_url}?tab=Compare&pins={quote(trio)}", PHONE, wait="[data-readout=compare-key]")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('compare-memory').data.value.length === 3")
+    page.locator("[data-readout=compare-key]").scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)
+    labels = page.evaluate(COMPARE_ROW_LABELS, "compare-memory-fig")
+    assert [text.split(" %")[1] for text, *_ in labels if text] == [" does not fit", " fits", " does not fit"]
+    for text, x, _y, (left, right), yoff in labels:
+        if text and yoff != 0:  # off its mark's row: over or under the mark, not beside a neighbour's bar
+            assert left <= x <= right, (text, x, left, right)
+    assert page.errors == []
