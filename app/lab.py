@@ -56,7 +56,7 @@ from .serving_views import TabHTMLView, kv_table_html, speculation_html, traffic
 from .state import ENGINES, TABS, LabState
 from .style import PALETTE, STYLESHEET
 from .throughput_view import ThroughputView
-from .tour_view import PRESENT_PRESSED, TourView
+from .tour_view import PRESENT_BUTTON, TourView
 from .turns import in_pieces, later
 
 INTRO = """
@@ -235,7 +235,7 @@ class Lab(pn.viewable.Viewer):
         # change waits 50 ms for more, and a clicker's key sent meanwhile was handled first).  It says what pressing
         # it does.
         self.present_toggle = pn.widgets.Button(label=PRESENT_LABELS[self.state.present], width=230,
-                                                css_classes=["present-toggle"])
+                                                css_classes=[PRESENT_BUTTON])
         self.present_toggle.on_click(lambda _e: setattr(self.state, "present", not self.state.present))
         self.state.param.watch(lambda e: setattr(self.present_toggle, "label", PRESENT_LABELS[e.new]), "present")
         self._tab_views["Roofline"] = roofline = pn.Column(self.roofline, band, sizing_mode="stretch_width")
@@ -263,13 +263,10 @@ class Lab(pn.viewable.Viewer):
         self.title: pn.pane.HTML | None = None
         # The tour's key listener in the header, which present mode keeps (it rebuilds the rows below): moved with
         # the tour's row, a listener was built again, and a clicker's press in the 1-2 s after "Present mode" was
-        # lost.  Present mode's button hands it the keys at the click, in the browser, by the server's rule
+        # lost.  It takes the keys at a click on present mode's button, in the browser, by the server's rule
         # (TourView._take_keys: not on the Hardware tab, whose own tour takes them); the server agrees after.
         self.header = pn.Row(self.present_toggle, A11yFixes(width=0, height=0, margin=0), self.tour.keys,
                              styles=HEADER_STYLES, sizing_mode="stretch_width")
-        self.present_toggle.js_on_click(args={"tabs": self.tab_bar}, code=(
-            f"document.dispatchEvent(new CustomEvent('{PRESENT_PRESSED}', {{detail: "
-            f"source.label === '{PRESENT_LABELS[False]}' && tabs.labels[tabs.active] !== 'Hardware'}}))"))
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
         self._arrange()

@@ -25,8 +25,8 @@ from .present import INPUT_TEXT_CSS, PRESENT_CONTROLS, PRESENT_JUMP_CSS, PRESENT
 from .state import LabState
 from .style import STYLESHEET
 
-#: The browser event present mode's button sends (``detail``: whether the press turns present mode on).
-PRESENT_PRESSED = "roofline-present"
+#: The CSS class of present mode's button (``app/lab.py``), whose press the tour's key listener hears.
+PRESENT_BUTTON = "present-toggle"
 
 
 class TourKeys(JSComponent):
@@ -41,13 +41,14 @@ class TourKeys(JSComponent):
     """
 
     active = param.Boolean(default=False, doc="Only a running tour, or present mode, takes the keys.")
-    presents = param.Boolean(default=False, constant=True, doc="""
-        Present mode's button hands it the keys at the click, in the browser (:data:`PRESENT_PRESSED`), before the
-        server's ``active`` comes back: a clicker pressed at once after "Present mode" was lost.  The lab's tour
-        only (the Hardware tab's tour takes the keys on that tab, from the server).""")
+    presents = param.Boolean(default=False, doc="""
+        A press of present mode's button (CSS class :data:`PRESENT_BUTTON`) would start present mode and give the
+        keys to this tour: the listener takes them at the click, in the browser, before the server's ``active``
+        comes back (a clicker pressed at once after "Present mode" was lost).  The lab's tour sets it
+        (:meth:`TourView._take_keys`); the Hardware tab's tour takes the keys on that tab, from the server.""")
 
     _esm = f"""
-    const PRESENT_PRESSED = "{PRESENT_PRESSED}";
+    const PRESENT_BUTTON = "{PRESENT_BUTTON}";
     """ + """
     const NEXT = ["ArrowRight", "PageDown", " ", "Spacebar"];
     const PREVIOUS = ["ArrowLeft", "PageUp"];
@@ -74,7 +75,11 @@ class TourKeys(JSComponent):
       el.className = "tour-keys";
       // "Present mode" pressed in this page: the keys are the tour's until the server's word on them comes back.
       let pressed = false;
-      const onPresent = (event) => { pressed = model.presents && event.detail === true; };
+      const onPresent = (event) => {
+        if (event.composedPath().some((e) => e instanceof Element && e.classList.contains(PRESENT_BUTTON))) {
+          pressed = model.presents;
+        }
+      };
       model.on("active", () => { pressed = false; });
       const sliders = (event) => event.composedPath().filter((e) => e instanceof Element && isSlider(e));
       const pointer = (event) => { for (const s of sliders(event)) dragged.add(s); };
@@ -98,11 +103,11 @@ class TourKeys(JSComponent):
         model.send_msg(action);
       };
       const remove = () => {
-        document.removeEventListener(PRESENT_PRESSED, onPresent);
+        document.removeEventListener("click", onPresent, true);
         document.removeEventListener("keydown", handler, true);
         document.removeEventListener("pointerdown", pointer, true);
       };
-      document.addEventListener(PRESENT_PRESSED, onPresent);
+      document.addEventListener("click", onPresent, true);
       document.addEventListener("keydown", handler, true);
       document.addEventListener("pointerdown", pointer, true);
       model.on("remove", remove);
@@ -208,7 +213,9 @@ class TourView(pn.viewable.Viewer):
     def _take_keys(self) -> None:
         """The page's keys drive a running tour; in present mode a clicker's "next" also starts it. The Hardware
         tab's own tour takes them there."""
-        self.keys.active = (self.index is not None or self.state.present) and self.state.tab != "Hardware"
+        hardware = self.state.tab == "Hardware"
+        self.keys.param.update(active=(self.index is not None or self.state.present) and not hardware,
+                               presents=not (self.state.present or hardware))
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:
