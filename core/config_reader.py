@@ -192,7 +192,7 @@ attention_in_multiplier attention_out_multiplier key_multiplier lm_head_multipli
 ssm_in_multiplier ssm_out_multiplier postnorm layernorm_full_attention_alpha layernorm_full_attention_beta
 layernorm_linear_attention_alpha layernorm_linear_attention_beta layernorm_mlp_alpha layernorm_mlp_beta
 full_attn_alpha_factor full_attn_beta_factor linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor
-mlp_beta_factor rotary_dim shared_moe_mode block_size
+mlp_beta_factor rotary_dim shared_moe_mode block_size for_llm_compressor
 """.split())
 
 #: Keys known to change the architecture in ways not modelled: what the numbers assume instead.
@@ -685,12 +685,17 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
             raise _Refused
         chunks = [chunk if m == "chunked" else None for m in mixers]
     elif chunk:
-        rope = r.int_list("no_rope_layers", length=n, high=1)
+        # An empty list is not given: transformers' Llama4TextConfig reads [] as its default (a model has layers),
+        # and Llama-4 Scout's and Maverick's published configs ship "no_rope_layers": [].
+        empty = r.cfg.get("no_rope_layers") == []
+        rope = None if empty else r.int_list("no_rope_layers", length=n, high=1)
         if rope is None:
+            r.read.add("no_rope_layers")
             interval = r.count("nope_layer_interval", 0, low=1) or r.count("no_rope_layer_interval", 4, low=1)
             rope = [int((i + 1) % interval != 0) for i in range(n)]
-            r.assumptions.append(f"no no_rope_layers: every {interval}th layer is a NoPE layer with global "
-                                 "attention, the others attend within chunks (Llama-4's default)")
+            r.assumptions.append(("no_rope_layers is []" if empty else "no no_rope_layers")
+                                 + f": every {interval}th layer is a NoPE layer with global attention, the others "
+                                 "attend within chunks (Llama-4's default, as transformers reads it)")
         chunks = [chunk if (use and mixers[i] == "full" and windows[i] is None) else None
                   for i, use in enumerate(rope)]
     return windows, chunks
@@ -706,6 +711,12 @@ def _moe_layers(r: _Reader, n_layers: int, model_type: str) -> list[bool]:
     if cfg.get("interleave_moe_layer_step") is not None:
         step = r.count("interleave_moe_layer_step", 1, low=1)
         moe = [m and (i + 1) % step == 0 for i, m in enumerate(moe)]
+    # Llama-4: the MoE layers' indices, or null for the interleave step's (transformers' Llama4TextConfig).
+    r.read.add("moe_layers")
+    if cfg.get("moe_layers") is not None:
+        chosen = r.int_list("moe_layers", high=n_layers - 1)
+        if chosen is not None:
+            moe = [i >= first and i in set(chosen) for i in range(n_layers)]
     freq = cfg.get("moe_layer_freq")
     if isinstance(freq, list):
         flags = r.int_list("moe_layer_freq", length=n_layers, high=1)

@@ -64,6 +64,14 @@ def test_llama4_nope_layers_attend_globally():
     assert any("NoPE" in a for a in m.assumptions)
     m = read({**TINY, "attention_chunk_size": 3, "no_rope_layers": [1, 0, 1, 0]})
     assert m.layer_windows == (3, None, 3, None)
+    # Llama-4 Scout's and Maverick's published configs ship "no_rope_layers": [], which transformers reads as its
+    # default (a new user's pasted Scout config was refused: "must be a list of 48 integers").
+    m = read({**TINY, "model_type": "llama4_text", "attention_chunk_size": 3, "no_rope_layers": []})
+    assert [k.attention for k, _ in m.stack.runs] == ["chunked", "full"]
+    assert any(a.startswith("no_rope_layers is []") for a in m.assumptions)
+    assert "no_rope_layers" not in m.approximate_note()
+    with pytest.raises(ConfigError, match="no_rope_layers"):
+        read({**TINY, "attention_chunk_size": 3, "no_rope_layers": [1, 0]})  # a list of the wrong length still is
 
 
 def test_sliding_window_prefill_pairs():
@@ -137,6 +145,21 @@ def test_llama4_maverick_interleaves_moe_and_dense_layers_of_their_own_width():
     assert m.n_params == pytest.approx(400e9, rel=0.005)  # model card: 400B total (multimodal), 17B active
     assert m.n_active_params == 48 * attention + 24 * (2 * expert + 5120 * 128) + 24 * dense + embed_head_norm
     assert m.params_read(1) == pytest.approx(m.n_active_params)
+
+
+def test_llama4_moe_layers_by_index_or_null():
+    """Llama-4's ``moe_layers``: the MoE layers' indices, or null for the interleave step's (transformers'
+    Llama4TextConfig).  A new user's Scout config (``moe_layers: null``, ``for_llm_compressor: false``) was marked
+    approximate for both keys, which change nothing."""
+    cfg = {**TINY, "model_type": "llama4_text", "num_local_experts": 4, "num_experts_per_tok": 1,
+           "interleave_moe_layer_step": 1, "for_llm_compressor": False}
+    default = read({**cfg, "moe_layers": None})
+    assert default.layer_split()[:2] == (0, 4) and default.approximate_note() == ""  # (dense, MoE)
+    chosen = read({**cfg, "moe_layers": [1, 3]})
+    assert [k.mlp.kind for k, _ in chosen.stack.runs] == ["gated", "moe"] * 2
+    assert chosen.layer_split()[:2] == (2, 2) and chosen.approximate_note() == ""
+    with pytest.raises(ConfigError, match="moe_layers"):
+        read({**cfg, "moe_layers": [7]})
 
 
 def test_gpt_oss_20b_alternating_sliding_layers_and_sinks():
