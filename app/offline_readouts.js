@@ -117,7 +117,8 @@ function derivation(C, s, r) {
     fmtSeconds(r.memory_time_s) + " of memory" +
     (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +
     (overheadBound ? "the launches set the step" : "hidden under the GPU's work") + "; overhead ceiling " +
-    fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound" : "not binding") + ")"];
+    fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound"
+    : r.step_time_s_weights === r.launch_overhead_s ? "binds the weights-only figures" : "not binding") + ")"];
   w["step-time"] = [(split ? "max(" : "") + "max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " +
     pyFixed(r.bytes_per_step / 1e9, 2) + " GB / " + bw +
     (split ? ") + " + fmtSeconds(r.communication_time_s) + ", " + launch + ")" : ", " + launch + ")") + " = " +

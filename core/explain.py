@@ -142,6 +142,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
     launch, gpu_time = fmt_seconds(r.launch_overhead_s), fmt_seconds(r.gpu_time_s)
     graphs, launch_work = r.deployment.cuda_graphs, _launch_work(r)
     overhead_bound = r.bound == "overhead"
+    # The launches can outlast the weights-only step (what the "weights" readouts count) and not the whole step's
+    # GPU time: they then bind those readouts, not the step.
+    overhead_word = ("overhead-bound" if overhead_bound else "binds the weights-only figures"
+                     if r.step_time_s_weights == r.launch_overhead_s else "not binding")
     roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
     roofline_side = "<" if roofline_bound == "memory" else "≥"
     per_gpu_note = (f" (one GPU of {r.gpus_per_replica:,}" + (" in each replica" if r.replicas > 1 else "")
@@ -293,7 +297,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
                  + ("the launches set the step" if overhead_bound else "hidden under the GPU's work")
                  + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
-                 f"{launch} ({'overhead-bound' if overhead_bound else 'not binding'})"),
+                 f"{launch} ({overhead_word})"),
         Quantity("step-time", "Step time",
                  "max(max(FLOP/P_peak, bytes/BW) + communication, t_launch)" if split else
                  "max(FLOP/P_peak, bytes/BW, t_launch)",

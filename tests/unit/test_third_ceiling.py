@@ -94,6 +94,20 @@ def test_the_ladder_and_the_sweep_count_the_launches(awq_moe):
     assert sweep.tokens_per_s_with_kv[1] == pytest.approx(2 / max(2.128e-3, float(sweep.memory_time_s[1])))
 
 
+def test_launches_that_outlast_only_the_weights_reads_bind_the_weights_only_readouts():
+    """A new user's trial: Qwen3-30B-A3B at BF16, B = 1, S = 8,192 on an H100.  The weights alone take 2.00 ms to
+    read, less than the 532 launches' 2.128 ms, so the weights-only readouts sit on the overhead ceiling (3.151,
+    not 3.35 TFLOP/s); the KV's reads make the step 2.24 ms, which hides the launches.  The overhead readout said
+    "not binding" beside an attainable it had lowered."""
+    r = Scenario(model="qwen3-30b-a3b").evaluate()
+    assert r.memory_time_s > r.launch_overhead_s == pytest.approx(2.128e-3) == r.step_time_s_weights
+    assert r.bound == "memory"
+    q = quantities(r)
+    assert q["overhead"].value == "2.128 ms (binds the weights-only figures)"
+    assert q["attainable"].value == "3.151 TFLOP/s"  # 6.706 GFLOP / 2.128 ms, not BW·I = 3.35
+    assert q["bound"].value == "memory-bound"
+
+
 def test_launches_hidden_under_the_reads_and_communication_are_not_the_bound():
     # Llama-3-70B, TP = 8, PP = 2: one GPU runs its stage's 40 layers, 40·11 + 4 = 444 kernels, 1.776 ms; its step
     # is 2.68 ms of reads plus 0.49 ms of all-reduces: memory-bound, the launches hidden.
