@@ -40,6 +40,15 @@ HEIGHTS = {"times": (340, 500), "rates": (300, 500)}
 CHART_FLEX = ("1 1 100%", "1 1 360px")
 
 
+def kv_under_tp(model) -> str:
+    """What TP does to a GPU's KV cache: a GQA cache splits by KV head up to TP = h_kv; an MLA cache (one latent
+    per token and layer, shared by every head) is whole on every TP GPU from TP = 1."""
+    if model.mla is not None:
+        return ("With MLA the cache is one latent per token and layer, shared by every head: each TP GPU holds "
+                "all of it from TP = 1, and it does not shrink.")
+    return f"Once TP passes h_kv = {model.n_kv_heads} the KV cache is replicated and stops shrinking."
+
+
 class ScalingView(pn.viewable.Viewer):
     """Time per step and tokens/s against TP, following a :class:`LabState` while its tab is open."""
 
@@ -184,5 +193,4 @@ class ScalingView(pn.viewable.Viewer):
         self.note.object = ('<div class="caption"><b>Why more TP stops paying:</b> each doubling halves the weights '
                             "a GPU reads, but every "
                             f"layer still pays two all-reduces of B·k·h activations ({escape(r.interconnect)}); "
-                            f"{cross}{node_text}. Once TP passes h_kv = {r.model.n_kv_heads} the KV cache is "
-                            "replicated and stops shrinking.</div>")
+                            f"{cross}{node_text}. {kv_under_tp(r.model)}</div>")
