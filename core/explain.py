@@ -123,6 +123,21 @@ def _launch_work(r: ScenarioResult) -> str:
     return f"{r.kernels_per_step:,} × {fmt_seconds(LAUNCH_LATENCY_S)} = {fmt_seconds(r.launch_overhead_s)}"
 
 
+def _window_note(m) -> str:
+    """The KV-per-token label's note for a model with windowed or chunked layers: the figure holds while S is within
+    the smallest window, past which those layers stop growing (Gemma-3: 496 KiB a token for the first 1,024
+    tokens, 80 KiB after)."""
+    caps = [kind.token_cap for kind, _ in m.stack.runs if kind.allocates_kv]
+    windowed = [c for c in caps if c is not None]
+    if not windowed:
+        return ""
+    if len(set(windowed)) > 1:
+        return f" (S ≤ {min(windowed):,}; past its window a layer stops growing)"
+    if len(windowed) < len(caps):
+        return f" (S ≤ {windowed[0]:,}; past it only the global layers grow)"
+    return f" (S ≤ {windowed[0]:,}; past it the cache stops growing)"
+
+
 def derivation(r: ScenarioResult) -> list[Step]:
     """The steps of ``r``'s derivation, each quantity with formula, work and value."""
     m, g = r.model, r.gpu
@@ -239,7 +254,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     # Over the stack's runs, not its layers: a pasted hybrid has 2,048, and this runs for every session's update.
     window = "" if all(kind.token_cap is None for kind, _ in m.stack.runs) else f"; {m.attention_pattern()}"
     kv = (
-        Quantity("kv-token", "KV per token", "over the layers that hold their own cache",
+        Quantity("kv-token", "KV per token" + _window_note(m), "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
                  f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
         Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),

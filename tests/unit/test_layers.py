@@ -506,3 +506,21 @@ def test_layer_strip_shows_the_round_3_kinds():
     assert 'data-kind="parallel"' in hybrid and "H×44" in hybrid and "#D55E00" in hybrid and "#0072B2" in hybrid
     lightning = layer_strip_html(read(MINIMAX_M1).stack)
     assert "70 × linear attention (fixed state) + MoE" in lightning and "10 × full attention + MoE" in lightning
+
+
+def test_the_kv_per_token_readout_says_how_far_it_holds_with_windowed_layers():
+    """A new user's trial: Gemma-3's "KV per token" is every layer's, true for the first window's tokens only (its
+    sliding layers stop there), and read as if it held at any S.  The label says where it holds, and the bytes agree:
+    up to the window the cache grows by it a token, past the window by the global layers' share alone."""
+    from core.explain import quantities
+    from core.scenario import Scenario
+
+    r = Scenario(model="gemma-3-12b").evaluate()
+    q = quantities(r)["kv-token"]
+    assert q.label == "KV per token (S ≤ 1,024; past it only the global layers grow)"
+    m, per_token = r.model, r.kv_bytes_per_token
+    assert m.kv_bytes_per_sequence(1024, 2) == 1024 * per_token
+    global_layers = m.stack.count(lambda k: k.allocates_kv and k.token_cap is None)
+    assert m.kv_bytes_per_sequence(2048, 2) - m.kv_bytes_per_sequence(1024, 2) == 1024 * per_token * global_layers \
+        // m.n_kv_layers
+    assert quantities(Scenario(model="llama-3-8b").evaluate())["kv-token"].label == "KV per token"
