@@ -127,3 +127,14 @@ def test_llama_3_8b_at_batch_1_stays_memory_bound_as_in_the_article():
     r = Scenario(model="llama-3-8b", context=1).evaluate()
     assert r.bound == "memory" and r.step_time_s_with_kv == pytest.approx(r.memory_time_s)
     assert r.step_time_s_with_kv > 356 * 4e-6
+
+
+def test_under_pp_the_batch_total_says_it_counts_every_micro_batch():
+    """A new user's trial: DeepSeek-V3 on TP = 8, PP = 2 at B = 1 showed "the batch's total 725 tokens/s" beside a
+    per-sequence 362: B is one micro-batch's, and PP of them are in flight.  The readout says so."""
+    r = Scenario(model="deepseek-v3", tp=8, pp=2).evaluate()
+    q = quantities(r)
+    assert q["tokens"].label == "Tokens/s ceiling, the batch's total (2 micro-batches of B in flight)"
+    assert r.tokens_per_s_with_kv == pytest.approx(2 * r.tokens_per_s_per_sequence)
+    assert r.sequences_in_flight == 2 * r.batch
+    assert quantities(Scenario(model="llama-3-8b").evaluate())["tokens"].label == "Tokens/s ceiling, the batch's total"
