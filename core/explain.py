@@ -323,8 +323,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
         # The batch's total (B·E), not one sequence's: the expected readout that follows it is per sequence.
         # Under PP the batch lever is one micro-batch's: PP of them are in flight, one per stage, and the total
         # counts them all (a new user read B = 1 as one sequence beside a total of twice its rate).
-        Quantity("tokens", "Tokens/s ceiling, the batch's total" + one_copy
-                 + (f" ({r.pp} micro-batches of B in flight)" if r.pp > 1 else ""),
+        Quantity("tokens", "Tokens/s ceiling, the batch's total"
+                 + (f" ({r.pp} micro-batches of B in flight)" if r.pp > 1 else "") + one_copy,
                  "B·E / step time (counting KV; E = tokens gained per sequence per step)"
                  + ("; a step is one stage's, and each stage runs its own micro-batch of B" if r.pp > 1 else ""),
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "

@@ -191,7 +191,8 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
     assert keys["weights"].work.endswith("(one GPU of 16 in each replica: its share, see Step 7)")
     assert keys["gpus"].value == "32 (2 replicas × 16)"
     assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == ("Tokens/s ceiling, the batch's "
-                                                                                          "total, one replica")
+                                                                                          "total (2 micro-batches of B "
+                                                                                          "in flight), one replica")
     assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
     assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.text
     assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 in each of 2 replicas"
