@@ -83,6 +83,17 @@ def approximate_html(model, key: str = "approximate", see: str = "see what the l
             ": every number here assumes they change nothing</div>")
 
 
+def above_roof_html(measured) -> str:
+    """A warning beside the chart when measured points lie above the scenario's roof (measured on another model,
+    GPU or precision: the Bring your own tab says so too, but the chart is read here), or ``""``."""
+    n = sum(p.above_roof for p in measured)
+    if not n:
+        return ""
+    return (f'<div class="warn" data-readout="measured-above-roof">⚠ {n} measured '
+            f"{'point on the chart lies' if n == 1 else 'points on the chart lie'} above this roof: measured on "
+            "another model, GPU or precision?</div>")
+
+
 class ReadoutsView(pn.viewable.Viewer):
     """The readouts panel, following the session's result and its "show your work" switch."""
 
@@ -107,8 +118,8 @@ class ReadoutsView(pn.viewable.Viewer):
                          self._shown, max_width=380, min_width=0,
                          sizing_mode="stretch_width", styles={"flex": "1 1 300px"})
 
-    @param.depends("state.result", "state.expected", "state.show_work", watch=True)
+    @param.depends("state.result", "state.expected", "state.show_work", "state.measured", watch=True)
     def _refresh(self) -> None:
         s = self.state
         self.pane.text = approximate_html(s.result.model) + readouts_html(
-            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error)
+            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error) + above_roof_html(s.measured)

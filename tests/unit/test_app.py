@@ -371,6 +371,11 @@ def test_points_above_the_roof_are_flagged():
     lab.byo._plot()
     lab.scenario.model = "llama-3-70b"  # the same measurement against a roof it cannot have reached
     assert "lie above the roof of Llama-3-70B" in lab.byo.measured_report.object
+    # and beside the chart, where the point is drawn (a new user switched model and read 340 % MBU off it)
+    assert ("⚠ 1 measured point on the chart lies above this roof: measured on another model, GPU or precision?"
+            in lab.readouts.pane.text)
+    lab.scenario.model = "llama-3-8b"
+    assert "measured point" not in lab.readouts.pane.text
 
 
 def test_the_tour_finishes_on_its_last_step():
