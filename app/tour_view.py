@@ -59,9 +59,9 @@ class TourKeys(JSComponent):
     // group's arrows move its choice, so a radio keeps them).
     const PRESSED = ["button", "checkbox", "submit", "reset", "image", "file", "color"];
     const isSlider = (el) => el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle");
-    // A tab (the Hardware tab's sections, app/a11y.js): its arrows, Enter and Space open tabs, a clicker's go on.
     // Sliders last moved with the pointer: a clicker's keys go to the tour, not to them.
     const dragged = new WeakSet();
+    // A tab (the Hardware tab's sections, app/a11y.js) keeps its arrows, Enter and Space; a clicker's keys go on.
     function owned(path, key) {
       const clicker = CLICKER.includes(key), arrow = ARROWS.includes(key);
       return path.some((el) => el instanceof Element && (

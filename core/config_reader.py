@@ -716,7 +716,8 @@ def _moe_layers(r: _Reader, n_layers: int, model_type: str) -> list[bool]:
     if cfg.get("moe_layers") is not None:
         chosen = r.int_list("moe_layers", high=n_layers - 1)
         if chosen is not None:
-            moe = [i >= first and i in set(chosen) for i in range(n_layers)]
+            chosen = set(chosen)
+            moe = [i >= first and i in chosen for i in range(n_layers)]
     freq = cfg.get("moe_layer_freq")
     if isinstance(freq, list):
         flags = r.int_list("moe_layer_freq", length=n_layers, high=1)
