@@ -102,7 +102,11 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         "applied on top of the ones before, with its formula and the source of its constants. The seconds add "
         f"up to the expected step exactly: {fmt_seconds(e.ceiling_step_time_s)} + Σ terms = "
         f"{fmt_seconds(e.expected_step_time_s)}, {100 * e.fraction_of_ceiling:.0f} % of the ceiling's tokens/s. "
-        "Pick the engine beside the readouts.</div>"
+        # A new user read the embedding term's row above the ceiling as a prediction beating its bound.
+        + ("The ceiling reads the whole input-embedding table every step, as the articles count; an engine "
+           "gathers B·k rows of it, so that term alone can lift a row above the ceiling. "
+           if e.embedding_convention == "gathered" else "")
+        + "Pick the engine beside the readouts.</div>"
         f'<div class="caption" data-readout="expected-spread">Where published measurements land: in this regime '
         f"({escape(spread.covers)}{'' if spread.used == spread.regime else ', too few scores: all regimes'}) at "
         f"{fmt_sig(spread.low, 2)}–{fmt_sig(spread.high, 2)} × the expected speed (10th–90th percentile, "
