@@ -36,7 +36,7 @@ from core.config_reader import (
     parse_config_text,
 )
 from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
-from core.measured_points import MAX_CSV_CHARS, MeasuredPoint, parse_measurements
+from core.measured_points import ABOVE_ROOF_CAUSE, MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError, ModelSpec
 from core.permalink import (
     MAX_LINK_CONFIG_CHARS,
@@ -593,8 +593,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         problems = list(self.state.measurement_problems)
         flags = [p for p in points if p.above_roof]
         if flags:
-            problems = [*problems, f"{len(flags)} point(s) lie above the roof of {self._roof_name()}: measured on "
-                        "another model, GPU or precision?"]
+            problems = [*problems, f"{len(flags)} point(s) lie above the roof of {self._roof_name()}: "
+                        + ABOVE_ROOF_CAUSE]
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
             f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}</td>"

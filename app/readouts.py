@@ -12,6 +12,7 @@ import param
 
 from core.expected import ExpectedStep, expected_quantities
 from core.explain import Quantity, quantities
+from core.measured_points import ABOVE_ROOF_CAUSE
 from core.scenario import ScenarioResult
 
 from .present import INPUT_TEXT_CSS
@@ -90,8 +91,8 @@ def above_roof_html(measured) -> str:
     if not n:
         return ""
     return (f'<div class="warn" data-readout="measured-above-roof">⚠ {n} measured '
-            f"{'point on the chart lies' if n == 1 else 'points on the chart lie'} above this roof: measured on "
-            "another model, GPU or precision?</div>")
+            f"{'point on the chart lies' if n == 1 else 'points on the chart lie'} above this roof: "
+            f"{escape(ABOVE_ROOF_CAUSE)}</div>")
 
 
 class ReadoutsView(pn.viewable.Viewer):
@@ -110,6 +111,7 @@ class ReadoutsView(pn.viewable.Viewer):
         self.engine = pn.widgets.Select.from_param(self.state.param.engine, name="Engine preset (expected step)",
                                                    options=list(ENGINES), css_classes=["engine"],
                                                    stylesheets=[INPUT_TEXT_CSS], sizing_mode="stretch_width")
+        self._readouts = ""
         self._refresh()
 
     def __panel__(self):
@@ -118,8 +120,14 @@ class ReadoutsView(pn.viewable.Viewer):
                          self._shown, max_width=380, min_width=0,
                          sizing_mode="stretch_width", styles={"flex": "1 1 300px"})
 
-    @param.depends("state.result", "state.expected", "state.show_work", "state.measured", watch=True)
+    @param.depends("state.result", "state.expected", "state.show_work", watch=True)
     def _refresh(self) -> None:
         s = self.state
-        self.pane.text = approximate_html(s.result.model) + readouts_html(
-            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error) + above_roof_html(s.measured)
+        self._readouts = approximate_html(s.result.model) + readouts_html(
+            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error)
+        self._on_measured()
+
+    @param.depends("state.measured", watch=True)
+    def _on_measured(self) -> None:
+        # The measurements are scored again after each move (LabState._analyse): the readouts are not rebuilt for it.
+        self.pane.text = self._readouts + above_roof_html(self.state.measured)

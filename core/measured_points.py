@@ -30,6 +30,8 @@ MAX_CSV_CHARS = 2_000_000
 #: bandwidths are rounded, and a streaming copy can beat them slightly); beyond it a point
 #: is "above the roof": measured on another model, GPU or precision.
 BANDWIDTH_SLACK = 0.05
+#: Why a measured point lies above the roof, in words (the Bring your own tab and the readouts say it).
+ABOVE_ROOF_CAUSE = "measured on another model, GPU or precision?"
 #: Highest plausible measured decode throughput of one GPU, tokens/s (the fastest parts serve ~1e5).
 MAX_TOKENS_PER_S = 1e9
 #: Lowest plausible one, tokens/s: a token every 1,000 s, slower than a 405B model streamed from disk on a CPU
