@@ -158,6 +158,7 @@ const ownNearest = (b, x, y) => {
   return centres.every(([cx, cy]) => (Math.abs(cx - x) < 0.5 && Math.abs(cy - y) < 0.5) || boxDist(b, cx, cy) > own);
 };
 const xoff = [], yoff = [], align = [], keep = [];
+const slide = bothSides === false;  // one side only: off its row, a label may go centred over or under its mark
 for (let i = 0; i < n; i++) {
   if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
     keep.push(""); xoff.push(0); yoff.push(0); align.push("left");
@@ -166,9 +167,8 @@ for (let i = 0; i < n; i++) {
   const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
   const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
   // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
-  // Centred (`bothSides` false) slides inside the frame as far as it must, still over its mark, and clears the mark
-  // (a line's offset is less than a large mark's radius plus half a line).
-  const slide = bothSides === false;
+  // Centred (`slide`) slides inside the frame as far as it must, still over its mark, and clears the mark (a line's
+  // offset is less than a large mark's radius plus half a line).
   const centre = slide ? Math.min(Math.max(x - w / 2, 0), W - w) : x - w / 2;
   const boxAt = (step, side) => {
     const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : centre;
@@ -183,7 +183,7 @@ for (let i = 0; i < n; i++) {
     // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
     // beside it, a line off, it sat over the neighbour's bar of a categorical chart, with no leader to say whose.)
     for (const side of bothSides === true ? (step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0])
-      : bothSides === false && step !== 0 ? (prefer > 0 ? [prefer, 0] : [0, prefer]) : [prefer]) {
+      : slide && step !== 0 ? (prefer > 0 ? [prefer, 0] : [0, prefer]) : [prefer]) {
       const box = boxAt(step, side);
       if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
       if (first === null) { first = [step, side, box]; }

@@ -150,7 +150,7 @@ class TourView(pn.viewable.Viewer):
         # The titles quote each step's own numbers: built once per server process (core.tour.step_titles).
         self.jump = pn.widgets.Select(label="Jump to step", options=self._jump_options(), value=-1, width=260,
                                       css_classes=["tour-jump"], stylesheets=[INPUT_TEXT_CSS])
-        self.keys = TourKeys(on_key=self._key, presents=True, width=0, height=0, margin=0)
+        self.keys = TourKeys(on_key=self._key, width=0, height=0, margin=0)  # active, presents: _take_keys
         self.intro = pn.pane.Markdown("**Guided tour** — the articles' walk-through, step by step "
                                       "(keys: → next, ← previous, Esc leaves)", margin=(8, 10))
         self.prev.on_click(lambda _e: self.go(self.index - 1))
