@@ -130,4 +130,5 @@ class ReadoutsView(pn.viewable.Viewer):
     @param.depends("state.measured", watch=True)
     def _on_measured(self) -> None:
         # The measurements are scored again after each move (LabState._analyse): the readouts are not rebuilt for it.
-        self.pane.text = self._readouts + above_roof_html(self.state.measured)
+        # The warning heads them, on screen beside the chart (after the thirty readouts it was below the fold).
+        self.pane.text = above_roof_html(self.state.measured) + self._readouts

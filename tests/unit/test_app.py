@@ -374,6 +374,7 @@ def test_points_above_the_roof_are_flagged():
     # and beside the chart, where the point is drawn (a new user switched model and read 340 % MBU off it)
     assert ("⚠ 1 measured point on the chart lies above this roof: measured on another model, GPU or precision?"
             in lab.readouts.pane.text)
+    assert lab.readouts.pane.text.startswith('<div class="warn" data-readout="measured-above-roof">')  # heads them
     lab.scenario.model = "llama-3-8b"
     assert "measured point" not in lab.readouts.pane.text
 
