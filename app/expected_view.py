@@ -105,7 +105,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         # A new user read the embedding term's row above the ceiling as a prediction beating its bound.
         + ("The ceiling reads the whole input-embedding table every step, as the articles count; an engine "
            "gathers B·k rows of it, so that term alone can lift a row above the ceiling. "
-           if e.embedding_convention == "gathered" else "")
+           if any(t.key == "embedding" and t.seconds < 0 for t in e.terms) else "")  # none when tied to the head
         + "Pick the engine beside the readouts.</div>"
         f'<div class="caption" data-readout="expected-spread">Where published measurements land: in this regime '
         f"({escape(spread.covers)}{'' if spread.used == spread.regime else ', too few scores: all regimes'}) at "

@@ -326,3 +326,7 @@ def test_the_caption_says_why_the_embedding_term_can_rise_above_the_ceiling():
     assert embedding.seconds < 0  # the row rises above the ceiling
     text = _text(expected_tab_html(state))
     assert "The ceiling reads the whole input-embedding table every step, as the articles count" in text
+    # Tied to the output head (Gemma-2), the table is read anyway: no such term, and the caption says nothing of it.
+    tied = LabState(scenario=Scenario(model="gemma-2-9b"))
+    assert all(t.seconds == 0 for t in tied.expected.terms if t.key == "embedding")
+    assert "input-embedding table" not in _text(expected_tab_html(tied))
