@@ -9,10 +9,10 @@ function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
 function _count(x) { return Number.isInteger(x) ? pyFixed(x, 0) : pyFixed(x, 2); }
 function attentionWork(C, s, r) {
   // core/explain.py _decode_attention_work: B·k × (Σ FLOP per key over the layers × min(S, cap) + fixed FLOP per
-  // token)
+  // token), the terms by GQA (AttentionProfile.decode_terms)
   const a = C.profiles[s.weight_dtype].stages[r.slowest_stage].attention;
   const parts = [];
-  for (const [flop, cap] of a.decode) {
+  for (const [flop, cap] of (s.gqa ? a.decode : a.decode_mha)) {
     const keys = cap === null ? s.context : Math.min(s.context, cap);
     parts.push(_count(flop) + " FLOP per key over the layers × " + pyInt(keys) + " keys" +
       (cap !== null && cap < s.context ? " (S = " + pyInt(s.context) + " capped at " + pyInt(cap) + ")" : ""));
@@ -30,7 +30,7 @@ function launchWork(C, r) {
 function derivation(C, s, r) {
   // {key: {key, label, formula, work, value}} for the keys in C.readout_keys
   const wd = s.weight_dtype, stored = wd === "stored", B = s.batch, k = s.spec_k;
-  const F = C.formulas[wd];
+  const F = s.gqa ? C.formulas[wd] : Object.assign({}, C.formulas[wd], C.formulas_mha[wd]);
   // Several GPUs: the quantities that are one GPU's share say so (core/explain.py's split and per_gpu_note).
   const X = C.split, split = X.gpus_per_replica > 1, pp = X.pp;
   const perGpuNote = split ? " (one GPU of " + pyInt(X.gpus_per_replica) + (X.replicas > 1 ? " in each replica" : "") +

@@ -93,13 +93,21 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     format (:meth:`core.step.StepProfile.to_json` less its splits, which are the model's and sent once as
     ``splits``), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
-    profiles, sparse, per_weight, formulas, reason, weight_parts = {}, {}, {}, {}, {}, {}
+    profiles, sparse, per_weight, formulas, formulas_mha, reason, weight_parts = {}, {}, {}, {}, {}, {}, {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
-    # ``stored``): two sets, one evaluation more, not one per format (tests/browser/test_standalone.py checks
-    # every format's own against them).
-    by_kind = {result.weight_dtype == "stored": {key: q.formula for key, q in derived.items()}}
+    # ``stored``), and on GQA (MLA's decode attends to its latent, or to the keys and values GQA off expands):
+    # four sets, not two per format (tests/browser/test_standalone.py checks every format's own against them).
+    by_kind = {(result.weight_dtype == "stored", result.gqa): {key: q.formula for key, q in derived.items()}}
+
+    def kind_formulas(wd: str, gqa: bool) -> dict:
+        kind = (wd == "stored", gqa)
+        if kind not in by_kind:
+            other = quantities(scenario.clone(weight_dtype=wd, gqa=gqa).evaluate())
+            by_kind[kind] = {key: q.formula for key, q in other.items()}
+        return by_kind[kind]
+
     for wd in LEVERS["weight_dtype"].parameter.objects:
         at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
         profiles[wd] = {key: value for key, value in at.profile.to_json().items() if key != "splits"}
@@ -107,11 +115,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
         # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
         weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
-        kind = wd == "stored"
-        if kind not in by_kind:
-            other = quantities(scenario.clone(weight_dtype=wd).evaluate())
-            by_kind[kind] = {key: q.formula for key, q in other.items()}
-        formulas[wd] = by_kind[kind]
+        formulas[wd], off = kind_formulas(wd, True), kind_formulas(wd, False)
+        formulas_mha[wd] = {key: text for key, text in off.items() if text != formulas[wd][key]}
     return {
         "model_name": m.name,
         "gpu_name": g.name,
@@ -154,7 +159,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "gpu_hour_price": result.gpu_hour_price,
         "readout_keys": OFFLINE_READOUT_KEYS,
         "labels": {key: q.label for key, q in derived.items()},
-        "formulas": formulas,
+        "formulas": formulas,  # with GQA on; with it off, formulas_mha's keys replace theirs
+        "formulas_mha": formulas_mha,
         "roof_reason": reason,
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]

@@ -34,10 +34,10 @@ function kvBytesPerToken(cache, pkv) {
   for (const [e, own] of cache.terms) { bytes += e * pkv + own; }
   return bytes;
 }
-function decodeAttention(a, S) {
-  // AttentionProfile.decode_flop: the per-token cost + Σ flop_per_key·min(S, cap).
+function decodeAttention(a, S, gqa) {
+  // AttentionProfile.decode_flop: the per-token cost + Σ flop_per_key·min(S, cap), the terms by GQA.
   let flop = a.per_token;
-  for (const [f, cap] of a.decode) { flop += f * capped(S, cap); }
+  for (const [f, cap] of (gqa ? a.decode : a.decode_mha)) { flop += f * capped(S, cap); }
   return flop;
 }
 function prefillAttention(a, P) {
@@ -55,7 +55,7 @@ function perLaunch(flop, L) { return L > 0 ? flop / L : Infinity; }
 function stageStep(p, st, b, t, tokens, context, gained, pkv, gqa, prefill) {
   // core.step._stage_step: one pipeline stage's step at one batch size.
   const cache = st.cache[gqa ? "gqa" : "mha"];
-  const perSeqAttention = prefill ? prefillAttention(st.attention, tokens) : tokens * decodeAttention(st.attention, context);
+  const perSeqAttention = prefill ? prefillAttention(st.attention, tokens) : tokens * decodeAttention(st.attention, context, gqa);
   const held = cacheBytes(cache, prefill ? tokens : context, pkv, false);
   const movedPerSeq = prefill ? held : cacheBytes(cache, context, pkv, true);
   const peak = p.peak_flop_per_s, bw = p.bandwidth, L = st.launch_s;

@@ -129,8 +129,9 @@ class RingAttention:
 
 
 def _flop_per_key_per_gpu(r: ScenarioResult) -> float:
-    """Attention FLOP per (query, key) pair over the model's attention layers, one GPU's share."""
-    per_key = sum(f for f, cap in r.model.decode_attention_terms() if cap != 0)  # (flop, 0) is the S-free term
+    """Attention FLOP per (query, key) pair of a prompt over the model's attention layers, one GPU's share
+    (prefill's kernels: MLA's uncompressed form)."""
+    per_key = sum(flop for flop, _window, _chunk in r.model.attention_terms().prefill)
     return float(per_key) * r.deployment.plan.attention_share()
 
 

@@ -85,7 +85,7 @@ def _decode_attention_work(r: ScenarioResult) -> str:
     (:class:`core.step.AttentionProfile`; app/offline_readouts.js writes the same words)."""
     a = r.deployment.profile.stages[r.slowest_stage].attention
     parts = []
-    for flop, cap in a.decode:
+    for flop, cap in a.decode_terms(r.gqa):
         keys = r.context if cap is None else min(r.context, cap)
         parts.append(f"{_count(flop)} FLOP per key over the layers × {keys:,} keys"
                      + (f" (S = {r.context:,} capped at {cap:,})" if cap is not None and cap < r.context else ""))
@@ -220,9 +220,12 @@ def derivation(r: ScenarioResult) -> list[Step]:
         intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
     attention_where = "causal (query, key) pairs of the prompt" if prefill else _decode_attention_work(r)
+    latent = not prefill and r.gqa  # MLA's decode attends to its cached latent; GQA off expands it
     roofline = (
         Quantity("flops", "FLOP per step" + per_gpu,
-                 f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula()} per key per layer)"
+                 f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula(latent)} per key per layer"
+                 + ("; MLA decode attends to the latent itself, d_c = kv_lora_rank" if m.mla and latent else "")
+                 + ")"
                  + (" (this GPU's share of both)" if split else ""),
                  f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "

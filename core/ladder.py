@@ -295,19 +295,19 @@ def _paging(climb: _Climb, before: _State, after: _State):
     }
 
 
-def _score_bytes(r: ScenarioResult, attention_flop: float) -> float:
+def _score_bytes(r: ScenarioResult, attention_flop: float, latent: bool) -> float:
     """HBM bytes standard attention's score matrix would move for ``attention_flop`` of attention: one score
-    per (query, key, head, layer) = FLOP × h_q / FLOP-per-key, written and read :data:`SCORE_PASSES` times in
-    the activation precision (BF16)."""
-    scores = attention_flop * r.model.n_heads / r.model.attention_flop_per_key()
+    per (query, key, head, layer) = FLOP × h_q / FLOP-per-key (MLA's on the ``latent`` in decode), written
+    and read :data:`SCORE_PASSES` times in the activation precision (BF16)."""
+    scores = attention_flop * r.model.n_heads / r.model.attention_flop_per_key(latent)
     return SCORE_PASSES * scores * get_precision("bf16").bytes_per_element
 
 
 def _flash(climb: _Climb, before: _State, after: _State):
     r = climb.evaluate(after.levers)
-    step = _score_bytes(r, r.attention_flop_per_step)
+    step = _score_bytes(r, r.attention_flop_per_step, r.phase == "decode" and r.gqa)
     prefill_flop = r.model.prefill_attention_flop(int(after.levers["prompt_len"]))
-    prefill = _score_bytes(r, float(prefill_flop) * r.deployment.plan.attention_share())
+    prefill = _score_bytes(r, float(prefill_flop) * r.deployment.plan.attention_share(), False)
     share = step / (step + r.bytes_per_step)
     summary = (f"traffic removed: {step / GB:,.2f} GB per decode step per GPU ({100 * share:.0f} % of what it would "
                f"move), {prefill / GB:,.2f} GB per prompt's prefill")

@@ -167,11 +167,14 @@ class AttentionTerms:
     Attributes:
         decode: ``(flop_per_key, cap)`` per group: FLOP per cached key one new token costs, and how many keys
             it reads at most (None: all S).
+        decode_mha: the same with GQA off, every head its own K and V: MLA's latent is then expanded in the
+            cache, and its heads attend in the uncompressed form (other models: ``decode``).
         prefill: ``(flop_per_pair, window, chunk)`` per group: FLOP per causal (query, key) pair of a prompt.
         per_token: FLOP per token that does not grow with S (fixed-state mixers, cross-attention to an image).
     """
 
     decode: tuple[tuple[float, int | None], ...]
+    decode_mha: tuple[tuple[float, int | None], ...]
     prefill: tuple[tuple[float, int | None, int | None], ...]
     per_token: float
 
@@ -982,21 +985,41 @@ class ModelSpec:
                                  "(no single d_head)"}
 
     # -- attention FLOPs ----------------------------------------------------------
-    def attention_flop_formula(self) -> str:
-        """:meth:`attention_flop_per_key` as a formula: ``4·h_q·d_head``, with MLA ``2·h_q·(d_nope + d_rope + d_v)``."""
-        return "2·h_q·(d_nope + d_rope + d_v)" if self.mla else "4·h_q·d_head"
+    def attention_flop_formula(self, latent: bool = False) -> str:
+        """:meth:`attention_flop_per_key` as a formula: ``4·h_q·d_head``; with MLA ``2·h_q·(2·d_c + d_rope)`` on the
+        latent (the absorbed form) and ``2·h_q·(d_nope + d_rope + d_v)`` otherwise."""
+        if not self.mla:
+            return "4·h_q·d_head"
+        return "2·h_q·(2·d_c + d_rope)" if latent else "2·h_q·(d_nope + d_rope + d_v)"
 
-    def attention_flop_per_key(self) -> int:
+    def attention_flop_per_key(self, latent: bool = False) -> int:
         """FLOP per (query, key) pair per attention layer: ``4·h_q·d_head``.
 
-        2·d_head for the score q·k and 2·d_head for weighting v, per query head
-        (MLA: ``2·h_q·(d_nope + d_rope) + 2·h_q·d_v``, the uncompressed form).
+        2·d_head for the score q·k and 2·d_head for weighting v, per query head.
         Source: Kaplan et al. 2020, table 1 (``2·n_layer·n_ctx·d_attn`` per
         token forward, counting both products); the field case
         prefill-attention-flops.json.
+
+        With MLA, decode and prefill run different kernels on the same cache.
+        Prefill expands the latent to each head's keys and values (the uncompressed
+        form, ``2·h_q·(d_nope + d_rope) + 2·h_q·d_v``).  Decode absorbs the
+        up-projections into the query and the output, so every head attends to the
+        cached latent itself (``latent``): ``2·h_q·(d_c + d_rope)`` for the scores and
+        ``2·h_q·d_c`` for the weighted latent, with d_c = ``kv_lora_rank``
+        (DeepSeek-V3: 278,528 FLOP per key per layer against 81,920 uncompressed).
+        Sources: FlashMLA, "A Deep-Dive Into the New Flash MLA Kernel" (2025-04-22),
+        section "A Theoretical Analysis of the MLA Algorithm":
+        ``2·h_q·s_q·s_k·(d_k + d_v)`` with d_k = 576, d_v = 512; vLLM's MLA backend
+        (decode absorbed, prefill uncompressed).
+
+        Args:
+            latent: MLA's heads attend to the cached latent (decode; sparse attention in both phases), not
+                to keys and values expanded from it.  Ignored without MLA.
         """
         if self.mla:
             a = self.mla
+            if latent:
+                return 2 * self.n_heads * (a.kv_lora_rank + a.qk_rope_head_dim) + 2 * self.n_heads * a.kv_lora_rank
             return 2 * self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * self.n_heads * a.v_head_dim
         return 4 * self.n_heads * self.head_dim
 
@@ -1004,16 +1027,20 @@ class ModelSpec:
         """Attention FLOP per sequence over ``groups`` (``(kind, layers)`` pairs; the whole stack by default),
         beyond the weights' ``2·N_active`` per token, as the terms a step sums (:class:`AttentionTerms`).
 
-        Per self-attention layer ``4·h_q·d_head`` (:meth:`attention_flop_per_key`) per (query, key) pair,
-        the keys capped by the layer's window or chunk; a sparse-attention layer attends to its top k keys
-        and its indexer scores all of them (:meth:`core.layers.IndexerSpec.flop_per_key` per key); a
+        Per self-attention layer ``4·h_q·d_head`` (:meth:`attention_flop_per_key`; MLA's absorbed form in
+        decode) per (query, key) pair, the keys capped by the layer's window or chunk; a sparse-attention
+        layer attends to its top k keys, in both phases on the latent in MLA's absorbed form (FlashMLA's
+        sparse prefill kernel, ``flash_mla_sparse_fwd``, takes d_qk = 576, d_v = 512), and its indexer scores
+        all of them (:meth:`core.layers.IndexerSpec.flop_per_key` per key); a
         cross-attention layer attends to the image's :attr:`cross_attention_tokens`, whatever S; a
         linear-attention or Mamba mixer (a parallel hybrid's too) costs its own per-token FLOP
         (:meth:`core.layers.LinearAttentionSpec.flop_per_token`, :meth:`core.layers.MambaSpec.flop_per_token`).
         In prefill a layer's pairs are causal (:func:`core.step.causal_pairs`), top k acting as a window.
         """
         per_key = float(self.attention_flop_per_key())
+        absorbed = float(self.attention_flop_per_key(latent=True))
         decode: dict[int | None, float] = {}
+        decode_mha: dict[int | None, float] = {}
         prefill: dict[tuple, float] = {}
         per_token = 0.0
         for kind, n in (self.stack.groups() if groups is None else groups):
@@ -1026,22 +1053,27 @@ class ModelSpec:
             if kind.cross:
                 per_token += n * per_key * self.cross_attention_tokens
                 continue
-            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * per_key
-            window = kind.window
+            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * absorbed
+            decode_mha[kind.read_cap] = decode_mha.get(kind.read_cap, 0.0) + n * per_key
+            window, pair = kind.window, per_key
             if kind.sparse_topk is not None:
                 window = kind.sparse_topk if window is None else min(window, kind.sparse_topk)
-            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * per_key
+                pair = absorbed
+            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * pair
             if kind.sparse_topk is not None and self.indexer:
                 index = n * float(self.indexer.flop_per_key())
                 decode[kind.token_cap] = decode.get(kind.token_cap, 0.0) + index
+                decode_mha[kind.token_cap] = decode_mha.get(kind.token_cap, 0.0) + index
                 prefill[(kind.window, kind.chunk)] = prefill.get((kind.window, kind.chunk), 0.0) + index
         return AttentionTerms(tuple((flop, cap) for cap, flop in decode.items()),
+                              tuple((flop, cap) for cap, flop in decode_mha.items()),
                               tuple((flop, w, c) for (w, c), flop in prefill.items()), float(per_token))
 
     def decode_attention_flop(self, context):
         """Attention FLOP for one new token at context S (broadcasts over S), beyond the 2·N_active weights term.
 
-        ``Σ_attention layers 4·h_q·d_head·S_eff`` with S_eff = min(S, cap) for
+        ``Σ_attention layers 4·h_q·d_head·S_eff`` (MLA: ``2·h_q·(2·d_c + d_rope)``, the absorbed
+        form of :meth:`attention_flop_per_key`) with S_eff = min(S, cap) for
         windowed and chunked layers (chunked: at most one chunk) and S
         otherwise; shared-KV layers attend like the others.  A sparse-attention
         layer attends to min(S, top k) keys and its indexer scores all S; a

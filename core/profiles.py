@@ -244,6 +244,7 @@ def _attention(model: ModelSpec, plan: Parallelism, stage: int) -> AttentionProf
         terms, share = model.attention_terms(plan.stage_groups(stage)), plan.query_heads_per_gpu() / model.n_heads
     return AttentionProfile(
         decode=tuple((flop * share, cap) for flop, cap in terms.decode),
+        decode_mha=tuple((flop * share, cap) for flop, cap in terms.decode_mha),
         prefill=tuple((flop * share, window, chunk) for flop, window, chunk in terms.prefill),
         per_token=terms.per_token * share,
     )

@@ -123,21 +123,27 @@ class AttentionProfile:
 
     Attributes:
         decode: ``(flop_per_key, cap)`` per group of attention layers: FLOP per cached key one new token
-            costs over the group (``4·h_q·d_head`` per layer, this GPU's heads), and the most keys it reads
-            (None: S).
+            costs over the group (``4·h_q·d_head`` per layer, this GPU's heads; MLA's absorbed form), and the
+            most keys it reads (None: S).
+        decode_mha: the same with GQA off (every head its own K and V; MLA's uncompressed form).
         prefill: ``(flop_per_pair, window, chunk)`` per group: FLOP per causal (query, key) pair of a prompt.
         per_token: FLOP per token that does not grow with S (fixed-state mixers, cross-attention to an image).
     """
 
     decode: tuple[tuple[float, int | None], ...]
+    decode_mha: tuple[tuple[float, int | None], ...]
     prefill: tuple[tuple[float, int | None, int | None], ...]
     per_token: float
 
-    def decode_flop(self, context):
-        """Attention FLOP of one new token at context S (broadcasts over S)."""
+    def decode_terms(self, gqa: bool = True) -> tuple[tuple[float, int | None], ...]:
+        """The decode terms with GQA on (the cache as the config has it) or off."""
+        return self.decode if gqa else self.decode_mha
+
+    def decode_flop(self, context, gqa: bool = True):
+        """Attention FLOP of one new token at context S (broadcasts over S), with GQA on or off."""
         s = np.asarray(context, dtype=float)
         total = np.full(s.shape, float(self.per_token))
-        for flop, cap in self.decode:
+        for flop, cap in self.decode_terms(gqa):
             total = total + flop * _capped(s, cap)
         return total
 
@@ -394,7 +400,7 @@ def _stage_step(profile: StepProfile, st: StageProfile, b, t, tokens, context, g
     ones = np.ones(b.shape)
     peak, bw, launch = profile.peak_flop_per_s, profile.bandwidth, st.launch_s
     per_sequence_attention = (st.attention.prefill_flop(tokens) if prefill
-                              else tokens * st.attention.decode_flop(context))
+                              else tokens * st.attention.decode_flop(context, bool(gqa)))
     cache = st.cache[bool(gqa)]
     held = cache.bytes_per_sequence(tokens if prefill else context, p_kv) * ones
     moved_per_sequence = held if prefill else cache.bytes_per_sequence(context, p_kv, read=True) * ones

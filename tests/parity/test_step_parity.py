@@ -93,6 +93,7 @@ def stage_profiles(draw, experts: int) -> StageProfile:
         params=draw(st.tuples(positive, positive if experts else st.just(0.0))),
         cache=draw(caches()),
         attention=AttentionProfile(tuple(draw(st.lists(st.tuples(positive, caps), min_size=1, max_size=3))),
+                                   tuple(draw(st.lists(st.tuples(positive, caps), min_size=1, max_size=3))),
                                    prefill, draw(st.floats(min_value=0, max_value=1e9))),
         collectives=collectives,
         kernels_per_step=kernels,

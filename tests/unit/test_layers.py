@@ -338,15 +338,16 @@ def test_deepseek_v32_indexer_params_flops_and_reads():
     assert per_layer == 13_959_424
     assert m.n_params == 671_026_419_200 + 61 * per_layer  # DeepSeek-V3's count plus the indexers
     assert all(k.sparse_topk == 2048 for k, _ in m.stack.groups())
-    # Decode at S = 131,072: the attention reads 2,048 keys (MLA uncompressed: 2·128·192 + 2·128·128 = 81,920 FLOP
-    # per key), the indexer scores all S (2·64·128 + 2·64 = 16,512 per key).
+    # Decode at S = 131,072: the attention reads 2,048 keys (MLA absorbed, on the latent: 2·128·(512 + 64) +
+    # 2·128·512 = 278,528 FLOP per key), the indexer scores all S (2·64·128 + 2·64 = 16,512 per key).
     s = 131_072
-    assert m.decode_attention_flop(s) == 61 * (81_920 * 2048 + 16_512 * s)
-    assert m.decode_attention_flop(1000) == 61 * (81_920 + 16_512) * 1000  # below top-k every key is read
+    assert m.decode_attention_flop(s) == 61 * (278_528 * 2048 + 16_512 * s)
+    assert m.decode_attention_flop(1000) == 61 * (278_528 + 16_512) * 1000  # below top-k every key is read
     # Prefill of P = 4,096: the attention's pairs are those of a window of 2,048, the indexer's all causal pairs.
+    # The sparse prefill kernel (FlashMLA's flash_mla_sparse_fwd, d_qk 576, d_v 512) also attends to the latent.
     p = 4096
     pairs_topk = 2048 * 2049 / 2 + (p - 2048) * 2048
-    assert m.prefill_attention_flop(p) == pytest.approx(61 * (81_920 * pairs_topk + 16_512 * p * (p + 1) / 2),
+    assert m.prefill_attention_flop(p) == pytest.approx(61 * (278_528 * pairs_topk + 16_512 * p * (p + 1) / 2),
                                                         rel=1e-12)
     # The JavaScript twin's decode terms carry the top-k cap: Σ flop · min(S, cap).
     terms = m.decode_attention_terms()

@@ -3,7 +3,7 @@
 The caches: a stack's groups, its kinds' layers and its runs' starts (kept on the immutable
 :class:`core.layers.LayerStack`), a model's cache layers (on the immutable :class:`core.models.ModelSpec`),
 the per-stage memory and the smallest-fit splits of :mod:`core.profiles` (bounded LRUs keyed by the model's
-identity), a split's JSON, and the offline/instant constants' formulas (two sets, as stored or not).  Each is
+identity), a split's JSON, and the offline/instant constants' formulas (as stored or not, GQA on or off).  Each is
 checked against a per-layer or per-format recomputation over a few models, the F1 config among them.
 """
 
@@ -179,4 +179,8 @@ def test_the_browsers_formulas_are_each_formats_own(mid, gpu):
     for wd in LEVERS["weight_dtype"].parameter.objects:
         own = {key: q.formula for key, q in quantities(s.clone(weight_dtype=wd).evaluate()).items()}
         assert c["formulas"][wd] == own, wd
+        # GQA off: formulas_mha's keys replace theirs (MLA's decode attention, on the expanded keys and values)
+        off = {key: q.formula for key, q in quantities(s.clone(weight_dtype=wd, gqa=False).evaluate()).items()}
+        assert {**c["formulas"][wd], **c["formulas_mha"][wd]} == off, wd
+        assert set(c["formulas_mha"][wd]) == ({"flops"} if mid == "deepseek-v3" else set()), wd
     assert c["formulas"]["stored"]["intensity"] == "I = 2·N_active·B·k / weight bytes read"

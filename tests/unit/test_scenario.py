@@ -214,6 +214,20 @@ def test_moe_as_stored_one_gpu_never_reads_more_than_it_holds_under_tp_and_ep():
             assert r.weight_bytes_read <= r.weight_bytes_held * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("tp, spec_k, intensity", [(1, 1, 128 * 1088 / 576), (8, 1, 16 * 1088 / 576),
+                                                     (1, 2, 2 * 128 * 1088 / 576)])
+def test_mla_decode_attends_to_the_latent_at_flashmlas_intensity(tp, spec_k, intensity):
+    # FlashMLA's deep dive (2025-04-22): decode attention on the latent costs 2·h_q·s_q·s_k·(d_k + d_v) FLOP with
+    # d_k = 576, d_v = 512, and reads 2·s_k·d_k bytes in BF16: h_q·s_q·(d_k + d_v)/d_k FLOP per byte (241.8 for
+    # DeepSeek-V3's 128 heads on one GPU, near an H100's ridge; the uncompressed count gave 71).  Under TP each
+    # GPU runs h_q/TP heads on the whole latent; k verified tokens are FlashMLA's s_q.
+    r = Scenario(model="deepseek-v3", batch=4, context=32_768, kv_dtype="bf16", tp=tp, spec_k=spec_k,
+                 acceptance=0.0 if spec_k == 1 else 0.7).evaluate()
+    assert r.attention_flop_per_step / r.kv_traffic_bytes == pytest.approx(intensity, rel=1e-12)
+    assert r.attention_flop_per_step == pytest.approx(4 * spec_k * 61 * 278_528 * 32_768 * (128 // tp) / 128,
+                                                      rel=1e-12)
+
+
 def test_an_mla_model_prints_its_latent_and_head_dims_never_a_d_head():
     # Issue 30: DeepSeek's "head dim d_head" read hidden / heads (56 for V3, 112 for a 64-head one), which means
     # nothing for MLA: the cache holds a 512 + 64 latent, and each head has d_nope, d_rope and d_v.
@@ -226,8 +240,23 @@ def test_an_mla_model_prints_its_latent_and_head_dims_never_a_d_head():
     assert arch["MLA latent (cached)"] == "kv_lora_rank 512 + qk_rope_head_dim 64 elements per token per layer"
     assert arch["MLA head dims"] == "d_nope 128, d_rope 64, d_v 128 (no single d_head)"
     flops = quantities(Scenario(model="deepseek-v3").evaluate())["flops"]
-    assert "d_head" not in flops.formula and "2·h_q·(d_nope + d_rope + d_v) per key per layer" in flops.formula
-    assert mla.attention_flop_per_key() == 2 * 128 * (128 + 64 + 128)  # the formula's numbers multiply out
+    assert "d_head" not in flops.formula and "2·h_q·(2·d_c + d_rope) per key per layer" in flops.formula
+    assert "d_c = kv_lora_rank" in flops.formula
+    assert mla.attention_flop_per_key(latent=True) == 2 * 128 * (2 * 512 + 64)  # the formula's numbers multiply out
+    # Prefill, and decode with GQA off (each head's K and V cached, the latent expanded), use the uncompressed form.
+    for levers in ({"phase": "prefill"}, {"gqa": False}):
+        other = quantities(Scenario(model="deepseek-v3", **levers).evaluate())["flops"]
+        assert "2·h_q·(d_nope + d_rope + d_v) per key per layer)" in other.formula, levers
+    assert mla.attention_flop_per_key() == 2 * 128 * (128 + 64 + 128)
     dense = get_model("llama-3-8b")
     assert dense.architecture()["head dim d_head"] == 128
     assert "4·h_q·d_head per key per layer" in quantities(Scenario(model="llama-3-8b").evaluate())["flops"].formula
+
+
+def test_mla_with_gqa_off_decodes_each_heads_own_keys_and_values():
+    # "GQA off" for MLA is the cache the latent replaces: 128 heads × (192 + 128) elements per token per layer,
+    # which the heads read in the uncompressed form (81,920 FLOP per key per layer): 81,920 / (2 × 320 × 2 bytes)
+    # = 64 FLOP per byte, where the latent gives 241.8.
+    r = Scenario(model="deepseek-v3", batch=4, context=32_768, kv_dtype="bf16", gqa=False).evaluate()
+    assert r.attention_flop_per_step == 4 * 61 * 81_920 * 32_768
+    assert r.attention_flop_per_step / r.kv_traffic_bytes == pytest.approx(81_920 / (128 * 320 * 2), rel=1e-12)
