@@ -762,6 +762,8 @@ def _llama(r: _Reader) -> dict:
     elif model_type in GEMMA_TYPES:
         head_dim = 256
         r.assumptions.append("head_dim absent: Gemma's default 256")
+    elif cfg.get("kv_lora_rank") is not None:  # MLA: each head has d_nope, d_rope and d_v, no single d_head
+        head_dim = hidden // heads if heads else 0
     else:
         head_dim = hidden // heads if heads else 0
         if heads and hidden % heads:

@@ -260,3 +260,23 @@ def test_mla_with_gqa_off_decodes_each_heads_own_keys_and_values():
     r = Scenario(model="deepseek-v3", batch=4, context=32_768, kv_dtype="bf16", gqa=False).evaluate()
     assert r.attention_flop_per_step == 4 * 61 * 81_920 * 32_768
     assert r.attention_flop_per_step / r.kv_traffic_bytes == pytest.approx(81_920 / (128 * 320 * 2), rel=1e-12)
+
+
+def test_an_mla_config_assumes_no_head_dim():
+    # A DeepSeek config has no head_dim, and needs none: the lab listed "head_dim absent: hidden_size /
+    # num_attention_heads" (56 for V3), an assumption nothing of MLA reads.  A GQA config without one still says so.
+    import json
+    from pathlib import Path
+
+    from core.config_reader import from_hf_config
+
+    cfg = json.loads((Path(__file__).parents[1] / "field_cases" / "sparse-attention-indexer-cache.json").read_text())
+    mla = from_hf_config(cfg["input"]["config"], model_id="v32", name="DeepSeek-V3.2")
+    assert not any("head_dim" in a for a in mla.assumptions)
+    assert mla.attention_flop_per_key(latent=True) == 278_528  # d_c and d_rope, not hidden / heads
+    plain = {k: v for k, v in cfg["input"]["config"].items()
+             if k not in ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                          "index_head_dim", "index_n_heads", "index_topk")}
+    gqa = from_hf_config({**plain, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}, model_id="l",
+                         name="l")
+    assert "head_dim absent: hidden_size / num_attention_heads" in gqa.assumptions
