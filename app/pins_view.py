@@ -186,9 +186,10 @@ PINS_TABLE_HEAD = (
     '<span class="unit">FLOP/<wbr>byte</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
-    '<th><abbr title="tokens per second of one model copy, counting KV-cache reads">tokens/s</abbr>'
-    '<span class="unit"><abbr title="what sets its step time: memory, compute, or its kernel launches (launch '
-    'overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
+    '<th><abbr title="tokens per second of the whole batch (all B sequences) of one model copy, counting KV-cache '
+    'reads; the Compare tab gives it per sequence too">tokens/s</abbr>'
+    '<span class="unit">of the batch; <abbr title="what sets its step time: memory, compute, or its kernel launches '
+    '(launch overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
     '<th><abbr title="KV cache of the whole batch held by one GPU (the most loaded)">KV cache</abbr>'
     '<span class="unit">GiB per GPU</span></th>'
     '<th><abbr title="weights and KV cache fit in each GPU\'s memory">fits</abbr></th></tr>'
@@ -209,7 +210,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<tr data-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}<br>'
             f'<span class="marker">{escape(marker.replace("_", " "))}</span></td>'
             f'<td class="name">{escape(row.pin.name)}</td>'
-            f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.id)}<br>B = {r.batch}, k = {r.spec_k}, '
+            f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.name)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
             f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"

@@ -876,3 +876,18 @@ def test_a_link_to_a_tab_opens_that_tab_alone():
     lab = Lab(query={"tab": "KV table"})
     shown = [name for name, pane in lab._tab_panes.items() if pane.visible]
     assert shown == ["KV table"] and lab.tab_bar.value == "KV table"
+
+
+def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
+    # The Pins table's tokens/s is the whole batch's (the Compare tab's first row is per sequence): its header says
+    # so; its levers name the GPU as the selector and the readouts do, not by the catalogue's id.
+    from app.pins_view import pins_table_html
+    from core.pins import Pin, compare
+    from core.units import fmt_rate
+
+    s = Scenario(batch=8)
+    html = pins_table_html(compare([Pin("eight", s.levers())], s.catalogue))
+    r = s.evaluate()
+    assert "of the batch; " in html and "whole batch (all B sequences)" in html
+    assert f"Llama-3-70B · {r.gpu.name}<br>B = 8" in html and "· h100-sxm<br>" not in html
+    assert fmt_rate(r.tokens_per_s_with_kv) in html and r.tokens_per_s_with_kv == 8 * r.tokens_per_s_per_sequence
