@@ -43,6 +43,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from core.expected import engine_label
+from core.precision import get_precision
 from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.spread import expected_point
@@ -884,18 +885,33 @@ class RooflineView(pn.viewable.Viewer):
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = head
             return
-        # Short lines: a title line does not wrap, and a long one would widen a phone-width page.
+        # Short lines: a title line does not wrap, and a long one would widen a phone-width page.  Each intensity
+        # names the levers that set it, so that a saved image says which scenario it is (batch 4, INT4 and k = 4
+        # share an intensity and part only there).
         self.figure.title.text = (
             f"{head}\n"
-            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte (weights): "
+            f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte ({weight_levers(r)}): "
             f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
-            f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads: "
+            f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads ({kv_levers(r)}): "
             f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
             + (f"\n{attention_line(r)}" if r.phase == "prefill" else "")
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
             # With replicas, the "of N" is one replica's GPUs, said on its own line (the readout counts them all).
             + (f"\n{communication_lines(r)}" if r.communication_intensity is not None else "")
         )
+
+
+def weight_levers(r: ScenarioResult) -> str:
+    """The levers of the chart title's weights intensity: ``weights, B = 4, k = 1, p = INT4`` (a prefill's tokens
+    per step are its prompt, ``P = 2,000``).  ``standalone.js`` writes the same."""
+    tokens = f"P = {r.tokens_per_read:,}" if r.phase == "prefill" else f"k = {r.spec_k}"
+    return f"weights, B = {r.batch}, {tokens}, p = {r.weight_format}"
+
+
+def kv_levers(r: ScenarioResult) -> str:
+    """The levers the KV reads add: ``S = 8,192, KV BF16`` (a prefill writes its prompt's: no S), GQA if off."""
+    return ((f"S = {r.context:,}, " if r.phase == "decode" else "") + f"KV {get_precision(r.kv_dtype).label}"
+            + ("" if r.gqa else ", GQA off"))
 
 
 def attention_line(r) -> str:

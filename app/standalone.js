@@ -44,13 +44,16 @@ const [y0, y1] = fitYRange([roof, sparse, point, point_kv, ladder, kv_ladder, ot
 if (fig.y_range.start !== y0 || fig.y_range.end !== y1) { fig.y_range.setv({start: y0, end: y1}); }
 ridge.data = {x: [r.ridge_point], y: [y0], text: ["ridge " + pyFixed(r.ridge_point, 0) + "\nFLOP/byte"]};
 span.location = r.ridge_point;
-// The served chart's title (RooflineView.update, communication_lines): replicas and APPROXIMATE_MARK on the first
-// line, and with a step split over GPUs its communication as time and as FLOP per byte sent.
+// The served chart's title (RooflineView.update, weight_levers, kv_levers, communication_lines): replicas and
+// APPROXIMATE_MARK on the first line, the levers that set each intensity, and with a step split over GPUs its
+// communication as time and as FLOP per byte sent.
 fig.title.text = C.model_name + " · " + C.gpu_name + " · decode" +
   (C.split.replicas > 1 ? " · " + pyInt(C.split.replicas) + " replicas" : "") +
   (C.approximate ? " · ≈ approximate" : "") + "\nI = " +
-  fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights): " + fmtSig(100 * r.peak_fraction_weights, 3) +
-  " % of peak\nI = " + fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads: " +
+  fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights, B = " + s.batch + ", k = " + s.spec_k + ", p = " +
+  C.weight_labels[s.weight_dtype] + "): " + fmtSig(100 * r.peak_fraction_weights, 3) + " % of peak\nI = " +
+  fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads (S = " + pyInt(s.context) + ", KV " +
+  C.kv_labels[s.kv_dtype] + (s.gqa ? "" : ", GQA off") + "): " +
   fmtSig(100 * r.peak_fraction_with_kv, 3) + " % of peak" + communicationLines(C, s, r);
 // The text follows a frame later: the readouts, the memory bar and the title make the browser lay the page
 // out again, which would hold back the chart's repaint (see README, benchmarks).  During a drag only the

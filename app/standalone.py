@@ -93,7 +93,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     format (:meth:`core.step.StepProfile.to_json` less its splits, which are the model's and sent once as
     ``splits``), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
-    profiles, sparse, per_weight, formulas, formulas_mha, reason, weight_parts = {}, {}, {}, {}, {}, {}, {}
+    profiles, sparse, per_weight, formulas, formulas_mha, reason, weight_parts, labels = {}, {}, {}, {}, {}, {}, {}, {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
@@ -112,7 +112,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         at = dep if wd == result.weight_dtype else deployment(m, g, weight_dtype=wd, **fixed)
         profiles[wd] = {key: value for key, value in at.profile.to_json().items() if key != "splits"}
         sparse[wd] = g.sparse_flop_per_s.get(at.roof)
-        per_weight[wd], reason[wd] = at.weights.bytes_per_weight, at.roof_reason
+        per_weight[wd], reason[wd], labels[wd] = at.weights.bytes_per_weight, at.roof_reason, at.weights.label
         # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
         weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
         formulas[wd], off = kind_formulas(wd, True), kind_formulas(wd, False)
@@ -162,6 +162,9 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "formulas": formulas,  # with GQA on; with it off, formulas_mha's keys replace theirs
         "formulas_mha": formulas_mha,
         "roof_reason": reason,
+        # the chart title's "p = …" and "KV …" (app/roofline_view.py's weight_levers and kv_levers)
+        "weight_labels": labels,
+        "kv_labels": {kv: PRECISIONS[kv].label for kv in KV_PRECISIONS},
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},

@@ -496,7 +496,8 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     lines = lab.roofline.figure.title.text.split("\n")
     assert lines[3:] == ["per GPU of 8: communication 1.54 ms = 4.8 % of the step",
                          "its I = 7,607 FLOP per byte sent (link ridge 2,199)"]
-    assert max(len(line) for line in lines) <= 60
+    # The frame is 479 px wide at 1280 × 720; a 66-character line of the 12 px title takes ~370 px of it.
+    assert max(len(line) for line in lines) <= 72
 
 
 # --- the y range widens as the x range does ---------------------------------------------------------------------
@@ -891,3 +892,18 @@ def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
     assert "of the batch; " in html and "whole batch (all B sequences)" in html
     assert f"Llama-3-70B · {r.gpu.name}<br>B = 8" in html and "· h100-sxm<br>" not in html
     assert fmt_rate(r.tokens_per_s_with_kv) in html and r.tokens_per_s_with_kv == 8 * r.tokens_per_s_per_sequence
+
+
+@pytest.mark.parametrize("levers, weights, kv", [
+    ({"batch": 4}, "(weights, B = 4, k = 1, p = BF16)", "(S = 8,192, KV BF16)"),
+    ({"weight_dtype": "int4"}, "(weights, B = 1, k = 1, p = INT4)", "(S = 8,192, KV BF16)"),
+    ({"spec_k": 4, "context": 2048, "kv_dtype": "fp8", "gqa": False}, "(weights, B = 1, k = 4, p = BF16)",
+     "(S = 2,048, KV FP8, GQA off)"),
+    ({"phase": "prefill", "prompt_len": 3000}, "(weights, B = 1, P = 3,000, p = BF16)", "(KV BF16)"),
+])
+def test_the_roofline_title_names_the_levers_that_set_each_intensity(levers, weights, kv):
+    # A saved image of batch 4, of INT4 and of k = 4 showed the same intensity under the same title: each line now
+    # names the levers that set it (I = 2·B·k/p; the KV reads add S and p_kv), so the image says which it is.
+    lines = Lab(Scenario(**levers), {}).roofline.figure.title.text.split("\n")
+    assert lines[1].startswith("I = ") and f"FLOP/byte {weights}: " in lines[1]
+    assert f"counting KV reads {kv}: " in lines[2]

@@ -130,7 +130,7 @@ def test_a_prefills_title_says_why_its_kv_intensity_is_right_of_the_weights_one(
 
     r = Scenario(**levers).evaluate()
     lines = RooflineView(r).figure.title.text.split("\n")
-    kv_intensity = re.fullmatch(r"I = ([\d,.]+) counting KV reads: .*", lines[2]).group(1)
+    kv_intensity = re.fullmatch(r"I = ([\d,.]+) counting KV reads \(KV BF16\): .*", lines[2]).group(1)
     assert kv_intensity == fmt_sig(r.arithmetic_intensity_with_kv) == (shown or kv_intensity)
     m = re.fullmatch(r"it counts attention FLOP too: \(([\d,.]+) \+ ([\d,.]+)\) TFLOP / \(([\d,.]+) \+ ([\d,.]+)\) GB",
                      lines[3])
