@@ -885,20 +885,24 @@ class RooflineView(pn.viewable.Viewer):
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = head
             return
-        # Short lines: a title line does not wrap, and a long one would widen a phone-width page.  Each intensity
-        # names the levers that set it, so that a saved image says which scenario it is (batch 4, INT4 and k = 4
-        # share an intensity and part only there).
+        # Short lines: a long one would widen a phone-width page (wrap_title wraps what the frame cannot hold; "x % of
+        # peak" stays whole, its spaces no-break).  Each intensity names the levers that set it, so that a saved
+        # image says which scenario it is (batch 4, INT4 and k = 4 share an intensity and part only there).
         self.figure.title.text = (
             f"{head}\n"
             f"I = {fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte ({weight_levers(r)}): "
-            f"{fmt_sig(100 * r.peak_fraction_weights, 3)} % of peak\n"
+            f"{fmt_sig(100 * r.peak_fraction_weights, 3)}{OF_PEAK}\n"
             f"I = {fmt_sig(r.arithmetic_intensity_with_kv)} counting KV reads ({kv_levers(r)}): "
-            f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak"
+            f"{fmt_sig(100 * r.peak_fraction_with_kv, 3)}{OF_PEAK}"
             + (f"\n{attention_line(r)}" if r.phase == "prefill" else "")
             # Many GPUs: two more short lines (one line of both was wider than the chart at 1280 px).
             # With replicas, the "of N" is one replica's GPUs, said on its own line (the readout counts them all).
             + (f"\n{communication_lines(r)}" if r.communication_intensity is not None else "")
         )
+
+
+#: The chart title's "… % of peak", with no-break spaces: a wrapped title never leaves "peak" on a line alone.
+OF_PEAK = "\u00a0%\u00a0of\u00a0peak"
 
 
 def weight_levers(r: ScenarioResult) -> str:

@@ -51,10 +51,10 @@ fig.title.text = C.model_name + " · " + C.gpu_name + " · decode" +
   (C.split.replicas > 1 ? " · " + pyInt(C.split.replicas) + " replicas" : "") +
   (C.approximate ? " · ≈ approximate" : "") + "\nI = " +
   fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights, B = " + s.batch + ", k = " + s.spec_k + ", p = " +
-  C.weight_labels[s.weight_dtype] + "): " + fmtSig(100 * r.peak_fraction_weights, 3) + " % of peak\nI = " +
+  C.weight_labels[s.weight_dtype] + "): " + fmtSig(100 * r.peak_fraction_weights, 3) + C.of_peak + "\nI = " +
   fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads (S = " + pyInt(s.context) + ", KV " +
   C.kv_labels[s.kv_dtype] + (s.gqa ? "" : ", GQA off") + "): " +
-  fmtSig(100 * r.peak_fraction_with_kv, 3) + " % of peak" + communicationLines(C, s, r);
+  fmtSig(100 * r.peak_fraction_with_kv, 3) + C.of_peak + communicationLines(C, s, r);
 // The text follows a frame later: the readouts, the memory bar and the title make the browser lay the page
 // out again, which would hold back the chart's repaint (see README, benchmarks).  During a drag only the
 // last move's text is written.

@@ -51,7 +51,7 @@ from .a11y import REPAIRS
 from .controls import STOP_LABEL_JS, stop_label
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS, approximate_html
-from .roofline_view import X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
+from .roofline_view import OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
 
 # The browser-side model (core's step on its profile, shared with the served lab's instant redraw) and the
@@ -165,6 +165,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         # the chart title's "p = …" and "KV …" (app/roofline_view.py's weight_levers and kv_levers)
         "weight_labels": labels,
         "kv_labels": {kv: PRECISIONS[kv].label for kv in KV_PRECISIONS},
+        "of_peak": OF_PEAK,
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},
