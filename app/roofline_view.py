@@ -539,6 +539,7 @@ class RooflineView(pn.viewable.Viewer):
         # communication line ran past the canvas, served and offline), with the room each new line needs.
         wrap_title(fig)
         fig.toolbar.autohide = True
+        fig.toolbar_inner = True  # over the frame's top, shown on hover: beside a three-line title it folded into "⋮"
         fig.height = self.height
         legend.visible = not self.compact
         if self.compact:  # a 500 × 450 iframe: short axis titles; the key under the chart explains the marks

@@ -86,6 +86,22 @@ def test_the_roofline_saves_itself_as_svg_and_as_a_png_at_twice_its_size(page, l
     assert errors == []
 
 
+def test_the_rooflines_save_actions_show_beside_a_long_title(page, lab_url):
+    # A stored format's title wraps to three rows at 1280 × 720; the toolbar beside it folded into "⋮" and the save
+    # actions were out of sight (the PNG icon clipped to "NG2").  The toolbar sits over the frame's top instead.
+    errors = open_on_projector(page, f"{lab_url}?model=gpt-oss-20b&weight-dtype=stored&batch=16&spec-k=4")
+    _ready(page)
+    chart = page.evaluate("""() => { const v = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline'));
+      const r = v.el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }""")
+    page.mouse.move(chart[0] + chart[2] / 2, chart[1] + chart[3] / 2)
+    for action in ("Save as SVG", "Save as PNG"):
+        button = page.locator(f"[title^='{action}']").first
+        expect(button).to_be_visible()
+        box = button.bounding_box()
+        assert chart[0] <= box["x"] and box["x"] + box["width"] <= chart[0] + chart[2], action
+    assert errors == []
+
+
 def test_the_trio_is_named_on_the_roofline_clear_of_every_mark_and_compare_names_it(page, lab_url):
     errors = open_on_projector(page, f"{lab_url}?present=true")
     _ready(page)
