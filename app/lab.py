@@ -269,10 +269,6 @@ class Lab(pn.viewable.Viewer):
                              styles=HEADER_STYLES, sizing_mode="stretch_width")
         # One column of the page's parts, no wrapper of its own per part: _arrange fills it.
         self.page = pn.Column(sizing_mode="stretch_width", css_classes=["lab"])
-        # The levers' row, one object in both arrangements (beside the views, or under them in present mode): a
-        # child that stays in its parent keeps its Bokeh models, where one moved to a new parent is built again
-        # (the levers are ~65 models, ~0.2 s of server CPU and a second of the browser's at each switch).
-        self._levers_row = pn.FlexBox(flex_wrap="wrap", sizing_mode="stretch_width")
         self._arrange()
         return self.page
 
@@ -338,8 +334,8 @@ class Lab(pn.viewable.Viewer):
             row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
-            self._levers_row.objects = [self.controls, self.readouts]
-            self.page.objects = [self.header, *self._banners(), row, self._levers_row, *hidden]
+            below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")
+            self.page.objects = [self.header, *self._banners(), row, below, *hidden]
             self._banner_host = (self.page, 1)
         else:
             self.tour.beside_jump()
@@ -351,8 +347,9 @@ class Lab(pn.viewable.Viewer):
                              pn.FlexBox(self.views, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width"),
                              self.memory_view, sizing_mode="stretch_width", styles={"flex": "1 1 480px"},
                              min_width=0)
-            self._levers_row.objects = [self.controls, main]
-            self.page.objects = [self.header, self.intro, self._levers_row, *hidden]
+            self.page.objects = [self.header, self.intro,
+                                 pn.FlexBox(self.controls, main, flex_wrap="wrap", sizing_mode="stretch_width"),
+                                 *hidden]
             self._banner_host = (main, 0)
 
     def _embed_layout(self) -> pn.viewable.Viewable:

@@ -234,21 +234,3 @@ def test_present_legend_glyph_boxes_read_as_shapes_without_growing_the_rows_past
     assert legend.padding == 5 and legend.border_line_alpha == 0  # blank room, halved on a projector
     lab.state.present = False
     assert (legend.glyph_width, legend.glyph_height, legend.padding) == (20, 20, 10)
-
-
-def test_present_mode_keeps_the_levers_models():
-    # A child moved to a new parent is built again by Panel: the levers (~65 Bokeh models) were rebuilt at each
-    # switch of present mode, ~0.2 s of server CPU and a second of the browser's.  They stay in one row now.
-    from bokeh.document import Document
-
-    from app.lab import Lab
-
-    lab = Lab(query={})
-    doc = Document()
-    lab.layout.server_doc(doc)
-    ref = doc.roots[0].ref["id"]
-    levers = lab.controls._models[ref][0]
-    lab.state.present = True
-    assert lab.controls._models[ref][0] is levers and levers.document is doc
-    lab.state.present = False
-    assert lab.controls._models[ref][0] is levers and levers.document is doc
