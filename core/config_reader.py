@@ -762,13 +762,12 @@ def _llama(r: _Reader) -> dict:
     elif model_type in GEMMA_TYPES:
         head_dim = 256
         r.assumptions.append("head_dim absent: Gemma's default 256")
-    elif cfg.get("kv_lora_rank") is not None:  # MLA: each head has d_nope, d_rope and d_v, no single d_head
-        head_dim = hidden // heads if heads else 0
     else:
         head_dim = hidden // heads if heads else 0
-        if heads and hidden % heads:
-            r.problems.append(f"hidden_size {hidden} is not divisible by num_attention_heads {heads}")
-        r.assumptions.append("head_dim absent: hidden_size / num_attention_heads")
+        if cfg.get("kv_lora_rank") is None:  # MLA's heads have d_nope, d_rope and d_v: no single d_head to assume
+            if heads and hidden % heads:
+                r.problems.append(f"hidden_size {hidden} is not divisible by num_attention_heads {heads}")
+            r.assumptions.append("head_dim absent: hidden_size / num_attention_heads")
     gemma = model_type in GEMMA_TYPES
     if "tie_word_embeddings" not in cfg:
         r.assumptions.append("tie_word_embeddings absent: " + ("tied (Gemma's default)" if gemma else "untied LM head"))
