@@ -97,8 +97,9 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
-    # ``stored``), and on GQA (MLA's decode attends to its latent, or to the keys and values GQA off expands):
-    # four sets, not two per format (tests/browser/test_standalone.py checks every format's own against them).
+    # ``stored``), and on GQA only with MLA (its decode attends to the latent, or to the keys and values GQA off
+    # expands): two sets, or four, not one per format (tests/browser/test_standalone.py checks every format's
+    # own against them, tests/unit/test_model_caches.py the GQA-off ones of MLA and other models).
     by_kind = {(result.weight_dtype == "stored", result.gqa): {key: q.formula for key, q in derived.items()}}
 
     def kind_formulas(wd: str, gqa: bool) -> dict:
@@ -115,7 +116,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         per_weight[wd], reason[wd], labels[wd] = at.weights.bytes_per_weight, at.roof_reason, at.weights.label
         # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
         weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
-        formulas[wd], off = kind_formulas(wd, True), kind_formulas(wd, False)
+        formulas[wd] = kind_formulas(wd, True)
+        off = kind_formulas(wd, False) if m.mla else formulas[wd]  # a second evaluation only where it differs
         formulas_mha[wd] = {key: text for key, text in off.items() if text != formulas[wd][key]}
     return {
         "model_name": m.name,
