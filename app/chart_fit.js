@@ -22,6 +22,15 @@ function fitYRange(sources, y0, y1, margin) {
           hi * margin <= y1 ? y1 : 10 ** Math.ceil(Math.log10(hi * margin))];
 }
 
+function rungCommunicationFeet(lad, T) {
+  // What each rung's step sustains with its communication, FLOP_weights / step time, over T,
+  // app/roofline_view.py rung_communication_feet: NaN for a rung it does not lower below its ceiling.
+  return lad.map((q) => {
+    const foot = q.flop_weights / q.step_time_s_weights;
+    return foot < q.attainable_flop_per_s_weights * (1 - 1e-9) ? foot / T : NaN;
+  });
+}
+
 function rungOverheadCeilings(lad, T) {
   // Each rung's overhead ceiling FLOP_weights / t_launch over T, app/roofline_view.py rung_overhead_ceilings: NaN
   // for all unless it is what holds some rung down.

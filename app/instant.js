@@ -30,6 +30,7 @@ set(ladder, {data: {
   x: lad.map((q) => q.arithmetic_intensity_weights), y: lad.map((q) => q.attainable_flop_per_s_weights / T), batch: lad.map((q) => q.batch),
   pct: lad.map((q) => 100 * q.peak_fraction_weights), fits: lad.map((q) => q.fits ? "yes" : "no"),
   fill: lad.map((q) => q.fits ? C.colors.ladder : "white"), line: lad.map(() => C.colors.ladder), label: labels, overhead: rungOverheadCeilings(lad, T),
+  comm_foot: rungCommunicationFeet(lad, T),
 }});
 set(kv_ladder, {data: {
   x: lad.map((q) => q.arithmetic_intensity_with_kv), y: lad.map((q) => q.attainable_flop_per_s_with_kv / T), batch: lad.map((q) => q.batch),

@@ -43,12 +43,14 @@ from .pins_view import PinsView
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, PRESENT_TABS_CSS, PRESENT_WIDTHS
 from .readouts import ReadoutsView
 from .roofline_view import (
+    COMMUNICATION_RUNGS_KEY,
     OVERHEAD_KEY,
     OVERHEAD_RUNGS_KEY,
     RooflineView,
     expected_label,
     pinned_roofs_apart,
     rungs_held_down,
+    rungs_lowered_by_communication,
 )
 from .scaling_view import ScalingView
 from .serving_system import ServingSystemView
@@ -530,7 +532,8 @@ class Lab(pn.viewable.Viewer):
             # what else the chart draws, as its legend would list it: the expected point with its whisker, the
             # rungs' own overhead ceilings where one holds a rung down, a pinned GPU's faint roof apart from its own
             expected=expected_label(e, expected_point(r, e)) if s.band and e is not None else "",
-            rungs=rungs_held_down(r), pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]))
+            rungs=rungs_held_down(r), communication=rungs_lowered_by_communication(r),
+            pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]))
         query = {k: v for k, v in self.link.query().items() if k != "embed"}
         self._embed_open.object = (f'<a class="open-full" href="?{escape(urlencode(query))}" target="_blank" '
                                    'rel="noopener">Open in the full lab ↗</a>')
@@ -555,11 +558,12 @@ def embed_summary(r: ScenarioResult) -> str:
 
 
 def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str, expected: str = "",
-              rungs: bool = False, pinned_roofs: bool = False) -> str:
+              rungs: bool = False, communication: bool = False, pinned_roofs: bool = False) -> str:
     """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room).
 
     ``expected``: the expected point's legend text while it is drawn (``?band=true``), else ``""``; ``rungs``: the
-    rungs' own overhead ceilings are drawn; ``pinned_roofs``: a pinned GPU's faint roof is drawn apart from the
+    rungs' own overhead ceilings are drawn; ``communication``: the rungs' drops by communication are drawn;
+    ``pinned_roofs``: a pinned GPU's faint roof is drawn apart from the
     chart's own."""
 
     def item(symbol: str, color: str, text: str, *more: tuple[str, str, str]) -> str:
@@ -583,6 +587,8 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
         items.append(item("╌", PALETTE["sparse"], "sparse (2:4) headline: not attainable"))
     if rungs:
         items.append(item("─·", PALETTE["overhead"], OVERHEAD_RUNGS_KEY))
+    if communication:
+        items.append(item("│", PALETTE["interconnect"], COMMUNICATION_RUNGS_KEY))
     if expected:
         items.append(item("◯", PALETTE["expected"], expected))
     if reference:

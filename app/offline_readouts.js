@@ -80,9 +80,13 @@ function derivation(C, s, r) {
   w.ridge = [peak + " / " + bw + " = " + pyFixed(r.ridge_point, 1) + " FLOP/byte", pyFixed(r.ridge_point, 0) +
     " FLOP/byte"];
   const launch = fmtSeconds(r.launch_overhead_s), gpuTime = fmtSeconds(r.gpu_time_s);
+  // Split, the work goes on to what the step sustains with its communication (core/explain.py _sustained).
+  const sustained = (flop, stepS, which) => split ? "; with communication " + fmtFlop(flop) + " / " +
+    fmtSeconds(stepS) + " (" + which + fmtSeconds(r.communication_time_s) + " of it communication) = " +
+    fmtFlopsRate(flop / stepS) + " = " + _pct(flop / stepS / r.peak_flop_per_s) + " of peak" : "";
   w.attainable = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_weights) + ", " +
     fmtFlop(r.flop_per_step_weights) + " / " + launch + ") = " + att + " = " + _pct(r.peak_fraction_weights) +
-    " of peak", att];
+    " of peak" + sustained(r.flop_per_step_weights, r.step_time_s_weights, "ignoring KV, "), att];
   w["peak-fraction"] = [att + " / " + peak + " = " + _pct(r.peak_fraction_weights), _pct(r.peak_fraction_weights)];
   w["tokens-no-kv"] = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_weights) + " = " +
     fmtRate(r.tokens_per_s_weights) + " tokens/s", fmtRate(r.tokens_per_s_weights) + " tokens/s"];
@@ -101,7 +105,8 @@ function derivation(C, s, r) {
     pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
     _fpb(r.arithmetic_intensity_with_kv)];
   w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ", " +
-    fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak",
+    fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak" +
+    sustained(r.flop_per_step, r.step_time_s_with_kv, ""),
     attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
   const rooflineBound = r.arithmetic_intensity_with_kv < r.ridge_point ? "memory" : "compute";
   const byIntensity = _fpb(r.arithmetic_intensity_with_kv) + " " + (rooflineBound === "memory" ? "<" : "≥") + " " +

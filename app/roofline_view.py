@@ -137,6 +137,28 @@ def rung_overhead_ceilings(flop_weights, launch_s, attainable) -> np.ndarray:
     return ceiling if binds.any() else np.full(ceiling.shape, np.nan)
 
 
+#: The key of each rung's drop to what its step sustains with communication (split over GPUs).
+COMMUNICATION_RUNGS_KEY = "with communication: what each rung's step sustains"
+
+
+def rung_communication_feet(flop_weights, step_time_weights, attainable) -> np.ndarray:
+    """What each rung's step sustains with its communication, ``FLOP_weights / step time`` (FLOP/s; the step of
+    :mod:`core.step`), or NaN for a rung it does not lower below its ceiling (on one GPU, or under launches that
+    outlast it).  The rung stays on its roofline ceiling, ``min(P_peak, BW·I, FLOP_weights / t_launch)``, the figure
+    the articles print; the gap from it down to here is communication's share of the step.  The browser's twin:
+    chart_fit.js ``rungCommunicationFeet``."""
+    foot = np.asarray(flop_weights, dtype=float) / np.asarray(step_time_weights, dtype=float)
+    return np.where(foot < np.asarray(attainable, dtype=float) * (1 - 1e-9), foot, np.nan)
+
+
+def rungs_lowered_by_communication(r: ScenarioResult) -> bool:
+    """Whether communication lowers some rung of ``r``'s ladder (:func:`rung_communication_feet`): only then are the
+    drops drawn, and keyed."""
+    lad = r.ladder
+    return bool(np.isfinite(rung_communication_feet(lad.flop_weights, lad.step_time_s_weights,
+                                                    lad.attainable_flop_per_s_weights)).any())
+
+
 def rungs_held_down(r: ScenarioResult) -> bool:
     """Whether some rung of ``r``'s ladder sits under its own overhead ceiling (:func:`rung_overhead_ceilings`): only
     then are the rungs' ceilings drawn, and keyed."""
@@ -497,6 +519,12 @@ class RooflineView(pn.viewable.Viewer):
         add(Line(x="x", y="overhead", line_color=PALETTE["overhead"], line_width=1.5, line_dash="dashdot"),
             self.ladder, OVERHEAD_RUNGS_KEY, level="underlay")
         rungs_item = legend.items[-1]
+        # Split over GPUs, each rung's communication lowers its step under its ceiling: a bar under the rung at what
+        # the step sustains (the ceiling is not the step; the gap is the term between).  Drawn over the rungs, so
+        # that a gap shorter than a rung's radius still shows.
+        add(Scatter(x="x", y="comm_foot", marker="dash", size=14, line_color=PALETTE["interconnect"], line_width=3),
+            self.ladder, COMMUNICATION_RUNGS_KEY)
+        comm_item = legend.items[-1]
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
                             formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
                             major_label_policy=NoOverlap(min_distance=8), axis_label="batch ladder: B at each rung",
@@ -519,8 +547,10 @@ class RooflineView(pn.viewable.Viewer):
         self.overhead_item = next(i for i in legend.items if i.label.value == OVERHEAD_KEY)
         # Keys of series that are often empty: shown only while their series has something to draw (the marks
         # layer adds two more).
-        self.sparse_item, self.rungs_item = legend.items[0], rungs_item  # the offline page toggles them too
-        self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item}
+        # The offline page toggles them too.
+        self.sparse_item, self.rungs_item, self.comm_item = legend.items[0], rungs_item, comm_item
+        self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item,
+                                COMMUNICATION_RUNGS_KEY: comm_item}
         legend.items[0].visible = False  # until its series has something to draw
         point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
@@ -687,6 +717,8 @@ class RooflineView(pn.viewable.Viewer):
             "label": _rung_labels(lad.batch, lad.arithmetic_intensity_weights, r.ridge_point),
             "overhead": rung_overhead_ceilings(lad.flop_weights, lad.launch_time_s,
                                                lad.attainable_flop_per_s_weights) / TFLOP,
+            "comm_foot": rung_communication_feet(lad.flop_weights, lad.step_time_s_weights,
+                                                 lad.attainable_flop_per_s_weights) / TFLOP,
         }
 
     @staticmethod
@@ -850,6 +882,9 @@ class RooflineView(pn.viewable.Viewer):
                                "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
         self.ladder.data = self._ladder_data(r)
         self._optional_items[OVERHEAD_RUNGS_KEY].visible = bool(np.isfinite(self.ladder.data["overhead"]).any())
+        dropped = bool(np.isfinite(self.ladder.data["comm_foot"]).any())  # split over GPUs
+        self._optional_items[COMMUNICATION_RUNGS_KEY].visible = dropped
+        self.comm_item.renderers[0].visible = dropped  # drawn only then (one GPU: nothing to draw)
         self.point.data = self._point_data(r)
         ceiling = r.overhead_ceiling_flop_per_s / TFLOP
         self.overhead.data = {"x": [X_RANGE[0], X_FAR], "y": [ceiling, ceiling],

@@ -13,9 +13,13 @@ ladder.data = {
   pct: lad.map(q => 100 * q.peak_fraction_weights), fits: lad.map(q => q.fits ? "yes" : "no"),
   fill: lad.map(q => q.fits ? C.colors.ladder : "white"), line: lad.map(q => C.colors.ladder),
   label: lad.map(q => "B=" + q.batch), overhead: rungOverheadCeilings(lad, T),
+  comm_foot: rungCommunicationFeet(lad, T),
 };
-// Its key shows while a rung's own overhead ceiling holds it down (RooflineView.update does the same).
+// Their keys show while a rung's own overhead ceiling holds it down, or its communication lowers its step
+// (RooflineView.update does the same).
 rungs_item.visible = ladder.data.overhead.some(Number.isFinite);
+comm_item.visible = ladder.data.comm_foot.some(Number.isFinite);
+for (const renderer of comm_item.renderers) { renderer.visible = comm_item.visible; }
 kv_ladder.data = {
   x: lad.map(q => q.arithmetic_intensity_with_kv), y: lad.map(q => q.attainable_flop_per_s_with_kv / T), batch: lad.map(q => q.batch),
   pct: lad.map(q => 100 * q.attainable_flop_per_s_with_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),

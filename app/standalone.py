@@ -379,6 +379,7 @@ def standalone_html(scenario: Scenario, config: str | None = None) -> str:
         span=view.ridge_span,
         # keys shown only while their series draws something (RooflineView's optional items)
         rungs_item=view.rungs_item,
+        comm_item=view.comm_item,
         sparse_item=view.sparse_item,
     )
     code = "\n".join(path.read_text(encoding="utf-8") for path in (MODEL_SCRIPT, FIT_SCRIPT, *SCRIPTS))

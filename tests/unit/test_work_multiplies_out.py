@@ -168,3 +168,24 @@ def test_the_bound_readout_says_when_the_kv_reads_alone_make_the_step_memory_bou
     assert round(r.arithmetic_intensity_weights) == 1024 and round(r.arithmetic_intensity_with_kv) == 201
     assert quantities(r)["bound"].value == "memory-bound by KV reads"  # the weights alone: compute-bound
     assert quantities(Scenario(batch=64).evaluate())["bound"].value == "memory-bound"
+
+
+def test_split_over_gpus_the_attainable_names_the_communication_between_ceiling_and_step():
+    # DeepSeek-V3 on 8 H100s, B = 1: the ceiling counting KV reads is min(989.4, 3.35 × 2.43, 28.59 GFLOP / 2.7 ms)
+    # = 8.139 TFLOP/s, the figure the chart plots; the step adds 0.7388 ms of communication, so it sustains
+    # 28.59 GFLOP / 4.252 ms = 6.725 TFLOP/s, the figure its tokens/s go with.  The readout said "what the step
+    # sustains" of the ceiling and left the communication out.
+    r = scenario("deepseek-v3", tp=8).evaluate()
+    q = quantities(r)["attainable-kv"]
+    assert "the ceiling; with communication the step sustains FLOP / step time" in q.formula
+    m = re.search(r"with communication ([\d.]+) GFLOP / ([\d.]+) ms \(([\d.]+) ms of it communication\) = "
+                  r"([\d.]+) TFLOP/s = ([\d.]+) % of peak", q.work)
+    flop, step, comm, sustained, pct = (float(g) for g in m.groups())
+    assert flop / step == pytest.approx(sustained, rel=1e-3) and sustained == 6.725  # GFLOP / ms = TFLOP/s
+    assert sustained == pytest.approx(r.flop_per_step / r.step_time_s_with_kv / 1e12, rel=1e-3)
+    assert comm == pytest.approx(r.communication_time_s * 1e3, rel=1e-3)
+    assert pct == pytest.approx(100 * sustained * 1e12 / r.peak_flop_per_s, rel=1e-2)
+    assert q.value == "8.139 TFLOP/s (0.823 %)"  # the ceiling, as the chart's point
+    weights = quantities(r)["attainable"].work
+    assert "with communication 11.19 GFLOP / 4.08 ms (ignoring KV, 0.7388 ms of it communication)" in weights
+    assert "communication" not in quantities(scenario().evaluate())["attainable-kv"].work  # one GPU sends nothing
