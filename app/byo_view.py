@@ -290,7 +290,8 @@ def _report_html(model: ModelSpec) -> str:
         + f"{layer_strip_html(model.stack)}<table class=\"lab\">{rows}</table>"
         + (f'<div class="bad" data-readout="config-warnings">Not modelled — the numbers assume otherwise:'
            f"<ul>{warned}</ul></div>" if warned else "")
-        + f'<div class="warn">Assumed for fields the config left out:<ul>{assumed or "<li>none</li>"}</ul></div>'
+        + '<div class="warn">How it was read (assumptions for fields the config left out, notes on those it gave):'
+        f'<ul>{assumed or "<li>none</li>"}</ul></div>'
         f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
     )
 

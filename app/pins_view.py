@@ -183,7 +183,7 @@ def _split_text(r) -> str:
 PINS_TABLE_HEAD = (
     '<tr><th>mark</th><th>pin</th><th>levers</th>'
     '<th><abbr title="arithmetic intensity counting weight reads (FLOP/byte)">I</abbr>'
-    '<span class="unit">FLOP/<wbr>byte</span></th>'
+    '<span class="unit">FLOP/<wbr>byte of weights</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
     '<th><abbr title="tokens per second of the whole batch (all B sequences) of one model copy, counting KV-cache '

@@ -239,7 +239,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula(latent)} per key per layer"
                  + ("; MLA decode attends to the latent itself, d_c = kv_lora_rank" if m.mla and latent else "")
                  + ")"
-                 + (" (this GPU's share of both)" if split else ""),
+                 + (" + indexer (2·h_I·(d_I + 1) per key of all S per sparse layer, "
+                    f"h_I = {m.indexer.n_heads}, d_I = {m.indexer.head_dim})" if m.indexer else "")
+                 + ((" (this GPU's share of both; the indexer whole on every GPU)" if m.indexer else
+                     " (this GPU's share of both)") if split else ""),
                  f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
                  f"{fmt_flop(r.attention_flop_per_step)} of attention ({attention_where}) = "
@@ -305,8 +308,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {100 * kv_share:.1f} %",
                  f"{100 * kv_share:.0f} %"),
         Quantity("intensity-kv", "Intensity counting KV reads",
-                 "FLOP (weights' and attention's) / (N_read·p + B·KV_seq(S)): above I (weights) when attention's share "
-                 "of the FLOP exceeds the KV's share of the bytes",
+                 ("FLOP (weights' and attention's) / (N_read·p + B·KV read(S)), the KV read being the top k keys and "
+                  "the indexer's keys of all S (not all that is held)" if m.indexer and not prefill else
+                  "FLOP (weights' and attention's) / (N_read·p + B·KV_seq(S))")
+                 + ": above I (weights) when attention's share of the FLOP exceeds the KV's share of the bytes",
                  f"{fmt_flop(r.flop_per_step)} / ({r.weight_bytes_read / GB:,.2f} GB + "
                  f"{r.kv_traffic_bytes / GB:,.2f} GB) = {_fpb(r.arithmetic_intensity_with_kv)}",
                  _fpb(r.arithmetic_intensity_with_kv)),

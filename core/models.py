@@ -745,7 +745,7 @@ class ModelSpec:
                            ("mamba", "Mamba (a fixed state, no KV cache)"), ("none", "no mixer (MLP only)")):
             n = self.stack.count(lambda k, word=word: k.attention == word)
             if n:
-                parts.append(f"{text} on {n}")
+                parts.append(f"{'all' if n == self.n_layers else n} with {text}")
         return kind + f"{self.n_layers} layers: " + "; ".join(parts)
 
     def architecture(self) -> dict:
@@ -1023,9 +1023,13 @@ class ModelSpec:
             return 2 * self.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * self.n_heads * a.v_head_dim
         return 4 * self.n_heads * self.head_dim
 
-    def attention_terms(self, groups=None) -> AttentionTerms:
+    def attention_terms(self, groups=None, head_share: float = 1.0) -> AttentionTerms:
         """Attention FLOP per sequence over ``groups`` (``(kind, layers)`` pairs; the whole stack by default),
-        beyond the weights' ``2·N_active`` per token, as the terms a step sums (:class:`AttentionTerms`).
+        beyond the weights' ``2·N_active`` per token, as the terms a step sums (:class:`AttentionTerms`), on a
+        GPU that runs ``head_share`` of the query heads (tensor parallelism: its heads over h_q; 1 on one GPU).
+
+        Every term is split with the heads but the sparse-attention indexer's, which each TP rank runs whole (vLLM's
+        ``Indexer``: "no tensor parallel, just replicated"; its weights and keys are counted replicated too).
 
         Per self-attention layer ``4·h_q·d_head`` (:meth:`attention_flop_per_key`; MLA's absorbed form in
         decode) per (query, key) pair, the keys capped by the layer's window or chunk; a sparse-attention
@@ -1045,22 +1049,22 @@ class ModelSpec:
         per_token = 0.0
         for kind, n in (self.stack.groups() if groups is None else groups):
             if kind.mixer == "linear_attention" and self.linear_attention:
-                per_token += n * self.linear_attention.flop_per_token()
+                per_token += n * self.linear_attention.flop_per_token() * head_share
             if (kind.mixer == "mamba" or kind.parallel_ssm) and self.mamba:
-                per_token += n * self.mamba.flop_per_token()
+                per_token += n * self.mamba.flop_per_token() * head_share
             if kind.mixer != "attention":
                 continue
             if kind.cross:
-                per_token += n * per_key * self.cross_attention_tokens
+                per_token += n * per_key * self.cross_attention_tokens * head_share
                 continue
-            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * absorbed
-            decode_mha[kind.read_cap] = decode_mha.get(kind.read_cap, 0.0) + n * per_key
+            decode[kind.read_cap] = decode.get(kind.read_cap, 0.0) + n * absorbed * head_share
+            decode_mha[kind.read_cap] = decode_mha.get(kind.read_cap, 0.0) + n * per_key * head_share
             window, pair = kind.window, per_key
             if kind.sparse_topk is not None:
                 window = kind.sparse_topk if window is None else min(window, kind.sparse_topk)
                 pair = absorbed
-            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * pair
-            if kind.sparse_topk is not None and self.indexer:
+            prefill[(window, kind.chunk)] = prefill.get((window, kind.chunk), 0.0) + n * pair * head_share
+            if kind.sparse_topk is not None and self.indexer:  # replicated: whole on every TP rank
                 index = n * float(self.indexer.flop_per_key())
                 decode[kind.token_cap] = decode.get(kind.token_cap, 0.0) + index
                 decode_mha[kind.token_cap] = decode_mha.get(kind.token_cap, 0.0) + index

@@ -237,17 +237,12 @@ def _stage_memory_of(model: ModelSpec, plan: Parallelism):
 
 
 def _attention(model: ModelSpec, plan: Parallelism, stage: int) -> AttentionProfile:
-    """One GPU's share of the attention FLOP per sequence in ``stage``: its layers, its query heads."""
-    if plan.identity:
-        terms, share = model.attention_terms(), 1.0
-    else:
-        terms, share = model.attention_terms(plan.stage_groups(stage)), plan.query_heads_per_gpu() / model.n_heads
-    return AttentionProfile(
-        decode=tuple((flop * share, cap) for flop, cap in terms.decode),
-        decode_mha=tuple((flop * share, cap) for flop, cap in terms.decode_mha),
-        prefill=tuple((flop * share, window, chunk) for flop, window, chunk in terms.prefill),
-        per_token=terms.per_token * share,
-    )
+    """One GPU's share of the attention FLOP per sequence in ``stage``: its layers, its query heads (a replicated
+    indexer whole, :meth:`ModelSpec.attention_terms`)."""
+    terms = (model.attention_terms() if plan.identity else
+             model.attention_terms(plan.stage_groups(stage), plan.query_heads_per_gpu() / model.n_heads))
+    return AttentionProfile(decode=terms.decode, decode_mha=terms.decode_mha, prefill=terms.prefill,
+                            per_token=terms.per_token)
 
 
 def _collectives(plan: Parallelism, stage: int) -> tuple[Collective, ...]:

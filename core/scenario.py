@@ -102,7 +102,8 @@ LEVERS = LeverTable(
                                    doc="S: tokens of context each sequence holds in the KV cache during decode."),
           flag="context", stops=(128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072), symbol="S"),
     Lever("gqa", param.Boolean(default=True, label="Grouped-query attention",
-                               doc="Off: every query head keeps its own K and V (h_kv = number of query heads)."),
+                               doc="Off: every query head keeps its own K and V (h_kv = number of query heads); "
+                                   "for an MLA model, the expanded K and V in place of the latent."),
           flag="no-gqa", negated=True),
     Lever("phase", param.Selector(default="decode", objects=["decode", "prefill"], label="Phase",
                                   doc="decode: k = speculation depth; prefill: k = prompt length."),

@@ -280,3 +280,30 @@ def test_an_mla_config_assumes_no_head_dim():
     gqa = from_hf_config({**plain, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}, model_id="l",
                          name="l")
     assert "head_dim absent: hidden_size / num_attention_heads" in gqa.assumptions
+
+
+def test_tensor_parallelism_splits_the_attention_heads_and_not_the_replicated_indexer():
+    # DeepSeek-V3.2 at TP = 8: each GPU attends with 16 of the 128 query heads (61 × 278,528 / 8 = 2,123,776 FLOP
+    # per key over the layers, top 2,048 keys), but runs the whole indexer over all S keys (vLLM's Indexer: "no
+    # tensor parallel, just replicated"): 61 × 16,512 = 1,007,232 FLOP per key, not an eighth of it.
+    import json
+    from pathlib import Path
+
+    from core.config_reader import from_hf_config
+
+    cfg = json.loads((Path(__file__).parents[1] / "field_cases" / "sparse-attention-indexer-cache.json").read_text())
+    model = from_hf_config(cfg["input"]["config"], model_id="v32", name="DeepSeek-V3.2")
+    assert model.indexer.flop_per_key() == 16_512
+    s = Scenario(gpu="h200", tp=8, context=32_768, batch=2)
+    s.add_model(model)
+    s.model = "v32"
+    r = s.evaluate()
+    assert r.attention_flop_per_step == 2 * (61 * 278_528 // 8 * 2_048 + 61 * 16_512 * 32_768)
+    # The derivation names both terms, and what the KV bytes of its intensity are.
+    from core.explain import quantities
+
+    q = quantities(r)
+    assert "+ indexer (2·h_I·(d_I + 1) per key of all S per sparse layer, h_I = 64, d_I = 128)" in q["flops"].formula
+    assert "the indexer whole on every GPU" in q["flops"].formula
+    assert "B·KV read(S)), the KV read being the top k keys and the indexer's keys" in q["intensity-kv"].formula
+

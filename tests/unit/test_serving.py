@@ -180,3 +180,6 @@ def test_peak_fraction_counting_kv_reads():
 def test_sliding_window_is_explained():
     assert get_model("mistral-7b").attention_pattern().startswith("a 4,096-token sliding window on all 32 layers")
     assert get_model("llama-3-8b").attention_pattern() == "global attention on all 32 layers"
+    # A mix names each kind's count first: "…(FP8 keys) on 61" read as a sentence cut short.
+    assert get_model("llama-4-scout").attention_pattern() == (
+        "48 layers: 12 with global attention; 36 with chunked attention (cache ≤ one chunk)")
