@@ -162,7 +162,8 @@ function warnings(C, s, r) {
       (r.suggested_pp > 1 ? ", PP = " + r.suggested_pp : "") + " fits)";
     out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB" +
       (C.split.gpus_per_replica > 1 ? " per GPU" : "") + ") and the reserve do not fit in " +
-      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights" + hint);
+      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights" + hint +
+      C.stored_hint[s.weight_dtype]);
   }
   if (C.max_context && s.context > C.max_context) {
     out.push("S = " + pyInt(s.context) + " tokens is beyond " + C.model_name + "'s trained context of " +

@@ -916,8 +916,9 @@ class RooflineView(pn.viewable.Viewer):
             self.other_phase_item.label = {"value": f"other phase: {other[2]}"}
         # Replicas are named on the first line: the chart is one GPU's, the throughput readouts count them all.  A
         # config key the lab does not model marks it, as the readouts and the memory bar (and so a saved image).
+        # A workload that does not fit says so there too: a saved image of it is not a deployment that runs.
         head = (f"{r.model.name} · {r.gpu.name} · {r.phase}" + (f" · {r.replicas:,} replicas" if r.replicas > 1 else "")
-                + (APPROXIMATE_MARK if r.model.approximate else ""))
+                + ("" if r.fits else DOES_NOT_FIT) + (APPROXIMATE_MARK if r.model.approximate else ""))
         if self.compact:  # embed mode: the summary above the chart carries the numbers
             self.figure.title.text = head
             return
@@ -936,6 +937,9 @@ class RooflineView(pn.viewable.Viewer):
             + (f"\n{communication_lines(r)}" if r.communication_intensity is not None else "")
         )
 
+
+#: The chart title's first line, after the phase, when the workload does not fit in memory.
+DOES_NOT_FIT = " · does not fit in memory"
 
 #: The chart title's "… % of peak", with no-break spaces: a wrapped title never leaves "peak" on a line alone.
 OF_PEAK = "\u00a0%\u00a0of\u00a0peak"

@@ -53,7 +53,7 @@ span.location = r.ridge_point;
 // communication as time and as FLOP per byte sent.
 fig.title.text = C.model_name + " · " + C.gpu_name + " · decode" +
   (C.split.replicas > 1 ? " · " + pyInt(C.split.replicas) + " replicas" : "") +
-  (C.approximate ? " · ≈ approximate" : "") + "\nI = " +
+  (r.fits ? "" : C.does_not_fit) + (C.approximate ? " · ≈ approximate" : "") + "\nI = " +
   fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights, B = " + s.batch + ", k = " + s.spec_k + ", p = " +
   C.weight_labels[s.weight_dtype] + "): " + fmtSig(100 * r.peak_fraction_weights, 3) + C.of_peak + "\nI = " +
   fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads (S = " + pyInt(s.context) + ", KV " +

@@ -44,14 +44,14 @@ from core.overhead import GRAPH_NODE_GAP_S, LAUNCH_LATENCY_S
 from core.permalink import config_for_link, to_query
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.profiles import deployment
-from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult
+from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult, stored_hint
 from core.units import GiB, fmt_count
 
 from .a11y import REPAIRS
 from .controls import STOP_LABEL_JS, stop_label
 from .memory_view import MIN_LABEL_PERCENT, PARTS
 from .readouts import READOUT_KEYS, approximate_html
-from .roofline_view import OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
+from .roofline_view import DOES_NOT_FIT, OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
 
 # The browser-side model (core's step on its profile, shared with the served lab's instant redraw) and the
@@ -131,6 +131,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "splits": dep.profile.to_json()["splits"],
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": per_weight,
+        # the does-not-fit warning's end, by weight format (core.scenario.stored_hint)
+        "stored_hint": {wd: stored_hint(m, wd, p) for wd, p in per_weight.items()},
         "prompt_len": scenario.prompt_len,
         "max_context": m.max_context,
         "max_batch": LEVERS["batch"].parameter.bounds[1],
@@ -168,6 +170,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "weight_labels": labels,
         "kv_labels": {kv: PRECISIONS[kv].label for kv in KV_PRECISIONS},
         "of_peak": OF_PEAK,
+        "does_not_fit": DOES_NOT_FIT,
         "p_note": {wd: p_note(m, wd) for wd in LEVERS["weight_dtype"].parameter.objects},
         "kv_formula": {kv: [m.kv_formula(PRECISIONS[kv].bytes_per_element, gqa) for gqa in (False, True)]
                        for kv in KV_PRECISIONS},

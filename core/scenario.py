@@ -366,6 +366,16 @@ def added_levers(model: ModelSpec) -> dict:
     return levers
 
 
+def stored_hint(model: ModelSpec, weight_dtype: str, bytes_per_weight: float) -> str:
+    """The end of the does-not-fit warning when the checkpoint is stored in fewer bytes than the precision picked
+    (DeepSeek-V3 in BF16, its checkpoint FP8): the precision that reads it as stored."""
+    q = model.quantization
+    if weight_dtype == STORED or not (q and q.modelled) or q.bits / 8 >= bytes_per_weight:
+        return ""
+    return (f"; its checkpoint is stored in {q.bits}-bit {q.method.upper()}: weight precision "
+            "“As stored (checkpoint)” holds it in that format")
+
+
 class Scenario(param.Parameterized):
     """The levers of one inference workload on one accelerator, and the catalogue they pick from.
 
@@ -532,7 +542,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         warnings.append(
             f"the weights alone ({w.weight_bytes_held / GiB:,.1f} GiB{per_gpu}) and the reserve do not fit in "
             f"{prof.capacity_bytes / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller "
-            f"weights{hint}")
+            f"weights{hint}" + stored_hint(model, v["weight_dtype"], p))
     if model.max_context and s_held > model.max_context:
         warnings.append(f"S = {s_held:,} tokens is beyond {model.name}'s trained context of {model.max_context:,}")
 

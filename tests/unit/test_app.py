@@ -663,7 +663,7 @@ def test_a_config_key_not_modelled_marks_the_roofline_title_and_so_its_saved_ima
 def test_the_offline_page_marks_its_chart_approximate_and_points_to_no_tab_it_lacks():
     from app.standalone import standalone_html
 
-    html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"))
+    html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8))  # it fits
     # The chart's title as written into the page's document (JSON-escaped); its script writes it again as it moves.
     assert "decode \\u00b7 \\u2248 approximate\\nI = " in html
     assert "Approximate: num_nextn_predict_layers not modelled: every number here assumes they change nothing" in html
@@ -915,3 +915,10 @@ def test_the_roofline_title_names_the_levers_that_set_each_intensity(levers, wei
     lines = Lab(Scenario(**levers), {}).roofline.figure.title.text.split("\n")
     assert lines[1].startswith("I = ") and f"FLOP/byte {weights}: " in lines[1]
     assert f"counting KV reads {kv}: " in lines[2]
+
+
+def test_the_roofline_title_says_when_the_workload_does_not_fit():
+    # A saved chart of Llama-3-70B in BF16 on one H100 (141 GB of weights on 80 GB) read like any other.
+    head = Lab(Scenario(), {}).roofline.figure.title.text.split("\n")[0]
+    assert head == "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode · does not fit in memory"
+    assert "does not fit" not in Lab(Scenario(tp=2), {}).roofline.figure.title.text

@@ -307,3 +307,13 @@ def test_tensor_parallelism_splits_the_attention_heads_and_not_the_replicated_in
     assert "the indexer whole on every GPU" in q["flops"].formula
     assert "B·KV read(S)), the KV read being the top k keys and the indexer's keys" in q["intensity-kv"].formula
 
+
+def test_a_checkpoint_stored_smaller_than_the_precision_picked_is_named_where_it_does_not_fit():
+    # DeepSeek-V3 opens in BF16: 157.9 GiB of weights per GPU at TP = 8 on an H200 (141 GiB).  Its checkpoint is
+    # FP8, and "as stored" holds 79.2 GiB per GPU and fits: the warning says so.  A model stored in BF16 says nothing.
+    r = Scenario(model="deepseek-v3", gpu="h200", tp=8, batch=16).evaluate()
+    assert not r.fits
+    assert r.warnings[0].endswith("its checkpoint is stored in 8-bit FP8: weight precision “As stored (checkpoint)” "
+                                  "holds it in that format")
+    assert Scenario(model="deepseek-v3", gpu="h200", tp=8, batch=16, weight_dtype="stored").evaluate().fits
+    assert "checkpoint" not in Scenario(model="llama-3.1-405b").evaluate().warnings[0]
