@@ -233,7 +233,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
         intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
     attention_where = "causal (query, key) pairs of the prompt" if prefill else _decode_attention_work(r)
-    latent = not prefill and r.gqa  # MLA's decode attends to its cached latent; GQA off expands it
+    latent = r.attends_to_latent
     roofline = (
         Quantity("flops", "FLOP per step" + per_gpu,
                  f"2·N_active·B·k (weights) + attention ({m.attention_flop_formula(latent)} per key per layer"

@@ -305,7 +305,7 @@ def _score_bytes(r: ScenarioResult, attention_flop: float, latent: bool) -> floa
 
 def _flash(climb: _Climb, before: _State, after: _State):
     r = climb.evaluate(after.levers)
-    step = _score_bytes(r, r.attention_flop_per_step, r.phase == "decode" and r.gqa)
+    step = _score_bytes(r, r.attention_flop_per_step, r.attends_to_latent)
     prefill_flop = r.model.prefill_attention_flop(int(after.levers["prompt_len"]))
     prefill = _score_bytes(r, float(prefill_flop) * r.deployment.plan.attention_share(), False)
     share = step / (step + r.bytes_per_step)

@@ -314,6 +314,13 @@ class ScenarioResult:
         return roofline.attainable_flop_per_s(intensity, self.peak_flop_per_s, self.bandwidth)
 
     @property
+    def attends_to_latent(self) -> bool:
+        """Whether the step's attention runs on MLA's cached latent, the up-projections absorbed (decode with GQA
+        on; :meth:`core.models.ModelSpec.attention_flop_per_key` with ``latent``): GQA off expands the cache, and a
+        prefill attends in the uncompressed form.  Other models read the same either way."""
+        return self.phase == "decode" and self.gqa
+
+    @property
     def kv_share_per_gpu(self) -> float:
         """Fraction of one sequence's KV cache one GPU reads per step (1 on one GPU; see :mod:`core.parallelism`)."""
         return self.deployment.plan.kv_share(self.gqa)
