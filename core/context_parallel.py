@@ -129,10 +129,13 @@ class RingAttention:
 
 
 def _flop_per_key_per_gpu(r: ScenarioResult) -> float:
-    """Attention FLOP per (query, key) pair of a prompt over the model's attention layers, one GPU's share
-    (prefill's kernels: MLA's uncompressed form)."""
-    per_key = sum(flop for flop, _window, _chunk in r.model.attention_terms().prefill)
-    return float(per_key) * r.deployment.plan.attention_share()
+    """Attention FLOP per (query, key) pair of a prompt over the model's attention layers, one GPU's share: its
+    query heads (a sparse-attention indexer whole, as each TP rank runs it) and its layers (prefill's kernels: MLA's
+    uncompressed form)."""
+    plan, model = r.deployment.plan, r.model
+    heads = 1.0 if plan.identity else plan.query_heads_per_gpu() / model.n_heads
+    layers = 1.0 if plan.identity else plan.layers_per_gpu / model.n_layers
+    return float(sum(flop for flop, _window, _chunk in model.attention_terms(head_share=heads).prefill)) * layers
 
 
 def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:

@@ -76,3 +76,18 @@ def test_a_part_without_a_link_figure_states_no_overlap():
 def test_invalid_hosts_raise(hosts):
     with pytest.raises(ValueError):
         ring_attention(Scenario(tp=2), hosts=hosts)
+
+
+def test_a_sparse_models_ring_attention_counts_its_indexer_whole_on_each_tp_gpu():
+    # DeepSeek-V3.2 at TP = 8: a GPU's 16 of 128 heads attend on the latent (61 × 278,528 / 8 per pair), and its
+    # indexer scores every pair whole (61 × 16,512), as every TP rank runs it.
+    import json
+    from pathlib import Path
+
+    from core.config_reader import from_hf_config
+
+    cfg = json.loads((Path(__file__).parents[1] / "field_cases" / "sparse-attention-indexer-cache.json").read_text())
+    s = Scenario(gpu="h200", tp=8)
+    s.add_model(from_hf_config(cfg["input"]["config"], model_id="v32", name="DeepSeek-V3.2"))
+    s.model = "v32"
+    assert ring_attention(s).attention_flop_per_key == pytest.approx(61 * 278_528 / 8 + 61 * 16_512, rel=1e-12)
