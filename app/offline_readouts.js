@@ -6,6 +6,9 @@
 // every string with the Python one, on one GPU and split.  Needs app/units.js.
 function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
+// core/explain.py _unfit_value and _unfit_work: a tokens/s of a workload that does not fit in memory says so
+function unfitValue(r) { return r.fits ? "" : " (if it fit)"; }
+function unfitWork(r) { return r.fits ? "" : "; it does not fit in memory (Step 5), so no engine runs it as set"; }
 function _count(x) { return Number.isInteger(x) ? pyFixed(x, 0) : pyFixed(x, 2); }
 function attentionWork(C, s, r) {
   // core/explain.py _decode_attention_work: B·k × (Σ FLOP per key over the layers × min(S, cap) + fixed FLOP per
@@ -70,7 +73,7 @@ function derivation(C, s, r) {
     : "2 × " + B + " × " + pyInt(k) + " / " + pyG(pw) + " bytes";
   w.flops = ["2 × " + pyFixed(split ? nActiveGpu : C.n_active, 0) + " × " + B + " × " + pyInt(k) + " = " +
     fmtFlop(r.flop_per_step_weights) + " (the articles' weights-only count) + " + fmtFlop(r.attention_flop_per_step) +
-    " of attention (" + attentionWork(C, s, r) + ") = " +
+    (C.indexer ? " of attention and its indexer (" : " of attention (") + attentionWork(C, s, r) + ") = " +
     fmtFlop(r.flop_per_step), fmtFlop(r.flop_per_step)];
   w.roof = [peak + " dense (" + C.roof_reason[wd] + ")", peak];
   w["compute-time"] = [fmtFlop(r.flop_per_step) + " / " + peak + " = " + fmtSeconds(r.flop_per_step / r.peak_flop_per_s),
@@ -105,9 +108,13 @@ function derivation(C, s, r) {
     pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
     _fpb(r.arithmetic_intensity_with_kv)];
   w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ", " +
-    fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak" +
-    sustained(r.flop_per_step, r.step_time_s_with_kv, ""),
+    fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak",
     attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
+  // Split: what the step sustains with its communication (core/explain.py _with_communication).
+  const held = r.flop_per_step / r.step_time_s_with_kv;
+  w["attainable-comm"] = [fmtFlop(r.flop_per_step) + " / " + fmtSeconds(r.step_time_s_with_kv) + " (" +
+    fmtSeconds(r.communication_time_s) + " of it communication) = " + fmtFlopsRate(held) + " = " +
+    _pct(held / r.peak_flop_per_s) + " of peak", fmtFlopsRate(held) + " (" + _pct(held / r.peak_flop_per_s) + ")"];
   const rooflineBound = r.arithmetic_intensity_with_kv < r.ridge_point ? "memory" : "compute";
   const byIntensity = _fpb(r.arithmetic_intensity_with_kv) + " " + (rooflineBound === "memory" ? "<" : "≥") + " " +
     pyFixed(r.ridge_point, 1) + " FLOP/byte";
@@ -129,7 +136,7 @@ function derivation(C, s, r) {
     (split ? ") + " + fmtSeconds(r.communication_time_s) + ", " + launch + ")" : ", " + launch + ")") + " = " +
     fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
   w.tokens = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_with_kv) + " = " + fmtRate(r.tokens_per_s_with_kv) +
-    " tokens/s", fmtRate(r.tokens_per_s_with_kv) + " tokens/s"];
+    " tokens/s" + unfitWork(r), fmtRate(r.tokens_per_s_with_kv) + " tokens/s" + unfitValue(r)];
   // Step 5: what fits
   // What one sequence holds on the GPU that runs out first: its stage's share for each of PP micro-batches.
   w["max-batch"] = ["floor(" + pyFixed(r.free_for_kv_bytes / GIB, 2) + " GiB / " +
@@ -158,12 +165,17 @@ function warnings(C, s, r) {
   // split that would fit named from evaluate()'s search.
   const out = [...C.split_warnings];
   if (r.weights_shortfall_bytes > 0) {
-    const hint = r.suggested_tp === null ? "" : " (TP = " + r.suggested_tp +
-      (r.suggested_pp > 1 ? ", PP = " + r.suggested_pp : "") + " fits)";
-    out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB" +
-      (C.split.gpus_per_replica > 1 ? " per GPU" : "") + ") and the reserve do not fit in " +
-      pyFixed(C.capacity / GIB, 1) + " GiB: this needs tensor parallelism over several GPUs or smaller weights" + hint +
-      C.stored_hint[s.weight_dtype]);
+    // core.scenario.fit_words; the checkpoint's own fit (core.step.workload's stored_fit)
+    const fitWords = (fit, how) => fit === null ? " (no split up to the node and 1,024 GPUs fits " + how + ")" :
+      " (TP = " + fit[0] + (fit[1] > 1 ? ", PP = " + fit[1] : "") + " fits " + how + ")";
+    const wd = s.weight_dtype, split = C.split.gpus_per_replica > 1;
+    const stored = C.stored_hint[wd] && C.stored_hint[wd] + fitWords(smallestFit({...C.profiles[wd], splits: C.splits}, s.batch,
+      s.context, C.bytes[s.kv_dtype], s.gqa, C.bytes_per_weight.stored), "as stored");
+    out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB" + (split ? " per GPU" : "") +
+      ") and the reserve do not fit in " + pyFixed(C.capacity / GIB, 1) + " GiB: this needs " +
+      (split ? "more GPUs" : "tensor parallelism over several GPUs") + " or smaller weights" +
+      fitWords(r.suggested_tp === null ? null : [r.suggested_tp, r.suggested_pp],
+        wd === "stored" ? "as stored" : "in " + C.weight_labels[wd]) + stored);
   }
   if (C.max_context && s.context > C.max_context) {
     out.push("S = " + pyInt(s.context) + " tokens is beyond " + C.model_name + "'s trained context of " +
@@ -273,11 +285,15 @@ function manyGpus(C, s, r, w) {
     "; interconnect ridge " + (ridgeIC ? fmtSig(ridgeIC) + " FLOP/byte" + (r.communication_intensity < ridgeIC
       ? " (below it, the link takes longer for the bytes than the chip for the FLOPs)"
       : " (above it, the chip takes longer for the FLOPs than the link for the bytes)") : "unknown") +
+    // core/explain.py _call_latency: what no intensity counts
+    "; beside the bytes, the calls' latency: " + calls + " × " + fmtS(p.call_latency_s) + " = " +
+    fmtS(calls * p.call_latency_s) + " of the communication's " + fmtS(r.communication_time_s) +
     commShare(r) : "nothing sent on one GPU", commI];
   w["tokens-aggregate"] = [fmtRate(r.tokens_per_s_with_kv) + " tokens/s × " + X.ep + " × " + X.replicas + " = " +
     fmtRate(r.tokens_per_s_aggregate) + " tokens/s (" + pyInt(r.sequences_in_flight) +
     (r.sequences_in_flight === 1 ? " sequence in flight); " : " sequences in flight); ") +
-    "per sequence " + fmtRate(r.tokens_per_s_per_sequence) + " tokens/s", fmtRate(r.tokens_per_s_aggregate) + " tokens/s"];
+    "per sequence " + fmtRate(r.tokens_per_s_per_sequence) + " tokens/s" + unfitWork(r),
+    fmtRate(r.tokens_per_s_aggregate) + " tokens/s" + unfitValue(r)];
   // the smallest split that fits: evaluate()'s own search over the model's splits (C.splits)
   const tp = r.suggested_tp;
   let fit = r.fits && X.tp === (tp || X.tp) ? "fits as set" : tp ? "TP = " + tp +

@@ -23,17 +23,18 @@ from .style import live_html
 #: Whether the scenario fits comes right after its bound: the memory bar is under the chart, below the fold of
 #: a 1280 × 720 projector, and the default scenario (70B weights on one 80 GB GPU) does not fit.
 READOUT_KEYS = (
-    "intensity", "intensity-kv", "ridge", "attainable", "peak-fraction", "attainable-kv", "bound", "fits", "roof",
-    "weights", "flops", "step-time", "overhead", "tokens", "tokens-no-kv", "ttft", "tpot", "spec", "kv-token",
-    "kv-total", "kv-share", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
+    "intensity", "intensity-kv", "ridge", "attainable", "peak-fraction", "attainable-kv", "attainable-comm", "bound",
+    "fits", "roof", "weights", "flops", "step-time", "overhead", "tokens", "tokens-no-kv", "ttft", "tpot", "spec",
+    "kv-token", "kv-total", "kv-share", "max-batch", "gpus", "weights-gpu", "kv-gpu", "comm-time", "comm-intensity",
     "tokens-aggregate", "smallest-fit", "cost-output", "cost-prompt",
 )
 
 
 def rows(r: ScenarioResult, keys: tuple[str, ...] = READOUT_KEYS) -> list[Quantity]:
-    """The readouts of ``r`` named by ``keys``, in that order."""
+    """The readouts of ``r`` named by ``keys``, in that order; a key ``r`` has no quantity for is left out (one GPU
+    has no "attainable with communication")."""
     found = quantities(r)
-    return [found[key] for key in keys]
+    return [found[key] for key in keys if key in found]
 
 
 #: Where the expected readouts go: each right after the ceiling readout it predicts.

@@ -125,6 +125,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "n_params": m.n_params,
         "n_active": m.n_active_params,
         "moe": bool(m.moe),
+        "indexer": bool(m.indexer),  # the flops work names a sparse-attention indexer's FLOP with attention's
         "profiles": profiles,
         # Every weight format's profile has the model's splits (they count parameters, not bytes: core.profiles'
         # _splits): sent once, not eight times (72 KB each for a hybrid of 2,048 layers).
@@ -161,7 +162,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "weight_parts": weight_parts,
         "kv_gpu": {"gqa" if gqa else "mha": _kv_gpu(result, gqa) for gqa in (False, True)},
         "gpu_hour_price": result.gpu_hour_price,
-        "readout_keys": OFFLINE_READOUT_KEYS,
+        "readout_keys": [key for key in OFFLINE_READOUT_KEYS if key in derived],  # the split is this page's
         "labels": {key: q.label for key, q in derived.items()},
         "formulas": formulas,  # with GQA on; with it off, formulas_mha's keys replace theirs
         "formulas_mha": formulas_mha,

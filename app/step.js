@@ -137,7 +137,18 @@ function batchLadder(ridge, pw, k, maxBatch) {
   for (let i = 0; i <= Math.ceil(Math.log2(top)); i++) { out.push(2 ** i); }
   return out;
 }
-function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch) {
+function smallestFit(p, B, S, pkv, gqa, pw = p.bytes_per_weight) {
+  // core.step.smallest_fit: the first split (fewest GPUs first) whose every GPU holds its weights at pw bytes each
+  // (p's precision by default), B sequences of S tokens of KV for each PP micro-batch, and the reserve: [TP, PP],
+  // or null.
+  const g = gqa ? "gqa" : "mha";
+  const fit = p.splits.find((sp) => sp.stages.every(([params, cache]) => params * pw + sp.pp * B *
+    cacheBytes(cache[g], S, pkv, false) + p.reserve_bytes <= p.capacity_bytes));
+  return fit === undefined ? null : [fit.tp, fit.pp];
+}
+// storedPw: core.step.workload's stored_bytes_per_weight (its stored_fit); evaluate() leaves it out, as the offline
+// page's does-not-fit warning searches the checkpoint's fit itself (offline_readouts.js warnings, smallestFit).
+function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch, storedPw = null) {
   // core.step.workload: every step a result shows, on one profile (decode: E tokens per sequence per step,
   // Leviathan et al. 2023; prefill: the prompt).  Field names are core.step.Workload's.
   const E = expectedTokens(a, k);
@@ -148,9 +159,7 @@ function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch) {
   const memory = memoryStage(p, held, pkv, gqa), m = p.stages[memory];
   const room = p.capacity_bytes - heldBytes(m) - p.reserve_bytes;
   const kv = p.stages.length * cacheBytes(m.cache[g], held, pkv, false);
-  const holds = (sp) => sp.stages.every(([params, cache]) => params * p.bytes_per_weight + sp.pp * B *
-    cacheBytes(cache[g], held, pkv, false) + p.reserve_bytes <= p.capacity_bytes);
-  const fit = p.splits.find(holds);
+  const fit = smallestFit(p, B, held, pkv, gqa);
   let perGpu = 0;
   for (const st of p.stages) { perGpu = Math.max(perGpu, kvBytesPerToken(st.cache[g], pkv)); }
   return {
@@ -161,7 +170,7 @@ function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch) {
     weight_bytes_held: heldBytes(m), params_held: m.params[0] + m.params[1], free_for_kv_bytes: room,
     kv_bytes_per_sequence: cacheBytes(p.model_cache[g], held, pkv, false),
     kv_bytes_per_token: kvBytesPerToken(p.model_cache[g], pkv), kv_bytes_per_token_per_gpu: perGpu,
-    smallest_fit: fit === undefined ? null : [fit.tp, fit.pp],
+    smallest_fit: fit, stored_fit: storedPw === null ? null : smallestFit(p, B, held, pkv, gqa, storedPw),
   };
 }
 function evaluate(C, s) {

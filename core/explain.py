@@ -76,6 +76,28 @@ def _sustained(flop: float, step_s: float, r: ScenarioResult, which: str) -> str
             f"{_pct(sustained / r.peak_flop_per_s)} of peak")
 
 
+def _with_communication(r: ScenarioResult) -> Quantity:
+    """Split over GPUs, the readout under the ceiling counting KV reads: what the step sustains once its
+    communication is added (FLOP / step time), the figure the tokens/s readouts go with."""
+    sustained = r.flop_per_step / r.step_time_s_with_kv
+    return Quantity("attainable-comm", "Attainable with communication, per GPU",
+                    "FLOP / step time (the roofline's time + communication): what the tokens/s readouts go with",
+                    f"{fmt_flop(r.flop_per_step)} / {fmt_seconds(r.step_time_s_with_kv)} "
+                    f"({fmt_seconds(r.communication_time_s)} of it communication) = {fmt_flops_rate(sustained)} = "
+                    f"{_pct(sustained / r.peak_flop_per_s)} of peak",
+                    f"{fmt_flops_rate(sustained)} ({_pct(sustained / r.peak_flop_per_s)})")
+
+
+def _unfit_value(r: ScenarioResult) -> str:
+    """A tokens/s readout's value where the workload does not fit in memory: what it would deliver if it fit."""
+    return "" if r.fits else " (if it fit)"
+
+
+def _unfit_work(r: ScenarioResult) -> str:
+    """The same readout's work: why the rate is one of a workload that cannot run as set."""
+    return "" if r.fits else "; it does not fit in memory (Step 5), so no engine runs it as set"
+
+
 def _fpb(x: float) -> str:
     return f"{fmt_sig(x)} FLOP/byte"
 
@@ -241,11 +263,12 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + ")"
                  + (" + indexer (2·h_I·(d_I + 1) per key of all S per sparse layer, "
                     f"h_I = {m.indexer.n_heads}, d_I = {m.indexer.head_dim})" if m.indexer else "")
-                 + ((" (this GPU's share of both; the indexer whole on every GPU)" if m.indexer else
-                     " (this GPU's share of both)") if split else ""),
+                 + ((" (this GPU's share of the weights' and the attention's; the indexer whole on every GPU)"
+                     if m.indexer else " (this GPU's share of both)") if split else ""),
                  f"2 × {n_active_gpu if split else r.n_active_params:,.0f} × {r.batch} × {r.tokens_per_read:,} = "
                  f"{fmt_flop(r.flop_per_step_weights)} (the articles' weights-only count) + "
-                 f"{fmt_flop(r.attention_flop_per_step)} of attention ({attention_where}) = "
+                 f"{fmt_flop(r.attention_flop_per_step)} of attention{' and its indexer' if m.indexer else ''} "
+                 f"({attention_where}) = "
                  f"{fmt_flop(r.flop_per_step)}",
                  fmt_flop(r.flop_per_step)),
         Quantity("roof", "Compute roof", "dense peak for the weight precision",
@@ -317,11 +340,12 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  _fpb(r.arithmetic_intensity_with_kv)),
         Quantity("attainable-kv", "Attainable counting KV reads" + per_gpu,
                  "min(P_peak, BW·I_kv, FLOP / t_launch)"
-                 + (_UNDER_CEILING.format(flop="FLOP") if split else ": what the step sustains"),
+                 + (", the ceiling; the next readout adds the step's communication" if split
+                    else ": what the step sustains"),
                  f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_with_kv)}, {fmt_flop(r.flop_per_step)} / "
-                 f"{launch}) = {att_kv} = {_pct(r.peak_fraction_with_kv)} of peak"
-                 + (_sustained(r.flop_per_step, r.step_time_s_with_kv, r, "") if split else ""),
+                 f"{launch}) = {att_kv} = {_pct(r.peak_fraction_with_kv)} of peak",
                  f"{att_kv} ({_pct(r.peak_fraction_with_kv)})"),
+        *((_with_communication(r),) if split else ()),
         Quantity("bound", "Bound", "overhead if the launches outlast the GPU's time, else intensity counting KV vs "
                  "ridge point",
                  (f"launches {launch} > {gpu_time} of GPU time: overhead-bound (the roofline alone: "
@@ -354,7 +378,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  "B·E / step time (counting KV; E = tokens gained per sequence per step)"
                  + ("; a step is one stage's, and each stage runs its own micro-batch of B" if r.pp > 1 else ""),
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
-                 f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s", f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s"),
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s" + _unfit_work(r),
+                 f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s" + _unfit_value(r)),
     )
     kv_held_seq = r.kv_bytes_per_sequence_per_gpu * r.pp
     fits = (
@@ -508,7 +533,7 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
                   + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" + _below_ridge(r)
                      if r.interconnect_ridge_point else "unknown")
-                  + _comm_share(r))
+                  + _call_latency(r, calls) + _comm_share(r))
                  if sent else "nothing sent on one GPU", comm_i),
         Quantity("pipeline", "Pipeline", "latency adds over PP stages; bubble (PP−1)/(M+PP−1) (article 004, §07)",
                  (f"{r.pp} stages of ≤ {r.layers_per_gpu} layers; a token takes {r.pp} × "
@@ -525,8 +550,8 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s ({r.sequences_in_flight:,} "
                  f"{'sequence' if r.sequences_in_flight == 1 else 'sequences'} in flight); "
                  f"per sequence "
-                 f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s",
-                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s"),
+                 f"{fmt_rate(r.tokens_per_s_per_sequence)} tokens/s" + _unfit_work(r),
+                 f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s" + _unfit_value(r)),
         Quantity("smallest-fit", "Smallest split that fits", "fewest GPUs: TP up to the node, then PP",
                  f"at B = {r.batch}, S = {r.context:,}: {fit}", fit),
         _cost("cost-output", "output", r.output_tokens_per_s_aggregate, r.cost_per_million_output_tokens, r),
@@ -540,6 +565,14 @@ def _below_ridge(r: ScenarioResult) -> str:
     if r.communication_intensity < r.interconnect_ridge_point:
         return " (below it, the link takes longer for the bytes than the chip for the FLOPs)"
     return " (above it, the chip takes longer for the FLOPs than the link for the bytes)"
+
+
+def _call_latency(r: ScenarioResult, calls: int) -> str:
+    """What no intensity counts: the calls' fixed latency, and its part of the communication time (at B = 1 on
+    NVLink, nearly all of it: the bytes are few and each call costs its launch and synchronisation)."""
+    t = r.deployment.plan.call_latency_s
+    return (f"; beside the bytes, the calls' latency: {calls} × {fmt_seconds(t)} = {fmt_seconds(calls * t)} of the "
+            f"communication's {fmt_seconds(r.communication_time_s)}")
 
 
 def _comm_share(r: ScenarioResult) -> str:

@@ -761,7 +761,9 @@ class ModelSpec:
             **self.head_dims(),
             "parameters (total)": f"{counts.total:,}",
             "parameters (active per token)": f"{counts.active:,}",
-            "KV per token (BF16)": f"{self.kv_bytes_per_token(2):,.0f} bytes",
+            # An indexer's keys are FP8 whatever the cache's precision: named, as they are in the sum.
+            "KV per token (BF16" + ("; the indexer's keys FP8)" if self.indexer else ")"):
+                f"{self.kv_bytes_per_token(2):,.0f} bytes",
             "attention": self.attention_pattern(),
             "layers by kind": self.stack.describe(),
             "trained context": f"{self.max_context:,}" if self.max_context else "not given",

@@ -27,7 +27,7 @@ from .overhead import kernels_per_step, overhead_time
 from .parallelism import Parallelism
 from .precision import compute_roof
 from .step import AttentionProfile, CacheProfile, Collective, Split, StageProfile, StepProfile
-from .weights import Weights, weights_as
+from .weights import STORED, Weights, weights_as
 
 __all__ = ["CACHE_SIZE", "Deployment", "deployment"]
 
@@ -54,6 +54,9 @@ class Deployment:
         query_heads_per_gpu, layers_per_gpu, experts_per_gpu: one GPU's share of the heads, layers and
             routed experts per MoE layer (E/EP; 0 for a dense model).
         gpus_per_replica: TP·PP·EP.
+        stored_bytes_per_weight: the checkpoint's mean bytes per weight as stored, where the model's quantization is
+            modelled and another precision is picked (the smallest split that holds it as stored is then named
+            beside the one at the precision picked); else None.
     """
 
     model: ModelSpec
@@ -75,6 +78,7 @@ class Deployment:
     layers_per_gpu: int
     experts_per_gpu: float
     gpus_per_replica: int
+    stored_bytes_per_weight: float | None
 
 
 _CACHE: OrderedDict[tuple, Deployment] = OrderedDict()
@@ -161,6 +165,8 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
         cuda_graphs=bool(v["cuda_graphs"]), n_params=model.n_params, n_active_params=model.n_active_params,
         query_heads_per_gpu=plan.query_heads_per_gpu(), layers_per_gpu=max(plan.stage_layers()),
         experts_per_gpu=plan.experts_per_gpu(), gpus_per_replica=plan.gpus_per_replica,
+        stored_bytes_per_weight=weights_as(model, STORED).bytes_per_weight
+        if model.quantization and model.quantization.modelled and v["weight_dtype"] != STORED else None,
     )
 
 

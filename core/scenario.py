@@ -383,6 +383,14 @@ def stored_hint(model: ModelSpec, weight_dtype: str, bytes_per_weight: float) ->
             "“As stored (checkpoint)” holds it in that format")
 
 
+def fit_words(fit: tuple[int, int] | None, how: str) -> str:
+    """The smallest split that fits, as the does-not-fit warning names it: `` (TP = 8, PP = 2 fits in BF16)``;
+    none found: `` (no split up to the node and 1,024 GPUs fits <how>)``."""
+    if fit is None:
+        return f" (no split up to the node and 1,024 GPUs fits {how})"
+    return f" (TP = {fit[0]}" + (f", PP = {fit[1]}" if fit[1] > 1 else "") + f" fits {how})"
+
+
 class Scenario(param.Parameterized):
     """The levers of one inference workload on one accelerator, and the catalogue they pick from.
 
@@ -526,7 +534,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     k = spec_k if decode else prompt_len
     s_held = context if decode else prompt_len
     w = workload(prof, batch=batch, spec_k=spec_k, context=context, prompt=prompt_len, acceptance=acceptance,
-                 p_kv=p_kv, gqa=gqa, prefill=not decode, max_batch=BATCH_BOUND)
+                 p_kv=p_kv, gqa=gqa, prefill=not decode, max_batch=BATCH_BOUND,
+                 stored_bytes_per_weight=dep.stored_bytes_per_weight)
     point, prefill, verify, ttft_step = w.point, w.prefill, w.verify, w.ttft
     e_tokens = w.expected_tokens
     gained = e_tokens if decode else float(prompt_len)
@@ -544,12 +553,15 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     fit = w.smallest_fit
     warnings = list(dep.warnings)
     if free_for_kv < 0:
-        per_gpu = " per GPU" if dep.gpus_per_replica > 1 else ""
-        hint = (f" (TP = {fit[0]}" + (f", PP = {fit[1]}" if fit[1] > 1 else "") + " fits)") if fit else ""
+        split = dep.gpus_per_replica > 1
+        stored = stored_hint(model, v["weight_dtype"], p)
+        if stored:  # the smallest split that holds the checkpoint as stored
+            stored += fit_words(w.stored_fit, "as stored")
         warnings.append(
-            f"the weights alone ({w.weight_bytes_held / GiB:,.1f} GiB{per_gpu}) and the reserve do not fit in "
-            f"{prof.capacity_bytes / GiB:,.1f} GiB: this needs tensor parallelism over several GPUs or smaller "
-            f"weights{hint}" + stored_hint(model, v["weight_dtype"], p))
+            f"the weights alone ({w.weight_bytes_held / GiB:,.1f} GiB{' per GPU' if split else ''}) and the reserve "
+            f"do not fit in {prof.capacity_bytes / GiB:,.1f} GiB: this needs "
+            f"{'more GPUs' if split else 'tensor parallelism over several GPUs'} or smaller weights"
+            + fit_words(fit, "as stored" if v["weight_dtype"] == STORED else f"in {dep.weights.label}") + stored)
     if model.max_context and s_held > model.max_context:
         warnings.append(f"S = {s_held:,} tokens is beyond {model.name}'s trained context of {model.max_context:,}")
 

@@ -536,6 +536,7 @@ class Workload:
         kv_bytes_per_token: cache bytes one token adds in the whole model; kv_bytes_per_token_per_gpu: on the
             GPU of the stage that adds the most.
         smallest_fit: the first of the profile's splits whose fullest GPU holds the workload, ``(TP, PP)``, or None.
+        stored_fit: the same at the checkpoint's bytes as stored, where ``stored_bytes_per_weight`` was given; None.
     """
 
     point: Step
@@ -554,10 +555,27 @@ class Workload:
     kv_bytes_per_token: float
     kv_bytes_per_token_per_gpu: float
     smallest_fit: tuple[int, int] | None
+    stored_fit: tuple[int, int] | None
+
+
+def smallest_fit(profile: StepProfile, batch: int, context: int, p_kv: float, gqa: bool,
+                 bytes_per_weight: float | None = None) -> tuple[int, int] | None:
+    """The first of ``profile``'s splits (:attr:`StepProfile.splits`, fewest GPUs first) whose every GPU holds its
+    weights (at ``bytes_per_weight``, by default ``profile``'s; a split counts parameters, whatever their bytes),
+    the KV cache of ``batch`` sequences of ``context`` tokens for each of its PP micro-batches, and the reserve:
+    ``(TP, PP)``, or None."""
+    pw = profile.bytes_per_weight if bytes_per_weight is None else bytes_per_weight
+
+    def holds(split: Split) -> bool:
+        return all(params * pw + split.pp * batch * float(cache[gqa].bytes_per_sequence(
+            context, p_kv)) + profile.reserve_bytes <= profile.capacity_bytes for params, cache in split.stages)
+
+    return next(((sp.tp, sp.pp) for sp in profile.splits if holds(sp)), None)
 
 
 def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, prompt: int, acceptance: float,
-             p_kv: float, gqa: bool, prefill: bool, max_batch: int) -> Workload:
+             p_kv: float, gqa: bool, prefill: bool, max_batch: int,
+             stored_bytes_per_weight: float | None = None) -> Workload:
     """Every step a result shows, on one profile: the workload, its ladder, its prefill, verify and TTFT steps.
 
     In decode a sequence gains E tokens per step, the expected accepted tokens of a verify pass of depth k
@@ -570,6 +588,8 @@ def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, pro
         p_kv, gqa: the KV cache's bytes per element, and GQA on or off.
         prefill: the workload itself is the prefill of B prompts (k = P) rather than a decode step.
         max_batch: the ladder's top (the batch lever's bound).
+        stored_bytes_per_weight: the checkpoint's bytes per weight as stored, where another precision is picked
+            (:attr:`core.profiles.Deployment.stored_bytes_per_weight`): its smallest fit is searched too.
     """
     e = float(expected_tokens_per_verify(acceptance, spec_k))
     k, gained = (prompt, float(prompt)) if prefill else (spec_k, e)
@@ -586,11 +606,6 @@ def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, pro
     kv = len(profile.stages) * float(m.cache[gqa].bytes_per_sequence(held_context, p_kv))
     whole = profile.model_cache[gqa]
 
-    def holds(split: Split) -> bool:
-        return all(params * profile.bytes_per_weight + split.pp * batch * float(cache[gqa].bytes_per_sequence(
-            held_context, p_kv)) + profile.reserve_bytes <= profile.capacity_bytes for params, cache in split.stages)
-
-    smallest = next(((sp.tp, sp.pp) for sp in profile.splits if holds(sp)), None)
     return Workload(
         point=at(batch, k, prefill),
         ladder=at(batch_ladder(ridge, profile.bytes_per_weight, k, max_batch), k, prefill),
@@ -607,5 +622,7 @@ def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, pro
         kv_bytes_per_sequence=float(whole.bytes_per_sequence(held_context, p_kv)),
         kv_bytes_per_token=whole.kv_bytes_per_token(p_kv),
         kv_bytes_per_token_per_gpu=max(st.cache[gqa].kv_bytes_per_token(p_kv) for st in profile.stages),
-        smallest_fit=smallest,
+        smallest_fit=smallest_fit(profile, batch, held_context, p_kv, gqa),
+        stored_fit=None if stored_bytes_per_weight is None else smallest_fit(
+            profile, batch, held_context, p_kv, gqa, stored_bytes_per_weight),
     )

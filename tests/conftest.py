@@ -253,7 +253,8 @@ def click_until(page, button: str, expected, tries: int = 4) -> None:
 
 def scenario_on(model: str, gpu: str, **levers):
     """A scenario of a catalogue model and GPU, or of a session's own GPU (``"custom"``) or pasted config
-    (``"pasted"``, Qwen2.5-7B's config.json under another name): they travel to the browser too."""
+    (``"pasted"``, Qwen2.5-7B's config.json under another name; ``"pasted-sparse"``, DeepSeek-V3.2's, with its
+    sparse-attention indexer): they travel to the browser too."""
     import json
 
     from core import Scenario
@@ -269,6 +270,9 @@ def scenario_on(model: str, gpu: str, **levers):
     if model == "pasted":
         config = json.loads((CATALOGUE_DIR / "qwen2.5-7b.json").read_text())
         s.add_model(from_hf_config(config, model_id="config-pasted", name="Pasted <i>Qwen</i>"))
+    elif model == "pasted-sparse":
+        config = json.loads((FIELD_CASES / "sparse-attention-indexer-cache.json").read_text())["input"]["config"]
+        s.add_model(from_hf_config(config, model_id="config-sparse", name="DeepSeek-V3.2 (pasted)"))
     else:
         s.model = model
     return s

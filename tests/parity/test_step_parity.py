@@ -155,7 +155,7 @@ WORKLOAD_ARGS = st.fixed_dictionaries({
     "batch": st.integers(1, 65536), "spec_k": st.integers(1, 64), "context": st.integers(1, 2**21),
     "prompt": st.integers(1, 2**21), "acceptance": st.sampled_from([0.0, 0.3, 0.7, 1.0]),
     "p_kv": st.sampled_from([0.5, 1.0, 2.0, 4.0]), "gqa": st.booleans(), "prefill": st.booleans(),
-    "max_batch": st.sampled_from([1, 2, 65536])})
+    "max_batch": st.sampled_from([1, 2, 65536]), "stored_bytes_per_weight": st.sampled_from([None, 0.53, 1.0])})
 
 
 @settings(max_examples=150, deadline=None)
@@ -164,7 +164,7 @@ def test_the_browser_workload_is_the_core_workload(js, profile, args):
     """Every step a result shows (the workload, its ladder, prefill, TTFT, verify, k = 1) and the figures beside."""
     want = workload(profile, **args)
     got = run(js, "(p, a) => workload(p, a.batch, a.spec_k, a.context, a.prompt, a.acceptance, a.p_kv, a.gqa, "
-                  "a.prefill, a.max_batch)", profile.to_json(), args)
+                  "a.prefill, a.max_batch, a.stored_bytes_per_weight)", profile.to_json(), args)
     assert set(got) == {f.name for f in dataclasses.fields(Workload)}
     for f in dataclasses.fields(Workload):
         value = getattr(want, f.name)

@@ -304,7 +304,11 @@ def test_tensor_parallelism_splits_the_attention_heads_and_not_the_replicated_in
 
     q = quantities(r)
     assert "+ indexer (2·h_I·(d_I + 1) per key of all S per sparse layer, h_I = 64, d_I = 128)" in q["flops"].formula
-    assert "the indexer whole on every GPU" in q["flops"].formula
+    assert "(this GPU's share of the weights' and the attention's; the indexer whole on every GPU)" in (
+        q["flops"].formula)
+    # The attention's sum has the indexer's term: its FLOP are named with it.
+    assert " GFLOP of attention and its indexer (B·k = 2 × (2,123,776 FLOP per key over the layers × 2,048 keys " \
+           "(S = 32,768 capped at 2,048) + 1,007,232 FLOP per key over the layers × 32,768 keys)) = " in q["flops"].work
     assert "B·KV read(S)), the KV read being the top k keys and the indexer's keys" in q["intensity-kv"].formula
 
 
@@ -313,7 +317,24 @@ def test_a_checkpoint_stored_smaller_than_the_precision_picked_is_named_where_it
     # FP8, and "as stored" holds 79.2 GiB per GPU and fits: the warning says so.  A model stored in BF16 says nothing.
     r = Scenario(model="deepseek-v3", gpu="h200", tp=8, batch=16).evaluate()
     assert not r.fits
-    assert r.warnings[0].endswith("its checkpoint is stored in 8-bit FP8: weight precision “As stored (checkpoint)” "
-                                  "holds it in that format")
+    assert r.warnings[0].endswith("this needs more GPUs or smaller weights (TP = 8, PP = 2 fits in BF16); its "
+                                  "checkpoint is stored in 8-bit FP8: weight precision “As stored (checkpoint)” "
+                                  "holds it in that format (TP = 8 fits as stored)")
     assert Scenario(model="deepseek-v3", gpu="h200", tp=8, batch=16, weight_dtype="stored").evaluate().fits
     assert "checkpoint" not in Scenario(model="llama-3.1-405b").evaluate().warnings[0]
+
+
+def test_each_smallest_split_that_fits_names_the_precision_it_was_searched_at():
+    # DeepSeek-V3 on 8 H100s: "as stored" (FP8) is still 79.2 GiB of weights per GPU, over the 80 GiB less the
+    # reserve, so the stored hint may not imply that it fits there.  A new user read "(TP = 8, PP = 4 fits)" as the
+    # checkpoint's fit and "tensor parallelism over several GPUs" at TP = 8.  Each fit names its precision.
+    w = Scenario(model="deepseek-v3", tp=8, batch=16).evaluate().warnings[0]
+    assert "this needs more GPUs or smaller weights (TP = 8, PP = 4 fits in BF16); its checkpoint is stored in " in w
+    assert w.endswith("holds it in that format (TP = 8, PP = 2 fits as stored)")
+    assert not Scenario(model="deepseek-v3", tp=8, batch=16, weight_dtype="stored").evaluate().fits
+    assert Scenario(model="deepseek-v3", tp=8, pp=2, batch=16, weight_dtype="stored").evaluate().fits
+    stored = Scenario(model="deepseek-v3", tp=8, batch=16, weight_dtype="stored").evaluate().warnings[0]
+    assert stored.endswith("this needs more GPUs or smaller weights (TP = 8, PP = 2 fits as stored)")
+    one = Scenario(model="llama-3-70b", gpu="l4", batch=1024, context=131072).evaluate().warnings[0]
+    assert one.endswith("this needs tensor parallelism over several GPUs or smaller weights (no split up to the "
+                        "node and 1,024 GPUs fits in BF16)")

@@ -181,7 +181,8 @@ def test_article_004_section_01_gives_its_numbers_and_says_why_the_lab_differs()
     # The caption quotes what the readouts show.
     q = quantities(r)
     assert q["step-time"].value == "42.92 ms" and "2.68 GB of 8k cache, 42.92 ms at 3.35 TB/s: 23.3 tokens/s" in caption
-    assert q["tokens"].value == "23 tokens/s" and f"{r.tokens_per_s_with_kv:.1f} tokens/s" == "23.3 tokens/s"
+    assert q["tokens"].value == "23 tokens/s (if it fit)"  # 131.4 GiB of weights in 80 GiB
+    assert f"{r.tokens_per_s_with_kv:.1f} tokens/s" == "23.3 tokens/s"
 
 
 def test_the_main_tour_says_the_articles_cache_and_sparse_figures():
