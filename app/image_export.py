@@ -24,16 +24,27 @@ from bokeh.models import CustomAction, CustomJS
 #: The PNG's pixels per CSS pixel of the chart shown.
 PNG_SCALE = 2
 
-#: Saves the chart named ``target`` (a figure or a grid of figures) as ``stem.svg`` or ``stem@2x.png``; nothing while
-#: it has no size.  Named, not referenced: a reference from a figure's toolbar to its grid made every figure of the
+#: Saves the chart named ``target`` (a figure or a grid of figures) as ``stem-<scenario>.svg`` or
+#: ``stem-<scenario>@2x.png``, the scenario being the first line of a figure's title as a file name (model, GPU,
+#: phase: two saved images of two scenarios keep apart); ``stem`` alone where there is no title.  Nothing while it
+#: has no size.  Named, not referenced: a reference from a figure's toolbar to its grid made every figure of the
 #: grid part of the top one (``figure.select`` walks references), and present mode scaled their markers twice.
 SAVE_IMAGE_JS = """
+const fileStem = (chart, stem) => {
+  const title = chart.title != null && typeof chart.title.text === "string" ? chart.title.text.split("\\n")[0] : "";
+  // Letters (accents dropped), digits and a dot between them; any other run is one dash; at most 80 characters.
+  const slug = title.normalize("NFKD").replace(/[\\u0300-\\u036f]/g, "").toLowerCase().replace(/[^a-z0-9.]+/g, "-")
+    .replace(/[-.]*-[-.]*/g, "-").replace(/\\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "").slice(0, 80)
+    .replace(/[-.]+$/, "");
+  return slug ? stem + "-" + slug : stem;
+};
 export default async ({target, kind, stem, scale}, obj, _data, {index}) => {
   const chart = obj.document == null ? null : obj.document.get_model_by_name(target);
   const view = chart == null ? null : index.find_one(chart);
   if (view == null || !(view.bbox.width > 0 && view.bbox.height > 0)) { return; }
+  const base = fileStem(chart, stem);
   const svg = await view.export("svg", false).to_blob();
-  let blob = svg, name = stem + ".svg";
+  let blob = svg, name = base + ".svg";
   if (kind === "png") {
     const url = URL.createObjectURL(svg);
     try {
@@ -50,7 +61,7 @@ export default async ({target, kind, stem, scale}, obj, _data, {index}) => {
     } finally {
       URL.revokeObjectURL(url);
     }
-    name = stem + "@" + scale + "x.png";
+    name = base + "@" + scale + "x.png";
   }
   const link = document.createElement("a");
   link.href = URL.createObjectURL(blob);
@@ -76,7 +87,8 @@ ICONS = {"svg": _icon("SVG"), "png": _icon(f"PNG{PNG_SCALE}×")}
 
 def image_actions(target, stem: str) -> list[CustomAction]:
     """The two toolbar actions that save ``target`` (a figure, or a grid of them, by its ``name``, which must be
-    set and unique in the document) as ``stem.svg`` and ``stem@2x.png``, for a toolbar's ``add_tools``; the
+    set and unique in the document) as ``stem-<scenario>.svg`` and ``stem-<scenario>@2x.png``
+    (:data:`SAVE_IMAGE_JS`), for a toolbar's ``add_tools``; the
     toolbar's own save tool is left out where these are.
 
     Raises:
@@ -86,10 +98,10 @@ def image_actions(target, stem: str) -> list[CustomAction]:
         raise ValueError(f"{target} has no name for its image actions to find it by")
     target = target.name
     return [
-        CustomAction(description=f"Save as SVG ({stem}.svg)", icon=ICONS["svg"],
+        CustomAction(description=f"Save as SVG ({stem}-….svg, named after the chart's scenario)", icon=ICONS["svg"],
                      callback=CustomJS(args={"target": target, "kind": "svg", "stem": stem, "scale": PNG_SCALE},
                                        code=SAVE_IMAGE_JS)),
-        CustomAction(description=f"Save as PNG at {PNG_SCALE}× ({stem}@{PNG_SCALE}x.png)", icon=ICONS["png"],
+        CustomAction(description=f"Save as PNG at {PNG_SCALE}× ({stem}-…@{PNG_SCALE}x.png)", icon=ICONS["png"],
                      callback=CustomJS(args={"target": target, "kind": "png", "stem": stem, "scale": PNG_SCALE},
                                        code=SAVE_IMAGE_JS)),
     ]

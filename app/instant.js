@@ -53,7 +53,8 @@ const ceiling = r.flop_per_step / H.launch_s / T;
 set(overhead, {data: {x: [X0, X1], y: [ceiling, ceiling], label: overhead.data.label}});
 // The workload last: a change of its data is what sets off the redraw check above.
 set(point, {data: {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
-                   pct: [100 * r.peak_fraction_weights], fits: [fits]}});
+                   pct: [100 * r.peak_fraction_weights], fits: [fits],
+                   fill: [r.fits ? C.colors.workload : "white"]}});
 // Keep every drawn point on the chart (RooflineView.fit_x: the points, not the roofs), and every point and roof
 // (RooflineView.fit_y, from the same sources), the ridge label at its foot.
 const shown = ["pins", "measured", "other-phase", "reference-roof"].map(

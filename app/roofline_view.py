@@ -520,10 +520,11 @@ class RooflineView(pn.viewable.Viewer):
             self.ladder, OVERHEAD_RUNGS_KEY, level="underlay")
         rungs_item = legend.items[-1]
         # Split over GPUs, each rung's communication lowers its step under its ceiling: a bar under the rung at what
-        # the step sustains (the ceiling is not the step; the gap is the term between).  Drawn over the rungs, so
-        # that a gap shorter than a rung's radius still shows.
+        # the step sustains (the ceiling is not the step; the gap is the term between).  Drawn over the rungs and
+        # the workload's star (the annotation level), so that a gap shorter than a marker's radius still shows: the
+        # star sits on its rung and hid the bar of the B a student has set.
         add(Scatter(x="x", y="comm_foot", marker="dash", size=14, line_color=PALETTE["interconnect"], line_width=3),
-            self.ladder, COMMUNICATION_RUNGS_KEY)
+            self.ladder, COMMUNICATION_RUNGS_KEY, level="annotation")
         comm_item = legend.items[-1]
         rung_axis = LogAxis(ticker=CustomJSTicker(args={"ladder": self.ladder}, major_code=RUNG_TICKS),
                             formatter=CustomJSTickFormatter(args={"ladder": self.ladder}, code=RUNG_LABEL),
@@ -552,7 +553,7 @@ class RooflineView(pn.viewable.Viewer):
         self._optional_items = {"sparse (2:4)": legend.items[0], OVERHEAD_RUNGS_KEY: rungs_item,
                                 COMMUNICATION_RUNGS_KEY: comm_item}
         legend.items[0].visible = False  # until its series has something to draw
-        point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=POINT_COLOR,
+        point = add(Scatter(x="x", y="y", marker=SERIES_MARKERS["workload"], size=22, fill_color=field("fill"),
                             line_color=PALETTE["workload_line"], line_width=2), self.point, "your workload")
         self._tooltips = [
             ("batch B", "@batch"),
@@ -729,6 +730,7 @@ class RooflineView(pn.viewable.Viewer):
             "batch": [r.batch],
             "pct": [100 * r.peak_fraction_weights],
             "fits": ["yes" if r.fits else "no"],
+            "fill": [POINT_COLOR if r.fits else "white"],  # hollow, as the ladder's rungs, where it does not fit
         }
 
     def show_pins(self, rows: list[tuple[str, str, str, ScenarioResult]]) -> None:

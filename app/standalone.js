@@ -25,7 +25,8 @@ kv_ladder.data = {
   pct: lad.map(q => 100 * q.attainable_flop_per_s_with_kv / r.peak_flop_per_s), fits: lad.map(q => q.fits ? "yes" : "no"),
 };
 point.data = {x: [r.arithmetic_intensity_weights], y: [r.attainable_flop_per_s_weights / T], batch: [s.batch],
-              pct: [100 * r.peak_fraction_weights], fits: [r.fits ? "yes" : "no"]};
+              pct: [100 * r.peak_fraction_weights], fits: [r.fits ? "yes" : "no"],
+              fill: [r.fits ? C.colors.workload : "white"]};  // hollow, as a rung, where it does not fit
 point_kv.data = {x: [r.arithmetic_intensity_with_kv], y: [r.attainable_flop_per_s_with_kv / T], batch: [s.batch],
                  pct: [100 * r.peak_fraction_with_kv], fits: [r.fits ? "yes" : "no"]};
 // The same request's other phase, as the served chart draws it in decode: the prefill of one prompt (TTFT).

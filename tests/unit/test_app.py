@@ -813,6 +813,9 @@ def test_no_rung_sits_under_a_ceiling_the_roofline_does_not_draw(levers):
     assert np.allclose(foot[dropped], sustained[dropped]) and np.isnan(foot[~dropped]).all()
     assert view._optional_items[COMMUNICATION_RUNGS_KEY].visible == bool(dropped.any())
     assert dropped.any() == (r.gpus_per_replica > 1)  # only split over GPUs, where something is communicated
+    bars = next(x for x in view.figure.renderers if getattr(x.glyph, "y", None) == "comm_foot")
+    star = next(x for x in view.figure.renderers if x.data_source is view.point)
+    assert (bars.level, star.level) == ("annotation", "glyph")  # over the star, which sits on the current B's rung
     if levers == {"model": "qwen3-30b-a3b", "tp": 2}:
         assert held[0] and d["y"][0] < view.overhead.data["y"][0]  # B = 1, under the horizontal ceiling too
 
@@ -922,3 +925,14 @@ def test_the_roofline_title_says_when_the_workload_does_not_fit():
     head = Lab(Scenario(), {}).roofline.figure.title.text.split("\n")[0]
     assert head == "Llama-3-70B · NVIDIA H100 SXM5 80GB · decode · does not fit in memory"
     assert "does not fit" not in Lab(Scenario(tp=2), {}).roofline.figure.title.text
+
+
+def test_the_workload_star_is_hollow_where_it_does_not_fit_as_the_ladders_rungs_are():
+    # The ladder's key says "hollow: does not fit"; the star stayed filled on the default page (131.4 GiB of weights
+    # in 80 GiB).  The served instant redraw and the offline page write the same column (browser tier).
+    from app.roofline_view import POINT_COLOR, RooflineView
+
+    view = RooflineView(Scenario().evaluate())
+    star = next(r for r in view.figure.renderers if r.data_source is view.point)
+    assert star.glyph.fill_color.field == "fill" and view.point.data["fill"] == ["white"]
+    assert RooflineView(Scenario(tp=2).evaluate()).point.data["fill"] == [POINT_COLOR]

@@ -33,8 +33,8 @@ def test_every_chart_tab_saves_svg_and_a_2x_png_from_its_toolbar():
             # their markers twice).
             assert args["target"] == ("compare-grid" if stem == "compare" else fig.name), stem
             assert lab.compare.grid.name == "compare-grid"
-        assert saves["svg"].description == f"Save as SVG ({stem}.svg)"
-        assert saves["png"].description == f"Save as PNG at 2× ({stem}@2x.png)"
+        assert saves["svg"].description == f"Save as SVG ({stem}-….svg, named after the chart's scenario)"
+        assert saves["png"].description == f"Save as PNG at 2× ({stem}-…@2x.png)"
 
 
 def test_compares_rows_keep_their_own_markers_in_present_mode():
