@@ -106,6 +106,8 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         + ("The ceiling reads the whole input-embedding table every step, as the articles count; an engine "
            "gathers B·k rows of it, so that term alone can lift a row above the ceiling. "
            if any(t.key == "embedding" and t.seconds < 0 for t in e.terms) else "")  # none when tied to the head
+        + ("" if r.fits else "This workload does not fit in memory (Step 5): every figure here is what it would "
+           "deliver if it fit. ")
         + "Pick the engine beside the readouts.</div>"
         f'<div class="caption" data-readout="expected-spread">Where published measurements land: in this regime '
         f"({escape(spread.covers)}{'' if spread.used == spread.regime else ', too few scores: all regimes'}) at "

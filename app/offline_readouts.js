@@ -84,9 +84,11 @@ function derivation(C, s, r) {
     " FLOP/byte"];
   const launch = fmtSeconds(r.launch_overhead_s), gpuTime = fmtSeconds(r.gpu_time_s);
   // Split, the work goes on to what the step sustains with its communication (core/explain.py _sustained).
-  const sustained = (flop, stepS, which) => split ? "; with communication " + fmtFlop(flop) + " / " +
-    fmtSeconds(stepS) + " (" + which + fmtSeconds(r.communication_time_s) + " of it communication) = " +
-    fmtFlopsRate(flop / stepS) + " = " + _pct(flop / stepS / r.peak_flop_per_s) + " of peak" : "";
+  // What a step split over GPUs sustains with its communication (core/explain.py _held).
+  const held = (flop, stepS, which) => fmtFlop(flop) + " / " + fmtSeconds(stepS) + " (" + which +
+    fmtSeconds(r.communication_time_s) + " of it communication) = " + fmtFlopsRate(flop / stepS) + " = " +
+    _pct(flop / stepS / r.peak_flop_per_s) + " of peak";
+  const sustained = (flop, stepS, which) => split ? "; with communication " + held(flop, stepS, which) : "";
   w.attainable = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_weights) + ", " +
     fmtFlop(r.flop_per_step_weights) + " / " + launch + ") = " + att + " = " + _pct(r.peak_fraction_weights) +
     " of peak" + sustained(r.flop_per_step_weights, r.step_time_s_weights, "ignoring KV, "), att];
@@ -110,11 +112,10 @@ function derivation(C, s, r) {
   w["attainable-kv"] = ["min(" + peak + ", " + bw + " × " + _fpb(r.arithmetic_intensity_with_kv) + ", " +
     fmtFlop(r.flop_per_step) + " / " + launch + ") = " + attKv + " = " + _pct(r.peak_fraction_with_kv) + " of peak",
     attKv + " (" + _pct(r.peak_fraction_with_kv) + ")"];
-  // Split: what the step sustains with its communication (core/explain.py _with_communication).
-  const held = r.flop_per_step / r.step_time_s_with_kv;
-  w["attainable-comm"] = [fmtFlop(r.flop_per_step) + " / " + fmtSeconds(r.step_time_s_with_kv) + " (" +
-    fmtSeconds(r.communication_time_s) + " of it communication) = " + fmtFlopsRate(held) + " = " +
-    _pct(held / r.peak_flop_per_s) + " of peak", fmtFlopsRate(held) + " (" + _pct(held / r.peak_flop_per_s) + ")"];
+  // Split: what the step counting KV reads sustains with its communication (core/explain.py _with_communication).
+  const heldRate = r.flop_per_step / r.step_time_s_with_kv;
+  w["attainable-comm"] = [held(r.flop_per_step, r.step_time_s_with_kv, ""),
+    fmtFlopsRate(heldRate) + " (" + _pct(heldRate / r.peak_flop_per_s) + ")"];
   const rooflineBound = r.arithmetic_intensity_with_kv < r.ridge_point ? "memory" : "compute";
   const byIntensity = _fpb(r.arithmetic_intensity_with_kv) + " " + (rooflineBound === "memory" ? "<" : "≥") + " " +
     pyFixed(r.ridge_point, 1) + " FLOP/byte";
@@ -139,8 +140,8 @@ function derivation(C, s, r) {
     " tokens/s" + unfitWork(r), fmtRate(r.tokens_per_s_with_kv) + " tokens/s" + unfitValue(r)];
   // Step 5: what fits
   // What one sequence holds on the GPU that runs out first: its stage's share for each of PP micro-batches.
-  w["max-batch"] = ["floor(" + pyFixed(r.free_for_kv_bytes / GIB, 2) + " GiB / " +
-    pyFixed(r.kv_bytes_per_sequence_per_gpu * pp / GIB, 3) + " GiB) = " + pyInt(r.max_batch), pyInt(r.max_batch)];
+  w["max-batch"] = [floorWork(r.free_for_kv_bytes / GIB, r.kv_bytes_per_sequence_per_gpu * pp / GIB, r.max_batch),
+    pyInt(r.max_batch)];
   w.fits = [pyFixed(r.weight_bytes_held / GIB, 2) + " + " + pyFixed(r.kv_bytes / GIB, 2) + " + " +
     pyFixed(C.reserve / GIB, 2) + " = " + pyFixed(r.memory_used_bytes / GIB, 2) + " GiB " + (r.fits ? "≤" : ">") +
     " " + pyFixed(C.capacity / GIB, 2) + " GiB", (C.approximate ? "≈ " : "") + (r.fits ? "yes" : "NO")];
@@ -223,6 +224,15 @@ function memoryHtml(C, s, r) {
     '<b style="margin-left:10px">┃</b> capacity ' + pyFixed(cap, 1) + " GiB " +
     '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>';
 }
+function floorWork(freeGib, seqGib, n) {
+  // core/explain.py _floor_work: as many digits as make the printed quotient floor to n.
+  let free = "", seq = "";
+  for (let digits = 2; digits < 8; digits++) {
+    free = pyFixed(freeGib, digits); seq = fmtSig(seqGib, digits + 2);
+    if (seqGib === 0 || Math.floor(Number(free.replace(/,/g, "")) / Number(seq.replace(/,/g, ""))) === n) { break; }
+  }
+  return "floor(" + free + " GiB / " + seq + " GiB) = " + pyInt(n);
+}
 function communicationLines(C, s, r) {
   // app/roofline_view.py communication_lines, after a newline: the chart title's lines for a step that sends
   // between GPUs ("" when it sends nothing).
@@ -233,8 +243,9 @@ function communicationLines(C, s, r) {
   const who = X.replicas > 1 ? "per GPU: 1 of " + pyInt(X.gpus_per_replica) + " in each of " + pyInt(X.replicas) +
     " replicas\n" : "per GPU of " + pyInt(X.gpus_per_replica) + ": ";
   const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
-  return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms = " + fmtSig(share, 2) +
-    " % of the step\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
+  const took = r.bound === "overhead" ? ", under the launches' " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms step"
+    : " = " + fmtSig(share, 2) + " % of the step";
+  return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
 }
 
 function manyGpus(C, s, r, w) {

@@ -970,8 +970,9 @@ def attention_line(r) -> str:
 
 
 def communication_lines(r) -> str:
-    """The chart title's lines for a step split over GPUs: the communication as time and its share of the step,
-    then its own intensity (FLOP per byte a GPU sends) beside the interconnect ridge (``P_peak / link``).
+    """The chart title's lines for a step split over GPUs: the communication as time and its share of the step (or,
+    overhead-bound, the launches' step it runs under), then its own intensity (FLOP per byte a GPU sends) beside the
+    interconnect ridge (``P_peak / link``).
 
     The chart's x axis is FLOP per byte read from HBM: a roof against FLOP per byte sent has no place on it (the
     star would sit above it), so communication is told in time here and drawn as time on the Scaling tab.
@@ -980,5 +981,9 @@ def communication_lines(r) -> str:
     who = (f"per GPU: 1 of {r.gpus_per_replica:,} in each of {r.replicas:,} replicas\n" if r.replicas > 1 else
            f"per GPU of {r.gpus_per_replica:,}: ")
     link = f" (link ridge {fmt_sig(r.interconnect_ridge_point)})" if r.interconnect_ridge_point else ""
-    return (f"{who}communication {fmt_sig(r.communication_time_s * 1e3, 3)} ms = {fmt_sig(share, 2)} % of the step"
+    # Overhead-bound, the launches set the step and the communication runs under them: a share of the step would
+    # read as if it lengthened it.
+    took = (f", under the launches' {fmt_sig(r.step_time_s_with_kv * 1e3, 3)} ms step" if r.bound == "overhead"
+            else f" = {fmt_sig(share, 2)} % of the step")
+    return (f"{who}communication {fmt_sig(r.communication_time_s * 1e3, 3)} ms{took}"
             f"\nits I = {fmt_sig(r.communication_intensity)} FLOP per byte sent{link}")

@@ -804,18 +804,22 @@ def engine_label(engine: str | None) -> str:
     return "generic engine" if engine is None else f"{engine} preset"
 
 
-def expected_quantities(e: ExpectedStep, approximate: bool = False) -> tuple:
+def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool = True) -> tuple:
     """The expected tokens/s per sequence and for all GPUs as :class:`core.explain.Quantity` records, beside the
     ceiling's, each labelled as a prediction for its engine preset; their work is the sum of the terms.
 
     ``approximate``: the model has config keys the lab does not model (:attr:`core.models.ModelSpec.approximate`);
-    the values then say "(approximate)".  Keys: ``expected-tokens``, ``expected-tokens-aggregate``.
+    the values then say "(approximate)".  ``fits``: the workload fits in memory (:attr:`ScenarioResult.fits`);
+    where it does not, the values say "(if it fit)" as the ceiling's do and the work says why no engine runs it.
+    Keys: ``expected-tokens``, ``expected-tokens-aggregate``.
     """
     from .explain import Quantity  # the derivation's record type (core.explain does not import this module)
 
     who = engine_label(e.engine)
     pct = f"{100 * e.fraction_of_ceiling:.0f} % of the ceiling"
-    tail = " (approximate)" if approximate else ""
+    caveats = [c for c, on in (("approximate", approximate), ("if it fit", not fits)) if on]
+    tail = f" ({'; '.join(caveats)})" if caveats else ""
+    unfit = "" if fits else "; it does not fit in memory (Step 5), so no engine runs it as set"
     shown = [t for t in e.terms if t.seconds != 0]
     terms = " ".join(f"{'+' if t.seconds > 0 else '−'} {fmt_seconds(abs(t.seconds))} ({TERM_SHORT[t.key]})"
                      for t in shown)
@@ -828,7 +832,7 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False) -> tuple:
             "expected = ceiling tokens/s × ceiling step / expected step; expected step = ceiling step + Σ terms "
             "(Expected tab)",
             f"{step}; {fmt_rate(ceiling)} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
-            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct})",
+            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct}){unfit}",
             f"ceiling {fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} tokens/s ({pct}), {who}{tail}")
 
     return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,

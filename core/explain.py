@@ -11,6 +11,7 @@ Bytes are written as GB (1e9) or GiB (2^30), each named.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
@@ -68,24 +69,37 @@ class Step:
 _UNDER_CEILING = ", the ceiling; with communication the step sustains {flop} / step time"
 
 
-def _sustained(flop: float, step_s: float, r: ScenarioResult, which: str) -> str:
-    """The work's tail, split over GPUs: what the step sustains with its communication (``flop / step_s``)."""
+def _held(flop: float, step_s: float, r: ScenarioResult, which: str = "") -> str:
+    """What a step split over GPUs sustains with its communication: ``flop / step_s``, worked out, in % of peak."""
     sustained = flop / step_s
-    return (f"; with communication {fmt_flop(flop)} / {fmt_seconds(step_s)} ({which}"
-            f"{fmt_seconds(r.communication_time_s)} of it communication) = {fmt_flops_rate(sustained)} = "
-            f"{_pct(sustained / r.peak_flop_per_s)} of peak")
+    return (f"{fmt_flop(flop)} / {fmt_seconds(step_s)} ({which}{fmt_seconds(r.communication_time_s)} of it "
+            f"communication) = {fmt_flops_rate(sustained)} = {_pct(sustained / r.peak_flop_per_s)} of peak")
+
+
+def _sustained(flop: float, step_s: float, r: ScenarioResult, which: str) -> str:
+    """The weights line's work tail, split over GPUs: what the step sustains with its communication."""
+    return "; with communication " + _held(flop, step_s, r, which)
 
 
 def _with_communication(r: ScenarioResult) -> Quantity:
-    """Split over GPUs, the readout under the ceiling counting KV reads: what the step sustains once its
-    communication is added (FLOP / step time), the figure the tokens/s readouts go with."""
+    """Split over GPUs, the readout under the ceiling counting KV reads: what that step (all its FLOP, attention's
+    included) sustains once its communication is added, the figure the tokens/s readouts go with."""
     sustained = r.flop_per_step / r.step_time_s_with_kv
-    return Quantity("attainable-comm", "Attainable with communication, per GPU",
-                    "FLOP / step time (the roofline's time + communication): what the tokens/s readouts go with",
-                    f"{fmt_flop(r.flop_per_step)} / {fmt_seconds(r.step_time_s_with_kv)} "
-                    f"({fmt_seconds(r.communication_time_s)} of it communication) = {fmt_flops_rate(sustained)} = "
-                    f"{_pct(sustained / r.peak_flop_per_s)} of peak",
+    return Quantity("attainable-comm", "Attainable with communication, counting KV reads, per GPU",
+                    "FLOP / step time, both counting KV reads (the roofline's time + communication): what the "
+                    "tokens/s readouts go with",
+                    _held(r.flop_per_step, r.step_time_s_with_kv, r),
                     f"{fmt_flops_rate(sustained)} ({_pct(sustained / r.peak_flop_per_s)})")
+
+
+def _floor_work(free_gib: float, seq_gib: float, n: int) -> str:
+    """``floor(free GiB / KV_seq GiB) = n`` with as many digits as make the printed quotient floor to ``n``: 0.3125
+    GiB printed 0.312 and 60.57 / 0.312 is 194.1, not the 193 it floors to.  ``app/offline_readouts.js`` the same."""
+    for digits in range(2, 8):
+        free, seq = f"{free_gib:,.{digits}f}", fmt_sig(seq_gib, digits + 2)
+        if seq_gib == 0 or math.floor(float(free.replace(",", "")) / float(seq.replace(",", ""))) == n:
+            break
+    return f"floor({free} GiB / {seq} GiB) = {n:,}"
 
 
 def _unfit_value(r: ScenarioResult) -> str:
@@ -398,8 +412,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  fmt_bytes_gib(r.free_for_kv_bytes)),
         Quantity("max-batch", "Largest batch at S", "floor(free / KV_seq(S))"
                  + (" (per GPU: its KV share × PP micro-batches)" if split else ""),
-                 f"floor({r.free_for_kv_bytes / GiB:,.2f} GiB / {kv_held_seq / GiB:,.3f} GiB) = "
-                 f"{r.max_batch:,}", f"{r.max_batch:,}"),
+                 _floor_work(r.free_for_kv_bytes / GiB, kv_held_seq / GiB, r.max_batch), f"{r.max_batch:,}"),
         Quantity("fits", "Fits in memory", "weights held + KV + reserve ≤ capacity" + (" (per GPU)" if split else ""),
                  f"{r.weight_bytes_held / GiB:,.2f} + {r.kv_bytes / GiB:,.2f} + {r.reserve_bytes / GiB:,.2f} = "
                  f"{r.memory_used_bytes / GiB:,.2f} GiB {'≤' if r.fits else '>'} {r.capacity_bytes / GiB:,.2f} GiB",

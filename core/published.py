@@ -538,7 +538,7 @@ def validation_text(loo: bool = True) -> str:
     held, calib = _scored_sets()
     lines = ["Held-out measurements (nothing was fitted on them)", *_table(held), "",
              _summary("held-out", scores(held)),
-             f"targets (issue 27): median ≤ {100 * TARGET_MEDIAN:.0f} %, ≥ {100 * TARGET_WITHIN:.0f} % within "
+             f"the lab's targets: median ≤ {100 * TARGET_MEDIAN:.0f} %, ≥ {100 * TARGET_WITHIN:.0f} % within "
              f"±{100 * WITHIN:.0f} %, none above the ceiling",
              _summary("calibration (in-sample)", scores(calib))]
     if loo:

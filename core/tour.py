@@ -448,7 +448,7 @@ class GpuTourStep(TourStep):
 GPU_TOUR: tuple[TourStep, ...] = (
     GpuTourStep(
         "Many GPUs: 70B does not fit one H100",
-        "issue 10; article 004, section 07",
+        "article 004, section 07",
         {"model": "llama-3-70b", "gpu_hour_price": 2.0},
         "{model} in BF16 is {held_gib:.0f} GiB of weights; with one sequence's KV cache and the reserve it needs "
         "{used_gib:.0f} GiB against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = "
@@ -457,7 +457,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
     ),
     GpuTourStep(
         "TP = 2: it fits",
-        "issue 10; Megatron-LM (Shoeybi et al. 2019)",
+        "Megatron-LM (Shoeybi et al. 2019)",
         {"model": "llama-3-70b", "tp": 2, "gpu_hour_price": 2.0},
         "Each GPU holds half of every matrix, {held_gib:.1f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
         "output token, room for {max_batch} sequences of 8k. The roofline stays per GPU and the point does not "
@@ -466,7 +466,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
     ),
     GpuTourStep(
         "TP = 8: fast, and communication shows",
-        "issue 10; article 004, section 07",
+        "article 004, section 07",
         {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
         "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
         "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache stopped "
@@ -476,7 +476,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
     ),
     GpuTourStep(
         "8B on one GPU, times eight: cheapest per token",
-        "issue 10; article 000, Where It Breaks (cost from bytes moved)",
+        "article 000, Where It Breaks (cost from bytes moved)",
         {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
         "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
         "communication at all, {cost_out} per million output tokens at {price} per GPU-hour.",

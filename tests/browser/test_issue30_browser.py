@@ -74,13 +74,14 @@ def test_the_roofline_saves_itself_as_svg_and_as_a_png_at_twice_its_size(page, l
     errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b&batch=56")
     _ready(page)
     svg, width, height = _save(page, "roofline", "Save as SVG")
-    # Named after the title's first line (model, GPU, phase): two scenarios' images keep apart.
-    assert svg.suggested_filename == "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode.svg"
+    # Named after the title's first line (model, GPU, phase) and its levers: two scenarios' images keep apart.
+    name = "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode-weights-b-56-k-1-p-bf16-s-8192-kv-bf16"
+    assert svg.suggested_filename == name + ".svg"
     svg.save_as(tmp_path / "r.svg")
     text = (tmp_path / "r.svg").read_text()
     assert f'width="{width:g}" height="{height:g}"' in text and "ridge 295" in text and text.count("<path") > 30
     png, width, height = _save(page, "roofline", "Save as PNG")
-    assert png.suggested_filename == "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode@2x.png"
+    assert png.suggested_filename == name + "@2x.png"
     png.save_as(tmp_path / "r.png")
     head = (tmp_path / "r.png").read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", head[16:24]) == (2 * width, 2 * height)

@@ -106,14 +106,29 @@ def test_the_ranges_fit_the_same_points(js, series):
     assert (y0, y1) == pytest.approx(fit_y_range(*series), rel=1e-12)
 
 
+_ROOFLINE = ("Llama-3-8B · NVIDIA H100 SXM5 80GB · decode\nI = 4 FLOP/byte (weights, B = {b}, k = {k}, p = {p}): "
+             "1.35\u00a0%\u00a0of\u00a0peak\n"
+             "I = 4 counting KV reads (S = 8,192, KV BF16): 1.35\u00a0%\u00a0of\u00a0peak")
+
+
 @pytest.mark.parametrize(("title", "stem", "want"), [
-    # The roofline's title: its first line names the file (model, GPU, phase), the levers' lines do not.
-    ("Llama-3-8B · NVIDIA H100 SXM5 80GB · decode\nI = 56 FLOP/byte (weights, B = 56, k = 1, p = BF16): 5.7 %",
-     "roofline", "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode"),
+    # The roofline's title: its first line (model, GPU, phase) and the levers in its brackets name the file, so that
+    # batch 4, INT4 and k = 4 of one model, one intensity, keep apart (a new user's three images were one name).
+    (_ROOFLINE.format(b=4, k=1, p="BF16"), "roofline",
+     "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode-weights-b-4-k-1-p-bf16-s-8192-kv-bf16"),
+    (_ROOFLINE.format(b=1, k=1, p="INT4"), "roofline",
+     "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode-weights-b-1-k-1-p-int4-s-8192-kv-bf16"),
+    (_ROOFLINE.format(b=1, k=4, p="BF16"), "roofline",
+     "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode-weights-b-1-k-4-p-bf16-s-8192-kv-bf16"),
     ("Llama-3.1-405B · NVIDIA H200 · decode · does not fit in memory · ≈ approximate", "roofline",
      "roofline-llama-3.1-405b-nvidia-h200-decode-does-not-fit-in-memory-approximate"),
-    # Markup, path characters and a name past 80 characters: letters, digits, dots and dashes only, cut at 80.
-    ("<b>../../etc/passwd</b> · Ünïcode · " + "x" * 100, "roofline", "roofline-b-etc-passwd-b-unicode-" + "x" * 57),
+    # Throughput's first line carries its split and S; its second line has a bracket with no lever: left out.
+    ("Llama-3-70B on NVIDIA H100 SXM5 80GB (one model copy on 8 GPUs, TP = 8, PP = 1), S = 8,192\n"
+     "tokens/s vs batch (largest batch that fits: 1,209)", "throughput-vs-batch",
+     "throughput-vs-batch-llama-3-70b-on-nvidia-h100-sxm5-80gb-one-model-copy-on-8-gpus-tp-8-pp-1-s-8192"),
+    # Markup, path characters and a name past 160 characters: letters, digits, dots and dashes only, cut at 160.
+    ("<b>../../etc/passwd</b> · Ünïcode · " + "x" * 200, "roofline", "roofline-b-etc-passwd-b-unicode-" + "x" * 137),
+    ("a\nb (../../x = <i>)", "roofline", "roofline-a-x-i"),
     ("", "compare", "compare"),  # no title (Compare's grid): the chart's name alone
 ])
 def test_a_saved_image_is_named_after_its_chart_and_scenario(title, stem, want):

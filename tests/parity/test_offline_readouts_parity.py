@@ -10,6 +10,7 @@ test (tests/browser/test_standalone.py) checks the same on written pages over fe
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from conftest import ROOT, scenario_on
@@ -85,3 +86,12 @@ def test_the_page_words_every_readout_as_core_does_at_its_split(js, setup, lever
     assert got["memory"] == memory_html(r, approximate=r.model.approximate_note(see=""))
     lines = RooflineView(r).figure.title.text.split("\n")[3:]  # after the model line and the two intensities
     assert got["title"] == "".join("\n" + line for line in lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0, 200), st.floats(1e-4, 50))
+def test_the_largest_batchs_work_takes_the_digits_its_quotient_needs_as_core_does(js, free, seq):
+    from core.explain import _floor_work
+
+    n = math.floor(free / seq)
+    assert js.eval(f"floorWork({free!r}, {seq!r}, {n})") == _floor_work(free, seq, n)

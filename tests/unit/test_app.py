@@ -498,6 +498,13 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
                          "its I = 7,607 FLOP per byte sent (link ridge 2,199)"]
     # The frame is 479 px wide at 1280 × 720; a 66-character line of the 12 px title takes ~370 px of it.
     assert max(len(line) for line in lines) <= 72
+    # Overhead-bound (Llama-3-8B on 8, B = 1: 1.424 ms of launches against 1.03 ms of GPU time) the launches set
+    # the step: "0.386 ms = 27 % of the step" read as if the communication lengthened it.
+    small = Lab(Scenario(model="llama-3-8b", tp=8), {})
+    assert small.result.bound == "overhead"
+    assert small.roofline.figure.title.text.split("\n")[3] == (
+        "per GPU of 8: communication 0.386 ms, under the launches' 1.42 ms step")
+    assert max(len(line) for line in small.roofline.figure.title.text.split("\n")) <= 72
 
 
 # --- the y range widens as the x range does ---------------------------------------------------------------------

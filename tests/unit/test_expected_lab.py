@@ -41,8 +41,10 @@ def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
     # Expected is a prediction below the ceiling: 42.92 ms + the terms = 60.27 ms, 71 % of the ceiling's 23 tokens/s.
     assert e.expected_step_time_s == pytest.approx(60.27e-3, abs=0.01e-3)
     pane = lab.readouts.pane.text
+    # It does not fit on one H100, so the prediction says "(if it fit)" as the ceiling's 23 tokens/s does.
+    assert _readout(pane, "tokens") == "23 tokens/s (if it fit)"
     assert _readout(pane, "expected-tokens") == (
-        "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine")
+        "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine (if it fit)")
     assert "Expected tokens/s per sequence (a prediction, generic engine)" in html.unescape(pane)
     assert _readout(pane, "expected-tokens-aggregate").startswith("ceiling 23 tokens/s; expected ≈ 17 tokens/s")
     # Right after the ceiling readout it predicts.
@@ -101,6 +103,12 @@ def test_a_model_with_keys_not_modelled_marks_the_expected_value_approximate():
     assert _readout(lab.readouts.pane.text, "expected-tokens").endswith("generic engine (approximate)")
     lab.scenario.model = "llama-3-70b"
     assert "(approximate)" not in _readout(lab.readouts.pane.text, "expected-tokens")
+    # On one B200 DeepSeek-V3 does not fit: both caveats, in one bracket, and the work says why.
+    one = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"), query={})
+    one.state.show_work = True
+    assert _readout(one.readouts.pane.text, "expected-tokens").endswith("generic engine (approximate; if it fit)")
+    work = html.unescape(re.search(r'data-work="expected-tokens">([^<]*)<', one.readouts.pane.text).group(1))
+    assert work.endswith("of the ceiling); it does not fit in memory (Step 5), so no engine runs it as set")
 
 
 # -- the link ----------------------------------------------------------------------------------------------------------
@@ -330,3 +338,14 @@ def test_the_caption_says_why_the_embedding_term_can_rise_above_the_ceiling():
     tied = LabState(scenario=Scenario(model="gemma-2-9b"))
     assert all(t.seconds == 0 for t in tied.expected.terms if t.key == "embedding")
     assert "input-embedding table" not in _text(expected_tab_html(tied))
+
+
+def test_the_expected_tab_says_a_workload_that_does_not_fit_is_what_it_would_deliver():
+    # A new user's trial: the readouts' ceiling said "(if it fit)" for Llama-3-70B on one H100 (141 GB of BF16
+    # weights on 80 GB), its prediction and the Expected tab's waterfall did not.
+    from app.state import LabState
+
+    text = _text(expected_tab_html(LabState(scenario=Scenario())))
+    assert ("This workload does not fit in memory (Step 5): every figure here is what it would deliver if it fit."
+            in text)
+    assert "does not fit" not in _text(expected_tab_html(LabState(scenario=Scenario(model="llama-3-8b"))))

@@ -364,3 +364,9 @@ def test_a_roofline_step_brings_the_roofline_tab_back():
     assert lab.state.tab == "Roofline"
     linked = Lab(query={"present": ["true"], "tour": ["6"], "tab": ["Compare"]})
     assert linked.state.tab == "Compare" and linked.tour.index == 5
+
+
+def test_every_steps_source_is_one_a_student_can_read():
+    # A new user's trial: steps 17 and 19 printed "issue 10" as their source, an entry of our tracker, not a text.
+    assert all(step.source and "issue" not in step.source.lower() for step in TOUR)
+    assert [s.source for s in TOUR if s.title == "TP = 2: it fits"] == ["Megatron-LM (Shoeybi et al. 2019)"]

@@ -7,6 +7,7 @@ Jamba's dt/B/C RMSNorms.
 """
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -181,7 +182,8 @@ def test_split_over_gpus_the_attainable_names_the_communication_between_ceiling_
     r = scenario("deepseek-v3", tp=8).evaluate()
     q, held = quantities(r)["attainable-kv"], quantities(r)["attainable-comm"]
     assert "the ceiling; the next readout adds the step's communication" in q.formula
-    assert held.label == "Attainable with communication, per GPU" and held.value == "6.725 TFLOP/s (0.68 %)"
+    assert held.label == "Attainable with communication, counting KV reads, per GPU"
+    assert held.value == "6.725 TFLOP/s (0.68 %)"
     assert [x.key for x in rows(r)].index("attainable-comm") == [x.key for x in rows(r)].index("attainable-kv") + 1
     m = re.search(r"^([\d.]+) GFLOP / ([\d.]+) ms \(([\d.]+) ms of it communication\) = "
                   r"([\d.]+) TFLOP/s = ([\d.]+) % of peak$", held.work)
@@ -193,6 +195,14 @@ def test_split_over_gpus_the_attainable_names_the_communication_between_ceiling_
     assert q.value == "8.139 TFLOP/s (0.823 %)"  # the ceiling, as the chart's point
     weights = quantities(r)["attainable"].work
     assert "with communication 11.19 GFLOP / 4.08 ms (ignoring KV, 0.7388 ms of it communication)" in weights
+    # Two H100s: the readout counts the attention's FLOP (3.459 TFLOP/s), the weights line's work and the chart's
+    # bar the weights' only (2.886); a new user read the first as the weights' and found it above the weights'
+    # roofline (3.35).  Its label says which step it is, and it sits under its own ceiling (3.98).
+    two = scenario(tp=2).evaluate()
+    comm, kv = quantities(two)["attainable-comm"], quantities(two)["attainable-kv"]
+    assert "counting KV reads" in comm.label and "both counting KV reads" in comm.formula
+    assert comm.value == "3.459 TFLOP/s (0.35 %)" and kv.value == "3.98 TFLOP/s (0.402 %)"
+    assert "with communication 8.031 GFLOP / 2.782 ms (ignoring KV" in quantities(two)["attainable"].work
     one = scenario().evaluate()  # one GPU sends nothing: no such readout
     assert "communication" not in quantities(one)["attainable-kv"].work and "attainable-comm" not in quantities(one)
     assert "attainable-comm" not in [x.key for x in rows(one)]
@@ -219,3 +229,16 @@ def test_the_communication_intensity_says_how_much_of_the_communication_no_inten
            "calls' latency: 160 × 6 µs = 0.96 ms of the communication's 1.123 ms; communication is" in work
     assert 160 * r.deployment.plan.call_latency_s == pytest.approx(0.96e-3)
     assert r.communication_time_s == pytest.approx(1.123e-3, rel=1e-3)
+
+
+@pytest.mark.parametrize(("model", "tp", "want"), [
+    # Qwen2.5-72B on 8 H100s: KV_seq is 0.3125 GiB, printed 0.312, and 60.57 / 0.312 is 194.1, not 193.
+    ("qwen2.5-72b", 8, "floor(60.07 GiB / 0.3125 GiB) = 192"),
+    # Mistral-7B on 8: the free 75.3125 GiB printed 75.31, and 75.31 / 0.0625 floors to 1,204, not 1,205.
+    ("mistral-7b", 8, "floor(75.313 GiB / 0.0625 GiB) = 1,205"),
+])
+def test_the_largest_batch_floors_the_quotient_it_prints(model, tp, want):
+    work = quantities(Scenario(model=model, tp=tp).evaluate())["max-batch"].work
+    assert work == want
+    free, seq, n = (float(x.replace(",", "")) for x in re.findall(r"[\d,.]+(?= GiB|$)", work))
+    assert math.floor(free / seq) == n
