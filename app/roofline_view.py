@@ -138,7 +138,7 @@ def rung_overhead_ceilings(flop_weights, launch_s, attainable) -> np.ndarray:
 
 
 #: The key of each rung's drop to what its step sustains with communication (split over GPUs).
-COMMUNICATION_RUNGS_KEY = "with communication: what each rung's step sustains"
+COMMUNICATION_RUNGS_KEY = "each rung with its communication"
 
 
 def rung_communication_feet(flop_weights, step_time_weights, attainable) -> np.ndarray:

@@ -95,6 +95,7 @@ class ScalingView(pn.viewable.Viewer):
                      toolbar_location="above", **kw)
         fig.add_tools(*image_actions(fig, (fig.name or "scaling").removesuffix("-figure")))  # app/image_export.py
         fig.toolbar.autohide = True
+        fig.toolbar_inner = True  # over the frame's top, as the roofline's: beside a long title it folded into "⋮"
         fig.xaxis.ticker = [1, 2, 4, 8, 16, 32, 64, 128]
         # Room beyond the extreme values for the current-TP marker (24 px in present mode): Bokeh's default 10 %
         # left it half outside the frame when it is the highest point (TP = 1).

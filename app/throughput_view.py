@@ -99,6 +99,7 @@ class ThroughputView(pn.viewable.Viewer):
         )
         fig.add_tools(*image_actions(fig, "throughput-vs-batch"))  # SVG and PNG at 2x (app/image_export.py)
         fig.toolbar.autohide = True
+        fig.toolbar_inner = True  # over the frame's top, as the roofline's: beside a long title it folded into "⋮"
         # From past the largest batch that fits to the frame's right edge (right=None).
         self.no_fit = BoxAnnotation(left=X_RANGE[1], right=None, fill_color="#9e9e9e", fill_alpha=0.25, line_alpha=0)
         fig.add_layout(self.no_fit)
@@ -219,11 +220,12 @@ class ThroughputView(pn.viewable.Viewer):
                                   "text": [text], "shown": [text], **unplaced(1)}
                                  if r.max_batch < 1024 else {"x": [], "y": [], "text": [], "shown": [], **unplaced(0)})
         unit = "prompt tokens/s" if r.phase == "prefill" else "tokens/s"
-        split = (f" (one model copy on {fmt_count(r.gpus_per_replica)} GPUs, TP = {fmt_count(r.tp)}, "
-                 f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")"
+        split = (f"one model copy on {fmt_count(r.gpus_per_replica)} GPUs (TP = {fmt_count(r.tp)}, "
+                 f"PP = {fmt_count(r.pp)}" + (f", EP = {fmt_count(r.ep)}" if r.ep > 1 else "") + ")\n"
                  if r.gpus_per_replica > 1 else "")
-        # Two short lines: one long line was cut at the chart's edge at 1280 px.
+        # Short lines: one long line was cut at the chart's edge at 1280 px, and a line as wide as the chart left
+        # the toolbar (and its Save actions) folded into "⋮".
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}{split}, S = {r.context:,}\n"
+            f"{r.model.name} on {r.gpu.name}, S = {r.context:,}\n{split}"
             f"{unit} vs batch (largest batch that fits: {r.max_batch:,})"
         )

@@ -104,6 +104,28 @@ def test_the_rooflines_save_actions_show_beside_a_long_title(page, lab_url):
     assert errors == []
 
 
+@pytest.mark.parametrize(("tab", "name"), [("Throughput vs B", "throughput-figure"),
+                                           ("Scaling", "scaling-time-figure")])
+def test_the_other_charts_save_actions_show_beside_the_longest_names(page, lab_url, tab, name):
+    # A new user's trial: with the catalogue's longest model and GPU names the title took the chart's width and the
+    # toolbar, Save actions included, folded into "⋮" (Throughput at the default split already).
+    errors = open_on_projector(page, f"{lab_url}?model=llama-4-scout&gpu=gb200&tp=8&context=131072&batch=64")
+    _ready(page)
+    page.get_by_role("button", name=tab, exact=True).first.click()
+    page.wait_for_function(f"(() => {{ const m = Bokeh.documents[0].get_model_by_name('{name}');"
+                           " const v = m && Bokeh.index.find_one(m); return v != null && v.bbox.width > 0; })()")
+    chart = page.evaluate(f"""() => {{ const v = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('{name}'));
+      const r = v.el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }}""")
+    page.mouse.move(chart[0] + chart[2] / 2, chart[1] + chart[3] / 2)
+    for action in ("Save as SVG", "Save as PNG"):
+        button = page.locator(f"[title^='{action}']").locator("visible=true").first
+        expect(button).to_be_visible()
+        box = button.bounding_box()
+        assert chart[0] <= box["x"] and box["x"] + box["width"] <= chart[0] + chart[2], action
+        assert chart[1] <= box["y"] and box["y"] + box["height"] <= chart[1] + chart[3], action
+    assert errors == []
+
+
 def test_the_trio_is_named_on_the_roofline_clear_of_every_mark_and_compare_names_it(page, lab_url):
     errors = open_on_projector(page, f"{lab_url}?present=true")
     _ready(page)

@@ -115,7 +115,7 @@ def test_an_extreme_split_is_counted_with_separators_in_the_throughput_title():
     lab.state.tab = "Throughput vs B"
     lab._open("Throughput vs B")
     title = lab.throughput.figure.title.text
-    assert "(one model copy on 1,998,848 GPUs, TP = 128, PP = 61, EP = 256)" in title
+    assert "\none model copy on 1,998,848 GPUs (TP = 128, PP = 61, EP = 256)\n" in title
     assert "1998848" not in title
     assert {q.key: q for q in rows(lab.result)}["gpus"].value == "1,998,848,000,000 (1,000,000 replicas × 1,998,848)"
 
