@@ -166,12 +166,12 @@ function warnings(C, s, r) {
   // split that would fit named from evaluate()'s search.
   const out = [...C.split_warnings];
   if (r.weights_shortfall_bytes > 0) {
-    // core.scenario.fit_words; the checkpoint's own fit (core.step.workload's stored_fit)
+    // core.scenario.fit_words; the checkpoint's own fit (ScenarioResult.stored_tp, stored_pp)
     const fitWords = (fit, how) => fit === null ? " (no split up to the node and 1,024 GPUs fits " + how + ")" :
       " (TP = " + fit[0] + (fit[1] > 1 ? ", PP = " + fit[1] : "") + " fits " + how + ")";
     const wd = s.weight_dtype, split = C.split.gpus_per_replica > 1;
-    const stored = C.stored_hint[wd] && C.stored_hint[wd] + fitWords(smallestFit({...C.profiles[wd], splits: C.splits}, s.batch,
-      s.context, C.bytes[s.kv_dtype], s.gqa, C.bytes_per_weight.stored), "as stored");
+    const stored = C.stored_hint[wd] && C.stored_hint[wd] + fitWords(r.stored_tp === null ? null
+      : [r.stored_tp, r.stored_pp], "as stored");
     out.push("the weights alone (" + pyFixed(r.weight_bytes_held / GIB, 1) + " GiB" + (split ? " per GPU" : "") +
       ") and the reserve do not fit in " + pyFixed(C.capacity / GIB, 1) + " GiB: this needs " +
       (split ? "more GPUs" : "tensor parallelism over several GPUs") + " or smaller weights" +

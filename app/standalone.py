@@ -133,7 +133,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "bytes": {p.id: p.bytes_per_element for p in PRECISIONS.values()},
         "bytes_per_weight": per_weight,
         # the does-not-fit warning's end, by weight format (core.scenario.stored_hint)
-        "stored_hint": {wd: stored_hint(m, wd, p) for wd, p in per_weight.items()},
+        "stored_hint": {wd: stored_hint(m, wd, p, per_weight["stored"]) for wd, p in per_weight.items()},
         "prompt_len": scenario.prompt_len,
         "max_context": m.max_context,
         "max_batch": LEVERS["batch"].parameter.bounds[1],

@@ -146,8 +146,8 @@ function smallestFit(p, B, S, pkv, gqa, pw = p.bytes_per_weight) {
     cacheBytes(cache[g], S, pkv, false) + p.reserve_bytes <= p.capacity_bytes));
   return fit === undefined ? null : [fit.tp, fit.pp];
 }
-// storedPw: core.step.workload's stored_bytes_per_weight (its stored_fit); evaluate() leaves it out, as the offline
-// page's does-not-fit warning searches the checkpoint's fit itself (offline_readouts.js warnings, smallestFit).
+// storedPw: core.step.workload's stored_bytes_per_weight (its stored_fit): the checkpoint's bytes per weight as
+// stored, where it is smaller than the precision picked.
 function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch, storedPw = null) {
   // core.step.workload: every step a result shows, on one profile (decode: E tokens per sequence per step,
   // Leviathan et al. 2023; prefill: the prompt).  Field names are core.step.Workload's.
@@ -182,7 +182,11 @@ function evaluate(C, s) {
   if (p.splits === undefined) { p.splits = C.splits; }
   const B = s.batch;
   const a = (s.acceptance === undefined) ? C.acceptance : s.acceptance;
-  const w = workload(p, B, s.spec_k, s.context, C.prompt_len, a, pkv, s.gqa, false, C.max_batch);
+  // The checkpoint's own fit is searched where the warning names it: a stored format smaller than the pick
+  // (core.scenario.stored_hint, C.stored_hint).
+  const storedPw = C.stored_hint[s.weight_dtype] ? C.bytes_per_weight.stored : null;
+  const w = workload(p, B, s.spec_k, s.context, C.prompt_len, a, pkv, s.gqa, false, C.max_batch, storedPw);
+  const stored = w.free_for_kv_bytes < 0 && storedPw !== null ? w.stored_fit : null;
   const pt = w.point, E = w.expected_tokens, ttft = w.ttft, prefill = w.prefill;
   const ridge = p.peak_flop_per_s / p.bandwidth;
   const free = w.free_for_kv_bytes, groups = p.groups, slow = p.stages[pt.stage], L = slow.launch_s;
@@ -234,6 +238,7 @@ function evaluate(C, s) {
     total_memory_bytes: pt.memory_used_bytes * p.gpus,
     suggested_tp: w.smallest_fit === null ? null : w.smallest_fit[0],
     suggested_pp: w.smallest_fit === null ? null : w.smallest_fit[1],
+    stored_tp: stored === null ? null : stored[0], stored_pp: stored === null ? null : stored[1],
     ladder: w.ladder,
   };
 }

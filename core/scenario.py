@@ -191,6 +191,10 @@ class ScenarioResult:
     KV reads against the ridge point.  The step times, tokens/s and attainable FLOP/s
     all count the launches (article 000, "The third regime nobody plots");
     ``gpu_time_s`` is what the launches race: ``max(compute, memory) + communication``.
+
+    ``suggested_tp``/``suggested_pp`` are the smallest split that holds the workload at its precision (None where
+    none does); ``stored_tp``/``stored_pp`` the same at the checkpoint's bytes as stored, where the weights do not
+    fit and the checkpoint stores them in fewer bytes than the precision picked (the warning's hint; None otherwise).
     """
 
     phase: str
@@ -294,6 +298,8 @@ class ScenarioResult:
     total_memory_bytes: float
     suggested_tp: int | None
     suggested_pp: int | None
+    stored_tp: int | None
+    stored_pp: int | None
     gpu_hour_price: float
     output_tokens_per_s_aggregate: float
     prompt_tokens_per_s_aggregate: float
@@ -373,11 +379,18 @@ def added_levers(model: ModelSpec) -> dict:
     return levers
 
 
-def stored_hint(model: ModelSpec, weight_dtype: str, bytes_per_weight: float) -> str:
+def stored_hint(model: ModelSpec, weight_dtype: str, bytes_per_weight: float,
+                stored_bytes_per_weight: float | None) -> str:
     """The end of the does-not-fit warning when the checkpoint is stored in fewer bytes than the precision picked
-    (DeepSeek-V3 in BF16, its checkpoint FP8): the precision that reads it as stored."""
+    (DeepSeek-V3 in BF16, its checkpoint FP8): the precision that reads it as stored.
+
+    ``stored_bytes_per_weight``: the checkpoint's mean bytes per weight as stored, its 16-bit embeddings and scales
+    counted (:attr:`core.profiles.Deployment.stored_bytes_per_weight`).  No hint where that is as many bytes as the
+    pick (DeepSeek-V3 in FP8: 1.000244 bytes per weight picked, 1.003166 stored), or None.
+    """
     q = model.quantization
-    if weight_dtype == STORED or not (q and q.modelled) or q.bits / 8 >= bytes_per_weight:
+    if (weight_dtype == STORED or not (q and q.modelled) or stored_bytes_per_weight is None
+            or stored_bytes_per_weight >= bytes_per_weight):
         return ""
     return (f"; its checkpoint is stored in {q.bits}-bit {q.method.upper()}: weight precision "
             "“As stored (checkpoint)” holds it in that format")
@@ -552,11 +565,13 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
     free_for_kv = w.free_for_kv_bytes
     fit = w.smallest_fit
     warnings = list(dep.warnings)
+    stored_fit = None
     if free_for_kv < 0:
         split = dep.gpus_per_replica > 1
-        stored = stored_hint(model, v["weight_dtype"], p)
+        stored = stored_hint(model, v["weight_dtype"], p, dep.stored_bytes_per_weight)
         if stored:  # the smallest split that holds the checkpoint as stored
-            stored += fit_words(w.stored_fit, "as stored")
+            stored_fit = w.stored_fit
+            stored += fit_words(stored_fit, "as stored")
         warnings.append(
             f"the weights alone ({w.weight_bytes_held / GiB:,.1f} GiB{' per GPU' if split else ''}) and the reserve "
             f"do not fit in {prof.capacity_bytes / GiB:,.1f} GiB: this needs "
@@ -684,6 +699,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         total_memory_bytes=used * prof.gpus,
         suggested_tp=fit[0] if fit else None,
         suggested_pp=fit[1] if fit else None,
+        stored_tp=stored_fit[0] if stored_fit else None,
+        stored_pp=stored_fit[1] if stored_fit else None,
         gpu_hour_price=price,
         output_tokens_per_s_aggregate=float(decode_tps),
         prompt_tokens_per_s_aggregate=float(prefill_tps),

@@ -216,7 +216,8 @@ SCALARS = ("weight_bytes_read", "weight_bytes_held", "weight_params_read", "weig
            "decode_intensity", "decode_attainable_flop_per_s", "ttft_intensity", "ttft_attainable_flop_per_s",
            "ttft_s", "verify_step_time_s", "tpot_s", "speculative_speedup", "tokens_per_s_aggregate",
            "tokens_per_s_per_sequence", "output_tokens_per_s_aggregate", "total_memory_bytes", "memory_stage",
-           "slowest_stage", "suggested_tp", "suggested_pp", "prompt_tokens_per_s_aggregate", "sequences_in_flight",
+           "slowest_stage", "suggested_tp", "suggested_pp", "stored_tp", "stored_pp", "prompt_tokens_per_s_aggregate",
+           "sequences_in_flight",
            "communication_intensity", "interconnect_ridge_point", "gpu_hour_price", "cost_per_million_output_tokens",
            "cost_per_million_prompt_tokens")
 LADDER = ("batch", "arithmetic_intensity_weights", "arithmetic_intensity_with_kv", "attainable_flop_per_s_weights",
@@ -256,3 +257,16 @@ def test_the_parity_test_reads_every_field_the_browser_writes(js):
                                                           "weight_dtype": "bf16", "kv_dtype": "fp8", "gqa": True})
     assert set(got) - {"ladder"} == set(SCALARS)
     assert {p.id for p in PRECISIONS.values()} >= set(KV_PRECISIONS)
+
+
+def test_the_checkpoints_own_fit_is_carried_by_the_result_on_both_sides(js):
+    # DeepSeek-V3 on 8 H100s in BF16 does not fit; its FP8 checkpoint does at TP = 8, PP = 2.  The offline page's
+    # warning searched that fit a second time, beside the one its evaluate() had; both now read the result's.
+    s = scenario_on("deepseek-v3", "h100-sxm", tp=8, weight_dtype="bf16")
+    r = s.evaluate()
+    assert (r.suggested_tp, r.suggested_pp, r.stored_tp, r.stored_pp) == (8, 4, 8, 2)
+    got = run(js, "evaluate", constants(s, r), {"batch": 1, "spec_k": 1, "context": 8192, "weight_dtype": "bf16",
+                                                 "kv_dtype": "bf16", "gqa": True})
+    assert (got["stored_tp"], got["stored_pp"]) == (8, 2)
+    fits = s.clone(weight_dtype="stored").evaluate()  # picked as stored: no hint of it
+    assert (fits.stored_tp, fits.stored_pp) == (None, None)

@@ -335,6 +335,11 @@ def test_each_smallest_split_that_fits_names_the_precision_it_was_searched_at():
     assert Scenario(model="deepseek-v3", tp=8, pp=2, batch=16, weight_dtype="stored").evaluate().fits
     stored = Scenario(model="deepseek-v3", tp=8, batch=16, weight_dtype="stored").evaluate().warnings[0]
     assert stored.endswith("this needs more GPUs or smaller weights (TP = 8, PP = 2 fits as stored)")
+    # FP8 picked is 1.000244 bytes per weight (block scales), the checkpoint as stored 1.003166 (16-bit embeddings):
+    # "As stored" is no smaller, so no hint of it, though the stored format's bits (8) are fewer than the pick's.
+    fp8 = Scenario(model="deepseek-v3", tp=8, batch=16, weight_dtype="fp8").evaluate()
+    assert fp8.warnings[0].endswith("or smaller weights (TP = 8, PP = 2 fits in FP8)")
+    assert (fp8.stored_tp, fp8.stored_pp) == (None, None)
     one = Scenario(model="llama-3-70b", gpu="l4", batch=1024, context=131072).evaluate().warnings[0]
     assert one.endswith("this needs tensor parallelism over several GPUs or smaller weights (no split up to the "
                         "node and 1,024 GPUs fits in BF16)")
