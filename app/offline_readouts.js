@@ -129,7 +129,9 @@ function derivation(C, s, r) {
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +
     (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +
-    (overheadBound ? "the launches set the step" : "hidden under the GPU's work") + "; overhead ceiling " +
+    (overheadBound ? "the launches set the step" : r.step_time_s_weights === r.launch_overhead_s
+      ? "hidden under the GPU's work counting KV reads, not under the weights-only step's: they set the weights-only " +
+        "figures" : "hidden under the GPU's work") + "; overhead ceiling " +
     fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound"
     : r.step_time_s_weights === r.launch_overhead_s ? "binds the weights-only figures" : "not binding") + ")"];
   w["step-time"] = [(split ? "max(" : "") + "max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " +

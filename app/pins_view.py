@@ -32,6 +32,13 @@ class PinsView(pn.viewable.Viewer):
         self.message = Message(lambda: pn.pane.HTML(stylesheets=[STYLESHEET], sizing_mode="stretch_width"))
         self.pin_button.on_click(lambda _e: self.pin_current())
         self._parts: dict | None = None  # the Pins tab's widgets and table (_tab)
+        # The Compare tab says what a trio's message says (core.pins.preset_notes): the message goes when it opens,
+        # else the paragraph showed twice, under the chart and above the table (a new user's trial).
+        self.state.param.watch(self._compare_says_it, "tab")
+
+    def _compare_says_it(self, event) -> None:
+        if event.new == "Compare" and 'data-readout="pins-trio"' in self.message.text:
+            self.message.say("")
 
     def _tab(self) -> dict:
         """The Pins tab's widgets, table and layout, made when the tab is first shown or one of them used: most
@@ -186,10 +193,10 @@ PINS_TABLE_HEAD = (
     '<span class="unit">FLOP/<wbr>byte of weights</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
-    '<th><abbr title="tokens per second of the whole batch (all B sequences) of one model copy, counting KV-cache '
-    'reads; the Compare tab gives it per sequence too">tokens/s</abbr>'
-    '<span class="unit">of the batch; <abbr title="what sets its step time: memory, compute, or its kernel launches '
-    '(launch overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
+    '<th><abbr title="the roofline\'s ceiling on tokens per second of the whole batch (all B sequences) of one model '
+    'copy, counting KV-cache reads; the Compare tab gives it per sequence too">tokens/s</abbr>'
+    '<span class="unit">ceiling, the batch; <abbr title="what sets its step time: memory, compute, or its kernel '
+    'launches (launch overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
     '<th><abbr title="KV cache of the whole batch held by one GPU (the most loaded)">KV cache</abbr>'
     '<span class="unit">GiB per GPU</span></th>'
     '<th><abbr title="weights and KV cache fit in each GPU\'s memory">fits</abbr></th></tr>'

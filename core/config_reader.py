@@ -193,6 +193,7 @@ ssm_in_multiplier ssm_out_multiplier postnorm layernorm_full_attention_alpha lay
 layernorm_linear_attention_alpha layernorm_linear_attention_beta layernorm_mlp_alpha layernorm_mlp_beta
 full_attn_alpha_factor full_attn_beta_factor linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor
 mlp_beta_factor rotary_dim shared_moe_mode block_size for_llm_compressor
+init_method init_std normalization_function gradient_checkpointing return_dict use_return_dict torchscript
 """.split())
 
 #: Keys known to change the architecture in ways not modelled: what the numbers assume instead.

@@ -374,7 +374,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + f" → {launch_work} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
                  f"{fmt_seconds(r.memory_time_s)} of memory"
                  + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
-                 + ("the launches set the step" if overhead_bound else "hidden under the GPU's work")
+                 + ("the launches set the step" if overhead_bound else
+                    # A new user read "hidden" beside the value's "binds the weights-only figures" as a contradiction.
+                    "hidden under the GPU's work counting KV reads, not under the weights-only step's: they set "
+                    "the weights-only figures" if r.step_time_s_weights == r.launch_overhead_s else
+                    "hidden under the GPU's work")
                  + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
                  f"{launch} ({overhead_word})"),
         Quantity("step-time", "Step time",

@@ -251,7 +251,7 @@ def _quantization(climb: _Climb, before: _State, after: _State):
 def _speculation(climb: _Climb, before: _State, after: _State):
     r0, r1 = climb.evaluate(before.levers), climb.evaluate(after.levers)
     summary = (f"k {r0.spec_k} → {r1.spec_k}: {r1.expected_tokens_per_step:.2f} tokens per verify at "
-               f"α = {r1.acceptance:g}, {r1.speculative_speedup:.2f}× the k = 1 step")
+               f"α = {r1.acceptance:g}, {r1.speculative_speedup:.2f}× the tokens/s of k = 1")
     return summary, {"k": [r0.spec_k, r1.spec_k], "acceptance": r1.acceptance,
                      "expected_tokens_per_step": r1.expected_tokens_per_step,
                      "speedup_over_k1": r1.speculative_speedup}

@@ -907,7 +907,8 @@ def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
     s = Scenario(batch=8)
     html = pins_table_html(compare([Pin("eight", s.levers())], s.catalogue))
     r = s.evaluate()
-    assert "of the batch; " in html and "whole batch (all B sequences)" in html
+    assert "ceiling, the batch; " in html and "whole batch (all B sequences)" in html
+    assert "the roofline's ceiling on tokens per second" in html  # a ceiling, as the readouts say (a new user's trial)
     assert f"Llama-3-70B · {r.gpu.name}<br>B = 8" in html and "· h100-sxm<br>" not in html
     assert fmt_rate(r.tokens_per_s_with_kv) in html and r.tokens_per_s_with_kv == 8 * r.tokens_per_s_per_sequence
 

@@ -20,6 +20,17 @@ def test_gpt2_small_is_124_439_808_parameters():
     assert m.kv_bytes_per_token(2) == 2 * 12 * 12 * 64 * 2
 
 
+def test_training_settings_do_not_make_a_model_approximate():
+    # A new user's trial: a Granite config's "init_method" (how the weights were initialised for training) and
+    # "normalization_function" (RMSNorm or LayerNorm: neither's FLOP nor bytes are counted) marked every figure
+    # "approximate".  A key that changes the architecture still does.
+    base = {"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
+            "intermediate_size": 16, "vocab_size": 10}
+    m = read({**base, "init_method": "mup", "init_std": 0.02, "normalization_function": "rmsnorm"})
+    assert not m.approximate and m.approximate_note() == ""
+    assert read({**base, "mtp_num_hidden_layers": 1}).approximate
+
+
 def test_falcon_multi_query_parallel_attention():
     m = read({"model_type": "falcon", "hidden_size": 8, "n_head": 2, "n_layer": 1, "vocab_size": 10,
               "multi_query": True, "parallel_attn": True, "bias": False})

@@ -70,6 +70,19 @@ def test_input_embedding_term_is_the_table_minus_the_rows_gathered():
     assert {t.key: t for t in expected_step(r, embedding="article").terms}["embedding"].seconds == 0
 
 
+def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
+    # A new user's trial: Qwen3-30B-A3B on an H100 at B = 1 printed "− 0.1142 ms" beside "(6.084 GB − 6.706 GB) /
+    # 3.35 TB/s", which is −0.1858 ms: the step fell only to the host's launches, 2.128 ms, and the formula left them
+    # out.  Memory-bound all the way down (Llama-3-8B above), the formula alone gives the term.
+    e = expected_step(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm").evaluate())
+    term = {t.key: t for t in e.terms}["embedding"]
+    assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k·h rows instead of V·h) = −0.1858 ms of memory "
+                            "time; the step, max(GPU time, launches 2.128 ms), goes 2.242 ms → 2.128 ms")
+    assert round(term.seconds * 1e3, 4) == -0.1142 and term.seconds * 1e3 == pytest.approx(2.128 - 2.242, abs=5e-4)
+    r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
+    assert "the step" not in {t.key: t for t in expected_step(r).terms}["embedding"].formula
+
+
 def test_tied_embeddings_are_read_whole_by_the_head():
     m = get_model("gemma-2-9b")
     assert m.tie_word_embeddings

@@ -217,6 +217,8 @@ def test_the_compare_key_and_the_pins_message_show_the_trio_note():
     key = lab.compare.key.object
     assert "differs from the scenario it was pinned from (batch=1) by: batch=4" in key
     assert 'data-readout="compare-trio"' in key and "against 8 at batch 1 (the INT4 pin)" in key
+    # Compare says it: the message under the chart goes, or the paragraph shows twice (a new user's trial).
+    assert lab.pins.message.text == "" and not lab.pins.message.visible
     # A renamed trio pin still says what differs from the scenario it was pinned from.
     lab.pins.which.value = 0
     lab.pins.new_name.value_input = "four sequences"
