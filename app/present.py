@@ -33,7 +33,9 @@ CARD_HEADER_CSS = ".card-header { font-size: var(--font-size); }"
 #: projector): a browser draws them at its own 13.33 px unless told, and Bokeh's ``.bk-input`` does not tell it.
 #: Their labels wrap inside the widget's width (Bokeh's input group does not wrap), so at 18 px the labels of a
 #: row of fixed-width inputs do not run over each other.  Every select and input the lab builds takes this.
-INPUT_TEXT_CSS = "input, select, textarea { font-size: var(--font-size); } .bk-input-group { white-space: normal; }"
+#: A select's value too long for its box ends in "…" (a tour step's title read "7. Notice what now dc").
+INPUT_TEXT_CSS = ("input, select, textarea { font-size: var(--font-size); } .bk-input-group { white-space: normal; } "
+                  "select { text-overflow: ellipsis; }")
 #: A file dropper's words ("Drag & Drop your files or Browse") at FilePond's 16 px, or the page's text size where that
 #: is larger (18 px on a projector).
 DROPPER_TEXT_CSS = ".filepond--root { font-size: max(16px, var(--font-size)); }"

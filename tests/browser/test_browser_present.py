@@ -1679,3 +1679,15 @@ def test_on_a_phone_a_compare_value_without_room_beside_its_mark_stays_over_it(p
         if text and yoff != 0:  # off its mark's row: over or under the mark, not beside a neighbour's bar
             assert left <= x <= right, (text, x, left, right)
     assert page.errors == []
+
+
+def test_a_step_title_too_long_for_the_jump_list_ends_in_an_ellipsis(page, lab_url):
+    # A new user's trial: on a projector the list showed "7. Notice what now dc", a word cut mid-letter.
+    _open(page, lab_url + "?present=true&tour=7", PROJECTOR)
+    select = page.locator(".tour-jump select")
+    select.wait_for()
+    style, width, text = select.evaluate("s => [getComputedStyle(s).textOverflow, s.getBoundingClientRect().width, "
+                                         "s.options[s.selectedIndex].text]")
+    # The title at 18 px (~10 px a letter) is wider than the list's box: the ellipsis shows.
+    assert style == "ellipsis" and text.startswith("7. Notice what now") and 10 * len(text) > width
+    assert page.errors == []
