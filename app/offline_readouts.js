@@ -242,10 +242,12 @@ function communicationLines(C, s, r) {
   if (!(sent > 0)) { return ""; }
   const X = C.split, link = C.profiles[s.weight_dtype].link_bandwidth;
   const share = 100 * r.communication_time_s / r.step_time_s_with_kv;
-  const who = X.replicas > 1 ? "per GPU: 1 of " + pyInt(X.gpus_per_replica) + " in each of " + pyInt(X.replicas) +
-    " replicas\n" : "per GPU of " + pyInt(X.gpus_per_replica) + ": ";
+  const levels = "TP = " + pyInt(X.tp) + (X.pp > 1 ? ", PP = " + pyInt(X.pp) : "") +
+    (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "");
+  const who = X.replicas > 1 ? "per GPU: 1 of " + pyInt(X.gpus_per_replica) + " (" + levels + ") in each of " +
+    pyInt(X.replicas) + " replicas\n" : "per GPU of " + pyInt(X.gpus_per_replica) + " (" + levels + "): ";
   const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
-  const took = r.bound === "overhead" ? ", under the launches' " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms step"
+  const took = r.bound === "overhead" ? ", under " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms of launches"
     : " = " + fmtSig(share, 2) + " % of the step";
   return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
 }

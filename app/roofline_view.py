@@ -978,12 +978,15 @@ def communication_lines(r) -> str:
     star would sit above it), so communication is told in time here and drawn as time on the Scaling tab.
     """
     share = 100 * r.communication_time_s / r.step_time_s_with_kv
-    who = (f"per GPU: 1 of {r.gpus_per_replica:,} in each of {r.replicas:,} replicas\n" if r.replicas > 1 else
-           f"per GPU of {r.gpus_per_replica:,}: ")
+    # The split named: a saved image of TP = 8 and one of TP = 4, PP = 2 say which they are (and are named apart:
+    # app/image_export.py takes the levers in a title's brackets).
+    levels = f"TP = {r.tp:,}" + (f", PP = {r.pp:,}" if r.pp > 1 else "") + (f", EP = {r.ep:,}" if r.ep > 1 else "")
+    who = (f"per GPU: 1 of {r.gpus_per_replica:,} ({levels}) in each of {r.replicas:,} replicas\n" if r.replicas > 1
+           else f"per GPU of {r.gpus_per_replica:,} ({levels}): ")
     link = f" (link ridge {fmt_sig(r.interconnect_ridge_point)})" if r.interconnect_ridge_point else ""
     # Overhead-bound, the launches set the step and the communication runs under them: a share of the step would
     # read as if it lengthened it.
-    took = (f", under the launches' {fmt_sig(r.step_time_s_with_kv * 1e3, 3)} ms step" if r.bound == "overhead"
+    took = (f", under {fmt_sig(r.step_time_s_with_kv * 1e3, 3)} ms of launches" if r.bound == "overhead"
             else f" = {fmt_sig(share, 2)} % of the step")
     return (f"{who}communication {fmt_sig(r.communication_time_s * 1e3, 3)} ms{took}"
             f"\nits I = {fmt_sig(r.communication_intensity)} FLOP per byte sent{link}")

@@ -494,7 +494,7 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     # the chart at 1280 px and cut off at the right in normal mode.
     lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
     lines = lab.roofline.figure.title.text.split("\n")
-    assert lines[3:] == ["per GPU of 8: communication 1.54 ms = 4.8 % of the step",
+    assert lines[3:] == ["per GPU of 8 (TP = 8): communication 1.54 ms = 4.8 % of the step",
                          "its I = 7,607 FLOP per byte sent (link ridge 2,199)"]
     # The frame is 479 px wide at 1280 × 720; a 66-character line of the 12 px title takes ~370 px of it.
     assert max(len(line) for line in lines) <= 72
@@ -503,7 +503,7 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     small = Lab(Scenario(model="llama-3-8b", tp=8), {})
     assert small.result.bound == "overhead"
     assert small.roofline.figure.title.text.split("\n")[3] == (
-        "per GPU of 8: communication 0.386 ms, under the launches' 1.42 ms step")
+        "per GPU of 8 (TP = 8): communication 0.386 ms, under 1.42 ms of launches")
     assert max(len(line) for line in small.roofline.figure.title.text.split("\n")) <= 72
 
 

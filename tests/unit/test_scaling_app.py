@@ -74,7 +74,7 @@ def test_communication_is_told_in_time_not_as_a_roof_on_the_hbm_axis():
     assert "interconnect-roof" not in names
     assert all("interconnect" not in str(item.label) for item in lab.roofline.legend.items)
     lines = lab.roofline.figure.title.text.split("\n")
-    assert lines[3:] == ["per GPU of 8: communication 0.97 ms = 15 % of the step",
+    assert lines[3:] == ["per GPU of 8 (TP = 8): communication 0.97 ms = 15 % of the step",
                          "its I = 4,431 FLOP per byte sent (link ridge 2,199)"]
     assert r.communication_time_s / r.step_time_s_with_kv == pytest.approx(0.153, abs=5e-4)
     assert 989.4e12 / 450e9 == pytest.approx(r.interconnect_ridge_point, rel=1e-3)
@@ -195,7 +195,7 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
                                                                                           "in flight), one replica")
     assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
     assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.text
-    assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 in each of 2 replicas"
+    assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 (TP = 8, PP = 2) in each of 2 replicas"
     # One GPU, one replica: nothing to tell apart, the labels stay short.
     one = {q.key: q for q in rows(Scenario(model="llama-3-70b").evaluate())}
     assert (one["weights"].label, one["gpus"].value, one["tokens"].label) == (
