@@ -755,10 +755,12 @@ def to_json(e: ExpectedStep) -> dict:
     }
 
 
-def waterfall_text(e: ExpectedStep) -> str:
+def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:
     """The waterfall in plain text: the ceiling's tokens/s down to the expected tokens/s, term by term.
 
-    Each line gives the term's seconds, the tokens/s per sequence after it, its formula and its source.
+    Each line gives the term's seconds, the tokens/s per sequence after it, its formula and its source.  ``fits``:
+    the workload fits in memory (:attr:`ScenarioResult.fits`); where not, a last line says every figure is what it
+    would deliver if it fit, as the readouts do.
     """
     who = e.engine or "generic engine"
     lines = [f"Expected step ({who}; {e.parameters.weight_format} weights; input embedding {e.embedding_convention})",
@@ -783,6 +785,8 @@ def waterfall_text(e: ExpectedStep) -> str:
     if e.expected_ttft_s is not None:
         lines.append(f"  time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
                      f"{fmt_seconds(e.expected_ttft_s)}")
+    if not fits:
+        lines.append("  it does not fit in memory (Step 5): every figure above is what it would deliver if it fit")
     return "\n".join(lines)
 
 

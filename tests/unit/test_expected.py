@@ -251,6 +251,11 @@ def test_cli_text_prints_the_waterfall_after_the_derivation(capsys):
     assert main(["explain", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--engine", "gpt-fast"]) == 0
     text = capsys.readouterr().out
     assert text.index("Step 7") < text.index("Expected step (gpt-fast;") < text.index("= expected:")
+    assert "would deliver if it fit" not in text
+    # Llama-3-70B in BF16 on one H100 does not fit: the prediction says so, as the readouts' "(if it fit)" do.
+    assert main(["explain", "--engine", "vLLM"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(
+        "it does not fit in memory (Step 5): every figure above is what it would deliver if it fit")
 
 
 def test_cli_refuses_an_unknown_engine(capsys):
