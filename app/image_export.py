@@ -21,6 +21,8 @@ from base64 import b64encode
 
 from bokeh.models import CustomAction, CustomJS
 
+from core.precision import get_precision
+
 #: The PNG's pixels per CSS pixel of the chart shown.
 PNG_SCALE = 2
 
@@ -76,6 +78,15 @@ export default async ({target, kind, stem, scale}, obj, _data, {index}) => {
   setTimeout(() => URL.revokeObjectURL(link.href), 60000);
 }
 """
+
+
+def chart_levers(r, batch: bool = False) -> str:
+    """The levers a chart's curves depend on, for its title's bracket: ``p = INT4, k = 4, S = 8,192`` (``B = 4, …``
+    with ``batch``; the KV format where not BF16, "GQA off" where off).  A title says which scenario it is, and a
+    saved image is named after it (:data:`SAVE_IMAGE_JS`): batch 4, INT4 and k = 4 keep apart."""
+    kv = get_precision(r.kv_dtype).label
+    return ((f"B = {r.batch:,}, " if batch else "") + f"p = {r.weight_format}, k = {r.spec_k}, S = {r.context:,}"
+            + ("" if r.kv_dtype == "bf16" else f", KV {kv}") + ("" if r.gqa else ", GQA off"))
 
 
 def _icon(text: str) -> str:

@@ -22,7 +22,7 @@ from bokeh.plotting import figure
 
 from core.sweeps import tp_sweep
 
-from .image_export import image_actions
+from .image_export import chart_levers, image_actions
 from .present import present_figure, wrap_title
 from .state import LabState
 from .style import PALETTE, STYLESHEET
@@ -182,7 +182,7 @@ class ScalingView(pn.viewable.Viewer):
         self.crossover.location = over or 1
         node = r.gpu.interconnect.max_node if r.gpu.interconnect else None
         self.past_node.left = node * 1.41 if node else 1e3
-        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name}, B = {r.batch}, S = {r.context:,}\n"
+        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name} ({chart_levers(r, batch=True)})\n"
                                      "one GPU's step against TP (hollow: does not fit)")
         self.rates_fig.title.text = "tokens/s against TP"
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else

@@ -20,7 +20,7 @@ from core.scenario import ScenarioResult
 from core.sweeps import batch_sweep
 from core.units import fmt_count
 
-from .image_export import image_actions
+from .image_export import chart_levers, image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .state import LabState
@@ -226,6 +226,6 @@ class ThroughputView(pn.viewable.Viewer):
         # Short lines: one long line was cut at the chart's edge at 1280 px, and a line as wide as the chart left
         # the toolbar (and its Save actions) folded into "⋮".
         self.figure.title.text = (
-            f"{r.model.name} on {r.gpu.name}, S = {r.context:,}\n{split}"
+            f"{r.model.name} on {r.gpu.name} ({chart_levers(r)})\n{split}"
             f"{unit} vs batch (largest batch that fits: {r.max_batch:,})"
         )

@@ -128,9 +128,9 @@ _ROOFLINE = ("Llama-3-8B · NVIDIA H100 SXM5 80GB · decode\nI = 4 FLOP/byte (we
     ("Llama-3.1-405B · NVIDIA H200 · decode · does not fit in memory · ≈ approximate", "roofline",
      "roofline-llama-3.1-405b-nvidia-h200-decode-does-not-fit-in-memory-approximate"),
     # Throughput's split is a bracket of levers on its second line; its last line's bracket has no lever: left out.
-    ("Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192\none model copy on 8 GPUs (TP = 8, PP = 1)\n"
+    ("Llama-3-70B on NVIDIA H100 SXM5 80GB (p = BF16, k = 1, S = 8,192)\none model copy on 8 GPUs (TP = 8, PP = 1)\n"
      "tokens/s vs batch (largest batch that fits: 1,209)", "throughput-vs-batch",
-     "throughput-vs-batch-llama-3-70b-on-nvidia-h100-sxm5-80gb-s-8192-tp-8-pp-1"),
+     "throughput-vs-batch-llama-3-70b-on-nvidia-h100-sxm5-80gb-p-bf16-k-1-s-8192-tp-8-pp-1"),
     # Markup, path characters and a name past 160 characters: letters, digits, dots and dashes only, cut at 160.
     ("<b>../../etc/passwd</b> · Ünïcode · " + "x" * 200, "roofline", "roofline-b-etc-passwd-b-unicode-" + "x" * 137),
     ("a\nb (../../x = <i>)", "roofline", "roofline-a-x-i"),

@@ -420,8 +420,12 @@ def test_the_throughput_title_fits_its_chart_in_two_short_lines():
     lab = Lab(query={})
     lab.state.tab = "Throughput vs B"
     lines = lab.throughput.figure.title.text.split("\n")
-    assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB, S = 8,192",
+    assert lines == ["Llama-3-70B on NVIDIA H100 SXM5 80GB (p = BF16, k = 1, S = 8,192)",
                      "tokens/s vs batch (largest batch that fits: 0)"]
+    # The levers the curve depends on are named (a new user's INT4 and k = 4 images were one file name).
+    lab.scenario.param.update(weight_dtype="int4", spec_k=4, kv_dtype="fp8", gqa=False)
+    assert lab.throughput.figure.title.text.split("\n")[0] == (
+        "Llama-3-70B on NVIDIA H100 SXM5 80GB (p = INT4, k = 4, S = 8,192, KV FP8, GQA off)")
 
 
 def test_tables_and_summaries_never_print_e_notation():

@@ -26,6 +26,9 @@ def test_scaling_tab_draws_times_and_rates_against_tp():
     assert view.crossover.visible and view.crossover.location == 16
     assert "TP = 16" in view.note.object
     assert view.past_node.left == pytest.approx(8 * 1.41)
+    # Its title names the levers its curves depend on: a saved image of INT4 and one of k = 4 are named apart.
+    assert view.times_fig.title.text.split("\n")[0] == (
+        "Llama-3-8B on NVIDIA H100 SXM5 80GB (B = 1, p = BF16, k = 1, S = 8,192)")
     lab.scenario.tp = 4
     assert list(view.current.data["tp"]) == [4]
 
