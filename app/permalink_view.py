@@ -226,7 +226,11 @@ class PermalinkView(pn.viewable.Viewer):
         notices = self.state.notices
         # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
-        text = f"<b>Part of this link was ignored</b>; the rest of it applies.<ul>{items}</ul>" if notices else ""
+        # A link refused whole (too many parameters) is not "part of" it: the heading says which (a new user's trial).
+        whole = any(n.startswith("ignored this link:") for n in notices)
+        head = ("<b>This link was ignored</b>; the lab opens as it starts." if whole else
+                "<b>Part of this link was ignored</b>; the rest of it applies.")
+        text = f"{head}<ul>{items}</ul>" if notices else ""
         if busy:
             text = f'<div aria-busy="true">{escape(busy)}</div>{text}'
         self.notice.say(text)

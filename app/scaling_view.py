@@ -184,7 +184,8 @@ class ScalingView(pn.viewable.Viewer):
         self.past_node.left = node * 1.41 if node else 1e3
         self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name} ({chart_levers(r, batch=True)})\n"
                                      "one GPU's step against TP (hollow: does not fit)")
-        self.rates_fig.title.text = "tokens/s against TP"
+        # A ceiling, and its scenario (a saved image of it is named after its title: app/image_export.py).
+        self.rates_fig.title.text = f"tokens/s ceiling against TP, {r.model.name} ({chart_levers(r, batch=True)})"
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
                  f"communication stays below the memory time up to TP = {int(d['tp'][-1])}")
         link = r.gpu.interconnect

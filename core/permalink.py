@@ -86,7 +86,7 @@ def link_refusal(query: str) -> LinkRefusal | None:
     """
     if len(query) > MAX_LINK_CHARS:
         return LinkRefusal(414, f"this link is {len(query):,} characters long; Roofline Lab opens links of up to "
-                                f"{MAX_LINK_CHARS:,} (its own are at most ~29,000)")
+                                f"{MAX_LINK_CHARS:,} (its own are at most 31,655)")
     limit = sys.get_int_max_str_digits() or len(query) + 1
     for key, value in parse_qsl(query, keep_blank_values=True):
         if not value.isdigit():

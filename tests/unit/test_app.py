@@ -756,6 +756,10 @@ def test_the_notices_of_a_link_read_later_head_the_page_once_said():
     lab.state.error = "Could not evaluate this scenario: x"
     lab.state.notices = ["ignored gpu='<i>x</i>': accepted h100-sxm, …"]
     assert lab.link.notice.visible and "&lt;i&gt;x&lt;/i&gt;" in lab.link.notice.text
+    assert "<b>Part of this link was ignored</b>; the rest of it applies." in lab.link.notice.text
+    # A link ignored whole does not say "part of" it (a new user's trial: 101 parameters).
+    whole = Lab(query={f"k{i}": ["1"] for i in range(101)})
+    assert whole.link.notice.text.startswith("<b>This link was ignored</b>; the lab opens as it starts.")
     for present in (False, True):
         lab.state.present = present
         panes = [p for p in lab.layout.select(pn.pane.PaneBase) if p in (lab.link.notice.pane, lab.error.pane)]

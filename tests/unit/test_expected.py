@@ -80,7 +80,14 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
                             "time; the step, max(GPU time, launches 2.128 ms), goes 2.242 ms → 2.128 ms")
     assert round(term.seconds * 1e3, 4) == -0.1142 and term.seconds * 1e3 == pytest.approx(2.128 - 2.242, abs=5e-4)
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
-    assert "the step" not in {t.key: t for t in expected_step(r).terms}["embedding"].formula
+    assert "max(GPU time" not in {t.key: t for t in expected_step(r).terms}["embedding"].formula
+    # The other terms end with the step before and after them; where their formula is a time, it is set beside
+    # the ceiling's for the same work (a later trial: "160 × (31 µs + …) = 4.97 ms" printed beside "+ 4.003 ms").
+    terms = {t.key: t for t in expected_step(Scenario(model="llama-3-70b", tp=8).evaluate(), "vLLM").terms}
+    assert terms["collectives"].formula == ("160 × (31 µs + 16,384 bytes × 2(8−1)/8 / 479 GB/s) = 4.973 ms in "
+                                            "place of the ceiling's 0.9702 ms; the step goes 8.16 ms → 12.16 ms")
+    assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
+    assert terms["hbm"].formula == "memory time ÷ 0.949; the step goes 6.258 ms → 6.54 ms"
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():

@@ -29,6 +29,7 @@ def test_scaling_tab_draws_times_and_rates_against_tp():
     # Its title names the levers its curves depend on: a saved image of INT4 and one of k = 4 are named apart.
     assert view.times_fig.title.text.split("\n")[0] == (
         "Llama-3-8B on NVIDIA H100 SXM5 80GB (B = 1, p = BF16, k = 1, S = 8,192)")
+    assert view.rates_fig.title.text == "tokens/s ceiling against TP, Llama-3-8B (B = 1, p = BF16, k = 1, S = 8,192)"
     lab.scenario.tp = 4
     assert list(view.current.data["tp"]) == [4]
 
