@@ -304,7 +304,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  att),
         Quantity("peak-fraction", "Fraction of peak (weights)", "attainable / P_peak",
                  f"{att} / {peak} = {_pct(r.peak_fraction_weights)}", _pct(r.peak_fraction_weights)),
-        Quantity("tokens-no-kv", "Tokens/s ignoring KV" + one_copy,
+        Quantity("tokens-no-kv", "Tokens/s ceiling ignoring KV" + one_copy,
                  "B·E / max(max(FLOP/P_peak, N_read·p/BW) + communication, t_launch)" if split else
                  "B·E / max(FLOP/P_peak, N_read·p/BW, t_launch)",
                  f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
@@ -562,7 +562,7 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  (f"ceil({m.moe.n_experts} / {r.ep}) = {fmt_sig(r.experts_per_gpu)} per MoE layer; "
                   f"{fmt_sig(r.experts_touched_per_gpu, 3)} touched per step") if m.moe else "dense model: no experts",
                  fmt_sig(r.experts_per_gpu) if m.moe else "—"),
-        Quantity("tokens-aggregate", "Tokens/s, all GPUs", "B·E / step × EP groups × replicas",
+        Quantity("tokens-aggregate", "Tokens/s ceiling, all GPUs", "B·E / step × EP groups × replicas",
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s × {r.ep} × {r.replicas} = "
                  f"{fmt_rate(r.tokens_per_s_aggregate)} tokens/s ({r.sequences_in_flight:,} "
                  f"{'sequence' if r.sequences_in_flight == 1 else 'sequences'} in flight); "
