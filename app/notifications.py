@@ -27,14 +27,19 @@ RELOAD_LINK_STYLE = "color: #ffffff; text-decoration: underline; font-weight: 70
 #: Shown, and kept, when the connection to the server is lost.  ``href=""`` is
 #: the current address, query included, as last rewritten by the lab.
 DISCONNECT_NOTICE = (
-    f'<span style="font-family: {NOTICE_FONT}">Connection to the server lost: moves are no longer computed. '
+    "Connection to the server lost: moves are no longer computed. "
     f'<a href="" class="reload-link" style="{RELOAD_LINK_STYLE}">Reload</a> to reconnect; the address keeps '
-    "your settings.</span>"
+    "your settings."
 )
+#: The notices' font, for the page's head (Notyf draws its toasts in the page's body, outside every component's
+#: stylesheet: in the browser's serif otherwise).  A stylesheet, not a span around each text: Notyf's screen-reader
+#: announcer reads a notice's text as given, and read the span's markup aloud (a new user's trial).
+NOTICE_CSS = f".notyf {{ font-family: {NOTICE_FONT}; }}"
+
+
 def notice_html(text: str) -> str:
-    """``text`` as a notice shows it: escaped, in the lab's font (Notyf draws its toasts outside every stylesheet
-    of the lab's, in the browser's serif otherwise)."""
-    return f'<span style="font-family: {NOTICE_FONT}">{escape(text)}</span>'
+    """``text`` as a notice shows it: escaped (Notyf renders a notice's text as HTML)."""
+    return escape(text)
 
 
 #: Shown for a few seconds once the page is connected and ready.
@@ -42,11 +47,10 @@ READY_NOTICE = notice_html("Connected: the lab is live.")
 
 #: ``pn.extension`` settings that turn the notices on: ``pn.extension(..., **CONNECTION_NOTICES)``.
 #: They go through ``pn.extension`` (not ``pn.config`` alone) so that the page
-#: also loads the notification library's script.  Both texts carry the lab's font inline: Notyf draws its toasts
-#: in a container of the page's body, outside every component's shadow root and stylesheet (without it they
-#: showed in the browser's serif).
+#: also loads the notification library's script; their font comes from :data:`NOTICE_CSS` in the page's head.
 CONNECTION_NOTICES = {
     "notifications": True,
+    "global_css": [NOTICE_CSS],
     "disconnect_notification": DISCONNECT_NOTICE,
     "ready_notification": READY_NOTICE,
 }

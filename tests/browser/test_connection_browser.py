@@ -156,6 +156,9 @@ def test_the_ready_notice_shows_in_an_empty_corner_in_the_labs_font(page, lab_ur
     lab_font = page.locator("[data-readout=memory]").first.evaluate("e => getComputedStyle(e).fontFamily")
     assert "serif" not in font.replace("sans-serif", "") and "Times" not in font, font
     assert font.split(",")[0] == lab_font.split(",")[0], (font, lab_font)
+    # The screen reader's announcer reads the notice as text: no markup in it (a new user's trial heard a span).
+    announced = page.locator(".notyf-announcer").text_content()
+    assert "Connected: the lab is live." in announced and "<" not in announced, announced
 
 
 def test_present_mode_opens_without_the_ready_notice(page, lab_url):
