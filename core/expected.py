@@ -225,6 +225,23 @@ def _step(c, m, n, comm, gaps, cpu, extra):
     return _smooth_max(_smooth_max(c, m, n) + comm + gaps, cpu, n) + extra
 
 
+def _gemm_s(x: ChainInputs, p: ChainParams):
+    """The GEMMs' time at the format's roof and the attainable fraction of it, s."""
+    return np.asarray(x.flop_gemm, float) / (np.asarray(x.peak_gemm) * p.gemm_fraction * p.gemm_engine_factor)
+
+
+def _attention_s(x: ChainInputs, p: ChainParams):
+    """Attention's time at FlashAttention's fraction of the BF16 peak, s."""
+    return np.asarray(x.flop_attention, float) / (np.asarray(x.peak_bf16) * p.attention_fraction)
+
+
+def _communication_s(x: ChainInputs, p: ChainParams):
+    """The step's communication with the α–β all-reduces: the ceiling's other communication + calls × (α + wire)."""
+    tp = np.asarray(x.tp, float)
+    wire = np.asarray(x.allreduce_bytes, float) * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) / p.bus_bandwidth
+    return np.asarray(x.communication_other_s, float) + x.allreduce_calls * (p.allreduce_alpha_s + wire)
+
+
 def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered",
                      ends_only: bool = False) -> list[np.ndarray]:
     """Step times of the chain's states: the ceiling first, then after each term of :data:`TERM_NAMES`.
@@ -266,14 +283,12 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     m = m_w + m_kv
     record(c, m, inf, comm, gaps, cpu, extra)
     # Compute: the GEMMs at the format's own roof and attainable fraction, attention at BF16.
-    c_gemm = np.asarray(x.flop_gemm, float) / (np.asarray(x.peak_gemm) * p.gemm_fraction * p.gemm_engine_factor)
+    c_gemm = _gemm_s(x, p)
     c = c_gemm + c_attn0
     record(c, m, inf, comm, gaps, cpu, extra)
-    c = c_gemm + np.asarray(x.flop_attention, float) / (np.asarray(x.peak_bf16) * p.attention_fraction)
+    c = c_gemm + _attention_s(x, p)
     record(c, m, inf, comm, gaps, cpu, extra)
-    tp = np.asarray(x.tp, float)
-    wire = np.asarray(x.allreduce_bytes, float) * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) / p.bus_bandwidth
-    comm = np.asarray(x.communication_other_s, float) + x.allreduce_calls * (p.allreduce_alpha_s + wire)
+    comm = _communication_s(x, p)
     record(c, m, inf, comm, gaps, cpu, extra)
     graphs = np.asarray(p.cuda_graphs, float)
     kernels = np.asarray(x.kernels, float)
@@ -672,16 +687,16 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str) ->
     # that the formula multiplies out to the term (Qwen3-30B-A3B gathered: −0.1857 ms of memory time, the step
     # 2.242 → 2.128 ms, the launches').
     # The times a term's formula evaluates, beside the ones the ceiling counted for the same work.
-    tp = float(x.tp)
+    cp = p.chain_params()
     in_place = {
-        "gemm": (float(x.flop_gemm) / (float(x.peak_gemm) * p.gemm_fraction.value * p.gemm_engine_factor.value),
-                 float(x.compute_s) - float(x.compute_attention_s)),
-        "attention": (float(x.flop_attention) / (float(x.peak_bf16) * p.attention_fraction.value),
-                      float(x.compute_attention_s)),
-        "collectives": (float(x.allreduce_calls) * (p.allreduce_alpha_s.value + float(x.allreduce_bytes) * 2.0
-                                                     * (tp - 1.0) / max(tp, 1.0) / p.bus_bandwidth.value),
-                        float(x.communication_s)) if x.allreduce_calls else None,
+        "gemm": (float(_gemm_s(x, cp)), float(x.compute_s) - float(x.compute_attention_s)),
+        "attention": (float(_attention_s(x, cp)), float(x.compute_attention_s)),
+        "collectives": (float(_communication_s(x, cp)), float(x.communication_s)) if x.allreduce_calls else None,
     }
+    if x.allreduce_calls and float(x.communication_other_s):  # the rest of the communication, as the ceiling's
+        text, source = formulas["collectives"]
+        formulas["collectives"] = (f"{fmt_seconds(float(x.communication_other_s))} of other communication (the "
+                                   f"ceiling's) + {text}", source)
     raw = {"format": (x.weight_bytes_format - x.weight_bytes_lab) / bw,
            "embedding": (x.weight_bytes_gathered - x.weight_bytes_format) / bw if embedding == "gathered" else 0.0}
     # Every other term's formula gives a time the step already counted part of (the GEMMs' 40.28 ms where the

@@ -88,6 +88,11 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
                                             "place of the ceiling's 0.9702 ms; the step goes 8.16 ms → 12.16 ms")
     assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
     assert terms["hbm"].formula == "memory time ÷ 0.949; the step goes 6.258 ms → 6.54 ms"
+    # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
+    moe = {t.key: t for t in expected_step(Scenario(model="qwen3-30b-a3b", tp=2, ep=2).evaluate(), "vLLM").terms}
+    assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31 µs + ")
+    assert "= 3.557 ms in place of the ceiling's 1.155 ms" in moe["collectives"].formula
+    assert round(moe["collectives"].seconds * 1e3, 3) == 2.402
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():
