@@ -249,7 +249,8 @@ function communicationLines(C, s, r) {
   const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
   const took = r.bound === "overhead" ? ", under " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms of launches"
     : " = " + fmtSig(share, 2) + " % of the step";
-  return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " + fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
+  return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " +
+    fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
 }
 
 function manyGpus(C, s, r, w) {
