@@ -24,7 +24,7 @@ from panel.custom import JSComponent
 from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
 from core.paging import BLOCK_SIZE
-from core.permalink import config_for_link, from_query, to_query
+from core.permalink import IGNORED_WHOLE, config_for_link, from_query, to_query
 from core.units import parse_number
 
 from .message import Message
@@ -227,7 +227,7 @@ class PermalinkView(pn.viewable.Viewer):
         # Notices quote what the link said: rendered as text (escaped HTML), never as Markdown.
         items = "".join(f"<li>{escape(n)}</li>" for n in notices)
         # A link refused whole (too many parameters) is not "part of" it: the heading says which (a new user's trial).
-        whole = any(n.startswith("ignored this link:") for n in notices)
+        whole = any(n.startswith(IGNORED_WHOLE) for n in notices)
         head = ("<b>This link was ignored</b>; the lab opens as it starts." if whole else
                 "<b>Part of this link was ignored</b>; the rest of it applies.")
         text = f"{head}<ul>{items}</ul>" if notices else ""

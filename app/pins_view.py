@@ -32,12 +32,13 @@ class PinsView(pn.viewable.Viewer):
         self.message = Message(lambda: pn.pane.HTML(stylesheets=[STYLESHEET], sizing_mode="stretch_width"))
         self.pin_button.on_click(lambda _e: self.pin_current())
         self._parts: dict | None = None  # the Pins tab's widgets and table (_tab)
+        self._trio_text = ""  # the trio's notes (preset_notes) last said, which Compare says too
         # The Compare tab says what a trio's message says (core.pins.preset_notes): the message goes when it opens,
         # else the paragraph showed twice, under the chart and above the table (a new user's trial).
         self.state.param.watch(self._compare_says_it, "tab")
 
     def _compare_says_it(self, event) -> None:
-        if event.new == "Compare" and 'data-readout="pins-trio"' in self.message.text:
+        if event.new == "Compare" and self._trio_text and self.message.text == self._trio_text:
             self.message.say("")
 
     def _tab(self) -> dict:
@@ -129,8 +130,9 @@ class PinsView(pn.viewable.Viewer):
         self.set_pins([*self.pins, *trio])
         if not self.message.text:
             added = [row for row in self.rows if any(row.pin is pin for pin in trio)]
-            self.message.say("".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
-                                     for n in preset_notes(added)))
+            self._trio_text = "".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
+                                      for n in preset_notes(added))
+            self.message.say(self._trio_text)
 
     def set_pins(self, pins: list[Pin]) -> None:
         """Replace every pin (a preset, a permalink, or remove all); the previous set can be undone."""

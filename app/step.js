@@ -170,7 +170,8 @@ function workload(p, B, k, S, P, a, pkv, gqa, prefill, maxBatch, storedPw = null
     weight_bytes_held: heldBytes(m), params_held: m.params[0] + m.params[1], free_for_kv_bytes: room,
     kv_bytes_per_sequence: cacheBytes(p.model_cache[g], held, pkv, false),
     kv_bytes_per_token: kvBytesPerToken(p.model_cache[g], pkv), kv_bytes_per_token_per_gpu: perGpu,
-    smallest_fit: fit, stored_fit: storedPw === null ? null : smallestFit(p, B, held, pkv, gqa, storedPw),
+    smallest_fit: fit,
+    stored_fit: storedPw === null || room >= 0 ? null : smallestFit(p, B, held, pkv, gqa, storedPw),
   };
 }
 function evaluate(C, s) {
@@ -186,7 +187,7 @@ function evaluate(C, s) {
   // (core.scenario.stored_hint, C.stored_hint).
   const storedPw = C.stored_hint[s.weight_dtype] ? C.bytes_per_weight.stored : null;
   const w = workload(p, B, s.spec_k, s.context, C.prompt_len, a, pkv, s.gqa, false, C.max_batch, storedPw);
-  const stored = w.free_for_kv_bytes < 0 && storedPw !== null ? w.stored_fit : null;
+  const stored = w.stored_fit;  // searched only where the weights alone do not fit
   const pt = w.point, E = w.expected_tokens, ttft = w.ttft, prefill = w.prefill;
   const ridge = p.peak_flop_per_s / p.bandwidth;
   const free = w.free_for_kv_bytes, groups = p.groups, slow = p.stages[pt.stage], L = slow.launch_s;

@@ -99,12 +99,16 @@ def link_refusal(query: str) -> LinkRefusal | None:
     return None
 
 
+#: How the notice of a link ignored as a whole begins (:func:`_too_many_keys`): the page heads it accordingly.
+IGNORED_WHOLE = "ignored this link:"
+
+
 def _too_many_keys(query: dict) -> str | None:
     """The notice for a parsed query giving more than :data:`MAX_LINK_KEYS` values (a key given thrice counts 3)."""
     count = sum(len(v) if isinstance(v, (list, tuple)) else 1 for v in query.values())
     if count <= MAX_LINK_KEYS:
         return None
-    return (f"ignored this link: it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
+    return (f"{IGNORED_WHOLE} it gives {count:,} parameters, more than the {MAX_LINK_KEYS} a link can give "
             f"(the lab writes at most 31)")
 
 

@@ -536,7 +536,8 @@ class Workload:
         kv_bytes_per_token: cache bytes one token adds in the whole model; kv_bytes_per_token_per_gpu: on the
             GPU of the stage that adds the most.
         smallest_fit: the first of the profile's splits whose fullest GPU holds the workload, ``(TP, PP)``, or None.
-        stored_fit: the same at the checkpoint's bytes as stored, where ``stored_bytes_per_weight`` was given; None.
+        stored_fit: the same at the checkpoint's bytes as stored, where ``stored_bytes_per_weight`` was given and
+            the weights alone do not fit (``free_for_kv_bytes < 0``); else None.
     """
 
     point: Step
@@ -623,6 +624,7 @@ def workload(profile: StepProfile, *, batch: int, spec_k: int, context: int, pro
         kv_bytes_per_token=whole.kv_bytes_per_token(p_kv),
         kv_bytes_per_token_per_gpu=max(st.cache[gqa].kv_bytes_per_token(p_kv) for st in profile.stages),
         smallest_fit=smallest_fit(profile, batch, held_context, p_kv, gqa),
-        stored_fit=None if stored_bytes_per_weight is None else smallest_fit(
+        # Searched only where the weights alone do not fit, the one case a warning names it (not on every move).
+        stored_fit=None if stored_bytes_per_weight is None or room >= 0 else smallest_fit(
             profile, batch, held_context, p_kv, gqa, stored_bytes_per_weight),
     )
