@@ -99,6 +99,17 @@ def pin_axis_labels(names: list[str]) -> list[str]:
             for i, name in enumerate(own)]
 
 
+def compare_title(names: list[str]) -> str:
+    """What the small multiples compare, in one line, for their saved images' name (the grid has no title): the
+    pins' own parts, then the parts every pin's name holds, once.
+
+    >>> compare_title(["batch 4 · Llama-3-70B · h100-sxm", "INT4 weights · Llama-3-70B · h100-sxm"])
+    'batch 4 vs INT4 weights · Llama-3-70B · h100-sxm'
+    """
+    own, shared = shared_name_parts(names)
+    return " · ".join([" vs ".join(own), *shared])
+
+
 class CompareView(pn.viewable.Viewer):
     """Small multiples of the session's pins, following ``state.pin_rows``."""
 
@@ -209,6 +220,8 @@ class CompareView(pn.viewable.Viewer):
             }
         if rows:
             self.figures  # noqa: B018 - made with the first pin
+            # The grid has no title: its saved images are named after the pins it compares (app/image_export.py).
+            self._grid.tags = [compare_title([row.pin.name for row in rows])]
         if self.chart is not None:
             self.chart.visible = bool(rows)
         self.download.visible = bool(rows)

@@ -29,18 +29,22 @@ PNG_SCALE = 2
 #: Saves the chart named ``target`` (a figure or a grid of figures) as ``stem-<scenario>.svg`` or
 #: ``stem-<scenario>@2x.png``, the scenario being a figure's title as a file name: its first line (model, GPU, phase)
 #: and, from the lines after it, each bracket with levers in it ("(weights, B = 4, k = 1, p = INT4)"), so that batch 4,
-#: INT4 and k = 4 of one model keep apart; ``stem`` alone where there is no title.  Nothing while it has no size.
+#: INT4 and k = 4 of one model keep apart; a grid, which has no title, by its first tag (Compare's pins); ``stem`` alone
+#: where there is neither.  Nothing while it has no size.
 #: Named, not referenced: a reference from a figure's toolbar to its grid made every figure of the grid part of the
 #: top one (``figure.select`` walks references), and present mode scaled their markers twice.
 SAVE_IMAGE_JS = """
 const fileStem = (chart, stem) => {
-  const lines = chart.title != null && typeof chart.title.text === "string" ? chart.title.text.split("\\n") : [""];
+  // A grid has no title: its tags' first string names its scenario (Compare's pins).
+  const title = chart.title != null && typeof chart.title.text === "string" ? chart.title.text
+    : Array.isArray(chart.tags) && typeof chart.tags[0] === "string" ? chart.tags[0] : "";
+  const lines = title.split("\\n");
   const levers = lines.slice(1).flatMap((line) => (line.match(/\\([^()]*=[^()]*\\)/g) || []));
-  // Letters (accents dropped), digits and a dot between them; any other run is one dash (8,192 is 8192); at most
-  // 160 characters.
-  const slug = [lines[0], ...levers].join(" ").replace(/(\\d),(?=\\d{3})/g, "$1").normalize("NFKD")
-    .replace(/[\\u0300-\\u036f]/g, "").toLowerCase().replace(/[^a-z0-9.]+/g, "-")
-    .replace(/[-.]*-[-.]*/g, "-").replace(/\\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "").slice(0, 160)
+  // Letters of any script (accents dropped), digits and a dot between them; any other run is one dash (8,192 is
+  // 8192); at most 160 characters (not code units: a letter outside the BMP is not cut in two).
+  const slug = Array.from([lines[0], ...levers].join(" ").replace(/(\\d),(?=\\d{3})/g, "$1").normalize("NFKD")
+    .replace(/[\\u0300-\\u036f]/g, "").toLowerCase().replace(/[^\\p{L}\\p{N}.]+/gu, "-")
+    .replace(/[-.]*-[-.]*/g, "-").replace(/\\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "")).slice(0, 160).join("")
     .replace(/[-.]+$/, "");
   return slug ? stem + "-" + slug : stem;
 };

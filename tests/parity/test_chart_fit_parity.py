@@ -134,7 +134,10 @@ _ROOFLINE = ("Llama-3-8B · NVIDIA H100 SXM5 80GB · decode\nI = 4 FLOP/byte (we
     # Markup, path characters and a name past 160 characters: letters, digits, dots and dashes only, cut at 160.
     ("<b>../../etc/passwd</b> · Ünïcode · " + "x" * 200, "roofline", "roofline-b-etc-passwd-b-unicode-" + "x" * 137),
     ("a\nb (../../x = <i>)", "roofline", "roofline-a-x-i"),
-    ("", "compare", "compare"),  # no title (Compare's grid): the chart's name alone
+    ("", "compare", "compare"),  # no title and no tag: the chart's name alone
+    # A model named in another script keeps its letters (they vanished, leaving the GPU alone); an emoji is a dash.
+    ("通义千问 🚀 · NVIDIA H100 · decode", "roofline", "roofline-通义千问-nvidia-h100-decode"),
+    ("Модель-7B · H100", "roofline", "roofline-модель-7b-h100"),
 ])
 def test_a_saved_image_is_named_after_its_chart_and_scenario(title, stem, want):
     from app.image_export import SAVE_IMAGE_JS
@@ -144,3 +147,16 @@ def test_a_saved_image_is_named_after_its_chart_and_scenario(title, stem, want):
     assert ctx.eval("typeof save") == "function"
     got = ctx.eval(f"fileStem({json.dumps({'title': {'text': title}} if title else {})}, {json.dumps(stem)})")
     assert got == want
+
+
+def test_a_grid_without_a_title_is_named_after_its_tag():
+    # Compare's grid: its tag says which pins it compares (app/compare_view.py compare_title), so two trios' images
+    # keep apart; it was "compare.svg" for every trio.
+    from app.image_export import SAVE_IMAGE_JS
+
+    ctx = MiniRacer()
+    ctx.eval(SAVE_IMAGE_JS.replace("export default", "var save ="))
+    grid = {"tags": ["batch 4 vs INT4 weights vs speculation k=4 · Llama-3-70B · h100-sxm"]}
+    assert ctx.eval(f"fileStem({json.dumps(grid)}, 'compare')") == \
+        "compare-batch-4-vs-int4-weights-vs-speculation-k-4-llama-3-70b-h100-sxm"
+    assert ctx.eval("fileStem({tags: [3]}, 'compare')") == "compare"  # a tag not text: the name alone

@@ -40,6 +40,12 @@ def test_every_row_names_its_pins_on_its_own_axis(trio):
     assert pin_axis_labels(["abc"] * 8)[7] == "8: abc" and pin_axis_labels(["abc"] * 9)[8] == "9"
 
 
+def test_the_grid_names_its_saved_images_after_its_pins(trio):
+    # The grid has no title: its tags name what it compares, each pin's own part then what all share, once (a new
+    # user's images of two trios were both "compare.svg"; app/image_export.py SAVE_IMAGE_JS reads the tag).
+    assert trio.compare.grid.tags == ["batch 4 vs INT4 weights vs speculation k=4 · Llama-3-70B · h100-sxm"]
+
+
 def test_the_memory_row_says_which_pins_fit_one_gpu(trio):
     memory = trio.compare.sources["memory"].data
     # (weights + KV + reserve) / 80 GiB: BF16 131.42 + 4 × 2.5 + 3 = 144.42 GiB; INT4 32.85 + 2.5 + 3 = 38.35 GiB;
