@@ -182,10 +182,13 @@ class ScalingView(pn.viewable.Viewer):
         self.crossover.location = over or 1
         node = r.gpu.interconnect.max_node if r.gpu.interconnect else None
         self.past_node.left = node * 1.41 if node else 1e3
-        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name} ({chart_levers(r, batch=True)})\n"
+        # Its scenario, the large dot's TP included: a saved image is named after its title (app/image_export.py),
+        # and TP = 1 and TP = 8 were one name.
+        levers = f"{chart_levers(r, batch=True)}, current TP = {r.tp:,}"
+        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name} ({levers})\n"
                                      "one GPU's step against TP (hollow: does not fit)")
-        # A ceiling, and its scenario (a saved image of it is named after its title: app/image_export.py).
-        self.rates_fig.title.text = f"tokens/s ceiling against TP, {r.model.name} ({chart_levers(r, batch=True)})"
+        # A ceiling, and its scenario.
+        self.rates_fig.title.text = f"tokens/s ceiling against TP, {r.model.name} ({levers})"
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
                  f"communication stays below the memory time up to TP = {int(d['tp'][-1])}")
         link = r.gpu.interconnect

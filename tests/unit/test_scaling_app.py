@@ -27,11 +27,14 @@ def test_scaling_tab_draws_times_and_rates_against_tp():
     assert "TP = 16" in view.note.object
     assert view.past_node.left == pytest.approx(8 * 1.41)
     # Its title names the levers its curves depend on: a saved image of INT4 and one of k = 4 are named apart.
+    # The current TP too (the large dot): TP = 1 and TP = 4 saved as one name.
     assert view.times_fig.title.text.split("\n")[0] == (
-        "Llama-3-8B on NVIDIA H100 SXM5 80GB (B = 1, p = BF16, k = 1, S = 8,192)")
-    assert view.rates_fig.title.text == "tokens/s ceiling against TP, Llama-3-8B (B = 1, p = BF16, k = 1, S = 8,192)"
+        "Llama-3-8B on NVIDIA H100 SXM5 80GB (B = 1, p = BF16, k = 1, S = 8,192, current TP = 1)")
+    assert view.rates_fig.title.text == ("tokens/s ceiling against TP, Llama-3-8B "
+                                         "(B = 1, p = BF16, k = 1, S = 8,192, current TP = 1)")
     lab.scenario.tp = 4
     assert list(view.current.data["tp"]) == [4]
+    assert view.rates_fig.title.text.endswith("(B = 1, p = BF16, k = 1, S = 8,192, current TP = 4)")
 
 
 def test_the_tokens_per_s_axis_is_labelled_1_2_5_a_decade_down_to_the_lowest_point():
