@@ -393,6 +393,10 @@ class LadderStep:
         applied: the rungs applied so far, in order.
         fit: the largest batch whose KV fits under the allocation in effect.
         result: ``Scenario(**levers).evaluate()``.
+        without_speculation: where the step verifies k > 1 tokens and the same levers with k = 1 give more tokens/s
+            per GPU (compute-bound: the verification's arithmetic is no longer free), ``Scenario(**levers,
+            spec_k=1).evaluate()``; else None.  "It works precisely because you were memory-bound" (article 004,
+            section 06).
     """
 
     rung: str | None
@@ -405,6 +409,7 @@ class LadderStep:
     applied: tuple[str, ...]
     fit: int
     result: ScenarioResult = field(repr=False)
+    without_speculation: ScenarioResult | None = field(default=None, repr=False)
 
     def numbers(self) -> dict:
         """The numbers after the rung (SI units): B, k, p, the intensity on the weights and counting KV reads,
@@ -419,16 +424,36 @@ class LadderStep:
             "ridge_point": r.ridge_point, "attainable_flop_per_s": r.attainable_flop_per_s_weights,
             "attainable_flop_per_s_with_kv": r.attainable_flop_per_s_with_kv,
             "bound": r.bound, "tokens_per_s_per_sequence": r.tokens_per_s_per_sequence,
-            "tokens_per_s_per_gpu": r.output_tokens_per_s_aggregate / r.gpus_total,
+            "tokens_per_s_per_gpu": _per_gpu(r),
             "max_batch": self.fit, "ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "fits": r.fits,
             "gpus": r.gpus_total,
         }
 
+    @property
+    def speculation_cost(self) -> str:
+        """What k > 1 costs where it no longer pays (:attr:`without_speculation`), in one line; ``""`` elsewhere."""
+        k1 = self.without_speculation
+        if k1 is None:
+            return ""
+        n = self.numbers()
+        return (f"{n['bound']}-bound, k = {n['k']} costs: k = 1 at B = {n['batch']:,} gives "
+                f"{_per_gpu(k1):,.1f} tokens/s per GPU and a TPOT of {1e3 * k1.tpot_s:.2f} ms "
+                f"(here {n['tokens_per_s_per_gpu']:,.1f} and {1e3 * n['tpot_s']:.2f} ms); speculation pays while the "
+                "step is memory-bound, its verification free")
+
     def to_json(self) -> dict:
         """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
+        k1 = self.without_speculation
         return {"rung": self.rung, "title": self.title, "models": self.models, "assumes": self.assumes,
                 "summary": self.summary, "numbers": self.numbers(), "effect": self.effect,
-                "levers": dict(self.levers), "applied": list(self.applied)}
+                "levers": dict(self.levers), "applied": list(self.applied),
+                "without_speculation": None if k1 is None else {"tokens_per_s_per_gpu": _per_gpu(k1),
+                                                                "tpot_s": k1.tpot_s}}
+
+
+def _per_gpu(r: ScenarioResult) -> float:
+    """Output tokens/s per GPU of a result (all replicas' tokens over all GPUs)."""
+    return r.output_tokens_per_s_aggregate / r.gpus_total
 
 
 @dataclass(frozen=True)
@@ -488,8 +513,12 @@ def _step(climb: _Climb, state: _State, order: tuple[str, ...], rung: Rung | Non
         title, assumes = "Start", "The scenario's S and prompt are the mix's means; nothing of the ladder applied."
     else:
         title, models, assumes = rung.title, rung.models, rung.assumes
+    k1 = None
+    if state.levers.get("spec_k", 1) > 1:  # does verifying k tokens still pay at this B?
+        k1 = climb.evaluate({**state.levers, "spec_k": 1})
+        k1 = k1 if _per_gpu(k1) > _per_gpu(r) else None
     return LadderStep(rung.id if rung else None, title, models, assumes, summary, effect, dict(state.levers), order,
-                      climb.fit(state.levers, state.applied), r)
+                      climb.fit(state.levers, state.applied), r, k1)
 
 
 def climb(start: Scenario | None = None, rungs=ARTICLE_ORDER, settings: LadderSettings | None = None) -> Ladder:

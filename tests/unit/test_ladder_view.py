@@ -52,6 +52,11 @@ def test_the_article_climb_by_hand(lab):
     assert html.count("<tr data-rung=") == 8
     assert '<tr data-rung="weight_quantization"><td class="k">2 Weight quantization' in html
     assert "<td>48 · 1 · 0.5</td><td>192<br>" in html and "<td>3,055</td>" in html  # tokens/s per GPU
+    # k = 4 past the point where it pays: said once, under the rung where it starts (paging's B = 256).
+    assert html.count('data-readout="speculation-cost"') == 1
+    cost = html.index('data-readout="speculation-cost"')
+    assert html.index('data-rung="paged_attention"') < cost < html.index('data-rung="flash_attention"')
+    assert "k = 1 at B = 256 gives 6,123.8 tokens/s per GPU and a TPOT of 20.90 ms (here 4,016.3" in html
 
 
 def test_the_chart_joins_the_points_that_moved(lab):
