@@ -578,8 +578,16 @@ def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInput
         flop_gemm=r.flop_per_step_weights, flop_attention=r.attention_flop_per_step, peak_lab=r.peak_flop_per_s,
         peak_gemm=gpu.dense_flop_per_s[compute], peak_bf16=gpu.dense_flop_per_s["bf16"],
         allreduce_calls=calls, allreduce_bytes=r.allreduce_bytes, tp=r.tp,
-        communication_other_s=max(r.communication_time_s - calls * r.allreduce_time_s, 0.0), kernels=kernels,
+        communication_other_s=_other_communication(r, calls), kernels=kernels,
         is_prefill=1.0 if r.phase == "prefill" else 0.0, grouped_kv=1.0 if m.kv_heads(r.gqa) < m.n_heads else 0.0)
+
+
+def _other_communication(r: ScenarioResult, calls: int) -> float:
+    """The ceiling's communication that is not its TP all-reduces (PP sends, EP all-to-all), s: what is left of
+    ``communication_time_s`` past ``calls`` all-reduces, 0 where that is rounding (a TP-only step printed
+    "0.000000000000108 µs of other communication")."""
+    other = r.communication_time_s - calls * r.allreduce_time_s
+    return other if other > 1e-9 * r.communication_time_s else 0.0
 
 
 # -- the expected step ---------------------------------------------------------------------------------------------

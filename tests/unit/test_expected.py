@@ -93,6 +93,12 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31 µs + ")
     assert "= 3.557 ms in place of the ceiling's 1.155 ms" in moe["collectives"].formula
     assert round(moe["collectives"].seconds * 1e3, 3) == 2.402
+    # TP alone has no other communication: the ceiling's less its all-reduces is rounding, not "0.000000000000108 µs
+    # of other communication" (a teacher's trial, decode and prefill).
+    for phase in ("decode", "prefill"):
+        r = Scenario(model="llama-3-70b", tp=2, phase=phase).evaluate()
+        assert chain_inputs(r, engine_parameters(r)).communication_other_s == 0.0
+        assert {t.key: t for t in expected_step(r).terms}["collectives"].formula.startswith("160 × (31 µs + ")
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():
