@@ -99,6 +99,17 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
         r = Scenario(model="llama-3-70b", tp=2, phase=phase).evaluate()
         assert chain_inputs(r, engine_parameters(r)).communication_other_s == 0.0
         assert {t.key: t for t in expected_step(r).terms}["collectives"].formula.startswith("160 × (31 µs + ")
+    # The launches count the ceiling's kernels (Show your work: 884) and the all-reduces' own, named apart; an engine
+    # that captures CUDA graphs says so where the lab's lever is off (the same page read 884 and 1044, and "CUDA
+    # graphs: one launch" beside cuda-graphs=false).
+    r = Scenario(model="llama-3-70b", tp=2, cuda_graphs=False).evaluate()
+    assert r.kernels_per_step == 884
+    launches = {t.key: t for t in expected_step(r, "vLLM").terms}["launches"]
+    assert launches.formula.startswith("CUDA graphs: one launch + 1044 kernels (884 + 160 all-reduces) × 1.03 µs")
+    assert launches.source.startswith("vLLM captures CUDA graphs, whatever the lab's CUDA-graphs lever (off): ")
+    generic = {t.key: t for t in expected_step(r).terms}["launches"]
+    assert generic.formula.startswith("max(GPU + 1044 kernels (884 + 160 all-reduces) × 2.49 µs gaps, 1044 × 4.08 µs")
+    assert generic.source.startswith("the scenario's CUDA-graphs lever")
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():
