@@ -108,7 +108,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
            if any(t.key == "embedding" and t.seconds < 0 for t in e.terms) else "")  # none when tied to the head
         + ("" if r.fits else "This workload does not fit in memory (Step 5): every figure here is what it would "
            "deliver if it fit. ")
-        + "Pick the engine beside the readouts.</div>"
+        + "Pick the engine in the readouts' <b>Engine preset</b> menu.</div>"
         f'<div class="caption" data-readout="expected-spread">Where published measurements land: in this regime '
         f"({escape(spread.covers)}{'' if spread.used == spread.regime else ', too few scores: all regimes'}) at "
         f"{fmt_sig(spread.low, 2)}–{fmt_sig(spread.high, 2)} × the expected speed (10th–90th percentile, "
