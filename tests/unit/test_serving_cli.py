@@ -20,6 +20,13 @@ def test_ladder_json(capsys):
     assert [s["rung"] for s in out["steps"]][:3] == [None, "continuous_batching", "weight_quantization"]
     assert [s["numbers"]["batch"] for s in out["steps"]] == [1, 9, 48, 48, 48, 256, 256, 256]
     assert out["start"]["tp"] == 2 and out["steps"][-1]["levers"]["weight_dtype"] == "int4"
+    # Where k = 4 no longer pays (B = 256, compute-bound), the same step at k = 1, in the JSON and once in the text.
+    assert [s["without_speculation"] is not None for s in out["steps"]] == [False] * 5 + [True] * 3
+    assert round(out["steps"][5]["without_speculation"]["tokens_per_s_per_gpu"], 1) == 6123.8
+    assert main(["ladder"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("compute-bound, k = 4 costs: k = 1 at B = 256 gives 6,123.8 tokens/s per GPU") == 1
+    assert text.index("fit 48 → 681") < text.index("k = 4 costs") < text.index("FlashAttention")
 
 
 def test_ladder_flags_and_rungs(capsys):
