@@ -4,7 +4,8 @@
 // evaluate()), readoutsHtml() is app/readouts.py's readouts_html, memoryHtml() app/memory_view.py's memory_html and
 // communicationLines() app/roofline_view.py's communication_lines.  tests/browser/test_standalone.py compares
 // every string with the Python one, on one GPU and split.  Needs app/units.js.
-function _fpb(x) { return fmtSig(x) + " FLOP/byte"; }
+// core/explain.py _fpb: whole FLOP/byte from 10,000.
+function _fpb(x) { return (Math.abs(x) < 1e4 ? fmtSig(x) : pyFixed(x, 0)) + " FLOP/byte"; }
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
 // core/explain.py _unfit_value and _unfit_work: a tokens/s of a workload that does not fit in memory says so
 function unfitValue(r) { return r.fits ? "" : " (if it fit)"; }

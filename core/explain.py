@@ -113,7 +113,9 @@ def _unfit_work(r: ScenarioResult) -> str:
 
 
 def _fpb(x: float) -> str:
-    return f"{fmt_sig(x)} FLOP/byte"
+    """An intensity, FLOP/byte: four significant digits, or whole FLOP/byte from 10,000 (a prefill's
+    "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770)."""
+    return f"{fmt_sig(x) if abs(x) < 1e4 else f'{x:,.0f}'} FLOP/byte"
 
 
 def bound_word_kv(r: ScenarioResult) -> str:

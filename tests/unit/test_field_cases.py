@@ -99,6 +99,12 @@ def test_prefill_attention_flops_and_ttft():
     moved = m.n_params * 2 + m.kv_bytes_per_sequence(p, 2)
     ttft = max(flop / gpu.dense_flop_per_s["bf16"], moved / gpu.hbm_bandwidth)
     assert ttft == pytest.approx(e["ttft_s"], rel=0.05)
+    # The derivation's intensity multiplies out: 2 × 1 × 32,768 / 2 bytes = 32,768 (four digits wrote 32,770).
+    from core.explain import quantities
+    from core.scenario import Scenario
+
+    q = quantities(Scenario(model="llama-3-8b", phase="prefill", prompt_len=p).evaluate())["intensity"]
+    assert q.work == "2 × 1 × 32,768 / 2 bytes = 32,768 FLOP/byte" and q.value == "32,768 FLOP/byte"
 
 
 # -- sparse-attention-indexer-cache.json: the indexer's FP8 keys beside the MLA latent, on every TP rank ---------
