@@ -64,8 +64,9 @@ def traffic_html(r: ScenarioResult) -> str:
     """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
     contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
     t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa,
-                           r.kv_share_per_gpu)
+                           r.deployment.plan)
     bars = []
+    kv_word = "KV + state" if r.state_bytes_per_sequence else "KV"  # a hybrid's recurrent state, read every step
     for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
         # Each bar is the whole step (100 %): the split, not the size, is the lesson.
         total = t.weight_bytes + kv
@@ -73,11 +74,11 @@ def traffic_html(r: ScenarioResult) -> str:
         mark = " ← current S" if s == r.context else ""
         bars.append(
             f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.1f} GB per step, '
-            f"KV {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, KV {kv / GB:,.1f} GB = "
+            f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, {kv_word} {kv / GB:,.1f} GB = "
             f"{kv / GiB:,.1f} GiB)</div>"
             f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '
-            f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">KV cache '
-            f"{kv_pct:.0f} %</div></div>"
+            f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">'
+            f"{'KV cache + state' if r.state_bytes_per_sequence else 'KV cache'} {kv_pct:.0f} %</div></div>"
         )
     dominant = "the KV cache" if r.kv_traffic_bytes > r.weight_bytes_read else "the weights"
     per_gpu = f" of one GPU (of {r.gpus_per_replica})" if r.gpus_per_replica > 1 else ""
@@ -89,11 +90,19 @@ def traffic_html(r: ScenarioResult) -> str:
     return head + "".join(bars)
 
 
+def _state_kinds(model, bytes_per_element: float, gqa: bool) -> str:
+    """What a model's fixed per-sequence state is, in the cache terms' words ("Mamba state", "image K/V")."""
+    return ", ".join(dict.fromkeys(t.what for t in model.kv_terms(bytes_per_element, gqa) if t.fixed_bytes))
+
+
 def kv_table_html(r: ScenarioResult) -> str:
     """KV-cache GiB for contexts 1k-128k × users 1-64; cells over the free memory marked."""
     gqa = r.gqa
     kv_label = get_precision(r.kv_dtype).label
-    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa, r.kv_share_per_gpu * r.pp)
+    # What a sequence holds, as the memory bar counts it: the KV cache and any fixed state (a hybrid's recurrent
+    # state, a cross-attention layer's image K/V), one GPU's when split.
+    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa, r.deployment.plan)
+    state = r.model.state_bytes_per_sequence(r.kv_bytes_per_element, gqa)
     split = (f" per GPU (TP = {r.tp}: {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} and "
              f"{r.layers_per_gpu} of {r.model.n_layers} layers each"
              + (f", {r.pp} micro-batches in flight" if r.pp > 1 else "") + ")") if r.gpus_per_replica > 1 else ""
@@ -108,10 +117,15 @@ def kv_table_html(r: ScenarioResult) -> str:
         )
         body.append(f"<tr><th>{fmt_count(s)}</th>{cells}</tr>")  # S as the sliders and the titles write it
     note = (
-        f'<div class="caption" data-readout="kv-table">KV cache of {escape(r.model.name)}{split} in GiB (2^30 bytes), '
+        f'<div class="caption" data-readout="kv-table">{"KV cache and fixed state" if state else "KV cache"} of '
+        f"{escape(r.model.name)}{split} in GiB (2^30 bytes), "
         f"KV cache in {kv_label}{'' if gqa else ', GQA off: every query head keeps its own K and V'}: per token "
         f"{escape(r.model.kv_formula(r.kv_bytes_per_element, gqa))} = {r.kv_bytes_per_token / 1024:,.0f} KiB, "
         f"× S × users{share}; {escape(r.model.attention_pattern())}. "
+        + (f"Each cell also holds the {state / GiB:,.3f} GiB of fixed state every sequence keeps whatever S ("
+           f"{escape(_state_kinds(r.model, r.kv_bytes_per_element, gqa))})"
+           f"{', at its share per GPU' if r.gpus_per_replica > 1 else ''}, as the memory bar counts it. "
+           if state else "")
         + (f"Every cell is red: on {escape(r.gpu.name)} the weights and reserve alone are "
            f"{r.weights_shortfall_bytes / GiB:,.1f} GiB over its {r.capacity_bytes / GiB:,.1f} GiB, so no KV cache "
            "fits (the memory bar names a split that fits).</div>" if r.weights_shortfall_bytes > 0 else

@@ -314,11 +314,14 @@ def derivation(r: ScenarioResult) -> list[Step]:
     )
     # Over the stack's runs, not its layers: a pasted hybrid has 2,048, and this runs for every session's update.
     window = "" if all(kind.token_cap is None for kind, _ in m.stack.runs) else f"; {m.attention_pattern()}"
+    # A hybrid's recurrent state (or a cross-attention layer's image K/V) is held beside the KV: its figures say so.
+    state_note = " (with fixed state)" if r.state_bytes_per_sequence else ""
+    kv_cache = "KV cache with fixed state" if r.state_bytes_per_sequence else "KV cache"
     kv = (
         Quantity("kv-token", "KV per token" + _window_note(m), "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
                  f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
-        Quantity("kv-seq", "KV per sequence" + (" (with fixed state)" if r.state_bytes_per_sequence else ""),
+        Quantity("kv-seq", "KV per sequence" + state_note,
                  "KV per token × S (windowed layers hold at most their window)"
                  + (" + what does not grow with S (linear-attention / Mamba state, cross-attention layers' image "
                     "K/V)" if r.state_bytes_per_sequence else "")
@@ -328,12 +331,12 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
                     if r.state_bytes_per_sequence else ""),
                  fmt_bytes_gib(r.kv_bytes_per_sequence, 3)),
-        Quantity("kv-total", "KV cache (whole batch)", "KV_seq(S) × B",
+        Quantity("kv-total", f"{kv_cache} (whole batch)", "KV_seq(S) × B",
                  f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
                  f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB")
         if not split else
-        Quantity("kv-total", "KV cache per GPU (whole batch)",
+        Quantity("kv-total", f"{kv_cache} per GPU (whole batch)",
                  "KV_seq(S) on this GPU (its share of the layers and KV heads) × B × PP micro-batches",
                  f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.3f} GiB × {r.batch} × {r.pp} = {r.kv_bytes / GiB:,.2f} GiB"
                  f" = {r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",

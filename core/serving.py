@@ -19,18 +19,23 @@ TABLE_USERS = (1, 2, 4, 8, 16, 32, 64)
 
 
 def kv_table(model: ModelSpec, contexts, users, bytes_per_element: float, gqa: bool = True,
-             share: float = 1.0) -> np.ndarray:
-    """KV-cache bytes for every (context, users) pair.
+             plan=None) -> np.ndarray:
+    """Cache bytes for every (context, users) pair: the KV cache and, for a model with linear-attention, Mamba or
+    cross-attention layers, the fixed state every sequence holds whatever its length
+    (:meth:`core.models.ModelSpec.cache_bytes_per_sequence`: what serving allocates and the memory bar counts).
 
     Args:
-        share: the fraction of a sequence's cache one GPU holds (``core.parallelism``:
-            ``Parallelism.kv_share`` × PP micro-batches); 1 on one GPU.
+        plan: a :class:`core.parallelism.Parallelism`: one GPU's cache (its fullest stage, each term's own TP
+            share, PP micro-batches in flight); None: the whole model's.
 
     Returns:
-        float array of shape ``(len(contexts), len(users))``:
-        ``users · KV_seq(context) · share``, bytes.
+        float array of shape ``(len(contexts), len(users))``: ``users · cache_seq(context)``, bytes.
     """
-    per_seq = share * np.array([model.kv_bytes_per_sequence(s, bytes_per_element, gqa) for s in contexts])
+    if plan is None:
+        per_seq = np.asarray(model.cache_bytes_per_sequence(np.asarray(contexts, float), bytes_per_element, gqa))
+    else:
+        per_seq = plan.pp * np.asarray(plan.cache_bytes_per_sequence_per_gpu(np.asarray(contexts, float),
+                                                                             bytes_per_element, gqa))
     return per_seq[:, None] * np.asarray(users, dtype=float)[None, :]
 
 
@@ -55,11 +60,16 @@ class Traffic:
 
 
 def traffic_by_context(model: ModelSpec, weight_bytes: float, batch: int, contexts, bytes_per_element: float,
-                       gqa: bool = True, share: float = 1.0) -> Traffic:
-    """Per-step traffic of a batch of ``batch`` sequences at each context in ``contexts``.
+                       gqa: bool = True, plan=None) -> Traffic:
+    """Per-step traffic of a batch of ``batch`` sequences at each context in ``contexts``: the weights, and the
+    cache a decode step reads (:meth:`core.models.ModelSpec.cache_bytes_read_per_sequence`: the KV, a hybrid's
+    fixed state, sparse attention's top k).
 
-    ``share``: the fraction of each sequence's cache one GPU reads per step (1 on one GPU).
+    ``plan``: a :class:`core.parallelism.Parallelism`: one GPU's cache reads (its fullest stage); None: the whole
+    model's.
     """
     ctx = np.asarray(contexts, dtype=np.int64)
-    kv = np.array([batch * share * model.kv_bytes_per_sequence(int(s), bytes_per_element, gqa) for s in ctx])
+    per_seq = (model.cache_bytes_read_per_sequence(ctx.astype(float), bytes_per_element, gqa) if plan is None else
+               plan.cache_bytes_per_sequence_per_gpu(ctx.astype(float), bytes_per_element, gqa, read=True))
+    kv = batch * np.atleast_1d(np.asarray(per_seq, dtype=float))
     return Traffic(context=ctx, weight_bytes=float(weight_bytes), kv_bytes=kv)

@@ -171,6 +171,49 @@ def test_kv_table_and_traffic_are_per_gpu_when_split():
     assert "of one GPU (of 8)" in traffic_html(r)
 
 
+def test_the_kv_table_counts_a_hybrids_fixed_state_as_the_memory_bar_does():
+    """A new user's trial: Nemotron-H on an H200 at B = 64 showed 20.0 GiB at S = 8,192 × 64 users, not red, beside
+    the memory bar's "DOES NOT FIT (largest batch 44)": the table left out the 54 Mamba layers' state."""
+    from app.serving_views import kv_table_html
+
+    r = Scenario(model="nemotron-h-56b", gpu="h200", batch=64).evaluate()
+    state = 54 * (256 * 64 * 256 * 2 + 20480 * 3 * 2)  # 54 Mamba layers: SSM state + conv state, 16-bit
+    kv = 10 * 2 * 8 * 128 * 2 * 8192  # 10 attention layers' KV at S = 8,192
+    assert r.model.state_bytes_per_sequence(2) == state == 459_620_352
+    assert r.kv_bytes == pytest.approx(64 * (kv + state)) and r.max_batch == 44 and not r.fits
+    html = kv_table_html(r)
+    assert f'<td class="over" data-ctx="8192" data-users="64">{64 * (kv + state) / GiB:,.1f}</td>' in html  # 47.4
+    assert '<td class="" data-ctx="8192" data-users="32">23.7</td>' in html  # 32 of the 44 that fit
+    assert "KV cache and fixed state of Nemotron-H" in html
+    from core.explain import quantities
+
+    q = quantities(r)  # the readouts name the state they count too
+    assert q["kv-total"].label == "KV cache with fixed state (whole batch)" and q["kv-total"].value == "47.40 GiB"
+    assert quantities(Scenario(model="llama-3-8b").evaluate())["kv-total"].label == "KV cache (whole batch)"
+    assert "Each cell also holds the 0.428 GiB of fixed state every sequence keeps whatever S (Mamba state)" in html
+    # Split, each cell is one GPU's, as the bar's: the state divides by TP as the KV heads do here (8 heads, TP = 2).
+    r2 = Scenario(model="nemotron-h-56b", gpu="h200", batch=64, tp=2).evaluate()
+    assert f'data-ctx="8192" data-users="64">{r2.kv_bytes / GiB:,.1f}</td>' in kv_table_html(r2)
+
+
+def test_the_traffic_tab_reads_what_the_step_reads():
+    """The trial's Nemotron-H at B = 1: the Traffic tab said 113.0 GB per step where the step reads 113.44 GB (the
+    Mamba state, 0.46 GB, left out); a sparse model's top k, a split's fullest stage, likewise."""
+    from app.serving_views import traffic_html
+    from core.serving import traffic_by_context
+
+    for levers in ({"model": "nemotron-h-56b"}, {"model": "deepseek-v3", "tp": 8, "batch": 8, "context": 32768},
+                   {"model": "llama-3-70b", "tp": 4, "pp": 2, "batch": 16}, {"model": "gpt-oss-120b", "batch": 32}):
+        r = Scenario(**levers).evaluate()
+        t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, [r.context], r.kv_bytes_per_element, r.gqa,
+                               r.deployment.plan)
+        assert t.kv_bytes[0] == pytest.approx(r.kv_traffic_bytes, rel=1e-12), levers
+    r = Scenario(model="nemotron-h-56b").evaluate()
+    assert r.kv_traffic_bytes == 10 * 2 * 8 * 128 * 2 * 8192 + 459_620_352  # KV at S = 8,192 + the Mamba state
+    assert ("S = 8,192</b> ← current S: 113.4 GB per step, KV + state 1 % (weights 112.6 GB, KV + state 0.8 GB"
+            in traffic_html(r))
+
+
 def test_the_kv_table_says_why_every_cell_is_red_when_the_weights_alone_do_not_fit():
     """A new user's trial: on one H100, Llama-3-70B's table said "Red cells exceed the 0.0 GiB left", where the
     weights and reserve alone are over capacity."""
