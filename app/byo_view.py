@@ -53,6 +53,7 @@ from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig
 
 from .layer_strip import layer_strip_html
+from .permalink_view import pins_left_out
 from .present import DROPPER_TEXT_CSS, INPUT_TEXT_CSS
 from .readouts import approximate_html
 from .standalone import constants
@@ -507,29 +508,32 @@ class BringYourOwnView(pn.viewable.Viewer):
             self.config_report.object = report_html(self.scenario.catalogue.model(model_id))
 
     # -- sharing --------------------------------------------------------------------------
-    @param.depends("state.configs", "state.result", watch=True)
+    @param.depends("state.configs", "state.result", "state.pins", watch=True)
     def show_share(self) -> None:
-        """Whether the link carries the selected model's config.json (``config=``), or a scenario file must."""
+        """Whether the link carries the selected model's config.json (``config=``), or a scenario file must; and
+        the pins it leaves out (:func:`app.permalink_view.pins_left_out`)."""
         s = self.scenario
         text = self.state.configs.get(s.model)
         name = escape(s.catalogue.model(s.model).name)
-        if getattr(self, "_shared", None) == (s.model, name, text):
+        lost = pins_left_out(self.state)
+        if getattr(self, "_shared", None) == (s.model, name, text, lost):
             return  # a lever moved: the same model, the same answer
-        self._shared = (s.model, name, text)
+        self._shared = (s.model, name, text, lost)
+        lost = f'<div class="warn" data-readout="share-lost">{escape(lost)}</div>' if lost else ""
         if text is None:
             self.share_report.object = (f'<div class="k" data-readout="share">The link on the address bar opens '
-                                        f"{name} with these levers and pins; so does a scenario file.</div>")
+                                        f"{name} with these levers and pins; so does a scenario file.</div>{lost}")
             return
         value = config_for_link(text)
         if value is not None:
             self.share_report.object = (f'<div class="ok" data-readout="share">The link on the address bar carries '
                                         f"{name}'s config.json (config=, {len(value):,} characters compressed, of "
                                         f"{MAX_LINK_CONFIG_CHARS:,} a link may carry) with the levers and pins."
-                                        "</div>")
+                                        f"</div>{lost}")
         else:
             self.share_report.object = (f'<div class="warn" data-readout="share">{name}\'s config.json is too large '
                                         f"for a link (over {MAX_LINK_CONFIG_CHARS:,} characters compressed): the "
-                                        "link opens the lab without it. Save a scenario file to share it.</div>")
+                                        f"link opens the lab without it. Save a scenario file to share it.</div>{lost}")
 
     def scenario_text(self) -> str:
         """The scenario file of what is on screen: the selected model's config.json text, the levers, the pins

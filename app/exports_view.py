@@ -10,6 +10,7 @@ import asyncio
 import io
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from html import escape
 
 import panel as pn
 from bokeh.models import Button as BkButton
@@ -17,9 +18,10 @@ from bokeh.models import CustomJS, InlineStyleSheet
 
 from core.export import ladder_csv, pins_csv, to_json
 
+from .permalink_view import pins_left_out
 from .standalone import standalone_html
 from .state import LabState
-from .style import CODE_CSS
+from .style import CODE_CSS, STYLESHEET
 
 #: Writes offline pages off the event loop the class shares (a page is ~0.3 s of CPU: its Bokeh document, every
 #: weight format's profile and the inline BokehJS).  One worker: pages asked for together queue here, and the loop
@@ -82,6 +84,12 @@ def share_buttons() -> pn.Row:
     return pn.Row(*row, styles={"flex-wrap": "wrap"})  # a phone's width: one under the other
 
 
+def _left_out_html(*_changed, state: LabState) -> str:
+    """The Share paragraph's warning: what a link of ``state`` leaves out (:func:`pins_left_out`), or nothing."""
+    lost = pins_left_out(state)
+    return f'<div class="warn" data-readout="share-lost">{escape(lost)}</div>' if lost else ""
+
+
 def build_exports(state: LabState) -> pn.Column:
     """Download buttons for the current scenario, its ladder and the pins.
 
@@ -114,11 +122,15 @@ def build_exports(state: LabState) -> pn.Column:
     return pn.Column(
         pn.pane.Markdown("**Share** — the address bar holds the whole scenario (levers, pins, your own GPU and "
                          "config, the tab); copy it, or an iframe of the embeddable view (500 × 450) for a wiki."),
+        # What it leaves out: pins on a second pasted model (a link carries one config.json).
+        pn.pane.HTML(pn.bind(_left_out_html, state.param.pins, state.param.configs, state.param.result, state=state),
+                     stylesheets=[STYLESHEET], sizing_mode="stretch_width"),
         share_buttons(),
         pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab's "
                          "\"These rows\" is this Pins CSV). **Images**: every chart's toolbar (top right of the "
                          "chart, shown when the pointer is over it) saves the chart as you see it, as **SVG** "
-                         "(`roofline.svg`) or as **PNG at twice its size** (`roofline@2x.png`, 1,114 × 1,080 px "
+                         "(`roofline-<model>-<GPU>-<phase>-<levers>.svg`, named after the chart's title) or as "
+                         "**PNG at twice its size** (`…@2x.png`, 1,114 × 1,080 px "
                          "for the roofline beside the readouts at 1280 px): on the Roofline, Throughput vs B, "
                          "Scaling and Compare tabs.", stylesheets=[CODE_CSS]),
         # The buttons wrap onto a second line in a narrow column instead of running over the readouts.

@@ -283,3 +283,19 @@ class PermalinkView(pn.viewable.Viewer):
         if self.state.block_size != BLOCK_SIZE:
             query["block-size"] = str(self.state.block_size)
         return query
+
+
+def pins_left_out(state) -> str:
+    """What a link (or a scenario file) of ``state`` leaves out, in one sentence, or ``""``: the pins on a pasted
+    model other than the selected one.  A link carries one config.json, the selected model's; a pin on another
+    read config names a model the receiving session does not have, and is ignored there (a new user's second
+    pasted config lost its pin, unwarned)."""
+    model = state.scenario.model
+    lost = [pin.name for pin in state.pins if pin.levers.get("model") in state.configs and pin.levers["model"] != model]
+    if not lost:
+        return ""
+    names = ", ".join(f"“{name}”" for name in lost)
+    one = len(lost) == 1
+    return (f"{'This pin is' if one else 'These pins are'} on another pasted model, whose config.json a link or a "
+            f"scenario file does not carry (they carry the selected model's): {names}. Opened elsewhere, "
+            f"{'it is' if one else 'they are'} left out; select that model to share {'it' if one else 'them'}.")

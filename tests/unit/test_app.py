@@ -314,6 +314,34 @@ def test_a_second_config_of_the_same_name_becomes_the_model_shown():
     assert "Pasted config (2) (your config)" in lab.scenario.param["model"].names
 
 
+def test_a_link_says_which_pins_on_another_pasted_model_it_leaves_out():
+    """A new user's trial: a pin on a first pasted config, a second config selected and pinned, the link copied:
+    opened elsewhere the first pin was ignored ("model='config-…' is not one of …"), and the sender was never
+    told.  A link carries one config.json, the selected model's; the Share paragraphs say which pins it leaves."""
+    from app.exports_view import build_exports
+    from app.permalink_view import pins_left_out
+
+    lab = Lab()
+    lab.byo.config_text.value = ('{"_name_or_path": "acme/one", "num_hidden_layers": 2, "hidden_size": 64, '
+                                 '"num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}')
+    lab.byo._read_config()
+    lab.pin_current()
+    assert pins_left_out(lab.state) == ""  # the selected model's config travels with its pin
+    first = lab.state.pins[0].name
+    lab.byo.config_text.value = lab.byo.config_text.value.replace("acme/one", "acme/two")
+    lab.byo._read_config()
+    lab.pin_current()
+    lost = pins_left_out(lab.state)
+    assert lost.startswith("This pin is on another pasted model, whose config.json a link or a scenario file does "
+                           f"not carry (they carry the selected model's): “{first}”. Opened elsewhere, it is left out")
+    assert 'data-readout="share-lost"' in lab.byo.share_report.object and first in lab.byo.share_report.object
+    assert first in build_exports(lab.state).objects[1].object  # the Export tab's Share paragraph
+    opened = Lab(query=_link_of(lab))  # what the warning says happens
+    assert [p.name for p in opened.state.pins] == [lab.state.pins[1].name]
+    lab.scenario.model = "config-one"  # selecting the first model carries its pin, and leaves out the second's
+    assert lab.state.pins[1].name in pins_left_out(lab.state) and first not in pins_left_out(lab.state)
+
+
 def test_the_same_config_pasted_twice_is_one_model():
     """An engineer's trial: pasting the config they had pasted before added "X (2)" beside "X", the same model."""
     lab = Lab()
