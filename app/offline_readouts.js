@@ -187,10 +187,14 @@ function warnings(C, s, r) {
   }
   return out;
 }
-function readoutsHtml(rows, showWork, notes) {
-  // app/readouts.py readouts_html
+// app/readouts.py GPU_ONLY: readouts a model's config cannot change, never marked approximate.
+const GPU_ONLY = ["ridge", "roof"];
+function readoutsHtml(rows, showWork, notes, approximate = false) {
+  // app/readouts.py readouts_html: a model with keys the lab did not model says "≈" at each value it changes
+  const shown = (x) => approximate && !GPU_ONLY.includes(x.key) && !x.value.startsWith("≈") ? "≈ " + x.value
+    : x.value;
   const items = rows.map((x) => '<div class="ro" data-key="' + x.key + '"><div class="line"><span class="q">' +
-    escHtml(x.label) + '</span><span class="v" data-readout="' + x.key + '">' + escHtml(x.value) + "</span></div>" +
+    escHtml(x.label) + '</span><span class="v" data-readout="' + x.key + '">' + escHtml(shown(x)) + "</span></div>" +
     (showWork ? '<div class="f">' + escHtml(x.formula) + '</div><div class="w" data-work="' + x.key + '">' +
       escHtml(x.work) + "</div>" : "") + "</div>").join("");
   const warn = notes.map((n) => '<div class="warn">⚠ ' + escHtml(n) + "</div>").join("");

@@ -41,9 +41,17 @@ def rows(r: ScenarioResult, keys: tuple[str, ...] = READOUT_KEYS) -> list[Quanti
 EXPECTED_AFTER = {"tokens": "expected-tokens", "tokens-aggregate": "expected-tokens-aggregate"}
 
 
-def _item(x: Quantity, show_work: bool, css: str = "ro") -> str:
+#: Readouts a model's config cannot change (the GPU's alone): never marked approximate.
+GPU_ONLY = ("ridge", "roof")
+
+
+def _item(x: Quantity, show_work: bool, css: str = "ro", approximate: bool = False) -> str:
+    """One readout; ``approximate``: its model has keys the lab did not model, so its value says "≈" where it is
+    (a GPU-only value, or one already marked, as is)."""
+    value = ("≈ " + x.value if approximate and x.key not in GPU_ONLY and not x.value.startswith("≈")
+             else x.value)
     return (f'<div class="{css}" data-key="{x.key}"><div class="line">'
-            f'<span class="q">{escape(x.label)}</span><span class="v" data-readout="{x.key}">{escape(x.value)}</span>'
+            f'<span class="q">{escape(x.label)}</span><span class="v" data-readout="{x.key}">{escape(value)}</span>'
             "</div>"
             + (f'<div class="f">{escape(x.formula)}</div><div class="w" data-work="{x.key}">{escape(x.work)}</div>'
                if show_work else "")
@@ -69,7 +77,9 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     elif expected_error:
         extra["expected-tokens"] = (f'<div class="ro expected" data-key="expected-tokens"><div class="warn" '
                                     f'data-readout="expected-tokens">{escape(expected_error)}</div></div>')
-    items = "".join(_item(x, show_work) + extra.get(EXPECTED_AFTER.get(x.key, ""), "") for x in rows(r, keys))
+    approximate = bool(r.model.approximate)
+    items = "".join(_item(x, show_work, approximate=approximate) + extra.get(EXPECTED_AFTER.get(x.key, ""), "")
+                    for x in rows(r, keys))
     warn = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in r.warnings)
     return f'<div class="readouts">{items}</div>{warn}'
 

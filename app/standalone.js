@@ -67,7 +67,7 @@ results._write_text = () => {
   // Readouts, show-your-work and the memory bar: the served lab's HTML (labels and formulas from Python).
   const rows = derivation(C, s, r);
   const notes = warnings(C, s, r);
-  readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes);
+  readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes, Boolean(C.approximate));
   memory.text = memoryHtml(C, s, r);
   // Served beside the lab (a class page): the reader's scenario, as moved here, opens in the full lab.  Each lever
   // is written as core.levers.Lever.encode writes it; opened from a file, there is no lab to link to.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from conftest import ROOT, scenario_on
@@ -95,3 +96,26 @@ def test_the_largest_batchs_work_takes_the_digits_its_quotient_needs_as_core_doe
 
     n = math.floor(free / seq)
     assert js.eval(f"floorWork({free!r}, {seq!r}, {n})") == _floor_work(free, seq, n)
+
+
+def test_an_approximate_models_readouts_say_so_at_each_value_as_core_does(js):
+    """A new user's trial: Gemma-3-27B's vision_config is not modelled; "Fits in memory ≈ yes" said so, the weight
+    bytes, the weights per GPU and the largest batch (the numbers a vision tower changes) did not.  Every readout
+    of such a model says "≈" at its value, but the GPU's own (ridge, compute roof), on the page and offline."""
+    from app.readouts import GPU_ONLY, readouts_html
+
+    s = scenario_on("gemma-3-27b", "h100-sxm")
+    r = s.evaluate()
+    assert r.model.approximate and "vision_config" in r.model.approximate_note()
+    html = readouts_html(r)
+    values = dict(re.findall(r'data-readout="([a-z-]+)">([^<]*)<', html))
+    assert values["weights"].startswith("≈ ") and values["max-batch"].startswith("≈ ")
+    assert values["fits"] == "≈ yes"  # marked once, not "≈ ≈ yes"
+    assert all(not values[k].startswith("≈") for k in GPU_ONLY)
+    q = quantities(r)
+    rows = [{"key": k, "label": q[k].label, "formula": q[k].formula, "work": q[k].work, "value": q[k].value}
+            for k in READOUT_KEYS if k in q]
+    got = js.eval(f"readoutsHtml({json.dumps(rows)}, false, {json.dumps(list(r.warnings))}, true)")
+    assert got == html
+    plain = scenario_on("llama-3-8b", "h100-sxm").evaluate()
+    assert "≈" not in readouts_html(plain)
