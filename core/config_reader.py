@@ -654,7 +654,8 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
     windows: list[int | None] = [None] * n
     if "sliding" in mixers:
         if not window:
-            r.problems.append("'layer_types' names sliding_attention layers but 'sliding_window' is not given")
+            if r.get("sliding_window") is None and r.get("sliding_window_size") is None:  # given but bad: said
+                r.problems.append("'layer_types' names sliding_attention layers but 'sliding_window' is not given")
             raise _Refused
         windows = [window if m == "sliding" else None for m in mixers]
     elif r.get("layer_types") is not None or r.get("hybrid_override_pattern") is not None:
@@ -682,7 +683,9 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
     chunk = r.positive_int("attention_chunk_size", required=False) or None
     if "chunked" in mixers:
         if not chunk:
-            r.problems.append("'layer_types' names chunked_attention layers but 'attention_chunk_size' is not given")
+            if r.get("attention_chunk_size") is None:  # given but not a positive whole number: said already
+                r.problems.append("'layer_types' names chunked_attention layers but 'attention_chunk_size' is not "
+                                  "given")
             raise _Refused
         chunks = [chunk if m == "chunked" else None for m in mixers]
     elif chunk:

@@ -151,6 +151,24 @@ def test_broken_config_text_is_refused_with_a_clear_message(text, message):
         from_hf_config(parse_config_text(text), model_id="t", name="t")
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("sliding_window", -128, "'sliding_window' must be a positive integer, got -128"),
+    ("sliding_window", None, "'layer_types' names sliding_attention layers but 'sliding_window' is not given"),
+])
+def test_a_bad_window_is_refused_once_for_what_it_is(key, value, said):
+    """A new user's trial: gpt-oss with "sliding_window": -128 was refused as "must be a positive integer, got -128"
+    and, in the same message, "'sliding_window' is not given"."""
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parents[2] / "core" / "model_configs" / "gpt-oss-20b.json").read_text())
+    cfg[key] = value
+    with pytest.raises(ConfigError) as refused:
+        from_hf_config(cfg, model_id="config-gpt-oss", name="gpt-oss")
+    text = str(refused.value)
+    assert said in text
+    assert ("is not given" in text) == (value is None)
+
+
 def test_a_refused_config_leaves_the_scenario_as_it_was():
     s = Scenario(model="llama-3-8b", batch=56)
     with pytest.raises(ConfigError):
