@@ -393,10 +393,11 @@ class LadderStep:
         applied: the rungs applied so far, in order.
         fit: the largest batch whose KV fits under the allocation in effect.
         result: ``Scenario(**levers).evaluate()``.
-        without_speculation: where the step verifies k > 1 tokens and the same levers with k = 1 give more tokens/s
-            per GPU (compute-bound: the verification's arithmetic is no longer free), ``Scenario(**levers,
-            spec_k=1).evaluate()``; else None.  "It works precisely because you were memory-bound" (article 004,
-            section 06).
+        without_speculation: where the step verifies k > 1 tokens, is not memory-bound, and the same levers with
+            k = 1 give more tokens/s per GPU (the verification's arithmetic is no longer free),
+            ``Scenario(**levers, spec_k=1).evaluate()``; else None (a memory-bound step with a low acceptance may
+            also lose to k = 1: that is the acceptance's doing, not the ridge's).  "It works precisely because you
+            were memory-bound" (article 004, section 06).
     """
 
     rung: str | None
@@ -514,7 +515,7 @@ def _step(climb: _Climb, state: _State, order: tuple[str, ...], rung: Rung | Non
     else:
         title, models, assumes = rung.title, rung.models, rung.assumes
     k1 = None
-    if state.levers.get("spec_k", 1) > 1:  # does verifying k tokens still pay at this B?
+    if state.levers.get("spec_k", 1) > 1 and r.bound != "memory":  # past the ridge, does verifying k still pay?
         k1 = climb.evaluate({**state.levers, "spec_k": 1})
         k1 = k1 if _per_gpu(k1) > _per_gpu(r) else None
     return LadderStep(rung.id if rung else None, title, models, assumes, summary, effect, dict(state.levers), order,

@@ -104,6 +104,11 @@ def test_speculation_that_no_longer_pays_is_said(steps):
         "free")
     assert p.to_json()["without_speculation"] == {"tokens_per_s_per_gpu": per_gpu, "tpot_s": k1.tpot_s}
     assert steps["start"].to_json()["without_speculation"] is None
+    # Memory-bound, k = 4 at an acceptance of 0 also loses to k = 1 (one token a verify), but not for the ridge's
+    # reason the line gives: it is not said there.
+    low = climb(article_start().clone(acceptance=0.0), ("speculative_decoding",))
+    step = low.steps[-1]
+    assert step.numbers()["bound"] == "memory" and step.without_speculation is None and step.speculation_cost == ""
 
 
 def test_gqa_is_already_in_the_start(steps):
