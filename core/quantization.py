@@ -7,7 +7,8 @@ scales and zero points, amortised per weight):
 
 * **MXFP4** (``quant_method: mxfp4``, gpt-oss): 4-bit E2M1 values and one E8M0
   (8-bit) scale per block of 32: 4.25 bits = 17/32 bytes (OCP Microscaling
-  Formats v1.0, section 5).
+  Formats v1.0, section 5); the routed experts only, as transformers' quantiser
+  stores them (``Mxfp4GptOssExperts``).
 * **NVFP4** (ModelOpt ``quant_algo: NVFP4``; compressed-tensors 4-bit float
   groups of 16): 4-bit values, an FP8 E4M3 scale per 16 and one FP32 scale per
   tensor: 0.5 + 1/16 bytes.
@@ -303,7 +304,11 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
     elif method in ("fbgemm_fp8",):
         rules = ((("Linear",), TensorFormat("FP8 (per row)", 8, 4 / max(hidden, 1))),)
     elif method == "mxfp4":
-        rules = ((("Linear",), TensorFormat("MXFP4", 4, 1 / 32)),)
+        # Transformers' MXFP4 quantiser replaces the routed experts only (its Mxfp4GptOssExperts); the attention,
+        # the router, the embeddings and the head stay 16-bit whether or not modules_to_not_convert names them.
+        rules = ((("experts",), TensorFormat("MXFP4", 4, 1 / 32)),)
+        notes.append("MXFP4: the routed experts in MXFP4 (transformers' quantiser replaces only those); every other "
+                     "linear weight 16-bit")
     elif method == "modelopt":
         lm_head = True  # ModelOpt quantises every linear layer its exclude_modules does not name
         algo = str(qc.get("quant_algo") or "")[:40].upper()

@@ -169,6 +169,22 @@ def test_a_bad_window_is_refused_once_for_what_it_is(key, value, said):
     assert ("is not given" in text) == (value is None)
 
 
+def test_mxfp4_stores_the_routed_experts_only_with_or_without_an_ignore_list():
+    """A new user's trial: gpt-oss's config without its modules_to_not_convert stored the attention in MXFP4 too
+    (63.85 GB).  Transformers' MXFP4 quantiser replaces the routed experts only, so the checkpoint is the same
+    65,248,815,744 bytes either way (the field case mxfp4-moe-sliding.json), and the reader says so."""
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parents[2] / "core" / "model_configs" / "gpt-oss-120b.json").read_text())
+    bare = {**cfg, "quantization_config": {"quant_method": "mxfp4"}}
+    for c in (cfg, bare):
+        m = from_hf_config(c, model_id="config-gpt-oss", name="gpt-oss")
+        stored = {g.name: g for g in m.stored_breakdown()}
+        assert sum(g.params * g.bytes_per_weight for g in stored.values()) == 65_248_815_744
+        assert stored["attention"].format == "BF16" and stored["routed experts"].format == "MXFP4"
+    assert any(a.startswith("MXFP4: the routed experts in MXFP4") for a in m.assumptions)
+
+
 def test_a_refused_config_leaves_the_scenario_as_it_was():
     s = Scenario(model="llama-3-8b", batch=56)
     with pytest.raises(ConfigError):

@@ -233,10 +233,11 @@ def test_bitsandbytes_nf4_double_quant_and_int8():
 
 
 def test_ignore_entries_naming_one_layer_apply_to_that_layer_only():
-    qc = {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.0.mlp", "lm_head"]}
+    # FP8, whose rule is every linear layer (MXFP4 stores the routed experts only: a dense MLP stays 16-bit).
+    qc = {"quant_method": "fp8", "modules_to_not_convert": ["model.layers.0.mlp", "lm_head"]}
     m = read({**QBASE, "num_hidden_layers": 3, "quantization_config": qc})
     mlp = [(g.format, g.params) for g in m.stored_breakdown() if g.name == "dense MLP"]
-    assert sorted(mlp) == [("BF16", 384), ("MXFP4", 768)]
+    assert sorted(mlp) == [("BF16", 384), ("FP8 (128×128 blocks)", 768)]
 
 
 def test_unknown_quantisation_is_named_not_silent():
