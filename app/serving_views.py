@@ -14,7 +14,7 @@ import param
 from core.batching import MIXES
 from core.precision import get_precision
 from core.scenario import ScenarioResult
-from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table, traffic_by_context
+from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table_per_gpu, traffic_by_context
 from core.sweeps import speculation_sweep
 from core.units import GB, GiB, fmt_count, fmt_sig
 
@@ -64,7 +64,7 @@ def traffic_html(r: ScenarioResult) -> str:
     """Stacked weights-vs-KV bars per decode step: the current context, then 2k/8k/32k/128k."""
     contexts = sorted({r.context, *TRAFFIC_CONTEXTS}) if r.phase == "decode" else [r.context]
     t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, contexts, r.kv_bytes_per_element, r.gqa,
-                           r.deployment.plan)
+                           r.deployment.profile, r.slowest_stage)
     bars = []
     kv_word = "KV + state" if r.state_bytes_per_sequence else "KV"  # a hybrid's recurrent state, read every step
     for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
@@ -101,7 +101,7 @@ def kv_table_html(r: ScenarioResult) -> str:
     kv_label = get_precision(r.kv_dtype).label
     # What a sequence holds, as the memory bar counts it: the KV cache and any fixed state (a hybrid's recurrent
     # state, a cross-attention layer's image K/V), one GPU's when split.
-    table = kv_table(r.model, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa, r.deployment.plan)
+    table, room = kv_table_per_gpu(r.deployment.profile, TABLE_CONTEXTS, TABLE_USERS, r.kv_bytes_per_element, gqa)
     state = r.model.state_bytes_per_sequence(r.kv_bytes_per_element, gqa)
     split = (f" per GPU (TP = {r.tp}: {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} and "
              f"{r.layers_per_gpu} of {r.model.n_layers} layers each"
@@ -110,9 +110,9 @@ def kv_table_html(r: ScenarioResult) -> str:
     free = r.free_for_kv_bytes
     head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
     body = []
-    for s, row in zip(TABLE_CONTEXTS, table, strict=True):
+    for s, row, left in zip(TABLE_CONTEXTS, table, room, strict=True):
         cells = "".join(
-            f'<td class="{"over" if b > free else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}</td>'
+            f'<td class="{"over" if b > left else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}</td>'
             for u, b in zip(TABLE_USERS, row, strict=True)
         )
         body.append(f"<tr><th>{fmt_count(s)}</th>{cells}</tr>")  # S as the sliders and the titles write it

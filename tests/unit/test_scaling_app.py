@@ -200,14 +200,20 @@ def test_the_traffic_tab_reads_what_the_step_reads():
     """The trial's Nemotron-H at B = 1: the Traffic tab said 113.0 GB per step where the step reads 113.44 GB (the
     Mamba state, 0.46 GB, left out); a sparse model's top k, a split's fullest stage, likewise."""
     from app.serving_views import traffic_html
-    from core.serving import traffic_by_context
+    from core.serving import kv_table_per_gpu, traffic_by_context
 
     for levers in ({"model": "nemotron-h-56b"}, {"model": "deepseek-v3", "tp": 8, "batch": 8, "context": 32768},
-                   {"model": "llama-3-70b", "tp": 4, "pp": 2, "batch": 16}, {"model": "gpt-oss-120b", "batch": 32}):
+                   {"model": "llama-3-70b", "tp": 4, "pp": 2, "batch": 16}, {"model": "gpt-oss-120b", "batch": 32},
+                   # unequal stages: the slowest one's reads (31 and 30 layers), the memory stage's cache
+                   {"model": "deepseek-v3", "tp": 8, "pp": 2, "batch": 8, "context": 32768},
+                   {"model": "qwen3-next-80b-a3b", "tp": 4, "pp": 2, "batch": 8, "phase": "prefill"}):
         r = Scenario(**levers).evaluate()
         t = traffic_by_context(r.model, r.weight_bytes_read, r.batch, [r.context], r.kv_bytes_per_element, r.gqa,
-                               r.deployment.plan)
+                               r.deployment.profile, r.slowest_stage)
         assert t.kv_bytes[0] == pytest.approx(r.kv_traffic_bytes, rel=1e-12), levers
+        table, room = kv_table_per_gpu(r.deployment.profile, [r.context], [r.batch], r.kv_bytes_per_element, r.gqa)
+        assert table[0, 0] == pytest.approx(r.kv_bytes, rel=1e-12), levers
+        assert room[0] == pytest.approx(r.capacity_bytes - r.memory_used_bytes + r.kv_bytes, rel=1e-12), levers
     r = Scenario(model="nemotron-h-56b").evaluate()
     assert r.kv_traffic_bytes == 10 * 2 * 8 * 128 * 2 * 8192 + 459_620_352  # KV at S = 8,192 + the Mamba state
     assert ("S = 8,192</b> ← current S: 113.4 GB per step, KV + state 1 % (weights 112.6 GB, KV + state 0.8 GB"
