@@ -439,8 +439,14 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: boo
         if not isinstance(rec, dict):
             notices.append(f"ignored pin {i + 1}: not an object")
             continue
-        rec = _renamed_pin(rec, renamed)
         name = _pin_name(rec.get("name"), i, notices)
+        if renamed is not None and rec.get("model") == renamed[1]:
+            # The id the carried model has here named another of the writer's pasted models there (its first
+            # "LlamaForCausalLM" beside the carried second, "-2"): that pin's model is not in the link.
+            notices.append(f"ignored pin {name!r}: its model, {renamed[1]!r} where the link was made, is another "
+                           "pasted model than the one the link carries (a link carries one config.json)")
+            continue
+        rec = _renamed_pin(rec, renamed)
         levers = LEVERS.defaults()
         lost = None  # a model or GPU this lab does not have: the pin would be another scenario under its name
         for key, value in rec.items():

@@ -342,6 +342,34 @@ def test_a_link_says_which_pins_on_another_pasted_model_it_leaves_out():
     assert lab.state.pins[1].name in pins_left_out(lab.state) and first not in pins_left_out(lab.state)
 
 
+def test_a_link_of_a_second_nameless_config_leaves_the_firsts_pin_out_not_renamed():
+    """A new user's trial: two nameless Llama configs (1B, then 3B: "LlamaForCausalLM" and "LlamaForCausalLM (2)"),
+    each pinned, the 3B's link opened in a fresh session: the 3B was read there as "config-llamaforcausallm", the
+    id the 1B had where the link was made, and the 1B's pin came back with the 3B's figures (1,316 tokens/s in
+    place of 3,780) where the page had said it would be left out."""
+    from app.permalink_view import pins_left_out
+
+    def llama(layers: int) -> str:
+        return ('{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": %d, "hidden_size": 2048, '
+                '"num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, '
+                '"vocab_size": 128256}' % layers)
+
+    lab = Lab()
+    for layers in (16, 28):
+        lab.byo.config_text.value = llama(layers)
+        lab.byo._read_config()
+        lab.pin_current()
+    first, second = lab.state.pins
+    assert (first.levers["model"], second.levers["model"]) == ("config-llamaforcausallm", "config-llamaforcausallm-2")
+    assert f"“{first.name}”" in pins_left_out(lab.state)
+    opened = Lab(query=_link_of(lab))
+    assert opened.scenario.model == "config-llamaforcausallm" and opened.result.model.n_layers == 28
+    assert [p.name for p in opened.state.pins] == [second.name]  # its own figures: the 3B's
+    assert opened.state.pins[0].levers["model"] == "config-llamaforcausallm"
+    assert any(n.startswith(f"ignored pin {first.name!r}: its model, 'config-llamaforcausallm' where the link was "
+                            "made, is another pasted model") for n in opened.state.notices)
+
+
 def test_the_same_config_pasted_twice_is_one_model():
     """An engineer's trial: pasting the config they had pasted before added "X (2)" beside "X", the same model."""
     lab = Lab()
