@@ -18,6 +18,7 @@ from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
 from core.units import fmt_rate, fmt_seconds, fmt_sig
 
+from .readouts import approximate_html
 from .state import LabState
 from .style import PALETTE, scroll_table
 
@@ -96,6 +97,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
     who = engine_label(e.engine)
     spread = spread_for(r.phase, r.batch, e.parameters.format_class)
     head = (
+        approximate_html(r.model, "expected-approximate") +
         f'<div class="caption" data-readout="expected-caption">The <b>ceiling</b> is the roofline\'s step; the '
         f"<b>expected</b> step is a prediction for the <b>{escape(who)}</b> ({escape(e.parameters.weight_format)} "
         f"weights, input embedding {escape(e.embedding_convention)}): the ceiling plus the terms below, each "

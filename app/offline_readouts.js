@@ -187,12 +187,12 @@ function warnings(C, s, r) {
   }
   return out;
 }
-// app/readouts.py GPU_ONLY: readouts a model's config cannot change, never marked approximate.
-const GPU_ONLY = ["ridge", "roof"];
+// app/readouts.py NOT_THE_MODELS: readouts a model's config cannot change, never marked approximate.
+const NOT_THE_MODELS = ["ridge", "roof", "gpus", "spec"];
 function readoutsHtml(rows, showWork, notes, approximate = false) {
   // app/readouts.py readouts_html: a model with keys the lab did not model says "≈" at each value it changes
-  const shown = (x) => approximate && !GPU_ONLY.includes(x.key) && !x.value.startsWith("≈") ? "≈ " + x.value
-    : x.value;
+  const shown = (x) => approximate && !NOT_THE_MODELS.includes(x.key) && !x.value.startsWith("≈") &&
+    /[1-9]/.test(x.value) ? "≈ " + x.value : x.value;  // not "no price given", "0 µs"
   const items = rows.map((x) => '<div class="ro" data-key="' + x.key + '"><div class="line"><span class="q">' +
     escHtml(x.label) + '</span><span class="v" data-readout="' + x.key + '">' + escHtml(shown(x)) + "</span></div>" +
     (showWork ? '<div class="f">' + escHtml(x.formula) + '</div><div class="w" data-work="' + x.key + '">' +

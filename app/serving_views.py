@@ -19,6 +19,7 @@ from core.sweeps import speculation_sweep
 from core.units import GB, GiB, fmt_count, fmt_sig
 
 from .present import INPUT_TEXT_CSS
+from .readouts import approximate_html
 from .state import TABS, LabState
 from .style import PALETTE, STYLESHEET, scroll_table
 
@@ -87,7 +88,7 @@ def traffic_html(r: ScenarioResult) -> str:
         f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
         "read once per step whatever the batch; the cache grows with B × S and does not amortise.</div>"
     )
-    return head + "".join(bars)
+    return approximate_html(r.model, "traffic-approximate") + head + "".join(bars)
 
 
 def _state_kinds(model, bytes_per_element: float, gqa: bool) -> str:
@@ -132,7 +133,8 @@ def kv_table_html(r: ScenarioResult) -> str:
            f"Red cells exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
            "reserve.</div>")
     )
-    return note + scroll_table(f"<tr><th>context S</th>{head}</tr>" + "".join(body))
+    return (approximate_html(r.model, "kv-table-approximate") + note
+            + scroll_table(f"<tr><th>context S</th>{head}</tr>" + "".join(body)))
 
 
 SPEC_DEPTHS = tuple(range(1, 9))
@@ -166,7 +168,8 @@ def speculation_html(state: LabState) -> str:
     head = ("<tr><th>k</th><th>I counting KV reads (FLOP/byte)</th><th>bound</th>"
             "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
-    return caption + scroll_table(head + "".join(rows))
+    return (approximate_html(state.result.model, "speculation-approximate") + caption
+            + scroll_table(head + "".join(rows)))
 
 
 #: The request mixes' names on their buttons, short enough for a phone's width (the note beside says what they are).

@@ -227,5 +227,6 @@ class ThroughputView(pn.viewable.Viewer):
         # the toolbar (and its Save actions) folded into "⋮".
         self.figure.title.text = (
             f"{r.model.name} on {r.gpu.name} ({chart_levers(r)})\n{split}"
-            f"{unit} vs batch (largest batch that fits: {r.max_batch:,})"
+            # "≈" where its config has keys the lab did not model
+            f"{unit} vs batch (largest batch that fits: {r.model.approximate_mark}{r.max_batch:,})"
         )

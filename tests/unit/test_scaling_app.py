@@ -322,3 +322,24 @@ def test_one_sequence_and_one_token_read_in_the_singular():
 
 def work_k4():
     return {q.key: q.work for q in rows(Scenario(model="mixtral-8x7b", spec_k=4).evaluate())}
+
+
+def test_every_tab_of_an_approximate_model_says_so_over_its_numbers():
+    """A second trial: Gemma-3-12B (its vision_config not modelled) marked its readouts "≈", but the KV table, the
+    Traffic, Speculation and Expected tabs and Throughput's "largest batch that fits: 67" said nothing."""
+    from app.expected_view import waterfall_html
+    from app.lab import Lab
+    from app.serving_views import kv_table_html, speculation_html, traffic_html
+    from core.expected import expected_step
+
+    for model, approximate in (("gemma-3-12b", True), ("llama-3-8b", False)):
+        lab = Lab(query={"model": [model]})
+        r = lab.result
+        assert bool(r.model.approximate) is approximate
+        pages = {"traffic": traffic_html(r), "kv-table": kv_table_html(r), "speculation": speculation_html(lab.state),
+                 "expected": waterfall_html(expected_step(r), r)}
+        for key, html in pages.items():
+            assert (f'data-readout="{key}-approximate">≈ Approximate: vision_config' in html) is approximate, key
+        lab.state.tab = "Throughput vs B"
+        title = lab.throughput.figure.title.text
+        assert title.endswith(f"(largest batch that fits: {'≈ ' if approximate else ''}{r.max_batch:,})")
