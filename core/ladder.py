@@ -250,7 +250,9 @@ def _quantization(climb: _Climb, before: _State, after: _State):
 
 def _speculation(climb: _Climb, before: _State, after: _State):
     r0, r1 = climb.evaluate(before.levers), climb.evaluate(after.levers)
-    summary = (f"k {r0.spec_k} → {r1.spec_k}: {r1.expected_tokens_per_step:.2f} tokens per verify at "
+    change = (f"k {r0.spec_k} → {r1.spec_k}" if r0.spec_k != r1.spec_k
+              else f"k = {r1.spec_k} already in the start")  # the levers had it: the rung moves nothing
+    summary = (f"{change}: {r1.expected_tokens_per_step:.2f} tokens per verify at "
                f"α = {r1.acceptance:g}, {r1.speculative_speedup:.2f}× the tokens/s of k = 1")
     return summary, {"k": [r0.spec_k, r1.spec_k], "acceptance": r1.acceptance,
                      "expected_tokens_per_step": r1.expected_tokens_per_step,
@@ -436,11 +438,13 @@ class LadderStep:
         k1 = self.without_speculation
         if k1 is None:
             return ""
-        n = self.numbers()
-        return (f"{n['bound']}-bound, k = {n['k']} costs: k = 1 at B = {n['batch']:,} gives "
-                f"{_per_gpu(k1):,.1f} tokens/s per GPU and a TPOT of {1e3 * k1.tpot_s:.2f} ms "
-                f"(here {n['tokens_per_s_per_gpu']:,.1f} and {1e3 * n['tpot_s']:.2f} ms); speculation pays while the "
-                "step is memory-bound, its verification free")
+        n, r = self.numbers(), self.result
+        e = r.expected_tokens_per_step
+        verify = r.tpot_s * e  # a verify pass, all stages (TPOT = verify / E)
+        return (f"{n['bound']}-bound, k = {n['k']} costs: a verify takes {verify / k1.tpot_s:.2f} × the k = 1 step "
+                f"({1e3 * verify:.2f} ms against {1e3 * k1.tpot_s:.2f} ms) for {e:.2f} tokens, so k = 1 at "
+                f"B = {n['batch']:,} gives {_per_gpu(k1):,.1f} tokens/s per GPU (here {n['tokens_per_s_per_gpu']:,.1f})"
+                "; speculation pays while a verify costs less than its tokens in steps")
 
     def to_json(self) -> dict:
         """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""

@@ -500,7 +500,8 @@ def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
     (:func:`core.ladder.climb`), after its last rung (``b``, ``i``, ``tok_gpu``, ``fit``, ``tpot_ms``, ``bound``,
     ``ridge``) and before it (the same names with ``_before``), what the rungs pulled (``static_b``,
     ``freed_gib``, ``fit_without_gqa``, ``block_waste``, ``reserved_waste``, ``paged_fit_before``), and where k > 1
-    no longer pays, the same step at k = 1 (``tok_gpu_k1``, ``tpot_ms_k1``)."""
+    no longer pays, the same step at k = 1 (``tok_gpu_k1``, ``tpot_ms_k1``) and a verify in its steps
+    (``verify_steps``, for ``e_tokens``)."""
     ladder = _climb(tuple(sorted(levers.items())), tuple(rungs))
     after = ladder.final.numbers()
     before = ladder.steps[-2].numbers() if len(ladder.steps) > 1 else after
@@ -512,7 +513,9 @@ def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
     out["ridge"] = after["ridge_point"]
     k1 = ladder.final.without_speculation  # k > 1 past the point where it pays (core.ladder.LadderStep)
     if k1 is not None:
-        out.update(tok_gpu_k1=k1.output_tokens_per_s_aggregate / k1.gpus_total, tpot_ms_k1=1e3 * k1.tpot_s)
+        e = ladder.final.result.expected_tokens_per_step
+        out.update(tok_gpu_k1=k1.output_tokens_per_s_aggregate / k1.gpus_total, tpot_ms_k1=1e3 * k1.tpot_s,
+                   e_tokens=e, verify_steps=ladder.final.result.tpot_s * e / k1.tpot_s)
     effects = {s.rung: s for s in ladder.steps if s.rung}
     if "continuous_batching" in effects and "static" in effects["continuous_batching"].effect:
         out["static_b"] = effects["continuous_batching"].effect["static"]["sustained_batch"]
@@ -592,7 +595,8 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "PagedAttention wastes {block_waste:.1f} % of the KV where reserving 8,192 tokens wasted "
         "{reserved_waste:.0f} %: {fit} fit instead of {paged_fit_before} and B reaches {b}, vLLM's cap: "
         "{tok_gpu:,.1f} tokens/s per GPU, for a TPOT of {tpot_ms:.2f} ms. Now {bound}-bound, k = {k} costs: k = 1 "
-        "gives {tok_gpu_k1:,.1f} tokens/s per GPU (TPOT {tpot_ms_k1:.2f} ms); speculation pays while memory-bound. "
+        "gives {tok_gpu_k1:,.1f} tokens/s per GPU (TPOT {tpot_ms_k1:.2f} ms); a verify takes {verify_steps:.2f} "
+        "steps for its {e_tokens:.2f} tokens. "
         "FlashAttention and disaggregation move no lever: the step already keeps the scores on chip and times each "
         "phase on its own.",
         rungs=ARTICLE_ORDER,

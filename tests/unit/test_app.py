@@ -1,5 +1,7 @@
 """The app factory without a server: views read the model and update in place."""
 
+import json
+
 import numpy as np
 import panel as pn
 import pytest
@@ -350,9 +352,9 @@ def test_a_link_of_a_second_nameless_config_leaves_the_firsts_pin_out_not_rename
     from app.permalink_view import pins_left_out
 
     def llama(layers: int) -> str:
-        return ('{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": %d, "hidden_size": 2048, '
-                '"num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, '
-                '"vocab_size": 128256}' % layers)
+        return json.dumps({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": layers, "hidden_size": 2048,
+                           "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192,
+                           "vocab_size": 128256})
 
     lab = Lab()
     for layers in (16, 28):

@@ -97,11 +97,16 @@ def test_speculation_that_no_longer_pays_is_said(steps):
     assert k1 is not None and k1.spec_k == 1 and k1.batch == p.numbers()["batch"] == 256
     per_gpu = k1.output_tokens_per_s_aggregate / 2
     assert per_gpu == pytest.approx(256 / k1.tpot_s / 2) and per_gpu > 1.5 * p.numbers()["tokens_per_s_per_gpu"]
+    # A verify is E × TPOT: 2.53 × 31.87 ms = 80.73 ms, 3.86 k = 1 steps of 20.90 ms, for 2.53 tokens (2.53 / 3.86
+    # = 0.656 = 4,016.3 / 6,123.8).
+    e, tpot = p.result.expected_tokens_per_step, p.numbers()["tpot_s"]
     assert p.speculation_cost == (
-        f"compute-bound, k = 4 costs: k = 1 at B = 256 gives {per_gpu:,.1f} tokens/s per GPU and a TPOT of "
-        f"{1e3 * k1.tpot_s:.2f} ms (here {p.numbers()['tokens_per_s_per_gpu']:,.1f} and "
-        f"{1e3 * p.numbers()['tpot_s']:.2f} ms); speculation pays while the step is memory-bound, its verification "
-        "free")
+        f"compute-bound, k = 4 costs: a verify takes {e * tpot / k1.tpot_s:.2f} × the k = 1 step "
+        f"({1e3 * e * tpot:.2f} ms against {1e3 * k1.tpot_s:.2f} ms) for {e:.2f} tokens, so k = 1 at B = 256 gives "
+        f"{per_gpu:,.1f} tokens/s per GPU (here {p.numbers()['tokens_per_s_per_gpu']:,.1f}); speculation pays while "
+        "a verify costs less than its tokens in steps")
+    assert "a verify takes 3.86 × the k = 1 step (80.73 ms against 20.90 ms) for 2.53 tokens" in p.speculation_cost
+    assert p.numbers()["tokens_per_s_per_gpu"] / per_gpu == pytest.approx(k1.tpot_s / tpot)  # E / (verify / step)
     assert p.to_json()["without_speculation"] == {"tokens_per_s_per_gpu": per_gpu, "tpot_s": k1.tpot_s}
     assert steps["start"].to_json()["without_speculation"] is None
     # Memory-bound, k = 4 at an acceptance of 0 also loses to k = 1 (one token a verify), but not for the ridge's
@@ -109,6 +114,13 @@ def test_speculation_that_no_longer_pays_is_said(steps):
     low = climb(article_start().clone(acceptance=0.0), ("speculative_decoding",))
     step = low.steps[-1]
     assert step.numbers()["bound"] == "memory" and step.without_speculation is None and step.speculation_cost == ""
+
+
+def test_a_k_already_in_the_start_is_said_so():
+    # A student's trial: k = 4 left on the levers, rung 3 read "k 4 → 4: … 1.25× the tokens/s of k = 1" beside the
+    # same numbers as rung 2.
+    ladder = climb(article_start().clone(spec_k=4), ("speculative_decoding",))
+    assert ladder.steps[-1].summary.startswith("k = 4 already in the start: 2.53 tokens per verify at α = 0.7, ")
 
 
 def test_gqa_is_already_in_the_start(steps):

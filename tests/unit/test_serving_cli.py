@@ -25,7 +25,7 @@ def test_ladder_json(capsys):
     assert round(out["steps"][5]["without_speculation"]["tokens_per_s_per_gpu"], 1) == 6123.8
     assert main(["ladder"]) == 0
     text = capsys.readouterr().out
-    assert text.count("compute-bound, k = 4 costs: k = 1 at B = 256 gives 6,123.8 tokens/s per GPU") == 1
+    assert text.count("compute-bound, k = 4 costs: a verify takes 3.86 × the k = 1 step") == 1
     assert text.index("fit 48 → 681") < text.index("k = 4 costs") < text.index("FlashAttention")
 
 
