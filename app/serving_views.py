@@ -16,7 +16,7 @@ from core.precision import get_precision
 from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table_per_gpu, traffic_by_context
 from core.sweeps import speculation_sweep
-from core.units import GB, GiB, fmt_count, fmt_sig
+from core.units import GB, GiB, fmt_count, fmt_seconds, fmt_sig
 
 from .present import INPUT_TEXT_CSS
 from .readouts import approximate_html
@@ -86,7 +86,13 @@ def traffic_html(r: ScenarioResult) -> str:
     head = (
         f'<div class="caption" data-readout="traffic">Per {r.phase} step{per_gpu} at batch B = {r.batch}: '
         f"{dominant} dominate{'s' if dominant == 'the KV cache' else ''} at S = {r.context:,}. Weight traffic is "
-        "read once per step whatever the batch; the cache grows with B × S and does not amortise.</div>"
+        "read once per step whatever the batch; the cache grows with B × S and does not amortise."
+        # Split over GPUs the step also waits on its links: bytes over NVLink, not HBM (a trial divided the step
+        # time by the HBM bandwidth and found 3.2 GB more than the bars).
+        + (f" The step also spends {fmt_seconds(r.communication_time_s)} on communication between GPUs, bytes sent "
+           "over the link rather than read from HBM: not in these bars (Show your work: step time)."
+           if r.communication_time_s > 0 else "")
+        + "</div>"
     )
     return approximate_html(r.model, "traffic-approximate") + head + "".join(bars)
 

@@ -162,6 +162,7 @@ def test_the_page_of_a_pasted_model_links_to_the_lab_with_its_config():
 
 def test_kv_table_and_traffic_are_per_gpu_when_split():
     from app.serving_views import kv_table_html, traffic_html
+    from core.units import fmt_seconds
 
     r = Scenario(tp=8).evaluate()
     html = kv_table_html(r)
@@ -169,6 +170,10 @@ def test_kv_table_and_traffic_are_per_gpu_when_split():
     assert '<td class="" data-ctx="8192" data-users="8">2.5</td>' in html
     assert "× 0.125 (one GPU's share)" in html
     assert "of one GPU (of 8)" in traffic_html(r)
+    # The step's communication is named beside the HBM bars (a trial: 6.336 ms × 3.35 TB/s = 21.2 GB, not 18.0).
+    assert (f"The step also spends {fmt_seconds(r.communication_time_s)} on communication between GPUs"
+            in traffic_html(r)) and r.communication_time_s > 0
+    assert "communication between GPUs" not in traffic_html(Scenario().evaluate())  # one GPU: none
 
 
 def test_the_kv_table_counts_a_hybrids_fixed_state_as_the_memory_bar_does():
