@@ -101,10 +101,10 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
     tokens/s, seconds, FLOP/byte, FLOP/s) exactly as :meth:`core.ladder.LadderStep.numbers` gives them."""
     raises = {r.id: r.raises for r in RUNGS}
     rows = []
-    for i, step in enumerate(ladder.steps):
+    for i, (step, note) in enumerate(zip(ladder.steps, ladder.speculation_notes(), strict=True)):
         rows.append({"n": i, "rung": step.rung, "title": step.title,
                      "pulls": PULLS[raises[step.rung]] if step.rung else "", "summary": step.summary,
-                     "speculation_cost": step.speculation_cost, **step.numbers()})
+                     "speculation_cost": note, **step.numbers()})
     return rows
 
 
@@ -115,7 +115,7 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     head = ("<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>I = 2·B·k/p</th>"
             "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
             "<th>TPOT ms</th></tr>")
-    body, previous = [], ""
+    body = []
     for row in rows:
         pulls = f' <span class="pulls">({escape(row["pulls"])})</span>' if row["pulls"] else ""
         body.append(
@@ -128,10 +128,9 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
         if row["summary"]:
             body.append(f'<tr class="summary"><td class="k" colspan="8">↳ {escape(row["summary"])}</td></tr>')
-        if row["speculation_cost"] and row["speculation_cost"] != previous:  # said once, where it starts
+        if row["speculation_cost"]:  # said once, where it starts (core.ladder.Ladder.speculation_notes)
             body.append('<tr class="summary" data-readout="speculation-cost"><td class="k warn" colspan="8">↳ '
                         f'{escape(row["speculation_cost"])}</td></tr>')
-        previous = row["speculation_cost"]
     start = ladder.steps[0]
     ridge = ladder.final.numbers()["ridge_point"]
     # The article's words and the scenario under the chart; how B is derived after the table: at 18 px on a

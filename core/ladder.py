@@ -432,28 +432,39 @@ class LadderStep:
             "gpus": r.gpus_total,
         }
 
-    @property
-    def speculation_cost(self) -> str:
-        """What k > 1 costs where it no longer pays (:attr:`without_speculation`), in one line; ``""`` elsewhere."""
+    def speculation_numbers(self) -> dict | None:
+        """Where k > 1 no longer pays (:attr:`without_speculation`): the same step at k = 1 (``tokens_per_s_per_gpu``,
+        ``tpot_s``) and a verify pass of this step (``verify_s`` = TPOT × E, all stages; ``e_tokens``; and
+        ``verify_steps``, the verify in k = 1 steps); None elsewhere.  SI units."""
         k1 = self.without_speculation
         if k1 is None:
+            return None
+        e = self.result.expected_tokens_per_step
+        verify = self.result.tpot_s * e  # TPOT = verify / E
+        return {"tokens_per_s_per_gpu": _per_gpu(k1), "tpot_s": k1.tpot_s, "verify_s": verify, "e_tokens": e,
+                "verify_steps": verify / k1.tpot_s}
+
+    @property
+    def speculation_cost(self) -> str:
+        """What k > 1 costs where it no longer pays (:meth:`speculation_numbers`), in one line; ``""`` elsewhere."""
+        k1 = self.speculation_numbers()
+        if k1 is None:
             return ""
-        n, r = self.numbers(), self.result
-        e = r.expected_tokens_per_step
-        verify = r.tpot_s * e  # a verify pass, all stages (TPOT = verify / E)
-        return (f"{n['bound']}-bound, k = {n['k']} costs: a verify takes {verify / k1.tpot_s:.2f} × the k = 1 step "
-                f"({1e3 * verify:.2f} ms against {1e3 * k1.tpot_s:.2f} ms) for {e:.2f} tokens, so k = 1 at "
-                f"B = {n['batch']:,} gives {_per_gpu(k1):,.1f} tokens/s per GPU (here {n['tokens_per_s_per_gpu']:,.1f})"
-                "; speculation pays while a verify costs less than its tokens in steps")
+        n = self.numbers()
+        return (f"{n['bound']}-bound, k = {n['k']} costs: a verify takes {k1['verify_steps']:.2f} × the k = 1 step "
+                f"({1e3 * k1['verify_s']:.2f} ms against {1e3 * k1['tpot_s']:.2f} ms) for {k1['e_tokens']:.2f} "
+                f"tokens, so k = 1 at B = {n['batch']:,} gives {k1['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU "
+                f"(here {n['tokens_per_s_per_gpu']:,.1f}); speculation pays while a verify costs less than its tokens "
+                "in steps")
 
     def to_json(self) -> dict:
         """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
-        k1 = self.without_speculation
+        k1 = self.speculation_numbers()
         return {"rung": self.rung, "title": self.title, "models": self.models, "assumes": self.assumes,
                 "summary": self.summary, "numbers": self.numbers(), "effect": self.effect,
                 "levers": dict(self.levers), "applied": list(self.applied),
-                "without_speculation": None if k1 is None else {"tokens_per_s_per_gpu": _per_gpu(k1),
-                                                                "tpot_s": k1.tpot_s}}
+                "without_speculation": None if k1 is None else {key: k1[key] for key in ("tokens_per_s_per_gpu",
+                                                                                         "tpot_s")}}
 
 
 def _per_gpu(r: ScenarioResult) -> float:
@@ -476,6 +487,12 @@ class Ladder:
     @property
     def final(self) -> LadderStep:
         return self.steps[-1]
+
+    def speculation_notes(self) -> list[str]:
+        """Per step, its :attr:`LadderStep.speculation_cost` where it starts or changes, ``""`` elsewhere: what the
+        Ladder tab and ``python -m core ladder`` say once, under the rung where it starts."""
+        costs = [step.speculation_cost for step in self.steps]
+        return [cost if cost != before else "" for cost, before in zip(costs, ["", *costs[:-1]], strict=True)]
 
     @cached_property
     def final_scenario(self) -> Scenario:

@@ -194,17 +194,15 @@ def _dump(obj: dict) -> str:
 def _ladder_text(ladder) -> str:
     lines = [f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
              f"{'tok/s/GPU':>10s} {'fits':>5s} {'TTFT ms':>8s} {'TPOT ms':>8s}"]
-    said = ""
-    for step in ladder.steps:
+    for step, note in zip(ladder.steps, ladder.speculation_notes(), strict=True):
         n = step.numbers()
         lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {n['intensity']:8,.0f} "
                      f"{n['bound']:>8s} {n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
                      f"{n['max_batch']:5d} {1e3 * n['ttft_s']:8,.1f} {1e3 * n['tpot_s']:8,.2f}")
         if step.summary:
             lines.append(f"    {step.summary}")
-        if step.speculation_cost and step.speculation_cost != said:  # said once, where it starts (as the tab does)
-            lines.append(f"    {step.speculation_cost}")
-        said = step.speculation_cost
+        if note:  # said once, where it starts (as the tab does)
+            lines.append(f"    {note}")
     lines.append(f"ridge point {ladder.final.numbers()['ridge_point']:,.0f} FLOP/byte; I = 2·B·k/p on the weights")
     return "\n".join(lines)
 

@@ -511,11 +511,10 @@ def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
                     f"tok_gpu{suffix}": n["tokens_per_s_per_gpu"], f"fit{suffix}": n["max_batch"],
                     f"tpot_ms{suffix}": 1e3 * n["tpot_s"], f"bound{suffix}": n["bound"]})
     out["ridge"] = after["ridge_point"]
-    k1 = ladder.final.without_speculation  # k > 1 past the point where it pays (core.ladder.LadderStep)
+    k1 = ladder.final.speculation_numbers()  # k > 1 past the point where it pays (core.ladder.LadderStep)
     if k1 is not None:
-        e = ladder.final.result.expected_tokens_per_step
-        out.update(tok_gpu_k1=k1.output_tokens_per_s_aggregate / k1.gpus_total, tpot_ms_k1=1e3 * k1.tpot_s,
-                   e_tokens=e, verify_steps=ladder.final.result.tpot_s * e / k1.tpot_s)
+        out.update(tok_gpu_k1=k1["tokens_per_s_per_gpu"], tpot_ms_k1=1e3 * k1["tpot_s"], e_tokens=k1["e_tokens"],
+                   verify_steps=k1["verify_steps"])
     effects = {s.rung: s for s in ladder.steps if s.rung}
     if "continuous_batching" in effects and "static" in effects["continuous_batching"].effect:
         out["static_b"] = effects["continuous_batching"].effect["static"]["sustained_batch"]
