@@ -17,7 +17,7 @@ import param
 
 from core.hardware import CAPACITY_CONVENTIONS
 from core.scenario import ScenarioResult
-from core.units import GiB, fmt_count
+from core.units import GiB, fmt_count, sum_digits
 
 from .state import LabState
 from .style import PALETTE, live_html
@@ -108,6 +108,9 @@ def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> st
     cap = r.capacity_bytes / GiB
     used = r.memory_used_bytes / GiB
     scale = 100.0 / (max(cap, used) * 1.04)
+    # The parts with the decimals that make them add to the title's total as printed (gpt-oss-20b: 39.0 + 0.2 + 3.0
+    # beside 42.1).
+    d = sum_digits([gib for _, _, gib in memory_segments(r)], used)
     left, segs = 0.0, []
     for name, colour, gib in memory_segments(r):
         width = gib * scale
@@ -115,9 +118,9 @@ def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> st
         # the legend under the bar still name it.
         # In a span drawn over the capacity marker: the marker inside a segment ran through its number.
         # With its unit: beside the header's "60.1 GB KV read" a bare 56.0 read as the same unit (a teacher's trial).
-        text = f"<span>{name} {gib:,.1f} GiB</span>" if width >= MIN_LABEL_PERCENT else ""
+        text = f"<span>{name} {gib:,.{d}f} GiB</span>" if width >= MIN_LABEL_PERCENT else ""
         segs.append(f'<div class="mem-seg" data-part="{name}" style="left:{left:.3f}%;width:{width:.3f}%;'
-                    f'background:{colour}" title="{name}: {gib:,.2f} GiB">{text}</div>')
+                    f'background:{colour}" title="{name}: {gib:,.{max(d, 2)}f} GiB">{text}</div>')
         left += width
     verdict, cls = ("fits", "fits") if r.fits else ("DOES NOT FIT", "nofit")
     if approximate:
@@ -129,7 +132,7 @@ def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> st
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         (f'<div class="mem-scope" data-readout="memory-scope">{escape(scope)}</div>' if scope else "")
-        + f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.1f} GiB of {cap:,.1f} GiB → '
+        + f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         + (f'<div class="warn approx" data-readout="memory-approximate">{escape(approximate)}</div>'

@@ -205,12 +205,13 @@ function memoryHtml(C, s, r) {
   const X = C.split, cap = C.capacity / GIB, used = r.memory_used_bytes / GIB;
   const scale = 100.0 / (Math.max(cap, used) * 1.04);
   const sizes = [r.weight_bytes_held, r.kv_bytes, C.reserve];
+  const d = sumDigits(sizes.map((b) => b / GIB), used);  // the parts add to the total as printed
   let left = 0.0;
   const segs = C.memory_parts.map(([name, colour], i) => {
     const g = sizes[i] / GIB, width = g * scale;
-    const text = width >= C.memory_min_label_percent ? "<span>" + name + " " + pyFixed(g, 1) + " GiB</span>" : "";
+    const text = width >= C.memory_min_label_percent ? "<span>" + name + " " + pyFixed(g, d) + " GiB</span>" : "";
     const seg = '<div class="mem-seg" data-part="' + name + '" style="left:' + pyFixed(left, 3, false) + "%;width:" +
-      pyFixed(width, 3, false) + "%;background:" + colour + '" title="' + name + ": " + pyFixed(g, 2) + ' GiB">' +
+      pyFixed(width, 3, false) + "%;background:" + colour + '" title="' + name + ": " + pyFixed(g, Math.max(d, 2)) + ' GiB">' +
       text + "</div>";
     left += width;
     return seg;
@@ -221,7 +222,7 @@ function memoryHtml(C, s, r) {
   const perGpu = X.gpus_per_replica > 1 ? " per GPU (1 of " + pyInt(X.gpus_per_replica) +
     (X.replicas > 1 ? " in each of " + pyInt(X.replicas) + " replicas" : "") + ", TP = " + pyInt(X.tp) + ", PP = " +
     pyInt(X.pp) + (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "") + ")" : "";
-  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, 1) +
+  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, d) +
     " GiB of " +
     pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +
     pyInt(r.max_batch) + ")</div>" +

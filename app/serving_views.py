@@ -16,7 +16,7 @@ from core.precision import get_precision
 from core.scenario import ScenarioResult
 from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table_per_gpu, traffic_by_context
 from core.sweeps import speculation_sweep
-from core.units import GB, GiB, fmt_count, fmt_seconds, fmt_sig
+from core.units import GB, GiB, fmt_count, fmt_seconds, fmt_sig, sum_digits
 
 from .present import INPUT_TEXT_CSS
 from .readouts import approximate_html
@@ -73,10 +73,12 @@ def traffic_html(r: ScenarioResult) -> str:
         total = t.weight_bytes + kv
         w_pct, kv_pct = 100 * (1 - share), 100 * share
         mark = " ← current S" if s == r.context else ""
+        # With as many decimals as make the two parts add to the total as printed (7.7 + 0.2 beside 8.0 did not).
+        d = sum_digits([t.weight_bytes / GB, kv / GB])
         bars.append(
-            f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.1f} GB per step, '
-            f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.1f} GB, {kv_word} {kv / GB:,.1f} GB = "
-            f"{kv / GiB:,.1f} GiB)</div>"
+            f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.{d}f} GB per step, '
+            f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.{d}f} GB, {kv_word} {kv / GB:,.{d}f} GB "
+            f"= {kv / GiB:,.{d}f} GiB)</div>"
             f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '
             f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">'
             f"{'KV cache + state' if r.state_bytes_per_sequence else 'KV cache'} {kv_pct:.0f} %</div></div>"

@@ -31,6 +31,15 @@ function pyFixed(x, d, group = true) {
   const whole = d > 0 ? s.slice(0, -d) : s;
   return _sign(x) + (group ? _group(whole) : whole) + (d > 0 ? "." + s.slice(-d) : "");
 }
+function sumDigits(parts, total, digits = 1, most = 6) {
+  // core/units.py sum_digits: the fewest decimals from `digits` at which the parts printed add to the total printed
+  // (exactly: each printed value is its rounded integer of 10^-d)
+  const scaled = (x, d) => (x < 0 ? -1n : 1n) * _scaled(x, d);
+  for (let d = digits; d < most; d++) {
+    if (parts.reduce((a, p) => a + scaled(p, d), 0n) === scaled(total, d)) { return d; }
+  }
+  return most;
+}
 function pyG(x, p = 6) {
   // f"{x:.{p}g}": p significant digits, trailing zeros dropped, e-notation below 1e-4 or from 10^p.
   if (!Number.isFinite(x)) { return _special(x); }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 KiB = 2**10
 MiB = 2**20
@@ -49,6 +50,26 @@ def fmt_sig(x: float, sig: int = 4) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+def sum_digits(parts: list[float], total: float | None = None, digits: int = 1, most: int = 6) -> int:
+    """The fewest decimals, from ``digits``, at which ``parts`` printed add to ``total`` printed.
+
+    ``parts`` are the values a reader adds, in the unit they are printed in (GB, not bytes); ``total`` is their sum
+    as the page computes it (default ``sum(parts)``).  Rounded one by one, 7.746 + 0.244 prints as 7.7 + 0.2
+    beside a total of 8.0; at two decimals 7.75 + 0.24 = 7.99.  The check is on the printed decimals, exactly
+    (``app/units.js`` ``sumDigits`` the same).  Gives ``most`` if no count below it adds up.
+
+    >>> sum_digits([7.746, 0.244])
+    2
+    >>> sum_digits([7.7, 0.2])
+    1
+    """
+    total = sum(parts) if total is None else total
+    for d in range(digits, most):
+        if sum(Decimal(f"{p:.{d}f}") for p in parts) == Decimal(f"{total:.{d}f}"):
+            return d
+    return most
 
 
 def fmt_bytes_gb(n: float, digits: int = 2) -> str:

@@ -98,6 +98,17 @@ def test_the_largest_batchs_work_takes_the_digits_its_quotient_needs_as_core_doe
     assert js.eval(f"floorWork({free!r}, {seq!r}, {n})") == _floor_work(free, seq, n)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 2000), min_size=1, max_size=4), st.floats(-1e-9, 1e-9))
+def test_the_decimals_that_make_parts_add_up_are_cores(js, parts, error):
+    """The memory bar's parts take the decimals that make them add to its total as printed, offline as served; the
+    total a sum of the parts give or take a float's error, as the page computes it."""
+    from core.units import sum_digits
+
+    total = sum(parts) + error
+    assert js.eval(f"sumDigits({json.dumps(parts)}, {total!r})") == sum_digits(parts, total)
+
+
 def test_an_approximate_models_readouts_say_so_at_each_value_as_core_does(js):
     """A new user's trial: Gemma-3-27B's vision_config is not modelled; "Fits in memory ≈ yes" said so, the weight
     bytes, the weights per GPU and the largest batch (the numbers a vision tower changes) did not.  Every readout

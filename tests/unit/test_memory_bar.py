@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from app.memory_view import memory_html
 from core.scenario import Scenario
 
@@ -30,3 +32,18 @@ def test_beside_the_ladder_the_bar_says_it_shows_the_labs_scenario_not_the_climb
     assert (climbed["fit"], climbed["b"]) == (681, 256)  # what the card quotes: not the bar's
     lab.state.tab = "Roofline"  # the bar's scenario is the page's: nothing to say
     assert "memory-scope" not in lab.memory_view.bar.text
+
+
+@pytest.mark.parametrize(("model", "batch", "title", "parts"), [
+    # 38.9568 + 12.1875 + 3 = 54.1443: at two decimals 38.96 + 12.19 + 3.00 = 54.15, beside 54.14
+    ("gpt-oss-20b", 64, "54.1443 GiB of", ("weights 38.9568 GiB", "KV cache 12.1875 GiB")),
+    ("llama-3-8b", 32, "50.0 GiB of", ("weights 15.0 GiB", "KV cache 32.0 GiB")),
+])
+def test_the_bars_parts_add_to_the_total_it_prints(model, batch, title, parts):
+    """The parts printed on the bar add to the title's total as printed: they take the decimals that make them."""
+    html = memory_html(Scenario(model=model, batch=batch).evaluate())
+    assert f"Memory: {title}" in html and all(f"<span>{p}</span>" in html for p in parts)
+    # every part, as labelled on the bar or (too narrow for words) in its tooltip, at the title's decimals
+    decimals = len(title.split()[0].partition(".")[2])
+    printed = [float(f"{float(x):.{decimals}f}") for x in re.findall(r'title="[^:"]+: ([\d.]+) GiB"', html)]
+    assert len(printed) == 3 and round(sum(printed), decimals) == float(title.split()[0])

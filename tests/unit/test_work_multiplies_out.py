@@ -242,3 +242,23 @@ def test_the_largest_batch_floors_the_quotient_it_prints(model, tp, want):
     assert work == want
     free, seq, n = (float(x.replace(",", "")) for x in re.findall(r"[\d,.]+(?= GiB|$)", work))
     assert math.floor(free / seq) == n
+
+
+@pytest.mark.parametrize("levers", [{"model": "qwen3-next-80b-a3b"}, {"model": "nemotron-h-56b"},
+                                    {"model": "llama-3-70b", "tp": 4, "batch": 64},
+                                    {"model": "deepseek-v3", "tp": 8, "batch": 8}, {"model": "gpt-oss-120b"}])
+def test_the_traffic_bars_parts_add_to_the_total_they_print(levers):
+    """A trial's Qwen3-Next at S = 8,192: "8.0 GB per step (weights 7.7 GB, KV + state 0.2 GB)": 7.7 + 0.2 is 7.9.
+    Each bar's parts are printed with the decimals that make them add to its total as printed."""
+    from app.serving_views import traffic_html
+
+    rows_seen = re.findall(r"([\d,.]+) GB per step, .*? \(weights ([\d,.]+) GB, KV(?: \+ state)? ([\d,.]+) GB",
+                           traffic_html(Scenario(**levers).evaluate()))
+    assert len(rows_seen) >= 4
+    for total, weights, kv in rows_seen:
+        decimals = len(total.partition(".")[2])
+        assert len(weights.partition(".")[2]) == len(kv.partition(".")[2]) == decimals
+        assert round(number(weights) + number(kv), decimals) == number(total), (total, weights, kv)
+    if levers == {"model": "qwen3-next-80b-a3b"}:
+        assert ("7.99 GB per step, KV + state 3 % (weights 7.75 GB, KV + state 0.24 GB = 0.22 GiB)"
+                in traffic_html(Scenario(**levers).evaluate()))
