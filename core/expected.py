@@ -49,7 +49,17 @@ import numpy as np
 
 from . import overhead
 from .scenario import ScenarioResult
-from .units import fmt_bandwidth, fmt_bytes_gb, fmt_flop, fmt_flops_rate, fmt_rate, fmt_seconds, fmt_sig
+from .units import (
+    fmt_bandwidth,
+    fmt_bytes_gb,
+    fmt_flop,
+    fmt_flops_rate,
+    fmt_rate,
+    fmt_seconds,
+    fmt_seconds_into,
+    fmt_sig,
+    seconds_value,
+)
 
 __all__ = [
     "EMBEDDING_CONVENTIONS",
@@ -243,12 +253,14 @@ def _communication_s(x: ChainInputs, p: ChainParams):
 
 
 def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered",
-                     ends_only: bool = False) -> list[np.ndarray]:
+                     ends_only: bool = False, reads: list | None = None) -> list[np.ndarray]:
     """Step times of the chain's states: the ceiling first, then after each term of :data:`TERM_NAMES`.
 
     Elementwise over ``x`` and ``p`` (scalars or arrays).  Returns ``len(TERM_NAMES) + 1`` arrays, seconds;
     consecutive differences are the terms (``ends_only``: the ceiling and the expected step alone, for a fit
-    that evaluates the chain many times).  ``embedding`` is one of :data:`EMBEDDING_CONVENTIONS`.
+    that evaluates the chain many times).  ``embedding`` is one of :data:`EMBEDDING_CONVENTIONS`.  ``reads``: a
+    list that gets each state's ``(weight-read time, KV-read time)`` in seconds, which the memory terms' formulas
+    print (not with ``ends_only``).
 
     Raises:
         ValueError: an unknown embedding convention.
@@ -263,9 +275,13 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     comm, cpu = np.asarray(x.communication_s, float), np.asarray(x.launch_s, float)
     gaps = extra = np.zeros_like(m_w)
     states = [_step(c, m_w + m_kv, inf, comm, gaps, cpu, extra)]
+    if reads is not None:
+        reads.append((m_w, m_kv))
 
     def record(*state):
         states.append(None if ends_only else _step(*state))
+        if reads is not None:
+            reads.append((m_w, m_kv))  # this state's, as the enclosing lines last set them
 
     # Bytes first (at datasheet bandwidth), then the fractions of bandwidth the part and the kernels reach.
     m_w = m_w + (np.asarray(x.weight_bytes_format) - x.weight_bytes_lab) / x.bandwidth
@@ -654,9 +670,42 @@ class ExpectedStep:
         return self.ceiling_step_time_s / self.expected_step_time_s
 
 
-def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str) -> tuple[Term, ...]:
-    """Name, seconds, formula and source of each state change."""
+def _factor(x: float) -> str:
+    """A fitted constant a formula multiplies by: four significant digits (at three, "× 0.331" gave 2.065 ms where
+    the term is 2.063)."""
+    return fmt_sig(x, 4)
+
+
+def _divisor(x: float) -> str:
+    """A fitted efficiency a time is divided by: with three significant digits of its distance from 1, which is
+    what the term is made of (a time ÷ 0.949 adds 5.4 % where ÷ 0.94927 adds 5.35 %)."""
+    return fmt_sig(x, 4 if x == 1 else max(4, 3 - math.floor(math.log10(abs(1 - x)))))
+
+
+def _us(t: float) -> str:
+    """A per-kernel or per-call time in µs to four significant digits: a count of thousands multiplies it (884 ×
+    2.49 µs is 2.201 ms, 884 × 2.493 µs the 2.204 ms the term is)."""
+    return f"{fmt_sig(t * 1e6, 4)} µs"
+
+
+def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
+           reads: list[tuple[float, float]]) -> tuple[Term, ...]:
+    """Name, seconds, formula and source of each state change (``reads``: each state's weight- and KV-read times,
+    :func:`chain_step_times`)."""
     v = [float(s) for s in states]
+    at = {key: i for i, (key, _name) in enumerate(TERM_NAMES)}
+
+    def read(key: str, what: str, part: slice, *factors: str) -> str:
+        # "weight-read time 41.17 ms ÷ 0.7722 = 53.32 ms": the time the factors divide, before and after (the
+        # step holds more than it: a trial found "memory time ÷ 0.949" beside the step's 42.3 → 44.55 ms)
+        before, after = (sum(reads[i][part]) for i in (at[key], at[key] + 1))
+        divisor = math.prod(float(f) for f in factors)
+        shown = fmt_seconds_into(before, fmt_seconds(after), lambda t: t / divisor)
+        factor = factors[0] if len(factors) == 1 else f"({factors[0]} × grouped-KV factor {factors[1]})"
+        return f"{what} {shown} ÷ {factor} = {fmt_seconds(after)}"
+
+    weights, kv, both = slice(0, 1), slice(1, 2), slice(0, 2)
+
     fmt = load_efficiency()["formats"][p.weight_format]
     bw = x.bandwidth
     # The ceiling's kernels (Show your work's count) and each all-reduce's own, named apart: 884 there, 1044 here.
@@ -671,29 +720,31 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str) ->
                        f"{fmt_bandwidth(bw)} (B·k·h rows instead of V·h)") if embedding == "gathered"
                       else "article convention: the whole table counted every step (0)",
                       "article 000 counts every parameter read each step; a decode step gathers B·k embedding rows"),
-        "hbm": (f"memory time ÷ {fmt_sig(p.stream_fraction.value, 3)}", p.stream_fraction.source),
-        "kernels": (f"weight-read time ÷ {fmt_sig(p.kernel_efficiency.value, 3)}", p.kernel_efficiency.source),
-        "kv": ((f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)}) ÷ ({fmt_sig(p.kv_efficiency.value, 3)} × grouped-KV "
-                f"factor {fmt_sig(p.grouped_kv_factor.value, 3)})",
+        "hbm": (read("hbm", "memory time", both, _divisor(p.stream_fraction.value)), p.stream_fraction.source),
+        "kernels": (read("kernels", "weight-read time", weights, _divisor(p.kernel_efficiency.value)),
+                    p.kernel_efficiency.source),
+        "kv": ((read("kv", f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)})", kv,
+                     _divisor(p.kv_efficiency.value), _factor(p.grouped_kv_factor.value)),
                 f"{p.kv_efficiency.source}; grouped KV: {p.grouped_kv_factor.source}")
                if x.grouped_kv else
-               (f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)}) ÷ {fmt_sig(p.kv_efficiency.value, 3)}",
+               (read("kv", f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)})", kv, _divisor(p.kv_efficiency.value)),
                 p.kv_efficiency.source)),
-        "dequant": (f"weight-read time ÷ {fmt_sig(p.dequant_factor.value, 3)}", p.dequant_factor.source),
-        "gemm": (f"{fmt_flop(x.flop_gemm)} / ({fmt_flops_rate(x.peak_gemm)} × {fmt_sig(p.gemm_fraction.value, 3)} × "
-                 f"{fmt_sig(p.gemm_engine_factor.value, 3)})",
+        "dequant": (read("dequant", "weight-read time", weights, _divisor(p.dequant_factor.value)),
+                    p.dequant_factor.source),
+        "gemm": (f"{fmt_flop(x.flop_gemm)} / ({fmt_flops_rate(x.peak_gemm)} × {_factor(p.gemm_fraction.value)} × "
+                 f"{_factor(p.gemm_engine_factor.value)})",
                  f"{p.gemm_fraction.source}; engine factor: {p.gemm_engine_factor.source}"),
         "attention": (f"{fmt_flop(x.flop_attention)} / ({fmt_flops_rate(x.peak_bf16)} × "
-                      f"{fmt_sig(p.attention_fraction.value, 3)})", p.attention_fraction.source),
-        "overlap": (f"max(a, b) → (aⁿ + bⁿ)^(1/n), n = {fmt_sig(p.overlap_n.value, 3)}", p.overlap_n.source),
-        "collectives": ((f"{x.allreduce_calls:.0f} × ({fmt_seconds(p.allreduce_alpha_s.value)} + "
+                      f"{_factor(p.attention_fraction.value)})", p.attention_fraction.source),
+        "overlap": (f"max(a, b) → (aⁿ + bⁿ)^(1/n), n = {_factor(p.overlap_n.value)}", p.overlap_n.source),
+        "collectives": ((f"{x.allreduce_calls:.0f} × ({_us(p.allreduce_alpha_s.value)} + "
                          f"{x.allreduce_bytes:,.0f} bytes × 2({x.tp:.0f}−1)/{x.tp:.0f} / "
-                         f"{fmt_sig(p.bus_bandwidth.value / 1e9, 3)} GB/s)") if x.allreduce_calls else "one GPU: none",
+                         f"{fmt_sig(p.bus_bandwidth.value / 1e9, 4)} GB/s)") if x.allreduce_calls else "one GPU: none",
                         f"{p.allreduce_alpha_s.source}; {p.bus_bandwidth.source}" if x.allreduce_calls else ""),
-        "launches": ((f"CUDA graphs: one launch + {kernels} × {fmt_seconds(p.graph_gap_s.value)} "
+        "launches": ((f"CUDA graphs: one launch + {kernels} × {_us(p.graph_gap_s.value)} "
                       "GPU gap") if p.cuda_graphs.value else
-                     (f"max(GPU + {kernels} × {fmt_seconds(p.stream_gap_s.value)} gaps, {x.kernels:.0f} × "
-                      f"{fmt_seconds(p.launch_cpu_s.value)} host time per kernel)"),
+                     (f"max(GPU + {kernels} × {_us(p.stream_gap_s.value)} gaps, {x.kernels:.0f} × "
+                      f"{_us(p.launch_cpu_s.value)} host time per kernel)"),
                      f"{p.cuda_graphs.source}; host time per kernel: {p.launch_cpu_s.source}; GPU gap: "
                      f"{(p.graph_gap_s if p.cuda_graphs.value else p.stream_gap_s).source}"),
         "engine": ((f"+ {fmt_seconds(p.request_overhead_s.value)} per prefill", p.request_overhead_s.source)
@@ -741,8 +792,9 @@ def _signed_seconds(t: float) -> str:
 
 def _run(result: ScenarioResult, params: EngineParameters, embedding: str) -> tuple[float, tuple[Term, ...]]:
     x = chain_inputs(result, params)
-    states = chain_step_times(x, params.chain_params(), embedding)
-    terms = _terms(states, x, params, embedding)
+    reads: list = []
+    states = chain_step_times(x, params.chain_params(), embedding, reads=reads)
+    terms = _terms(states, x, params, embedding, [(float(w), float(k)) for w, k in reads])
     return math.fsum([result.step_time_s_with_kv, *(t.seconds for t in terms)]), terms
 
 
@@ -900,11 +952,18 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
             f"{fmt_seconds(e.expected_step_time_s)}")
 
     def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
+        # The ceiling with the digits that make the product print as the value (a trial's "23 tokens/s × 42.92 ms
+        # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30).
+        ratio = seconds_value(fmt_seconds(e.ceiling_step_time_s)) / seconds_value(fmt_seconds(e.expected_step_time_s))
+        for digits in range(2, 9):
+            shown = fmt_sig(ceiling, digits)
+            if fmt_rate(float(shown.replace(",", "")) * ratio) == fmt_rate(value):
+                break
         return Quantity(
             key, f"{label} (a prediction, {who})",
             "expected = ceiling tokens/s × ceiling step / expected step; expected step = ceiling step + Σ terms "
             "(Expected tab)",
-            f"{step}; {fmt_rate(ceiling)} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
+            f"{step}; {shown} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
             f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct}){unfit}",
             f"ceiling {fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} tokens/s ({pct}), {who}{tail}")
 

@@ -20,6 +20,8 @@ GB = 1e9
 TB = 1e12
 GFLOP = 1e9
 TFLOP = 1e12
+#: Seconds in each unit :func:`fmt_seconds` writes.
+SECONDS_PER = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 #: A number as a person types one where a number is expected: ASCII digits, an optional sign, point and exponent
@@ -119,6 +121,43 @@ def fmt_seconds(t: float) -> str:
     if t < 3 * 3600:
         return f"{fmt_sig(t / 60, 3)} min"
     return f"{fmt_sig(t / 3600, 3)} h"
+
+
+def seconds_value(text: str) -> float:
+    """A duration as :func:`fmt_seconds` prints it, back in seconds: ``"42.92 ms"`` → 0.04292.
+
+    Raises:
+        ValueError: a text :func:`fmt_seconds` does not write.
+    """
+    number, _, unit = text.rpartition(" ")
+    if unit not in SECONDS_PER:
+        raise ValueError(f"not a duration as fmt_seconds writes one: {text[:20]!r}")
+    return parse_number(number.replace(",", "")) * SECONDS_PER[unit]
+
+
+def fmt_seconds_into(t: float, target: str, op) -> str:
+    """``t`` seconds as :func:`fmt_seconds` writes it, with as many more digits as make ``op`` of the printed value
+    print as ``target``: a time a formula goes on to divide or multiply (``42.3 ms ÷ 0.9493`` is 44.56 ms, where the
+    42.2984 ms it stands for gives 44.55).  ``op``: seconds -> seconds."""
+    number, unit = fmt_seconds(t).rsplit(" ", 1)
+    x, per = t / SECONDS_PER[unit], SECONDS_PER[unit]
+    sig = 4 if unit == "ms" else 3
+    for digits in range(sig, sig + 6):
+        number = fmt_sig(x, digits)
+        if fmt_seconds(op(float(number.replace(",", "")) * per)) == target:
+            break
+    return f"{number} {unit}"
+
+
+def fmt_seconds_times(n: int, t: float) -> str:
+    """``n × t = n·t`` for a duration ``t`` (s) taken ``n`` times, with the digits of ``t`` that make the product
+    print as :func:`fmt_seconds` prints it: ``4 × 1.3792 ms = 5.517 ms`` (1.379 × 4 is 5.516).
+
+    >>> fmt_seconds_times(4, 0.0597475)
+    '4 × 59.75 ms = 239 ms'
+    """
+    total = fmt_seconds(n * t)
+    return f"{n:,} × {fmt_seconds_into(t, total, lambda v: n * v)} = {total}"
 
 
 def fmt_rate(x: float) -> str:

@@ -84,13 +84,13 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     # The other terms end with the step before and after them; where their formula is a time, it is set beside
     # the ceiling's for the same work (a later trial: "160 × (31 µs + …) = 4.97 ms" printed beside "+ 4.003 ms").
     terms = {t.key: t for t in expected_step(Scenario(model="llama-3-70b", tp=8).evaluate(), "vLLM").terms}
-    assert terms["collectives"].formula == ("160 × (31 µs + 16,384 bytes × 2(8−1)/8 / 479 GB/s) = 4.973 ms in "
+    assert terms["collectives"].formula == ("160 × (31.02 µs + 16,384 bytes × 2(8−1)/8 / 478.9 GB/s) = 4.973 ms in "
                                             "place of the ceiling's 0.9702 ms; the step goes 8.16 ms → 12.16 ms")
     assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
-    assert terms["hbm"].formula == "memory time ÷ 0.949; the step goes 6.258 ms → 6.54 ms"
+    assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.258 ms → 6.54 ms"
     # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
     moe = {t.key: t for t in expected_step(Scenario(model="qwen3-30b-a3b", tp=2, ep=2).evaluate(), "vLLM").terms}
-    assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31 µs + ")
+    assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31.02 µs + ")
     assert "= 3.557 ms in place of the ceiling's 1.155 ms" in moe["collectives"].formula
     assert round(moe["collectives"].seconds * 1e3, 3) == 2.402
     # TP alone has no other communication: the ceiling's less its all-reduces is rounding, not "0.000000000000108 µs
@@ -98,17 +98,17 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     for phase in ("decode", "prefill"):
         r = Scenario(model="llama-3-70b", tp=2, phase=phase).evaluate()
         assert chain_inputs(r, engine_parameters(r)).communication_other_s == 0.0
-        assert {t.key: t for t in expected_step(r).terms}["collectives"].formula.startswith("160 × (31 µs + ")
+        assert {t.key: t for t in expected_step(r).terms}["collectives"].formula.startswith("160 × (31.02 µs + ")
     # The launches count the ceiling's kernels (Show your work: 884) and the all-reduces' own, named apart; an engine
     # that captures CUDA graphs says so where the lab's lever is off (the same page read 884 and 1044, and "CUDA
     # graphs: one launch" beside cuda-graphs=false).
     r = Scenario(model="llama-3-70b", tp=2, cuda_graphs=False).evaluate()
     assert r.kernels_per_step == 884
     launches = {t.key: t for t in expected_step(r, "vLLM").terms}["launches"]
-    assert launches.formula.startswith("CUDA graphs: one launch + 1044 kernels (884 + 160 all-reduces) × 1.03 µs")
+    assert launches.formula.startswith("CUDA graphs: one launch + 1044 kernels (884 + 160 all-reduces) × 1.028 µs")
     assert launches.source.startswith("vLLM captures CUDA graphs, whatever the lab's CUDA-graphs lever (off): ")
     generic = {t.key: t for t in expected_step(r).terms}["launches"]
-    assert generic.formula.startswith("max(GPU + 1044 kernels (884 + 160 all-reduces) × 2.49 µs gaps, 1044 × 4.08 µs")
+    assert generic.formula.startswith("max(GPU + 1044 kernels (884 + 160 all-reduces) × 2.493 µs gaps, 1044 × 4.084 µs")
     assert generic.source.startswith("the scenario's CUDA-graphs lever")
 
 

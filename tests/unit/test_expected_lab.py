@@ -59,7 +59,7 @@ def test_show_your_work_gives_the_sum_of_the_terms():
     shown = [t for t in e.terms if t.seconds]
     assert len(shown) >= 6
     assert work.startswith("expected step = ceiling 5.115 ms − 0.3136 ms (embedding) + 0.2564 ms (HBM)")
-    assert "= 7.795 ms; 196 tokens/s × 5.115 ms / 7.795 ms = 128 tokens/s (66 % of the ceiling)" in work
+    assert "= 7.795 ms; 195.5 tokens/s × 5.115 ms / 7.795 ms = 128 tokens/s (66 % of the ceiling)" in work
     # The printed terms multiply out: the ceiling plus every printed term is the printed expected step (to print
     # precision, 4 significant digits each).
     numbers = [float(v) * (1e-3 if unit == "ms" else 1e-6) * (-1 if sign == "−" else 1)

@@ -17,6 +17,7 @@ from app.readouts import rows
 from core import Scenario
 from core.config_reader import from_hf_config
 from core.explain import quantities
+from core.units import fmt_seconds
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -262,3 +263,57 @@ def test_the_traffic_bars_parts_add_to_the_total_they_print(levers):
     if levers == {"model": "qwen3-next-80b-a3b"}:
         assert ("7.99 GB per step, KV + state 3 % (weights 7.75 GB, KV + state 0.24 GB = 0.22 GiB)"
                 in traffic_html(Scenario(**levers).evaluate()))
+
+
+def _expected_text(**query) -> str:
+    import html
+
+    from app.expected_view import expected_tab_html
+    from app.lab import Lab
+
+    page = expected_tab_html(Lab(query={k: str(v) for k, v in query.items()}).state)
+    page = re.sub(r'<div class="wf-source".*?</div>', "", page)  # sources quote their own benchmarks' figures
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_time_to_first_token_over_pipeline_stages_multiplies_out():
+    """A trial's Nemotron-H at PP = 4: each TTFT row added 4 × the step change it printed ("GEMM … + 56.72 ms …
+    the step goes 59.75 ms → 73.93 ms"; "ceiling: 239 ms per step" of a 59.75 ms step) and said nothing of the 4."""
+    from core.units import seconds_value
+
+    text = _expected_text(model="nemotron-h-56b", batch=8, pp=4)
+    ttft = text[text.index("Time to first token, term by term"):]
+    assert "ceiling (the roofline) : 4 × 59.75 ms = 239 ms (a step on each of 4 pipeline stages)" in ttft
+    assert "+ 4 × 14.18 ms = 56.72 ms → 295.7 ms time to first token" in ttft
+    products = re.findall(r"(\d+) × ([\d.,]+) (ms|µs|s) = ([\d.,]+ (?:ms|µs|s))", ttft)
+    assert len(products) == 7  # the ceiling, five terms (GEMM, attention, launches, overlap, engine), expected
+    for n, each, unit, total in products:
+        assert fmt_seconds(int(n) * seconds_value(f"{each} {unit}")) == total, (n, each, total)
+    assert "per step → 290.5 ms time to first token" in _expected_text()  # one stage: as before
+
+
+def test_the_expected_terms_constants_have_the_digits_their_terms_need():
+    """A trial recomputed the Expected tab from what it prints: "memory time ÷ 0.949" added 2.273 ms where the row
+    says 2.259; "884 kernels × 2.49 µs gaps" is 2.201 ms beside + 2.204 ms; "× 0.331" gave 2.065 ms for 2.063; the
+    readout's "23 tokens/s × 42.92 ms / 60.27 ms = 17 tokens/s" is 16.4."""
+    text = _expected_text(model="llama-3-70b")
+    assert "+ 2.204 ms → 16.7 tokens/s per sequence max(GPU + 884 kernels × 2.493 µs gaps" in text
+    assert 884 * 2.493e-6 == pytest.approx(2.204e-3, abs=5e-7)
+    gemm = re.search(r"([\d.]+) TFLOP / \(([\d.]+) TFLOP/s × ([\d.]+) × ([\d.]+)\) = ([\d.]+) ms in place", text)
+    flop, peak, fraction, factor, ms = map(float, gemm.groups())
+    assert fmt_seconds(flop / (peak * fraction * factor)) == f"{gemm.group(5)} ms"
+    attention = re.search(r"([\d.]+) TFLOP / \(([\d.]+) TFLOP/s × ([\d.]+)\) = ([\d.]+) ms in place", text)
+    flop, peak, fraction, _ = map(float, attention.groups())
+    assert fmt_seconds(flop / (peak * fraction)) == f"{attention.group(4)} ms"
+    # the time each efficiency divides, before and after, with 1 − f to three digits (0.0507)
+    divided = re.findall(r"(?:memory|weight-read|KV-read) time (?:\([\d.]+ GB\) )?([\d.]+) ms ÷ \(?([\d.]+)"
+                         r"(?: × grouped-KV factor ([\d.]+)\))? = ([\d.]+) ms", text)
+    assert len(divided) == 3 and divided[0][1] == "0.9493"  # HBM, kernels, KV reads (BF16: no dequantisation)
+    for before, f, grouped, after in divided:
+        assert fmt_seconds(float(before) / float(f) / float(grouped or 1) * 1e-3) == f"{after} ms"
+    from core.expected import expected_quantities, expected_step
+
+    r = Scenario(model="llama-3-70b").evaluate()
+    work = expected_quantities(expected_step(r), fits=r.fits)[0].work
+    a, b, c, d = re.search(r"([\d.,]+) tokens/s × ([\d.]+) ms / ([\d.]+) ms = ([\d,]+) tokens/s", work).groups()
+    assert (a, d) == ("23.3", "17") and round(number(a) * float(b) / float(c)) == 17
