@@ -108,11 +108,22 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
     return rows
 
 
+def _bound(row: dict, ridge: float) -> str:
+    """A rung's bound as the table words it: the step's, counting KV reads, saying so where the intensity on the
+    weights beside it is past the ridge (a trial read "memory" under 449.8 with the ridge at 295 as an error)."""
+    return "memory, by KV reads" if row["bound"] == "memory" and row["intensity"] >= ridge else row["bound"]
+
+
 def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     """The steps as an HTML table: per rung what it pulled, then B, k, p, the intensity 2·B·k/p on the weights,
     the bound, tokens/s per sequence and per GPU, the largest batch that fits, TTFT and TPOT."""
     rows = ladder_rows(ladder)
-    head = ("<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>I = 2·B·k/p</th>"
+    moe = ladder.steps[0].result.model.moe
+    ridge = ladder.final.numbers()["ridge_point"]
+    # The readouts' formula: an MoE's step reads the experts its B·k tokens touch (a trial found "16 · 1 · 2" beside
+    # I = 2.655 under "I = 2·B·k/p").
+    intensity = "I = 2·B·k·N_active / (N_read·p)" if moe else "I = 2·B·k/p"
+    head = (f"<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>{intensity}</th>"
             "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
             "<th>TPOT ms</th></tr>")
     body = []
@@ -122,7 +133,7 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<tr data-rung="{escape(row["rung"] or "start")}">'
             f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
             f'<td>{fmt_count(row["batch"])} · {row["k"]} · {fmt_sig(row["p"])}</td>'
-            f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(row["bound"])}</span></td>'
+            f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(_bound(row, ridge))}</span></td>'
             f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
@@ -132,7 +143,6 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             body.append('<tr class="summary" data-readout="speculation-cost"><td class="k warn" colspan="8">↳ '
                         f'{escape(row["speculation_cost"])}</td></tr>')
     start = ladder.steps[0]
-    ridge = ladder.final.numbers()["ridge_point"]
     # The article's words and the scenario under the chart; how B is derived after the table: at 18 px on a
     # projector the one paragraph of both ran below the fold at tour step 21 (issue 30).
     caption = (
@@ -144,8 +154,11 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
              f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
              "lab's roofline ceiling, not what a measured engine delivers.</div>"
              '<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
-             "the weights, memory- or compute-bound; TTFT the time to the first token of one prompt, TPOT the time "
-             "per output token.</div>")
+             "the weights" + (" (N_active / N_read: the active parameters over those the step reads, the experts "
+                              "its B·k tokens touch)" if moe else "")
+             + "; under it the step's bound, counting its KV reads as the readouts' Bound does (\"memory, by KV "
+             "reads\" where I on the weights alone is past the ridge); TTFT the time to the first token of one "
+             "prompt, TPOT the time per output token.</div>")
     return (caption + f'<div style="overflow-x:auto"><table class="lab ladder">{head}{"".join(body)}</table></div>'
             + units)
 

@@ -48,6 +48,7 @@ import numpy as np
 
 from .batching import MAX_NUM_SEQS, SHAREGPT, LengthMix, draw_requests, held_token_steps
 from .scenario import Scenario, ScenarioResult, evaluate_levers
+from .serving import kv_table_per_gpu
 
 __all__ = [
     "BLOCK_SIZE",
@@ -61,6 +62,7 @@ __all__ = [
     "compare_paging",
     "kv_allocation",
     "sequence_bytes",
+    "sequences_fit_on_gpu",
     "sequences_fit",
 ]
 
@@ -170,10 +172,23 @@ def sequences_fit(free_bytes: float, bytes_per_sequence: float) -> int:
 
 
 def sequence_bytes(r: ScenarioResult, tokens: float) -> float:
-    """Bytes one GPU holds for one sequence of ``tokens`` KV tokens: the scenario's own accounting
-    (``PP · cache_bytes_per_sequence(S) · kv_share``, as its ``max_batch`` uses)."""
-    per_seq = r.model.cache_bytes_per_sequence(float(tokens), r.kv_bytes_per_element, r.gqa)
-    return float(r.pp * per_seq * r.kv_share_per_gpu)
+    """Bytes one GPU holds for one sequence of ``tokens`` KV tokens, on the pipeline stage that runs out first
+    (:func:`core.serving.kv_table_per_gpu`: its layers' cache and fixed state, PP micro-batches in flight), as the
+    scenario's ``max_batch`` counts it."""
+    return _per_gpu(r, tokens)[0]
+
+
+def sequences_fit_on_gpu(r: ScenarioResult, tokens: float) -> int:
+    """Whole sequences of ``tokens`` KV tokens that fit beside the weights and the reserve on every GPU of ``r``'s
+    split: on the stage that runs out first, against that stage's room (Nemotron-H at PP = 4: 63 at S = 8,192, as
+    ``max_batch``, where one GPU's average share of the cache against the scenario's free memory gave 58)."""
+    per_sequence, room = _per_gpu(r, tokens)
+    return sequences_fit(room, per_sequence)
+
+
+def _per_gpu(r: ScenarioResult, tokens: float) -> tuple[float, float]:
+    table, room = kv_table_per_gpu(r.deployment.profile, [float(tokens)], [1], r.kv_bytes_per_element, r.gqa)
+    return float(table[0, 0]), float(room[0])
 
 
 @dataclass(frozen=True)
@@ -251,8 +266,7 @@ def compare_paging(scenario: Scenario, mix: LengthMix = SHAREGPT, n_requests: in
     held = max(1, int(round(alloc["paged"].used_per_sequence)))
     levers = {**scenario.levers(), "context": held, "phase": "decode", "batch": 1}
     r = evaluate_levers(levers, scenario.catalogue)
-    fit = {k: sequences_fit(r.free_for_kv_bytes, sequence_bytes(r, a.reserved_per_sequence))
-           for k, a in alloc.items()}
+    fit = {k: sequences_fit_on_gpu(r, a.reserved_per_sequence) for k, a in alloc.items()}
     batch = {k: min(v, MAX_NUM_SEQS) for k, v in fit.items()}
     tps = {k: (evaluate_levers({**levers, "batch": b}, scenario.catalogue).tokens_per_s_with_kv if b else None)
            for k, b in batch.items()}

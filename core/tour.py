@@ -519,8 +519,7 @@ def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
     if "continuous_batching" in effects and "static" in effects["continuous_batching"].effect:
         out["static_b"] = effects["continuous_batching"].effect["static"]["sustained_batch"]
     if "weight_quantization" in effects:
-        free = effects["weight_quantization"].effect["free_bytes_per_gpu"]
-        out["freed_gib"] = (free[1] - free[0]) / GiB
+        out["freed_gib"] = effects["weight_quantization"].effect["freed_bytes_per_gpu"] / GiB  # one stage's GPU
     if "gqa_mla" in effects:
         out["fit_without_gqa"] = effects["gqa_mla"].effect["fit_without"]
     if "paged_attention" in effects:

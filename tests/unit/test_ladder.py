@@ -210,3 +210,29 @@ def test_order_does_not_change_the_end_state(order, keep):
     assert walked.final_scenario.levers() == direct(rungs=sorted(rungs), settings=small).levers()
     assert expected_tokens_per_verify(0.7, walked.final.numbers()["k"]) == \
         pytest.approx(walked.final.result.expected_tokens_per_step)
+
+
+@pytest.mark.parametrize("levers", [{"model": "nemotron-h-56b", "batch": 8, "pp": 4},
+                                    {"model": "deepseek-v3", "gpu": "h200", "tp": 8, "pp": 2},
+                                    {"model": "llama-3-70b", "tp": 2}])
+def test_the_start_rows_largest_batch_is_the_labs(levers):
+    """A trial's Nemotron-H at PP = 4: the readouts, the memory bar and Throughput said 63 sequences fit at S =
+    8,192; the Ladder's start row said 56.  Before PagedAttention an engine reserves S per sequence, so the start
+    row counts what the lab counts: the stage that runs out first, against its own room."""
+    s = Scenario(**levers)
+    start = climb(s).steps[0]
+    assert start.fit == s.evaluate().max_batch
+
+
+def test_the_memory_int4_frees_is_one_gpus_weights():
+    """A trial's Nemotron-H at PP = 4: "20.7 GiB more for KV per GPU", more than the 3/4 of 25.3 GiB of weights that
+    the stage running out first holds (the two scenarios' free memory was two stages')."""
+    s = Scenario(model="nemotron-h-56b", batch=8, pp=4)
+    r = s.evaluate()
+    held = r.deployment.profile.stages[r.memory_stage].weight_bytes_held
+    rung = next(st for st in climb(s).steps if "bytes/weight" in st.summary)
+    freed = f"{0.75 * held / 2**30:.1f} GiB"
+    assert f"p 2 → 0.5 bytes/weight; {freed} more for KV on the GPUs of stage 3 of 4" in rung.summary
+    assert "19.0 GiB" in rung.summary
+    one = next(st for st in climb(Scenario(model="llama-3-70b", tp=2)).steps if "bytes/weight" in st.summary)
+    assert one.summary.startswith("p 2 → 0.5 bytes/weight; 49.3 GiB more for KV per GPU")

@@ -4,7 +4,7 @@ and reordering rungs, the chart's points and arrows, and the rungs in the link."
 import pytest
 
 from app.lab import Lab
-from app.ladder_view import chart_data, ladder_rows, ladder_start
+from app.ladder_view import chart_data, ladder_rows, ladder_start, ladder_table_html
 from core.ladder import ARTICLE_ORDER, article_start, climb, direct
 from core.scenario import Scenario
 
@@ -193,3 +193,20 @@ def test_present_mode_shortens_the_chart_so_the_table_starts_above_the_fold(lab)
     finally:
         lab.state.present = False
     assert lab.ladder.figure.height == CHART_HEIGHT == 360
+
+
+def test_an_moes_rows_name_the_intensity_they_print_and_why_past_the_ridge_is_memory_bound():
+    """A trial's Qwen3-30B-A3B: "16 · 1 · 2" beside I = 2.655 under "I = 2·B·k/p" (2·16·1/2 is 16), and "memory"
+    under 449.8 with the ridge at 295.3."""
+    import html as html_lib
+
+    moe = climb(Scenario(model="qwen3-30b-a3b", batch=16))
+    page = html_lib.unescape(ladder_table_html(moe))
+    assert "<th>I = 2·B·k·N_active / (N_read·p)</th>" in page and "N_active / N_read" in page
+    r = moe.steps[0].result  # N_read·p: the bytes the step reads
+    assert moe.steps[0].numbers()["intensity"] == pytest.approx(2 * 16 * 1 * r.n_active_params / r.weight_bytes_read,
+                                                                rel=1e-9)
+    assert "<td>449.8<br><span class=\"pulls\">memory, by KV reads</span></td>" in page
+    assert "<td>2.655<br><span class=\"pulls\">memory</span></td>" in page
+    dense = ladder_table_html(climb(Scenario(model="llama-3-70b", tp=2)))
+    assert "<th>I = 2·B·k/p</th>" in dense and "by KV reads</span>" not in dense
