@@ -126,7 +126,7 @@ function derivation(C, s, r) {
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
     (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
       ? " by KV reads" : "")];
-  w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + X.layers_per_gpu + " layers on this GPU)" : "") +
+  w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + C.profiles[s.weight_dtype].stages[r.slowest_stage].layers + " layers on this GPU)" : "") +
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +
     (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +

@@ -149,8 +149,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         # The split, fixed when the page is written (its levers move B, k, α, S, formats and GQA only): what the
         # derivation's words need beside evaluate()'s numbers (core/explain.py's split, one_copy, per_gpu_note).
         "split": {"tp": result.tp, "pp": result.pp, "ep": result.ep, "replicas": result.replicas,
-                  "gpus_per_replica": result.gpus_per_replica, "gpus_total": result.gpus_total,
-                  "layers_per_gpu": result.layers_per_gpu},
+                  "gpus_per_replica": result.gpus_per_replica, "gpus_total": result.gpus_total},
         # What the split makes doubtful (core.profiles' _plan): the same whatever the page's levers.
         "split_warnings": list(dep.warnings),
         # Step 7's words (core/explain.py's _many_gpus, _weights_per_gpu, _kv_per_gpu): the GPUs' link, what one

@@ -375,7 +375,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{launch} ≤ {gpu_time} of GPU time", bound_word_kv(r)),
         Quantity("overhead", "Launch overhead (the third ceiling)",
                  "CUDA graphs: one launch + kernels × node gap" if graphs else "kernels × launch latency",
-                 f"{r.kernels_per_step:,} kernels" + (f" ({r.layers_per_gpu} layers on this GPU)" if r.pp > 1 else "")
+                 f"{r.kernels_per_step:,} kernels" + (f" ({r.deployment.profile.stages[r.slowest_stage].layers} "
+                                                      "layers on this GPU)" if r.pp > 1 else "")
                  + f" → {launch_work} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
                  f"{fmt_seconds(r.memory_time_s)} of memory"
                  + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "

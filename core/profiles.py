@@ -136,6 +136,7 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
             collectives=_collectives(plan, i),
             kernels_per_step=kernels_per_step(plan.stage_layers()[i]),
             launch_s=overhead_time(kernels_per_step(plan.stage_layers()[i]), cuda_graphs=bool(v["cuda_graphs"])),
+            layers=plan.stage_layers()[i],
         )
         for i, (params, cache) in enumerate(_stage_memory(model, plan)))
     profile = StepProfile(

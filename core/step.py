@@ -186,6 +186,7 @@ class StageProfile:
         collectives: what this GPU sends per step (empty on one GPU).
         kernels_per_step: kernels one step launches on this GPU.
         launch_s: seconds those launches take (the third ceiling).
+        layers: the model's layers on this stage (the kernels are counted from them).
     """
 
     n_active_params: float
@@ -196,6 +197,7 @@ class StageProfile:
     collectives: tuple[Collective, ...]
     kernels_per_step: int
     launch_s: float
+    layers: int
 
     @property
     def weight_bytes_held(self) -> float:

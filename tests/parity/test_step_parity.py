@@ -98,6 +98,7 @@ def stage_profiles(draw, experts: int) -> StageProfile:
         collectives=collectives,
         kernels_per_step=kernels,
         launch_s=draw(st.floats(min_value=1e-9, max_value=1.0)),
+        layers=draw(st.integers(1, 200)),
     )
     extra = {f.name: draw(st.floats(min_value=1e-6, max_value=1e6))
              for f in dataclasses.fields(StageProfile) if f.name not in drawn}

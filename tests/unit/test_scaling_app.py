@@ -123,8 +123,7 @@ def test_offline_page_keeps_its_split_and_says_so():
     assert "TP = 1, PP = 1, EP = 1, one replica (one GPU): fixed when the page was written" in standalone_html(
         Scenario())
     c = constants(Scenario(tp=4, replicas=3), Scenario(tp=4, replicas=3).evaluate())
-    assert c["split"] == {"tp": 4, "pp": 1, "ep": 1, "replicas": 3, "gpus_per_replica": 4, "gpus_total": 12,
-                          "layers_per_gpu": 80}
+    assert c["split"] == {"tp": 4, "pp": 1, "ep": 1, "replicas": 3, "gpus_per_replica": 4, "gpus_total": 12}
     # the weights' stages are one GPU's quarter (the profiles are the split's, not one GPU's)
     one = constants(Scenario(), Scenario().evaluate())
     assert c["profiles"]["bf16"]["stages"][0]["weights"][0] < one["profiles"]["bf16"]["stages"][0]["weights"][0] / 3

@@ -317,3 +317,16 @@ def test_the_expected_terms_constants_have_the_digits_their_terms_need():
     work = expected_quantities(expected_step(r), fits=r.fits)[0].work
     a, b, c, d = re.search(r"([\d.,]+) tokens/s × ([\d.]+) ms / ([\d.]+) ms = ([\d,]+) tokens/s", work).groups()
     assert (a, d) == ("23.3", "17") and round(number(a) * float(b) / float(c)) == 17
+
+
+def test_split_into_stages_the_kernels_are_the_slowest_stages_everywhere():
+    """A trial's Nemotron-H at PP = 4: the readout said "323 kernels (30 layers on this GPU)" and the Expected tab
+    334 kernels; the step is the slowest stage's, whose 29 layers launch 323."""
+    from core.expected import expected_step
+
+    r = Scenario(model="nemotron-h-56b", batch=8, pp=4).evaluate()
+    layers = r.deployment.plan.stage_layers()
+    assert layers == (29, 30, 30, 29) and r.slowest_stage == 3 and r.kernels_per_step == 323
+    assert quantities(r)["overhead"].work.startswith("323 kernels (29 layers on this GPU) → 323 × 4 µs")
+    launches = {t.key: t for t in expected_step(r).terms}["launches"]
+    assert launches.formula.startswith("max(GPU + 323 kernels × ")
