@@ -159,8 +159,12 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
              + "; under it the step's bound, counting its KV reads as the readouts' Bound does (\"memory, by KV "
              "reads\" where I on the weights alone is past the ridge); TTFT the time to the first token of one "
              "prompt, TPOT the time per output token.</div>")
-    return (caption + f'<div style="overflow-x:auto"><table class="lab ladder">{head}{"".join(body)}</table></div>'
-            + units)
+    # On a projector (lab.css, present mode) the rows scroll in a box under their sticky head, opened at the newest
+    # rung, which the tour's card talks about, and the paragraphs follow the table: under the chart at 720 px only
+    # the head and the start row showed (a teacher's trial, tour steps 22-25).
+    return ('<div class="ladder-pane">' + caption
+            + f'<div class="ladder-rows"><table class="lab ladder">{head}{"".join(body)}</table></div>' + units
+            + "</div>")
 
 
 def chart_data(ladder: Ladder) -> dict:

@@ -44,16 +44,20 @@ class MemoryView(pn.viewable.Viewer):
                                          sizing_mode="stretch_width",
                                          stylesheets=[".bk-btn { white-space: normal; text-align: left; }"])
         self.suggest.on_click(lambda _e: self.apply_suggestion())
+        self._view = pn.Column(self._shown, self.suggest, self.note, sizing_mode="stretch_width")
         self._refresh()
 
     def __panel__(self):
-        return pn.Column(self._shown, self.suggest, self.note, sizing_mode="stretch_width")
+        return self._view
 
     @param.depends("state.result", "state.present", "state.tab", watch=True)
     def _refresh(self) -> None:
         r = self.state.result
-        self.bar.text = memory_html(r, approximate=r.model.approximate_note(),
-                                    scope=ladder_scope(r) if self.state.tab == LADDER_TAB else "")
+        # Not beside the Ladder tab, whose rows each say what fits at their rung: the bar's scenario is the lab's,
+        # before the rungs, and a teacher read its "largest batch: 9" beside the card's "48 fit" as a contradiction
+        # (a line above it saying whose scenario it showed did not help).
+        self._view.visible = self.state.tab != LADDER_TAB
+        self.bar.text = memory_html(r, approximate=r.model.approximate_note())
         self.note.object = capacity_note(r)
         target = suggestion(r)
         self.suggest.visible = target is not None
@@ -81,14 +85,9 @@ def suggestion(r: ScenarioResult) -> tuple[int, int] | None:
 
 
 
-#: The tab whose numbers are not the bar's scenario: its rows climb article 004's rungs from it.
+#: The tab the bar is not shown beside: its rows climb article 004's rungs from the bar's scenario, each with its own
+#: largest batch.
 LADDER_TAB = "Ladder"
-
-
-def ladder_scope(r: ScenarioResult) -> str:
-    """What the bar shows beside the Ladder tab: the lab's scenario, not the climb its table and the tour's ladder
-    steps talk of (at tour step 25: 681 sequences fit and B = 256 after the rungs, 9 and B = 1 on the bar)."""
-    return f"The lab's scenario at B = {r.batch:,}, before the ladder's rungs"
 
 
 def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
@@ -97,13 +96,11 @@ def memory_segments(r: ScenarioResult) -> list[tuple[str, str, float]]:
     return [(name, colour, size / GiB) for (name, colour), size in zip(PARTS, sizes, strict=True)]
 
 
-def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> str:
+def memory_html(r: ScenarioResult, approximate: str = "") -> str:
     """The bar as HTML: segments scaled to max(capacity, use) and a capacity marker.
 
     ``approximate``: the model's note when its config has keys the lab did not model
     (:meth:`core.models.ModelSpec.approximate_note`): the verdict then says "≈" and the note follows it.
-    ``scope``: which scenario the bar shows, said above it where the page beside it shows another
-    (:func:`ladder_scope`).
     """
     cap = r.capacity_bytes / GiB
     used = r.memory_used_bytes / GiB
@@ -131,8 +128,7 @@ def memory_html(r: ScenarioResult, approximate: str = "", scope: str = "") -> st
                + (f", EP = {r.ep:,}" if r.ep > 1 else "") + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
-        (f'<div class="mem-scope" data-readout="memory-scope">{escape(scope)}</div>' if scope else "")
-        + f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → '
+        f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → '
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         + (f'<div class="warn approx" data-readout="memory-approximate">{escape(approximate)}</div>'
