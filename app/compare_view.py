@@ -207,10 +207,8 @@ class CompareView(pn.viewable.Viewer):
             values = [metric.value(row.result) for row in rows]
             # A row with a note says it beside the value ("92.5 % fits"); the others' unit is in their title.
             # Each row's own format (tokens/s as the Pins table and the readouts write them).
-            texts = [f"{metric.fmt(v)} {metric.unit} {metric.note(row.result)}" if metric.note else metric.fmt(v)
-                     for v, row in zip(values, rows, strict=True)]
-            hover = [f"{metric.fmt(v)} {metric.unit}" + (f" ({metric.note(row.result)})" if metric.note else "")
-                     for v, row in zip(values, rows, strict=True)]
+            texts = [metric.text(row.result) for row in rows]
+            hover = [metric.hover(row.result) for row in rows]
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,
                 "text": texts, "shown": texts, "hover": hover,

@@ -5,7 +5,12 @@
 // communicationLines() app/roofline_view.py's communication_lines.  tests/browser/test_standalone.py compares
 // every string with the Python one, on one GPU and split.  Needs app/units.js.
 // core/explain.py _fpb: whole FLOP/byte from 10,000.
-function _fpb(x) { return (Math.abs(x) < 1e4 ? fmtSig(x) : pyFixed(x, 0)) + " FLOP/byte"; }
+function _fpb(x) { return fmtIntensity(x) + " FLOP/byte"; }
+// core/explain.py _quotient_terms: whole FLOP and bytes where the quotient is printed whole
+function quotientTerms(flop, sent, intensity) {
+  return Math.abs(intensity) < 1e4 ? fmtFlop(flop) + " / " + fmtBytesSmall(sent)
+    : pyFixed(flop, 0) + " FLOP / " + pyFixed(sent, 0) + " bytes";
+}
 function _pct(x) { return fmtSig(100 * x, 3) + " %"; }
 // core/explain.py _unfit_value and _unfit_work: a tokens/s of a workload that does not fit in memory says so
 function unfitValue(r) { return r.fits ? "" : " (if it fit)"; }
@@ -38,7 +43,8 @@ function derivation(C, s, r) {
   // Several GPUs: the quantities that are one GPU's share say so (core/explain.py's split and per_gpu_note).
   const X = C.split, split = X.gpus_per_replica > 1, pp = X.pp;
   const perGpuNote = split ? " (one GPU of " + pyInt(X.gpus_per_replica) + (X.replicas > 1 ? " in each replica" : "") +
-    ": its share, see Step 7)" : "";
+    (pp > 1 ? ", of stage " + (r.slowest_stage + 1) + " of " + pp + ", the slowest" : "") + ": its share, see Step 7)"
+    : "";
   const peak = fmtFlopsRate(r.peak_flop_per_s), bw = fmtBandwidth(C.bandwidth);
   const att = fmtFlopsRate(r.attainable_flop_per_s_weights), attKv = fmtFlopsRate(r.attainable_flop_per_s_with_kv);
   const gained = pyG(r.expected_tokens_per_step, 3);
@@ -256,7 +262,7 @@ function communicationLines(C, s, r) {
   const took = r.bound === "overhead" ? ", under " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms of launches"
     : " = " + fmtSig(share, 2) + " % of the step";
   return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " +
-    fmtSig(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
+    fmtIntensity(r.flop_per_step / sent) + " FLOP per byte sent" + ridge;
 }
 
 function manyGpus(C, s, r, w) {
@@ -303,7 +309,7 @@ function manyGpus(C, s, r, w) {
     " of compute" : "nothing sent on one GPU", fmtS(r.communication_time_s)];
   const commI = r.communication_intensity === null ? "—" : _fpb(r.communication_intensity);
   const ridgeIC = r.interconnect_ridge_point;
-  w["comm-intensity"] = [sent ? fmtFlop(r.flop_per_step) + " / " + fmtBytesSmall(sent) + " = " + commI +
+  w["comm-intensity"] = [sent ? quotientTerms(r.flop_per_step, sent, r.communication_intensity) + " = " + commI +
     "; interconnect ridge " + (ridgeIC ? fmtSig(ridgeIC) + " FLOP/byte" + (r.communication_intensity < ridgeIC
       ? " (below it, the link takes longer for the bytes than the chip for the FLOPs)"
       : " (above it, the chip takes longer for the FLOPs than the link for the bytes)") : "unknown") +

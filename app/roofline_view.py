@@ -47,7 +47,7 @@ from core.precision import get_precision
 from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.spread import expected_point
-from core.units import GB, TFLOP, fmt_sig
+from core.units import GB, TFLOP, fmt_intensity, fmt_sig
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -989,4 +989,4 @@ def communication_lines(r) -> str:
     took = (f", under {fmt_sig(r.step_time_s_with_kv * 1e3, 3)} ms of launches" if r.bound == "overhead"
             else f" = {fmt_sig(share, 2)} % of the step")
     return (f"{who}communication {fmt_sig(r.communication_time_s * 1e3, 3)} ms{took}"
-            f"\nits I = {fmt_sig(r.communication_intensity)} FLOP per byte sent{link}")
+            f"\nits I = {fmt_intensity(r.communication_intensity)} FLOP per byte sent{link}")

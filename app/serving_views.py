@@ -148,6 +148,32 @@ def kv_table_html(r: ScenarioResult) -> str:
 SPEC_DEPTHS = tuple(range(1, 9))
 
 
+def _verify_reads_more(r: ScenarioResult) -> str:
+    """What a verify of k tokens costs beyond a plain step while memory-bound, for this model and split (a trial's
+    Qwen3-30B-A3B: "the speedup is E" beside 1.36× at E = 1.70; its k tokens touch more experts)."""
+    more = [what for what, on in (("an MoE's k tokens touch more experts, whose weights it reads too", r.model.moe),
+                                  ("each all-reduce between the GPUs carries k tokens' activations",
+                                   r.gpus_per_replica > 1)) if on]
+    return f"below E where the verify moves more than a plain step ({'; '.join(more)}); " if more else ""
+
+
+def _where_it_stops(state: LabState, sweep: dict) -> str:
+    """Where this table's depths stop paying, or that none does at this batch; and a workload that does not fit (a
+    teacher's trial: at B = 1 the speedup rose to 3.14× at k = 8, and a student concluded speculation always pays)."""
+    r = state.result
+    memory_bound = all(b == "memory" for b in sweep["bound"])
+    clauses = [text for text, on in (
+        ("this workload does not fit in memory (the memory bar): every rate here is what it would deliver if it fit",
+         not r.fits),
+        ("every depth here stays memory-bound, so the speedup keeps rising with k (raise the batch to see the pass "
+         "reach the ridge and depth stop paying)", memory_bound)) if on]
+    said = f"At B = {r.batch:,}, {'; '.join(clauses)}. " if clauses else ""
+    if memory_bound:
+        return said
+    best = max(range(len(sweep["k"])), key=lambda i: sweep["speedup"][i])
+    return said + f"Here it pays most at k = {sweep['k'][best]} ({sweep['speedup'][best]:.2f}×). "
+
+
 def speculation_html(state: LabState) -> str:
     """Speculation at depths 1-8 (and the current one) for the current batch, context and acceptance α."""
     levers = state.scenario.levers()
@@ -166,9 +192,12 @@ def speculation_html(state: LabState) -> str:
     caption = (
         f'<div class="caption" data-readout="speculation">At acceptance α = {levers["acceptance"]:.2f}, a verify pass '
         "of depth k (k − 1 draft tokens plus the target's own) yields E = (1 − α^k) / (1 − α) tokens on average "
-        "(Leviathan et al. 2023). While decode is memory-bound the verify pass costs the same as a plain step, so "
-        "k raises intensity for free and the speedup is E; once the pass turns compute-bound, or α is low, extra "
-        "depth stops paying. The pass is compute-bound once its intensity counting KV reads (the cache is read "
+        "(Leviathan et al. 2023). While decode is memory-bound the verify pass costs about what a plain step does, "
+        "so k raises intensity for free and the speedup approaches E; "
+        + _verify_reads_more(state.result)
+        + "once the pass turns compute-bound, or α is low, extra depth stops paying. "
+        + _where_it_stops(state, sweep)
+        + "The pass is compute-bound once its intensity counting KV reads (the cache is read "
         f"every step and does not amortise) reaches the ridge point, {fmt_sig(ridge)} FLOP/byte on this GPU; the "
         "intensity on the weights alone (2·B·k/p for a dense model) leaves the cache out and passes the ridge sooner. "
         "The draft model's own cost is not counted.</div>"

@@ -31,6 +31,10 @@ function pyFixed(x, d, group = true) {
   const whole = d > 0 ? s.slice(0, -d) : s;
   return _sign(x) + (group ? _group(whole) : whole) + (d > 0 ? "." + s.slice(-d) : "");
 }
+function fmtIntensity(x) {
+  // core/units.py fmt_intensity: four significant digits, or whole from 10,000
+  return Math.abs(x) < 1e4 ? fmtSig(x) : pyFixed(x, 0);
+}
 function sumDigits(parts, total, digits = 1, most = 6) {
   // core/units.py sum_digits: the fewest decimals from `digits` at which the parts printed add to the total printed
   // (exactly: each printed value is its rounded integer of 10^-d)

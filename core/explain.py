@@ -28,6 +28,7 @@ from .units import (
     fmt_bytes_small,
     fmt_flop,
     fmt_flops_rate,
+    fmt_intensity,
     fmt_money,
     fmt_rate,
     fmt_seconds,
@@ -102,6 +103,14 @@ def _floor_work(free_gib: float, seq_gib: float, n: int) -> str:
     return f"floor({free} GiB / {seq} GiB) = {n:,}"
 
 
+def _quotient_terms(flop: float, sent: float, intensity: float) -> str:
+    """``FLOP / bytes`` as the quotient's digits need: whole FLOP and bytes where the intensity is printed whole
+    (a trial: "239.9 GFLOP / 131,072 bytes = 1,830,620" is 1,830,292).  ``app/offline_readouts.js`` the same."""
+    if abs(intensity) < 1e4:
+        return f"{fmt_flop(flop)} / {fmt_bytes_small(sent)}"
+    return f"{flop:,.0f} FLOP / {sent:,.0f} bytes"
+
+
 def _unfit_value(r: ScenarioResult) -> str:
     """A tokens/s readout's value where the workload does not fit in memory: what it would deliver if it fit."""
     return "" if r.fits else " (if it fit)"
@@ -115,7 +124,7 @@ def _unfit_work(r: ScenarioResult) -> str:
 def _fpb(x: float) -> str:
     """An intensity, FLOP/byte: four significant digits, or whole FLOP/byte from 10,000 (a prefill's
     "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770)."""
-    return f"{fmt_sig(x) if abs(x) < 1e4 else f'{x:,.0f}'} FLOP/byte"
+    return f"{fmt_intensity(x)} FLOP/byte"
 
 
 def bound_word_kv(r: ScenarioResult) -> str:
@@ -214,7 +223,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
                      if r.step_time_s_weights == r.launch_overhead_s else "not binding")
     roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
     roofline_side = "<" if roofline_bound == "memory" else "≥"
+    # Split into stages, the step is the slowest stage's: said, as the weights held are another stage's (the one
+    # that runs out of memory first) and a GPU seemed to read more than it holds (a trial).
     per_gpu_note = (f" (one GPU of {r.gpus_per_replica:,}" + (" in each replica" if r.replicas > 1 else "")
+                    + (f", of stage {r.slowest_stage + 1} of {r.pp}, the slowest" if r.pp > 1 else "")
                     + ": its share, see Step 7)") if split else ""
     stored = r.weight_dtype == "stored"
     weights = (
@@ -553,7 +565,8 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                   f"{fmt_seconds(r.compute_time_s)} of compute") if calls else "nothing sent on one GPU",
                  fmt_seconds(r.communication_time_s)),
         Quantity("comm-intensity", "Communication intensity", "FLOP per byte a GPU sends, vs P_peak / link",
-                 (f"{fmt_flop(r.flop_per_step)} / {fmt_bytes_small(sent)} = {comm_i}; interconnect ridge "
+                 (f"{_quotient_terms(r.flop_per_step, sent, r.communication_intensity)} = {comm_i}; "
+                  "interconnect ridge "
                   + (f"{fmt_sig(r.interconnect_ridge_point)} FLOP/byte" + _below_ridge(r)
                      if r.interconnect_ridge_point else "unknown")
                   + _call_latency(r, calls) + _comm_share(r))

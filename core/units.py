@@ -74,6 +74,12 @@ def sum_digits(parts: list[float], total: float | None = None, digits: int = 1, 
     return most
 
 
+def fmt_intensity(x: float) -> str:
+    """An intensity's number (FLOP/byte): four significant digits, or whole from 10,000 (a prefill's
+    "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770).  ``app/units.js`` ``fmtIntensity``."""
+    return fmt_sig(x) if abs(x) < 1e4 else f"{x:,.0f}"
+
+
 def fmt_bytes_gb(n: float, digits: int = 2) -> str:
     """``n`` bytes as decimal gigabytes, e.g. ``16.06 GB``."""
     return f"{n / GB:,.{digits}f} GB"

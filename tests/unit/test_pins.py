@@ -419,3 +419,20 @@ def test_a_links_malformed_pin_origin_is_ignored_with_a_notice():
                                                                                     ("b", 4, None, None)]
     assert len(state.notices) == 2 and state.notices[1] == "pin 'b': ignored from: not an object"
     assert state.notices[0].startswith("pin 'a': ignored from: ")
+
+
+def test_compares_rates_of_a_pin_that_does_not_fit_say_if_it_fit():
+    """A teacher's trial: Compare's top rows gave batch 4's and k = 4's tokens/s (22, 59) with no mark; only the
+    memory row, five charts below, said neither fits on one H100."""
+    from core.units import fmt_rate
+
+    rows = {m.key: m for m in COMPARE_METRICS}
+    unfit = Scenario(model="llama-3-70b", batch=4).evaluate()
+    fits = Scenario(model="llama-3-8b", batch=4).evaluate()
+    assert not unfit.fits and fits.fits
+    rate = fmt_rate(unfit.tokens_per_s_per_sequence)
+    assert rows["tokens_per_sequence"].text(unfit) == f"{rate} tokens/s (if it fit)"
+    assert rows["tpot"].hover(unfit).endswith(" ms (if it fit)")
+    assert rows["tokens_per_sequence"].text(fits) == fmt_rate(fits.tokens_per_s_per_sequence)  # the title's unit
+    assert rows["memory"].text(unfit).endswith(" % does not fit") and rows["memory"].hover(fits).endswith(" % (fits)")
+    assert rows["weights"].text(unfit) == rows["weights"].fmt(rows["weights"].value(unfit))  # held, fit or not

@@ -248,7 +248,8 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
     assert (keys["weights"].label, keys["weights"].value) == ("Weight bytes read per step, per GPU",
                                                               "8.82 GB (8.21 GiB)")
     assert keys["weights"].work.startswith("4,410,187,776 parameters on this GPU × 2 bytes = 8.82 GB")
-    assert keys["weights"].work.endswith("(one GPU of 16 in each replica: its share, see Step 7)")
+    assert keys["weights"].work.endswith(
+        "(one GPU of 16 in each replica, of stage 2 of 2, the slowest: its share, see Step 7)")  # the step's stage
     assert keys["gpus"].value == "32 (2 replicas × 16)"
     assert keys["flops"].label == "FLOP per step, per GPU" and keys["tokens"].label == ("Tokens/s ceiling, the batch's "
                                                                                           "total (2 micro-batches of B "
@@ -347,3 +348,20 @@ def test_every_tab_of_an_approximate_model_says_so_over_its_numbers():
         lab.state.tab = "Throughput vs B"
         title = lab.throughput.figure.title.text
         assert title.endswith(f"(largest batch that fits: {'≈ ' if approximate else ''}{r.max_batch:,})")
+
+
+def test_the_speculation_tab_says_where_depth_stops_paying_and_why_below_e():
+    """A teacher's trial: at B = 1 the speedup rose to 3.14× at k = 8 and nothing said it stops (nor that the
+    workload does not fit); an engineer's: "the speedup is E" beside an MoE's 1.36× at E = 1.70."""
+    from app.lab import Lab
+    from app.serving_views import speculation_html
+
+    page = speculation_html(Lab(query={"model": "llama-3-70b"}).state)
+    assert ("At B = 1, this workload does not fit in memory (the memory bar): every rate here is what it would "
+            "deliver if it fit; every depth here stays memory-bound, so the speedup keeps rising with k") in page
+    page = speculation_html(Lab(query={"model": "llama-3-70b", "batch": "256"}).state)
+    assert "Here it pays most at k = 6 (2.88×)." in page and "<td>6</td>" in page
+    page = speculation_html(Lab(query={"model": "qwen3-30b-a3b", "batch": "16"}).state)
+    assert "an MoE's k tokens touch more experts, whose weights it reads too" in page
+    assert "does not fit" not in page and "the speedup is E" not in page
+    assert "carries k tokens' activations" in speculation_html(Lab(query={"model": "llama-3-70b", "tp": "2"}).state)

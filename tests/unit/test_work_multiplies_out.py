@@ -330,3 +330,18 @@ def test_split_into_stages_the_kernels_are_the_slowest_stages_everywhere():
     assert quantities(r)["overhead"].work.startswith("323 kernels (29 layers on this GPU) → 323 × 4 µs")
     launches = {t.key: t for t in expected_step(r).terms}["launches"]
     assert launches.formula.startswith("max(GPU + 323 kernels × ")
+
+
+@pytest.mark.parametrize(("levers", "shown"), [({"model": "llama-3-70b", "tp": 2, "batch": 64}, "31,011"),
+                                               ({"model": "nemotron-h-56b", "batch": 8, "pp": 4}, "1,830,620")])
+def test_the_communication_intensity_is_one_number_that_its_terms_give(levers, shown):
+    """A trial: the chart's title said "31,010 FLOP per byte sent" beside the readout's 31,011, and the readout's
+    "239.9 GFLOP / 131,072 bytes = 1,830,620" is 1,830,292."""
+    from app.roofline_view import RooflineView
+
+    r = Scenario(**levers).evaluate()
+    q = quantities(r)["comm-intensity"]
+    assert q.value == f"{shown} FLOP/byte"
+    assert f"its I = {shown} FLOP per byte sent" in RooflineView(r).figure.title.text
+    flop, sent, quotient = re.match(r"([\d,]+) FLOP / ([\d,]+) bytes = ([\d,]+) FLOP/byte", q.work).groups()
+    assert f"{number(flop) / number(sent):,.0f}" == quotient == shown
