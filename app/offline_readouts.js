@@ -105,11 +105,16 @@ function derivation(C, s, r) {
   // Step 3: KV cache
   w["kv-token"] = [C.kv_formula[s.kv_dtype][s.gqa ? 1 : 0] + " = " + fmtBytesSmall(r.kv_bytes_per_token),
     fmtSig(r.kv_bytes_per_token / KIB) + " KiB"];
-  w["kv-total"] = [(split ? pyFixed(r.kv_bytes_per_sequence_per_gpu / GIB, 3) + " GiB × " + B + " × " + pp
-    : pyFixed(r.kv_bytes_per_sequence / GIB, 3) + " GiB × " + B) + " = " + pyFixed(r.kv_bytes / GIB, 2) +
+  // core/explain.py: the digits that make the per-sequence GiB multiply out, and the bytes per step add up
+  const seq = (split ? r.kv_bytes_per_sequence_per_gpu : r.kv_bytes_per_sequence) / GIB;
+  const seqDigits = factorDigits(seq, s.batch * (split ? pp : 1), r.kv_bytes / GIB);
+  const stepDigits = sumDigits([r.weight_bytes_read / 1e9, r.kv_traffic_bytes / 1e9], r.bytes_per_step / 1e9, 2);
+  w["kv-total"] = [(split ? pyFixed(seq, seqDigits) + " GiB × " + B + " × " + pp
+    : pyFixed(seq, seqDigits) + " GiB × " + B) + " = " + pyFixed(r.kv_bytes / GIB, 2) +
     " GiB = " + pyFixed(r.kv_bytes / 1e9, 2) + " GB at S = " + pyInt(s.context), pyFixed(r.kv_bytes / GIB, 2) + " GiB"];
   // Step 4: what one step moves
-  w["bytes-step"] = [gb(r.weight_bytes_read) + " + " + gb(r.kv_traffic_bytes) + " = " + gb(r.bytes_per_step),
+  w["bytes-step"] = [fmtBytesGb(r.weight_bytes_read, stepDigits) + " + " + fmtBytesGb(r.kv_traffic_bytes, stepDigits) +
+    " = " + fmtBytesGb(r.bytes_per_step, stepDigits),
     gb(r.bytes_per_step)];
   w["kv-share"] = [pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB / " + pyFixed(r.bytes_per_step / 1e9, 2) + " GB = " +
     pyFixed(100 * kvShare, 1, false) + " %", pyFixed(100 * kvShare, 0, false) + " %"];

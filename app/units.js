@@ -31,6 +31,14 @@ function pyFixed(x, d, group = true) {
   const whole = d > 0 ? s.slice(0, -d) : s;
   return _sign(x) + (group ? _group(whole) : whole) + (d > 0 ? "." + s.slice(-d) : "");
 }
+function factorDigits(x, multiplier, total, digits = 3, totalDigits = 2, most = 9) {
+  // core/units.py factor_digits: the fewest decimals of x that make x printed × multiplier print as total does
+  const want = pyFixed(total, totalDigits, false);
+  for (let d = digits; d < most; d++) {
+    if (pyFixed(parseFloat(pyFixed(x, d, false)) * multiplier, totalDigits, false) === want) { return d; }
+  }
+  return most;
+}
 function fmtIntensity(x) {
   // core/units.py fmt_intensity: four significant digits, or whole from 10,000
   return Math.abs(x) < 1e4 ? fmtSig(x) : pyFixed(x, 0);

@@ -22,6 +22,7 @@ from .units import (
     GB,
     GiB,
     KiB,
+    factor_digits,
     fmt_bandwidth,
     fmt_bytes_gb,
     fmt_bytes_gib,
@@ -33,6 +34,7 @@ from .units import (
     fmt_rate,
     fmt_seconds,
     fmt_sig,
+    sum_digits,
 )
 
 __all__ = ["Quantity", "Step", "derivation", "explain", "quantities"]
@@ -329,6 +331,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
     # A hybrid's recurrent state (or a cross-attention layer's image K/V) is held beside the KV: its figures say so.
     state_note = " (with fixed state)" if r.state_bytes_per_sequence else ""
     kv_cache = "KV cache with fixed state" if r.state_bytes_per_sequence else "KV cache"
+    # Printed with the digits that make them multiply and add out (a trial: "0.205 GiB × 8 × 4 = 6.55 GiB" is 6.56,
+    # "29.18 GB + 1.42 GB = 30.61 GB"); app/offline_readouts.js the same.
+    seq_digits = factor_digits((r.kv_bytes_per_sequence_per_gpu if split else r.kv_bytes_per_sequence) / GiB,
+                               r.batch * (r.pp if split else 1), r.kv_bytes / GiB)
+    step_digits = sum_digits([r.weight_bytes_read / GB, r.kv_traffic_bytes / GB], r.bytes_per_step / GB, digits=2)
     kv = (
         Quantity("kv-token", "KV per token" + _window_note(m), "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
@@ -344,20 +351,21 @@ def derivation(r: ScenarioResult) -> list[Step]:
                     if r.state_bytes_per_sequence else ""),
                  fmt_bytes_gib(r.kv_bytes_per_sequence, 3)),
         Quantity("kv-total", f"{kv_cache} (whole batch)", "KV_seq(S) × B",
-                 f"{r.kv_bytes_per_sequence / GiB:,.3f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
+                 f"{r.kv_bytes_per_sequence / GiB:,.{seq_digits}f} GiB × {r.batch} = {r.kv_bytes / GiB:,.2f} GiB = "
                  f"{r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB")
         if not split else
         Quantity("kv-total", f"{kv_cache} per GPU (whole batch)",
                  "KV_seq(S) on this GPU (its share of the layers and KV heads) × B × PP micro-batches",
-                 f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.3f} GiB × {r.batch} × {r.pp} = {r.kv_bytes / GiB:,.2f} GiB"
+                 f"{r.kv_bytes_per_sequence_per_gpu / GiB:,.{seq_digits}f} GiB × {r.batch} × {r.pp} = "
+                 f"{r.kv_bytes / GiB:,.2f} GiB"
                  f" = {r.kv_bytes / GB:,.2f} GB at S = {r.context:,}{s_note}",
                  f"{r.kv_bytes / GiB:,.2f} GiB"),
     )
     moves = (
         Quantity("bytes-step", "Bytes per step" + per_gpu, "weights read + KV",
-                 f"{fmt_bytes_gb(r.weight_bytes_read)} + {fmt_bytes_gb(r.kv_traffic_bytes)} = "
-                 f"{fmt_bytes_gb(r.bytes_per_step)}", fmt_bytes_gb(r.bytes_per_step)),
+                 " + ".join(fmt_bytes_gb(b, step_digits) for b in (r.weight_bytes_read, r.kv_traffic_bytes))
+                 + f" = {fmt_bytes_gb(r.bytes_per_step, step_digits)}", fmt_bytes_gb(r.bytes_per_step)),
         Quantity("kv-share", "KV share of traffic", "KV bytes / bytes per step",
                  f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {100 * kv_share:.1f} %",
                  f"{100 * kv_share:.0f} %"),

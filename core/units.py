@@ -74,6 +74,22 @@ def sum_digits(parts: list[float], total: float | None = None, digits: int = 1, 
     return most
 
 
+def factor_digits(x: float, multiplier: float, total: float, digits: int = 3, total_digits: int = 2,
+                  most: int = 9) -> int:
+    """The fewest decimals, from ``digits``, at which ``x`` printed times ``multiplier`` prints as ``total`` does at
+    ``total_digits``: ``0.2047 GiB × 8 × 4 = 6.55 GiB`` where "0.205 GiB × 8 × 4" is 6.56.  Gives ``most`` if no
+    count below it does.  ``app/units.js`` ``factorDigits`` the same.
+
+    >>> factor_digits(0.20469, 32, 0.20469 * 32)
+    4
+    """
+    want = f"{total:.{total_digits}f}"
+    for d in range(digits, most):
+        if f"{float(f'{x:.{d}f}') * multiplier:.{total_digits}f}" == want:
+            return d
+    return most
+
+
 def fmt_intensity(x: float) -> str:
     """An intensity's number (FLOP/byte): four significant digits, or whole from 10,000 (a prefill's
     "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770).  ``app/units.js`` ``fmtIntensity``."""

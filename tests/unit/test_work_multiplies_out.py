@@ -345,3 +345,20 @@ def test_the_communication_intensity_is_one_number_that_its_terms_give(levers, s
     assert f"its I = {shown} FLOP per byte sent" in RooflineView(r).figure.title.text
     flop, sent, quotient = re.match(r"([\d,]+) FLOP / ([\d,]+) bytes = ([\d,]+) FLOP/byte", q.work).groups()
     assert f"{number(flop) / number(sent):,.0f}" == quotient == shown
+
+
+@pytest.mark.parametrize("levers", [{"model": "nemotron-h-56b", "batch": 8, "pp": 4}, {},
+                                    {"model": "llama-3-70b", "tp": 2, "batch": 64},
+                                    {"model": "qwen3-30b-a3b", "batch": 16}, {"model": "deepseek-v3", "tp": 8}])
+def test_the_kv_total_multiplies_and_the_bytes_per_step_add_as_printed(levers):
+    """A trial's Nemotron-H at PP = 4: "0.205 GiB × 8 × 4 = 6.55 GiB" is 6.56, and "29.18 GB + 1.42 GB" (30.60)
+    beside the step's 30.61 GB."""
+    q = quantities(Scenario(**levers).evaluate())
+    factors = re.match(r"([\d.,]+) GiB × ([\d,]+)(?: × ([\d,]+))? = ([\d.,]+) GiB", q["kv-total"].work).groups()
+    each, batch, pp, total = factors
+    assert f"{number(each) * number(batch) * number(pp or '1'):,.2f}" == total, factors
+    weights, kv, step = re.match(r"([\d.,]+) GB \+ ([\d.,]+) GB = ([\d.,]+) GB", q["bytes-step"].work).groups()
+    assert number(weights) + number(kv) == pytest.approx(number(step), abs=1e-9), (weights, kv, step)
+    if levers.get("pp") == 4:
+        assert q["kv-total"].work.startswith("0.2047 GiB × 8 × 4 = 6.55 GiB")
+        assert q["bytes-step"].work == "29.183 GB + 1.422 GB = 30.605 GB"
