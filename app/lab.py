@@ -100,6 +100,9 @@ TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1p
                "border: 1px solid transparent; border-top-width: 3px; "
                "border-radius: 4px 4px 0 0; background: none; box-shadow: none; color: #4d4d4d; }"
                ".bk-btn-group > .bk-btn:hover { background: #f2f2f2; }"
+               # A tab clicked and then left (the tour moved on) kept a focus box beside the open tab: the ring is
+               # for the keyboard's focus only.
+               ".bk-btn-group > .bk-btn:focus:not(:focus-visible) { outline: none; box-shadow: none; }"
                ".bk-btn-group > .bk-btn.bk-active { color: #000000; background: #ffffff; "
                f"border-color: {PALETTE['ladder']} #d9d9d9 #ffffff #d9d9d9; }}")
 #: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).

@@ -138,10 +138,11 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
         if row["summary"]:
-            body.append(f'<tr class="summary"><td class="k" colspan="8">↳ {escape(row["summary"])}</td></tr>')
+            body.append(f'<tr class="summary"><td class="k" colspan="8"><span class="row-note">↳ '
+                        f'{escape(row["summary"])}</span></td></tr>')
         if row["speculation_cost"]:  # said once, where it starts (core.ladder.Ladder.speculation_notes)
-            body.append('<tr class="summary" data-readout="speculation-cost"><td class="k warn" colspan="8">↳ '
-                        f'{escape(row["speculation_cost"])}</td></tr>')
+            body.append('<tr class="summary" data-readout="speculation-cost"><td class="k warn" colspan="8">'
+                        f'<span class="row-note">↳ {escape(row["speculation_cost"])}</span></td></tr>')
     start = ladder.steps[0]
     # The article's words and the scenario under the chart; how B is derived after the table: at 18 px on a
     # projector the one paragraph of both ran below the fold at tour step 21 (issue 30).

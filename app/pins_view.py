@@ -46,8 +46,9 @@ class PinsView(pn.viewable.Viewer):
         sessions never open it (eleven Panel objects, ~5 ms of a session's build)."""
         if self._parts is not None:
             return self._parts
-        preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"],
-                                   description="Adds three pins (keeps the ones you have)")
+        # No hover tooltip: a phone's tap left it on screen, floating over the next tab (a teacher's trial); the
+        # table's empty caption says what it adds.
+        preset = pn.widgets.Button(label="Pin batch 4 vs INT4 vs k = 4", css_classes=["pin-preset"])
         which = pn.widgets.Select(label="Pin", options=[], width=180, css_classes=["pin-which"],
                                   stylesheets=[INPUT_TEXT_CSS])
         new_name = pn.widgets.TextInput(label="New name", width=180, max_length=40, css_classes=["pin-name"],
@@ -208,8 +209,9 @@ PINS_TABLE_HEAD = (
 def pins_table_html(rows: list[PinRow]) -> str:
     """The compare table: each pin's levers, results, and what differs at a shared intensity."""
     if not rows:
-        return ('<div class="caption" data-readout="pins">No pins yet. Pin the current scenario, or pin article '
-                "004's three levers (batch 4, INT4, 4-token speculation) and watch them land on one point.</div>")
+        return ('<div class="caption" data-readout="pins">No pins yet. Pin the current scenario, or press <b>Pin '
+                "batch 4 vs INT4 vs k = 4</b>: it adds article 004's three levers (batch 4, INT4, 4-token "
+                "speculation) beside any pins you have, and they land on one point.</div>")
     head = PINS_TABLE_HEAD
     body = []
     for i, row in enumerate(rows):
@@ -231,9 +233,10 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"<td>{r.model.approximate_mark}{'yes' if r.fits else 'no'}</td>"
             "</tr>"
             + (
-                f'<tr class="notes"><td></td><td colspan="7" class="notes">what still differs: {notes}</td></tr>'
+                f'<tr class="notes"><td colspan="8" class="notes"><span class="row-note">what still '
+                f"differs: {notes}</span></td></tr>"
                 if notes
                 else ""
             )
         )
-    return scroll_table(head + "".join(body), "lab pins", ' data-readout="pins"')
+    return scroll_table(head + "".join(body), "lab pins sticky-first", ' data-readout="pins"')

@@ -656,14 +656,15 @@ class RooflineView(pn.viewable.Viewer):
         self.measured_label_set = LabelSet(x="x", y="y", text="shown", source=marks["measured"], x_offset=10,
                                            y_offset=-12, text_baseline="top", text_font_size="10px",
                                            text_color=PALETTE["measured"], name="measured-label")
-        # The expected point (hidden until switched on), with a whisker for its spread.  Hollow, and drawn last, over
-        # the workload's star: at B = 1 the expected point lies 6 px from the star's centre and its white disc, under
-        # the star, showed as a sliver (issue 30).  Its legend entry follows the sparse roof's.
+        # The expected point (hidden until switched on), with a whisker for its spread.  Drawn last, over the
+        # workload's star: at B = 1 it lies 6 px from the star's centre; under the star its white disc showed as a
+        # sliver (issue 30), and hollow over it its ring ran into the star's (a trial could not find it).  A white
+        # disc over the star, ringed.  Its legend entry follows the sparse roof's.
         expected_color = PALETTE["expected"]
         self.band = marks["band"]
         self.band_renderer = GlyphRenderer(
             data_source=self.band, view=CDSView(filter=self._rows), name="band-area", visible=False,
-            glyph=Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color=None,
+            glyph=Scatter(x="x", y="y", marker=SERIES_MARKERS["expected"], size=15, fill_color="white", fill_alpha=0.9,
                           line_color=expected_color, line_width=2.5))
         renderers.append(self.band_renderer)
         self.band_item = LegendItem(label=value("expected (engine preset)"), renderers=[self.band_renderer],

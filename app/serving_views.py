@@ -142,7 +142,7 @@ def kv_table_html(r: ScenarioResult) -> str:
            "reserve.</div>")
     )
     return (approximate_html(r.model, "kv-table-approximate") + note
-            + scroll_table(f"<tr><th>context S</th>{head}</tr>" + "".join(body)))
+            + scroll_table(f"<tr><th>context S</th>{head}</tr>" + "".join(body), "lab sticky-first"))
 
 
 SPEC_DEPTHS = tuple(range(1, 9))
@@ -206,7 +206,7 @@ def speculation_html(state: LabState) -> str:
             "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
             "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
     return (approximate_html(state.result.model, "speculation-approximate") + caption
-            + scroll_table(head + "".join(rows)))
+            + scroll_table(head + "".join(rows), "lab sticky-first"))
 
 
 #: The request mixes' names on their buttons, short enough for a phone's width (the note beside says what they are).

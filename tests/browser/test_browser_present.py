@@ -1694,3 +1694,40 @@ def test_a_step_title_too_long_for_the_jump_list_ends_in_an_ellipsis(page, lab_u
     # The title at 18 px (~10 px a letter) is wider than the list's box: the ellipsis shows.
     assert style == "ellipsis" and text.startswith("7. Notice what now") and 10 * len(text) > width
     assert page.errors == []
+
+
+def test_on_a_phone_a_wide_tables_rows_keep_their_names_and_its_notes_stay_readable(page, lab_url):
+    """A teacher's trial at 390 px: the Speculation table (525 px in a 370-px box) hid its speedups with no hint, and
+    swiped, its k column was gone; the Pins table's "what still differs" lines ran off the right edge, and a pin's
+    name broke mid-word ("speculat / ion")."""
+    _open(page, f"{lab_url}?model=llama-3-70b&tab=Speculation&batch=256", PHONE)
+    table = page.locator("table.sticky-first").first
+    table.wait_for(timeout=20_000)
+    box = table.evaluate("t => [t.parentElement.clientWidth, t.scrollWidth, "
+                         "getComputedStyle(t.parentElement).backgroundImage]")
+    assert box[1] > box[0] and "radial-gradient" in box[2]  # wider than its box, which shows a shadow at its edge
+    k = page.locator("table.sticky-first tr.current td").first
+    before = k.bounding_box()["x"]
+    table.evaluate("t => { t.parentElement.scrollLeft = 10000; }")
+    page.wait_for_timeout(200)
+    assert k.inner_text() == "1" and abs(k.bounding_box()["x"] - before) <= 2  # the k column stays
+    speedup = page.locator("table.sticky-first tr.current td").last.bounding_box()
+    assert speedup["x"] + speedup["width"] <= PHONE["width"]  # and the last column comes into view beside it
+
+    page.goto(f"{lab_url}?model=llama-3-70b&tab=Pins")
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").first.click()
+    pins = page.locator("table.pins")
+    pins.locator("td.notes").first.wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    for scroll in (0, 10000):
+        pins.evaluate(f"t => {{ t.parentElement.scrollLeft = {scroll}; }}")
+        page.wait_for_timeout(200)
+        for note in pins.locator(".row-note").all():
+            b = note.bounding_box()
+            assert b["x"] >= 0 and b["x"] + b["width"] <= PHONE["width"], (scroll, note.inner_text())
+    assert any("speculation" in n for n in pins.locator("td.name").all_inner_texts())
+    width = pins.locator("td.name").first.evaluate("c => c.offsetWidth")
+    word = page.evaluate("() => { const c = document.createElement('canvas').getContext('2d');"
+                         " c.font = '600 13px sans-serif'; return c.measureText('speculation').width; }")
+    assert width >= word  # the longest word fits its column whole
+    assert page.errors == []
