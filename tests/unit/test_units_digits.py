@@ -1,0 +1,36 @@
+"""Digits that make printed arithmetic come out (core/units.py): each case worked by hand."""
+
+import pytest
+
+from core.units import factor_digits, fmt_intensity, fmt_seconds_times, seconds_value, sum_digits
+
+
+def test_parts_take_the_decimals_that_make_them_add_to_their_total():
+    assert sum_digits([7.746, 0.244]) == 2  # 7.7 + 0.2 = 7.9 beside 8.0; 7.75 + 0.24 = 7.99
+    assert sum_digits([7.7, 0.2]) == 1
+    assert sum_digits([38.9568, 12.1875, 3.0], 54.1443) == 4  # 38.96 + 12.19 + 3.00 = 54.15 beside 54.14
+    assert sum_digits([1.006, 2.006], 3.012, digits=2) == 3  # 1.01 + 2.01 = 3.02 beside 3.01
+    assert sum_digits([29.1834, 1.4216], 30.605, digits=2) == 3  # 29.18 + 1.42 = 30.60 beside 30.61 (a trial)
+    assert sum_digits([1 / 3, 1 / 3, 1 / 3], 1.0, most=4) == 4  # never adds up: the most it tries
+
+
+def test_a_factor_takes_the_decimals_that_make_its_product_print_right():
+    assert factor_digits(0.20469, 32, 0.20469 * 32) == 4  # 0.205 × 32 = 6.56 beside 6.55; 0.2047 × 32 = 6.5504
+    assert factor_digits(2.5, 1, 2.5) == 3
+    assert factor_digits(1 / 3, 3, 1.0) == 3  # 0.333 × 3 = 0.999, printed 1.00
+    assert factor_digits(1 / 3, 1000, 1000 / 3) == 5  # 0.33333 × 1000 = 333.33
+    assert factor_digits(1 / 3, 1000, 1000 / 3, most=4) == 4  # none below 4 tried: the most
+
+
+def test_a_time_taken_n_times_prints_a_product_that_multiplies_out():
+    assert fmt_seconds_times(4, 0.0597475) == "4 × 59.75 ms = 239 ms"
+    assert fmt_seconds_times(4, 0.0013792) == "4 × 1.3792 ms = 5.517 ms"  # 4 × 1.379 = 5.516
+    assert fmt_seconds_times(4, 0.00100013) == "4 × 1.00013 ms = 4.001 ms"  # 1 and 1.0001 give 4 ms
+    assert seconds_value("42.92 ms") == pytest.approx(0.04292) and seconds_value("2.49 µs") == pytest.approx(2.49e-6)
+    with pytest.raises(ValueError, match="fmt_seconds"):
+        seconds_value("42.92 parsecs")
+
+
+def test_an_intensity_prints_whole_from_ten_thousand():
+    assert fmt_intensity(295.3125) == "295.3" and fmt_intensity(9999.4) == "9,999"
+    assert fmt_intensity(32768) == "32,768" and fmt_intensity(1830619.7) == "1,830,620"
