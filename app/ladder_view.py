@@ -20,7 +20,7 @@ from bokeh.models import Arrow, ColumnDataSource, LabelSet, NormalHead, Span
 from bokeh.plotting import figure
 
 from core.batching import MIXES
-from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb
+from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb, ladder_start
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
 
@@ -51,20 +51,6 @@ RUNG_BUTTONS_CSS = ".bk-btn-group { flex-wrap: wrap; } .bk-btn { padding-left: 0
 #: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
 #: one before it did.
 NEAR = 0.02
-
-
-def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
-    """Where the ladder starts from the current scenario, and a note when that is not the scenario itself.
-
-    A scenario whose weights do not fit starts on the smallest tensor-parallel split that fits (as
-    :func:`core.ladder.article_start` does: the lab's default, Llama-3-70B in BF16 on one H100, starts at TP = 2).
-    """
-    r = scenario.evaluate()
-    if r.fits or not r.suggested_tp or r.suggested_tp == scenario.tp:
-        return scenario, ""
-    return scenario.clone(tp=r.suggested_tp), (
-        f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
-        f"{r.suggested_tp}, the smallest split that fits.")
 
 
 #: Climbs kept per server process for scenarios of the shipped catalogue: a class that opens the tab on one

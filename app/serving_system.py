@@ -24,12 +24,13 @@ import param
 from core.batching import MIXES, BatchingRun, LengthMix, compare_batching
 from core.context_parallel import HOSTS, ring_attention
 from core.disaggregation import OUTPUT_LEN, RATE, plan_pools
+from core.ladder import ladder_start
 from core.paging import EXISTING_WASTE, PAGED_WASTE_BELOW, POLICIES, compare_paging
 from core.scenario import Scenario
 from core.training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
 from core.units import GB, GiB, fmt_count, fmt_rate, fmt_seconds, fmt_sig
 
-from .ladder_view import SHARED_CLIMBS, ladder_start, shipped
+from .ladder_view import SHARED_CLIMBS, shipped
 from .serving_views import TabHTMLView, serving_inputs
 from .state import LabState
 from .style import PALETTE, scroll_table

@@ -1,7 +1,7 @@
 """Throughput vs batch (article 000, the chart after Step 5).
 
 Tokens/s against batch B on log axes: the roofline ceiling ignoring the KV cache
-(linear, then flat at the ridge) and the achievable ceiling counting KV traffic
+(linear, then flat at the ridge) and the ceiling counting KV traffic
 at the current context (bending over well before the ridge), with the batches
 whose cache does not fit shaded, and the current B marked.  Measurements taken at
 another context than the curve's are drawn hollow and grey beside their own
@@ -114,7 +114,7 @@ class ThroughputView(pn.viewable.Viewer):
         fig.line("batch", "no_kv", source=self.curves, color=PALETTE["roof"], line_width=3, line_dash="dashed",
                  legend_label="roofline ceiling ignoring the KV cache")
         kv = fig.line("batch", "with_kv", source=self.curves, color=PALETTE["kv"], line_width=3,
-                      legend_label="achievable, counting KV reads at context S")
+                      legend_label="roofline ceiling counting KV reads at context S")
         pins = fig.scatter("batch", "tok", source=self.pins, marker="marker", size=15, fill_color="color",
                            line_color="black", fill_alpha=0.85, legend_label="pins (each on its own scenario)")
         fig.add_tools(HoverTool(renderers=[pins], tooltips=[("pin", "@number: @name"), ("B", "@batch"),

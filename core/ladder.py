@@ -59,6 +59,7 @@ __all__ = [
     "article_start",
     "climb",
     "direct",
+    "ladder_start",
 ]
 
 #: Standard attention moves its score matrix through HBM four times: S written, read for the softmax,
@@ -100,6 +101,20 @@ def article_start() -> Scenario:
     other defaults (S = 8,192, GQA on, 3 GiB reserve)."""
     one = Scenario(model="llama-3-70b", gpu="h100-sxm", weight_dtype="bf16", batch=1, spec_k=1)
     return one.clone(tp=one.evaluate().suggested_tp or 1)
+
+
+def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
+    """Where the ladder (and the serving system around it) starts from ``scenario``, and a note when that is not
+    the scenario itself: a scenario that does not fit starts on the smallest tensor-parallel split that does (as
+    :func:`article_start`: the lab's default, Llama-3-70B in BF16 on one H100, starts at TP = 2).  The Ladder and
+    Serving tabs and ``python -m core ladder|batching|paging|disaggregation`` all start here.
+    """
+    r = scenario.evaluate()
+    if r.fits or not r.suggested_tp or r.suggested_tp == scenario.tp:
+        return scenario, ""
+    return scenario.clone(tp=r.suggested_tp), (
+        f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
+        f"{r.suggested_tp}, the smallest split that fits.")
 
 
 @dataclass(frozen=True)

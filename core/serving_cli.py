@@ -27,12 +27,12 @@ import numpy as np
 from .batching import SHAREGPT, LengthMix, compare_batching
 from .context_parallel import HOSTS, ring_attention
 from .disaggregation import OUTPUT_LEN, RATE, TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
-from .ladder import ARTICLE_ORDER, LadderSettings, article_start, climb
+from .ladder import ARTICLE_ORDER, LadderSettings, climb, ladder_start
 from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
 from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
-from .units import GiB
+from .units import GiB, fmt_sig
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
@@ -151,19 +151,23 @@ def run(args: argparse.Namespace) -> str:
                                   seed=args.seed, block_size=args.block_size, ttft_target_s=args.ttft,
                                   tpot_target_s=args.tpot, request_rate=args.rate)
         rungs = [r.strip() for r in args.rungs.split(",") if r.strip()]
-        out = climb(article_start().clone(**given), rungs, settings)
-        return _dump(out.to_json()) if args.json else _ladder_text(out)
-    scenario = Scenario(**given)
+        # The tabs' start: the scenario the flags set (article 004's by default), on the smallest split that fits
+        # (a trial's Qwen3-30B-A3B climbed at article 004's TP = 2, where it fits on one GPU, and nothing said so).
+        start, note = ladder_start(Scenario(**given))
+        out = climb(start, rungs, settings)
+        return _dump({**out.to_json(), "start_note": note}) if args.json else _ladder_text(out, note)
+    scenario, note = ladder_start(Scenario(**given))  # as the Serving tab: the same numbers for the same flags
     if args.command == "batching":
         out = compare_batching(scenario, _mix(args), args.requests, args.seed, args.slots, args.rate, args.max_len)
-        return _dump(out.to_json(steps=args.steps)) if args.json else _batching_text(out)
+        return _dump({**out.to_json(steps=args.steps), "start_note": note}) if args.json else _said(note,
+                                                                                                     _batching_text(out))
     if args.command == "paging":
         out = compare_paging(scenario, _mix(args), args.requests, args.seed, args.block_size, args.max_len)
-        return _dump(out.to_json()) if args.json else _paging_text(out)
+        return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _paging_text(out))
     if args.command == "disaggregation":
         out = plan_pools(scenario, args.rate, scenario.prompt_len, args.output, args.ttft, args.tpot,
                          context=given.get("context"))
-        return _dump(out.to_json()) if args.json else _pools_text(out)
+        return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _pools_text(out))
     if args.command == "context-parallel":
         out = ring_attention(scenario, _ints(args.hosts, "hosts"))
         return _dump(out.to_json()) if args.json else _ring_text(out, scenario)
@@ -191,19 +195,27 @@ def _dump(obj: dict) -> str:
     return json.dumps(obj, indent=2, allow_nan=False)
 
 
-def _ladder_text(ladder) -> str:
-    lines = [f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
+def _said(note: str, text: str) -> str:
+    """``text`` under the start's note, where the scenario was moved to a split that fits."""
+    return f"{note}\n{text}" if note else text
+
+
+def _ladder_text(ladder, note: str = "") -> str:
+    lines = [f"From {ladder.steps[0].models}." + (f" {note}" if note else ""),
+             f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
              f"{'tok/s/GPU':>10s} {'fits':>5s} {'TTFT ms':>8s} {'TPOT ms':>8s}"]
     for step, note in zip(ladder.steps, ladder.speculation_notes(), strict=True):
         n = step.numbers()
-        lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {n['intensity']:8,.0f} "
+        lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {fmt_sig(n['intensity']):>8s} "
                      f"{n['bound']:>8s} {n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
                      f"{n['max_batch']:5d} {1e3 * n['ttft_s']:8,.1f} {1e3 * n['tpot_s']:8,.2f}")
         if step.summary:
             lines.append(f"    {step.summary}")
         if note:  # said once, where it starts (as the tab does)
             lines.append(f"    {note}")
-    lines.append(f"ridge point {ladder.final.numbers()['ridge_point']:,.0f} FLOP/byte; I = 2·B·k/p on the weights")
+    moe = ladder.steps[0].result.model.moe  # the tab's column: the experts B·k tokens touch
+    lines.append(f"ridge point {ladder.final.numbers()['ridge_point']:,.0f} FLOP/byte; "
+                 f"{'I = 2·B·k·N_active / (N_read·p)' if moe else 'I = 2·B·k/p'} on the weights")
     return "\n".join(lines)
 
 

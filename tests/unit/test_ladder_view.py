@@ -4,8 +4,8 @@ and reordering rungs, the chart's points and arrows, and the rungs in the link."
 import pytest
 
 from app.lab import Lab
-from app.ladder_view import chart_data, ladder_rows, ladder_start, ladder_table_html
-from core.ladder import ARTICLE_ORDER, article_start, climb, direct
+from app.ladder_view import chart_data, ladder_rows, ladder_table_html
+from core.ladder import ARTICLE_ORDER, article_start, climb, direct, ladder_start
 from core.scenario import Scenario
 
 

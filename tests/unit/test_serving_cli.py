@@ -86,3 +86,26 @@ def test_errors_are_one_line(capsys, args, message):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_command_line_starts_where_the_tabs_do_and_says_so(capsys):
+    """A trial: ``python -m core ladder --model qwen3-30b-a3b --batch 16`` climbed at article 004's TP = 2 (1,183.2
+    tokens/s per GPU, where the tab gives 1,297 on the one GPU it fits), and ``batching --tp 2 --batch 64`` planned
+    9 slots where the Serving tab starts at TP = 4 (70 slots): neither said at which split it ran."""
+    from app.ladder_view import ladder_rows
+    from core.ladder import climb
+    from core.scenario import Scenario
+
+    out = run_json(capsys, "ladder", "--model", "qwen3-30b-a3b", "--batch", "16")
+    tab = ladder_rows(climb(Scenario(model="qwen3-30b-a3b", batch=16)))
+    assert out["start"]["tp"] == 1 and out["start_note"] == ""
+    assert [round(s["numbers"]["tokens_per_s_per_gpu"], 1) for s in out["steps"]] == [
+        round(row["tokens_per_s_per_gpu"], 1) for row in tab]
+    assert main(["ladder", "--model", "qwen3-30b-a3b", "--batch", "16"]) == 0
+    text = capsys.readouterr().out
+    assert "(TP = 1)" in text.splitlines()[0] and "I = 2·B·k·N_active / (N_read·p) on the weights" in text
+    assert "   2.655   memory" in text  # the tab's intensity, not "3"
+    assert main(["batching", "--tp", "2", "--batch", "64"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("The scenario does not fit at TP = 2 (weights and KV cache at B = 64): it starts at TP = 4")
+    assert ", 70 slots," in text
