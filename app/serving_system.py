@@ -191,10 +191,7 @@ def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
             f'<tr data-pool="{pool.name}"><td class="k">{pool.name}</td><td>{pool.rate_per_instance:.3f}</td>'
             f"<td>{pool.goodput_per_gpu:.3f}</td><td>{gpus}</td><td>{'' if pool.batch is None else pool.batch}</td>"
             f"<td>{fmt_sig(pool.intensity)}</td></tr>")
-    split = d.disaggregated_gpus
-    verdict = ("the targets cannot be met" if split is None or d.colocated.gpus is None else
-               f"split: {split} GPUs ({d.disaggregated_goodput_per_gpu:.3f} req/s per GPU); colocated: "
-               f"{d.colocated.gpus} GPUs ({d.colocated.goodput_per_gpu:.3f} req/s per GPU)")
+    verdict = d.verdict()
     caption = (
         f'<div class="caption" data-readout="pools">DistServe (Zhong et al., OSDI 2024): prefill and decode on '
         f"pools of their own, each sized against its target. {d.rate:g} req/s of P = {d.prompt_len:,} prompt and "

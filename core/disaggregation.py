@@ -49,6 +49,7 @@ import numpy as np
 from .batching import MAX_NUM_SEQS, mean_held_context
 from .scenario import Scenario, evaluate_levers
 from .sweeps import batch_sweep
+from .units import factor_digits
 
 __all__ = [
     "OUTPUT_LEN",
@@ -172,12 +173,44 @@ class DisaggregationResult:
         return self.prefill.gpus + self.decode.gpus
 
     @property
+    def disaggregated_capacity(self) -> float | None:
+        """Requests/s the two pools serve at their GPU counts: the slower pool's instances × its rate (a trial
+        multiplied 4 GPUs by the balanced figure below, 1.277, where one prefill and one decode instance serve
+        4.408)."""
+        p, d = self.prefill, self.decode
+        if p.instances is None or d.instances is None:
+            return None
+        return min(p.instances * p.rate_per_instance, d.instances * d.rate_per_instance)
+
+    @property
+    def colocated_capacity(self) -> float | None:
+        """Requests/s the colocated pool serves at its GPU count: instances × rate per instance."""
+        c = self.colocated
+        return None if c.instances is None else c.instances * c.rate_per_instance
+
+    @property
     def disaggregated_goodput_per_gpu(self) -> float:
-        """Requests/s per GPU of a balanced prefill + decode pair: ``1 / (g_p/R_p + g_d/R_d)`` (0 if either is 0)."""
+        """Requests/s per GPU of a balanced prefill + decode pair: ``1 / (g_p/R_p + g_d/R_d)`` (0 if either is 0):
+        the pools in their best ratio, which whole instances reach only at scale (:attr:`disaggregated_capacity` is
+        what the printed GPU counts serve)."""
         p, d = self.prefill, self.decode
         if not p.rate_per_instance or not d.rate_per_instance:
             return 0.0
         return 1.0 / (p.gpus_per_instance / p.rate_per_instance + d.gpus_per_instance / d.rate_per_instance)
+
+    def verdict(self) -> str:
+        """The two plans side by side in words, each at its GPU count ("split: 4 GPUs serve up to 1 × 4.408 = 4.408
+        req/s (the decode pool's), 1.102 per GPU (1.277 with the pools in their best ratio, at scale); colocated: 4
+        GPUs serve up to 2 × 2.5995 = 5.199 req/s, 1.300 per GPU"), or why no plan meets the targets.  The CLI and
+        the Serving tab print it."""
+        split, together = self.disaggregated_capacity, self.colocated_capacity
+        if split is None or together is None:
+            return "the targets cannot be met"
+        slow = min((self.prefill, self.decode), key=lambda q: q.instances * q.rate_per_instance)
+        return (f"split: {self.disaggregated_gpus} GPUs serve up to {_times(slow)} req/s (the {slow.name} pool's), "
+                f"{split / self.disaggregated_gpus:.3f} per GPU ({self.disaggregated_goodput_per_gpu:.3f} with the "
+                f"pools in their best ratio, at scale); colocated: {self.colocated.gpus} GPUs serve up to "
+                f"{_times(self.colocated)} req/s, {together / self.colocated.gpus:.3f} per GPU")
 
     def to_json(self) -> dict:
         """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
@@ -189,11 +222,19 @@ class DisaggregationResult:
             "disaggregated_gpus": self.disaggregated_gpus,
             "colocated_gpus": self.colocated.gpus,
             "disaggregated_goodput_per_gpu": self.disaggregated_goodput_per_gpu,
+            "disaggregated_capacity_per_s": self.disaggregated_capacity,
+            "colocated_capacity_per_s": self.colocated_capacity,
             "colocated_goodput_per_gpu": self.colocated.goodput_per_gpu,
             "ridge_point": self.ridge_point, "peak_flop_per_s": self.peak_flop_per_s,
             "source": "DistServe (Zhong et al., OSDI 2024), section 3.1 eq. 1 (M/D/1 prefill queue); "
                       "targets: MLPerf Inference llama2-70b Server (TTFT 2 s, TPOT 200 ms)",
         }
+
+
+def _times(pool: Pool) -> str:
+    """``instances × rate = total`` (req/s), the rate with the decimals that make the product print right."""
+    n, rate = pool.instances, pool.rate_per_instance
+    return f"{n} × {rate:.{factor_digits(rate, n, n * rate, 3, 3)}f} = {n * rate:.3f}"
 
 
 def _gpus(rate: float, per_instance: float, g: int) -> tuple[int | None, int | None]:

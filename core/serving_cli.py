@@ -252,9 +252,7 @@ def _pools_text(d) -> str:
         gpus = "cannot meet the targets" if pool.gpus is None else f"{pool.gpus} GPUs"
         lines.append(f"  {pool.name:9s}: {pool.rate_per_instance:8.3f} req/s per instance, "
                      f"{pool.goodput_per_gpu:8.3f} per GPU, {gpus}; I = {pool.intensity:,.0f} FLOP/byte")
-    split = d.disaggregated_gpus
-    lines.append(f"  split: {split} GPUs, {d.disaggregated_goodput_per_gpu:.3f} req/s per GPU; colocated: "
-                 f"{d.colocated.gpus} GPUs, {d.colocated.goodput_per_gpu:.3f} req/s per GPU")
+    lines.append(f"  {d.verdict()}")
     return "\n".join(lines)
 
 
