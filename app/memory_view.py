@@ -124,8 +124,11 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
         verdict = f"≈ {verdict} (approximate)"
     # "1 of N" counts one replica's GPUs; replicas are named, so N is never read as all the GPUs.
     replicas = f" in each of {r.replicas:,} replicas" if r.replicas > 1 else ""
+    # Split into stages, the bar is one GPU of the stage that runs out of memory first as B grows (a trial found
+    # another stage's GPU fuller at B = 1 and the bar's "per GPU" silent on which it was).
+    stage = f"; stage {r.memory_stage + 1}, which runs out first" if r.pp > 1 else ""
     per_gpu = (f" per GPU (1 of {r.gpus_per_replica:,}{replicas}, TP = {r.tp:,}, PP = {r.pp:,}"
-               + (f", EP = {r.ep:,}" if r.ep > 1 else "") + ")" if r.gpus_per_replica > 1 else "")
+               + (f", EP = {r.ep:,}" if r.ep > 1 else "") + stage + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
         f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → '

@@ -232,7 +232,8 @@ function memoryHtml(C, s, r) {
   const legend = C.memory_parts.map(([n, c]) => '<i style="background:' + c + '"></i>' + escHtml(n)).join("");
   const perGpu = X.gpus_per_replica > 1 ? " per GPU (1 of " + pyInt(X.gpus_per_replica) +
     (X.replicas > 1 ? " in each of " + pyInt(X.replicas) + " replicas" : "") + ", TP = " + pyInt(X.tp) + ", PP = " +
-    pyInt(X.pp) + (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "") + ")" : "";
+    pyInt(X.pp) + (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "") +
+    (X.pp > 1 ? "; stage " + (r.memory_stage + 1) + ", which runs out first" : "") + ")" : "";
   return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, d) +
     " GiB of " +
     pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +

@@ -255,7 +255,8 @@ def test_per_gpu_and_whole_model_figures_are_labelled_each():
                                                                                           "total (2 micro-batches of B "
                                                                                           "in flight), one replica")
     assert keys["kv-total"].label == "KV cache per GPU (whole batch)"
-    assert "Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2)" in lab.memory.text
+    assert ("Memory per GPU (1 of 16 in each of 2 replicas, TP = 8, PP = 2; stage 2, which runs out first)"
+            in lab.memory.text)  # the bar's GPU: of the stage that runs out first
     assert lab.roofline.figure.title.text.split("\n")[3] == "per GPU: 1 of 16 (TP = 8, PP = 2) in each of 2 replicas"
     # One GPU, one replica: nothing to tell apart, the labels stay short.
     one = {q.key: q for q in rows(Scenario(model="llama-3-70b").evaluate())}
