@@ -237,6 +237,12 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f'<div class="caption" data-readout="ring">Ring Attention (Liu, Zaharia &amp; Abbeel, arXiv:2310.01889, '
         f"section 3): one sequence of S tokens in N blocks, one per host (a host is {ring.gpus_per_host} GPU(s), "
         f"the scenario's model copy), each passing its K/V block around a ring while it attends to the one it holds. "
+        # The largest context's formula, with its numbers (a trial divided the free memory by the KV per token and
+        # found 73,993 beside the table's 73,080: the incoming block's layer was not said).
+        f"Largest context = N × free memory / (KV bytes per token × (1 + 1/L)): a GPU holds its S/N tokens' K/V and "
+        f"one of the L = {ring.kv_layers} layers' block arriving from its neighbour; at N = 1, "
+        f"{ring.free_bytes:,.0f} bytes / ({ring.kv_bytes_per_token:,.0f} × (1 + 1/{ring.kv_layers})) = "
+        f"{int(ring.free_bytes / (ring.kv_bytes_per_token * (1 + 1 / ring.kv_layers))):,} tokens. "
         f"{condition} Causal masking's imbalance is not modelled.</div>")
     head = ("<tr><th>hosts N</th><th>largest context (tokens)</th><th>block S/N</th><th>block compute</th>"
             "<th>block transfer</th><th>transfer</th></tr>")

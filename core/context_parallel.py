@@ -89,6 +89,7 @@ class RingAttention:
         free_bytes, kv_bytes_per_token, attention_flop_per_key: per GPU, as used.
         peak_flop_per_s, link_bandwidth: as used (link None when the catalogue has none).
         gpus_per_host: GPUs of one host (the scenario's TP · PP).
+        kv_layers: L, the layers with a KV cache: a GPU also holds one layer's incoming block, ``1/L`` of its own.
     """
 
     hosts: np.ndarray
@@ -106,6 +107,7 @@ class RingAttention:
     peak_flop_per_s: float
     link_bandwidth: float | None
     gpus_per_host: int
+    kv_layers: int = 1
 
     @property
     def decode_hides(self) -> bool:
@@ -123,6 +125,7 @@ class RingAttention:
             "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token,
             "attention_flop_per_key_per_gpu": self.attention_flop_per_key,
             "peak_flop_per_s": self.peak_flop_per_s, "link_bandwidth": self.link_bandwidth,
+            "kv_layers": self.kv_layers,
             "gpus_per_host": self.gpus_per_host,
             "source": "Liu, Zaharia & Abbeel 2023 (Ring Attention), section 3 and Table 2: c >= FLOPS/Bandwidth",
         }
@@ -173,4 +176,4 @@ def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) 
         transfer, c_min, most = None, None, None
         hidden = np.zeros(len(n), dtype=bool)
     return RingAttention(n, s, max_context, c, compute, transfer, hidden, c_min, most, free, kv, f_key,
-                         r.peak_flop_per_s, link, r.gpus_per_replica)
+                         r.peak_flop_per_s, link, r.gpus_per_replica, layers)

@@ -145,3 +145,19 @@ def test_the_mix_and_the_block_follow_the_inputs_and_travel_in_the_link():
 def test_sessions_on_one_scenario_share_the_serving_tab():
     a, b = Lab(query={"tab": ["Serving"]}), Lab(query={"tab": ["Serving"]})
     assert a._tab_views["Serving"].pane.object is b._tab_views["Serving"].pane.object  # computed once
+
+
+def test_ring_attentions_largest_context_prints_the_formula_it_is():
+    """A trial: the tab's 11.29 GiB for KV over 163,840 bytes per token is 73,993 tokens, beside the table's 73,080;
+    the incoming block's layer (1 + 1/L) was not said."""
+    import math
+
+    from app.serving_system import ring_html
+    from core.batching import SHAREGPT
+
+    page = unescape(ring_html(article_start(), SHAREGPT, 16))  # Llama-3-70B at TP = 2
+    free, kv, layers, shown = re.search(r"at N = 1, ([\d,]+) bytes / \(([\d,]+) × \(1 \+ 1/(\d+)\)\) = ([\d,]+) tokens",
+                                        page).groups()
+    value = math.floor(int(free.replace(",", "")) / (int(kv.replace(",", "")) * (1 + 1 / int(layers))))
+    assert f"{value:,}" == shown == "73,080" and layers == "80"
+    assert '<tr data-hosts="1" class=""><td>1</td><td>73,080</td>' in page
