@@ -209,9 +209,9 @@ PINS_TABLE_HEAD = (
 def pins_table_html(rows: list[PinRow]) -> str:
     """The compare table: each pin's levers, results, and what differs at a shared intensity."""
     if not rows:
-        return ('<div class="caption" data-readout="pins">No pins yet. Pin the current scenario, or press <b>Pin '
-                "batch 4 vs INT4 vs k = 4</b>: it adds article 004's three levers (batch 4, INT4, 4-token "
-                "speculation) beside any pins you have, and they land on one point.</div>")
+        return ('<div class="caption" data-readout="pins">No pins yet. Pin the current scenario, or pin article '
+                "004's three levers with the button above (batch 4, INT4, 4-token speculation): it adds them beside "
+                "any pins you have, and they land on one point.</div>")
     head = PINS_TABLE_HEAD
     body = []
     for i, row in enumerate(rows):
