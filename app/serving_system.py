@@ -149,7 +149,7 @@ def paging_html(s: Scenario, mix: LengthMix, block: int) -> str:
     caption = (
         f'<div class="caption" data-readout="paging">KV cache per running sequence over every decode step of '
         f"{escape(p.mix.label)}; maximum length {p.max_len:,}, blocks of {p.block_size} tokens; "
-        f"{p.free_bytes / GiB:,.2f} GiB per GPU for KV. Kwon et al., SOSP 2023 (vLLM; blog.vllm.ai/2023/06/20/"
+        f"{escape(p.free_words())}. Kwon et al., SOSP 2023 (vLLM; blog.vllm.ai/2023/06/20/"
         f"vllm.html): existing systems waste {100 * lo:.0f}–{100 * hi:.0f} % of KV memory, paging under "
         f"{100 * PAGED_WASTE_BELOW:.0f} %. The lab's own at the paper's {PAPER_MAX_LEN:,}-token maximum: contiguous "
         f"<b>{100 * cont:.1f} %</b>, paged <b>{100 * paged:.1f} %</b>"

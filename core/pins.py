@@ -408,7 +408,8 @@ COMPARE_METRICS = (
     # title, as a new user took them for what an engine delivers (the Expected tab's prediction).
     CompareMetric("tokens_per_sequence", "tokens/s per sequence, ceiling", "tokens/s",
                   lambda r: r.tokens_per_s_per_sequence, "tokens_per_s_per_sequence", note=_if_it_fit, fmt=fmt_rate),
-    CompareMetric("tokens_aggregate", "aggregate tokens/s of the batch, ceiling", "tokens/s",
+    CompareMetric("tokens_aggregate", "aggregate tokens/s of the batch (× PP micro-batches in flight), ceiling",
+                  "tokens/s",
                   lambda r: r.tokens_per_s_with_kv, "tokens_per_s_with_kv", note=_if_it_fit, fmt=fmt_rate),
     CompareMetric("tpot", "time per output token at the ceiling", "ms", lambda r: r.tpot_s, "time_per_output_token_s",
                   1e3, _if_it_fit),
@@ -418,6 +419,7 @@ COMPARE_METRICS = (
                   lambda r: r.memory_used_bytes / r.capacity_bytes, "memory_used_fraction_of_capacity", 100, _fits),
     CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv,
                   "arithmetic_intensity_with_kv_flop_per_byte"),
-    CompareMetric("peak_fraction", "fraction of its GPU's peak at the ceiling, counting KV reads", "%",
+    CompareMetric("peak_fraction", "fraction of its GPU's peak on the roofline, counting KV reads (communication "
+                  "aside)", "%",
                   lambda r: r.peak_fraction_with_kv, "peak_fraction_with_kv", 100),
 )

@@ -32,7 +32,7 @@ from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
 from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
-from .units import GiB, fmt_sig
+from .units import fmt_sig
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
@@ -234,7 +234,7 @@ def _batching_text(c) -> str:
 
 def _paging_text(p) -> str:
     lines = [f"{p.mix.label}; maximum length {p.max_len:,}, blocks of {p.block_size}; "
-             f"{p.free_bytes / GiB:,.2f} GiB per GPU for KV"]
+             f"{p.free_words()}"]
     for k in POLICIES:
         a = p.allocations[k]
         tps = p.tokens_per_s[k]
