@@ -227,7 +227,10 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
             f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
             # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
-            f'<td>{fmt_rate(r.tokens_per_s_with_kv)}<br><span class="unit bound" title="{escape(bound_text(r))}">'
+            # Split into stages, the aggregate counts the PP micro-batches in flight (a trial: 4 × 28 is not 448).
+            f'<td>{fmt_rate(r.tokens_per_s_with_kv)}'
+            + (f'<br><span class="unit">B × {r.pp} micro-batches</span>' if r.pp > 1 else "")
+            + f'<br><span class="unit bound" title="{escape(bound_text(r))}">'
             f"{bound_word(r)}</span></td>"
             f"<td>{r.kv_bytes / GiB:,.2f}</td>"
             f"<td>{r.model.approximate_mark}{'yes' if r.fits else 'no'}</td>"

@@ -977,6 +977,14 @@ def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
     assert "the roofline's ceiling on tokens per second" in html  # a ceiling, as the readouts say (a new user's trial)
     assert f"Llama-3-70B · {r.gpu.name}<br>B = 8" in html and "· h100-sxm<br>" not in html
     assert fmt_rate(r.tokens_per_s_with_kv) in html and r.tokens_per_s_with_kv == 8 * r.tokens_per_s_per_sequence
+    assert "micro-batches" not in html
+    # Split into stages, the batch's tokens/s counts the PP micro-batches in flight, and says so (a trial: 4 × 28 is
+    # not 448 at PP = 4).
+    staged = Scenario(model="nemotron-h-56b", batch=4, pp=4)
+    r = staged.evaluate()
+    html = pins_table_html(compare([Pin("four", staged.levers())], staged.catalogue))
+    assert f"<td>{fmt_rate(r.tokens_per_s_with_kv)}<br><span class=\"unit\">B × 4 micro-batches</span>" in html
+    assert r.tokens_per_s_with_kv == pytest.approx(4 * 4 * r.tokens_per_s_per_sequence, rel=1e-12)
 
 
 @pytest.mark.parametrize("levers, weights, kv", [
