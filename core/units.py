@@ -20,8 +20,9 @@ GB = 1e9
 TB = 1e12
 GFLOP = 1e9
 TFLOP = 1e12
-#: Seconds in each unit :func:`fmt_seconds` writes.
+#: Seconds in each unit :func:`fmt_seconds` writes, and the significant digits it writes them with.
 SECONDS_PER = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+SECONDS_SIG = {"µs": 3, "ms": 4, "s": 3, "min": 3, "h": 3}
 
 
 #: A number as a person types one where a number is expected: ASCII digits, an optional sign, point and exponent
@@ -135,14 +136,14 @@ def fmt_bandwidth(x: float) -> str:
 def fmt_seconds(t: float) -> str:
     """A duration in µs, ms, s, min or h as fits, e.g. ``4.79 ms``, ``15.2 h``."""
     if t < 1e-4:
-        return f"{fmt_sig(t * 1e6, 3)} µs"
+        return f"{fmt_sig(t * 1e6, SECONDS_SIG['µs'])} µs"
     if t < 10:
-        return f"{fmt_sig(t * 1e3)} ms"
+        return f"{fmt_sig(t * 1e3, SECONDS_SIG['ms'])} ms"
     if t < 600:
-        return f"{fmt_sig(t, 3)} s"
+        return f"{fmt_sig(t, SECONDS_SIG['s'])} s"
     if t < 3 * 3600:
-        return f"{fmt_sig(t / 60, 3)} min"
-    return f"{fmt_sig(t / 3600, 3)} h"
+        return f"{fmt_sig(t / 60, SECONDS_SIG['min'])} min"
+    return f"{fmt_sig(t / 3600, SECONDS_SIG['h'])} h"
 
 
 def seconds_value(text: str) -> float:
@@ -162,8 +163,7 @@ def fmt_seconds_into(t: float, target: str, op) -> str:
     print as ``target``: a time a formula goes on to divide or multiply (``42.3 ms ÷ 0.9493`` is 44.56 ms, where the
     42.2984 ms it stands for gives 44.55).  ``op``: seconds -> seconds."""
     number, unit = fmt_seconds(t).rsplit(" ", 1)
-    x, per = t / SECONDS_PER[unit], SECONDS_PER[unit]
-    sig = 4 if unit == "ms" else 3
+    x, per, sig = t / SECONDS_PER[unit], SECONDS_PER[unit], SECONDS_SIG[unit]
     for digits in range(sig, sig + 6):
         number = fmt_sig(x, digits)
         if fmt_seconds(op(float(number.replace(",", "")) * per)) == target:
