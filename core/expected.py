@@ -56,6 +56,7 @@ from .units import (
     fmt_flops_rate,
     fmt_rate,
     fmt_seconds,
+    fmt_seconds_change,
     fmt_seconds_into,
     fmt_sig,
     seconds_value,
@@ -778,13 +779,13 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
         text, source = formulas[key]
         if key in raw and not math.isclose(v[i + 1] - v[i], raw[key], rel_tol=1e-9, abs_tol=1e-15):
             formulas[key] = (f"{text} = {_signed_seconds(raw[key])} of memory time; the step, max(GPU time, "
-                             f"launches {fmt_seconds(float(x.launch_s))}), goes {fmt_seconds(v[i])} → "
-                             f"{fmt_seconds(v[i + 1])}", source)
+                             f"launches {fmt_seconds(float(x.launch_s))}), goes "
+                             f"{fmt_seconds_change(v[i], v[i + 1])}", source)
         elif key not in raw and key != "engine" and v[i + 1] != v[i]:  # the engine's formula is its seconds
             replaced = in_place.get(key)
             text += (f" = {fmt_seconds(replaced[0])} in place of the ceiling's {fmt_seconds(replaced[1])}"
                      if replaced else "")
-            formulas[key] = (f"{text}; the step goes {fmt_seconds(v[i])} → {fmt_seconds(v[i + 1])}", source)
+            formulas[key] = (f"{text}; the step goes {fmt_seconds_change(v[i], v[i + 1])}", source)
     return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key]) for i, (key, name) in enumerate(TERM_NAMES))
 
 

@@ -34,6 +34,7 @@ from .units import (
     fmt_rate,
     fmt_seconds,
     fmt_sig,
+    split_words,
     sum_digits,
 )
 
@@ -129,11 +130,18 @@ def _fpb(x: float) -> str:
     return f"{fmt_intensity(x)} FLOP/byte"
 
 
+def bound_by_kv_reads(bound: str, intensity_weights: float, ridge_point: float) -> bool:
+    """Whether a memory-bound step is so only by its KV reads: the intensity on the weights alone
+    (FLOP/byte) is at or past the ridge point (FLOP/byte), so the weights alone would be compute-bound.  The
+    readouts' Bound and the Ladder table's bound column both ask this."""
+    return bound == "memory" and intensity_weights >= ridge_point
+
+
 def bound_word_kv(r: ScenarioResult) -> str:
     """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge, the weights alone
     being above it (the chart's point, at the weights' intensity, then sits on the compute roof).  Short: the
     readouts' value column does not wrap."""
-    kv_only = r.bound == "memory" and r.arithmetic_intensity_weights >= r.ridge_point
+    kv_only = bound_by_kv_reads(r.bound, r.arithmetic_intensity_weights, r.ridge_point)
     return f"{r.bound}-bound" + (" by KV reads" if kv_only else "")
 
 
@@ -543,7 +551,7 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
     m = r.model
     link = fmt_bandwidth(r.link_bandwidth) if r.link_bandwidth else "no link figure"
     fit = ("fits as set" if r.fits and r.tp == (r.suggested_tp or r.tp) else
-           f"TP = {r.suggested_tp}" + (f", PP = {r.suggested_pp}" if (r.suggested_pp or 1) > 1 else "")
+           split_words(r.suggested_tp, r.suggested_pp)
            if r.suggested_tp else "none up to the node and 1,024 GPUs")
     fit += f" (at EP = {r.ep})" if r.ep > 1 and r.suggested_tp else ""
     comm_i = "—" if r.communication_intensity is None else _fpb(r.communication_intensity)

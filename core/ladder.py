@@ -46,7 +46,7 @@ from .disaggregation import TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
 from .paging import BLOCK_SIZE, Allocation, kv_allocation, sequences_fit_on_gpu
 from .precision import get_precision
 from .scenario import Scenario, ScenarioResult, evaluate_levers
-from .units import GB, GiB
+from .units import GB, GiB, split_words
 
 __all__ = [
     "ARTICLE_ORDER",
@@ -105,16 +105,26 @@ def article_start() -> Scenario:
 
 def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
     """Where the ladder (and the serving system around it) starts from ``scenario``, and a note when that is not
-    the scenario itself: a scenario that does not fit starts on the smallest tensor-parallel split that does (as
-    :func:`article_start`: the lab's default, Llama-3-70B in BF16 on one H100, starts at TP = 2).  The Ladder and
-    Serving tabs and ``python -m core ladder|batching|paging|disaggregation`` all start here.
+    the scenario as given: a scenario that does not fit starts on the smallest split that does, tensor parallel
+    first and pipeline stages past the node (as :func:`article_start`: the lab's default, Llama-3-70B in BF16 on one
+    H100, starts at TP = 2; DeepSeek-V3 in BF16 at TP = 8, PP = 4).  Where no split up to the node and 1,024 GPUs
+    holds it, the climb starts as given and the note says every rung's fit is 0 until a lever frees memory.  The
+    Ladder and Serving tabs and ``python -m core ladder|batching|paging|disaggregation`` all start here.
     """
     r = scenario.evaluate()
-    if r.fits or not r.suggested_tp or r.suggested_tp == scenario.tp:
+    if r.fits:
         return scenario, ""
-    return scenario.clone(tp=r.suggested_tp), (
-        f"The scenario does not fit at TP = {scenario.tp} (weights and KV cache at B = {r.batch}): it starts at TP = "
-        f"{r.suggested_tp}, the smallest split that fits.")
+    given = split_words(scenario.tp, scenario.pp)
+    if not r.suggested_tp:
+        return scenario, (
+            f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}), nor on any split up to "
+            "the node and 1,024 GPUs: it starts as given, and a rung fits no sequence until a lever frees memory.")
+    tp, pp = r.suggested_tp, r.suggested_pp or 1
+    if (tp, pp) == (scenario.tp, scenario.pp):
+        return scenario, ""
+    return scenario.clone(tp=tp, pp=pp), (
+        f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}): it starts at "
+        f"{split_words(tp, pp)}, the smallest split that fits.")
 
 
 @dataclass(frozen=True)
@@ -552,8 +562,8 @@ def _step(climb: _Climb, state: _State, order: tuple[str, ...], rung: Rung | Non
     if rung is None:
         mix = climb.mix
         models = (f"{r.model.name} in {r.weight_format} at batch {r.batch} on {r.gpus_total} × {r.gpu.name} "
-                  f"(TP = {r.tp}), serving {climb.settings.mix.label}: a sequence holds {mix.held:,} tokens on "
-                  f"average and the engine reserves S = {mix.max_len:,} for each")
+                  f"({split_words(r.tp, r.pp)}), serving {climb.settings.mix.label}: a sequence holds "
+                  f"{mix.held:,} tokens on average and the engine reserves S = {mix.max_len:,} for each")
         title, assumes = "Start", "The scenario's S and prompt are the mix's means; nothing of the ladder applied."
     else:
         title, models, assumes = rung.title, rung.models, rung.assumes

@@ -55,7 +55,7 @@ from .parallelism import ACTIVATION_BYTES
 from .precision import KV_PRECISIONS, PRECISIONS, WEIGHT_PRECISIONS, get_precision
 from .profiles import Deployment, deployment
 from .step import Step, workload
-from .units import GiB
+from .units import GiB, split_words
 from .weights import STORED
 
 #: Default memory held back for activations, CUDA context and allocator slack.
@@ -401,7 +401,7 @@ def fit_words(fit: tuple[int, int] | None, how: str) -> str:
     none found: `` (no split up to the node and 1,024 GPUs fits <how>)``."""
     if fit is None:
         return f" (no split up to the node and 1,024 GPUs fits {how})"
-    return f" (TP = {fit[0]}" + (f", PP = {fit[1]}" if fit[1] > 1 else "") + f" fits {how})"
+    return f" ({split_words(*fit)} fits {how})"
 
 
 class Scenario(param.Parameterized):

@@ -171,6 +171,38 @@ def fmt_seconds_into(t: float, target: str, op) -> str:
     return f"{number} {unit}"
 
 
+def split_words(tp: int, pp: int = 1) -> str:
+    """A split as the lab names it: ``"TP = 8"``, or ``"TP = 8, PP = 4"`` with pipeline stages.
+
+    >>> split_words(8, 4)
+    'TP = 8, PP = 4'
+    """
+    return f"TP = {tp}" + (f", PP = {pp}" if (pp or 1) > 1 else "")
+
+
+def fmt_seconds_change(a: float, b: float) -> str:
+    """A duration going from ``a`` to ``b`` seconds, ``"76.149 ms → 78.094 ms"``, both ends with the decimals that
+    make their printed difference print as :func:`fmt_seconds` prints ``b − a`` (each end rounded on its own,
+    76.15 → 78.09 differs by 1.94 beside a change of 1.945 ms).  Ends in different units are each
+    :func:`fmt_seconds`'s.
+
+    >>> fmt_seconds_change(0.0761494, 0.0780944)
+    '76.149 ms → 78.094 ms'
+    """
+    ua, ub = fmt_seconds(a).rsplit(" ", 1)[1], fmt_seconds(b).rsplit(" ", 1)[1]
+    want = fmt_seconds(abs(b - a))
+    if ua != ub or not (math.isfinite(a) and math.isfinite(b)):
+        return f"{fmt_seconds(a)} → {fmt_seconds(b)}"
+    per = SECONDS_PER[ua]
+    x, y = a / per, b / per
+    shown = [fmt_seconds(t).rsplit(" ", 1)[0] for t in (a, b)]  # from the decimals fmt_seconds gives either end
+    start = min(len(n.partition(".")[2]) for n in shown)
+    for d in range(start, start + 6):
+        if fmt_seconds(abs(float(Decimal(f"{y:.{d}f}") - Decimal(f"{x:.{d}f}"))) * per) == want:
+            return f"{x:,.{d}f} {ua} → {y:,.{d}f} {ua}"
+    return f"{fmt_seconds(a)} → {fmt_seconds(b)}"
+
+
 def fmt_seconds_times(n: int, t: float) -> str:
     """``n × t = n·t`` for a duration ``t`` (s) taken ``n`` times, with the digits of ``t`` that make the product
     print as :func:`fmt_seconds` prints it: ``4 × 1.3792 ms = 5.517 ms`` (1.379 × 4 is 5.516).

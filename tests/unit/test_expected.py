@@ -77,7 +77,7 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     e = expected_step(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm").evaluate())
     term = {t.key: t for t in e.terms}["embedding"]
     assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k·h rows instead of V·h) = −0.1858 ms of memory "
-                            "time; the step, max(GPU time, launches 2.128 ms), goes 2.242 ms → 2.128 ms")
+                            "time; the step, max(GPU time, launches 2.128 ms), goes 2.2422 ms → 2.1280 ms")
     assert round(term.seconds * 1e3, 4) == -0.1142 and term.seconds * 1e3 == pytest.approx(2.128 - 2.242, abs=5e-4)
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
     assert "max(GPU time" not in {t.key: t for t in expected_step(r).terms}["embedding"].formula
@@ -85,9 +85,9 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     # the ceiling's for the same work (a later trial: "160 × (31 µs + …) = 4.97 ms" printed beside "+ 4.003 ms").
     terms = {t.key: t for t in expected_step(Scenario(model="llama-3-70b", tp=8).evaluate(), "vLLM").terms}
     assert terms["collectives"].formula == ("160 × (31.02 µs + 16,384 bytes × 2(8−1)/8 / 478.9 GB/s) = 4.973 ms in "
-                                            "place of the ceiling's 0.9702 ms; the step goes 8.16 ms → 12.16 ms")
+                                            "place of the ceiling's 0.9702 ms; the step goes 8.160 ms → 12.163 ms")
     assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
-    assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.258 ms → 6.54 ms"
+    assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.2578 ms → 6.5402 ms"
     # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
     moe = {t.key: t for t in expected_step(Scenario(model="qwen3-30b-a3b", tp=2, ep=2).evaluate(), "vLLM").terms}
     assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31.02 µs + ")

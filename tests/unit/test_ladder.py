@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from core.batching import draw_requests, mean_held_context
 from core.disaggregation import md1_max_rate, plan_pools
-from core.ladder import ARTICLE_ORDER, LadderSettings, article_start, climb, direct
+from core.ladder import ARTICLE_ORDER, LadderSettings, article_start, climb, direct, ladder_start
 from core.paging import kv_allocation
 from core.scenario import Scenario
 from core.speculation import expected_tokens_per_verify
@@ -236,3 +236,23 @@ def test_the_memory_int4_frees_is_one_gpus_weights():
     assert "19.0 GiB" in rung.summary
     one = next(st for st in climb(Scenario(model="llama-3-70b", tp=2)).steps if "bytes/weight" in st.summary)
     assert one.summary.startswith("p 2 → 0.5 bytes/weight; 49.3 GiB more for KV per GPU")
+
+
+def test_a_climb_that_needs_pipeline_stages_starts_on_them():
+    """DeepSeek-V3 in BF16 (1.34 TB of weights) fits no tensor-parallel split of one 8-GPU H100 node (640 GB): the
+    smallest split that holds it is TP = 8, PP = 4, and the climb starts there, where a sequence fits (it had
+    started at TP = 8 alone, every rung's fit 0, under a note saying it fit)."""
+    given = Scenario(model="deepseek-v3")
+    start, note = ladder_start(given)
+    assert (start.tp, start.pp) == (8, 4) and start.evaluate().fits
+    assert note.endswith("it starts at TP = 8, PP = 4, the smallest split that fits.")
+    assert "(TP = 8, PP = 4), serving" in climb(start).steps[0].models
+
+
+def test_a_climb_no_split_holds_says_so():
+    """B = 65,536 sequences of 1,048,576 tokens fit no split up to 1,024 GPUs: the climb starts as given and says
+    that no rung fits a sequence until a lever frees memory (it had climbed silently at TP = 1)."""
+    given = Scenario(model="deepseek-v3", batch=65536, context=1048576)
+    start, note = ladder_start(given)
+    assert start is given and given.evaluate().suggested_tp is None
+    assert "nor on any split up to the node and 1,024 GPUs: it starts as given" in note

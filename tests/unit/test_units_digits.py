@@ -2,7 +2,16 @@
 
 import pytest
 
-from core.units import factor_digits, fmt_intensity, fmt_seconds_times, seconds_value, sum_digits
+from core.units import (
+    factor_digits,
+    fmt_intensity,
+    fmt_seconds,
+    fmt_seconds_change,
+    fmt_seconds_times,
+    seconds_value,
+    split_words,
+    sum_digits,
+)
 
 
 def test_parts_take_the_decimals_that_make_them_add_to_their_total():
@@ -34,3 +43,19 @@ def test_a_time_taken_n_times_prints_a_product_that_multiplies_out():
 def test_an_intensity_prints_whole_from_ten_thousand():
     assert fmt_intensity(295.3125) == "295.3" and fmt_intensity(9999.4) == "9,999"
     assert fmt_intensity(32768) == "32,768" and fmt_intensity(1830619.7) == "1,830,620"
+
+
+def test_a_step_that_changes_prints_ends_that_differ_by_the_change():
+    # A trial: "the step goes 76.15 ms → 78.09 ms" beside a term of 1.945 ms (78.09 − 76.15 = 1.94).
+    assert fmt_seconds_change(0.0761494, 0.0780944) == "76.149 ms → 78.094 ms"
+    assert fmt_seconds_change(0.07615, 0.07809) == "76.15 ms → 78.09 ms"  # already differs by 1.94 ms
+    assert fmt_seconds_change(0.0062578, 0.0065402) == "6.2578 ms → 6.5402 ms"  # 0.2824 ms, not 6.258 → 6.54
+    assert fmt_seconds_change(1e-5, 2e-5) == "10 µs → 20 µs"
+    assert fmt_seconds_change(9.99e-5, 1.01e-4) == "99.9 µs → 0.101 ms"  # two units: each end as fmt_seconds
+    for a, b in ((0.0123456, 0.0128765), (0.245, 0.2449), (0.031415, 0.027182)):
+        ends = [float(e.split()[0]) * 1e-3 for e in fmt_seconds_change(a, b).split(" → ")]
+        assert fmt_seconds(abs(ends[1] - ends[0])) == fmt_seconds(abs(b - a))
+
+
+def test_a_split_is_named_as_the_lab_names_it():
+    assert split_words(8) == "TP = 8" and split_words(2, 1) == "TP = 2" and split_words(8, 4) == "TP = 8, PP = 4"
