@@ -20,6 +20,7 @@ from bokeh.models import Arrow, ColumnDataSource, LabelSet, NormalHead, Span
 from bokeh.plotting import figure
 
 from core.batching import MIXES
+from core.explain import bound_by_kv_reads
 from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb, ladder_start
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
@@ -97,7 +98,7 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
 def _bound(row: dict, ridge: float) -> str:
     """A rung's bound as the table words it: the step's, counting KV reads, saying so where the intensity on the
     weights beside it is past the ridge (a trial read "memory" under 449.8 with the ridge at 295 as an error)."""
-    return "memory, by KV reads" if row["bound"] == "memory" and row["intensity"] >= ridge else row["bound"]
+    return "memory, by KV reads" if bound_by_kv_reads(row["bound"], row["intensity"], ridge) else row["bound"]
 
 
 def ladder_table_html(ladder: Ladder, note: str = "") -> str:

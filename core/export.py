@@ -28,9 +28,12 @@ LADDER_COLUMNS = (
 
 #: The pins' one column list, for the Export tab's "Pins (CSV)", the Compare tab's "These rows (CSV)" and the
 #: JSON's pins (issue 30: the Pins CSV lacked the per-sequence tokens/s and time per token the Compare CSV had):
-#: each pin's number, name and levers, the Compare tab's rows in SI (:data:`COMPARE_METRICS`), then the rest.
+#: each pin's number, name and levers, its split (the aggregate tokens/s is ``sequences_in_flight``, B × PP
+#: micro-batches, times the tokens/s per sequence), the Compare tab's rows in SI (:data:`COMPARE_METRICS`), then
+#: the rest.
 PIN_COLUMNS = (
     "pin", "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
+    "tensor_parallel", "pipeline_parallel", "expert_parallel", "gpus", "sequences_in_flight",
     *(m.column for m in COMPARE_METRICS),
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "weight_bytes_read",
     "memory_used_bytes", "capacity_bytes", "fits_in_memory", "bound", "differs_by",
@@ -55,6 +58,8 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
             "pin": i + 1, "name": row.pin.name, "model": r.model.id, "gpu": r.gpu.id,
             "weight_dtype": r.weight_dtype, "kv_dtype": r.kv_dtype, "batch": r.batch, "spec_k": r.spec_k,
             "context_tokens": r.context, "gqa": r.gqa,
+            "tensor_parallel": r.tp, "pipeline_parallel": r.pp, "expert_parallel": r.ep, "gpus": r.gpus_total,
+            "sequences_in_flight": r.batch * r.pp,
             **{m.column: m.si(r) for m in COMPARE_METRICS},
             "arithmetic_intensity_weights_flop_per_byte": r.arithmetic_intensity_weights,
             "attainable_flop_per_s_weights": r.attainable_flop_per_s_weights,

@@ -154,3 +154,21 @@ def test_a_pipeline_pins_tokens_per_sequence_is_one_over_its_time_per_token():
     r = Scenario(batch=4, pp=2).evaluate()
     per_sequence = next(m for m in COMPARE_METRICS if m.column == "tokens_per_s_per_sequence")
     assert per_sequence.si(r) == pytest.approx(1 / r.tpot_s) == pytest.approx(r.tokens_per_s_with_kv / (4 * 2))
+
+
+def test_the_pins_csv_names_each_pins_split_and_the_sequences_its_aggregate_counts():
+    """Split into pipeline stages, a pin's aggregate tokens/s counts B sequences in each of its PP micro-batches in
+    flight: Llama-3-70B at TP = 2, PP = 4, B = 28 serves 4 × 28 = 112 sequences at 29.36 tokens/s each, 3,289
+    tokens/s, on 8 GPUs.  The CSV says so in its own columns (it had no TP or PP column, and 448 ≠ 28 × 29.36)."""
+    from core.pins import Pin, compare
+    from core.scenario import Scenario
+
+    rows = compare([Pin("PP = 4", Scenario(model="llama-3-70b", tp=2, pp=4, batch=28).levers()),
+                    Pin("one GPU", Scenario(model="llama-3-8b").levers())])
+    split, one = csv.DictReader(io.StringIO(pins_csv(rows)))
+    assert [split[c] for c in ("tensor_parallel", "pipeline_parallel", "expert_parallel", "gpus")] == \
+        ["2", "4", "1", "8"]
+    assert split["sequences_in_flight"] == "112" and one["sequences_in_flight"] == one["batch"]
+    assert float(split["tokens_per_s_per_sequence"]) == pytest.approx(29.3635, abs=1e-4)
+    assert float(split["tokens_per_s_with_kv"]) == pytest.approx(112 * float(split["tokens_per_s_per_sequence"]),
+                                                                rel=1e-12)
