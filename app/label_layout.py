@@ -27,6 +27,8 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # what it meets on its left and right (two names in a row read apart).
 # A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
 # it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
+# With `shortField` (a column name; `shown` drawn) a label with no room in the frame beside its point on either side or
+# centred says its short form instead, and is never left out: `shown` holds the text it says.
 # With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
 # beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
@@ -159,12 +161,22 @@ const ownNearest = (b, x, y) => {
 };
 const xoff = [], yoff = [], align = [], keep = [];
 const slide = bothSides === false;  // one side only: off its row, a label may go centred over or under its mark
+const mayHide = shown !== null && shortField == null;  // `shown` drawn: a label with no clear place is left out
 for (let i = 0; i < n; i++) {
   if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
     keep.push(""); xoff.push(0); yoff.push(0); align.push("left");
     continue;
   }
-  const [x, y] = pts[i], w = ctx.measureText(String(d[field][i])).width;
+  const [x, y] = pts[i];
+  let text = String(d[field][i]), w = ctx.measureText(text).width;
+  // A label with no room beside its point, on either side or centred over it (three pins' names on a phone), says
+  // its short form (the pins' numbers: their names are in the hover and the Pins table) where it has one.
+  const roomless = (width) => x + r + gap + width > W && x - r - gap - width < 0 && (x - width / 2 < 0
+    || x + width / 2 > W);
+  if (shortField != null && d[shortField] && String(d[shortField][i]) && roomless(w)) {
+    text = String(d[shortField][i]);
+    w = ctx.measureText(text).width;
+  }
   const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
   // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
   // Centred (`slide`) slides inside the frame as far as it must, still over its mark, and clears the mark (a line's
@@ -200,11 +212,11 @@ for (let i = 0; i < n; i++) {
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
   // phone) stays beside its point, on the side with room, and the frame cuts it (no leader line from a corner).
-  const [step, side, box] = best || unclaimed || clearBox || (shown === null ? spare : null) || first
+  const [step, side, box] = best || unclaimed || clearBox || (mayHide ? null : spare) || first
     || [0, prefer, boxAt(0, prefer)];
-  const shows = best !== null || unclaimed !== null || clearBox !== null || shown === null;
+  const shows = best !== null || unclaimed !== null || clearBox !== null || !mayHide;
   if (shows) { taken.push(box); texts.push(box); }
-  keep.push(shows ? String(d[field][i]) : "");
+  keep.push(shows ? text : "");
   const slid = slide && side === 0;  // its offsets from its box
   xoff.push(slid ? box[0] + w / 2 - x : side * (r + gap));
   yoff.push(slid ? y - (box[2] + line / 2) : -step * line);
@@ -240,7 +252,8 @@ if (layout != null) { layout.execute(cb_obj); }"""
 
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
-                            both_sides: bool | str = True, shown: str | None = None, pad: float = 0, marks=(),
+                            both_sides: bool | str = True, shown: str | None = None, short: str | None = None,
+                            pad: float = 0, marks=(),
                             spans=(), leader_lines: bool = True,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
@@ -256,7 +269,9 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     (``"right"``) on its right only, ``pad`` px clear of what it
     meets on its left and right.
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
-    clear place is left out rather than drawn over another: ``shown`` holds its text, or "".
+    clear place is left out rather than drawn over another: ``shown`` holds its text, or "".  With ``short`` too
+    (a column of shorter texts), no label is left out: one too wide for the frame beside its point on either side
+    and centred says its ``short`` text, and ``shown`` holds the text each says.
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
     On log or linear axes a label moved away from its point is joined to it by a leader line
     (:data:`LEADER_STYLE`).
@@ -287,7 +302,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
                               "marks": list(marks), "spans": list(spans), "steps": list(steps),
-                              "bothSides": both_sides, "shown": shown, "pad": pad, "leaders": leaders},
+                              "bothSides": both_sides, "shown": shown, "shortField": short, "pad": pad,
+                              "leaders": leaders},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]

@@ -252,7 +252,9 @@ def pin_group_label(numbers: list[int], names: list[str]) -> str:
 
 def pin_groups(xs, ys, numbers, names=None) -> dict[str, list]:
     """One label per cluster of nearby points: pins that coincide or nearly so share one label naming each
-    (:func:`pin_group_label`; without ``names`` only their numbers, ``"pins 1, 2, 3"``).
+    (:func:`pin_group_label`; without ``names`` only their numbers, ``"pins 1, 2, 3"``), with its short form
+    (the numbers: ``short``) and the text drawn (``shown``, the whole label until the browser's layout finds it no
+    room).
 
     A pin joins the first cluster whose first point is within :data:`PIN_LABEL_NEAR` of it on both log axes;
     the label sits at that first point.
@@ -268,9 +270,12 @@ def pin_groups(xs, ys, numbers, names=None) -> dict[str, list]:
                 break
         else:
             groups.append((float(x), float(y), [n], [name]))
+    text = [pin_group_label(ns, [m for m in ms if m is not None]) for _, _, ns, ms in groups]
     return {
-        "x": [g[0] for g in groups], "y": [g[1] for g in groups],
-        "text": [pin_group_label(ns, [m for m in ms if m is not None]) for _, _, ns, ms in groups],
+        "x": [g[0] for g in groups], "y": [g[1] for g in groups], "text": text,
+        # Where the whole label has no room (a phone), its pins' numbers (app/label_layout.py, ``short``).
+        "short": [pin_group_label(ns, []) for _, _, ns, _ in groups],
+        "shown": list(text),  # what the chart draws: the text, or the short form, as the browser's layout picks
     }
 
 # The batch ladder's labels live on an axis above the chart, one tick per rung
@@ -608,7 +613,8 @@ class RooflineView(pn.viewable.Viewer):
                              name="reference-roof"),
             "pins": cds(data={"x": [], "y": [], "name": [], "color": [], "marker": [], "batch": [], "pct": [],
                               "fits": [], "number": [], "gpu": []}, name="pins"),
-            "pin_labels": cds(data={"x": [], "y": [], "text": [], **unplaced(0)}, name="pin-labels"),
+            "pin_labels": cds(data={"x": [], "y": [], "text": [], "short": [], "shown": [], **unplaced(0)},
+                              name="pin-labels"),
             "pin_roofs": cds(data={"xs": [], "ys": [], "gpu": []}, name="pin-roofs"),
             "measured": cds(data={"x": [], "y": [], "batch": [], "pct": [], "fits": [], "label": [], "shown": [],
                                   **unplaced(0)}, name="measured"),
@@ -646,7 +652,7 @@ class RooflineView(pn.viewable.Viewer):
         # Pins and Compare tabs name each whole.
         # A session's chart lays these labels out in the browser (_place_point_labels); these fixed offsets, right of
         # and below the point (the roofs and ladders run up and to the right), are the chart's before that runs.
-        self.pin_label_set = LabelSet(x="x", y="y", text="text", source=marks["pin_labels"], x_offset=14,
+        self.pin_label_set = LabelSet(x="x", y="y", text="shown", source=marks["pin_labels"], x_offset=14,
                                       y_offset=-12, text_baseline="top", text_font_size="11px",
                                       text_color=PALETTE["text"], name="pin-label")
         measured = insert(Scatter(x="x", y="y", marker=SERIES_MARKERS["measured"], size=14, line_width=3,
@@ -822,7 +828,7 @@ class RooflineView(pn.viewable.Viewer):
         # instant redraw's callbacks also hold (app/instant.py).
         # 6 px apart sideways: two labels abutting on one row read as one.
         place_labels_in_browser(fig, self.pin_label_set, marks["pins"].glyph, "text", lines=lines, others=fixed,
-                                marks=marks["others"], name="pin-label-layout", pad=6)
+                                marks=marks["others"], name="pin-label-layout", pad=6, shown="shown", short="short")
         place_labels_in_browser(fig, self.measured_label_set, marks["measured"].glyph, "label", lines=lines,
                                 others=[self.pin_label_set, *fixed], marks=marks["others"],
                                 name="measured-label-layout", pad=6,

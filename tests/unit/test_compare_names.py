@@ -113,7 +113,10 @@ def test_coinciding_pins_share_one_label_that_names_them():
 
 
 def test_the_roofline_labels_the_trio_by_name(trio):
-    assert trio.roofline.pin_labels.data["text"] == ["pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"]
+    data = trio.roofline.pin_labels.data
+    assert data["text"] == data["shown"] == ["pins 1, 2, 3: batch 4, INT4 weights, speculation k=4"]
+    assert data["short"] == ["pins 1, 2, 3"]  # where a phone's chart has no room for the names
+    assert trio.roofline.pin_label_set.text == "shown"  # drawn: the browser's layout picks which
 
 
 def test_an_empty_compare_tab_says_where_its_buttons_are():

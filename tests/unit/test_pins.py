@@ -146,7 +146,8 @@ def test_pins_a_few_pixels_apart_share_one_label():
 
     # The trio on an H100 (13.4 TFLOP/s at I = 4) and on an H200 (19.2): 0.16 decades apart, one label.
     groups = pin_groups([4, 4, 4, 4, 4, 4, 56], [13.4, 13.4, 13.4, 19.2, 19.2, 19.2, 187], range(1, 8))
-    assert groups == {"x": [4.0, 56.0], "y": [13.4, 187.0], "text": ["pins 1, 2, 3, 4, 5, 6", "pin 7"]}
+    assert groups == {"x": [4.0, 56.0], "y": [13.4, 187.0], "text": ["pins 1, 2, 3, 4, 5, 6", "pin 7"],
+                      "short": ["pins 1, 2, 3, 4, 5, 6", "pin 7"], "shown": ["pins 1, 2, 3, 4, 5, 6", "pin 7"]}
     # Batch 1 and batch 4 on one GPU are 0.6 decades apart on both axes: two labels.
     assert pin_groups([1, 4], [3.35, 13.4], [1, 2])["text"] == ["pin 1", "pin 2"]
 
