@@ -671,9 +671,17 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
             r.assumptions.append(f"Gemma-3: {pattern - 1} local layers per global layer "
                                  f"(sliding_window_pattern {pattern})")
             windows = [None if (i + 1) % pattern == 0 else window for i in range(n)]
-        elif model_type.startswith("qwen2") and r.flag("use_sliding_window"):
-            start = r.count("max_window_layers", 0)
+        elif (model_type.startswith("qwen2") or model_type == "qwen3") and r.flag("use_sliding_window"):
+            # transformers' Qwen2Config and Qwen3Config: layer i slides where i >= max_window_layers (default 28).
+            start = r.count("max_window_layers", 28)
             windows = [window if i >= start else None for i in range(n)]
+            r.assumptions.append(f"{model_type}: layers {start} and up slide within {window:,} tokens "
+                                 f"(max_window_layers {start}), as transformers reads it")
+        elif model_type == "qwen3_moe" and r.flag("use_sliding_window") and r.get("max_window_layers") is not None:
+            r.read.add("max_window_layers")
+            r.assumptions.append("Qwen3-MoE: the window on every layer; transformers' Qwen3MoeConfig reads no "
+                                 "max_window_layers")
+            windows = [window] * n
         elif model_type.startswith("qwen") and not r.flag("use_sliding_window"):
             r.assumptions.append("sliding_window given but use_sliding_window is not true: global attention")
         else:
@@ -895,6 +903,11 @@ def _moe(r: _Reader, n_layers: int, model_type: str, inter: int, wanted: bool) -
         r.problems.append("missing 'moe_intermediate_size' (or 'intermediate_size') for the experts")
     shared_width = r.positive_int("shared_expert_intermediate_size", required=False)
     shared = r.count("n_shared_experts", 1 if shared_width else 0)
+    if model_type == "qwen3_moe" and shared:
+        # transformers' Qwen3MoeConfig has no shared expert (Qwen2-MoE's and Qwen3-Next's have one).
+        r.assumptions.append("Qwen3-MoE has no shared expert (transformers' Qwen3MoeConfig): "
+                             "shared_expert_intermediate_size / n_shared_experts not counted")
+        shared, shared_width = 0, None
     if model_type in ("llama4", "llama4_text"):
         shared, shared_width = 1, width
         r.assumptions.append("Llama-4: one shared expert of the routed experts' width on every MoE layer "

@@ -262,6 +262,24 @@ def _compressed_tensors(qc: dict, hidden: int, problems: list[str], notes: list[
     return tuple(rules)
 
 
+def _kv_cache_note(qc: dict) -> str:
+    """What a checkpoint says of its KV cache's precision (compressed-tensors' ``kv_cache_scheme``, ModelOpt's
+    ``kv_cache_quant_algo``), as a note: the KV cache's bytes per element are the lab's KV-cache precision lever
+    (p_kv), which a config does not set; "" where it says nothing."""
+    scheme, algo = qc.get("kv_cache_scheme"), qc.get("kv_cache_quant_algo")
+    if isinstance(scheme, dict):
+        bits, kind = scheme.get("num_bits"), str(scheme.get("type") or "")[:10]
+        what = (f"{bits:g}-bit {kind}".strip() if isinstance(bits, (int, float)) and not isinstance(bits, bool)
+                and 0 < bits <= 64 else "a quantised format")
+        return (f"quantization_config.kv_cache_scheme: the checkpoint ships its KV cache in {what}; the KV-cache "
+                "precision lever "
+                "(p_kv) sets the KV bytes here (FP8 for an 8-bit cache)")
+    if algo:
+        return (f"quantization_config.kv_cache_quant_algo {str(algo)[:20]}: the checkpoint ships a quantised KV "
+                "cache; the KV-cache precision lever (p_kv) sets the KV bytes here (FP8 for an 8-bit cache)")
+    return ""
+
+
 def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str]) -> Quantization | None:
     """A :class:`Quantization` from a ``quantization_config`` dict (None when there is none).
 
@@ -278,6 +296,9 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
         return None
     method = str(qc.get("quant_method") or ("modelopt" if "quant_algo" in qc else "unknown"))[:40].lower()
     sub: list[str] = []
+    kv_note = _kv_cache_note(qc)
+    if kv_note:
+        notes.append(kv_note)
     ignore = _patterns(qc, IGNORE_KEYS, sub)
     lm_head = False
 

@@ -110,6 +110,37 @@ def test_gemma3_pattern_and_explicit_layer_types():
     assert read({**cfg, "layer_types": types}).layer_windows == (None, 4, 4, 4, 4, 4)
 
 
+QWEN3_SWA = {"num_hidden_layers": 6, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+             "head_dim": 8, "intermediate_size": 32, "vocab_size": 10, "use_sliding_window": True,
+             "sliding_window": 4}
+
+
+def test_qwen3_slides_from_max_window_layers_as_transformers_reads_it():
+    # A trial: Qwen3 with use_sliding_window read the window on all 48 layers (0.40 GB of KV at 32k where
+    # transformers' Qwen3Config slides layers 24 and up: 1.81 GB).  Layer i slides where i >= max_window_layers.
+    m = read({**QWEN3_SWA, "model_type": "qwen3", "max_window_layers": 2})
+    assert m.layer_windows == (None, None, 4, 4, 4, 4)
+    per_layer_token = 2 * 1 * 8 * 2
+    assert m.kv_bytes_per_sequence(20, 2) == per_layer_token * (2 * 20 + 4 * 4)
+    assert any("max_window_layers 2" in a for a in m.assumptions)
+    assert read({**QWEN3_SWA, "model_type": "qwen3"}).layer_windows == (None,) * 6  # 28 by default: none of 6
+    assert read({**QWEN3_SWA, "model_type": "qwen3", "use_sliding_window": False}).layer_windows == (None,) * 6
+
+
+def test_qwen3_moe_has_no_shared_expert_and_slides_every_layer():
+    # transformers' Qwen3MoeConfig: no shared expert (a trial's shared_expert_intermediate_size had added 13.5 % to
+    # the active weights) and no max_window_layers (its attention takes the window on every layer).
+    moe = {**QWEN3_SWA, "model_type": "qwen3_moe", "num_experts": 4, "num_experts_per_tok": 2,
+           "moe_intermediate_size": 6}
+    plain = read(moe)
+    extra = read({**moe, "shared_expert_intermediate_size": 12, "max_window_layers": 2})
+    assert plain.moe.n_shared_experts == extra.moe.n_shared_experts == 0
+    assert extra.n_params == plain.n_params and extra.n_active_params == plain.n_active_params
+    assert extra.layer_windows == plain.layer_windows == (4,) * 6
+    assert any("no shared expert" in a for a in extra.assumptions)
+    assert any("reads no max_window_layers" in a for a in extra.assumptions)
+
+
 def test_rope_scaling_does_not_multiply_the_context():
     m = read({"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
               "vocab_size": 10, "max_position_embeddings": 131072,
@@ -274,3 +305,17 @@ def test_a_config_carries_its_files_name_so_its_text_alone_is_named_the_same(con
     assert config_name(carried) == config_name(config, file_name)
     if config_name(config) == config_name(config, file_name):
         assert carried is config
+
+
+def test_a_checkpoints_kv_cache_scheme_is_said_not_dropped():
+    # A trial: compressed-tensors' kv_cache_scheme (an FP8 KV cache) was read silently; the KV bytes are the KV
+    # precision lever's, and the read says so.
+    base = {"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
+            "intermediate_size": 16, "vocab_size": 10}
+    groups = {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}
+    m = read({**base, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": groups,
+                                              "kv_cache_scheme": {"num_bits": 8, "type": "float"}}})
+    assert ("quantization_config.kv_cache_scheme: the checkpoint ships its KV cache in 8-bit float; the KV-cache "
+            "precision lever (p_kv) sets the KV bytes here (FP8 for an 8-bit cache)") in m.assumptions
+    opt = read({**base, "quantization_config": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})
+    assert any(a.startswith("quantization_config.kv_cache_quant_algo FP8") for a in opt.assumptions)
