@@ -306,7 +306,8 @@ def _upload(widget: pn.widgets.FileDropper) -> tuple[str, str | bytes] | None:
 class _FileOrText:
     """A file dropper and a text area for one input: whichever was given last is the input.
 
-    A dropped file runs ``on_drop`` at once (there is nothing more to type); pasted text waits for its button.
+    A dropped file runs ``on_drop`` at once (there is nothing more to type) and empties the text area, which would
+    otherwise show another input than the one read; pasted text waits for its button.
     The text area's watcher follows two parameters and is called with one event for each that changed (a paste
     changes both).
     """
@@ -317,6 +318,10 @@ class _FileOrText:
         text.param.watch(lambda *_events: setattr(self, "_last", "text"), ["value", "value_input"])
 
     def _dropped(self, event) -> None:
+        if event.new and (self.text.value or self.text.value_input):
+            # The box would show one input beside the report of another (a trial pasted Qwen's config, dropped
+            # DeepSeek-V3's, pressed Read: Qwen's JSON stayed in view while DeepSeek-V3 was read): it empties.
+            self.text.param.update(value="", value_input="")
         self._last = "file"
         if event.new:
             self._on_drop()

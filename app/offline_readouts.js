@@ -104,7 +104,7 @@ function derivation(C, s, r) {
     fmtRate(r.tokens_per_s_weights) + " tokens/s", fmtRate(r.tokens_per_s_weights) + " tokens/s"];
   // Step 3: KV cache
   w["kv-token"] = [C.kv_formula[s.kv_dtype][s.gqa ? 1 : 0] + " = " + fmtBytesSmall(r.kv_bytes_per_token),
-    fmtSig(r.kv_bytes_per_token / KIB) + " KiB"];
+    fmtSigWhole(r.kv_bytes_per_token / KIB) + " KiB"];
   // core/explain.py: the digits that make the per-sequence GiB multiply out, and the bytes per step add up
   const seq = (split ? r.kv_bytes_per_sequence_per_gpu : r.kv_bytes_per_sequence) / GIB;
   const seqDigits = factorDigits(seq, s.batch * (split ? pp : 1), r.kv_bytes / GIB);
@@ -304,7 +304,7 @@ function manyGpus(C, s, r, w) {
   const perGpu = stages[fullest];
   w["kv-gpu"] = [pieces.length ? (X.pp > 1 ? "stage " + (fullest + 1) + " of " + X.pp + ": " : "") + pieces.join(" + ") +
     " = " + fmtBytesSmall(perGpu) + "; " + K.heads_per_gpu + " KV head" + (K.heads_per_gpu > 1 ? "s" : "") +
-    " per GPU" + K.replicated : "no layer holds a KV cache that grows with S", fmtSig(perGpu / KIB) + " KiB"];
+    " per GPU" + K.replicated : "no layer holds a KV cache that grows with S", fmtSigWhole(perGpu / KIB) + " KiB"];
   // communication: the slowest stage's calls, its bytes over the link
   const sent = r.bytes_sent_per_step, link = p.link_bandwidth ? fmtBandwidth(p.link_bandwidth) : "no link figure";
   let calls = 0;

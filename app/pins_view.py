@@ -216,6 +216,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
     body = []
     for i, row in enumerate(rows):
         r, (color, marker) = row.result, PIN_STYLES[i]
+        approx = r.model.approximate_mark
         notes = "<br>".join(escape(n) for n in row.notes)
         body.append(
             f'<tr data-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}<br>'
@@ -224,16 +225,17 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.name)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
-            f"<td>{fmt_sig(r.arithmetic_intensity_weights)}</td>"
-            f"<td>{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
+            # A model with a key the lab does not model: each of its figures is approximate, where it is (≈).
+            f"<td>{approx}{fmt_sig(r.arithmetic_intensity_weights)}</td>"
+            f"<td>{approx}{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
             # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
             # Split into stages, the aggregate counts the PP micro-batches in flight (a trial: 4 × 28 is not 448).
-            f'<td>{fmt_rate(r.tokens_per_s_with_kv)}'
+            f'<td>{approx}{fmt_rate(r.tokens_per_s_with_kv)}'
             + (f'<br><span class="unit">B × {r.pp} micro-batches</span>' if r.pp > 1 else "")
             + f'<br><span class="unit bound" title="{escape(bound_text(r))}">'
             f"{bound_word(r)}</span></td>"
-            f"<td>{r.kv_bytes / GiB:,.2f}</td>"
-            f"<td>{r.model.approximate_mark}{'yes' if r.fits else 'no'}</td>"
+            f"<td>{approx}{r.kv_bytes / GiB:,.2f}</td>"
+            f"<td>{approx}{'yes' if r.fits else 'no'}</td>"
             "</tr>"
             + (
                 f'<tr class="notes"><td colspan="8" class="notes"><span class="row-note">what still '

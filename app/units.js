@@ -39,10 +39,11 @@ function factorDigits(x, multiplier, total, digits = 3, totalDigits = 2, most = 
   }
   return most;
 }
-function fmtIntensity(x) {
-  // core/units.py fmt_intensity: four significant digits, or whole from 10,000
+function fmtSigWhole(x) {
+  // core/units.py fmt_sig_whole: four significant digits, or whole from 10,000
   return Math.abs(x) < 1e4 ? fmtSig(x) : pyFixed(x, 0);
 }
+function fmtIntensity(x) { return fmtSigWhole(x); }  // core/units.py fmt_intensity
 function sumDigits(parts, total, digits = 1, most = 6) {
   // core/units.py sum_digits: the fewest decimals from `digits` at which the parts printed add to the total printed
   // (exactly: each printed value is its rounded integer of 10^-d)

@@ -34,6 +34,7 @@ from .units import (
     fmt_rate,
     fmt_seconds,
     fmt_sig,
+    fmt_sig_whole,
     split_words,
     sum_digits,
 )
@@ -347,7 +348,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
     kv = (
         Quantity("kv-token", "KV per token" + _window_note(m), "over the layers that hold their own cache",
                  f"{m.kv_formula(r.kv_bytes_per_element, r.gqa)} = {fmt_bytes_small(r.kv_bytes_per_token)}",
-                 f"{fmt_sig(r.kv_bytes_per_token / KiB)} KiB"),
+                 f"{fmt_sig_whole(r.kv_bytes_per_token / KiB)} KiB"),
         Quantity("kv-seq", "KV per sequence" + state_note,
                  "KV per token × S (windowed layers hold at most their window)"
                  + (" + what does not grow with S (linear-attention / Mamba state, cross-attention layers' image "
@@ -543,7 +544,7 @@ def _kv_per_gpu(r: ScenarioResult) -> Quantity:
         (where + " + ".join(pieces) + f" = {fmt_bytes_small(per_gpu)}"
          + f"; {r.kv_heads_per_gpu} KV head{'s' if r.kv_heads_per_gpu > 1 else ''} per GPU{replicated}")
         if pieces else "no layer holds a KV cache that grows with S",
-        f"{fmt_sig(per_gpu / KiB)} KiB")
+        f"{fmt_sig_whole(per_gpu / KiB)} KiB")
 
 
 def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
@@ -668,7 +669,10 @@ def explain(r: ScenarioResult) -> str:
     ]
     for step in derivation(r):
         lines += ["", step.title]
-        lines += [f"  {q.label}: {q.formula} = {q.work}" for q in step.quantities]
+        # The verdict "Fits in memory" is a word its work does not end with: said after it (≈ where the model has a
+        # key the lab does not model).
+        lines += [f"  {q.label}: {q.formula} = {q.work}" + (f" → {q.value}" if q.key == "fits" else "")
+                  for q in step.quantities]
     lines += [f"  note: {w}" for w in r.warnings]
     lines += ["", f"Model as read from its config.json ({m.config_url or m.name})"]
     lines += [f"  {key}: {value}" for key, value in m.architecture().items()]

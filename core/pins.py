@@ -379,14 +379,17 @@ class CompareMetric:
 
     def text(self, r: ScenarioResult) -> str:
         """The value's label beside its mark: the value, with the unit and the note where there is one ("181 % does
-        not fit", "22 tokens/s (if it fit)"); the value alone otherwise (the row's title names the unit)."""
+        not fit", "22 tokens/s (if it fit)"); the value alone otherwise (the row's title names the unit); "≈ " before
+        it where the pin's model has a config key the lab does not model."""
         note = self.note(r) if self.note else ""
-        return f"{self.fmt(self.value(r))} {self.unit} {note}" if note else self.fmt(self.value(r))
+        value = r.model.approximate_mark + self.fmt(self.value(r))  # ≈ where the model has a key not modelled
+        return f"{value} {self.unit} {note}" if note else value
 
     def hover(self, r: ScenarioResult) -> str:
         """The value as the row's hover reads it: with its unit, and the note in brackets."""
         note = self.note(r) if self.note else ""
-        return f"{self.fmt(self.value(r))} {self.unit}" + (f" ({note.strip('()')})" if note else "")
+        return (f"{r.model.approximate_mark}{self.fmt(self.value(r))} {self.unit}"
+                + (f" ({note.strip('()')})" if note else ""))
 
 
 def _if_it_fit(r: ScenarioResult) -> str:

@@ -91,10 +91,16 @@ def factor_digits(x: float, multiplier: float, total: float, digits: int = 3, to
     return most
 
 
-def fmt_intensity(x: float) -> str:
-    """An intensity's number (FLOP/byte): four significant digits, or whole from 10,000 (a prefill's
-    "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770).  ``app/units.js`` ``fmtIntensity``."""
+def fmt_sig_whole(x: float) -> str:
+    """Four significant digits, or whole from 10,000: a figure that four digits would print with made-up zeros
+    (a prefill's "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770; a KV cache of 1 GiB a
+    token is 1,048,576 KiB, not "1,049,000").  ``app/units.js`` ``fmtSigWhole``."""
     return fmt_sig(x) if abs(x) < 1e4 else f"{x:,.0f}"
+
+
+def fmt_intensity(x: float) -> str:
+    """An intensity's number (FLOP/byte), as :func:`fmt_sig_whole`.  ``app/units.js`` ``fmtIntensity``."""
+    return fmt_sig_whole(x)
 
 
 def fmt_bytes_gb(n: float, digits: int = 2) -> str:

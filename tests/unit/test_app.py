@@ -13,6 +13,7 @@ from app.readouts import rows
 from app.state import TABS
 from core import Scenario
 from core.model_catalogue import CATALOGUE_DIR
+from core.units import GiB, fmt_rate, fmt_sig
 
 
 def test_create_app_is_importable_and_returns_a_layout():
@@ -184,6 +185,11 @@ def test_the_config_given_last_is_read_a_drop_at_once_and_a_paste_after_it_too()
     lab.byo._read_config()
     assert lab.scenario.model == "config-gpt2"
     lab.byo.config_file.value = {"mixtral-again.json": mixtral}
+    assert lab.result.model.name == "mixtral-again"
+    # The box no longer shows the pasted GPT-2 beside the dropped file's report (a later trial), and Read reads the
+    # file that is the input.
+    assert (lab.byo.config_text.value, lab.byo.config_text.value_input) == ("", "")
+    lab.byo._read_config()
     assert lab.result.model.name == "mixtral-again"
 
 
@@ -697,9 +703,19 @@ def test_a_config_key_not_modelled_marks_the_headline_numbers_approximate():
     assert memory.note(lab.result) == "≈ fits"
     lab.pin_current()
     assert "<td>≈ yes</td>" in lab.pins.table.object
+    # Every figure of the pin is marked where it is: a trial found "1 | 3.35 | 398 memory | 0.75 | ≈ yes", and
+    # Compare's bars "398" beside the readouts' "≈ 398 tokens/s".
+    r = lab.result
+    row = lab.pins.table.object.split('<tr data-pin="1">')[1].split("</tr>")[0]
+    assert f"<td>≈ {fmt_sig(r.arithmetic_intensity_weights)}</td>" in row
+    assert f"<td>≈ {fmt_rate(r.tokens_per_s_with_kv)}<br>" in row and f"<td>≈ {r.kv_bytes / GiB:,.2f}</td>" in row
+    tokens = next(m for m in COMPARE_METRICS if m.key == "tokens_aggregate")
+    assert tokens.text(r) == f"≈ {fmt_rate(r.tokens_per_s_with_kv)}"
+    assert tokens.hover(r) == f"≈ {fmt_rate(r.tokens_per_s_with_kv)} tokens/s"
     # A model whose every key was read is not marked.
     lab.scenario.model = "llama-3-70b"
     assert (quantities(lab.result)["fits"].value, memory.note(lab.result)) == ("yes", "fits")  # TP = 8 on a B200
+    assert tokens.text(lab.result) == fmt_rate(lab.result.tokens_per_s_with_kv)
     assert "approx" not in lab.readouts.pane.text and "approximate" not in lab.memory.text
     # A pasted config with a key the lab does not know is marked where it is reported and where its numbers are.
     import json

@@ -189,8 +189,12 @@ def test_the_first_line_says_when_the_numbers_are_approximate(capsys):
     # A terminal has no Bring your own tab: the note points at the model as read, printed after the derivation.
     assert first.endswith("— APPROXIMATE: num_nextn_predict_layers not modelled (see the model as read, below)")
     assert "  approximate: num_nextn_predict_layers not modelled\n" in out
+    # The verdict is said, approximate (a trial: docs/command-line.md promised "≈ NO", the line ended at the sum).
+    assert "  Fits in memory: weights held + KV + reserve ≤ capacity = 1,249.88 + 0.54 + 3.00 = 1,253.42 GiB > " \
+        "80.00 GiB → ≈ NO\n" in out
     assert main(["explain", "--model", "llama-3-8b"]) == 0
-    assert "APPROXIMATE" not in capsys.readouterr().out.splitlines()[0]
+    out = capsys.readouterr().out
+    assert "APPROXIMATE" not in out.splitlines()[0] and "≤ 80.00 GiB → yes\n" in out
     assert main(["explain", "--model", "deepseek-v3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["approximate"] == ["num_nextn_predict_layers"]
 

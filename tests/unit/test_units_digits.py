@@ -8,6 +8,7 @@ from core.units import (
     fmt_seconds,
     fmt_seconds_change,
     fmt_seconds_times,
+    fmt_sig_whole,
     seconds_value,
     split_words,
     sum_digits,
@@ -43,6 +44,7 @@ def test_a_time_taken_n_times_prints_a_product_that_multiplies_out():
 def test_an_intensity_prints_whole_from_ten_thousand():
     assert fmt_intensity(295.3125) == "295.3" and fmt_intensity(9999.4) == "9,999"
     assert fmt_intensity(32768) == "32,768" and fmt_intensity(1830619.7) == "1,830,620"
+    assert fmt_sig_whole(1_073_741_824 / 1024) == "1,048,576" and fmt_sig_whole(320.0) == "320"  # KiB a token
 
 
 def test_a_step_that_changes_prints_ends_that_differ_by_the_change():
