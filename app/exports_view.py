@@ -38,10 +38,16 @@ async def offline_page(state: LabState) -> io.StringIO:
     return io.StringIO(html)
 
 
-#: "Copy link": the address bar holds the whole state (app/permalink_view.py); the clipboard where the page may
-#: write it (a secure context: https, or localhost), else a prompt with the link selected for copying.
+#: "Copy link": the address bar holds the whole state (app/permalink_view.py), less the Export tab the button is on
+#: (a trial: every copied link opened the class on Export, with no chart); the clipboard where the page may write it
+#: (a secure context: https, or localhost), else a prompt with the link selected for copying.
 COPY_JS = """
-const text = KIND === "link" ? window.location.href : (() => {
+const text = KIND === "link" ? (() => {
+  const q = new URLSearchParams(window.location.search);
+  if ((q.get("tab") || "").toLowerCase() === "export") { q.delete("tab"); }
+  const query = q.toString();
+  return window.location.origin + window.location.pathname + (query ? "?" + query : "") + window.location.hash;
+})() : (() => {
   const q = new URLSearchParams(window.location.search);
   for (const key of ["tab", "present", "tour"]) { q.delete(key); }
   q.set("embed", "true");
@@ -68,8 +74,8 @@ PANEL_BUTTON_LOOK = """
 
 
 def share_buttons() -> pn.Row:
-    """"Copy link" (the page's address: every lever, the pins, the tab) and "Copy embed code" (an iframe of
-    ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step).
+    """"Copy link" (the page's address: every lever, the pins, the tab unless it is Export) and "Copy embed code"
+    (an iframe of ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step).
 
     Browser-only buttons (the server is not told of a click): Bokeh buttons with their click's script, in a Panel
     pane.  (A Panel button's ``js_on_click`` registers a Panel browser callback, and a page with one makes Panel

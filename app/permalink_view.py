@@ -79,6 +79,11 @@ class AddressBar(JSComponent):
     }
     export function render({ model }) {
       lab.model = model;
+      // A query set before the page was drawn (an opening link with ignored parts, PermalinkView.write_opening):
+      // the address bar shows what applies, in place of the values ignored, before anyone copies it.
+      if (model.query && model.query !== window.location.search && lab.last === 0) {
+        try { window.history.replaceState(null, "", model.query); } catch (error) { /* over the cap: left */ }
+      }
       model.on("query", () => {
         lab.query = model.query;
         if (lab.timer === null) {
@@ -253,6 +258,13 @@ class PermalinkView(pn.viewable.Viewer):
         tour's step, the expected step's engine preset and the expected point, the Ladder tab's rungs and the
         serving tabs' request mix and block."""
         self.address.query = "?" + urlencode(self.query())
+
+    def write_opening(self) -> None:
+        """An opening link with ignored parts: the address bar shows what applies, from the page's first drawing
+        (a trial: ``?batch=1e30`` ran at B = 1 while the bar kept ``batch=1e30`` until a lever moved, and "Copy
+        link" shared the bad value and its notice again)."""
+        if self.state.notices:
+            self.write()
 
     def query(self) -> dict[str, str]:
         """The permalink's query parameters for what is on screen."""

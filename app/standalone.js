@@ -55,9 +55,9 @@ span.location = r.ridge_point;
 fig.title.text = C.model_name + " · " + C.gpu_name + " · decode" +
   (C.split.replicas > 1 ? " · " + pyInt(C.split.replicas) + " replicas" : "") +
   (r.fits ? "" : C.does_not_fit) + (C.approximate ? " · ≈ approximate" : "") + "\nI = " +
-  fmtSig(r.arithmetic_intensity_weights) + " FLOP/byte (weights, B = " + s.batch + ", k = " + s.spec_k + ", p = " +
+  fmtIntensity(r.arithmetic_intensity_weights) + " FLOP/byte (weights, B = " + s.batch + ", k = " + s.spec_k + ", p = " +
   C.weight_labels[s.weight_dtype] + "): " + fmtSig(100 * r.peak_fraction_weights, 3) + C.of_peak + "\nI = " +
-  fmtSig(r.arithmetic_intensity_with_kv) + " counting KV reads (S = " + pyInt(s.context) + ", KV " +
+  fmtIntensity(r.arithmetic_intensity_with_kv) + " counting KV reads (S = " + pyInt(s.context) + ", KV " +
   C.kv_labels[s.kv_dtype] + (s.gqa ? "" : ", GQA off") + "): " +
   fmtSig(100 * r.peak_fraction_with_kv, 3) + C.of_peak + communicationLines(C, s, r);
 // The text follows a frame later: the readouts, the memory bar and the title make the browser lay the page

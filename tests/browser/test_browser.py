@@ -297,7 +297,14 @@ def test_copy_link_and_embed_code_reopen_the_scenario(page, lab_url):
     page.wait_for_function("window.location.search.includes('batch=12')")
     page.locator(".copy-link button").click()
     page.locator(".copy-link button", has_text="Copied").wait_for(timeout=5000)
-    assert page.evaluate("navigator.clipboard.readText()") == page.url
+    # The link opens where the scenario is, not on the Export tab the button is on (a teacher's trial: every
+    # copied link opened the class on Export, with no chart).
+    link = page.evaluate("navigator.clipboard.readText()")
+    from urllib.parse import parse_qsl, urlsplit
+
+    shown = dict(parse_qsl(urlsplit(page.url).query))
+    assert shown.pop("tab") == "Export" and "tab=" not in link
+    assert dict(parse_qsl(urlsplit(link).query)) == shown and link.split("?")[0] == page.url.split("?")[0]
     page.locator(".copy-embed button").click()
     page.locator(".copy-embed button", has_text="Copied").wait_for(timeout=5000)
     code = page.evaluate("navigator.clipboard.readText()")
@@ -370,3 +377,25 @@ def test_the_tab_bar_is_buttons_that_say_which_tab_is_open_and_open_from_the_key
     expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_hidden()
     assert lab.evaluate("Bokeh.documents[0].get_model_by_name('workload') !== null")
     assert lab.errors == []
+
+
+#: The focused element, into shadow roots, and its outline: [text or class, style, width, colour].
+FOCUSED_OUTLINE = """(() => { let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  const cs = getComputedStyle(a);
+  return [(a.textContent || "").trim().slice(0, 30) || String(a.className), cs.outlineStyle, cs.outlineWidth,
+          cs.outlineColor]; })()"""
+
+
+def test_every_control_shows_the_keyboards_focus(lab):
+    """A keyboard trial: the Levers header showed no focus at all, the buttons a 1-px dotted grey outline (about
+    2:1 on their grey).  Each control the Tab key reaches has a 2-px dark ring (app/a11y.js); a click draws none."""
+    lab.locator("body").click(position={"x": 5, "y": 5})
+    seen = []
+    for _ in range(8):  # present mode, the Levers header, the model … the batch handle
+        lab.keyboard.press("Tab")
+        seen.append(lab.evaluate(FOCUSED_OUTLINE))
+    assert any(s[0] == "Present mode (projector)" for s in seen) and any("card-header" in s[0] for s in seen), seen
+    assert all(s[1:] == ["solid", "2px", "rgb(26, 29, 33)"] for s in seen), seen
+    lab.locator(".lab-tabs .bk-btn", has_text="Roofline").click()  # the pointer: no ring
+    assert lab.evaluate(FOCUSED_OUTLINE)[1] == "none"

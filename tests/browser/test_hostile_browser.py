@@ -31,6 +31,18 @@ def test_a_bad_link_opens_the_lab_and_says_what_it_ignored(page, lab_url, query,
     assert errors == []
 
 
+def test_the_address_bar_shows_what_a_bad_link_applies(page, lab_url):
+    """A teacher's trial: ``?batch=1e30`` ran at B = 1 with the bar still saying ``batch=1e30``, and "Copy link" shared
+    the bad value and its notice again.  From the page's first drawing the bar holds what applies, the rest kept."""
+    errors = open_link(page, lab_url, "model=llama-3-8b&batch=1e30&gpu=h200&tab=KV+table")
+    page.locator(".link-notice li", has_text="ignored batch='1e30'").wait_for(timeout=5000)
+    page.wait_for_function("!window.location.search.includes('1e30')", timeout=5000)
+    search = page.evaluate("window.location.search")
+    assert "batch=1&" in search  # what the page runs at
+    assert "model=llama-3-8b" in search and "gpu=h200" in search and "tab=KV+table" in search
+    assert errors == []
+
+
 def test_markdown_and_html_in_a_link_stay_text(page, lab_url):
     open_link(page, lab_url, quote("[Log in](https://evil.example/)") + "=1&" + quote("![x](https://evil.example/i.png)")
               + "=2&" + quote("<img src=x onerror=alert(1)>") + "=3")

@@ -362,3 +362,16 @@ def test_the_kv_total_multiplies_and_the_bytes_per_step_add_as_printed(levers):
     if levers.get("pp") == 4:
         assert q["kv-total"].work.startswith("0.2047 GiB × 8 × 4 = 6.55 GiB")
         assert q["bytes-step"].work == "29.183 GB + 1.422 GB = 30.605 GB"
+
+
+def test_the_charts_title_gives_the_readouts_intensities():
+    """A teacher's trial: Llama-3.1-405B's prefill on an H100 PCIe, title "I = 54,170 counting KV reads" beside the
+    readout's 54,172 FLOP/byte.  The title prints each intensity as the readouts do (whole from 10,000)."""
+    from app.lab import Lab
+
+    lab = Lab(query={"model": "llama-3.1-405b", "gpu": "h100-pcie", "weight-dtype": "stored", "kv-dtype": "fp16",
+                     "batch": "59", "spec-k": "2", "context": "30000", "no-gqa": "true", "phase": "prefill"})
+    title = lab.roofline.figure.title.text
+    shown = {q.key: q.value for q in rows(lab.result)}
+    assert shown["intensity"] == "118,000 FLOP/byte" and shown["intensity-kv"] == "54,172 FLOP/byte"
+    assert "\nI = 118,000 FLOP/byte (weights" in title and "\nI = 54,172 counting KV reads" in title
