@@ -60,11 +60,85 @@ function tabAnswersKeys(tab) {
       const next = all[(to + all.length) % all.length];
       next.focus();
       next.click();
+      // Bokeh draws the headers again on a change of tab: the focus goes to the open one's new header.
+      const list = tab.parentNode, root = tab.getRootNode();
+      const settle = (tries) => setTimeout(() => {
+        if (deepFocus() !== document.body) { if (tries > 0) settle(tries - 1); return; }
+        const open = (list.isConnected ? list : root).querySelector(".bk-tab.bk-active");
+        if (open) open.focus();
+      }, 100);
+      settle(15);
     }
   });
 }
+// The element that has the focus, into shadow roots (the page's body when nothing has it).
+function deepFocus() {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a || document.body;
+}
+// A control pressed from the keyboard that goes away (the tour's Start, Resume and Leave, drawn again as the tour
+// starts or ends; present mode's button, drawn again in the projector's header; "Does not fit: use TP = 2", gone once
+// it fits) left the focus on the page's body, and a screen reader lost its place (a keyboard trial). The focus goes
+// to the control that takes its place: by the pressed one's CSS class, the first of these shown.
+const SUCCESSORS = {
+  "tour-next": [".tour-next", ".tour-leave"], "tour-resume": [".tour-next", ".tour-leave"],
+  "tour-leave": [".tour-next"], "present-toggle": [".present-toggle"],
+  "suggest-tp": [".more-levers", ".levers"],
+};
+function focusable(el) {
+  if (el.matches("button:not([disabled]), input, select, [tabindex='0']")) return el;
+  const inner = el.shadowRoot ? el.shadowRoot.querySelectorAll("*") : [];
+  for (const c of inner) { const f = focusable(c); if (f) return f; }
+  for (const c of el.children) { const f = focusable(c); if (f) return f; }
+  return null;
+}
+function keepFocusOnReplace() {
+  if (window._labFocusKept) return;  // once per page, however often the repairs start
+  window._labFocusKept = true;
+  let generation = 0;  // any later key ends the watch of the press before it
+  document.addEventListener("keydown", (event) => {
+    const mine = ++generation;
+    if (!["Enter", " "].includes(event.key)) return;
+    const host = event.composedPath().find((e) => e instanceof Element &&
+      Object.keys(SUCCESSORS).some((c) => e.classList.contains(c)));
+    if (!host) return;
+    const cls = Object.keys(SUCCESSORS).find((c) => host.classList.contains(c));
+    const pressed = deepFocus();
+    let placed = null;  // where this put the focus: a control drawn again can take it away once more
+    const settle = (tries) => setTimeout(() => {
+      const now = deepFocus();
+      if (mine !== generation || (now !== document.body && now !== pressed && now !== placed)) return;  // moved on
+      if (now === document.body || !now.isConnected) {
+        search: for (const selector of SUCCESSORS[cls]) {
+          for (const root of roots(document, [])) {
+            const hit = Array.from(root.querySelectorAll(selector)).find((e) => e.getClientRects().length);
+            const target = hit && focusable(hit);
+            if (target) { target.focus(); placed = target; break search; }
+          }
+        }
+      }
+      if (tries > 0) settle(tries - 1);  // watched until the server's answer has been drawn
+    }, 250);
+    settle(16);  // the server's answer (present mode builds its layout) can take a few seconds on a busy machine
+  }, true);
+}
+// A focus ring a keyboard user can see on every control (WCAG 2.4.7): Bokeh draws a 1-px dotted grey outline (about
+// 2:1 on its grey buttons) and Panel's card headers none. Added to each shadow root the controls are drawn in, for
+// the keyboard's focus only (:focus-visible: a click leaves no box).
+const FOCUS_RING = ":focus-visible { outline: 2px solid #1a1d21 !important; outline-offset: 2px !important; }";
+let focusSheet = null;
+function focusRing(root) {
+  if (!("adoptedStyleSheets" in root)) return;
+  if (focusSheet === null) {
+    focusSheet = new CSSStyleSheet();
+    focusSheet.replaceSync(FOCUS_RING);
+  }
+  if (!root.adoptedStyleSheets.includes(focusSheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, focusSheet];
+}
 function fix() {
   for (const root of roots(document, [])) {
+    focusRing(root);
     for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
       const label = box.parentNode.querySelector(".bk-label");
       if (!label) continue;
@@ -93,6 +167,34 @@ function fix() {
     for (const b of root.querySelectorAll("button.card-header:not([aria-label])")) {
       const title = shownText(b).replace(/\u200b/g, "").trim();
       if (title) b.setAttribute("aria-label", title);
+    }
+    // ... and says whether its card is open: an open card draws its items beside the header, a closed one none.
+    for (const b of root.querySelectorAll("button.card-header:not([aria-expanded])")) {
+      const card = b.parentNode;
+      const sync = () => {
+        const open = Array.from(card.children).some((c) => c !== b && !["STYLE", "LINK"].includes(c.tagName));
+        if (b.getAttribute("aria-expanded") !== String(open)) b.setAttribute("aria-expanded", String(open));
+      };
+      new MutationObserver(sync).observe(card, { childList: true });
+      sync();
+    }
+    // A multi-select (Choices.js: the Hardware tab's "Ops, in order") types into an input with no name: it takes its
+    // widget's title. A text area with no title (Bring your own's paste boxes) takes its placeholder's first line.
+    // (Choices.js itself writes the text "null" where it has no name.)
+    for (const box of root.querySelectorAll(".choices:not([aria-label]), .choices input:not([aria-label]), " +
+                                            ".choices input[aria-label=null]")) {
+      const title = box.getRootNode().querySelector(".bk-input-group > label, label");
+      if (title && title.textContent.trim()) box.setAttribute("aria-label", title.textContent.trim());
+    }
+    // A chart's canvas takes the focus (its tools' keys) with no name: its title is drawn, not text.
+    for (const layer of root.querySelectorAll(".bk-events[tabindex]:not([aria-label])")) {
+      layer.setAttribute("role", "img");
+      layer.setAttribute("aria-label", "Chart: its figures are in the readouts and the tables beside it");
+    }
+    for (const area of root.querySelectorAll("textarea:not([aria-label])")) {
+      const title = area.getRootNode().querySelector("label");
+      const placeholder = (area.getAttribute("placeholder") || "").split("\n")[0].replace(/^…/, "").trim();
+      if (!(title && title.textContent.trim()) && placeholder) area.setAttribute("aria-label", placeholder);
     }
     // Only a group of choices: Bokeh draws a plain button in a group of its own too, and a plain button is not a
     // toggle (aria-pressed would announce it as one).
@@ -143,6 +245,7 @@ function readAtDeviceWidth() {
 
 function keepFixing() {
   readAtDeviceWidth();
+  keepFocusOnReplace();
   fix();
   let pending = false;
   const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; fix(); }, 300); } };

@@ -232,8 +232,10 @@ class StopSlider:
         if exact:
             p = scenario.param[lever.name]
             # No start or end on the box: BokehJS would clamp a typed 70,000 to the end in silence.
-            # Named after the lever's symbol ("exact B"): two boxes both named "exact" read alike to a screen reader.
-            self.exact = pn.widgets.IntInput(label=f"exact {lever.symbol}".strip(), value=value, width=92,
+            # Named after the lever's symbol ("exact B"), or its first word where it has none ("exact prompt"): two
+            # boxes both named "exact" read alike to a screen reader.
+            name = lever.symbol or lever.label.split()[0].lower()
+            self.exact = pn.widgets.IntInput(label=f"exact {name}", value=value, width=92,
                                              margin=(5, 5, 5, 0),
                                              description=f"Type an exact {lever.label}: {lever.accepted(p)}; "
                                                          "Enter sets it.",

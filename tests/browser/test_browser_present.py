@@ -629,6 +629,34 @@ def test_the_tour_runs_from_the_keyboard_and_a_clicker(page, lab_url):
     card = page.locator("[data-step='16']")
     card.wait_for(timeout=5000)
     assert "Qwen2.5-72B" in card.inner_text() and "320 GiB" in card.inner_text()
+    # Escape leaves the tour with the focus on a button too, as the card says (a keyboard trial stayed on "Next").
+    page.locator(".tour-next button").focus()
+    page.keyboard.press("Escape")
+    page.locator("[data-step]").wait_for(state="hidden", timeout=5000)
+    assert page.errors == []
+
+
+#: The text of the element that has the focus, into shadow roots.
+FOCUSED_TEXT = ("(() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) "
+                "a = a.shadowRoot.activeElement; return (a.textContent || '').trim(); })()")
+
+
+def test_a_control_pressed_from_the_keyboard_hands_the_focus_to_its_successor(page, lab_url):
+    """A keyboard trial: Enter on "Start the tour", "Leave the tour", present mode's button or "Does not fit: use
+    TP = 2" left the focus on the page's body (the control was drawn again, or went), and a screen reader lost its
+    place.  The focus goes to the control that takes its place (app/a11y.js)."""
+    _open(page, lab_url, PROJECTOR)
+    page.locator(".suggest-tp button").focus()  # the lab's default, 70B on one H100, does not fit
+    page.keyboard.press("Enter")
+    page.locator("[data-readout=fits]", has_text="yes").wait_for(timeout=10_000)  # TP = 2: it fits
+    page.wait_for_function(FOCUSED_TEXT.replace("(a.textContent || '').trim()", "String(a.className)")
+                           + ".includes('card-header')", timeout=10_000)  # the More levers header, where TP is
+    for press, then in ((".tour-next button", "Next ▶"), (".tour-leave button", "Start again ▶"),
+                        (".present-toggle button", "Leave present mode"),
+                        (".present-toggle button", "Present mode (projector)")):
+        page.locator(press).focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"{FOCUSED_TEXT} === {then!r}", timeout=10_000)
     assert page.errors == []
 
 
@@ -684,6 +712,29 @@ def test_no_serious_or_critical_accessibility_violations(page, lab_url, tab):
     results = Axe().run(page)
     serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
     assert serious == [], [(v["id"], v["impact"], [n["html"][:120] for n in v["nodes"][:3]]) for v in serious]
+
+
+@pytest.mark.parametrize("tab, wait", [("Roofline", "canvas"), ("Hardware", ".choices"),
+                                       ("Bring your own", "textarea")])
+def test_every_control_has_a_name_and_a_card_says_whether_it_is_open(page, lab_url, tab, wait):
+    """A keyboard trial: the chart's canvas was a Tab stop with no name, the Hardware tab's "Ops, in order" an
+    unnamed combobox, Bring your own's paste boxes unnamed text boxes, the Levers headers said nothing of being
+    open (app/a11y.js)."""
+    import re
+    from urllib.parse import quote
+
+    _open(page, f"{lab_url}?tab={quote(tab)}", PROJECTOR)
+    page.locator(wait).first.wait_for(timeout=30_000)
+    page.wait_for_timeout(2500)  # the page's repairs run again within 2 s of a change
+    tree = page.locator("body").aria_snapshot()
+    unnamed = [line for line in tree.splitlines() if re.fullmatch(r"\s*- (combobox|textbox|button|slider):?", line)]
+    assert unnamed == [], unnamed
+    if tab == "Roofline":
+        assert '- button "Levers" [expanded]' in tree and '- button "More levers (10)":' in tree
+        assert 'img "Chart: its figures are in the readouts and the tables beside it"' in tree
+        page.get_by_role("button", name="More levers (10)").click()
+        expect_open = page.get_by_role("button", name="More levers (10)", expanded=True)
+        expect_open.wait_for(timeout=5000)
 
 
 def test_checkbox_labels_toggle_their_box(page, lab_url):

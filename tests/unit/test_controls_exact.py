@@ -67,4 +67,4 @@ def test_each_exact_box_is_named_after_its_levers_symbol():
     names = lambda: [w.name for w in lab.controls.select(pn.widgets.IntInput)]  # noqa: E731
     assert names() == ["exact B", "exact S"]
     lab.scenario.tp = 2  # opens More levers, which builds its widgets
-    assert names() == ["exact B", "exact S", "exact", "exact TP", "exact PP", "exact EP"]  # prompt length: no symbol
+    assert names() == ["exact B", "exact S", "exact prompt", "exact TP", "exact PP", "exact EP"]  # no symbol: its word
