@@ -29,8 +29,8 @@ function shownText(el) {
   }
   return el.shadowRoot ? text + shownText(el.shadowRoot) : text;
 }
-// A group of choices (the lab's tab bar, any radio or checkbox button group) shows its chosen buttons by colour alone:
-// each button says whether it is pressed, and says it again when a click or the server moves the choice.
+// A group of choices (any radio or checkbox button group; the lab's tab bar is a tab list, below) shows its chosen
+// buttons by colour alone: each button says whether it is pressed, and again when a click or the server moves it.
 function pressedFollowsActive(button) {
   const sync = () => {
     const on = String(button.classList.contains("bk-active"));
@@ -52,6 +52,7 @@ function tabAnswersKeys(tab) {
     const all = Array.from(tab.parentNode.querySelectorAll(":scope > .bk-tab")), i = all.indexOf(tab);
     const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0,
                  End: all.length - 1 }[event.key];
+    if (to !== undefined && tab.hasAttribute("data-pointer-focus")) return;  // clicked: the tour's arrows
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       tab.click();
@@ -92,6 +93,21 @@ function focusable(el) {
   for (const c of inner) { const f = focusable(c); if (f) return f; }
   for (const c of el.children) { const f = focusable(c); if (f) return f; }
   return null;
+}
+// A tab clicked with the pointer is marked until it loses the focus: there the arrows stay the tour's (a teacher
+// clicks a tab mid-tour and presses →), where a tab the keyboard reached moves between tabs. (":focus-visible"
+// cannot tell: the browser turns it on at the key press itself.)
+function notePointerFocus() {
+  if (window._labPointerNoted) return;
+  window._labPointerNoted = true;
+  document.addEventListener("pointerdown", (event) => {
+    const tab = event.composedPath().find((e) => e instanceof Element && e.getAttribute("role") === "tab");
+    if (tab) tab.setAttribute("data-pointer-focus", "1");
+  }, true);
+  document.addEventListener("focusout", (event) => {
+    const left = event.composedPath()[0];
+    if (left instanceof Element) left.removeAttribute("data-pointer-focus");
+  }, true);
 }
 function keepFocusOnReplace() {
   if (window._labFocusKept) return;  // once per page, however often the repairs start
@@ -136,9 +152,47 @@ function focusRing(root) {
   }
   if (!root.adoptedStyleSheets.includes(focusSheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, focusSheet];
 }
+// The lab's tab bar (a Bokeh radio button group, app/lab.py) is a tab list (the WAI-ARIA tabs pattern): each view's
+// name is a tab that says whether it is open, only the open one is a Tab stop, and the arrows, Home and End open the
+// one beside, first or last, with the focus on it. A screen reader had heard fourteen toggle buttons.
+function tabBar(group) {
+  group.setAttribute("data-a11y-tabs", "1");
+  group.setAttribute("role", "tablist");
+  group.setAttribute("aria-label", "Views");
+  const buttons = () => Array.from(group.querySelectorAll(":scope > .bk-btn"));
+  const sync = () => {
+    for (const b of buttons()) {
+      const on = b.classList.contains("bk-active");
+      if (b.getAttribute("role") !== "tab") b.setAttribute("role", "tab");
+      if (b.getAttribute("aria-selected") !== String(on)) b.setAttribute("aria-selected", String(on));
+      b.removeAttribute("aria-pressed");
+      if (b.getAttribute("tabindex") !== (on ? "0" : "-1")) b.setAttribute("tabindex", on ? "0" : "-1");
+    }
+  };
+  new MutationObserver(sync).observe(group, { attributes: true, attributeFilter: ["class"], subtree: true,
+                                              childList: true });
+  sync();
+  group.addEventListener("keydown", (event) => {
+    const all = buttons(), i = all.indexOf(event.composedPath().find((e) => all.includes(e)));
+    const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: all.length - 1 }[event.key];
+    if (i < 0 || to === undefined || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (all[i].hasAttribute("data-pointer-focus")) return;  // clicked with the pointer: the arrows are the tour's
+    event.preventDefault();
+    event.stopPropagation();  // not the tour's arrows: on the tab bar they move between views
+    const next = all[(to + all.length) % all.length];
+    next.focus();
+    next.click();
+  });
+}
 function fix() {
   for (const root of roots(document, [])) {
     focusRing(root);
+    // The page's content is its main landmark (axe: "region", every node outside one).
+    for (const page of root.querySelectorAll("div.lab:not([role])")) page.setAttribute("role", "main");  // (tables: table.lab)
+    for (const group of root.querySelectorAll(".bk-btn-group:not([data-a11y-tabs])")) {
+      const host = group.getRootNode().host;
+      if (host && host.classList.contains("lab-tabs")) tabBar(group);
+    }
     for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
       const label = box.parentNode.querySelector(".bk-label");
       if (!label) continue;
@@ -188,7 +242,7 @@ function fix() {
     }
     // A chart's canvas takes the focus (its tools' keys) with no name: its title is drawn, not text.
     for (const layer of root.querySelectorAll(".bk-events[tabindex]:not([aria-label])")) {
-      layer.setAttribute("role", "img");
+      layer.setAttribute("role", "figure");  // not "img": a figure may hold its toolbar's buttons
       layer.setAttribute("aria-label", "Chart: its figures are in the readouts and the tables beside it");
     }
     for (const area of root.querySelectorAll("textarea:not([aria-label])")) {
@@ -198,7 +252,7 @@ function fix() {
     }
     // Only a group of choices: Bokeh draws a plain button in a group of its own too, and a plain button is not a
     // toggle (aria-pressed would announce it as one).
-    for (const group of root.querySelectorAll(".bk-btn-group")) {
+    for (const group of root.querySelectorAll(".bk-btn-group:not([data-a11y-tabs])")) {
       const buttons = group.querySelectorAll(":scope > .bk-btn:not(.bk-dropdown-toggle)");
       if (buttons.length < 2) continue;
       for (const b of buttons) if (!b.hasAttribute("aria-pressed")) pressedFollowsActive(b);
@@ -246,6 +300,7 @@ function readAtDeviceWidth() {
 function keepFixing() {
   readAtDeviceWidth();
   keepFocusOnReplace();
+  notePointerFocus();
   fix();
   let pending = false;
   const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; fix(); }, 300); } };

@@ -61,16 +61,17 @@ class TourKeys(JSComponent):
     const isSlider = (el) => el.getAttribute("role") === "slider" || el.classList.contains("noUi-handle");
     // Sliders last moved with the pointer: a clicker's keys go to the tour, not to them.
     const dragged = new WeakSet();
-    // A tab (the Hardware tab's sections, app/a11y.js) keeps its arrows, Enter and Space; a clicker's keys go on.
     // Escape means nothing to a button, a box that is pressed, a tab or a slider: there it leaves the tour, as the
-    // card says (a keyboard trial pressed it on "Next" and stayed); a text box, a menu and a select keep it.
+    // card says (a keyboard trial pressed it on "Next" and stayed); a text box, a menu and a select keep it.  A tab
+    // (the lab's tab bar, the Hardware tab's sections: app/a11y.js) keeps its arrows when the keyboard put the focus
+    // there; clicked with the pointer, as after a click on "Next", the arrows go on driving the tour.
     function owned(path, key) {
       const clicker = CLICKER.includes(key), arrow = ARROWS.includes(key), esc = key === "Escape";
       return path.some((el) => el instanceof Element && (
         ["TEXTAREA", "SELECT"].includes(el.tagName) || el.isContentEditable ||
         (el.tagName === "INPUT" && !clicker && !((arrow || esc) && PRESSED.includes(el.type))) ||
         (el.tagName === "BUTTON" && !clicker && !arrow && !esc) ||
-        (el.getAttribute("role") === "tab" && !clicker && !esc) ||
+        (el.getAttribute("role") === "tab" && !clicker && !esc && !el.hasAttribute("data-pointer-focus")) ||
         (isSlider(el) && !esc && !(clicker && dragged.has(el)))));
     }
     export function render({ model }) {

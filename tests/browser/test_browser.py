@@ -356,26 +356,34 @@ def test_paste_a_config_and_plot_measurements(lab):
     assert lab.errors == []
 
 
-def test_the_tab_bar_is_buttons_that_say_which_tab_is_open_and_open_from_the_keyboard(lab):
-    """The tabs are one bar of buttons: a click or Enter opens a tab, only the open tab's view shows, a view opened
-    before shows again as it was left, and each button tells a screen reader whether it is the open tab."""
+def test_the_tab_bar_is_a_tab_list_that_says_which_tab_is_open_and_opens_from_the_keyboard(lab):
+    """The tabs are one bar: a click, Enter or an arrow opens a tab, only the open tab's view shows, a view opened
+    before shows again as it was left, and a screen reader hears a tab list (a keyboard trial heard fourteen toggle
+    buttons): each tab says whether it is open, only the open one is a Tab stop (app/a11y.js)."""
     bar = lab.locator(".lab-tabs .bk-btn")
     assert bar.all_inner_texts()[:3] == ["Roofline", "Expected", "Throughput vs B"]
-    compare = lab.locator(".lab-tabs .bk-btn", has_text="Compare")
-    roofline = lab.locator(".lab-tabs .bk-btn", has_text="Roofline")
-    expect(roofline).to_have_attribute("aria-pressed", "true", timeout=5000)
+    compare = lab.get_by_role("tab", name="Compare")
+    roofline = lab.get_by_role("tab", name="Roofline")
+    expect(lab.get_by_role("tablist", name="Views")).to_be_visible(timeout=5000)
+    expect(roofline).to_have_attribute("aria-selected", "true", timeout=5000)
+    assert roofline.get_attribute("tabindex") == "0" and compare.get_attribute("tabindex") == "-1"
     # A plain button is not a toggle (Bokeh draws it in a group of one): "Pin this scenario" says nothing of it.
     assert lab.locator(".pin .bk-btn").get_attribute("aria-pressed") is None
     compare.click()
     expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_visible(timeout=10_000)
-    expect(compare).to_have_attribute("aria-pressed", "true", timeout=5000)
-    expect(roofline).to_have_attribute("aria-pressed", "false")
+    expect(compare).to_have_attribute("aria-selected", "true", timeout=5000)
+    expect(roofline).to_have_attribute("aria-selected", "false")
     expect(lab.locator("canvas").first).to_be_hidden()  # the roofline's chart is hidden, not drawn under Compare
     roofline.focus()
     lab.keyboard.press("Enter")
     expect(lab.locator("canvas").first).to_be_visible(timeout=5000)
     expect(lab.get_by_text("No pins to compare yet.", exact=False)).to_be_hidden()
     assert lab.evaluate("Bokeh.documents[0].get_model_by_name('workload') !== null")
+    lab.keyboard.press("ArrowRight")  # the arrows open the tab beside, the focus with it; not the tour's
+    expect(lab.get_by_role("tab", name="Expected")).to_have_attribute("aria-selected", "true", timeout=5000)
+    assert lab.evaluate(FOCUSED_OUTLINE)[0] == "Expected"
+    lab.keyboard.press("ArrowLeft")
+    expect(roofline).to_have_attribute("aria-selected", "true", timeout=5000)
     assert lab.errors == []
 
 

@@ -395,6 +395,23 @@ def test_the_clicker_goes_on_after_the_class_uses_the_control_a_card_asks_for(pa
     assert page.errors == []
 
 
+def test_the_arrows_drive_the_tour_after_a_click_on_a_tab_and_move_the_tabs_from_the_keyboard(page, lab_url):
+    """The tab bar is a tab list whose arrows move between views (a keyboard trial), but a teacher who clicks a tab
+    mid-tour and presses → means the tour: clicked with the pointer, the arrows stay the tour's."""
+    _open(page, f"{lab_url}?present=true&tour=3", PROJECTOR, wait="[data-step='3']")
+    page.get_by_role("tab", name="Expected").click()
+    page.wait_for_timeout(300)
+    page.keyboard.press("ArrowRight")
+    page.locator("[data-step='4']").wait_for(timeout=10_000)
+    _open(page, f"{lab_url}?present=true&tour=4", PROJECTOR, wait="[data-step='4']")  # no pointer yet
+    page.get_by_role("tab", name="Traffic").focus()  # the keyboard's focus: the arrows are the tab list's
+    page.keyboard.press("ArrowRight")
+    expect_open = page.get_by_role("tab", name="KV table", selected=True)
+    expect_open.wait_for(timeout=10_000)
+    assert page.locator("[data-step='4']").count() == 1  # the tour stayed where it was
+    assert page.errors == []
+
+
 def test_the_arrows_go_on_after_a_click_on_next_and_previous_leaves_the_ladder_tab(page, lab_url):
     """A teacher's trial: after a click on "Next" (the focus stays on the button) → did nothing, on the main tour
     and the Hardware tour; and "Previous" from ladder step 21 showed step 20's card over the Ladder tab."""
@@ -730,8 +747,9 @@ def test_every_control_has_a_name_and_a_card_says_whether_it_is_open(page, lab_u
     unnamed = [line for line in tree.splitlines() if re.fullmatch(r"\s*- (combobox|textbox|button|slider):?", line)]
     assert unnamed == [], unnamed
     if tab == "Roofline":
+        assert tree.startswith("- main:") or "\n- main:" in tree  # the page's landmark
         assert '- button "Levers" [expanded]' in tree and '- button "More levers (10)":' in tree
-        assert 'img "Chart: its figures are in the readouts and the tables beside it"' in tree
+        assert 'figure "Chart: its figures are in the readouts and the tables beside it"' in tree
         page.get_by_role("button", name="More levers (10)").click()
         expect_open = page.get_by_role("button", name="More levers (10)", expanded=True)
         expect_open.wait_for(timeout=5000)
