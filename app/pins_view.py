@@ -120,6 +120,20 @@ class PinsView(pn.viewable.Viewer):
         self.message.say("")
         if not self.state.add_pin(pin):
             self.message.say(f'<div class="warn">Up to {MAX_PINS} pins: remove one first.</div>')
+            self._announce(f"Not pinned: up to {MAX_PINS} pins; remove one on the Pins tab first.", "error")
+            return
+        self._announce(f"Pinned “{pin.name}”: {len(self.pins)} of {MAX_PINS} pins. The Pins and Compare tabs "
+                       "compare them.")
+
+    def _announce(self, text: str, kind: str = "info") -> None:
+        """Say ``text`` for a few seconds in the page's notification area, which a screen reader reads (Notyf's
+        announcer), where the pins are not in view: a pin made from the Roofline tab showed only a marker, and a
+        keyboard trial heard nothing.  Not on the Pins tab (its table says it), not in present mode (the tour's card
+        holds the corners), and nowhere outside a served session."""
+        area = pn.state.notifications
+        if area is None or self.state.present or self.state.tab == "Pins":
+            return
+        getattr(area, kind)(escape(text), duration=4000)
 
     def add_preset(self) -> None:
         """Add article 004's three levers from the current scenario; earlier pins stay.

@@ -204,6 +204,10 @@ def test_pin_rename_and_remove(lab):
     lab.get_by_text("Pin this scenario", exact=True).click()
     wait_for_pins_on_chart(lab, "n.length === 1")
     assert lab.evaluate(PIN_NAMES) == ["Llama-3-70B · h100-sxm · baseline"]  # model, GPU, the lever that moved
+    # Said where the pins are not in view, and to a screen reader (a keyboard trial heard nothing of a pin).
+    said = "Pinned “Llama-3-70B · h100-sxm · baseline”: 1 of 16 pins. The Pins and Compare tabs compare them."
+    lab.locator(".notyf__toast", has_text=said).wait_for(timeout=5000)
+    assert said in lab.locator(".notyf-announcer").inner_text()
     tab(lab, "Pins")
     lab.locator(".pin-name input").fill("my baseline")
     click_until(lab, ".pin-rename button", lab.locator("[data-pin='1']", has_text="my baseline"))
