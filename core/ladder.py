@@ -104,27 +104,33 @@ def article_start() -> Scenario:
 
 
 def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
-    """Where the ladder (and the serving system around it) starts from ``scenario``, and a note when that is not
-    the scenario as given: a scenario that does not fit starts on the smallest split that does, tensor parallel
-    first and pipeline stages past the node (as :func:`article_start`: the lab's default, Llama-3-70B in BF16 on one
-    H100, starts at TP = 2; DeepSeek-V3 in BF16 at TP = 8, PP = 4).  Where no split up to the node and 1,024 GPUs
-    holds it, the climb starts as given and the note says every rung's fit is 0 until a lever frees memory.  The
-    Ladder and Serving tabs and ``python -m core ladder|batching|paging|disaggregation`` all start here.
+    """Where the ladder (and the serving system around it) starts from ``scenario``, and a note where a reader needs
+    one.  A scenario that does not fit starts on the smallest split that does, tensor parallel first and pipeline
+    stages past the node (as :func:`article_start`: the lab's default, Llama-3-70B in BF16 on one H100, starts at
+    TP = 2; DeepSeek-V3 in BF16 at TP = 8, PP = 4).  Where no split up to the node and 1,024 GPUs holds it, the
+    climb starts as given and the note says no rung fits a sequence until a lever frees memory.  With pipeline
+    stages the note says that B is per micro-batch and the tokens/s count the PP micro-batches in flight; with a
+    config key the lab does not model, that every figure is approximate.  The Ladder and Serving tabs and
+    ``python -m core ladder|batching|paging|disaggregation`` all start here.
     """
     r = scenario.evaluate()
-    if r.fits:
-        return scenario, ""
+    start, notes = scenario, []
     given = split_words(scenario.tp, scenario.pp)
-    if not r.suggested_tp:
-        return scenario, (
-            f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}), nor on any split up to "
-            "the node and 1,024 GPUs: it starts as given, and a rung fits no sequence until a lever frees memory.")
-    tp, pp = r.suggested_tp, r.suggested_pp or 1
-    if (tp, pp) == (scenario.tp, scenario.pp):
-        return scenario, ""
-    return scenario.clone(tp=tp, pp=pp), (
-        f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}): it starts at "
-        f"{split_words(tp, pp)}, the smallest split that fits.")
+    if not r.fits and not r.suggested_tp:
+        notes.append(f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}), nor on any split "
+                     "up to the node and 1,024 GPUs: it starts as given, and a rung fits no sequence until a lever "
+                     "frees memory.")
+    elif not r.fits and (r.suggested_tp, r.suggested_pp or 1) != (scenario.tp, scenario.pp):
+        tp, pp = r.suggested_tp, r.suggested_pp or 1
+        start = scenario.clone(tp=tp, pp=pp)
+        notes.append(f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}): it starts at "
+                     f"{split_words(tp, pp)}, the smallest split that fits.")
+    if start.pp > 1:  # a trial: "B 1 … 238.5 tokens/s per sequence, 29.8 per GPU" on 32 GPUs, unexplained
+        notes.append(f"B is per micro-batch: PP = {start.pp} micro-batches are in flight, and the tokens/s per GPU "
+                     "count them all.")
+    if r.model.approximate:
+        notes.append(r.model.approximate_note(see="").replace("approximate:", "Approximate:", 1) + ".")
+    return start, " ".join(notes)
 
 
 @dataclass(frozen=True)

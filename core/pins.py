@@ -101,7 +101,17 @@ def lever_text(name: str, value) -> str:
         return f"reserve {value / GiB:g} GiB"
     if name == "capacity_convention":
         return "GB=1e9" if value == "decimal" else "GB as GiB"
-    return str(value)
+    if name in ("tp", "pp", "ep", "replicas"):  # a trial's pin read "B=4 8" for B = 4 at TP = 8
+        return f"{'replicas' if name == 'replicas' else name.upper()}={value}"
+    if name == "phase":
+        return str(value)
+    if name == "cuda_graphs":
+        return "CUDA graphs" if value else "no CUDA graphs"
+    if name == "gpu_hour_price":
+        return f"${value:g}/GPU-h"
+    lever = LEVERS[name] if name in LEVERS.names else None
+    symbol = getattr(lever, "symbol", "") or (lever.label.split()[0].lower() if lever is not None else name)
+    return f"{symbol}={value}"
 
 
 #: What bounds a pin's step (:attr:`core.scenario.ScenarioResult.bound`), in a word for the Pins table.

@@ -111,7 +111,7 @@ def test_the_other_charts_save_actions_show_beside_the_longest_names(page, lab_u
     # toolbar, Save actions included, folded into "⋮" (Throughput at the default split already).
     errors = open_on_projector(page, f"{lab_url}?model=llama-4-scout&gpu=gb200&tp=8&context=131072&batch=64")
     _ready(page)
-    page.get_by_role("button", name=tab, exact=True).first.click()
+    page.get_by_role("tab", name=tab, exact=True).first.click()  # the tab bar is a tab list
     page.wait_for_function(f"(() => {{ const m = Bokeh.documents[0].get_model_by_name('{name}');"
                            " const v = m && Bokeh.index.find_one(m); return v != null && v.bbox.width > 0; })()")
     chart = page.evaluate(f"""() => {{ const v = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('{name}'));

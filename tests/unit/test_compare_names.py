@@ -175,3 +175,15 @@ def test_the_pins_csv_names_each_pins_split_and_the_sequences_its_aggregate_coun
     assert float(split["tokens_per_s_per_sequence"]) == pytest.approx(29.3635, abs=1e-4)
     assert float(split["tokens_per_s_with_kv"]) == pytest.approx(112 * float(split["tokens_per_s_per_sequence"]),
                                                                 rel=1e-12)
+
+
+def test_the_pins_csv_says_which_rows_are_approximate():
+    """A trial: the Pins table marked DeepSeek-V3's figures "≈", the CSV of the same pins did not."""
+    from core.pins import Pin, compare
+    from core.scenario import Scenario
+
+    rows = compare([Pin("v3", Scenario(model="deepseek-v3", tp=8, pp=4).levers()),
+                    Pin("8b", Scenario(model="llama-3-8b").levers())])
+    v3, eight = csv.DictReader(io.StringIO(pins_csv(rows)))
+    assert v3["approximate_keys_not_modelled"] == "num_nextn_predict_layers"
+    assert eight["approximate_keys_not_modelled"] == ""

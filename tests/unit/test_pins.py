@@ -437,3 +437,14 @@ def test_compares_rates_of_a_pin_that_does_not_fit_say_if_it_fit():
     assert rows["tokens_per_sequence"].text(fits) == fmt_rate(fits.tokens_per_s_per_sequence)  # the title's unit
     assert rows["memory"].text(unfit).endswith(" % does not fit") and rows["memory"].hover(fits).endswith(" % (fits)")
     assert rows["weights"].text(unfit) == rows["weights"].fmt(rows["weights"].value(unfit))  # held, fit or not
+
+
+def test_a_pin_named_after_a_split_says_which_lever_each_number_is():
+    """A trial: DeepSeek-V3 at B = 4, TP = 8, PP = 4 was pinned as "DeepSeek-V3 · h100-sxm · B=4 8"."""
+    from core.pins import default_pin_name, lever_text
+
+    s = Scenario(model="deepseek-v3", tp=8, pp=4, batch=4)
+    assert default_pin_name(s.levers(), [], s.catalogue) == "DeepSeek-V3 · h100-sxm · B=4 TP=8"
+    assert [lever_text(n, v) for n, v in (("pp", 4), ("ep", 2), ("replicas", 3), ("cuda_graphs", True),
+                                          ("gpu_hour_price", 2.5))] == \
+        ["PP=4", "EP=2", "replicas=3", "CUDA graphs", "$2.5/GPU-h"]
