@@ -115,11 +115,14 @@ function keepFocusOnReplace() {
   let generation = 0;  // any later key ends the watch of the press before it
   document.addEventListener("keydown", (event) => {
     const mine = ++generation;
-    if (!["Enter", " "].includes(event.key)) return;
-    const host = event.composedPath().find((e) => e instanceof Element &&
+    // Esc leaves a running tour wherever the focus is (app/tour_view.py): as "Leave the tour" pressed.
+    const leaving = event.key === "Escape" && Array.from(roots(document, [])).some((root) =>
+      Array.from(root.querySelectorAll(".tour-leave")).some((e) => e.getClientRects().length));
+    if (!["Enter", " "].includes(event.key) && !leaving) return;
+    const host = leaving ? null : event.composedPath().find((e) => e instanceof Element &&
       Object.keys(SUCCESSORS).some((c) => e.classList.contains(c)));
-    if (!host) return;
-    const cls = Object.keys(SUCCESSORS).find((c) => host.classList.contains(c));
+    if (!host && !leaving) return;
+    const cls = leaving ? "tour-leave" : Object.keys(SUCCESSORS).find((c) => host.classList.contains(c));
     const pressed = deepFocus();
     let placed = null;  // where this put the focus: a control drawn again can take it away once more
     const settle = (tries) => setTimeout(() => {

@@ -259,7 +259,7 @@ def _continuous(climb: _Climb, before: _State, after: _State):
         return "B unchanged: no sequence's KV fits beside the weights", {"fit": fit, "slots": 0}
     static, cont = climb.simulation(after.levers, slots)
     summary = (f"B {before.levers['batch']} → {after.levers['batch']}: {slots} slots kept full; static batching "
-               f"in the same slots sustains {static.sustained_batch:.1f}")
+               f"in the same slots sustains {static.sustained_batch:.1f} sequences a step")
     return summary, {
         "fit": fit, "slots": slots,
         "allocation": "paged" if "paged_attention" in after.applied else "contiguous",
