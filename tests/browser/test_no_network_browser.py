@@ -28,6 +28,10 @@ def test_every_request_stays_on_the_lab_server(page, tmp_path, flags):
         page.get_by_text("Compare", exact=True).click()
         page.get_by_text("Roofline", exact=True).first.click()
         page.locator(".pin button").click()
+        # The pin's notice draws its icon in Panel's bundled icon font: loaded before the page is left (a
+        # navigation cancels a font still loading, which counted as a failed request).
+        page.locator(".notyf__toast", has_text="Pinned").wait_for()
+        page.evaluate("document.fonts.ready.then(() => true)")
         page.get_by_text("Compare", exact=True).click()
         page.goto(url + "?present=true&tab=Hardware")
         page.get_by_text("Hardware tour", exact=False).first.wait_for()
