@@ -274,6 +274,9 @@ def _kv_cache_note(qc: dict) -> str:
         return (f"quantization_config.kv_cache_scheme: the checkpoint ships its KV cache in {what}; the KV-cache "
                 "precision lever "
                 "(p_kv) sets the KV bytes here (FP8 for an 8-bit cache)")
+    if scheme is not None and scheme is not False:  # a string ("fp8") or another form: said all the same
+        return ("quantization_config.kv_cache_scheme: the checkpoint ships its KV cache in a quantised format; the "
+                "KV-cache precision lever (p_kv) sets the KV bytes here (FP8 for an 8-bit cache)")
     if algo:
         return (f"quantization_config.kv_cache_quant_algo {str(algo)[:20]}: the checkpoint ships a quantised KV "
                 "cache; the KV-cache precision lever (p_kv) sets the KV bytes here (FP8 for an 8-bit cache)")

@@ -317,5 +317,8 @@ def test_a_checkpoints_kv_cache_scheme_is_said_not_dropped():
                                               "kv_cache_scheme": {"num_bits": 8, "type": "float"}}})
     assert ("quantization_config.kv_cache_scheme: the checkpoint ships its KV cache in 8-bit float; the KV-cache "
             "precision lever (p_kv) sets the KV bytes here (FP8 for an 8-bit cache)") in m.assumptions
+    odd = read({**base, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": groups,
+                                                "kv_cache_scheme": "fp8"}})  # a worst input: not an object
+    assert any("ships its KV cache in a quantised format" in a for a in odd.assumptions)
     opt = read({**base, "quantization_config": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})
     assert any(a.startswith("quantization_config.kv_cache_quant_algo FP8") for a in opt.assumptions)
