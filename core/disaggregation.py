@@ -12,26 +12,37 @@ neither".
 
 For a request rate λ (requests/s), a prompt of P tokens, O output tokens and targets
 ``T_ttft``, ``T_tpot`` (means, not DistServe's percentile attainment), each pool's
-instance is the scenario's model copy (``tp · pp`` GPUs) and its times are the lab's:
+instance is the scenario's model copy (``g = tp · pp · ep`` GPUs) and its times are the lab's.
+An instance runs ``PP`` pipeline stages and ``EP`` expert-parallel groups; each group serves its
+own requests (:class:`core.scenario.ScenarioResult`'s ``sequences_in_flight``), so Poisson
+arrivals split evenly over the EP groups, ``λ_g = λ / EP``:
 
-* **prefill pool**: one prompt alone takes ``D`` = the scenario's ``ttft_s`` at P.  Prompts
-  arriving as a Poisson stream queue for the instance, an M/D/1 queue, so the mean TTFT is
-  ``D + λD² / (2(1 − λD))`` (DistServe, section 3.1, eq. 1; the Pollaczek–Khinchine mean of
-  M/D/1).  Solving for λ at ``TTFT = T_ttft`` gives an instance's goodput
-  ``R_p = 2(T − D) / (D(2T − D))`` (0 when ``D >= T``).
-* **decode pool**: continuous batching at batch B, one token per sequence per ``tpot(B)``
-  (the scenario's ``tpot_s`` scaled along :func:`core.sweeps.batch_sweep`'s step times); the
+* **prefill pool**: one prompt alone takes ``D`` = the scenario's ``ttft_s`` at P (it crosses all
+  PP stages); a stage holds it for ``s = D / PP`` (the slowest stage), and the next prompt enters
+  the first stage as soon as it is free.  Prompts arriving as a Poisson stream queue for that
+  stage, an M/D/1 queue with service time s, so the mean TTFT is
+  ``D + λ_g s² / (2(1 − λ_g s))`` (DistServe, section 3.1, eq. 1; the Pollaczek–Khinchine mean of
+  M/D/1).  Solving for λ_g at ``TTFT = T_ttft`` gives ``2(T − D) / (s(2(T − D) + s))``, at PP = 1
+  DistServe's ``2(T − D) / (D(2T − D))``; an instance's goodput ``R_p`` is EP times that (0 when
+  ``D >= T``).
+* **decode pool**: continuous batching at batch B per micro-batch, one token per sequence per
+  ``tpot(B)`` (the scenario's ``tpot_s``, PP stage steps, scaled along
+  :func:`core.sweeps.batch_sweep`'s step times); ``B · PP · EP`` sequences are in flight.  The
   largest B within the KV capacity and ``tpot(B) <= T_tpot`` serves
-  ``R_d = B / ((O − 1)·tpot(B))`` requests/s (Little's law: each request holds a slot for its
+  ``R_d = B·PP·EP / ((O − 1)·tpot(B))`` requests/s (Little's law: each request holds a slot for its
   O − 1 decode tokens; its first token came from the prefill pool).
-* **colocated pool**: one instance does both, prefill first (vLLM's default).  A fraction λD of
-  its time goes to prefills, during which every decoding sequence waits, so
-  ``TPOT = tpot(B) / (1 − λD)``; Little's law ``B = λ(O − 1)·TPOT`` gives
-  ``λ(B) = B / ((O − 1)·tpot(B) + B·D)``; a prompt also waits on average half the decode step
-  in flight, ``TTFT = D + λD²/(2(1 − λD)) + step(B)/2``.  The goodput ``R_c`` is the largest
-  λ(B) meeting both targets.
+* **colocated pool**: one instance does both, prefill first (vLLM's default).  A fraction ``λ_g s``
+  of each stage's time goes to prefills, during which every decoding sequence waits, so
+  ``TPOT = tpot(B) / (1 − λ_g s)``; Little's law ``B·PP = λ_g (O − 1)·TPOT`` gives
+  ``λ_g(B) = B·PP / ((O − 1)·tpot(B) + B·PP·s)``; a prompt also waits on average half the decode step
+  in flight, ``TTFT = D + λ_g s²/(2(1 − λ_g s)) + step(B)/2``.  The goodput ``R_c`` is EP times the
+  largest λ_g(B) meeting both targets.
 
-GPUs for rate λ: ``ceil(λ / R) · g`` per pool (g = GPUs per instance); disaggregated serving
+At PP = EP = 1 these are DistServe's single-instance formulas.  Splitting the arrivals at random
+over the EP groups is the simple case; a router that sends each prompt to the least-busy group
+waits less (an M/D/c queue), which is not modelled.
+
+GPUs for rate λ: ``ceil(λ / R) · g`` per pool; disaggregated serving
 needs a prefill pool and a decode pool.  The KV cache's transfer from the prefill to the decode
 pool is not counted (DistServe places the two on the same node's NVLink, section 4.3).
 
@@ -107,10 +118,11 @@ class Pool:
 
     Attributes:
         name: ``"prefill"``, ``"decode"`` or ``"colocated"``.
-        gpus_per_instance: GPUs of one model copy (TP · PP).
+        gpus_per_instance: GPUs of one model copy (TP · PP · EP).
         rate_per_instance: goodput of one instance, requests/s within the targets (0: cannot meet them).
         instances, gpus: for the requested rate (None when the pool cannot meet the targets).
-        batch: decode batch B (None for the prefill pool, which runs one prompt at a time).
+        batch: decode batch B, per micro-batch under PP and per EP group (None for the prefill pool, which runs
+            one prompt at a time).
         ttft_s, tpot_s: the pool's mean latencies at its goodput (None where the pool has no such phase).
         intensity: FLOP/byte on the weights at the operating point.
         attainable_flop_per_s: the roofline there, ``min(P_peak, BW·I)`` per GPU.
@@ -275,10 +287,12 @@ def plan_pools(scenario: Scenario, rate: float, prompt_len: int, output_len: int
     top = int(max_batch if max_batch is not None else min(r.max_batch, MAX_NUM_SEQS))
     ridge = r.ridge_point
 
-    rp = md1_max_rate(ttft_target_s, d)
+    depth, streams = r.pp, r.ep  # stages a prompt crosses; groups that each serve their own requests
+    s = d / depth  # a stage's share of a prompt: the service time of the pipeline's queue
+    rp = streams * md1_max_rate(ttft_target_s - (d - s), s)
     n_p, gpus_p = _gpus(rate, rp, g)
-    prefill = Pool("prefill", g, rp, n_p, gpus_p, None, md1_ttft(rp, d) if rp else None, None,
-                   r.ttft_intensity, r.ttft_attainable_flop_per_s)
+    prefill = Pool("prefill", g, rp, n_p, gpus_p, None, (d - s) + md1_ttft(rp / streams, s) if rp else None,
+                   None, r.ttft_intensity, r.ttft_attainable_flop_per_s)
 
     if top < 1:  # nothing fits beside the weights: no decode at all
         empty = Pool("decode", g, 0.0, None, None, None, None, None, 0.0, 0.0)
@@ -294,7 +308,7 @@ def plan_pools(scenario: Scenario, rate: float, prompt_len: int, output_len: int
     ok = np.nonzero(tpot <= tpot_target_s)[0]
     if len(ok):
         i = int(ok[-1])
-        rd = float(b[i] / (decode_tokens * tpot[i]))
+        rd = float(b[i] * depth * streams / (decode_tokens * tpot[i]))
         n_d, gpus_d = _gpus(rate, rd, g)
         decode = Pool("decode", g, rd, n_d, gpus_d, int(b[i]), None, float(tpot[i]),
                       float(sweep.arithmetic_intensity_weights[i]), float(sweep.attainable_flop_per_s_weights[i]))
@@ -302,18 +316,18 @@ def plan_pools(scenario: Scenario, rate: float, prompt_len: int, output_len: int
         decode = Pool("decode", g, 0.0, None, None, None, None, None, float(sweep.arithmetic_intensity_weights[0]),
                       float(sweep.attainable_flop_per_s_weights[0]))
 
-    lam = b / (decode_tokens * tpot + b * d)
-    busy = lam * d
+    lam = b * depth / (decode_tokens * tpot + b * depth * s)  # per EP group
+    busy = lam * s
     tpot_c = tpot / (1 - busy)
-    ttft_c = md1_ttft(lam, d) + step / 2
+    ttft_c = (d - s) + md1_ttft(lam, s) + step / 2
     feasible = np.nonzero((tpot_c <= tpot_target_s) & (ttft_c <= ttft_target_s))[0]
     if len(feasible):
         i = int(feasible[np.argmax(lam[feasible])])
-        rc = float(lam[i])
+        rc = float(lam[i]) * streams
         n_c, gpus_c = _gpus(rate, rc, g)
-        steps_per_s = (1 - busy[i]) / step[i]  # decode steps per second beside rc prefills
-        blend = float((rc * r.ttft_intensity + steps_per_s * sweep.arithmetic_intensity_weights[i])
-                      / (rc + steps_per_s))
+        steps_per_s = (1 - busy[i]) / step[i]  # a stage's decode steps per second beside its prefills
+        blend = float((lam[i] * r.ttft_intensity + steps_per_s * sweep.arithmetic_intensity_weights[i])
+                      / (lam[i] + steps_per_s))
         colocated = Pool("colocated", g, rc, n_c, gpus_c, int(b[i]), float(ttft_c[i]), float(tpot_c[i]), blend,
                          float(r.roof(blend)))
     else:

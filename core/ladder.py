@@ -79,8 +79,8 @@ class LadderSettings:
         block_size: PagedAttention's block, tokens.
         max_num_seqs: the most slots continuous batching runs.
         ttft_target_s, tpot_target_s: disaggregation's latency targets, seconds.
-        request_rate: disaggregation's rate, requests/s (None: the rate the state's batch serves,
-            ``B / ((O − 1) · TPOT)``).
+        request_rate: disaggregation's rate, requests/s (None: the rate the state's sequences in flight
+            serve, ``B · PP · EP · replicas / ((O − 1) · TPOT)``).
     """
 
     weight_dtype: str = "int4"
@@ -363,7 +363,7 @@ def _disaggregation(climb: _Climb, before: _State, after: _State):
     s = climb.settings
     r = climb.evaluate(after.levers)
     mix = climb.mix
-    rate = s.request_rate or after.levers["batch"] / ((mix.output - 1) * r.tpot_s)
+    rate = s.request_rate or r.sequences_in_flight / ((mix.output - 1) * r.tpot_s)
     fit = climb.fit(after.levers, after.applied)
     plan = plan_pools(climb.start.clone(**after.levers), rate, mix.prompt, mix.output, s.ttft_target_s,
                       s.tpot_target_s, context=mix.held, max_batch=min(fit, s.max_num_seqs))

@@ -87,3 +87,39 @@ def test_invalid_input_raises(kwargs):
     args = dict(rate=1.0, prompt_len=100, output_len=100) | kwargs
     with pytest.raises(ValueError):
         plan_pools(Scenario(tp=2), **args)
+
+
+def test_pipeline_stages_take_prompts_and_sequences_in_turn():
+    # Llama-3-70B BF16 on TP = 2 × PP = 2: a prompt crosses both stages (D), but the first stage takes the
+    # next prompt after its share s = D/2; B sequences per micro-batch, two micro-batches in flight.
+    plan = plan_pools(Scenario(tp=2, pp=2), rate=4.0, prompt_len=2000, output_len=300)
+    d = Scenario(tp=2, pp=2, prompt_len=2000).evaluate().ttft_s
+    s = d / 2
+    wait = TTFT_TARGET_S - d  # the queue's share of the target
+    assert plan.prefill.rate_per_instance == pytest.approx(2 * wait / (s * (2 * wait + s)))
+    assert plan.prefill.ttft_s == pytest.approx(TTFT_TARGET_S)
+    b = plan.decode.batch
+    r = Scenario(tp=2, pp=2, context=2150, batch=b).evaluate()
+    assert r.sequences_in_flight == 2 * b
+    assert plan.decode.rate_per_instance == pytest.approx(2 * b / (299 * r.tpot_s))
+    c = plan.colocated
+    rc = Scenario(tp=2, pp=2, context=2150, batch=c.batch).evaluate()
+    lam = 2 * c.batch / (299 * rc.tpot_s + 2 * c.batch * s)
+    assert c.rate_per_instance == pytest.approx(lam)
+    assert c.tpot_s == pytest.approx(rc.tpot_s / (1 - lam * s))
+    assert c.ttft_s == pytest.approx(d - s + md1_ttft(lam, s) + rc.verify_step_time_s / 2)
+
+
+def test_expert_parallel_groups_each_serve_their_own_requests():
+    # Qwen3-30B-A3B on EP = 2: two groups, each its own prompts and its own B; the arrivals split in two.
+    plan = plan_pools(Scenario(model="qwen3-30b-a3b", ep=2), rate=4.0, prompt_len=2000, output_len=300)
+    d = Scenario(model="qwen3-30b-a3b", ep=2, prompt_len=2000).evaluate().ttft_s
+    assert plan.prefill.rate_per_instance == pytest.approx(2 * md1_max_rate(TTFT_TARGET_S, d))
+    b = plan.decode.batch
+    r = Scenario(model="qwen3-30b-a3b", ep=2, context=2150, batch=b).evaluate()
+    assert r.sequences_in_flight == 2 * b
+    assert plan.decode.rate_per_instance == pytest.approx(2 * b / (299 * r.tpot_s))
+    assert plan.colocated.rate_per_instance == pytest.approx(
+        2 * plan.colocated.batch / (299 * Scenario(model="qwen3-30b-a3b", ep=2, context=2150,
+                                                   batch=plan.colocated.batch).evaluate().tpot_s
+                                    + plan.colocated.batch * d))

@@ -258,3 +258,18 @@ def test_a_climb_no_split_holds_says_so():
     start, note = ladder_start(given)
     assert start is given and given.evaluate().suggested_tp is None
     assert "nor on any split up to the node and 1,024 GPUs: it starts as given" in note
+
+
+def test_pools_under_pipeline_stages_count_every_micro_batch():
+    """On TP = 8, PP = 4 the state's rate counts the four micro-batches in flight, and the decode pool serves it
+    with the GPUs the table's tokens/s per GPU implies (it had counted one micro-batch: 76.47 req/s)."""
+    start, _ = ladder_start(Scenario(model="deepseek-v3"))
+    ladder = climb(start)
+    last = ladder.steps[-1]
+    r, out = last.result, ladder.mix_output - 1
+    assert r.pp == 4 and r.sequences_in_flight == 4 * r.batch
+    rate = r.sequences_in_flight / (out * r.tpot_s)
+    assert last.effect["rate_per_s"] == pytest.approx(rate)
+    assert rate > 300 and last.summary.startswith(f"pools split at {rate:,.2f} req/s")
+    decode = last.effect["decode"]
+    assert decode["rate_per_instance"] == pytest.approx(4 * decode["batch"] / (out * decode["tpot_s"]))

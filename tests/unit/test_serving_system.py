@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from app.lab import Lab
-from app.serving_system import batch_sparkline, serving_system_html, time_binned_batch
+from app.serving_system import batch_sparkline, pools_html, serving_system_html, time_binned_batch
 from core.batching import compare_batching
 from core.ladder import article_start
+from core.scenario import Scenario
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +162,10 @@ def test_ring_attentions_largest_context_prints_the_formula_it_is():
     value = math.floor(int(free.replace(",", "")) / (int(kv.replace(",", "")) * (1 + 1 / int(layers))))
     assert f"{value:,}" == shown == "73,080" and layers == "80"
     assert '<tr data-hosts="1" class=""><td>1</td><td>73,080</td>' in page
+
+
+def test_pools_under_pipeline_stages_say_how_they_are_counted():
+    text = unescape(re.sub("<[^>]+>", "", pools_html(Scenario(model="deepseek-v3", tp=8, pp=4), None, 16)))
+    assert ("With PP = 4, a stage takes the next prompt after 1/4 of one prompt's prefill, and 4 micro-batches of B "
+            "decode at once.") in text
+    assert "With EP" not in text and "With PP" not in unescape(pools_html(Scenario(tp=2), None, 16))
