@@ -76,11 +76,11 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
            f'<div class="wf-head"><b>ceiling (the roofline)</b>: {step(ceiling_s)} → '
            f'<b>{fmt(values[0])} {unit}</b></div>{_bar(0.0, values[0], top, PALETTE["roof"])}</div>']
     for i, t in enumerate(terms):
-        if t.seconds == 0:
+        if not t.shown:
             continue
         before, after = values[i], values[i + 1]
         worse = (after < before) if unit.startswith("tokens") else (after > before)
-        sign = "+" if t.seconds > 0 else "−"
+        sign = "+" if t.seconds >= 0 else "−"
         out.append(
             f'<div class="wf-row" data-chain="{chain}" data-term="{escape(t.key, quote=True)}" '
             f'data-seconds="{t.seconds!r}">'

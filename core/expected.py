@@ -91,6 +91,10 @@ EFFICIENCY_PATH = Path(__file__).with_name("efficiency.json")
 EMBEDDING_CONVENTIONS = ("gathered", "article")
 
 #: The terms in chain order: (key, name shown in the waterfall).
+#: The terms before the launches' and overlap's: each changes the GPU's time, and the step is
+#: ``max(GPU time, launches)`` while they apply (:func:`chain_step_times`).
+GPU_TERMS = frozenset({"format", "embedding", "hbm", "kernels", "kv", "dequant", "gemm", "attention", "collectives"})
+
 TERM_NAMES = (
     ("format", "weight format: real bytes per weight"),
     ("embedding", "input embedding: B·k rows gathered, not the table"),
@@ -260,8 +264,9 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     Elementwise over ``x`` and ``p`` (scalars or arrays).  Returns ``len(TERM_NAMES) + 1`` arrays, seconds;
     consecutive differences are the terms (``ends_only``: the ceiling and the expected step alone, for a fit
     that evaluates the chain many times).  ``embedding`` is one of :data:`EMBEDDING_CONVENTIONS`.  ``reads``: a
-    list that gets each state's ``(weight-read time, KV-read time)`` in seconds, which the memory terms' formulas
-    print (not with ``ends_only``).
+    list that gets each state's ``(weight-read time, KV-read time, GPU time)`` in seconds, which the terms'
+    formulas print (not with ``ends_only``); the GPU time is ``smax(C, M) + communication + gaps``, the step
+    before the host's launches and the engine's overhead.
 
     Raises:
         ValueError: an unknown embedding convention.
@@ -277,12 +282,12 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     gaps = extra = np.zeros_like(m_w)
     states = [_step(c, m_w + m_kv, inf, comm, gaps, cpu, extra)]
     if reads is not None:
-        reads.append((m_w, m_kv))
+        reads.append((m_w, m_kv, _smooth_max(c, m_w + m_kv, inf) + comm + gaps))
 
     def record(*state):
         states.append(None if ends_only else _step(*state))
-        if reads is not None:
-            reads.append((m_w, m_kv))  # this state's, as the enclosing lines last set them
+        if reads is not None:  # this state's reads, as the enclosing lines last set them, and its GPU time
+            reads.append((m_w, m_kv, _smooth_max(*state[:3]) + state[3] + state[4]))
 
     # Bytes first (at datasheet bandwidth), then the fractions of bandwidth the part and the kernels reach.
     m_w = m_w + (np.asarray(x.weight_bytes_format) - x.weight_bytes_lab) / x.bandwidth
@@ -627,6 +632,8 @@ class Term:
         seconds: what it adds to the step (negative: it takes time away), seconds.
         formula: how it is computed, with this scenario's numbers.
         source: where its constants come from.
+        gpu_seconds: what it adds to the GPU's time where that differs from ``seconds`` because the host's
+            launches hold the step (``max(GPU time, launches)``), seconds; None elsewhere.
     """
 
     key: str
@@ -634,6 +641,12 @@ class Term:
     seconds: float
     formula: str
     source: str
+    gpu_seconds: float | None = None
+
+    @property
+    def shown(self) -> bool:
+        """Whether the waterfall lists it: it changes the step, or the GPU's time under the launches."""
+        return self.seconds != 0 or bool(self.gpu_seconds)
 
 
 @dataclass(frozen=True)
@@ -693,10 +706,11 @@ def _us(t: float) -> str:
 
 
 def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
-           reads: list[tuple[float, float]]) -> tuple[Term, ...]:
-    """Name, seconds, formula and source of each state change (``reads``: each state's weight- and KV-read times,
-    :func:`chain_step_times`)."""
+           reads: list[tuple[float, float, float]]) -> tuple[Term, ...]:
+    """Name, seconds, formula and source of each state change (``reads``: each state's weight- and KV-read times
+    and GPU time, :func:`chain_step_times`)."""
     v = [float(s) for s in states]
+    g = [r[2] for r in reads]
     at = {key: i for i, (key, _name) in enumerate(TERM_NAMES)}
 
     def read(key: str, what: str, part: slice, *factors: str) -> str:
@@ -775,18 +789,33 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     # Every other term's formula gives a time the step already counted part of (the GEMMs' 40.28 ms where the
     # ceiling had 32.46 ms of compute), or a factor on a time it does not print: each ends with the step before and
     # after it, whose difference is the term (a new user's trial could not multiply them out).
+    launches = fmt_seconds(float(x.launch_s))
+    gpu_held: dict[str, float] = {}
     for i, (key, _name) in enumerate(TERM_NAMES):
         text, source = formulas[key]
-        if key in raw and not math.isclose(v[i + 1] - v[i], raw[key], rel_tol=1e-9, abs_tol=1e-15):
+        step_change, gpu_change = v[i + 1] - v[i], g[i + 1] - g[i]
+        # Before the launches' and overlap's terms the step is max(GPU time, launches): where the launches hold it,
+        # the term moves the GPU's time by more than the step (Qwen3-30B-A3B at TP = 2: the collectives' 2.979 −
+        # 0.5769 ms = 2.402 ms beside "the step goes 2.128 → 4.383 ms", from a GPU time of 1.981 ms), or not at all.
+        if key in GPU_TERMS and not math.isclose(step_change, gpu_change, rel_tol=1e-9, abs_tol=1e-15):
+            gpu_held[key] = gpu_change
+            replaced = in_place.get(key)
+            head = (f"{text} = {_signed_seconds(raw[key])} of memory time" if key in raw else
+                    f"{text} = {fmt_seconds(replaced[0])} in place of the ceiling's {fmt_seconds(replaced[1])}"
+                    if replaced else text)
+            stays = (f", under the launches' {launches}: the step stays {fmt_seconds(v[i])}" if step_change == 0 else
+                     f" and the step, max(GPU time, launches {launches}), goes {fmt_seconds_change(v[i], v[i + 1])}")
+            formulas[key] = (f"{head}; the GPU's time goes {fmt_seconds_change(g[i], g[i + 1])}{stays}", source)
+        elif key in raw and not math.isclose(step_change, raw[key], rel_tol=1e-9, abs_tol=1e-15):
             formulas[key] = (f"{text} = {_signed_seconds(raw[key])} of memory time; the step, max(GPU time, "
-                             f"launches {fmt_seconds(float(x.launch_s))}), goes "
-                             f"{fmt_seconds_change(v[i], v[i + 1])}", source)
+                             f"launches {launches}), goes {fmt_seconds_change(v[i], v[i + 1])}", source)
         elif key not in raw and key != "engine" and v[i + 1] != v[i]:  # the engine's formula is its seconds
             replaced = in_place.get(key)
             text += (f" = {fmt_seconds(replaced[0])} in place of the ceiling's {fmt_seconds(replaced[1])}"
                      if replaced else "")
             formulas[key] = (f"{text}; the step goes {fmt_seconds_change(v[i], v[i + 1])}", source)
-    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key]) for i, (key, name) in enumerate(TERM_NAMES))
+    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key))
+                 for i, (key, name) in enumerate(TERM_NAMES))
 
 
 def _signed_seconds(t: float) -> str:
@@ -798,7 +827,7 @@ def _run(result: ScenarioResult, params: EngineParameters, embedding: str) -> tu
     x = chain_inputs(result, params)
     reads: list = []
     states = chain_step_times(x, params.chain_params(), embedding, reads=reads)
-    terms = _terms(states, x, params, embedding, [(float(w), float(k)) for w, k in reads])
+    terms = _terms(states, x, params, embedding, [(float(w), float(k), float(gpu)) for w, k, gpu in reads])
     return math.fsum([result.step_time_s_with_kv, *(t.seconds for t in terms)]), terms
 
 
@@ -857,10 +886,14 @@ def to_json(e: ExpectedStep) -> dict:
         "expected_tokens_per_s_aggregate": e.expected_tokens_per_s_aggregate,
         "expected_ttft_s": e.expected_ttft_s,
         "expected_fraction_of_ceiling": e.fraction_of_ceiling,
-        "expected_terms": [{"name": t.name, "key": t.key, "seconds": t.seconds, "source": t.source} for t in e.terms],
-        "expected_ttft_terms": [{"name": t.name, "key": t.key, "seconds": t.seconds, "source": t.source}
-                                for t in e.ttft_terms],
+        "expected_terms": [_term_json(t) for t in e.terms],
+        "expected_ttft_terms": [_term_json(t) for t in e.ttft_terms],
     }
+
+
+def _term_json(t: Term) -> dict:
+    """A term's JSON: ``gpu_seconds`` where the host's launches hold the step (:attr:`Term.gpu_seconds`), else null."""
+    return {"name": t.name, "key": t.key, "seconds": t.seconds, "gpu_seconds": t.gpu_seconds, "source": t.source}
 
 
 def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:
@@ -879,9 +912,9 @@ def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:
     per_token = e.ceiling_tokens_per_s_per_sequence * e.ceiling_step_time_s  # tokens per sequence per step (E / PP)
     for term in e.terms:
         t += term.seconds
-        if term.seconds == 0:
+        if not term.shown:
             continue
-        sign = "+" if term.seconds > 0 else "−"
+        sign = "+" if term.seconds >= 0 else "−"
         lines.append(f"  {sign} {fmt_seconds(abs(term.seconds))}  {term.name}: {term.formula} → "
                      f"{fmt_rate(per_token / t)} tokens/s per sequence")
         if term.source:
@@ -949,7 +982,7 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
     caveats = [c for c, on in (("approximate", approximate), ("if it fit", not fits)) if on]
     tail = f" ({'; '.join(caveats)})" if caveats else ""
     unfit = "" if fits else "; it does not fit in memory (Step 5), so no engine runs it as set"
-    shown = [t for t in e.terms if t.seconds != 0]
+    shown = [t for t in e.terms if t.seconds != 0]  # the sum: a term the launches hide adds nothing to it
     terms = " ".join(f"{'+' if t.seconds > 0 else '−'} {fmt_seconds(abs(t.seconds))} ({TERM_SHORT[t.key]})"
                      for t in shown)
     step = (f"expected step = ceiling {fmt_seconds(e.ceiling_step_time_s)} {terms} = "

@@ -77,7 +77,9 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     e = expected_step(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm").evaluate())
     term = {t.key: t for t in e.terms}["embedding"]
     assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k·h rows instead of V·h) = −0.1858 ms of memory "
-                            "time; the step, max(GPU time, launches 2.128 ms), goes 2.2422 ms → 2.1280 ms")
+                            "time; the GPU's time goes 2.2422 ms → 2.0564 ms and the step, max(GPU time, launches "
+                            "2.128 ms), goes 2.2422 ms → 2.1280 ms")
+    assert term.gpu_seconds == pytest.approx(-0.1858e-3, abs=5e-8)
     assert round(term.seconds * 1e3, 4) == -0.1142 and term.seconds * 1e3 == pytest.approx(2.128 - 2.242, abs=5e-4)
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
     assert "max(GPU time" not in {t.key: t for t in expected_step(r).terms}["embedding"].formula
@@ -110,6 +112,25 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     generic = {t.key: t for t in expected_step(r).terms}["launches"]
     assert generic.formula.startswith("max(GPU + 1044 kernels (884 + 160 all-reduces) × 2.493 µs gaps, 1044 × 4.084 µs")
     assert generic.source.startswith("the scenario's CUDA-graphs lever")
+
+
+def test_terms_under_the_launches_say_the_gpu_time_they_move():
+    """Qwen3-30B-A3B on TP = 2 is held by the host's launches (2.128 ms): the byte and efficiency terms move the GPU's
+    time under them and are listed at 0 with it, and the collectives' 2.979 − 0.5769 = 2.402 ms is the GPU's change,
+    2.255 ms the step's (a trial could not find the 2.402 in the row that printed "+ 2.255 ms")."""
+    e = expected_step(Scenario(model="qwen3-30b-a3b", tp=2).evaluate())
+    terms = {t.key: t for t in e.terms}
+    assert terms["hbm"].seconds == 0 and terms["hbm"].shown
+    assert terms["hbm"].formula == ("memory time 1.032 ms ÷ 0.9493 = 1.087 ms; the GPU's time goes 1.6089 ms → "
+                                    "1.6640 ms, under the launches' 2.128 ms: the step stays 2.128 ms")
+    c = terms["collectives"]
+    assert c.formula.endswith("= 2.979 ms in place of the ceiling's 0.5769 ms; the GPU's time goes 1.981 ms → "
+                              "4.383 ms and the step, max(GPU time, launches 2.128 ms), goes 2.128 ms → 4.383 ms")
+    assert round(c.gpu_seconds * 1e3, 3) == 2.402 == round(2.979 - 0.5769, 3)
+    assert round(c.seconds * 1e3, 3) == 2.255 == round(4.383 - 2.128, 3)
+    assert not terms["format"].shown and terms["format"].gpu_seconds is None  # BF16: nothing to move
+    text = waterfall_text(e)
+    assert "  + 0 µs  HBM: attainable fraction of datasheet bandwidth: memory time 1.032 ms" in text
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 
-from app.expected_view import expected_tab_html, linkify, published_html
+from app.expected_view import expected_tab_html, linkify, published_html, waterfall_html
 from app.lab import Lab
 from core import Scenario
 from core.expected import chain_inputs, expected_step
@@ -349,3 +349,12 @@ def test_the_expected_tab_says_a_workload_that_does_not_fit_is_what_it_would_del
     assert ("This workload does not fit in memory (Step 5): every figure here is what it would deliver if it fit."
             in text)
     assert "does not fit" not in _text(expected_tab_html(LabState(scenario=Scenario(model="llama-3-8b"))))
+
+
+def test_a_term_the_launches_hide_is_a_row_at_zero():
+    """Under the host's launches (Qwen3-30B-A3B on TP = 2) HBM's fraction moves the GPU's time, not the step: a row
+    at 0 that says so, not a row dropped."""
+    r = Scenario(model="qwen3-30b-a3b", tp=2).evaluate()
+    rows = waterfall_html(expected_step(r), r)
+    assert 'data-term="hbm" data-seconds="0.0"' in rows and 'data-term="format"' not in rows
+    assert "under the launches&#x27; 2.128 ms: the step stays 2.128 ms" in rows
