@@ -187,8 +187,33 @@ function tabBar(group) {
     next.click();
   });
 }
+// A widget's help ("?", Bokeh's description tooltip) opened on the pointer's hover alone, and its text was in no
+// element until then: a key could not reach it and a screen reader heard nothing (a keyboard trial). The "?" is a
+// Tab stop named "Help: <its control's title>" that carries the tooltip's text as its description; the focus shows
+// the tooltip as a hover does, and Esc or leaving it hides it. (Bokeh's own hover handlers show and hide it: the
+// element listens for mouseenter and mouseleave, which the focus sends; the tooltip is a client-side model.)
+function helpFromTheKeyboard(icon) {
+  icon.setAttribute("data-a11y-help", "1");
+  const title = icon.getRootNode().querySelector(".bk-input-group > label, label, .bk-slider-title");
+  const what = title ? title.textContent.split(":")[0].trim() : "";
+  const show = (on) => icon.dispatchEvent(new MouseEvent(on ? "mouseenter" : "mouseleave"));
+  const before = new Set(document.body.querySelectorAll(":scope > .bk-Tooltip"));
+  show(true);  // drawn and taken away in one task: never painted
+  const tip = Array.from(document.body.querySelectorAll(":scope > .bk-Tooltip")).find((t) => !before.has(t));
+  const text = tip ? shownText(tip.shadowRoot || tip).replace(/\s+/g, " ").trim() : "";
+  show(false);
+  if (!text) return;
+  icon.setAttribute("tabindex", "0");
+  icon.setAttribute("role", "button");
+  icon.setAttribute("aria-label", what ? "Help: " + what : "Help");
+  icon.setAttribute("aria-description", text);
+  icon.addEventListener("focus", () => show(true));
+  icon.addEventListener("blur", () => show(false));
+  icon.addEventListener("keydown", (event) => { if (event.key === "Escape") show(false); });
+}
 function fix() {
   for (const root of roots(document, [])) {
+    for (const icon of root.querySelectorAll(".bk-description:not([data-a11y-help])")) helpFromTheKeyboard(icon);
     focusRing(root);
     // The page's content is its main landmark (axe: "region", every node outside one).
     for (const page of root.querySelectorAll("div.lab:not([role])")) page.setAttribute("role", "main");  // (tables: table.lab)

@@ -399,6 +399,36 @@ FOCUSED_OUTLINE = """(() => { let a = document.activeElement;
           cs.outlineColor]; })()"""
 
 
+HELP_ICONS = """(() => { const out = [];
+  const walk = (r) => { for (const e of r.querySelectorAll('*')) { if (e.classList.contains('bk-description'))
+    out.push([e.getAttribute('aria-label'), e.getAttribute('aria-description'), e.getAttribute('tabindex'),
+              e.getAttribute('role')]); if (e.shadowRoot) walk(e.shadowRoot); } };
+  walk(document); return out; })()"""
+SHOWN_TOOLTIPS = "document.body.querySelectorAll(':scope > .bk-Tooltip').length"
+
+
+def test_a_levers_help_opens_from_the_keyboard_and_is_read(lab):
+    """A keyboard trial: the levers' "?" opened on the pointer's hover alone, and its text was in no element until
+    then. Each is a Tab stop named after its lever, carrying the help as its description; the focus shows it."""
+    icons = {label: (text, tabindex, role) for label, text, tabindex, role in lab.evaluate(HELP_ICONS)}
+    assert icons["Help: KV-cache precision p_kv"] == ("KV-cache format; p_kv = its bytes per element.", "0", "button")
+    assert icons["Help: exact B"][0].startswith("Type an exact Batch B: a whole number from 1 to 65,536")
+    assert lab.evaluate(SHOWN_TOOLTIPS) == 0  # read without showing
+    lab.locator("body").click(position={"x": 5, "y": 5})
+    for _ in range(6):
+        lab.keyboard.press("Tab")
+        if lab.evaluate(SHOWN_TOOLTIPS):  # present mode, the Levers header, then the model's "?"
+            break
+    assert lab.evaluate(SHOWN_TOOLTIPS) == 1
+    assert "Model, by catalogue id" in lab.evaluate(
+        "document.body.querySelector(':scope > .bk-Tooltip').shadowRoot.textContent")
+    lab.keyboard.press("Escape")
+    assert lab.evaluate(SHOWN_TOOLTIPS) == 0
+    lab.keyboard.press("Tab")  # on to the model's menu: nothing left open
+    assert lab.evaluate(SHOWN_TOOLTIPS) == 0
+    assert lab.errors == []
+
+
 def test_every_control_shows_the_keyboards_focus(lab):
     """A keyboard trial: the Levers header showed no focus at all, the buttons a 1-px dotted grey outline (about
     2:1 on their grey).  Each control the Tab key reaches has a 2-px dark ring (app/a11y.js); a click draws none."""
