@@ -211,8 +211,47 @@ function helpFromTheKeyboard(icon) {
   icon.addEventListener("blur", () => show(false));
   icon.addEventListener("keydown", (event) => { if (event.key === "Escape") show(false); });
 }
+// A change of state the page shows by colour or in a redrawn table (the memory verdict turning to "DOES NOT FIT", a
+// pin renamed, removed or restored on the Pins tab) was silent to a screen reader (a keyboard trial). The server
+// marks such a status with data-announce-key (which status), data-announce (the sentence) and, where the same
+// sentence can recur, data-announce-seq; a change of sentence or sequence is said in one polite status region. The
+// page's first values are not news, but for a sequence past 0.
+let statusRegion = null;
+const announced = new Map();
+const watchedRoots = new WeakSet();
+function say(text) {
+  if (statusRegion === null || !statusRegion.isConnected) {
+    statusRegion = document.createElement("div");
+    statusRegion.setAttribute("role", "status");
+    statusRegion.setAttribute("aria-live", "polite");
+    statusRegion.className = "lab-status";
+    statusRegion.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);" +
+      "clip-path:inset(50%);white-space:nowrap;";
+    document.body.appendChild(statusRegion);
+  }
+  statusRegion.textContent = text;
+}
+function announceChanges(root) {
+  for (const el of root.querySelectorAll("[data-announce-key]")) {
+    const key = el.getAttribute("data-announce-key");
+    const text = el.getAttribute("data-announce") || "", seq = el.getAttribute("data-announce-seq") || "";
+    const now = seq + "\u0000" + text, before = announced.get(key);
+    announced.set(key, now);
+    // A status with a sequence is news from its first change on (the Pins tab's, drawn with its first action).
+    if (text && before !== now && (before !== undefined || (seq !== "" && seq !== "0"))) say(text);
+  }
+}
+function watchAnnouncements(root) {
+  if (watchedRoots.has(root) || !root.querySelector("[data-announce-key]")) return;
+  watchedRoots.add(root);
+  new MutationObserver(() => announceChanges(root)).observe(root, {
+    childList: true, subtree: true, attributes: true,
+    attributeFilter: ["data-announce", "data-announce-seq"] });
+  announceChanges(root);
+}
 function fix() {
   for (const root of roots(document, [])) {
+    watchAnnouncements(root);
     for (const icon of root.querySelectorAll(".bk-description:not([data-a11y-help])")) helpFromTheKeyboard(icon);
     focusRing(root);
     // The page's content is its main landmark (axe: "region", every node outside one).

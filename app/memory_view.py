@@ -131,7 +131,10 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
                + (f", EP = {r.ep:,}" if r.ep > 1 else "") + stage + ")" if r.gpus_per_replica > 1 else "")
     legend = "".join(f'<i style="background:{c}"></i>{escape(n)}' for n, c in PARTS)
     return (
-        f'<div class="mem-title {cls}" data-readout="memory">Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → '
+        # The verdict said to a screen reader when it changes (app/a11y.js): shown by colour and a word, it was silent.
+        f'<div class="mem-title {cls}" data-readout="memory" data-announce-key="memory" '
+        f'data-announce="{"Approximately: " if approximate else ""}{SAID[r.fits]}">'
+        f"Memory{per_gpu}: {used:,.{d}f} GiB of {cap:,.1f} GiB → "
         f"{verdict} &nbsp;(largest batch at S = {r.context:,}{' (the prompt)' if r.phase == 'prefill' else ''}: "
         f"{r.max_batch:,})</div>"
         + (f'<div class="warn approx" data-readout="memory-approximate">{escape(approximate)}</div>'
@@ -141,6 +144,10 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
         f'<div class="mem-legend">{legend}<b style="margin-left:10px">┃</b> capacity {cap:,.1f} GiB '
         '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>'
     )
+
+
+#: The memory verdict as a screen reader hears it when it changes (the bar's title shows it in capitals and colour).
+SAID = {True: "Fits in memory", False: "Does not fit in memory"}
 
 
 def capacity_note(r: ScenarioResult) -> str:

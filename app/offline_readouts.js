@@ -234,7 +234,8 @@ function memoryHtml(C, s, r) {
     (X.replicas > 1 ? " in each of " + pyInt(X.replicas) + " replicas" : "") + ", TP = " + pyInt(X.tp) + ", PP = " +
     pyInt(X.pp) + (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "") +
     (X.pp > 1 ? "; stage " + (r.memory_stage + 1) + ", which runs out first" : "") + ")" : "";
-  return '<div class="mem-title ' + cls + '" data-readout="memory">Memory' + perGpu + ": " + pyFixed(used, d) +
+  return '<div class="mem-title ' + cls + '" data-readout="memory" data-announce-key="memory" data-announce="' +
+    (C.approximate ? "Approximately: " : "") + C.memory_said[r.fits ? 1 : 0] + '">Memory' + perGpu + ": " + pyFixed(used, d) +
     " GiB of " +
     pyFixed(cap, 1) + " GiB → " + verdict + " &nbsp;(largest batch at S = " + pyInt(s.context) + ": " +
     pyInt(r.max_batch) + ")</div>" +

@@ -33,6 +33,7 @@ class PinsView(pn.viewable.Viewer):
         self.pin_button.on_click(lambda _e: self.pin_current())
         self._parts: dict | None = None  # the Pins tab's widgets and table (_tab)
         self._trio_text = ""  # the trio's notes (preset_notes) last said, which Compare says too
+        self._said = 0  # how many changes the Pins tab's status has said (_status)
         # The Compare tab says what a trio's message says (core.pins.preset_notes): the message goes when it opens,
         # else the paragraph showed twice, under the chart and above the table (a new user's trial).
         self.state.param.watch(self._compare_says_it, "tab")
@@ -59,10 +60,13 @@ class PinsView(pn.viewable.Viewer):
         undo = pn.widgets.Button(label="↶ Undo", css_classes=["pin-undo"], disabled=True)
         # A wide table (many metrics) scrolls sideways inside its column rather than being cut at the readouts.
         table = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width", styles={"overflow-x": "auto"})
+        # What each button did, for a screen reader (app/a11y.js says it): the table redrawn was all it had.
+        status = pn.pane.HTML('<div hidden data-announce-key="pins" data-announce="" data-announce-seq="0"></div>',
+                              margin=0, sizing_mode="stretch_width")
         preset.on_click(lambda _e: self.add_preset())
         rename.on_click(lambda _e: self._rename())
         remove.on_click(lambda _e: self._remove())
-        clear.on_click(lambda _e: self.set_pins([]))
+        clear.on_click(lambda _e: self._clear())
         undo.on_click(lambda _e: self.undo_last())
         layout = pn.Column(
             # Rows that wrap: on a narrow column the buttons go under each other, never over the readouts.
@@ -70,10 +74,11 @@ class PinsView(pn.viewable.Viewer):
             table,
             pn.FlexBox(which, new_name, rename, remove, flex_wrap="wrap", align_items="flex-end",
                        sizing_mode="stretch_width"),
+            status,
             sizing_mode="stretch_width",
         )
         self._parts = {"preset": preset, "which": which, "new_name": new_name, "rename": rename, "remove": remove,
-                       "clear": clear, "undo": undo, "table": table, "layout": layout}
+                       "clear": clear, "undo": undo, "table": table, "status": status, "layout": layout}
         self._on_present()
         self._refresh()
         return self._parts
@@ -121,9 +126,20 @@ class PinsView(pn.viewable.Viewer):
         if not self.state.add_pin(pin):
             self.message.say(f'<div class="warn">Up to {MAX_PINS} pins: remove one first.</div>')
             self._announce(f"Not pinned: up to {MAX_PINS} pins; remove one on the Pins tab first.", "error")
+            self._status(f"Not pinned: up to {MAX_PINS} pins; remove one first.")
             return
         self._announce(f"Pinned “{pin.name}”: {len(self.pins)} of {MAX_PINS} pins. The Pins and Compare tabs "
                        "compare them.")
+        self._status(f"Pinned “{pin.name}”: {len(self.pins)} of {MAX_PINS} pins.")
+
+    def _status(self, text: str) -> None:
+        """Say ``text`` to a screen reader on the Pins tab, once built (app/a11y.js reads ``data-announce`` when it
+        or its sequence changes): rename, remove, undo and the trio changed only a redrawn table."""
+        if self._parts is None:
+            return
+        self._said += 1
+        self._parts["status"].object = (f'<div hidden data-announce-key="pins" data-announce="{escape(text)}" '
+                                        f'data-announce-seq="{self._said}"></div>')
 
     def _announce(self, text: str, kind: str = "info") -> None:
         """Say ``text`` for a few seconds in the page's notification area, which a screen reader reads (Notyf's
@@ -142,7 +158,11 @@ class PinsView(pn.viewable.Viewer):
         trio's batch 4 and k = 4 touch more experts than batch 1, a trio kept as stored starts there.
         """
         trio = lever_preset(self.scenario.levers(), self.scenario.catalogue)
+        before = len(self.pins)
         self.set_pins([*self.pins, *trio])
+        if len(self.pins) > before:
+            names = ", ".join(f"“{p.name}”" for p in self.pins[before:])
+            self._status(f"Added {len(self.pins) - before} pins: {names}. {len(self.pins)} of {MAX_PINS} pins.")
         if not self.message.text:
             added = [row for row in self.rows if any(row.pin is pin for pin in trio)]
             self._trio_text = "".join(f'<div class="caption" data-readout="pins-trio">{escape(n)}</div>'
@@ -156,29 +176,41 @@ class PinsView(pn.viewable.Viewer):
         if left_out:
             self.message.say(f'<div class="warn">Up to {MAX_PINS} pins: {len(left_out)} not added '
                              "(remove some first).</div>")
+            self._status(f"Up to {MAX_PINS} pins: {len(left_out)} not added; remove some first.")
 
     def undo_last(self) -> None:
         """Restore the pins as they were before the last change."""
         self.message.say("")
         self.state.undo_pins()
+        self._status(f"Restored the pins before the last change: {_count(len(self.pins))}.")
 
     def _rename(self) -> None:
         # value_input follows each keystroke; value waits for Enter or blur.
         name = (self.new_name.value_input or "").strip()
         if self.which.value is None or not name:
             self.message.say('<div class="warn">Choose a pin and type its new name.</div>')
+            self._status("Not renamed: choose a pin and type its new name.")
             return
         pins = list(self.pins)
         pins[self.which.value] = replace(pins[self.which.value], name=name[:40])  # a trio pin keeps its origin
+        i = self.which.value
         self.new_name.value = ""
         self.set_pins(pins)
+        self._status(f"Renamed pin {i + 1} “{name[:40]}”.")
+
+    def _clear(self) -> None:
+        had = len(self.pins)
+        self.set_pins([])
+        if had:
+            self._status(f"Removed every pin ({had}); Undo restores them.")
 
     def _remove(self) -> None:
         if self.which.value is None:
             return
-        pins = list(self.pins)
-        del pins[self.which.value]
+        pins, i = list(self.pins), self.which.value
+        gone = pins.pop(i)
         self.set_pins(pins)
+        self._status(f"Removed pin {i + 1} “{gone.name}”: {_count(len(pins))} left.")
 
     @param.depends("state.pin_rows", watch=True)
     def _refresh(self) -> None:
@@ -191,6 +223,11 @@ class PinsView(pn.viewable.Viewer):
         self.which.param.update(options=options, value=value)
         self.table.object = pins_table_html(self.rows)
         self.undo.disabled = not self.state.pin_undo
+
+
+def _count(n: int) -> str:
+    """``n`` pins in words: "no pins", "1 pin", "3 pins"."""
+    return "no pins" if n == 0 else f"{n} pin{'s' if n != 1 else ''}"
 
 
 def _split_text(r) -> str:

@@ -49,7 +49,7 @@ from core.units import GiB, fmt_count
 
 from .a11y import REPAIRS
 from .controls import STOP_LABEL_JS, stop_label
-from .memory_view import MIN_LABEL_PERCENT, PARTS
+from .memory_view import MIN_LABEL_PERCENT, PARTS, SAID
 from .readouts import READOUT_KEYS, approximate_html
 from .roofline_view import DOES_NOT_FIT, OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
 from .style import PALETTE, STYLESHEET
@@ -179,6 +179,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "approximate": m.approximate_note(see=""),
         "memory_parts": PARTS,
         "memory_min_label_percent": MIN_LABEL_PERCENT,
+        "memory_said": [SAID[False], SAID[True]],
         "colors": PALETTE,
     }
 

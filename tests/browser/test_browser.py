@@ -93,10 +93,10 @@ def test_batch4_int4_and_speculation4_land_on_the_same_spot(lab):
     batch4 = (lab.evaluate(WORKLOAD_X), lab.evaluate(WORKLOAD_Y))
     press(lab, ".batch", "ArrowLeft", 3)
     wait_for_readout(lab, "intensity", "1 FLOP/byte")
-    lab.get_by_label("Weight precision p").select_option(label="INT4")
+    lab.get_by_label("Weight precision p", exact=True).select_option(label="INT4")
     wait_for_readout(lab, "intensity", "4 FLOP/byte")
     int4 = (lab.evaluate(WORKLOAD_X), lab.evaluate(WORKLOAD_Y))
-    lab.get_by_label("Weight precision p").select_option(label="BF16")
+    lab.get_by_label("Weight precision p", exact=True).select_option(label="BF16")
     wait_for_readout(lab, "intensity", "1 FLOP/byte")
     press(lab, ".spec-k", "ArrowRight", 3)
     wait_for_readout(lab, "intensity", "4 FLOP/byte")
@@ -426,6 +426,26 @@ def test_a_levers_help_opens_from_the_keyboard_and_is_read(lab):
     assert lab.evaluate(SHOWN_TOOLTIPS) == 0
     lab.keyboard.press("Tab")  # on to the model's menu: nothing left open
     assert lab.evaluate(SHOWN_TOOLTIPS) == 0
+    assert lab.errors == []
+
+
+def test_the_memory_verdict_and_the_pins_changes_are_said(lab):
+    """A keyboard trial: "DOES NOT FIT" turning to "fits", and a pin renamed or restored, changed colour or a table
+    only. Each change is said in one polite status region (app/a11y.js); the page's first verdict is not."""
+    status = "(document.querySelector('.lab-status')?.textContent ?? null)"
+    lab.wait_for_timeout(2500)  # the repairs have read the first verdict
+    assert lab.evaluate(status) is None
+    # Llama-3-70B on one H100: in INT4 it fits
+    lab.get_by_label("Weight precision p", exact=True).select_option(label="INT4")
+    lab.wait_for_function(f"{status} === 'Fits in memory'", timeout=10_000)
+    assert lab.evaluate("document.querySelector('.lab-status').getAttribute('role')") == "status"
+    lab.get_by_role("tab", name="Pins").click()
+    lab.locator(".pin-preset button").click()
+    lab.wait_for_function(f"({status} || '').startsWith('Added 3 pins: ')", timeout=10_000)
+    lab.locator(".pin-clear button").click()
+    lab.wait_for_function(f"{status} === 'Removed every pin (3); Undo restores them.'", timeout=10_000)
+    lab.locator(".pin-undo button").click()
+    lab.wait_for_function(f"{status} === 'Restored the pins before the last change: 3 pins.'", timeout=10_000)
     assert lab.errors == []
 
 

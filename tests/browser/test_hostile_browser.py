@@ -60,7 +60,7 @@ def test_an_oversized_config_is_refused_before_it_is_sent(page, lab_url, tmp_pat
     page.locator(".filepond--file-status-main", has_text="File is too large").wait_for(timeout=5000)
     # The session is alive: a lever still moves the lab.
     page.locator(".lab-tabs .bk-btn", has_text="Roofline").click()
-    page.get_by_label("Weight precision p").select_option(label="INT4")
+    page.get_by_label("Weight precision p", exact=True).select_option(label="INT4")
     page.locator("[data-readout=intensity]", has_text="4 FLOP/byte").wait_for(timeout=5000)
 
 

@@ -448,3 +448,36 @@ def test_a_pin_named_after_a_split_says_which_lever_each_number_is():
     assert [lever_text(n, v) for n, v in (("pp", 4), ("ep", 2), ("replicas", 3), ("cuda_graphs", True),
                                           ("gpu_hour_price", 2.5))] == \
         ["PP=4", "EP=2", "replicas=3", "CUDA graphs", "$2.5/GPU-h"]
+
+
+def test_each_change_on_the_pins_tab_is_said_to_a_screen_reader():
+    """A keyboard trial: rename, remove, undo and the trio changed only a redrawn table. Each sets the Pins tab's
+    status (data-announce, a new sequence each time), which app/a11y.js reads out; a user's name is escaped."""
+    import re
+
+    from app.lab import Lab
+
+    lab = Lab(Scenario(), {"pins": '[{"name": "a", "batch": "4"}]'})
+    pins = lab.pins
+
+    def said():
+        found = re.search(r'data-announce="([^"]*)" data-announce-seq="(\d+)"', pins._tab()["status"].object)
+        return found.groups() if found else None
+
+    pins.preset.clicks += 1
+    text, first = said()
+    assert text.startswith("Added 3 pins: “") and text.endswith(f". 4 of {MAX_PINS} pins.")
+    pins.which.value = 1
+    pins.new_name.value_input = "<i>x</i>"
+    pins.rename.clicks += 1
+    assert said()[0] == "Renamed pin 2 “&lt;i&gt;x&lt;/i&gt;”."
+    pins.which.value = 0
+    pins.remove.clicks += 1
+    assert said()[0] == "Removed pin 1 “a”: 3 pins left."
+    pins.clear.clicks += 1
+    assert said()[0] == "Removed every pin (3); Undo restores them."
+    pins.undo.clicks += 1
+    text, last = said()
+    assert text == "Restored the pins before the last change: 3 pins." and int(last) == int(first) + 4
+    pins.pin_current()
+    assert said()[0] == f"Pinned “{pins.pins[-1].name}”: 4 of {MAX_PINS} pins."
