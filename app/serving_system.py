@@ -106,7 +106,9 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
     st, co = c.static.summary(), c.continuous.summary()
     caption = (
         f'<div class="caption" data-readout="batching">{len(c.requests):,} requests of {escape(c.mix.label)} '
-        f"(seed {c.seed}, all waiting at t = 0), {c.static.slots} slots (what fits at S = {c.max_len:,}). "
+        f"(seed {c.seed}, all waiting at t = 0{', in each lane' if c.table.lanes > 1 else ''}), {c.slots_text()}"
+        + ("; a lane's step crosses every stage, and the tokens/s count every lane" if c.table.lanes > 1 else "")
+        + ". "
         "Static, request-level batching (a batch decodes until its longest output is done) against continuous, "
         "iteration-level batching (Orca: Yu et al., OSDI 2022, section 3.1: a finished sequence leaves and a "
         "waiting one joins at the next iteration). Article 000: \"static batching leaves the batch dimension "
@@ -116,8 +118,9 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
     head = ("<tr><th>policy</th><th>sustained batch</th><th>mean I (FLOP/byte)</th><th>tokens/s</th>"
             "<th>TTFT mean</th><th>TPOT mean</th><th>end-to-end mean</th></tr>")
     key = " ".join(f'<span style="color:{COLORS[p]}">━</span> {p}' for p in ("static", "continuous"))
-    spark = ('<div class="caption">Effective batch over time (sequences emitting a token; mean over each '
-             f"1/{SPARK_BINS} of the time): {key}</div>" + batch_sparkline(c.static, c.continuous))
+    spark = ('<div class="caption">Effective batch over time (sequences emitting a token'
+             + (" in one lane" if c.table.lanes > 1 else "") + f"; mean over each 1/{SPARK_BINS} of the time): "
+             f"{key}</div>" + batch_sparkline(c.static, c.continuous))
     return _section("Continuous against static batching", caption + spark +
                     scroll_table(head + "".join(rows)), "batching")
 

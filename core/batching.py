@@ -22,6 +22,14 @@ is a low intensity."  The simulation makes that a picture: the effective batch o
 every step, the decode intensity it gives, tokens/s and latency (TTFT, TPOT,
 end-to-end) for both policies.
 
+A model copy split into PP pipeline stages runs PP micro-batches of B at once, and one with EP
+expert-parallel groups a batch per group (:attr:`core.scenario.ScenarioResult.sequences_in_flight`):
+``lanes = PP · EP`` schedulers, as vLLM runs a scheduler per pipeline micro-batch (its virtual engines)
+and per data-parallel attention group.  The simulation runs one lane: its slots are B's, its
+iteration takes PP stage steps (the lab's TPOT: a micro-batch crosses every stage), each lane has the
+stream's requests (a backlog each; a rate is split evenly over the lanes), and the tokens/s count
+every lane.  Lanes are taken as independent: a lane's prefill does not delay the others' stages.
+
 The engine's step times are the lab's own (:class:`StepTable`): the decode step at
 each batch B from :func:`core.sweeps.batch_sweep` of the scenario evaluated at the
 mix's mean held context (computed once per distinct B), and each prompt's prefill
@@ -264,6 +272,8 @@ class StepTable:
         prompts, prefill_s: distinct prompt lengths (sorted) and the prefill seconds of each, one
             prompt alone (the lab's TTFT step at ``k = P``).
         result: the :class:`ScenarioResult` the decode steps come from (at ``context`` and batch 1).
+        lanes: schedulers side by side, PP micro-batches × EP groups, each with these steps (1 on one
+            stage and group); a decode step here is ``PP`` stage steps.
     """
 
     decode_step_s: np.ndarray
@@ -274,6 +284,7 @@ class StepTable:
     prompts: np.ndarray
     prefill_s: np.ndarray
     result: ScenarioResult
+    lanes: int = 1
 
     @property
     def slots(self) -> int:
@@ -309,7 +320,7 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
     held = max(1, int(round(mean_held_context(requests.prompt, requests.output))))
     levers = {**scenario.levers(), "context": held, "phase": "decode", "batch": 1, "spec_k": 1}
     r = evaluate_levers(levers, scenario.catalogue)
-    ladder = batch_sweep(r, np.arange(1, slots + 1))
+    ladder = batch_sweep(r, np.arange(1, slots + 1))  # a stage's step; a micro-batch's iteration crosses PP of them
     zero = np.zeros(1)
     prompts = np.unique(np.append(requests.prompt, int(levers["prompt_len"])))
     prefill = step(r.deployment.profile, np.ones(len(prompts)), tokens=prompts, context=prompts,
@@ -317,7 +328,7 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
     step_s = prefill.step_time_s_with_kv
     scale = r.ttft_s / float(step_s[np.searchsorted(prompts, int(levers["prompt_len"]))])
     return StepTable(
-        decode_step_s=np.concatenate([zero, ladder.step_time_s_with_kv]),
+        decode_step_s=np.concatenate([zero, r.pp * ladder.step_time_s_with_kv]),
         intensity_weights=np.concatenate([zero, ladder.arithmetic_intensity_weights]),
         intensity_with_kv=np.concatenate([zero, ladder.arithmetic_intensity_with_kv]),
         context=held,
@@ -325,6 +336,7 @@ def step_table(scenario: Scenario, requests: Requests, slots: int) -> StepTable:
         prompts=prompts,
         prefill_s=np.asarray(step_s) * scale,
         result=r,
+        lanes=r.pp * r.ep,
     )
 
 
@@ -337,13 +349,15 @@ class BatchingRun:
     Attributes:
         policy: ``"static"`` or ``"continuous"``.
         slots: the most sequences a step may hold.
-        step_batch: sequences emitting a token in each step, int64 ``(steps,)``: the effective batch.
+        step_batch: sequences of one lane emitting a token in each step, int64 ``(steps,)``: the effective batch.
         step_time_s: seconds of each step, ``(steps,)``.
         step_end_s: time at the end of each step, seconds from the start (idle gaps included).
         step_intensity: the lab's decode intensity ``2·B·k/p`` at each step's batch, FLOP/byte.
         last_admission_step: index of the step that admitted the last request.
         arrival_s, first_token_s, finish_s: per request, seconds, ``(n,)``.
         output: O per request, tokens.
+        lanes: lanes running the same steps side by side (:class:`StepTable`); :attr:`tokens_per_s` counts
+            them all, everything else is one lane's.
     """
 
     policy: str
@@ -357,6 +371,7 @@ class BatchingRun:
     first_token_s: np.ndarray
     finish_s: np.ndarray
     output: np.ndarray
+    lanes: int = 1
 
     @property
     def output_tokens(self) -> int:
@@ -370,8 +385,8 @@ class BatchingRun:
 
     @property
     def tokens_per_s(self) -> float:
-        """Output tokens over the makespan, tokens/s."""
-        return self.output_tokens / self.makespan_s
+        """Output tokens over the makespan, every lane's, tokens/s."""
+        return self.lanes * self.output_tokens / self.makespan_s
 
     @property
     def mean_batch(self) -> float:
@@ -416,6 +431,7 @@ class BatchingRun:
         return {
             "policy": self.policy,
             "slots": self.slots,
+            "lanes": self.lanes,
             "steps": int(len(self.step_batch)),
             "output_tokens": self.output_tokens,
             "makespan_s": self.makespan_s,
@@ -556,6 +572,7 @@ def simulate(requests: Requests, table: StepTable, policy: str, slots: int | Non
         first_token_s=step_end[admit],
         finish_s=step_end[finish_step],
         output=requests.output,
+        lanes=table.lanes,
     )
 
 
@@ -570,6 +587,8 @@ class BatchingComparison:
         mix, seed, rate, max_len: the stream's parameters (:func:`draw_requests`).
         requests: the stream.  table: the step times (:class:`StepTable`).
         static, continuous: each policy's :class:`BatchingRun`.
+        fit: sequences whose KV fits at ``max_len`` per lane (the scenario's ``max_batch`` there; None when the
+            slots were not derived from it).
     """
 
     mix: LengthMix
@@ -580,6 +599,21 @@ class BatchingComparison:
     table: StepTable
     static: BatchingRun
     continuous: BatchingRun
+    fit: int | None = None
+
+    def slots_text(self) -> str:
+        """The slots in words, with where they come from and the lanes ("256 slots (vLLM's max_num_seqs; 433 fit at
+        S = 4,096) in each of 4 lanes, PP = 2 micro-batches × EP = 2 groups")."""
+        r, slots = self.table.result, self.static.slots
+        if self.fit is None or slots < min(self.fit, MAX_NUM_SEQS):
+            why = ""
+        elif slots < self.fit:
+            why = f" (vLLM's max_num_seqs; {self.fit:,} fit at S = {self.max_len:,})"
+        else:
+            why = f" (what fits at S = {self.max_len:,})"
+        parts = [f"PP = {r.pp} micro-batches"] * (r.pp > 1) + [f"EP = {r.ep} groups"] * (r.ep > 1)
+        lanes = f" in each of {self.table.lanes} lanes, {' × '.join(parts)}" if self.table.lanes > 1 else ""
+        return f"{slots:,} slot{'s' if slots != 1 else ''}{why}{lanes}"
 
     def to_json(self, steps: bool = False) -> dict:
         """Strict-JSON-ready dict (SI units); ``steps`` adds the per-step effective batch of each policy."""
@@ -594,6 +628,8 @@ class BatchingComparison:
             "held_context": self.table.context,
             "ridge_point": self.table.ridge_point,
             "note": NOTE,
+            "fit": self.fit,
+            "lanes": self.table.lanes,
             "static": self.static.summary(),
             "continuous": self.continuous.summary(),
         }
@@ -612,19 +648,22 @@ def compare_batching(scenario: Scenario, mix: LengthMix = SHAREGPT, n_requests: 
     Args:
         scenario: model, GPU(s), precisions and the rest (its batch lever is not used: the policies set B).
         mix, n_requests, seed, rate: the stream (:func:`draw_requests`).
-        slots: the most sequences per step (default: what fits when each sequence reserves ``max_len``
-            tokens of KV — the scenario's ``max_batch`` at that context — capped at :data:`MAX_NUM_SEQS`).
+        slots: the most sequences per step of one lane (default: what fits when each sequence reserves
+            ``max_len`` tokens of KV — the scenario's ``max_batch`` at that context — capped at
+            :data:`MAX_NUM_SEQS`); ``rate`` (requests/s, the whole copy's) is split evenly over the lanes.
         max_len: the engine's maximum sequence length (default: the scenario's context S).
 
     Raises:
         ValueError: nothing fits (no slot), or an invalid argument.
     """
     max_len = int(max_len or scenario.context)
+    at_max = evaluate_levers({**scenario.levers(), "context": max_len, "phase": "decode", "batch": 1},
+                             scenario.catalogue)
     if slots is None:
-        fit = evaluate_levers({**scenario.levers(), "context": max_len, "phase": "decode", "batch": 1},
-                              scenario.catalogue).max_batch
-        slots = min(fit, MAX_NUM_SEQS)
-    requests = draw_requests(mix, n_requests, seed, max_len, rate)
+        slots = min(at_max.max_batch, MAX_NUM_SEQS)
+    lanes = at_max.pp * at_max.ep
+    requests = draw_requests(mix, n_requests, seed, max_len, None if rate is None else rate / lanes)
     table = step_table(scenario, requests, slots)
     return BatchingComparison(mix, seed, rate, max_len, requests, table,
-                              simulate(requests, table, "static"), simulate(requests, table, "continuous"))
+                              simulate(requests, table, "static"), simulate(requests, table, "continuous"),
+                              at_max.max_batch)

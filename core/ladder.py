@@ -258,8 +258,10 @@ def _continuous(climb: _Climb, before: _State, after: _State):
     if slots < 1:
         return "B unchanged: no sequence's KV fits beside the weights", {"fit": fit, "slots": 0}
     static, cont = climb.simulation(after.levers, slots)
-    summary = (f"B {before.levers['batch']} → {after.levers['batch']}: {slots} slots kept full; static batching "
-               f"in the same slots sustains {static.sustained_batch:.1f} sequences a step")
+    lanes = cont.lanes  # PP micro-batches × EP groups, each with its own slots (core.batching)
+    each = f" in each of {lanes} lanes (micro-batches × EP groups)" if lanes > 1 else ""
+    summary = (f"B {before.levers['batch']} → {after.levers['batch']}: {slots} slots{each} kept full; static "
+               f"batching in the same slots sustains {static.sustained_batch:.1f} sequences a step")
     return summary, {
         "fit": fit, "slots": slots,
         "allocation": "paged" if "paged_attention" in after.applied else "contiguous",
@@ -568,9 +570,12 @@ def _step(climb: _Climb, state: _State, order: tuple[str, ...], rung: Rung | Non
     if rung is None:
         mix = climb.mix
         models = (f"{r.model.name} in {r.weight_format} at batch {r.batch} on {r.gpus_total} × {r.gpu.name} "
-                  f"({split_words(r.tp, r.pp)}), serving {climb.settings.mix.label}: a sequence holds "
-                  f"{mix.held:,} tokens on average and the engine reserves S = {mix.max_len:,} for each")
-        title, assumes = "Start", "The scenario's S and prompt are the mix's means; nothing of the ladder applied."
+                  f"({split_words(r.tp, r.pp, r.ep, r.replicas)}), serving {climb.settings.mix.label}: a sequence "
+                  f"holds {mix.held:,} tokens on average and the engine reserves S = {mix.max_len:,} for each")
+        # A teacher's trial read the start row against the readouts' S = 8,192 (1,068 tokens/s beside 311): its S
+        # is the mix's mean, said where the row is.
+        title = f"Start (S = {mix.held:,}, the mix's mean)"
+        assumes = "The scenario's S and prompt are the mix's means; nothing of the ladder applied."
     else:
         title, models, assumes = rung.title, rung.models, rung.assumes
     k1 = None

@@ -220,9 +220,11 @@ def _ladder_text(ladder, note: str = "") -> str:
 
 
 def _batching_text(c) -> str:
-    lines = [f"{len(c.requests)} requests, {c.mix.label} (seed {c.seed}, "
-             + ("a backlog" if c.rate is None else f"{c.rate:g} req/s") + f"), {c.static.slots} slots, "
-             f"KV read per sequence {c.table.context:,} tokens"]
+    each = " in each lane" if c.table.lanes > 1 else ""
+    lines = [f"{len(c.requests)} requests{each}, {c.mix.label} (seed {c.seed}, "
+             + ("a backlog" if c.rate is None else f"{c.rate:g} req/s") + f"), {c.slots_text()}, "
+             f"KV read per sequence {c.table.context:,} tokens"
+             + ("; tokens/s count every lane" if c.table.lanes > 1 else "")]
     for run in (c.static, c.continuous):
         s = run.summary()
         lines.append(f"  {run.policy:10s}: sustained batch {s['sustained_batch']:6.2f}, mean intensity "

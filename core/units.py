@@ -177,13 +177,17 @@ def fmt_seconds_into(t: float, target: str, op) -> str:
     return f"{number} {unit}"
 
 
-def split_words(tp: int, pp: int = 1) -> str:
-    """A split as the lab names it: ``"TP = 8"``, or ``"TP = 8, PP = 4"`` with pipeline stages.
+def split_words(tp: int, pp: int = 1, ep: int = 1, replicas: int = 1) -> str:
+    """A split as the lab names it: ``"TP = 8"``, with pipeline stages, expert-parallel groups and replicas where
+    there are more than one, so that the factors multiply to the GPUs named beside it.
 
     >>> split_words(8, 4)
     'TP = 8, PP = 4'
+    >>> split_words(2, 2, 2)
+    'TP = 2, PP = 2, EP = 2'
     """
-    return f"TP = {tp}" + (f", PP = {pp}" if (pp or 1) > 1 else "")
+    rest = [f"{name} = {n}" for name, n in (("PP", pp), ("EP", ep), ("replicas", replicas)) if (n or 1) > 1]
+    return ", ".join([f"TP = {tp}", *rest])
 
 
 def fmt_seconds_change(a: float, b: float) -> str:

@@ -177,3 +177,25 @@ def test_tokens_served_equal_tokens_requested_and_a_seed_repeats(mix, n, seed, s
     assert np.all(np.diff(run.step_end_s) > 0)
     rerun = simulate(again, table, policy, slots)
     assert np.array_equal(run.step_batch, rerun.step_batch) and np.array_equal(run.finish_s, rerun.finish_s)
+
+
+def test_pipeline_micro_batches_and_expert_groups_are_lanes():
+    """An engineer's trial: on PP = 2, EP = 2 the Serving tab simulated one micro-batch of one group (256 slots at
+    15.29 ms: at most 16,743 tokens/s, where explain's 1,024 sequences in flight give 67,504). Each of PP · EP lanes
+    runs B's slots; a lane's decode step crosses every stage (the lab's TPOT); the tokens/s count every lane."""
+    from core.sweeps import batch_sweep
+
+    s = Scenario(model="qwen3-30b-a3b", tp=2, pp=2, ep=2, context=2048)
+    c = compare_batching(s, SHAREGPT, 200, 0)
+    t = c.table
+    assert t.lanes == 4 and c.static.slots == c.continuous.slots == min(c.fit, 256)
+    stage = batch_sweep(t.result, np.arange(1, t.slots + 1)).step_time_s_with_kv
+    assert np.allclose(t.decode_step_s[1:], 2 * stage, rtol=1e-12)
+    run = c.continuous
+    assert run.tokens_per_s == pytest.approx(4 * run.output_tokens / run.makespan_s, rel=1e-12)
+    assert c.fit > 256 and c.slots_text() == (f"256 slots (vLLM's max_num_seqs; {c.fit:,} fit at S = 2,048) in each "
+                                              "of 4 lanes, PP = 2 micro-batches × EP = 2 groups")
+    # A rate is the whole copy's: each lane draws a quarter of it.
+    lone = compare_batching(s, SHAREGPT, 200, 0, rate=8.0)
+    assert lone.requests.arrival[-1] == pytest.approx(
+        compare_batching(s.clone(pp=1, ep=1), SHAREGPT, 200, 0, rate=2.0).requests.arrival[-1])

@@ -108,4 +108,4 @@ def test_the_command_line_starts_where_the_tabs_do_and_says_so(capsys):
     assert main(["batching", "--tp", "2", "--batch", "64"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("The scenario does not fit at TP = 2 (weights and KV cache at B = 64): it starts at TP = 4")
-    assert ", 70 slots," in text
+    assert ", 70 slots (what fits at S = 8,192)," in text
