@@ -370,8 +370,9 @@ def _disaggregation(climb: _Climb, before: _State, after: _State):
     plan = plan_pools(climb.start.clone(**after.levers), rate, mix.prompt, mix.output, s.ttft_target_s,
                       s.tpot_target_s, context=mix.held, max_batch=min(fit, s.max_num_seqs))
     split = plan.disaggregated_gpus
-    summary = (f"pools split at {rate:,.2f} req/s: prefill {plan.prefill.gpus} + decode {plan.decode.gpus} GPUs "
-               f"against {plan.colocated.gpus} colocated" if split is not None
+    given = "" if s.request_rate else f" (what its {r.sequences_in_flight:,} sequences in flight serve)"
+    summary = (f"pools split at {rate:,.2f} req/s{given}: prefill {plan.prefill.gpus} + decode "
+               f"{plan.decode.gpus} GPUs against {plan.colocated.gpus} colocated" if split is not None
                else "pools: the targets cannot be met (see the pools)")
     return summary, plan.to_json()
 

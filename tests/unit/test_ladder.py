@@ -270,6 +270,7 @@ def test_pools_under_pipeline_stages_count_every_micro_batch():
     assert r.pp == 4 and r.sequences_in_flight == 4 * r.batch
     rate = r.sequences_in_flight / (out * r.tpot_s)
     assert last.effect["rate_per_s"] == pytest.approx(rate)
-    assert rate > 300 and last.summary.startswith(f"pools split at {rate:,.2f} req/s")
+    assert rate > 300 and last.summary.startswith(
+        f"pools split at {rate:,.2f} req/s (what its {r.sequences_in_flight:,} sequences in flight serve)")
     decode = last.effect["decode"]
     assert decode["rate_per_instance"] == pytest.approx(4 * decode["batch"] / (out * decode["tpot_s"]))
