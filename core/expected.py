@@ -60,6 +60,7 @@ from .units import (
     fmt_seconds_into,
     fmt_sig,
     seconds_value,
+    sum_digits,
 )
 
 __all__ = [
@@ -264,9 +265,9 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     Elementwise over ``x`` and ``p`` (scalars or arrays).  Returns ``len(TERM_NAMES) + 1`` arrays, seconds;
     consecutive differences are the terms (``ends_only``: the ceiling and the expected step alone, for a fit
     that evaluates the chain many times).  ``embedding`` is one of :data:`EMBEDDING_CONVENTIONS`.  ``reads``: a
-    list that gets each state's ``(weight-read time, KV-read time, GPU time)`` in seconds, which the terms'
-    formulas print (not with ``ends_only``); the GPU time is ``smax(C, M) + communication + gaps``, the step
-    before the host's launches and the engine's overhead.
+    list that gets each state's ``(weight-read time, KV-read time, GPU time, compute time, communication and
+    gaps, host launches)`` in seconds, which the terms' formulas print (not with ``ends_only``); the GPU time is
+    ``smax(C, M) + communication + gaps``, the step before the host's launches and the engine's overhead.
 
     Raises:
         ValueError: an unknown embedding convention.
@@ -282,12 +283,13 @@ def chain_step_times(x: ChainInputs, p: ChainParams, embedding: str = "gathered"
     gaps = extra = np.zeros_like(m_w)
     states = [_step(c, m_w + m_kv, inf, comm, gaps, cpu, extra)]
     if reads is not None:
-        reads.append((m_w, m_kv, _smooth_max(c, m_w + m_kv, inf) + comm + gaps))
+        reads.append((m_w, m_kv, _smooth_max(c, m_w + m_kv, inf) + comm + gaps, c, comm + gaps, cpu))
 
     def record(*state):
         states.append(None if ends_only else _step(*state))
         if reads is not None:  # this state's reads, as the enclosing lines last set them, and its GPU time
-            reads.append((m_w, m_kv, _smooth_max(*state[:3]) + state[3] + state[4]))
+            reads.append((m_w, m_kv, _smooth_max(*state[:3]) + state[3] + state[4], state[0], state[3] + state[4],
+                          state[5]))
 
     # Bytes first (at datasheet bandwidth), then the fractions of bandwidth the part and the kernels reach.
     m_w = m_w + (np.asarray(x.weight_bytes_format) - x.weight_bytes_lab) / x.bandwidth
@@ -706,7 +708,7 @@ def _us(t: float) -> str:
 
 
 def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
-           reads: list[tuple[float, float, float]]) -> tuple[Term, ...]:
+           reads: list[tuple[float, ...]]) -> tuple[Term, ...]:
     """Name, seconds, formula and source of each state change (``reads``: each state's weight- and KV-read times
     and GPU time, :func:`chain_step_times`)."""
     v = [float(s) for s in states]
@@ -754,7 +756,7 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                  f"{p.gemm_fraction.source}; engine factor: {p.gemm_engine_factor.source}"),
         "attention": (f"{fmt_flop(x.flop_attention)} / ({fmt_flops_rate(x.peak_bf16)} × "
                       f"{_factor(p.attention_fraction.value)})", p.attention_fraction.source),
-        "overlap": (f"max(a, b) → (aⁿ + bⁿ)^(1/n), n = {_factor(p.overlap_n.value)}", p.overlap_n.source),
+        "overlap": (_overlap_text(p.overlap_n.value, *reads[at["overlap"] + 1]), p.overlap_n.source),
         "collectives": ((f"{x.allreduce_calls:.0f} × ({_us(p.allreduce_alpha_s.value)} + "
                          f"{x.allreduce_bytes:,.0f} bytes × 2({x.tp:.0f}−1)/{x.tp:.0f} / "
                          f"{fmt_sig(p.bus_bandwidth.value / 1e9, 4)} GB/s)") if x.allreduce_calls else "one GPU: none",
@@ -818,6 +820,29 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                  for i, (key, name) in enumerate(TERM_NAMES))
 
 
+def _overlap_text(n: float, m_w: float, m_kv: float, gpu: float, c: float, comm: float, cpu: float) -> str:
+    """The overlap term's formula with its values (two trials could not recompute "max(a, b) → (aⁿ + bⁿ)^(1/n)"
+    without a and b): compute and memory, then the GPU's time and the host's launches, each pair's smooth maximum,
+    in ms with the decimals that make the GPU time's sum print right."""
+    m = m_w + m_kv
+    inner = float(_smooth_max(np.float64(c), np.float64(m), n))
+    outer = float(_smooth_max(np.float64(gpu), np.float64(cpu), n))
+    d = max(3, sum_digits([1e3 * inner, 1e3 * comm], 1e3 * gpu, digits=3))
+    change = abs(outer - max(max(c, m) + comm, cpu)) * 1e3  # the term, ms: its digits show (0.822 µs of 9.58 ms)
+    if change > 0:
+        d = min(6, max(d, math.ceil(-math.log10(change)) + 1))
+
+    def ms(t: float) -> str:
+        return f"{1e3 * t:,.{d}f} ms"
+
+    text = (f"max(a, b) → (aⁿ + bⁿ)^(1/n), n = {_factor(n)}: compute {ms(c)} and memory {ms(m)} → {ms(inner)}")
+    if comm:
+        text += f"; + {ms(comm)} of communication and gaps = GPU time {ms(gpu)}"
+    if cpu:
+        text += f"; with the host's launches {ms(cpu)} → {ms(outer)}"
+    return text
+
+
 def _signed_seconds(t: float) -> str:
     """``t`` seconds, a minus sign where negative: ``−0.1858 ms``."""
     return f"−{fmt_seconds(-t)}" if t < 0 else fmt_seconds(t)
@@ -827,7 +852,7 @@ def _run(result: ScenarioResult, params: EngineParameters, embedding: str) -> tu
     x = chain_inputs(result, params)
     reads: list = []
     states = chain_step_times(x, params.chain_params(), embedding, reads=reads)
-    terms = _terms(states, x, params, embedding, [(float(w), float(k), float(gpu)) for w, k, gpu in reads])
+    terms = _terms(states, x, params, embedding, [tuple(float(v) for v in state) for state in reads])
     return math.fsum([result.step_time_s_with_kv, *(t.seconds for t in terms)]), terms
 
 

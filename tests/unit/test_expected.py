@@ -311,3 +311,22 @@ def test_cli_text_prints_the_waterfall_after_the_derivation(capsys):
 def test_cli_refuses_an_unknown_engine(capsys):
     assert main(["explain", "--engine", "nonesuch"]) == 2
     assert "--engine" in capsys.readouterr().err
+
+
+def test_the_overlap_term_prints_what_it_smooths_and_they_multiply_out():
+    """Two trials could not recompute "max(a, b) → (aⁿ + bⁿ)^(1/n), n = 1.704" without a and b. The row prints
+    compute and memory, their smooth maximum, the GPU time with communication and gaps, and the launches' smooth
+    maximum: recomputed from the printed numbers, each lands on the next printed one."""
+    import re
+
+    for r in (Scenario(model="qwen3-30b-a3b", tp=2).evaluate(), Scenario(model="llama-3-70b", tp=8).evaluate()):
+        overlap = {t.key: t for t in expected_step(r).terms}["overlap"]
+        printed = re.match(
+            r"max\(a, b\) → \(aⁿ \+ bⁿ\)\^\(1/n\), n = ([\d.]+): compute ([\d.,]+) ms and memory ([\d.,]+) ms → "
+            r"([\d.,]+) ms; \+ ([\d.,]+) ms of communication and gaps = GPU time ([\d.,]+) ms; with the host's "
+            r"launches ([\d.,]+) ms → ([\d.,]+) ms; the step goes", overlap.formula).groups()
+        n, c, m, inner, comm, gpu, cpu, outer = (float(v.replace(",", "")) for v in printed)
+        digits = len(printed[3].split(".")[1])
+        assert (c**n + m**n) ** (1 / n) == pytest.approx(inner, abs=1.5 * 10**-digits, rel=2e-3)
+        assert round(inner + comm, digits) == gpu  # the GPU time is the two printed parts' sum
+        assert (gpu**n + cpu**n) ** (1 / n) == pytest.approx(outer, rel=2e-3)
