@@ -110,7 +110,9 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     # The readouts' formula: an MoE's step reads the experts its B·k tokens touch (a trial found "16 · 1 · 2" beside
     # I = 2.655 under "I = 2·B·k/p").
     intensity = "I = 2·B·k·N_active / (N_read·p)" if moe else "I = 2·B·k/p"
-    head = (f"<tr><th>rung (what it pulls)</th><th>B · k · p</th><th>{intensity}</th>"
+    # The three levers apart, not a product: "48 · 4 · 0.5" multiplied to 96 beside I = 768 (a teacher's trial);
+    # semicolons, as B takes a thousands comma.
+    head = (f"<tr><th>rung (what it pulls)</th><th>B; k; p</th><th>{intensity}</th>"
             "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
             "<th>TPOT ms</th></tr>")
     body = []
@@ -119,7 +121,7 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         body.append(
             f'<tr data-rung="{escape(row["rung"] or "start")}">'
             f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
-            f'<td>{fmt_count(row["batch"])} · {row["k"]} · {fmt_sig(row["p"])}</td>'
+            f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
             f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(_bound(row, ridge))}</span></td>'
             f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
