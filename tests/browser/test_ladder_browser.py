@@ -15,7 +15,7 @@ def test_the_ladder_tab_shows_toggles_and_links_its_rungs(page, lab_url):
     page.goto(lab_url + "?tab=Ladder")
     row = page.locator("tr[data-rung='paged_attention']")
     row.wait_for(timeout=30000)
-    assert "256 · 4 · 0.5" in row.inner_text() and "4,096" in row.inner_text()
+    assert "256; 4; 0.5" in row.inner_text() and "4,096" in row.inner_text()
     points = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('ladder-points').data.x)")
     assert points == [1, 9, 192, 768, 768, 4096, 4096, 4096]
     if SHOTS:
