@@ -169,3 +169,15 @@ def test_pools_under_pipeline_stages_say_how_they_are_counted():
     assert ("With PP = 4, a stage takes the next prompt after 1/4 of one prompt's prefill, and 4 micro-batches of B "
             "decode at once.") in text
     assert "With EP" not in text and "With PP" not in unescape(pools_html(Scenario(tp=2), None, 16))
+
+
+def test_pool_names_close_together_take_rows_of_their_own():
+    """An engineer's trial: colocated at 279 FLOP/byte and prefill at 532 read "colocatprefill"."""
+    from app.serving_system import _mini_roofline
+
+    svg = _mini_roofline([("prefill", 532.0, "#111"), ("decode", 34.0, "#222"), ("colocated", 279.0, "#333")], 412)
+    names = re.findall(r'<text x="[\d.]+" y="(-?\d+)"[^>]*font-size="11">(\w+)</text>', svg)
+    rows = {name: int(y) for y, name in names}
+    assert rows["decode"] == rows["colocated"] != rows["prefill"]
+    apart = _mini_roofline([("prefill", 2000.0, "#111"), ("decode", 34.0, "#222")], 295)
+    assert len(set(re.findall(r'y="(-?\d+)"[^>]*font-size="11"', apart))) == 1  # far apart: one row
