@@ -242,7 +242,8 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
     else:
         condition = (
             f"The transfer of a block of c tokens hides under its attention while c ≥ c_min = (P_peak / link) · "
-            f"KV bytes per token / attention FLOP per key = ({fmt_sig(ring.peak_flop_per_s / 1e12)} TFLOP/s / "
+            f"KV bytes per token / attention FLOP per key = ({fmt_sig(ring.peak_flop_per_s / 1e12)} TFLOP/s, "
+            "the BF16 roof attention runs at, / "
             f"{fmt_sig(ring.link_bandwidth / GB)} GB/s) × {ring.kv_bytes_per_token:,.0f} bytes / "
             f"{ring.attention_flop_per_key:,.0f} FLOP = <b>{ring.min_block:,.0f} tokens</b>: at S = "
             f"{ring.context:,} it stops hiding past N = {ring.hosts_hidden:,} hosts (S/N &lt; c_min). In decode a host "
@@ -255,7 +256,8 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
         # The largest context's formula, with its numbers (a trial divided the free memory by the KV per token and
         # found 73,993 beside the table's 73,080: the incoming block's layer was not said).
         f"Largest context = N × free memory / (KV bytes per token × (1 + 1/L)): a GPU holds its S/N tokens' K/V and "
-        f"one of the L = {ring.kv_layers} layers' block arriving from its neighbour; at N = 1, "
+        f"one of the L = {ring.kv_layers} layers' block arriving from its neighbour (the layers with KV on the GPU"
+        f"{', of its pipeline stage' if s.pp > 1 else ''}); at N = 1, "
         f"{ring.free_bytes:,.0f} bytes / ({ring.kv_bytes_per_token:,.0f} × (1 + 1/{ring.kv_layers})) = "
         f"{int(ring.free_bytes / (ring.kv_bytes_per_token * (1 + 1 / ring.kv_layers))):,} tokens. "
         f"{condition} Causal masking's imbalance is not modelled.</div>")

@@ -15,11 +15,13 @@ layers, all of its layers' KV for its own block):
 * **largest context**: each GPU holds ``S/N`` tokens of KV, plus one layer's incoming block
   (the receive buffer), so ``S_max(N) = floor(N · free / (kv_token · (1 + 1/L_kv)))`` with
   ``free`` the memory beside the weights and reserve and ``kv_token`` one token's KV bytes
-  per GPU (the scenario's ``kv_bytes_per_token_per_gpu``);
+  per GPU (the scenario's ``kv_bytes_per_token_per_gpu``), both of the pipeline stage that runs
+  out of memory first, and ``L_kv`` that stage's layers with a KV cache;
 * **overlap**: attending a query block of c tokens to a key/value block of c tokens costs
   ``c² · f_key`` FLOP (``f_key`` = attention FLOP per (query, key) pair summed over layers, per
   GPU: 4·h_q·d_head per layer) and the block's transfer ``c · kv_token`` bytes, so it hides
-  under the compute when ``c² f_key / P_peak >= c · kv_token / link``:
+  under the compute when ``c² f_key / P_peak >= c · kv_token / link``, ``P_peak`` the BF16 roof
+  (attention runs in BF16, as the expected step's attention term has it, whatever the weights' format):
 
       c >= c_min = (P_peak / link) · kv_token / f_key
 
@@ -87,9 +89,11 @@ class RingAttention:
         min_block: ``c_min``, tokens (None without a link figure).
         hosts_hidden: the most hosts that still hide the transfer at ``context`` (None without a link figure).
         free_bytes, kv_bytes_per_token, attention_flop_per_key: per GPU, as used.
-        peak_flop_per_s, link_bandwidth: as used (link None when the catalogue has none).
+        peak_flop_per_s: the BF16 roof attention runs at, FLOP/s.  link_bandwidth: as used (None when the catalogue
+            has none).
         gpus_per_host: GPUs of one host (the scenario's TP · PP).
-        kv_layers: L, the layers with a KV cache: a GPU also holds one layer's incoming block, ``1/L`` of its own.
+        kv_layers: L, the layers with a KV cache on the GPU (its pipeline stage's): a GPU also holds one layer's
+            incoming block, ``1/L`` of its own.
     """
 
     hosts: np.ndarray
@@ -141,6 +145,19 @@ def _flop_per_key_per_gpu(r: ScenarioResult) -> float:
     return float(sum(flop for flop, _window, _chunk in model.attention_terms(head_share=heads).prefill)) * layers
 
 
+def _kv_layers_on_gpu(r: ScenarioResult) -> int:
+    """Layers with a KV cache on one GPU of the stage that runs out of memory first (the stage whose KV bytes per
+    token the result gives): all of the model's on one stage (an engineer's trial: DeepSeek-V3 at PP = 2 divided
+    stage 1's 31 layers of KV by 1 + 1/61)."""
+    model, plan = r.model, r.deployment.plan
+    if plan.pp == 1:
+        return max(model.n_kv_layers, 1)
+    stages = plan.stage_layers()
+    first = sum(stages[: r.memory_stage])
+    between = model.stack.groups_between(first, first + stages[r.memory_stage])
+    return max(sum(n for kind, n in between if kind.allocates_kv), 1)
+
+
 def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:
     """How far Ring Attention stretches ``scenario``'s context, and where its transfer stops hiding.
 
@@ -161,19 +178,20 @@ def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) 
     f_key = _flop_per_key_per_gpu(r)
     if kv <= 0 or f_key <= 0:
         raise ValueError(f"{r.model.name} has no attention KV cache to split over a ring")
-    layers = max(r.model.n_kv_layers, 1)
+    layers = _kv_layers_on_gpu(r)
     free = r.free_for_kv_bytes
     max_context = np.floor(n * free / (kv * (1 + 1 / layers))).astype(np.int64)
     c = s / n
-    compute = c * c * f_key / r.peak_flop_per_s
+    peak = r.gpu.dense_flop_per_s["bf16"]  # attention's roof (an engineer's trial: FP8 weights had put it at FP8's)
+    compute = c * c * f_key / peak
     link = r.link_bandwidth or None
     if link:
         transfer = c * kv / link
-        c_min = min_block_tokens(r.peak_flop_per_s, link, kv, f_key)
+        c_min = min_block_tokens(peak, link, kv, f_key)
         hidden = transfer <= compute
         most = int(s // c_min) if c_min > 0 else None
     else:
         transfer, c_min, most = None, None, None
         hidden = np.zeros(len(n), dtype=bool)
     return RingAttention(n, s, max_context, c, compute, transfer, hidden, c_min, most, free, kv, f_key,
-                         r.peak_flop_per_s, link, r.gpus_per_replica, layers)
+                         peak, link, r.gpus_per_replica, layers)

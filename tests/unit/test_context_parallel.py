@@ -91,3 +91,17 @@ def test_a_sparse_models_ring_attention_counts_its_indexer_whole_on_each_tp_gpu(
     s.add_model(from_hf_config(cfg["input"]["config"], model_id="v32", name="DeepSeek-V3.2"))
     s.model = "v32"
     assert ring_attention(s).attention_flop_per_key == pytest.approx(61 * 278_528 / 8 + 61 * 16_512, rel=1e-12)
+
+
+def test_a_pipeline_stage_holds_its_own_layers_blocks_and_attention_runs_in_bf16():
+    """An engineer's trial, DeepSeek-V3 in FP8 on TP = 8, PP = 2: the KV per token was stage 1's 31 layers, the
+    receive buffer 1/61 of it, and the blocks' attention timed at the FP8 roof (1,979 TFLOP/s) with a BF16 cache."""
+    s = Scenario(model="deepseek-v3", gpu="h200", weight_dtype="fp8", tp=8, pp=2, context=4096)
+    r = s.clone(batch=1).evaluate()
+    ring = ring_attention(s)
+    stage = r.deployment.plan.stage_layers()[r.memory_stage]
+    assert ring.kv_layers == stage == 31 < r.model.n_kv_layers
+    assert ring.max_context[0] == int(r.free_for_kv_bytes // (r.kv_bytes_per_token_per_gpu * (1 + 1 / 31)))
+    assert ring.peak_flop_per_s == r.gpu.dense_flop_per_s["bf16"] < r.peak_flop_per_s
+    assert ring.min_block == pytest.approx(
+        ring.peak_flop_per_s / ring.link_bandwidth * ring.kv_bytes_per_token / ring.attention_flop_per_key)
