@@ -148,13 +148,30 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
                               "its B·k tokens touch)" if moe else "")
              + "; under it the step's bound, counting its KV reads as the readouts' Bound does (\"memory, by KV "
              "reads\" where I on the weights alone is past the ridge); TTFT the time to the first token of one "
-             "prompt, TPOT the time per output token.</div>")
+             "prompt, TPOT the time per output token." + _later_roof_text(ladder) + "</div>")
     # On a projector (lab.css, present mode) the rows scroll in a box under their sticky head, opened at the newest
     # rung, which the tour's card talks about, and the paragraphs follow the table: under the chart at 720 px only
     # the head and the start row showed (a teacher's trial, tour steps 22-25).
     return ('<div class="ladder-pane">' + caption
             + f'<div class="ladder-rows"><table class="lab ladder">{head}{"".join(body)}</table></div>' + units
             + "</div>")
+
+
+def later_roof(ladder: Ladder):
+    """The first step whose compute roof differs from the start's (INT4 weight-only after FP8: the BF16 roof), whose
+    roof the chart draws dashed, or None: a teacher's trial found rung 2's point under the only roof drawn."""
+    first = ladder.steps[0].result.peak_flop_per_s
+    return next((step.result for step in ladder.steps if step.result.peak_flop_per_s != first), None)
+
+
+def _later_roof_text(ladder: Ladder) -> str:
+    """The dashed roof in words, where the chart draws one (:func:`later_roof`)."""
+    moved = later_roof(ladder)
+    if moved is None:
+        return ""
+    r = ladder.steps[0].result
+    return (f" The chart's dashed roof is {fmt_sig(moved.peak_flop_per_s / TFLOP)} TFLOP/s, where the compute roof "
+            f"moves from {fmt_sig(r.peak_flop_per_s / TFLOP)}: {escape(moved.compute_roof_reason)}.")
 
 
 def chart_data(ladder: Ladder) -> dict:
@@ -210,6 +227,8 @@ class LadderView(pn.viewable.Viewer):
         self.points = ColumnDataSource({"x": [], "y": [], "label": [], **unplaced(0)}, name="ladder-points")
         self.arrows = ColumnDataSource({"x_start": [], "y_start": [], "x_end": [], "y_end": []})
         self.roof = ColumnDataSource({"x": [], "y": []})
+        # A rung that moves the compute roof (INT4 weight-only from FP8: BF16's) draws the roof it moves to, dashed.
+        self.later_roof = ColumnDataSource({"x": [], "y": []}, name="ladder-later-roof")
         self.figure = self._figure()
         self.ladder: Ladder | None = None
         self._key = None
@@ -254,6 +273,7 @@ class LadderView(pn.viewable.Viewer):
                      min_border_right=LAST_TICK_ROOM)
         wrap_title(fig)  # a phone's page: the axis titles wrap to the chart's width
         fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
+        fig.line("x", "y", source=self.later_roof, color=PALETTE["roof"], line_width=2, line_dash="dashed")
         self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")
         fig.add_layout(self.ridge)
         fig.add_layout(Arrow(end=NormalHead(size=9, fill_color=PALETTE["ladder"], line_color=PALETTE["ladder"]),
@@ -266,8 +286,8 @@ class LadderView(pn.viewable.Viewer):
         fig.add_layout(labels)
         # Laid out in the browser, clear of the roof, the arrows and the ridge, a label moved from its point joined
         # to it by a leader (at 18 px the roof's two labels sat a decade left of their points, over the ridge).
-        place_labels_in_browser(fig, labels, marks.glyph, "label", lines=[self.roof, (self.points, "x", "y")],
-                                spans=[self.ridge])
+        place_labels_in_browser(fig, labels, marks.glyph, "label",
+                                lines=[self.roof, self.later_roof, (self.points, "x", "y")], spans=[self.ridge])
         return fig
 
     @param.depends("state.result", "state.tab", "state.ladder", "state.mix", "state.block_size", watch=True)
@@ -294,16 +314,21 @@ class LadderView(pn.viewable.Viewer):
         data = chart_data(ladder)
         r = ladder.steps[0].result
         roof = roof_xy(r.peak_flop_per_s, r.bandwidth)
+        moved = later_roof(ladder)
+        peak = max(r.peak_flop_per_s, moved.peak_flop_per_s if moved else 0.0)
         with pn.io.hold():
             self.table.object = ladder_table_html(ladder, note)
             self.points.data = data["points"]
             self.arrows.data = data["arrows"]
             self.roof.data = roof
+            self.later_roof.data = (roof_xy(moved.peak_flop_per_s, moved.bandwidth) if moved
+                                    else {"x": [], "y": []})
             self.ridge.location = r.ridge_point
             self.figure.x_range.start, self.figure.x_range.end = 0.5, fit_x_end(data["points"]["x"])
             low = min(data["points"]["y"]) / 3
             self.figure.y_range.start = 10 ** math.floor(math.log10(low)) if low > 0 else 0.1
-            self.figure.y_range.end = 10 ** math.ceil(math.log10(10 * r.peak_flop_per_s / TFLOP))
+            # A decade over the roof's flat, not two (a teacher's trial: an FP8 roof at 1,979 ran the axis to 10⁵)
+            self.figure.y_range.end = 10 ** math.ceil(math.log10(1.5 * peak / TFLOP))
 
     @param.depends("state.present", watch=True)
     def _on_present(self) -> None:

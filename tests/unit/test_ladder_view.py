@@ -211,3 +211,22 @@ def test_an_moes_rows_name_the_intensity_they_print_and_why_past_the_ridge_is_me
     assert "<td>2.655<br><span class=\"pulls\">memory</span></td>" in page
     dense = ladder_table_html(climb(Scenario(model="llama-3-70b", tp=2)))
     assert "<th>I = 2·B·k/p</th>" in dense and "by KV reads</span>" not in dense
+
+
+def test_a_rung_that_moves_the_compute_roof_draws_the_roof_it_moves_to():
+    """A teacher's trial: from FP8 weights, rung 2's INT4 (weight-only, BF16 arithmetic) sat under the only roof
+    drawn, the FP8 one, and the axis ran to 10⁵. The BF16 roof is drawn dashed and said under the table; the axis
+    ends a decade over the higher roof."""
+    from app.ladder_view import LadderView, later_roof
+    from app.state import LabState
+
+    start = Scenario(model="llama-3-8b", gpu="h200", weight_dtype="fp8", batch=24, spec_k=3)
+    ladder = climb(start)
+    moved = later_roof(ladder)
+    assert moved.compute_roof == "bf16" and moved.peak_flop_per_s == pytest.approx(989.4e12)
+    html = ladder_table_html(ladder)
+    assert ("The chart's dashed roof is 989.4 TFLOP/s, where the compute roof moves from 1,979: INT4 is weight-only "
+            "(W4A16): dequantised and multiplied in BF16.") in html
+    assert later_roof(climb(Scenario(tp=2))) is None and "dashed roof" not in ladder_table_html(climb(Scenario(tp=2)))
+    view = LadderView(state=LabState(scenario=start, tab="Ladder"))
+    assert max(view.later_roof.data["y"]) == pytest.approx(989.4) and view.figure.y_range.end == 1e4
