@@ -55,13 +55,14 @@ function derivation(C, s, r) {
   const read = gb(r.weight_bytes_read) + " (" + gib(r.weight_bytes_read);
   const meanStored = "× " + pyG(r.weight_bytes_read / nRead) + " bytes (their mean as stored)";
   const w = {};
-  // Step 1: weight traffic
+  // Step 1: weight traffic; split, the slowest stage's GPU's read beside its own holdings
+  const slowest = C.profiles[wd].stages[r.slowest_stage];
   w.weights = [
-    C.moe ? pyFixed(nRead, 0) + " " + (split ? "of the " + pyFixed(r.weight_params_held, 0) +
+    C.moe ? pyFixed(nRead, 0) + " " + (split ? "of the " + pyFixed(slowest.params[0] + slowest.params[1], 0) +
       " parameters this GPU holds (" + pyInt(C.n_params) + " in the whole model; " : "of " + pyInt(C.n_params) +
       " parameters (") + "the experts " + pyInt(B * k) + (B * k === 1 ? " token touches) " : " tokens touch) ") +
       (stored && split ? meanStored : stored ? "as stored" : "× " + pyG(pw) + " bytes") + " = " + read +
-      (split ? " on this GPU); this GPU holds " + gib(r.weight_bytes_held) + " of the model's " +
+      (split ? " on this GPU); this GPU holds " + gib(heldBytes(slowest)) + " of the model's " +
         gib(C.n_params * pw) : "); memory holds all " + gib(r.weight_bytes_held))
     : stored && split ? pyFixed(nRead, 0) + " weights on this GPU (of " + pyInt(C.n_params) + " in the whole model) " +
       meanStored + " = " + read + ")" + perGpuNote
@@ -298,7 +299,8 @@ function manyGpus(C, s, r, w) {
     return sum;
   });
   let fullest = 0;
-  stages.forEach((x, i) => { if (x > stages[fullest]) { fullest = i; } });
+  // the fullest; on a tie the memory bar's stage (core/explain.py _kv_per_gpu)
+  stages.forEach((x, i) => { if (x > stages[fullest] || (x === stages[fullest] && i === r.memory_stage)) { fullest = i; } });
   const pieces = K.terms.filter((t) => t.here[fullest] && bpt(t)).map((t) => t.here[fullest] + " × " +
     pyGGroup(bpt(t)) + " bytes × " + (t.share === "replicated" ? "1" : t.share === "even" ? "1/" + X.tp
       : "ceil(" + K.h_kv + "/" + X.tp + ")/" + K.h_kv));

@@ -240,6 +240,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
                     + (f", of stage {r.slowest_stage + 1} of {r.pp}, the slowest" if r.pp > 1 else "")
                     + ": its share, see Step 7)") if split else ""
     stored = r.weight_dtype == "stored"
+    # The GPU whose step this is: its stage's weights held beside its read (an engineer's trial: DeepSeek-V3's stage
+    # 2 read 19,803,849,428 "of the 21,336,185,856 parameters this GPU holds", stage 1's, the one memory binds).
+    slowest = r.deployment.profile.stages[r.slowest_stage]
+    stored = r.weight_dtype == "stored"
     weights = (
         Quantity("params", "Parameters N" + (" (whole model)" if split else ""),
                  "from config.json" + (" (MoE: total held; active per token)" if m.moe else ""),
@@ -247,7 +251,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{r.n_params / 1e9:,.2f}e9"),
         Quantity("weights", "Weight bytes read per step" + per_gpu,
                  "N_read·p (MoE: the experts the step's tokens touch)" if m.moe else "N·p",
-                 (f"{n_read:,.0f} " + (f"of the {r.weight_params_held:,.0f} parameters this GPU holds "
+                 (f"{n_read:,.0f} " + (f"of the {slowest.params_held:,.0f} parameters this GPU holds "
                                        f"({r.n_params:,} in the whole model; " if split
                                        else f"of {r.n_params:,} parameters (")
                   + f"the experts {r.batch * r.tokens_per_read:,} "
@@ -256,7 +260,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                      else "as stored" if stored else f"× {r.bytes_per_weight:g} bytes") + " = "
                   f"{fmt_bytes_gb(r.weight_bytes_read)} "
                   f"({fmt_bytes_gib(r.weight_bytes_read)}{' on this GPU' if split else ''}); "
-                  + (f"this GPU holds {fmt_bytes_gib(r.weight_bytes_held)} of the model's "
+                  + (f"this GPU holds {fmt_bytes_gib(slowest.weight_bytes_held)} of the model's "
                      f"{fmt_bytes_gib(r.model_weight_bytes)}" if split else
                      f"memory holds all {fmt_bytes_gib(r.weight_bytes_held)}"))
                  if m.moe else
@@ -522,7 +526,9 @@ def _kv_per_gpu(r: ScenarioResult) -> Quantity:
     h_kv = m.n_kv_heads if r.gqa else m.n_heads
     counts = plan.stage_layers()
     stages = plan.kv_bytes_per_token_per_stage(r.kv_bytes_per_element, r.gqa)
-    stage = max(range(len(stages)), key=lambda i: stages[i])
+    # The fullest; on a tie the memory bar's stage (a trial read "stage 3 of 3" for the weights held, then "stage 1
+    # of 3" for the KV of Qwen3-30B-A3B's three stages of 16 layers, the same bytes)
+    stage = max(range(len(stages)), key=lambda i: (stages[i], i == r.memory_stage))
     start = sum(counts[:stage])
     end = start + counts[stage]
     pieces = []

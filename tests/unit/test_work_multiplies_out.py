@@ -375,3 +375,18 @@ def test_the_charts_title_gives_the_readouts_intensities():
     shown = {q.key: q.value for q in rows(lab.result)}
     assert shown["intensity"] == "118,000 FLOP/byte" and shown["intensity-kv"] == "54,172 FLOP/byte"
     assert "\nI = 118,000 FLOP/byte (weights" in title and "\nI = 54,172 counting KV reads" in title
+
+
+def test_a_split_step_names_one_gpus_read_and_holdings_and_ties_name_the_memory_stage():
+    """An engineer's trial: DeepSeek-V3 on TP = 8, PP = 2, EP = 2 printed stage 2's read "of the 21,336,185,856
+    parameters this GPU holds", stage 1's; and Qwen3-30B-A3B's three stages of 16 layers named stage 3 for the
+    weights held and stage 1 for the same KV bytes."""
+    r = Scenario(model="deepseek-v3", gpu="h200", weight_dtype="fp8", tp=8, pp=2, ep=2, batch=32,
+                 context=4096).evaluate()
+    slowest = r.deployment.profile.stages[r.slowest_stage]
+    assert r.slowest_stage != r.memory_stage and slowest.params_held != r.weight_params_held
+    q = quantities(r)
+    assert f"of the {slowest.params_held:,.0f} parameters this GPU holds" in q["weights"].work
+    qwen = Scenario(model="qwen3-30b-a3b", tp=4, pp=3, ep=2).evaluate()
+    q = quantities(qwen)
+    assert qwen.memory_stage == 2 and "stage 3 of 3" in q["weights-gpu"].work and "stage 3 of 3" in q["kv-gpu"].work
