@@ -424,8 +424,9 @@ def _fitted(engine: str | None, *path: str) -> tuple[float, str] | None:
     if "engines" not in generic:  # a constant every engine shares
         return float(generic["value"]), f"fitted on {generic['points']} calibration measurements of {on}"
     why = "generic preset" if engine is None else f"no calibration measurement of {engine}: the generic value"
-    engines = "1 engine's fitted value" if generic["engines"] == 1 else f"{generic['engines']} engines' fitted values"
-    return float(generic["value"]), f"{why}, the median of {engines} ({on})"
+    engines = ("the one engine with a fitted value" if generic["engines"] == 1
+               else f"the median of {generic['engines']} engines' fitted values")
+    return float(generic["value"]), f"{why}, {engines} ({on})"
 
 
 def stored_weight_format(model) -> str:
@@ -520,11 +521,14 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     if link:
         group = f"{engine} ({collective})" if engine and collective else engine
         got = _fitted(group, "allreduce_alpha_s", link)
+        # One measurement per link, used for every part on it: said (an engineer's trial found an H200's bus bandwidth
+        # sourced from an H100 machine's table, unexplained).
+        shared = f"the {link} figure, used for {', '.join(coll.get('parts', ()))}: "
         alpha = Constant(*got) if got else Constant(
             float(coll["alpha_s"]), f"prior {fmt_seconds(coll['alpha_s'])} per call (measured at {coll['gpus']} "
-                                    f"GPUs): {_entry_text(coll)}")
-        busbw = Constant(float(coll["bus_bandwidth"]), f"bus bandwidth {coll['bus_bandwidth'] / 1e9:,.0f} GB/s: "
-                                                       f"{_entry_text(coll)}")
+                                    f"GPUs): {shared}{_entry_text(coll)}")
+        busbw = Constant(float(coll["bus_bandwidth"]), f"bus bandwidth {coll['bus_bandwidth'] / 1e9:,.0f} GB/s, "
+                                                       f"{shared}{_entry_text(coll)}")
     else:
         alpha = Constant(0.0, "one GPU: no all-reduce")
         busbw = Constant(1.0, "one GPU: no all-reduce")
@@ -737,7 +741,7 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                    f"{fmt_bandwidth(bw)} [{p.weight_format}: {fmt_sig(fmt['matrix'])} B/weight, embedding "
                    f"{fmt_sig(fmt['embedding'])}, head {fmt_sig(fmt['head'])}]", fmt["source"]),
         "embedding": ((f"({fmt_bytes_gb(x.weight_bytes_gathered, 3)} − {fmt_bytes_gb(x.weight_bytes_format, 3)}) / "
-                       f"{fmt_bandwidth(bw)} (B·k·h rows instead of V·h)") if embedding == "gathered"
+                       f"{fmt_bandwidth(bw)} (B·k rows of d_model instead of all V)") if embedding == "gathered"
                       else "article convention: the whole table counted every step (0)",
                       "article 000 counts every parameter read each step; a decode step gathers B·k embedding rows"),
         "hbm": (read("hbm", "memory time", both, _divisor(p.stream_fraction.value)), p.stream_fraction.source),
@@ -758,12 +762,12 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                       f"{_factor(p.attention_fraction.value)})", p.attention_fraction.source),
         "overlap": (_overlap_text(p.overlap_n.value, *reads[at["overlap"] + 1]), p.overlap_n.source),
         "collectives": ((f"{x.allreduce_calls:.0f} × ({_us(p.allreduce_alpha_s.value)} + "
-                         f"{x.allreduce_bytes:,.0f} bytes × 2({x.tp:.0f}−1)/{x.tp:.0f} / "
+                         f"{x.allreduce_bytes:,.0f} bytes × 2({x.tp:.0f}−1)/{x.tp:.0f} [ring, n = TP] / "
                          f"{fmt_sig(p.bus_bandwidth.value / 1e9, 4)} GB/s)") if x.allreduce_calls else "one GPU: none",
                         f"{p.allreduce_alpha_s.source}; {p.bus_bandwidth.source}" if x.allreduce_calls else ""),
         "launches": ((f"CUDA graphs: one launch + {kernels} × {_us(p.graph_gap_s.value)} "
                       "GPU gap") if p.cuda_graphs.value else
-                     (f"max(GPU + {kernels} × {_us(p.stream_gap_s.value)} gaps, {x.kernels:.0f} × "
+                     (f"max(GPU time + {kernels} × {_us(p.stream_gap_s.value)} gaps, {x.kernels:.0f} × "
                       f"{_us(p.launch_cpu_s.value)} host time per kernel)"),
                      f"{p.cuda_graphs.source}; host time per kernel: {p.launch_cpu_s.source}; GPU gap: "
                      f"{(p.graph_gap_s if p.cuda_graphs.value else p.stream_gap_s).source}"),

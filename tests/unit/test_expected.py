@@ -76,9 +76,9 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     # out.  Memory-bound all the way down (Llama-3-8B above), the formula alone gives the term.
     e = expected_step(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm").evaluate())
     term = {t.key: t for t in e.terms}["embedding"]
-    assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k·h rows instead of V·h) = −0.1858 ms of memory "
-                            "time; the GPU's time goes 2.2422 ms → 2.0564 ms and the step, max(GPU time, launches "
-                            "2.128 ms), goes 2.2422 ms → 2.1280 ms")
+    assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k rows of d_model instead of all V) = "
+                            "−0.1858 ms of memory time; the GPU's time goes 2.2422 ms → 2.0564 ms and the step, "
+                            "max(GPU time, launches 2.128 ms), goes 2.2422 ms → 2.1280 ms")
     assert term.gpu_seconds == pytest.approx(-0.1858e-3, abs=5e-8)
     assert round(term.seconds * 1e3, 4) == -0.1142 and term.seconds * 1e3 == pytest.approx(2.128 - 2.242, abs=5e-4)
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
@@ -86,8 +86,9 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     # The other terms end with the step before and after them; where their formula is a time, it is set beside
     # the ceiling's for the same work (a later trial: "160 × (31 µs + …) = 4.97 ms" printed beside "+ 4.003 ms").
     terms = {t.key: t for t in expected_step(Scenario(model="llama-3-70b", tp=8).evaluate(), "vLLM").terms}
-    assert terms["collectives"].formula == ("160 × (31.02 µs + 16,384 bytes × 2(8−1)/8 / 478.9 GB/s) = 4.973 ms in "
-                                            "place of the ceiling's 0.9702 ms; the step goes 8.160 ms → 12.163 ms")
+    assert terms["collectives"].formula == ("160 × (31.02 µs + 16,384 bytes × 2(8−1)/8 [ring, n = TP] / 478.9 "
+                                            "GB/s) = 4.973 ms in place of the ceiling's 0.9702 ms; the step goes "
+                                            "8.160 ms → 12.163 ms")
     assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
     assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.2578 ms → 6.5402 ms"
     # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
@@ -110,7 +111,8 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     assert launches.formula.startswith("CUDA graphs: one launch + 1044 kernels (884 + 160 all-reduces) × 1.028 µs")
     assert launches.source.startswith("vLLM captures CUDA graphs, whatever the lab's CUDA-graphs lever (off): ")
     generic = {t.key: t for t in expected_step(r).terms}["launches"]
-    assert generic.formula.startswith("max(GPU + 1044 kernels (884 + 160 all-reduces) × 2.493 µs gaps, 1044 × 4.084 µs")
+    assert generic.formula.startswith(
+        "max(GPU time + 1044 kernels (884 + 160 all-reduces) × 2.493 µs gaps, 1044 × 4.084 µs")
     assert generic.source.startswith("the scenario's CUDA-graphs lever")
 
 

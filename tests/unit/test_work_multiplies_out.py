@@ -297,7 +297,7 @@ def test_the_expected_terms_constants_have_the_digits_their_terms_need():
     says 2.259; "884 kernels × 2.49 µs gaps" is 2.201 ms beside + 2.204 ms; "× 0.331" gave 2.065 ms for 2.063; the
     readout's "23 tokens/s × 42.92 ms / 60.27 ms = 17 tokens/s" is 16.4."""
     text = _expected_text(model="llama-3-70b")
-    assert "+ 2.204 ms → 16.7 tokens/s per sequence max(GPU + 884 kernels × 2.493 µs gaps" in text
+    assert "+ 2.204 ms → 16.7 tokens/s per sequence max(GPU time + 884 kernels × 2.493 µs gaps" in text
     assert 884 * 2.493e-6 == pytest.approx(2.204e-3, abs=5e-7)
     gemm = re.search(r"([\d.]+) TFLOP / \(([\d.]+) TFLOP/s × ([\d.]+) × ([\d.]+)\) = ([\d.]+) ms in place", text)
     flop, peak, fraction, factor, ms = map(float, gemm.groups())
@@ -329,7 +329,7 @@ def test_split_into_stages_the_kernels_are_the_slowest_stages_everywhere():
     assert layers == (29, 30, 30, 29) and r.slowest_stage == 3 and r.kernels_per_step == 323
     assert quantities(r)["overhead"].work.startswith("323 kernels (29 layers on this GPU) → 323 × 4 µs")
     launches = {t.key: t for t in expected_step(r).terms}["launches"]
-    assert launches.formula.startswith("max(GPU + 323 kernels × ")
+    assert launches.formula.startswith("max(GPU time + 323 kernels × ")
 
 
 @pytest.mark.parametrize(("levers", "shown"), [({"model": "llama-3-70b", "tp": 2, "batch": 64}, "31,011"),
