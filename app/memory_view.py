@@ -142,7 +142,7 @@ def memory_html(r: ScenarioResult, approximate: str = "") -> str:
         + f'<div class="mem-track">{"".join(segs)}'
         f'<div class="mem-cap" style="left:{cap * scale:.3f}%"></div></div>'
         f'<div class="mem-legend">{legend}<b style="margin-left:10px">┃</b> capacity {cap:,.1f} GiB '
-        '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>'
+        '<span style="margin-left:14px;white-space:nowrap">(GiB = 2^30 bytes)</span></div>'
     )
 
 

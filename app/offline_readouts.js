@@ -244,7 +244,7 @@ function memoryHtml(C, s, r) {
       "</div>" : "") + '<div class="mem-track">' + segs.join("") + '<div class="mem-cap" style="left:' +
     pyFixed(cap * scale, 3, false) + '%"></div></div>' + '<div class="mem-legend">' + legend +
     '<b style="margin-left:10px">┃</b> capacity ' + pyFixed(cap, 1) + " GiB " +
-    '<span style="margin-left:14px">(GiB = 2^30 bytes)</span></div>';
+    '<span style="margin-left:14px;white-space:nowrap">(GiB = 2^30 bytes)</span></div>';
 }
 function floorWork(freeGib, seqGib, n) {
   // core/explain.py _floor_work: as many digits as make the printed quotient floor to n.
