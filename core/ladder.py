@@ -129,7 +129,7 @@ def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
         notes.append(f"B is per micro-batch: PP = {start.pp} micro-batches are in flight, and the tokens/s per GPU "
                      "count them all.")
     if r.model.approximate:
-        notes.append(r.model.approximate_note(see="").replace("approximate:", "Approximate:", 1) + ".")
+        notes.append(f"Approximate: {r.model.unmodelled_keys_text} not modelled.")
     return start, " ".join(notes)
 
 

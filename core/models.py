@@ -327,9 +327,13 @@ class ModelSpec:
         (the offline page), and the parenthesis is left out."""
         if not self.unmodelled:
             return ""
-        keys = ", ".join(self.unmodelled[:4]) + (f" and {len(self.unmodelled) - 4} more" if len(self.unmodelled) > 4
-                                                  else "")
-        return f"approximate: {keys} not modelled" + (f" ({see})" if see else "")
+        return f"approximate: {self.unmodelled_keys_text} not modelled" + (f" ({see})" if see else "")
+
+    @property
+    def unmodelled_keys_text(self) -> str:
+        """The config keys the lab does not model, in words: the first four and how many more (``""`` when none)."""
+        more = len(self.unmodelled) - 4
+        return ", ".join(self.unmodelled[:4]) + (f" and {more} more" if more > 0 else "")
 
     # -- the stack --------------------------------------------------------------
     @property
