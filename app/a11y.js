@@ -39,6 +39,17 @@ function pressedFollowsActive(button) {
   new MutationObserver(sync).observe(button, { attributes: true, attributeFilter: ["class"] });
   sync();
 }
+// The WAI-ARIA tabs pattern's keys, for both tab lists below: the arrows (Up and Down too where vertical), Home and
+// End give the tab to open, or null: another key, a modifier held, or a tab clicked with the pointer, whose arrows
+// stay the tour's (notePointerFocus).
+function tabKeyTarget(event, all, i, vertical) {
+  const keys = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: all.length - 1 };
+  if (vertical) Object.assign(keys, { ArrowDown: i + 1, ArrowUp: i - 1 });
+  const to = keys[event.key];
+  if (i < 0 || to === undefined || event.altKey || event.ctrlKey || event.metaKey) return null;
+  if (all[i].hasAttribute("data-pointer-focus")) return null;
+  return all[(to + all.length) % all.length];
+}
 // Bokeh's tabs (the Hardware tab's sections) are divs a key can focus (tabindex 0) but not open: they answered
 // clicks only. Each is a tab that says whether it is open, Enter or Space opens it, and the arrows, Home and End
 // open the one beside, first or last (the WAI-ARIA tabs pattern, activation on focus).
@@ -49,16 +60,15 @@ function tabAnswersKeys(tab) {
   new MutationObserver(sync).observe(tab, { attributes: true, attributeFilter: ["class"] });
   sync();
   tab.addEventListener("keydown", (event) => {
-    const all = Array.from(tab.parentNode.querySelectorAll(":scope > .bk-tab")), i = all.indexOf(tab);
-    const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0,
-                 End: all.length - 1 }[event.key];
-    if (to !== undefined && tab.hasAttribute("data-pointer-focus")) return;  // clicked: the tour's arrows
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       tab.click();
-    } else if (to !== undefined) {
+      return;
+    }
+    const all = Array.from(tab.parentNode.querySelectorAll(":scope > .bk-tab"));
+    const next = tabKeyTarget(event, all, all.indexOf(tab), true);
+    if (next) {
       event.preventDefault();
-      const next = all[(to + all.length) % all.length];
       next.focus();
       next.click();
       // Bokeh draws the headers again on a change of tab: the focus goes to the open one's new header.
@@ -176,13 +186,11 @@ function tabBar(group) {
                                               childList: true });
   sync();
   group.addEventListener("keydown", (event) => {
-    const all = buttons(), i = all.indexOf(event.composedPath().find((e) => all.includes(e)));
-    const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: all.length - 1 }[event.key];
-    if (i < 0 || to === undefined || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (all[i].hasAttribute("data-pointer-focus")) return;  // clicked with the pointer: the arrows are the tour's
+    const all = buttons();
+    const next = tabKeyTarget(event, all, all.indexOf(event.composedPath().find((e) => all.includes(e))), false);
+    if (!next) return;
     event.preventDefault();
     event.stopPropagation();  // not the tour's arrows: on the tab bar they move between views
-    const next = all[(to + all.length) % all.length];
     next.focus();
     next.click();
   });
