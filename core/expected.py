@@ -143,7 +143,8 @@ class ChainInputs:
         peak_lab, peak_gemm, peak_bf16: the lab's roof, the format's compute roof and the BF16 roof, FLOP/s.
         allreduce_calls, allreduce_bytes, tp: TP all-reduces per step, one message's bytes, the TP degree.
         communication_other_s: the lab's communication that is not TP all-reduce (PP sends, EP all-to-all).
-        kernels: kernels one step launches under the engine's fusion (all-reduces included).
+        kernels: kernels one step launches under the engine's fusion (every collective call included).
+        other_calls: the collective calls that are not TP all-reduces (EP all-to-all, PP sends), each a kernel.
         is_prefill: 1 for a prefill step (the engine's per-request overhead applies), 0 for decode.
         grouped_kv: 1 when several query heads share each KV head (GQA/MQA/MLA), 0 for multi-head attention.
     """
@@ -170,6 +171,7 @@ class ChainInputs:
     kernels: float
     is_prefill: float
     grouped_kv: float
+    other_calls: float = 0.0
 
     @staticmethod
     def stack(items: list[ChainInputs]) -> ChainInputs:
@@ -605,7 +607,10 @@ def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInput
     # gave 334 kernels beside the ceiling's 323)
     layers = r.deployment.profile.stages[r.slowest_stage].layers
     calls = 2 * layers if r.tp > 1 else 0
-    kernels = overhead.kernels_per_step(layers, params.fusion) + calls
+    # Each collective call is a kernel launched (an engineer's trial: 60 all-to-alls left out of "334 + 60 all-reduces")
+    other_calls = sum(c.calls for c in r.deployment.profile.stages[r.slowest_stage].collectives
+                      if c.name != "TP all-reduce")
+    kernels = overhead.kernels_per_step(layers, params.fusion) + calls + other_calls
     return ChainInputs(
         compute_s=r.compute_time_s,
         compute_attention_s=r.attention_flop_per_step / r.peak_flop_per_s,
@@ -616,7 +621,8 @@ def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInput
         peak_gemm=gpu.dense_flop_per_s[compute], peak_bf16=gpu.dense_flop_per_s["bf16"],
         allreduce_calls=calls, allreduce_bytes=r.allreduce_bytes, tp=r.tp,
         communication_other_s=_other_communication(r, calls), kernels=kernels,
-        is_prefill=1.0 if r.phase == "prefill" else 0.0, grouped_kv=1.0 if m.kv_heads(r.gqa) < m.n_heads else 0.0)
+        is_prefill=1.0 if r.phase == "prefill" else 0.0, grouped_kv=1.0 if m.kv_heads(r.gqa) < m.n_heads else 0.0,
+        other_calls=float(other_calls))
 
 
 def _other_communication(r: ScenarioResult, calls: int) -> float:
@@ -733,8 +739,10 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     fmt = load_efficiency()["formats"][p.weight_format]
     bw = x.bandwidth
     # The ceiling's kernels (Show your work's count) and each all-reduce's own, named apart: 884 there, 1044 here.
-    calls = float(x.allreduce_calls)
-    kernels = (f"{x.kernels:.0f} kernels ({x.kernels - calls:.0f} + {calls:.0f} all-reduces)" if calls
+    calls, others = float(x.allreduce_calls), float(x.other_calls)
+    named = [f"{n:.0f} {one if n == 1 else many}" for n, one, many in
+             ((calls, "all-reduce", "all-reduces"), (others, "other collective call", "other collective calls")) if n]
+    kernels = (f"{x.kernels:.0f} kernels ({x.kernels - calls - others:.0f} + {' + '.join(named)})" if named
                else f"{x.kernels:.0f} kernels")
     formulas = {
         "format": (f"({fmt_bytes_gb(x.weight_bytes_format, 3)} − {fmt_bytes_gb(x.weight_bytes_lab, 3)}) / "
@@ -788,8 +796,8 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     }
     if x.allreduce_calls and float(x.communication_other_s):  # the rest of the communication, as the ceiling's
         text, source = formulas["collectives"]
-        formulas["collectives"] = (f"{fmt_seconds(float(x.communication_other_s))} of other communication (the "
-                                   f"ceiling's) + {text}", source)
+        formulas["collectives"] = (f"{fmt_seconds(float(x.communication_other_s))} of other communication (EP "
+                                   f"all-to-all, PP sends: the ceiling's, α not fitted for them) + {text}", source)
     raw = {"format": (x.weight_bytes_format - x.weight_bytes_lab) / bw,
            "embedding": (x.weight_bytes_gathered - x.weight_bytes_format) / bw if embedding == "gathered" else 0.0}
     # Every other term's formula gives a time the step already counted part of (the GEMMs' 40.28 ms where the

@@ -93,7 +93,8 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.2578 ms → 6.5402 ms"
     # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
     moe = {t.key: t for t in expected_step(Scenario(model="qwen3-30b-a3b", tp=2, ep=2).evaluate(), "vLLM").terms}
-    assert moe["collectives"].formula.startswith("0.5777 ms of other communication (the ceiling's) + 96 × (31.02 µs + ")
+    assert moe["collectives"].formula.startswith("0.5777 ms of other communication (EP all-to-all, PP sends: the "
+                                                 "ceiling's, α not fitted for them) + 96 × (31.02 µs + ")
     assert "= 3.557 ms in place of the ceiling's 1.155 ms" in moe["collectives"].formula
     assert round(moe["collectives"].seconds * 1e3, 3) == 2.402
     # TP alone has no other communication: the ceiling's less its all-reduces is rounding, not "0.000000000000108 µs
@@ -332,3 +333,19 @@ def test_the_overlap_term_prints_what_it_smooths_and_they_multiply_out():
         assert (c**n + m**n) ** (1 / n) == pytest.approx(inner, abs=1.5 * 10**-digits, rel=2e-3)
         assert round(inner + comm, digits) == gpu  # the GPU time is the two printed parts' sum
         assert (gpu**n + cpu**n) ** (1 / n) == pytest.approx(outer, rel=2e-3)
+
+
+def test_every_collective_call_is_a_kernel_launched():
+    """An engineer's trial on DeepSeek-V3 (TP = 8, PP = 2, EP = 2): the launches counted "334 + 60 all-reduces" and
+    left out the step's all-to-alls and its PP send; the other communication kept the ceiling's per-call time
+    without saying so."""
+    r = Scenario(model="deepseek-v3", gpu="h200", weight_dtype="fp8", tp=8, pp=2, ep=2, batch=32,
+                 context=4096).evaluate()
+    slowest = r.deployment.profile.stages[r.slowest_stage]
+    others = sum(c.calls for c in slowest.collectives if c.name != "TP all-reduce")
+    x = chain_inputs(r, engine_parameters(r))
+    assert others > 0 and x.other_calls == others and x.kernels == r.kernels_per_step + x.allreduce_calls + others
+    terms = {t.key: t for t in expected_step(r).terms}
+    assert (f"{x.kernels:.0f} kernels ({r.kernels_per_step} + {x.allreduce_calls:.0f} all-reduces + {others:.0f} "
+            "other collective calls)") in terms["launches"].formula
+    assert "(EP all-to-all, PP sends: the ceiling's, α not fitted for them)" in terms["collectives"].formula
