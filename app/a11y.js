@@ -374,6 +374,7 @@ function readAtDeviceWidth() {
 
 function keepFixing() {
   readAtDeviceWidth();
+  say("");  // the status region is in the page before its first sentence: a region added already filled goes unread
   keepFocusOnReplace();
   notePointerFocus();
   fix();
