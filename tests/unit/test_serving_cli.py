@@ -7,6 +7,7 @@ import pytest
 
 from core.cli import main
 from core.model_catalogue import get_model
+from core.scenario import Scenario
 
 
 def run_json(capsys, *args):
@@ -109,3 +110,16 @@ def test_the_command_line_starts_where_the_tabs_do_and_says_so(capsys):
     text = capsys.readouterr().out
     assert text.startswith("The scenario does not fit at TP = 2 (weights and KV cache at B = 64): it starts at TP = 4")
     assert ", 70 slots (what fits at S = 8,192)," in text
+
+
+def test_disaggregation_reads_what_the_serving_tab_reads_whatever_the_context_flag(capsys):
+    """An engineer's trial: --context 4096 decoded at 4,096 tokens (121.6 req/s) where the Serving tab, for the same
+    scenario, read P + O/2 = 2,150 (163.2 req/s), and the verdict flipped between the two."""
+    from app.serving_system import pools_html
+    from core.disaggregation import OUTPUT_LEN, RATE
+
+    flags = ["--model", "qwen3-30b-a3b", "--tp", "2", "--pp", "2", "--context", "4096"]
+    out = run_json(capsys, "disaggregation", *flags, "--rate", str(RATE), "--output", str(OUTPUT_LEN))
+    assert out["context"] == 2000 + OUTPUT_LEN // 2
+    html = pools_html(Scenario(model="qwen3-30b-a3b", tp=2, pp=2, context=4096), None, 16)
+    assert f"<td>{out['decode']['rate_per_instance']:.3f}</td>" in html
