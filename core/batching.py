@@ -433,7 +433,8 @@ class BatchingRun:
             "slots": self.slots,
             "lanes": self.lanes,
             "steps": int(len(self.step_batch)),
-            "output_tokens": self.output_tokens,
+            "output_tokens": self.lanes * self.output_tokens,  # every lane's, as tokens_per_s counts them
+            "output_tokens_per_lane": self.output_tokens,
             "makespan_s": self.makespan_s,
             "tokens_per_s": self.tokens_per_s,
             "mean_batch": self.mean_batch,

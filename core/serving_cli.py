@@ -228,7 +228,8 @@ def _batching_text(c) -> str:
              + ("; tokens/s count every lane" if c.table.lanes > 1 else "")]
     for run in (c.static, c.continuous):
         s = run.summary()
-        lines.append(f"  {run.policy:10s}: sustained batch {s['sustained_batch']:6.2f}, mean intensity "
+        lines.append(f"  {run.policy:10s}: sustained batch {s['sustained_batch']:6.2f} ({s['time_mean_batch']:6.2f} "
+                     "over the run), mean intensity "
                      f"{s['mean_intensity']:7.1f} FLOP/byte, {s['tokens_per_s']:9,.1f} tokens/s, TTFT mean "
                      f"{s['ttft_mean_s']:8.3f} s, TPOT mean {1e3 * (s['tpot_mean_s'] or 0):7.2f} ms, end-to-end "
                      f"{s['e2e_mean_s']:8.3f} s")
