@@ -106,7 +106,10 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     the bound, tokens/s per sequence and per GPU, the largest batch that fits, TTFT and TPOT."""
     rows = ladder_rows(ladder)
     moe = ladder.steps[0].result.model.moe
-    ridge = ladder.final.numbers()["ridge_point"]
+    ridge = ladder.steps[0].numbers()["ridge_point"]
+    moved = later_roof(ladder)
+    ridges = (f"Ridge point {fmt_sig(ridge)} FLOP/byte ({fmt_sig(moved.ridge_point)} on the dashed roof)" if moved
+              else f"Ridge point {fmt_sig(ridge)} FLOP/byte")
     # The readouts' formula: an MoE's step reads the experts its B·k tokens touch (a trial found "16 · 1 · 2" beside
     # I = 2.655 under "I = 2·B·k/p").
     intensity = "I = 2·B·k·N_active / (N_read·p)" if moe else "I = 2·B·k/p"
@@ -122,7 +125,8 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<tr data-rung="{escape(row["rung"] or "start")}">'
             f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
             f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
-            f'<td>{fmt_sig(row["intensity"])}<br><span class="pulls">{escape(_bound(row, ridge))}</span></td>'
+            f'<td>{fmt_sig(row["intensity"])}<br>'
+            f'<span class="pulls">{escape(_bound(row, row["ridge_point"]))}</span></td>'
             f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
@@ -141,7 +145,7 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         f"From {escape(start.models)}." + (f" <b>{escape(note)}</b>" if note else "") + "</div>")
     units = ('<div class="caption">B is derived, not set: one request at a time until continuous batching, then '
              "the batch the batching simulation sustains in the slots the KV capacity allows (at most 256), so a rung "
-             f"that frees capacity raises B too. Ridge point {fmt_sig(ridge)} FLOP/byte. Every rate and time is the "
+             f"that frees capacity raises B too. {ridges}. Every rate and time is the "
              "lab's roofline ceiling, not what a measured engine delivers.</div>"
              '<div class="caption">B the batch, k tokens per weight read, p bytes per weight; I in FLOP/byte on '
              "the weights" + (" (N_active / N_read: the active parameters over those the step reads, the experts "

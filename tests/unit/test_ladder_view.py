@@ -228,5 +228,11 @@ def test_a_rung_that_moves_the_compute_roof_draws_the_roof_it_moves_to():
     assert ("The chart's dashed roof is 989.4 TFLOP/s, where the compute roof moves from 1,979: INT4 is weight-only "
             "(W4A16): dequantised and multiplied in BF16.") in html
     assert later_roof(climb(Scenario(tp=2))) is None and "dashed roof" not in ladder_table_html(climb(Scenario(tp=2)))
+    # The caption's ridge is the chart's (FP8's, 412), the dashed roof's beside it; the rung says the roof moved; each
+    # row's bound against its own ridge (a verification trial: "Ridge point 206.1" under a line at 412).
+    assert "Ridge point 412.3 FLOP/byte (206.1 on the dashed roof)" in html
+    rung = next(s for s in ladder.steps if s.rung == "weight_quantization")
+    assert ("; the compute roof moves from 1,979 to 989.4 TFLOP/s (INT4 is weight-only (W4A16): dequantised and "
+            "multiplied in BF16)") in rung.summary
     view = LadderView(state=LabState(scenario=start, tab="Ladder"))
     assert max(view.later_roof.data["y"]) == pytest.approx(989.4) and view.figure.y_range.end == 1e4
