@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 import numpy as np
 
@@ -39,15 +40,44 @@ __all__ = ["COMMANDS", "add_commands", "run"]
 COMMANDS = ("ladder", "batching", "paging", "disaggregation", "context-parallel", "training-memory")
 
 
+#: The most requests a stream may hold: a second or two of simulation (100,000,000 ran past a minute, a trial).
+MAX_REQUESTS = 100_000
+#: The longest sequence a flag may name, tokens: the context lever's bound.
+MAX_TOKENS = 2**21
+
+
+def _within(kind: type, low: float, high: float, accepted: str, above: bool = False):
+    """An ``argparse`` type: ``kind`` (int or float) from ``low`` (excluded when ``above``) to ``high``, finite, else
+    one line saying what is accepted (``inf`` and ``nan`` had reached the simulations and raised in them)."""
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: accepted: {accepted}") from None
+        if not (math.isfinite(value) and (value > low if above else value >= low) and value <= high):
+            raise argparse.ArgumentTypeError(f"{text}: out of range; accepted: {accepted}")
+        return value
+    return convert
+
+
+RATE_FLAG = _within(float, 0.0, 1e6, "a number of requests per second above 0, at most 1,000,000", above=True)
+SECONDS_FLAG = _within(float, 0.0, 3600.0, "seconds above 0, at most 3,600", above=True)
+TOKENS_FLAG = _within(int, 1, MAX_TOKENS, f"a whole number of tokens from 1 to {MAX_TOKENS:,}")
+SLOTS_FLAG = _within(int, 1, 65536, "a whole number from 1 to 65,536")
+
+
 def _mix_flags(p: argparse.ArgumentParser, requests: int = 1000) -> None:
     p.add_argument("--mix", choices=("sharegpt", "fixed", "uniform", "lognormal"), default="sharegpt",
                    help="request lengths: ShareGPT's (the vLLM paper's Fig. 11a means, lognormal σ = 1; default), "
                         "fixed, uniform or your own lognormal")
     p.add_argument("--prompt", metavar="TOKENS", help="fixed: P; uniform: LOW:HIGH; lognormal: the mean")
     p.add_argument("--output", metavar="TOKENS", help="fixed: O; uniform: LOW:HIGH; lognormal: the mean")
-    p.add_argument("--sigma", type=float, default=1.0, help="lognormal shape σ (default 1)")
-    p.add_argument("--requests", type=int, default=requests, help=f"requests in the stream (default {requests})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the stream (default 0)")
+    p.add_argument("--sigma", type=_within(float, 0.0, 10.0, "a number above 0, at most 10", above=True), default=1.0,
+                   help="lognormal shape σ (default 1)")
+    p.add_argument("--requests", type=_within(int, 1, MAX_REQUESTS, f"a whole number from 1 to {MAX_REQUESTS:,}"),
+                   default=requests, help=f"requests in the stream (default {requests}, at most {MAX_REQUESTS:,})")
+    p.add_argument("--seed", type=_within(int, 0, 2**32 - 1, "a whole number from 0 to 4,294,967,295"), default=0,
+                   help="seed of the stream (default 0)")
 
 
 def add_commands(sub) -> None:
@@ -62,30 +92,36 @@ def add_commands(sub) -> None:
     lad.add_argument("--rungs", default=",".join(ARTICLE_ORDER),
                      help=f"rung ids in order, comma-separated (default: {','.join(ARTICLE_ORDER)}); '' for none")
     lad.add_argument("--to-weight-dtype", default="int4", help="the precision weight quantization moves to")
-    lad.add_argument("--to-spec-k", type=int, default=4, help="the speculation depth speculative decoding moves to")
-    lad.add_argument("--block-size", type=int, default=BLOCK_SIZE, help="PagedAttention's block, tokens")
-    lad.add_argument("--ttft", type=float, default=TTFT_TARGET_S, help="disaggregation's TTFT target, s")
-    lad.add_argument("--tpot", type=float, default=TPOT_TARGET_S, help="disaggregation's TPOT target, s")
-    lad.add_argument("--rate", type=float, help="disaggregation's request rate, req/s (default: what B serves)")
+    lad.add_argument("--to-spec-k", type=_within(int, 1, 64, "a whole number from 1 to 64"), default=4,
+                     help="the speculation depth speculative decoding moves to")
+    lad.add_argument("--block-size", type=TOKENS_FLAG, default=BLOCK_SIZE, help="PagedAttention's block, tokens")
+    lad.add_argument("--ttft", type=SECONDS_FLAG, default=TTFT_TARGET_S, help="disaggregation's TTFT target, s")
+    lad.add_argument("--tpot", type=SECONDS_FLAG, default=TPOT_TARGET_S, help="disaggregation's TPOT target, s")
+    lad.add_argument("--rate", type=RATE_FLAG, help="disaggregation's request rate, req/s (default: what B serves)")
     _mix_flags(lad)
 
     bat = parser("batching", "static against continuous batching of a seeded request stream")
     _mix_flags(bat)
-    bat.add_argument("--rate", type=float, help="Poisson arrivals, req/s (default: a backlog at t = 0)")
-    bat.add_argument("--slots", type=int, help="most sequences per step (default: what fits at --max-len)")
-    bat.add_argument("--max-len", type=int, help="the engine's maximum sequence length (default: --context)")
+    bat.add_argument("--rate", type=RATE_FLAG, help="Poisson arrivals, req/s (default: a backlog at t = 0)")
+    bat.add_argument("--slots", type=SLOTS_FLAG, help="most sequences per step (default: what fits at --max-len)")
+    bat.add_argument("--max-len", type=TOKENS_FLAG, help="the engine's maximum sequence length (default: --context)")
     bat.add_argument("--steps", action="store_true", help="with --json: every step's effective batch and time")
 
     pag = parser("paging", "PagedAttention against contiguous KV allocation for a request mix")
     _mix_flags(pag)
-    pag.add_argument("--block-size", type=int, default=BLOCK_SIZE, help=f"tokens per block (default {BLOCK_SIZE})")
-    pag.add_argument("--max-len", type=int, help="what a contiguous engine reserves per sequence (default: --context)")
+    pag.add_argument("--block-size", type=TOKENS_FLAG, default=BLOCK_SIZE,
+                     help=f"tokens per block (default {BLOCK_SIZE})")
+    pag.add_argument("--max-len", type=TOKENS_FLAG,
+                     help="what a contiguous engine reserves per sequence (default: --context)")
 
     dis = parser("disaggregation", "prefill and decode pools against one colocated pool (prompt: --prompt-len)")
-    dis.add_argument("--output", type=int, default=OUTPUT_LEN, help=f"output tokens per request (default {OUTPUT_LEN})")
-    dis.add_argument("--rate", type=float, default=RATE, help=f"requests per second (default {RATE:g})")
-    dis.add_argument("--ttft", type=float, default=TTFT_TARGET_S, help=f"TTFT target, s (default {TTFT_TARGET_S:g})")
-    dis.add_argument("--tpot", type=float, default=TPOT_TARGET_S, help=f"TPOT target, s (default {TPOT_TARGET_S:g})")
+    dis.add_argument("--output", type=_within(int, 2, MAX_TOKENS, f"a whole number of tokens from 2 to {MAX_TOKENS:,}"),
+                     default=OUTPUT_LEN, help=f"output tokens per request (default {OUTPUT_LEN})")
+    dis.add_argument("--rate", type=RATE_FLAG, default=RATE, help=f"requests per second (default {RATE:g})")
+    dis.add_argument("--ttft", type=SECONDS_FLAG, default=TTFT_TARGET_S,
+                     help=f"TTFT target, s (default {TTFT_TARGET_S:g})")
+    dis.add_argument("--tpot", type=SECONDS_FLAG, default=TPOT_TARGET_S,
+                     help=f"TPOT target, s (default {TPOT_TARGET_S:g})")
 
     cp = parser("context-parallel", "Ring Attention: one sequence (--context) over N hosts")
     cp.add_argument("--hosts", default=",".join(map(str, HOSTS)), help="ring sizes N, comma-separated")
@@ -131,11 +167,16 @@ def _mix(args: argparse.Namespace) -> LengthMix:
     return LengthMix.lognormal(prompt, output, args.sigma)
 
 
-def _ints(text: str, name: str) -> list[int]:
+def _ints(text: str, name: str, high: int = 65536) -> list[int]:
+    """Whole numbers separated by commas, each from 1 to ``high`` (a ring of 999,999,999 hosts had printed a block
+    of 0 tokens)."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ValueError(f"--{name} {text!r}: whole numbers separated by commas") from None
+    if any(not 1 <= v <= high for v in values):
+        raise ValueError(f"--{name} {text!r}: each from 1 to {high:,}")
+    return values
 
 
 def run(args: argparse.Namespace) -> str:

@@ -81,7 +81,18 @@ def test_training_memory_json_and_text(capsys):
     (["batching", "--mix", "uniform", "--prompt", "5", "--output", "1:9"], "a uniform range is LOW:HIGH"),
     (["paging", "--tp", "0"], "--tp='0' is not a whole number"),
     (["context-parallel", "--hosts", "a,b"], "--hosts 'a,b': whole numbers"),
-    (["disaggregation", "--output", "1"], "output_len >= 2"),
+    (["disaggregation", "--output", "1"], "--output: 1: out of range; accepted: a whole number of tokens from 2"),
+    # A trial's: tracebacks on inf and NaN, a minute on 100,000,000 requests, absurd figures on the rest.
+    (["disaggregation", "--rate", "inf"], "--rate: inf: out of range; accepted: a number of requests per second"),
+    (["ladder", "--rate", "1e308"], "--rate: 1e308: out of range"),
+    (["batching", "--mix", "lognormal", "--prompt", "100", "--output", "100", "--sigma", "nan"],
+     "--sigma: nan: out of range; accepted: a number above 0, at most 10"),
+    (["batching", "--requests", "100000000"], "--requests: 100000000: out of range; accepted: a whole number from 1 to "
+                                              "100,000"),
+    (["context-parallel", "--hosts", "999999999"], "--hosts '999999999': each from 1 to 65,536"),
+    (["paging", "--block-size", "99999999"], "--block-size: 99999999: out of range"),
+    (["batching", "--max-len", "0"], "--max-len: 0: out of range"),
+    (["ladder", "--to-spec-k", "999"], "--to-spec-k: 999: out of range; accepted: a whole number from 1 to 64"),
 ])
 def test_errors_are_one_line(capsys, args, message):
     assert main(args) == 2
