@@ -115,14 +115,20 @@ def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
     """
     r = scenario.evaluate()
     start, notes = scenario, []
-    given = split_words(scenario.tp, scenario.pp)
+    if (r.tp, r.pp, r.ep) != (scenario.tp, scenario.pp, scenario.ep):
+        # A split past the model's heads, layers or experts (or EP on a dense model) runs at the model's
+        # (core.profiles), said once; the notes after name the split that runs (a trial read "PP = 64" and
+        # "PP = 61" for DeepSeek-V3's 61 layers in one paragraph).
+        start = scenario.clone(tp=r.tp, pp=r.pp, ep=r.ep)
+        notes += [f"{w}." for w in r.warnings if " is more than " in w or " is ignored: " in w]
+    given = split_words(r.tp, r.pp)
     if not r.fits and not r.suggested_tp:
         notes.append(f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}), nor on any split "
                      "up to the node and 1,024 GPUs: it starts as given, and a rung fits no sequence until a lever "
                      "frees memory.")
-    elif not r.fits and (r.suggested_tp, r.suggested_pp or 1) != (scenario.tp, scenario.pp):
+    elif not r.fits and (r.suggested_tp, r.suggested_pp or 1) != (r.tp, r.pp):
         tp, pp = r.suggested_tp, r.suggested_pp or 1
-        start = scenario.clone(tp=tp, pp=pp)
+        start = start.clone(tp=tp, pp=pp)
         notes.append(f"The scenario does not fit at {given} (weights and KV cache at B = {r.batch}): it starts at "
                      f"{split_words(tp, pp)}, the smallest split that fits.")
     if start.pp > 1:  # a trial: "B 1 … 238.5 tokens/s per sequence, 29.8 per GPU" on 32 GPUs, unexplained

@@ -274,3 +274,14 @@ def test_pools_under_pipeline_stages_count_every_micro_batch():
         f"pools split at {rate:,.2f} req/s (what its {r.sequences_in_flight:,} sequences in flight serve)")
     decode = last.effect["decode"]
     assert decode["rate_per_instance"] == pytest.approx(4 * decode["batch"] / (out * decode["tpot_s"]))
+
+
+def test_a_split_past_the_models_layers_starts_where_it_runs_and_says_so():
+    """A trial: DeepSeek-V3 at PP = 64 ran at its 61 layers' PP = 61 while the note said "does not fit at TP = 1,
+    PP = 64" and "PP = 64 micro-batches are in flight"; EP on a dense model went unsaid on the command line."""
+    start, note = ladder_start(Scenario(model="deepseek-v3", pp=64, ep=64))
+    assert (start.pp, start.ep) == (61, 64)
+    assert note.startswith("PP = 64 is more than DeepSeek-V3's 61 layers: evaluated at PP = 61. ")
+    assert "PP = 64" not in note.split("evaluated at PP = 61. ", 1)[1]
+    start, note = ladder_start(Scenario(model="llama-3-70b", tp=2, ep=5))
+    assert start.ep == 1 and note.startswith("EP = 5 is ignored: Llama-3-70B is dense")
