@@ -606,7 +606,7 @@ class BatchingComparison:
         """The slots in words, with where they come from and the lanes ("256 slots (vLLM's max_num_seqs; 433 fit at
         S = 4,096) in each of 4 lanes, PP = 2 micro-batches × EP = 2 groups")."""
         r, slots = self.table.result, self.static.slots
-        if self.fit is None or slots < min(self.fit, MAX_NUM_SEQS):
+        if self.fit is None or slots != min(self.fit, MAX_NUM_SEQS):  # slots given: said as given
             why = ""
         elif slots < self.fit:
             why = f" (vLLM's max_num_seqs; {self.fit:,} fit at S = {self.max_len:,})"
