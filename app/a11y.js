@@ -233,8 +233,9 @@ function say(text) {
     statusRegion.setAttribute("role", "status");
     statusRegion.setAttribute("aria-live", "polite");
     statusRegion.className = "lab-status";
-    statusRegion.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);" +
-      "clip-path:inset(50%);white-space:nowrap;";
+    // fixed, at the corner: absolute at the body's end it made the page 1 px taller (a 450-px embed scrolled)
+    statusRegion.style.cssText = "position:fixed;top:0;left:0;width:1px;height:1px;overflow:hidden;" +
+      "clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap;";
     document.body.appendChild(statusRegion);
   }
   statusRegion.textContent = text;
