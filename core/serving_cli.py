@@ -72,7 +72,7 @@ def _mix_flags(p: argparse.ArgumentParser, requests: int = 1000) -> None:
                         "fixed, uniform or your own lognormal")
     p.add_argument("--prompt", metavar="TOKENS", help="fixed: P; uniform: LOW:HIGH; lognormal: the mean")
     p.add_argument("--output", metavar="TOKENS", help="fixed: O; uniform: LOW:HIGH; lognormal: the mean")
-    p.add_argument("--sigma", type=_within(float, 0.0, 10.0, "a number above 0, at most 10", above=True), default=1.0,
+    p.add_argument("--sigma", type=_within(float, 0.0, 10.0, "a number above 0, at most 10", above=True),
                    help="lognormal shape σ (default 1)")
     p.add_argument("--requests", type=_within(int, 1, MAX_REQUESTS, f"a whole number from 1 to {MAX_REQUESTS:,}"),
                    default=requests, help=f"requests in the stream (default {requests}, at most {MAX_REQUESTS:,})")
@@ -153,7 +153,14 @@ def _pair(text: str | None, name: str) -> tuple[float, float]:
 
 def _mix(args: argparse.Namespace) -> LengthMix:
     if args.mix == "sharegpt":
+        # A mix's flags without --mix were ignored, silently (a trial's "--prompt -1" ran ShareGPT's lengths)
+        stray = [f"--{name}" for name in ("prompt", "output", "sigma") if getattr(args, name) is not None]
+        if stray:
+            raise ValueError(f"{', '.join(stray)} set{'s' if len(stray) == 1 else ''} a request mix of your own: "
+                             "add --mix fixed, uniform or lognormal (without it the mix is ShareGPT's)")
         return SHAREGPT
+    if args.sigma is not None and args.mix != "lognormal":
+        raise ValueError(f"--sigma shapes a lognormal mix, not --mix {args.mix}")
     if args.prompt is None or args.output is None:
         raise ValueError(f"--mix {args.mix} needs --prompt and --output")
     if args.mix == "uniform":
@@ -164,7 +171,7 @@ def _mix(args: argparse.Namespace) -> LengthMix:
         raise ValueError("--prompt and --output are token counts") from None
     if args.mix == "fixed":
         return LengthMix.fixed(int(prompt), int(output))
-    return LengthMix.lognormal(prompt, output, args.sigma)
+    return LengthMix.lognormal(prompt, output, 1.0 if args.sigma is None else args.sigma)
 
 
 def _ints(text: str, name: str, high: int = 65536) -> list[int]:

@@ -93,6 +93,11 @@ def test_training_memory_json_and_text(capsys):
     (["paging", "--block-size", "99999999"], "--block-size: 99999999: out of range"),
     (["batching", "--max-len", "0"], "--max-len: 0: out of range"),
     (["ladder", "--to-spec-k", "999"], "--to-spec-k: 999: out of range; accepted: a whole number from 1 to 64"),
+    # A mix's flags without --mix had been ignored, silently.
+    (["batching", "--prompt", "-1"], "--prompt sets a request mix of your own: add --mix fixed, uniform or lognormal"),
+    (["paging", "--output", "0", "--sigma", "2"], "--output, --sigma set a request mix of your own"),
+    (["batching", "--mix", "fixed", "--prompt", "9", "--output", "9", "--sigma", "2"],
+     "--sigma shapes a lognormal mix, not --mix fixed"),
 ])
 def test_errors_are_one_line(capsys, args, message):
     assert main(args) == 2
