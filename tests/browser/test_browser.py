@@ -410,6 +410,9 @@ SHOWN_TOOLTIPS = "document.body.querySelectorAll(':scope > .bk-Tooltip').length"
 def test_a_levers_help_opens_from_the_keyboard_and_is_read(lab):
     """A keyboard trial: the levers' "?" opened on the pointer's hover alone, and its text was in no element until
     then. Each is a Tab stop named after its lever, carrying the help as its description; the focus shows it."""
+    # The repairs run as the page draws and every 2 s after: the levers' eight icons are named by then.
+    lab.wait_for_function(f"(icons => icons.length >= 8 && icons.every(i => i[0] !== null))({HELP_ICONS})",
+                          timeout=10_000)
     icons = {label: (text, tabindex, role) for label, text, tabindex, role in lab.evaluate(HELP_ICONS)}
     assert icons["Help: KV-cache precision p_kv"] == ("KV-cache format; p_kv = its bytes per element.", "0", "button")
     assert icons["Help: exact B"][0].startswith("Type an exact Batch B: a whole number from 1 to 65,536")
