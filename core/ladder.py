@@ -305,9 +305,14 @@ def _speculation(climb: _Climb, before: _State, after: _State):
               else f"k = {r1.spec_k} already in the start")  # the levers had it: the rung moves nothing
     summary = (f"{change}: {r1.expected_tokens_per_step:.2f} tokens per verify at "
                f"α = {r1.acceptance:g}, {r1.speculative_speedup:.2f}× the tokens/s of k = 1")
+    # From a start already speculating (k = 3 → 4), "of k = 1" alone was read as the move's own gain: the move's is
+    # the tokens/s after over before (the batch the same, their speed-ups' ratio).
+    over_before = r1.output_tokens_per_s_aggregate / r0.output_tokens_per_s_aggregate
+    if r0.spec_k not in (1, r1.spec_k):
+        summary += f" ({over_before:.2f}× those of k = {r0.spec_k})"
     return summary, {"k": [r0.spec_k, r1.spec_k], "acceptance": r1.acceptance,
                      "expected_tokens_per_step": r1.expected_tokens_per_step,
-                     "speedup_over_k1": r1.speculative_speedup}
+                     "speedup_over_k1": r1.speculative_speedup, "speedup_over_before": over_before}
 
 
 def _gqa(climb: _Climb, before: _State, after: _State):

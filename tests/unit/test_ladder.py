@@ -123,6 +123,20 @@ def test_a_k_already_in_the_start_is_said_so():
     assert ladder.steps[-1].summary.startswith("k = 4 already in the start: 2.53 tokens per verify at α = 0.7, ")
 
 
+def test_a_move_from_a_speculating_start_says_its_own_gain():
+    # A trial's case: from k = 3 the rung read "0.84× the tokens/s of k = 1", which was taken for the move's own gain.
+    ladder = climb(article_start().clone(spec_k=3), ("speculative_decoding",))
+    r0, step = ladder.steps[0].result, ladder.steps[-1]
+    gain = step.result.output_tokens_per_s_aggregate / r0.output_tokens_per_s_aggregate
+    # Same B on both sides: the ratio of tokens/s is the ratio of speed-ups over k = 1, (E4 / E3) × (t3 / t4).
+    assert gain == pytest.approx(step.result.speculative_speedup / r0.speculative_speedup)
+    assert step.effect["speedup_over_before"] == gain
+    assert step.summary.endswith(f"× the tokens/s of k = 1 ({gain:.2f}× those of k = 3)")
+    assert "(1.16× those of k = 3)" in step.summary
+    # From k = 1 the two are one number, said once.
+    assert "those of k" not in climb(article_start(), ("speculative_decoding",)).steps[-1].summary
+
+
 def test_gqa_is_already_in_the_start(steps):
     g = steps["gqa_mla"]
     assert g.levers == steps["speculative_decoding"].levers
