@@ -195,6 +195,36 @@ function tabBar(group) {
     next.click();
   });
 }
+// A keyboard user crossed every lever and its help "?" (about twenty Tab stops) to reach the views. A link, the page's
+// first Tab stop and shown only while focused, takes the focus to the open view's tab (WCAG 2.4.1, bypass blocks).
+const SKIP_HIDDEN = "position:fixed;top:0;left:0;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);" +
+  "white-space:nowrap;";
+const SKIP_SHOWN = "position:fixed;top:8px;left:8px;z-index:10000;padding:8px 14px;background:#fff;color:#1a1d21;" +
+  "border:2px solid #1a1d21;border-radius:4px;font:600 16px/1.4 sans-serif;text-decoration:underline;";
+let skipLink = null;
+function openTab() {
+  for (const root of roots(document, [])) {
+    const group = root.querySelector("[data-a11y-tabs]");
+    if (group) return group.querySelector(":scope > .bk-btn.bk-active") || group.querySelector(":scope > .bk-btn");
+  }
+  return null;
+}
+function skipToTheViews() {
+  if (skipLink !== null && skipLink.isConnected) return;
+  skipLink = document.createElement("a");
+  skipLink.href = "#views";
+  skipLink.className = "lab-skip";
+  skipLink.textContent = "Skip to the views";
+  skipLink.style.cssText = SKIP_HIDDEN;
+  skipLink.addEventListener("focus", (event) => { event.target.style.cssText = SKIP_SHOWN; });
+  skipLink.addEventListener("blur", (event) => { event.target.style.cssText = SKIP_HIDDEN; });
+  skipLink.addEventListener("click", (event) => {
+    event.preventDefault();
+    const tab = openTab();
+    if (tab) tab.focus();
+  });
+  document.body.insertBefore(skipLink, document.body.firstChild);
+}
 // A widget's help ("?", Bokeh's description tooltip) opened on the pointer's hover alone, and its text was in no
 // element until then: a key could not reach it and a screen reader heard nothing (a keyboard trial). The "?" is a
 // Tab stop named "Help: <its control's title>" that carries the tooltip's text as its description; the focus shows
@@ -267,7 +297,7 @@ function fix() {
     for (const page of root.querySelectorAll("div.lab:not([role])")) page.setAttribute("role", "main");  // (tables: table.lab)
     for (const group of root.querySelectorAll(".bk-btn-group:not([data-a11y-tabs])")) {
       const host = group.getRootNode().host;
-      if (host && host.classList.contains("lab-tabs")) tabBar(group);
+      if (host && host.classList.contains("lab-tabs")) { tabBar(group); skipToTheViews(); }
     }
     for (const box of root.querySelectorAll("input[type=checkbox]:not([data-a11y])")) {
       const label = box.parentNode.querySelector(".bk-label");

@@ -432,6 +432,27 @@ def test_a_levers_help_opens_from_the_keyboard_and_is_read(lab):
     assert lab.errors == []
 
 
+FOCUSED = """(() => { let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  const r = a.getBoundingClientRect();
+  return [(a.textContent || "").trim(), a.getAttribute("role"), Math.round(r.width), Math.round(r.height)]; })()"""
+
+
+def test_a_skip_link_takes_the_keyboard_past_the_levers(lab):
+    """A keyboard trial: the views' tabs lay behind every lever and its help "?", about twenty Tab stops. The page's
+    first stop is a link, shown while focused, to the open view's tab (WCAG 2.4.1)."""
+    lab.wait_for_selector(".lab-skip", state="attached", timeout=10_000)
+    lab.keyboard.press("Tab")  # from the page as it opens
+    text, _role, width, height = lab.evaluate(FOCUSED)
+    assert text == "Skip to the views" and width > 100 and height > 20  # shown while focused
+    lab.keyboard.press("Enter")
+    assert lab.evaluate(FOCUSED)[:2] == ["Roofline", "tab"]
+    assert lab.evaluate("document.querySelector('.lab-skip').getBoundingClientRect().width") <= 1  # hidden again
+    lab.keyboard.press("ArrowRight")  # the tab list's own keys from there
+    assert lab.evaluate(FOCUSED)[:2] == ["Expected", "tab"]
+    assert lab.errors == []
+
+
 def test_the_memory_verdict_and_the_pins_changes_are_said(lab):
     """A keyboard trial: "DOES NOT FIT" turning to "fits", and a pin renamed or restored, changed colour or a table
     only. Each change is said in one polite status region (app/a11y.js); the page's first verdict is not."""
