@@ -215,9 +215,9 @@ def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f"O = {d.output_len:,} output tokens; targets TTFT {d.ttft_target_s:g} s and TPOT "
         f"{1e3 * d.tpot_target_s:g} ms (MLPerf Inference llama2-70b Server; means here, p99 there). Prefill's "
         "M/D/1 queue (section 3.1, eq. 1), decode by Little's law, colocated with prefills pausing decode. "
-        + (f"With PP = {s.pp}, a stage takes the next prompt after 1/{s.pp} of one prompt's prefill, and {s.pp} "
-           "micro-batches of B decode at once. " if s.pp > 1 else "")
-        + (f"With EP = {s.ep}, each of the {s.ep} groups serves its own requests and its own B. " if s.ep > 1 else "")
+        + (f"With PP = {d.pp}, a stage takes the next prompt after 1/{d.pp} of one prompt's prefill, and {d.pp} "
+           "micro-batches of B decode at once. " if d.pp > 1 else "")
+        + (f"With EP = {d.ep}, each of the {d.ep} groups serves its own requests and its own B. " if d.ep > 1 else "")
         + f"<b>{verdict}</b>. Prefill sits above the ridge ({fmt_sig(d.ridge_point)} FLOP/byte), decode below: "
         "colocated, they average. The KV transfer between pools is not counted.</div>")
     head = ("<tr><th>pool</th><th>req/s per instance</th><th>req/s per GPU</th><th>GPUs</th><th>batch</th>"

@@ -163,6 +163,8 @@ class DisaggregationResult:
         prefill, decode, colocated: the three :class:`Pool`s.
         ridge_point: ``P_peak / BW`` per GPU, FLOP/byte.
         peak_flop_per_s: the compute roof per GPU.
+        pp, ep: the pipeline stages a prompt crosses and the expert-parallel groups that each serve their own
+        requests, in a replica (the split it ran at, past a model's limits clamped as the scenario's result is).
     """
 
     rate: float
@@ -176,6 +178,8 @@ class DisaggregationResult:
     colocated: Pool
     ridge_point: float
     peak_flop_per_s: float
+    pp: int = 1
+    ep: int = 1
 
     @property
     def disaggregated_gpus(self) -> int | None:
@@ -237,7 +241,7 @@ class DisaggregationResult:
             "disaggregated_capacity_per_s": self.disaggregated_capacity,
             "colocated_capacity_per_s": self.colocated_capacity,
             "colocated_goodput_per_gpu": self.colocated.goodput_per_gpu,
-            "ridge_point": self.ridge_point, "peak_flop_per_s": self.peak_flop_per_s,
+            "ridge_point": self.ridge_point, "peak_flop_per_s": self.peak_flop_per_s, "pp": self.pp, "ep": self.ep,
             "source": "DistServe (Zhong et al., OSDI 2024), section 3.1 eq. 1 (M/D/1 prefill queue); "
                       "targets: MLPerf Inference llama2-70b Server (TTFT 2 s, TPOT 200 ms)",
         }
@@ -298,7 +302,7 @@ def plan_pools(scenario: Scenario, rate: float, prompt_len: int, output_len: int
         empty = Pool("decode", g, 0.0, None, None, None, None, None, 0.0, 0.0)
         return DisaggregationResult(rate, prompt_len, output_len, ctx, ttft_target_s, tpot_target_s, prefill,
                                     empty, Pool("colocated", g, 0.0, None, None, None, None, None, 0.0, 0.0),
-                                    ridge, r.peak_flop_per_s)
+                                    ridge, r.peak_flop_per_s, depth, streams)
     sweep = batch_sweep(r, np.arange(1, top + 1))
     step = sweep.step_time_s_with_kv
     tpot = r.tpot_s * step / step[0]  # the lab's TPOT at B = 1, along the step's growth with B
@@ -333,4 +337,5 @@ def plan_pools(scenario: Scenario, rate: float, prompt_len: int, output_len: int
     else:
         colocated = Pool("colocated", g, 0.0, None, None, None, None, None, r.ttft_intensity, 0.0)
     return DisaggregationResult(rate, int(prompt_len), int(output_len), ctx, float(ttft_target_s),
-                                float(tpot_target_s), prefill, decode, colocated, ridge, r.peak_flop_per_s)
+                                float(tpot_target_s), prefill, decode, colocated, ridge, r.peak_flop_per_s, depth,
+                                streams)

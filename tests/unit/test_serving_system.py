@@ -11,6 +11,7 @@ import pytest
 from app.lab import Lab
 from app.serving_system import batch_sparkline, pools_html, serving_system_html, time_binned_batch
 from core.batching import compare_batching
+from core.disaggregation import plan_pools
 from core.ladder import article_start
 from core.scenario import Scenario
 
@@ -169,6 +170,11 @@ def test_pools_under_pipeline_stages_say_how_they_are_counted():
     assert ("With PP = 4, a stage takes the next prompt after 1/4 of one prompt's prefill, and 4 micro-batches of B "
             "decode at once.") in text
     assert "With EP" not in text and "With PP" not in unescape(pools_html(Scenario(tp=2), None, 16))
+    # A split past the model's layers runs at the layers' count: the pools' plan and its caption say the split it ran.
+    past = Scenario(model="llama-3-8b", pp=64)
+    d = plan_pools(past, 10.0, 1000, 200)
+    assert (d.pp, d.ep) == (past.evaluate().pp, 1) == (32, 1) and d.to_json()["pp"] == 32
+    assert "With PP = 32, a stage takes the next prompt after 1/32" in unescape(pools_html(past, None, 16))
 
 
 def test_pool_names_close_together_take_rows_of_their_own():
