@@ -43,7 +43,11 @@ COMMANDS = ("ladder", "batching", "paging", "disaggregation", "context-parallel"
 #: The most requests a stream may hold: a second or two of simulation (100,000,000 ran past a minute, a trial).
 MAX_REQUESTS = 100_000
 #: The longest sequence a flag may name, tokens: the context lever's bound.
-MAX_TOKENS = 2**21
+MAX_TOKENS = LEVERS["context"].parameter.bounds[1]
+#: The most sequences a flag may name (slots, hosts, micro-batches): the batch lever's bound.
+MAX_SEQUENCES = LEVERS["batch"].parameter.bounds[1]
+#: The deepest speculation a flag may name: the k lever's bound.
+MAX_SPEC_K = LEVERS["spec_k"].parameter.bounds[1]
 
 
 def _within(kind: type, low: float, high: float, accepted: str, above: bool = False):
@@ -63,7 +67,7 @@ def _within(kind: type, low: float, high: float, accepted: str, above: bool = Fa
 RATE_FLAG = _within(float, 0.0, 1e6, "a number of requests per second above 0, at most 1,000,000", above=True)
 SECONDS_FLAG = _within(float, 0.0, 3600.0, "seconds above 0, at most 3,600", above=True)
 TOKENS_FLAG = _within(int, 1, MAX_TOKENS, f"a whole number of tokens from 1 to {MAX_TOKENS:,}")
-SLOTS_FLAG = _within(int, 1, 65536, "a whole number from 1 to 65,536")
+SLOTS_FLAG = _within(int, 1, MAX_SEQUENCES, f"a whole number from 1 to {MAX_SEQUENCES:,}")
 
 
 def _mix_flags(p: argparse.ArgumentParser, requests: int = 1000) -> None:
@@ -92,8 +96,8 @@ def add_commands(sub) -> None:
     lad.add_argument("--rungs", default=",".join(ARTICLE_ORDER),
                      help=f"rung ids in order, comma-separated (default: {','.join(ARTICLE_ORDER)}); '' for none")
     lad.add_argument("--to-weight-dtype", default="int4", help="the precision weight quantization moves to")
-    lad.add_argument("--to-spec-k", type=_within(int, 1, 64, "a whole number from 1 to 64"), default=4,
-                     help="the speculation depth speculative decoding moves to")
+    lad.add_argument("--to-spec-k", type=_within(int, 1, MAX_SPEC_K, f"a whole number from 1 to {MAX_SPEC_K}"),
+                     default=4, help="the speculation depth speculative decoding moves to")
     lad.add_argument("--block-size", type=TOKENS_FLAG, default=BLOCK_SIZE, help="PagedAttention's block, tokens")
     lad.add_argument("--ttft", type=SECONDS_FLAG, default=TTFT_TARGET_S, help="disaggregation's TTFT target, s")
     lad.add_argument("--tpot", type=SECONDS_FLAG, default=TPOT_TARGET_S, help="disaggregation's TPOT target, s")
@@ -174,7 +178,7 @@ def _mix(args: argparse.Namespace) -> LengthMix:
     return LengthMix.lognormal(prompt, output, 1.0 if args.sigma is None else args.sigma)
 
 
-def _ints(text: str, name: str, high: int = 65536) -> list[int]:
+def _ints(text: str, name: str, high: int = MAX_SEQUENCES) -> list[int]:
     """Whole numbers separated by commas, each from 1 to ``high`` (a ring of 999,999,999 hosts had printed a block
     of 0 tokens)."""
     try:
