@@ -646,6 +646,8 @@ class Term:
         source: where its constants come from.
         gpu_seconds: what it adds to the GPU's time where that differs from ``seconds`` because the host's
             launches hold the step (``max(GPU time, launches)``), seconds; None elsewhere.
+        compute_seconds: what it adds to the step's compute time where the memory time hides it (the GEMMs' and
+            attention's terms of a memory-bound step: the step unchanged), seconds; None elsewhere.
     """
 
     key: str
@@ -654,11 +656,13 @@ class Term:
     formula: str
     source: str
     gpu_seconds: float | None = None
+    compute_seconds: float | None = None
 
     @property
     def shown(self) -> bool:
-        """Whether the waterfall lists it: it changes the step, or the GPU's time under the launches."""
-        return self.seconds != 0 or bool(self.gpu_seconds)
+        """Whether the waterfall lists it: it changes the step, the GPU's time under the launches, or the compute
+        time under the memory time (the overlap's row reads that compute time)."""
+        return self.seconds != 0 or bool(self.gpu_seconds) or bool(self.compute_seconds)
 
 
 @dataclass(frozen=True)
@@ -805,6 +809,7 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     # after it, whose difference is the term (a new user's trial could not multiply them out).
     launches = fmt_seconds(float(x.launch_s))
     gpu_held: dict[str, float] = {}
+    compute_hidden: dict[str, float] = {}
     for i, (key, _name) in enumerate(TERM_NAMES):
         text, source = formulas[key]
         step_change, gpu_change = v[i + 1] - v[i], g[i + 1] - g[i]
@@ -820,6 +825,17 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
             stays = (f", under the launches' {launches}: the step stays {fmt_seconds(v[i])}" if step_change == 0 else
                      f" and the step, max(GPU time, launches {launches}), goes {fmt_seconds_change(v[i], v[i + 1])}")
             formulas[key] = (f"{head}; the GPU's time goes {fmt_seconds_change(g[i], g[i + 1])}{stays}", source)
+        elif key in ("gemm", "attention") and step_change == 0 and reads[i + 1][3] != reads[i][3]:
+            # Memory-bound, the GEMMs below peak and attention at the BF16 roof lengthen the compute the step hides:
+            # a row at 0 that says by how much, or the overlap's "compute 0.242 ms" came from no row shown (the
+            # ceiling's was 0.1643 ms; an engineer's trial).
+            c0, c1, memory = reads[i][3], reads[i + 1][3], reads[i][0] + reads[i][1]
+            compute_hidden[key] = c1 - c0
+            replaced = in_place[key]
+            formulas[key] = (f"{text} = {fmt_seconds(replaced[0])} in place of the ceiling's "
+                             f"{fmt_seconds(replaced[1])}; the step's compute goes {fmt_seconds_change(c0, c1)}, "
+                             f"under its memory time's {fmt_seconds(memory)}: the step stays {fmt_seconds(v[i])}",
+                             source)
         elif key in raw and not math.isclose(step_change, raw[key], rel_tol=1e-9, abs_tol=1e-15):
             formulas[key] = (f"{text} = {_signed_seconds(raw[key])} of memory time; the step, max(GPU time, "
                              f"launches {launches}), goes {fmt_seconds_change(v[i], v[i + 1])}", source)
@@ -828,7 +844,8 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
             text += (f" = {fmt_seconds(replaced[0])} in place of the ceiling's {fmt_seconds(replaced[1])}"
                      if replaced else "")
             formulas[key] = (f"{text}; the step goes {fmt_seconds_change(v[i], v[i + 1])}", source)
-    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key))
+    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key),
+                      compute_seconds=compute_hidden.get(key))
                  for i, (key, name) in enumerate(TERM_NAMES))
 
 
@@ -930,8 +947,10 @@ def to_json(e: ExpectedStep) -> dict:
 
 
 def _term_json(t: Term) -> dict:
-    """A term's JSON: ``gpu_seconds`` where the host's launches hold the step (:attr:`Term.gpu_seconds`), else null."""
-    return {"name": t.name, "key": t.key, "seconds": t.seconds, "gpu_seconds": t.gpu_seconds, "source": t.source}
+    """A term's JSON: ``gpu_seconds`` where the host's launches hold the step (:attr:`Term.gpu_seconds`) and
+    ``compute_seconds`` where the memory time hides a longer compute (:attr:`Term.compute_seconds`), else null."""
+    return {"name": t.name, "key": t.key, "seconds": t.seconds, "gpu_seconds": t.gpu_seconds,
+            "compute_seconds": t.compute_seconds, "source": t.source}
 
 
 def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:

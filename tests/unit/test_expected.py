@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import pytest
 
@@ -269,6 +270,35 @@ def test_formats_bytes_are_the_layouts_arithmetic():
     assert total / 2**30 == pytest.approx(3.80, rel=1e-9)
 
 
+def test_a_memory_bound_steps_longer_compute_is_a_row_the_overlap_reads():
+    """An engineer's trial: the overlap's row read "compute 0.242 ms" where the ceiling's compute was 0.1643 ms, and
+    no row shown said where the rest came from. The GEMMs' and attention's terms, hidden under the memory time, are
+    rows at 0 that give the compute before and after them."""
+    r = Scenario(model="llama-3-70b", gpu="h100-sxm", weight_dtype="int4").evaluate()
+    e = expected_step(r)
+    terms = {t.key: t for t in e.terms}
+    gemm, attention = terms["gemm"], terms["attention"]
+    assert gemm.seconds == attention.seconds == 0 and gemm.shown and attention.shown
+    assert gemm.compute_seconds > 0 and attention.compute_seconds > 0
+    before = float(r.compute_time_s)
+    after = before + gemm.compute_seconds + attention.compute_seconds
+    # each row's "compute goes a → b", and the overlap's compute is the last b
+    assert "the step's compute goes 0.1643 ms → 0.1986 ms, under its memory time's 16.4 ms" in gemm.formula
+    assert "the step's compute goes 0.1986 ms → 0.2424 ms" in attention.formula
+    assert f"{1e3 * before:.4f}" == "0.1643" and f"{1e3 * after:.3f} ms and memory" in terms["overlap"].formula
+    # "= 0.1769 ms in place of the ceiling's 0.1426 ms": 0.1769 − 0.1426 is the GEMM row's compute change
+    new, old = (float(v) for v in re.search(r"= ([\d.]+) ms in place of the ceiling's ([\d.]+) ms",
+                                           gemm.formula).groups())
+    assert new - old == pytest.approx(1e3 * gemm.compute_seconds, abs=1e-3)
+    text = waterfall_text(e)
+    assert "+ 0 µs  GEMM" in text and "+ 0 µs  attention" in text
+    rows = {row["key"]: row for row in to_json(e)["expected_terms"]}
+    assert rows["gemm"]["compute_seconds"] == gemm.compute_seconds and rows["hbm"]["compute_seconds"] is None
+    # Compute-bound, the same terms change the step itself: no hidden compute is reported.
+    big = expected_step(Scenario(model="llama-3-8b", batch=1024, context=128).evaluate())
+    assert {t.key: t for t in big.terms}["gemm"].compute_seconds is None
+
+
 def test_waterfall_text_goes_from_the_ceiling_to_the_expected_step():
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
     e = expected_step(r, "vLLM")
@@ -279,7 +309,7 @@ def test_waterfall_text_goes_from_the_ceiling_to_the_expected_step():
     for term in e.terms:
         if term.seconds:
             assert term.name in text
-    assert text.count("source: ") == sum(1 for t in e.terms if t.seconds and t.source)
+    assert text.count("source: ") == sum(1 for t in e.terms if t.shown and t.source)
 
 
 def test_cli_json_gains_the_expected_keys_and_keeps_every_other(capsys):
