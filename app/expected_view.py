@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from core.coverage import beyond_calibration, beyond_text
 from core.expected import ExpectedStep, Term, engine_label, expected_step
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
@@ -122,7 +123,9 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         f'<div class="caption" data-readout="expected-spread">Where published measurements land: in this regime '
         f"({escape(spread.covers)}{'' if spread.used == spread.regime else ', too few scores: all regimes'}) at "
         f"{fmt_sig(spread.low, 2)}–{fmt_sig(spread.high, 2)} × the expected speed (10th–90th percentile, "
-        f"median {fmt_sig(spread.median, 2)}; {escape(spread.source)}).</div>")
+        f"median {fmt_sig(spread.median, 2)}; {escape(spread.source)}).</div>"
+        + (f'<div class="caption beyond" data-readout="expected-beyond"><b>⚠ Outside what was measured.</b> '
+           f"{escape(beyond)}</div>" if (beyond := beyond_text(beyond_calibration(r))) else ""))
     body = waterfall_rows(e.ceiling_step_time_s, e.terms, lambda t: per_step / t, "tokens/s per sequence")
     out = head + f'<div class="waterfall" data-chain="step">{body}</div>'
     if ttft is not None and ttft.ttft_terms:

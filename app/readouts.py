@@ -10,6 +10,7 @@ from html import escape
 import panel as pn
 import param
 
+from core.coverage import beyond_calibration
 from core.expected import ExpectedStep, expected_quantities
 from core.explain import Quantity, quantities
 from core.measured_points import ABOVE_ROOF_CAUSE
@@ -72,7 +73,8 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     """
     extra: dict[str, str] = {}
     if expected is not None:
-        for q in expected_quantities(expected, approximate=r.model.approximate, fits=r.fits):
+        for q in expected_quantities(expected, approximate=r.model.approximate, fits=r.fits,
+                                     beyond=beyond_calibration(r)):
             extra[q.key] = _item(q, show_work, "ro expected")
     elif expected_error:
         extra["expected-tokens"] = (f'<div class="ro expected" data-key="expected-tokens"><div class="warn" '

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from . import expected
 from .config_reader import MAX_CONFIG_BYTES, config_model_id, config_name, from_hf_config, parse_config_text
+from .coverage import beyond_calibration, beyond_text
 from .explain import explain
 from .hardware import (
     CUSTOM_RANGES,
@@ -283,12 +284,14 @@ def main(argv: list[str] | None = None) -> int:
             out["model_read"] = result.model.architecture()
             out["assumptions"] = list(result.model.assumptions)
             out.update(expected.to_json(expected_step))
+            out["expected_beyond_calibration"] = list(beyond_calibration(result))
             out["approximate"] = list(result.model.unmodelled)  # keys not modelled: every number depends on them
             if custom:
                 out["gpu_warnings"] = custom[1]
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
-            text = printable(explain(result) + "\n\n" + expected.waterfall_text(expected_step, fits=result.fits))
+            text = printable(explain(result) + "\n\n" + expected.waterfall_text(
+                expected_step, fits=result.fits, beyond=beyond_text(beyond_calibration(result))))
         for warning in (custom[1] if custom else []):  # the browser form's 2:4-sparsity check, on stderr
             print(f"warning: {printable(one_line(warning))}", file=sys.stderr)
     except (OneLineError, ValueError) as exc:

@@ -953,12 +953,13 @@ def _term_json(t: Term) -> dict:
             "compute_seconds": t.compute_seconds, "source": t.source}
 
 
-def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:
+def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "") -> str:
     """The waterfall in plain text: the ceiling's tokens/s down to the expected tokens/s, term by term.
 
     Each line gives the term's seconds, the tokens/s per sequence after it, its formula and its source.  ``fits``:
     the workload fits in memory (:attr:`ScenarioResult.fits`); where not, a last line says every figure is what it
-    would deliver if it fit, as the readouts do.
+    would deliver if it fit, as the readouts do.  ``beyond``: what the scenario has beyond the calibration set
+    (:func:`core.coverage.beyond_text`), said under the expected step.
     """
     who = e.engine or "generic engine"
     lines = [f"Expected step ({who}; {e.parameters.weight_format} weights; input embedding {e.embedding_convention})",
@@ -985,6 +986,8 @@ def waterfall_text(e: ExpectedStep, fits: bool = True) -> str:
                      f"{fmt_seconds(e.expected_ttft_s)}")
     if not fits:
         lines.append("  it does not fit in memory (Step 5): every figure above is what it would deliver if it fit")
+    if beyond:
+        lines.append(f"  {beyond}")
     return "\n".join(lines)
 
 
@@ -1023,22 +1026,28 @@ def engine_label(engine: str | None) -> str:
     return "generic engine" if engine is None else f"{engine} preset"
 
 
-def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool = True) -> tuple:
+def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool = True,
+                        beyond: tuple[str, ...] = ()) -> tuple:
     """The expected tokens/s per sequence and for all GPUs as :class:`core.explain.Quantity` records, beside the
     ceiling's, each labelled as a prediction for its engine preset; their work is the sum of the terms.
 
     ``approximate``: the model has config keys the lab does not model (:attr:`core.models.ModelSpec.approximate`);
     the values then say "(approximate)".  ``fits``: the workload fits in memory (:attr:`ScenarioResult.fits`);
     where it does not, the values say "(if it fit)" as the ceiling's do and the work says why no engine runs it.
-    Keys: ``expected-tokens``, ``expected-tokens-aggregate``.
+    ``beyond``: what the scenario has that the calibration set had not (:func:`core.coverage.beyond_calibration`);
+    the values then say "(extrapolated)" and the work names it.  Keys: ``expected-tokens``,
+    ``expected-tokens-aggregate``.
     """
     from .explain import Quantity  # the derivation's record type (core.explain does not import this module)
 
     who = engine_label(e.engine)
     pct = f"{100 * e.fraction_of_ceiling:.0f} % of the ceiling"
-    caveats = [c for c, on in (("approximate", approximate), ("if it fit", not fits)) if on]
+    caveats = [c for c, on in (("approximate", approximate), ("if it fit", not fits), ("extrapolated", beyond))
+               if on]
     tail = f" ({'; '.join(caveats)})" if caveats else ""
     unfit = "" if fits else "; it does not fit in memory (Step 5), so no engine runs it as set"
+    if beyond:  # the constants were fitted without these: a prediction made outside what was measured
+        unfit += f"; extrapolated, the calibration set had none of: {'; '.join(beyond)}"
     shown = [t for t in e.terms if t.seconds != 0]  # the sum: a term the launches hide adds nothing to it
     terms = " ".join(f"{'+' if t.seconds > 0 else '−'} {fmt_seconds(abs(t.seconds))} ({TERM_SHORT[t.key]})"
                      for t in shown)

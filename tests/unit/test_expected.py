@@ -337,8 +337,11 @@ def test_cli_text_prints_the_waterfall_after_the_derivation(capsys):
     assert "would deliver if it fit" not in text
     # Llama-3-70B in BF16 on one H100 does not fit: the prediction says so, as the readouts' "(if it fit)" do.
     assert main(["explain", "--engine", "vLLM"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(
-        "it does not fit in memory (Step 5): every figure above is what it would deliver if it fit")
+    last = capsys.readouterr().out.rstrip().splitlines()[-2:]
+    assert last[0].strip() == ("it does not fit in memory (Step 5): every figure above is what it would deliver if "
+                               "it fit")
+    # S = 8,192 is past the calibration set's longest decode context: said last (core/coverage.py)
+    assert last[1].strip().startswith("Not in the 57 calibration measurements the expected step's constants")
 
 
 def test_cli_refuses_an_unknown_engine(capsys):

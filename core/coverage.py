@@ -1,0 +1,110 @@
+"""What the expected step's calibration set covers, and what a scenario has beyond it.
+
+The expected step's fitted constants (``core/efficiency.json``) and its spread (``core/expected_spread.json``) come
+from the calibration set of ``core/measurements.json``: dense Llama models and one small MoE, on eight GPUs, at
+TP ≤ 8 with no expert or pipeline parallelism, at short contexts.  A scenario with something none of those
+measurements had (MLA, 256 routed experts, EP = 8, a GPU no one measured, S = 131,072) is read with constants
+fitted without it: :func:`beyond_calibration` names each such thing, so the Expected tab, the command line and
+their JSON say so where the prediction and its range are printed.
+
+Every bound here is computed from the calibration set as shipped (``python -m core validate`` lists it): a
+measurement added to the set moves it.
+
+Example:
+    >>> from core import Scenario
+    >>> beyond_calibration(Scenario(model="llama-2-7b", gpu="a100-80gb", context=1024).evaluate())
+    ()
+    >>> beyond_calibration(Scenario(model="deepseek-v3", tp=8, context=1024).evaluate())
+    ('multi-head latent attention (MLA)', 'shared experts', "256 routed experts (the set's MoE models have at most 8)")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from .model_catalogue import get_model
+from .models import ModelSpec
+from .published import calibration_set
+from .units import fmt_count
+
+__all__ = ["Coverage", "beyond_calibration", "beyond_text", "calibration_coverage"]
+
+#: Architectural features a model may have, by name: what the calibration set is checked for.
+FEATURES = {
+    "multi-head latent attention (MLA)": lambda m: m.mla is not None,
+    "sliding-window or chunked attention layers": lambda m: any(w is not None for w in m.layer_windows),
+    "recurrent-state layers (Mamba or linear attention)": lambda m: m.state_bytes_per_sequence() > 0,
+    "a sparse-attention indexer": lambda m: m.indexer is not None,
+    "cross-attention to image tokens": lambda m: bool(m.cross_attention_tokens),
+    "shared experts": lambda m: bool(m.moe and m.moe.n_shared_experts),
+}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The calibration set's reach (each the largest value a calibration measurement has, or the set's members).
+
+    Attributes:
+        features: the :data:`FEATURES` some calibration model has.
+        max_experts: the most routed experts of a calibration MoE model (0: none is MoE).
+        max_tp, max_ep, max_pp: the largest splits measured.
+        max_batch: the largest batch B, sequences.
+        max_context: the longest decode context S, tokens (prompt + half the output, as the lab reads a generation).
+        gpus: the GPU ids measured.
+        n: measurements in the set.
+    """
+
+    features: frozenset[str]
+    max_experts: int
+    max_tp: int
+    max_ep: int
+    max_pp: int
+    max_batch: int
+    max_context: int
+    gpus: frozenset[str]
+    n: int
+
+
+@cache
+def calibration_coverage() -> Coverage:
+    """The :class:`Coverage` of ``core/measurements.json``'s calibration set (the set has no EP or PP field: its
+    measurements ran without them, 1 each)."""
+    ms = calibration_set()
+    models = {m.model: get_model(m.model) for m in ms}
+    return Coverage(
+        features=frozenset(name for name, has in FEATURES.items() if any(has(spec) for spec in models.values())),
+        max_experts=max((spec.moe.n_experts for spec in models.values() if spec.moe), default=0),
+        max_tp=max(m.tp for m in ms), max_ep=1, max_pp=1,
+        max_batch=max(m.batch for m in ms),
+        max_context=max(m.decode_context for m in ms),
+        gpus=frozenset(m.gpu for m in ms), n=len(ms))
+
+
+def beyond_calibration(result) -> tuple[str, ...]:
+    """What ``result`` (a :class:`~core.scenario.ScenarioResult`) has that no calibration measurement had, in words,
+    or ``()``: its model's features, its routed experts, its split, its GPU, its batch and its context."""
+    c = calibration_coverage()
+    m: ModelSpec = result.model
+    out = [name for name, has in FEATURES.items() if name not in c.features and has(m)]
+    if m.moe and m.moe.n_experts > c.max_experts:
+        out.append(f"{m.moe.n_experts:,} routed experts (the set's MoE models have at most {c.max_experts})")
+    for symbol, value, most in (("TP", result.tp, c.max_tp), ("EP", result.ep, c.max_ep), ("PP", result.pp, c.max_pp)):
+        if value > most:
+            out.append(f"{symbol} = {value} (the set's largest is {most})")
+    if result.gpu.id not in c.gpus:
+        out.append(f"{result.gpu.name} (no measurement in the set ran on it)")
+    if result.phase == "decode" and result.batch > c.max_batch:
+        out.append(f"B = {fmt_count(result.batch)} (the set's largest is {fmt_count(c.max_batch)})")
+    if result.phase == "decode" and result.context > c.max_context:
+        out.append(f"S = {fmt_count(result.context)} tokens (the set's longest decode context is "
+                   f"{fmt_count(c.max_context)})")
+    return tuple(out)
+
+
+def beyond_text(beyond: tuple[str, ...]) -> str:
+    """:func:`beyond_calibration`'s list as one sentence (``""`` for none), for the places a prediction is printed."""
+    if not beyond:
+        return ""
+    return (f"Not in the {calibration_coverage().n} calibration measurements the expected step's constants and "
+            f"range were fitted on: {'; '.join(beyond)}. Read the prediction as an extrapolation.")

@@ -1,0 +1,59 @@
+"""What the expected step's calibration set covers, and a scenario beyond it (core/coverage.py): an engineer's trial
+read "0.65–1.2 × the expected speed" for an MLA model with 256 experts at TP = 8, which no measurement had."""
+
+import json
+import re
+
+from app.lab import Lab
+from core import Scenario
+from core.cli import main
+from core.coverage import beyond_calibration, beyond_text, calibration_coverage
+
+
+def test_the_calibration_sets_reach():
+    c = calibration_coverage()
+    assert c.n == 57
+    # dense Llama-2/3/3.1 and Mixtral-8x7B: no MLA, windows, state, indexer, image tokens or shared experts
+    assert c.features == frozenset()
+    assert c.max_experts == 8 and c.max_tp == 8 and (c.max_ep, c.max_pp) == (1, 1)
+    assert c.max_batch == 960
+    assert c.max_context == 2048 + 2048 // 2  # the longest generation: a 2,048-token prompt and 2,048 out
+    assert {"a100-80gb", "h100-sxm", "h200", "mi300x"} <= c.gpus and "b200" not in c.gpus
+
+
+def test_a_scenario_like_the_measured_ones_is_not_extrapolated():
+    r = Scenario(model="llama-2-7b", gpu="a100-80gb", context=1024).evaluate()
+    assert beyond_calibration(r) == () and beyond_text(()) == ""
+
+
+def test_what_a_scenario_has_beyond_the_set_is_named():
+    dsv3 = beyond_calibration(Scenario(model="deepseek-v3", tp=8, context=1024).evaluate())
+    assert dsv3 == ("multi-head latent attention (MLA)", "shared experts",
+                    "256 routed experts (the set's MoE models have at most 8)")
+    qwen = beyond_calibration(Scenario(model="qwen3-30b-a3b", tp=2, ep=2, gpu="b200", batch=1024).evaluate())
+    assert "128 routed experts (the set's MoE models have at most 8)" in qwen
+    assert "EP = 2 (the set's largest is 1)" in qwen and "B = 1,024 (the set's largest is 960)" in qwen
+    assert any(item.endswith("(no measurement in the set ran on it)") and "B200" in item for item in qwen)
+    assert "TP = 16 (the set's largest is 8)" in beyond_calibration(Scenario(tp=16, context=1024).evaluate())
+    gemma = beyond_calibration(Scenario(model="gemma-2-9b", context=1024).evaluate())
+    assert gemma == ("sliding-window or chunked attention layers",)
+    # a prefill's batch and context are not a decode step's
+    assert beyond_calibration(Scenario(phase="prefill", batch=1024, context=65536).evaluate()) == ()
+
+
+def test_the_readout_the_tab_and_the_command_line_say_it(capsys):
+    lab = Lab(Scenario(model="deepseek-v3", tp=8, context=1024), query={})
+    lab.state.tab = "Expected"
+    page = lab._tab_views["Expected"].pane.object
+    beyond = re.search(r'data-readout="expected-beyond">(.*?)</div>', page).group(1)
+    assert "Outside what was measured" in beyond and "multi-head latent attention (MLA)" in beyond
+    assert "256 routed experts (the set&#x27;s MoE models have at most 8)" in beyond
+    value = re.search(r'data-readout="expected-tokens">(.*?)</span>', lab.readouts.pane.text).group(1)
+    assert value.endswith("generic engine (approximate; if it fit; extrapolated)")  # beside the ≈ and the fit's
+    near = Lab(Scenario(model="llama-2-7b", gpu="a100-80gb", context=1024), query={})
+    near.state.tab = "Expected"
+    assert 'data-readout="expected-beyond"' not in near._tab_views["Expected"].pane.object
+    assert "extrapolated" not in near.readouts.pane.text
+    assert main(["explain", "--model", "deepseek-v3", "--tp", "8", "--context", "1024", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["expected_beyond_calibration"] == list(
+        beyond_calibration(Scenario(model="deepseek-v3", tp=8, context=1024).evaluate()))
