@@ -10,8 +10,8 @@ import param
 
 from core.pins import MAX_PINS, Pin, PinRow, bound_text, bound_word, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
-from core.scenario import ONE_GPU
-from core.units import TFLOP, GiB, fmt_rate, fmt_sig
+from core.scenario import ONE_GPU, ScenarioResult
+from core.units import TFLOP, GiB, fmt_rate, fmt_seconds, fmt_sig
 
 from .message import Message
 from .present import INPUT_TEXT_CSS, PRESENT_WIDTHS
@@ -245,7 +245,8 @@ PINS_TABLE_HEAD = (
     '<tr><th>mark</th><th>pin</th><th>levers</th>'
     '<th><abbr title="arithmetic intensity counting weight reads (FLOP/byte)">I</abbr>'
     '<span class="unit">FLOP/<wbr>byte of weights</span></th>'
-    '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I)">attainable</abbr>'
+    '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I), or the step\'s FLOP '
+    'over its kernel launches where it waits on them (the third ceiling)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
     '<th><abbr title="the roofline\'s ceiling on tokens per second of the whole batch (all B sequences) of one model '
     'copy, counting KV-cache reads; the Compare tab gives it per sequence too">tokens/s</abbr>'
@@ -255,6 +256,17 @@ PINS_TABLE_HEAD = (
     '<span class="unit">GiB per GPU</span></th>'
     '<th><abbr title="weights and KV cache fit in each GPU\'s memory">fits</abbr></th></tr>'
 )
+
+
+def _under_launches(r: ScenarioResult) -> str:
+    """Under a pin's attainable FLOP/s, where the launches hold it below ``min(P_peak, BW·I)``: the ceiling that does
+    (a teacher's trial: INT4's 11.28 beside batch 4's and k = 4's 13.4 at the same I = 4, said nowhere)."""
+    roof = float(r.roof(r.arithmetic_intensity_weights))
+    if not r.attainable_flop_per_s_weights < roof * (1 - 1e-9):
+        return ""
+    return (f'<br><span class="unit" title="{fmt_sig(r.flop_per_step_weights / 1e9)} GFLOP / '
+            f'{fmt_seconds(r.launch_overhead_s)} '
+            f'of launches, under min(P_peak, BW·I) = {fmt_sig(roof / TFLOP)} TFLOP/s">launch ceiling</span>')
 
 
 def pins_table_html(rows: list[PinRow]) -> str:
@@ -278,7 +290,7 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
             # A model with a key the lab does not model: each of its figures is approximate, where it is (≈).
             f"<td>{approx}{fmt_sig(r.arithmetic_intensity_weights)}</td>"
-            f"<td>{approx}{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}</td>"
+            f"<td>{approx}{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}{_under_launches(r)}</td>"
             # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
             # Split into stages, the aggregate counts the PP micro-batches in flight (a trial: 4 × 28 is not 448).
             f'<td>{approx}{fmt_rate(r.tokens_per_s_with_kv)}'

@@ -1003,6 +1003,26 @@ def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
     assert r.tokens_per_s_with_kv == pytest.approx(4 * 4 * r.tokens_per_s_per_sequence, rel=1e-12)
 
 
+def test_a_pins_attainable_under_its_launches_says_which_ceiling_holds_it():
+    # A teacher's trial: batch 4, INT4 and k = 4 of Llama-3-8B all at I = 4, BW·I = 13.4 TFLOP/s; INT4's row read
+    # 11.28, said nowhere. Its step waits on its kernel launches: 16.06 GFLOP / 1.424 ms.
+    import re
+
+    from app.pins_view import pins_table_html
+    from core.pins import compare, lever_preset
+
+    s = Scenario(model="llama-3-8b")
+    html = pins_table_html(compare(lever_preset(s.levers(), s.catalogue), s.catalogue))
+    cells = re.findall(r'<tr data-pin="\d">(?:<td.*?</td>){3}<td>[^<]*</td><td>(.*?)</td>', html)
+    assert [c.split("<br>")[0] for c in cells] == ["13.4", "11.28", "13.4"]
+    r = s.clone(weight_dtype="int4").evaluate()
+    assert r.flop_per_step_weights / r.launch_overhead_s / 1e12 == pytest.approx(11.28, abs=0.005)
+    assert cells[1].endswith('title="16.06 GFLOP / 1.424 ms of launches, under min(P_peak, BW·I) = 13.4 TFLOP/s">'
+                             "launch ceiling</span>")
+    assert "launch ceiling" not in cells[0] + cells[2]
+    assert "or the step's FLOP over its kernel launches" in html  # the column's own tooltip
+
+
 @pytest.mark.parametrize("levers, weights, kv", [
     ({"batch": 4}, "(weights, B = 4, k = 1, p = BF16)", "(S = 8,192, KV BF16)"),
     ({"weight_dtype": "int4"}, "(weights, B = 1, k = 1, p = INT4)", "(S = 8,192, KV BF16)"),
