@@ -203,6 +203,11 @@ def caption_values(r: ScenarioResult) -> dict:
         "kv_kib_gqa_on": m.kv_bytes_per_token(r.kv_bytes_per_element, True) / KiB,
         "kv_gib_32k_x8": 8 * m.kv_bytes_per_sequence(32768, r.kv_bytes_per_element, True) / GiB,
         "kv_read_gb": r.kv_traffic_bytes / GB,
+        # Attention's own arithmetic on the cache: why the point counting KV reads sits right of the weights' one.
+        "attn_gflop": r.attention_flop_per_step / 1e9,
+        "attn_i": r.attention_flop_per_step / r.kv_traffic_bytes if r.kv_traffic_bytes else 0.0,
+        "i_kv": r.arithmetic_intensity_with_kv,
+        "query_per_kv": m.n_heads / m.n_kv_heads if r.gqa else 1,
         "kv_gib": r.kv_bytes / GiB,
         "seq_gib": r.kv_bytes_per_sequence / GiB,
         "seq_gib_gqa_on": seq_gqa_on / GiB,
@@ -272,7 +277,10 @@ TOUR: tuple[TourStep, ...] = (
         "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
         "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Every step reads all of it beside "
         "the weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
-        "{tok:.1f} tokens/s. (What a step moves is in GB, 1e9 bytes, as bandwidth is in TB/s; what memory holds "
+        "{tok:.1f} tokens/s. The pink triangle, the step counting the cache, sits right of the star (I = "
+        "{i_kv:.3g}), not left: attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB, {attn_i:.0f} "
+        "FLOP per byte, as each KV head serves {query_per_kv:.0f} query heads. More intensity, yet fewer tokens/s: "
+        "more bytes per step. (What a step moves is in GB, 1e9 bytes, as bandwidth is in TB/s; what memory holds "
         "is in GiB, 2^30 bytes, as on the memory bar.) Look at the Traffic tab.",
         "Article 000 writes the cache as 1.07 GB (decimal: the same {kv_gib:.2f} GiB) and rounds the traffic to "
         "17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "

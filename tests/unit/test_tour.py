@@ -111,6 +111,23 @@ def test_step_lands_on_its_scenario_and_quotes_the_article(index, levers, quotes
         assert quote in " ".join((title, caption, TOUR[index].render_footnote(result))), quote
 
 
+def test_the_kv_step_says_why_counting_the_cache_raises_the_intensity():
+    # A teacher's trial: step 4's title read I = 1 at 0.339 % of peak, then "I = 1.188 counting KV reads … 0.402 %",
+    # while tokens/s fell from 209 to 195.5: a class would conclude a bigger cache raises utilisation. The card says
+    # why: attention's own FLOPs on the cache, 4 per byte with 4 query heads per KV head.
+    s = Scenario()
+    TOUR[3].apply(s)
+    r = s.evaluate()
+    _title, caption = TOUR[3].render(r)
+    attn = 4 * 32 * 32 * 128 * 8192  # 4·L·h·d_head·S: QKᵀ and AV, 2 FLOP per multiply-add
+    kv = 2 * 32 * 8 * 128 * 8192 * 2  # 2·L·h_kv·d_head·S·p_kv
+    assert r.attention_flop_per_step == attn and r.kv_traffic_bytes == kv
+    intensity = (r.flop_per_step_weights + attn) / (r.weight_bytes_read + kv)
+    assert f"sits right of the star (I = {intensity:.3g}), not left" in caption and f"{intensity:.3g}" == "1.19"
+    assert ("attention does 4.29 GFLOP on those 1.07 GB, 4 FLOP per byte, as each KV head serves 4 query "
+            "heads") in caption
+
+
 def test_steps_set_every_lever():
     assert set(BASE) == set(Scenario().levers())
     for step in TOUR:
