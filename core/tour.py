@@ -277,11 +277,11 @@ TOUR: tuple[TourStep, ...] = (
         "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
         "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Every step reads all of it beside "
         "the weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
-        "{tok:.1f} tokens/s. The pink triangle, the step counting the cache, sits right of the star (I = "
-        "{i_kv:.3g}), not left: attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB, {attn_i:.0f} "
-        "FLOP per byte, as each KV head serves {query_per_kv:.0f} query heads. More intensity, yet fewer tokens/s: "
-        "more bytes per step. (What a step moves is in GB, 1e9 bytes, as bandwidth is in TB/s; what memory holds "
-        "is in GiB, 2^30 bytes, as on the memory bar.) Look at the Traffic tab.",
+        "{tok:.1f} tokens/s. Counting the cache, the pink triangle sits right of the star, at I = {i_kv:.4g}: "
+        "attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB ({query_per_kv:.0f} query heads per KV "
+        "head), {attn_i:.0f} FLOP per byte. More intensity, fewer tokens/s. (What a step moves is in GB, 1e9 "
+        "bytes, as bandwidth is in TB/s; what memory holds is in GiB, 2^30 bytes, as on the memory bar.) Look at "
+        "the Traffic tab.",
         "Article 000 writes the cache as 1.07 GB (decimal: the same {kv_gib:.2f} GiB) and rounds the traffic to "
         "17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
         "{tok:.1f} tokens/s.",

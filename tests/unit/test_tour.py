@@ -123,9 +123,10 @@ def test_the_kv_step_says_why_counting_the_cache_raises_the_intensity():
     kv = 2 * 32 * 8 * 128 * 8192 * 2  # 2·L·h_kv·d_head·S·p_kv
     assert r.attention_flop_per_step == attn and r.kv_traffic_bytes == kv
     intensity = (r.flop_per_step_weights + attn) / (r.weight_bytes_read + kv)
-    assert f"sits right of the star (I = {intensity:.3g}), not left" in caption and f"{intensity:.3g}" == "1.19"
-    assert ("attention does 4.29 GFLOP on those 1.07 GB, 4 FLOP per byte, as each KV head serves 4 query "
-            "heads") in caption
+    assert f"the pink triangle sits right of the star, at I = {intensity:.4g}:" in caption
+    assert f"{intensity:.4g}" == "1.188" and quantities(r)["intensity-kv"].value == "1.188 FLOP/byte"  # the readout
+    assert ("attention does 4.29 GFLOP on those 1.07 GB (4 query heads per KV head), 4 FLOP per byte. More "
+            "intensity, fewer tokens/s.") in caption
 
 
 def test_steps_set_every_lever():
