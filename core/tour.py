@@ -279,11 +279,10 @@ TOUR: tuple[TourStep, ...] = (
         "the weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
         "{tok:.1f} tokens/s. Counting the cache, the pink triangle sits right of the star, at I = {i_kv:.4g}: "
         "attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB ({query_per_kv:.0f} query heads per KV "
-        "head), {attn_i:.0f} FLOP per byte. More intensity, fewer tokens/s. (What a step moves is in GB, 1e9 "
-        "bytes, as bandwidth is in TB/s; what memory holds is in GiB, 2^30 bytes, as on the memory bar.) Look at "
-        "the Traffic tab.",
-        "Article 000 writes the cache as 1.07 GB (decimal: the same {kv_gib:.2f} GiB) and rounds the traffic to "
-        "17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
+        "head), {attn_i:.0f} FLOP per byte. More intensity, fewer tokens/s. Look at the Traffic tab.",
+        "What a step moves is in GB (1e9 bytes), as bandwidth is in TB/s; what memory holds in GiB (2^30 bytes), "
+        "as on the memory bar. Article 000 writes the cache as 1.07 GB (the same {kv_gib:.2f} GiB) and rounds the "
+        "traffic to 17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
         "{tok:.1f} tokens/s.",
         numbers=("kv_kib", "kv_gib", "step_gb", "tok"),
     ),
