@@ -420,7 +420,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                     "hidden under the GPU's work")
                  + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
                  f"{launch} ({overhead_word})"),
-        Quantity("step-time", "Step time",
+        Quantity("step-time", "Step time (at best)",
                  "max(max(FLOP/P_peak, bytes/BW) + communication, t_launch)" if split else
                  "max(FLOP/P_peak, bytes/BW, t_launch)",
                  ("max(" if split else "")
@@ -464,10 +464,10 @@ def derivation(r: ScenarioResult) -> list[Step]:
     )
     e_text = f"{r.expected_tokens_per_step:.3g}"  # tokens per verify step, as printed ("1 token", "2.53 tokens")
     latency = (
-        Quantity("ttft", "Time to first token (one prompt)",
+        Quantity("ttft", "Time to first token (one prompt, at best)",
                  "prefill of one prompt: k = prompt length, B = 1, weights + causal attention FLOP",
                  f"prefill I (weights) = {_fpb(r.ttft_intensity)} → {fmt_seconds(r.ttft_s)}", fmt_seconds(r.ttft_s)),
-        Quantity("tpot", "Time per output token",
+        Quantity("tpot", "Time per output token (at best)",
                  "decode step at context S × PP stages / E" if r.pp > 1 else "decode step at context S / E",
                  f"decode I = {_fpb(r.decode_intensity)} → {fmt_seconds(r.verify_step_time_s)} per step "
                  + (f"× {r.pp} (a token crosses every stage) " if r.pp > 1 else "")

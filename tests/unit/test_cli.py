@@ -49,6 +49,11 @@ def test_explain_text_shows_each_step(capsys):
     assert "131,072 bytes (128 KiB)" in text
     assert "76.19 GB" in text
     assert "22.74 ms" in text
+    # The roofline's times are the least a step can take, said as its tokens/s say "ceiling" (a teacher's trial:
+    # "291 ms time to first token" read as what one prompt takes).
+    assert "\n  Step time (at best): max(FLOP/P_peak, bytes/BW, t_launch)" in text
+    assert "\n  Time to first token (one prompt, at best): " in text
+    assert "\n  Time per output token (at best): " in text
 
 
 @pytest.mark.parametrize(
