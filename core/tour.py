@@ -102,7 +102,9 @@ class TourStep:
 
 
 #: What each number a step's strip may show is, and its unit (:meth:`TourStep.strip`): GB (1e9 bytes) for what a
-#: step moves, GiB (2^30) for what memory holds, KiB per token, as the captions and readouts write them.
+#: step moves, GiB (2^30) for what memory holds, KiB per token, as the captions and readouts write them.  A time is
+#: the roofline's least ("at best"), as a rate is its ceiling (a teacher read "291 ms time to first token" as one
+#: prompt's time).
 STRIP_LABELS: dict[str, tuple[str, str]] = {
     "n_billion": ("parameters", "billion"),
     "weight_gb": ("weights read per step", "GB"),
@@ -125,13 +127,13 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "free_gib": ("free for KV", "GiB"),
     "seq_gib": ("KV per sequence", "GiB"),
     "max_batch": ("sequences that fit", ""),
-    "step_ms": ("per step", "ms"),
+    "step_ms": ("per step, at best", "ms"),
     "batch": ("batch B", ""),
     "acceptance": ("acceptance α", ""),
     "e_tokens": ("tokens per verify step", ""),
     "prefill_i": ("prefill intensity", "FLOP/byte"),
-    "ttft_ms": ("time to first token", "ms"),
-    "tpot_ms": ("per output token", "ms"),
+    "ttft_ms": ("to first token, at best", "ms"),
+    "tpot_ms": ("per output token, at best", "ms"),
     "sparse_tf": ("sparse (2:4) headline", "TFLOP/s"),
     "sparse_ridge": ("ridge, sparse figure", "FLOP/byte"),
     "kv_kib_gqa_on": ("KV per token with GQA", "KiB"),
