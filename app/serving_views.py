@@ -68,7 +68,10 @@ def traffic_html(r: ScenarioResult) -> str:
                            r.deployment.profile, r.slowest_stage)
     bars = []
     kv_word = "KV + state" if r.state_bytes_per_sequence else "KV"  # a hybrid's recurrent state, read every step
-    for s, kv, share in zip(t.context, t.kv_bytes, t.kv_share, strict=True):
+    # What the batch holds at each S beside what its GPU has left, as the KV table and the memory bar count it: a
+    # row past capacity says so (a teacher's trial: 224 GiB of cache at S = 32k read as a step that runs).
+    held, room = kv_table_per_gpu(r.deployment.profile, t.context, [r.batch], r.kv_bytes_per_element, r.gqa)
+    for s, kv, share, hold, left in zip(t.context, t.kv_bytes, t.kv_share, held[:, 0], room, strict=True):
         # Each bar is the whole step (100 %): the split, not the size, is the lesson.
         total = t.weight_bytes + kv
         w_pct, kv_pct = 100 * (1 - share), 100 * share
@@ -78,7 +81,11 @@ def traffic_html(r: ScenarioResult) -> str:
         bars.append(
             f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.{d}f} GB per step, '
             f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.{d}f} GB, {kv_word} {kv / GB:,.{d}f} GB "
-            f"= {kv / GiB:,.{d}f} GiB)</div>"
+            f"= {kv / GiB:,.{d}f} GiB)"
+            + (' <span class="nofit" data-fits="no">does not fit: '
+               + (f"B = {r.batch:,} holds {hold / GiB:,.1f} GiB of cache per GPU, {left / GiB:,.1f} GiB free"
+                  if left > 0 else "the weights and reserve alone fill the GPU") + "</span>" if hold > left else "")
+            + "</div>"
             f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '
             f'{w_pct:.0f} %</div><div style="width:{kv_pct:.2f}%;background:{PALETTE["kv_cache"]}">'
             f"{'KV cache + state' if r.state_bytes_per_sequence else 'KV cache'} {kv_pct:.0f} %</div></div>"

@@ -200,6 +200,27 @@ def test_the_kv_table_counts_a_hybrids_fixed_state_as_the_memory_bar_does():
     assert f'data-ctx="8192" data-users="64">{r2.kv_bytes / GiB:,.1f}</td>' in kv_table_html(r2)
 
 
+def test_a_traffic_row_past_capacity_says_it_does_not_fit():
+    """A teacher's trial: the Traffic tab listed S = 32k and 128k at B = 56 (224 and 896 GiB of KV on an 80 GiB card)
+    with no mark, beside a memory bar that says which batch fits."""
+    import re
+
+    from app.serving_views import traffic_html
+
+    r = Scenario(model="llama-3-8b", batch=56).evaluate()
+    rows = dict(re.findall(r'data-context="(\d+)">(.*?)</div>', traffic_html(r)))
+    free = r.free_for_kv_bytes / GiB  # 80 − 14.96 − 3 = 62.04 GiB
+    per_seq = 2 * 32 * 8 * 128 * 2  # bytes per token
+    for s, fits in ((2048, True), (8192, True), (32768, False), (131072, False)):
+        held = 56 * s * per_seq / GiB  # 7, 56, 224, 896 GiB
+        assert (held <= free) == fits
+        mark = f"does not fit: B = 56 holds {held:,.1f} GiB of cache per GPU, {free:,.1f} GiB free"
+        assert (mark in rows[str(s)]) != fits, s
+    assert r.fits and 'data-fits="no"' not in rows["8192"]  # the current S, as the memory bar says
+    # Weights that alone fill the GPU: every row says so (Llama-3-70B in BF16 on one H100).
+    assert traffic_html(Scenario().evaluate()).count("the weights and reserve alone fill the GPU") == 4
+
+
 def test_the_traffic_tab_reads_what_the_step_reads():
     """The trial's Nemotron-H at B = 1: the Traffic tab said 113.0 GB per step where the step reads 113.44 GB (the
     Mamba state, 0.46 GB, left out); a sparse model's top k, a split's fullest stage, likewise."""
