@@ -18,7 +18,7 @@ from bokeh.plotting import figure
 
 from core.scenario import ScenarioResult
 from core.sweeps import batch_sweep
-from core.units import fmt_count
+from core.units import fmt_count, fmt_sig
 
 from .image_export import chart_levers, image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -36,6 +36,12 @@ NO_FIT_LABEL_STEPS = tuple(-i for i in range(17))
 #: The share of the batch axis (log) the "does not fit" shading must span for its name in full; below it, the
 #: short name (at 18 px the full one is ~210 px, a third of a projector's frame).
 NO_FIT_FULL_SHARE = 0.3
+
+
+def ridge_batch(r: ScenarioResult) -> float:
+    """The batch at which ``r``'s weights' intensity reaches the ridge point: ``B · P_peak/BW / I`` (I is
+    proportional to B: ``2·B·k/p`` in decode), sequences; a fraction where one sequence is already past it."""
+    return r.batch * r.ridge_point / r.arithmetic_intensity_weights
 
 
 def no_fit_text(left: float, capacity_bytes: float) -> str:
@@ -141,6 +147,12 @@ class ThroughputView(pn.viewable.Viewer):
                                 marks=[current, pins, here, elsewhere, own_ceiling], leader_lines=False)
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
+        # The batch at which the weights' intensity 2·B·k/p reaches the ridge, where the ceiling ignoring the cache
+        # bends flat (a teacher pointed at it by hand for "the batch never reaches the ridge"): a dotted upright
+        # line over the curves' span, in the roof's colour, its B in the legend.
+        self.ridge = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-ridge")
+        fig.line("batch", "tok", source=self.ridge, color=PALETTE["roof"], line_width=2, line_dash="dotted",
+                 legend_label="ridge point")
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
             ("B", "@batch"), ("ignoring KV", "@no_kv{0,0} tok/s"), ("counting KV", "@with_kv{0,0} tok/s")]))
         legend = fig.legend[0]
@@ -152,6 +164,7 @@ class ThroughputView(pn.viewable.Viewer):
         self._optional_items = {item.label.value: item for item in legend.items
                                 if item.label.value in ("pins (each on its own scenario)", "your measurements",
                                                         OTHER_S_KEY, OWN_CEILING_KEY)}
+        self.ridge_item = next(item for item in legend.items if item.label.value == "ridge point")
         self.figure = fig
         self.update(result)
         self._on_measured()
@@ -210,6 +223,14 @@ class ThroughputView(pn.viewable.Viewer):
         if hasattr(self, "_optional_items"):  # the curve's S may have changed: which points are at it too
             self.show_measured(self.state.measured)
         self.b_span.location = r.batch
+        b_ridge = ridge_batch(r)
+        shown = X_RANGE[0] <= b_ridge <= X_RANGE[1]
+        self.ridge.data = ({"batch": [b_ridge, b_ridge], "tok": [float(np.min(sweep.tokens_per_s_with_kv)),
+                                                                 float(np.max(sweep.tokens_per_s_weights))]}
+                           if shown else {"batch": [], "tok": []})
+        self.ridge_item.label = {"value": f"ridge point: at B = {fmt_sig(b_ridge, 3)}, I = 2·B·k/p reaches "
+                                          f"P_peak/BW = {fmt_sig(r.ridge_point, 3)} FLOP/byte"}
+        self.ridge_item.visible = shown
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5
         self.no_fit.left = min(max(left, X_RANGE[0]), X_RANGE[1])

@@ -519,6 +519,24 @@ def test_the_throughput_key_names_pins_and_measurements_only_when_there_are_some
     assert not items["your measurements"].visible
 
 
+def test_the_throughput_chart_marks_the_batch_that_reaches_the_ridge():
+    # A teacher pointed at the bend by hand for "the batch never reaches the ridge": B = P_peak/BW ÷ (2k/p).
+    from app.throughput_view import ThroughputView
+
+    lab = Lab(Scenario(model="llama-3-8b", batch=56), query={})
+    view = ThroughputView(state=lab.state)
+    r = lab.result
+    b = r.ridge_point / (2 * 1 / 2)  # 989.4 TFLOP/s / 3.35 TB/s ÷ 2·k/p with k = 1, p = 2
+    assert list(view.ridge.data["batch"]) == pytest.approx([b, b]) and 295 < b < 296
+    assert view.ridge_item.visible and view.ridge_item.label["value"] == (
+        "ridge point: at B = 295, I = 2·B·k/p reaches P_peak/BW = 295 FLOP/byte")
+    assert max(view.ridge.data["tok"]) == max(view.curves.data["no_kv"])  # over the curves, not past them
+    lab.scenario.weight_dtype = "int4"  # p = 0.5: four times the intensity per sequence, a quarter of the batch
+    assert view.ridge.data["batch"][0] == pytest.approx(b / 4) and "at B = 73.8," in view.ridge_item.label["value"]
+    lab.scenario.phase = "prefill"  # a prompt alone is past the ridge: no batch to mark on the axis
+    assert list(view.ridge.data["batch"]) == [] and not view.ridge_item.visible
+
+
 def test_throughput_draws_a_measurement_at_another_context_apart_with_its_own_ceiling():
     # Issue 30: a point measured at S = 2,048 was drawn on the curve for S = 8,192, above "achievable".
     from app.throughput_view import OTHER_S_KEY, OWN_CEILING_KEY
