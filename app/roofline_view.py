@@ -58,6 +58,18 @@ from .style import LAST_TICK_ROOM, PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MA
 #: The tab that shows the chart (app/state.py's TABS).
 CHART_TAB = "Roofline"
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
+#: px the roofline grows by on a page under 640 px wide, where its legend takes one column (10 rows, not 5) and its
+#: title wraps to five lines: its plot keeps ~330 px for its six decades.
+NARROW_EXTRA = 230
+#: The browser's side of that: the legend's columns and the chart's height from the page's width (``cb_obj`` is the
+#: figure; its first tag, its height on a wide page).
+NARROW_CODE = """
+const narrow = window.innerWidth < 640;
+legend.ncols = narrow ? 1 : 2;
+const base = cb_obj.tags.length ? cb_obj.tags[0] : cb_obj.height;
+const height = narrow ? base + extra : base;
+if (cb_obj.height !== height) { cb_obj.height = height; }
+"""
 #: The legend's padding (px), by present mode: its border is not drawn, so the padding is blank; in present mode
 #: 5 px each side gives its rows 10 px of the fold (the five-line title of tour step 18 left its last row 4 px above).
 LEGEND_PADDING = {False: 10, True: 5}
@@ -376,6 +388,7 @@ class RooflineView(pn.viewable.Viewer):
         present_figure(self.figure, present)
         # On a projector the chart is as tall as a 720-px screen allows beside the tour card.
         self.figure.height = PRESENT_HEIGHT if present else self.height
+        self.figure.tags = [self.figure.height]  # a phone's page adds NARROW_EXTRA (NARROW_CODE)
         self.legend.update(padding=LEGEND_PADDING[present], margin=LEGEND_MARGIN[present],
                            spacing=LEGEND_SPACING[present])
         if hasattr(self, "pane"):
@@ -587,9 +600,15 @@ class RooflineView(pn.viewable.Viewer):
         legend.border_line_alpha = 0
         fig.add_layout(legend, "below")
         # Two legend columns need about 500 px at 11 px text: a phone-width page, or present mode's 18 px
-        # text, gets one, so the legend is never wider than the chart.
-        fig.js_on_change("inner_width", CustomJS(args={"legend": legend},
-                                                 code="legend.ncols = window.innerWidth < 640 ? 1 : 2"))
+        # text, gets one, so the legend is never wider than the chart. Its one column and the title's extra lines
+        # then take NARROW_EXTRA px more of the chart's height: the chart grows by as much, or its plot was ~105 px
+        # tall for six decades on a 390-px phone (a teacher's trial). Its height without them is its first tag
+        # (:meth:`_on_present` sets both); a change of either runs this again.
+        if not self.compact:
+            narrow = CustomJS(args={"legend": legend, "extra": NARROW_EXTRA}, code=NARROW_CODE)
+            fig.js_on_change("inner_width", narrow)
+            fig.js_on_change("tags", narrow)
+        fig.tags = [fig.height]
         return fig
 
     def _add_marks(self) -> None:

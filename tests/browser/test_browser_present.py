@@ -1809,3 +1809,22 @@ def test_on_a_phone_a_wide_tables_rows_keep_their_names_and_its_notes_stay_reada
                          " c.font = '600 13px sans-serif'; return c.measureText('speculation').width; }")
     assert width >= word  # the longest word fits its column whole
     assert page.errors == []
+
+
+def test_on_a_phone_the_roofline_keeps_room_for_its_six_decades(page, lab_url):
+    """A teacher's trial at 390 px: the chart's one-column legend and five-line title left its plot ~105 px tall for six
+    decades, its y ticks merged into black bars. On a page under 640 px the chart grows by NARROW_EXTRA; wide, it
+    does not; present mode's height takes the same extra."""
+    from app.roofline_view import NARROW_EXTRA, PRESENT_HEIGHT
+
+    size = ("(() => { const f = Bokeh.documents[0].get_model_by_name('roofline'); "
+            "return [f.height, f.inner_height]; })()")
+    _open(page, lab_url, PHONE)
+    page.wait_for_function(f"{size}[0] === {540 + NARROW_EXTRA}", timeout=10_000)
+    assert page.evaluate(size)[1] >= 300  # the plot's own height, px
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_function(f"{size}[0] === 540", timeout=10_000)
+    assert page.errors == []
+    _open(page, f"{lab_url}?present=true", PHONE)
+    page.wait_for_function(f"{size}[0] === {PRESENT_HEIGHT + NARROW_EXTRA}", timeout=20_000)
+    assert page.errors == []
