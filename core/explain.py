@@ -553,6 +553,28 @@ def _kv_per_gpu(r: ScenarioResult) -> Quantity:
         f"{fmt_sig_whole(per_gpu / KiB)} KiB")
 
 
+def _sent_parts(r: ScenarioResult, comm: dict, sent: float) -> str:
+    """The bytes a GPU sends per step, kind by kind, summed (:meth:`core.parallelism.Parallelism.comm_parts`), and
+    "; " before the time they take: where one kind is sent, nothing (its formula is the all-reduce's readout). An
+    engineer's trial could not find the EP all-to-all's 1,048,576 of Mixtral's 3,145,728 bytes at TP = EP = 2."""
+    plan = r.deployment.plan
+    msg = float(plan.message_bytes(r.batch, r.tokens_per_read))
+    tp, ep = r.tp, r.ep
+    parts = []
+    if comm["tp_calls"]:
+        parts.append(f"2 × {comm['tp_calls'] // 2} × 2 × ({tp} − 1)/{tp} × {msg:,.0f} bytes (TP: two all-reduces a "
+                     "layer)")
+    if comm["ep_calls"]:
+        parts.append(f"2 × {comm['ep_calls'] // 2} × {r.model.moe.experts_per_token} × {msg:,.0f} bytes × ({ep} − "
+                     f"1)/{ep} / {tp} (EP: dispatch and combine a MoE layer, to k_e experts, the other groups' "
+                     "share, in TP slices)")
+    if comm["pp_calls"]:
+        parts.append(f"{msg:,.0f} bytes / {tp} (PP: one send to the next stage)")
+    if len(parts) < 2:
+        return ""
+    return " + ".join(parts) + f" = {sent:,.0f} bytes; "
+
+
 def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
     """TP/PP/EP/replicas: per-GPU shares, communication, the interconnect roof, throughput and cost."""
     m = r.model
@@ -583,7 +605,8 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
         Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped: "
                  "bytes sent / link + calls × t_call",
-                 (f"{wire} + {calls} × {fmt_seconds(r.deployment.plan.call_latency_s)} = "
+                 (_sent_parts(r, comm, sent)
+                  + f"{wire} + {calls} × {fmt_seconds(r.deployment.plan.call_latency_s)} = "
                   f"{fmt_seconds(r.communication_time_s)}, against {fmt_seconds(r.memory_time_s)} of memory and "
                   f"{fmt_seconds(r.compute_time_s)} of compute") if calls else "nothing sent on one GPU",
                  fmt_seconds(r.communication_time_s)),

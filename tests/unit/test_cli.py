@@ -56,6 +56,23 @@ def test_explain_text_shows_each_step(capsys):
     assert "\n  Time per output token (at best): " in text
 
 
+def test_the_communication_says_what_each_kind_sends(capsys):
+    # An engineer's trial: Mixtral at TP = EP = 2 printed "3,145,728 bytes, 128 calls"; the 64 all-reduces account for
+    # 2,097,152, and the all-to-alls' 1,048,576 had no formula. B·k·h·a = 4 × 1 × 4,096 × 2 = 32,768 bytes.
+    assert main(["explain", "--model", "mixtral-8x7b", "--batch", "4", "--tp", "2", "--ep", "2"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("Communication per step"))
+    tp = 2 * 32 * 2 * (2 - 1) / 2 * 32_768  # two all-reduces a layer, ring: 2,097,152
+    ep = 2 * 32 * 2 * 32_768 * (2 - 1) / 2 / 2  # dispatch and combine, k_e = 2, the other group's half, TP slices
+    assert (tp, ep) == (2_097_152, 1_048_576)
+    assert ("= 2 × 32 × 2 × (2 − 1)/2 × 32,768 bytes (TP: two all-reduces a layer) + 2 × 32 × 2 × 32,768 bytes × "
+            "(2 − 1)/2 / 2 (EP: dispatch and combine a MoE layer") in line
+    assert f"= {tp + ep:,.0f} bytes; {tp + ep:,.0f} bytes / 0.45 TB/s + 128 × 6 µs = 0.775 ms" in line
+    # One kind alone: its formula is the all-reduce readout's; no sum is printed.
+    assert main(["explain", "--tp", "2"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("Communication per step"))
+    assert "(TP: two all-reduces a layer)" not in line
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
