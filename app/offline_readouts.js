@@ -5,6 +5,26 @@
 // communicationLines() app/roofline_view.py's communication_lines.  tests/browser/test_standalone.py compares
 // every string with the Python one, on one GPU and split.  Needs app/units.js.
 // core/explain.py _fpb: whole FLOP/byte from 10,000.
+// core/explain.py _sent_parts: the bytes one GPU sends, kind by kind, summed, where more than one kind is sent.
+function sentParts(collectives, X, kE, tokens, sent) {
+  if (collectives.length < 2) { return ""; }
+  const by = {};
+  for (const c of collectives) { by[c.name] = c; }
+  const first = by["TP all-reduce"] || collectives[0];
+  const msg = first.message_bytes_per_token * (first.name === "TP all-reduce" ? 1 : X.tp) * tokens;
+  const parts = [];
+  if (by["TP all-reduce"]) {
+    parts.push("2 × " + (by["TP all-reduce"].calls / 2).toFixed(0) + " × 2 × (" + X.tp + " − 1)/" + X.tp + " × " +
+      pyFixed(msg, 0) + " bytes (TP: two all-reduces a layer)");
+  }
+  if (by["EP all-to-all"]) {
+    parts.push("2 × " + (by["EP all-to-all"].calls / 2).toFixed(0) + " × " + kE + " × " + pyFixed(msg, 0) +
+      " bytes × (" + X.ep + " − 1)/" + X.ep + " / " + X.tp + " (EP: dispatch and combine a MoE layer, to k_e " +
+      "experts, the other groups' share, in TP slices)");
+  }
+  if (by["PP send"]) { parts.push(pyFixed(msg, 0) + " bytes / " + X.tp + " (PP: one send to the next stage)"); }
+  return parts.join(" + ") + " = " + pyFixed(sent, 0) + " bytes; ";
+}
 function _fpb(x) { return fmtIntensity(x) + " FLOP/byte"; }
 // core/explain.py _quotient_terms: whole FLOP and bytes where the quotient is printed whole
 function quotientTerms(flop, sent, intensity) {
@@ -313,7 +333,9 @@ function manyGpus(C, s, r, w) {
   let calls = 0;
   for (const c of p.stages[r.slowest_stage].collectives) { calls += c.calls; }
   const wire = p.link_bandwidth ? pyFixed(sent, 0) + " bytes / " + link : "no link figure: the calls only";
-  w["comm-time"] = [calls ? wire + " + " + calls + " × " + fmtS(p.call_latency_s) + " = " +
+  w["comm-time"] = [calls ? sentParts(p.stages[r.slowest_stage].collectives, X, p.experts_per_token,
+                                      s.batch * s.spec_k, sent) + wire + " + " + calls + " × " +
+    fmtS(p.call_latency_s) + " = " +
     fmtS(r.communication_time_s) + ", against " + fmtS(r.memory_time_s) + " of memory and " + fmtS(r.compute_time_s) +
     " of compute" : "nothing sent on one GPU", fmtS(r.communication_time_s)];
   const commI = r.communication_intensity === null ? "—" : _fpb(r.communication_intensity);

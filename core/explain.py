@@ -553,25 +553,29 @@ def _kv_per_gpu(r: ScenarioResult) -> Quantity:
         f"{fmt_sig_whole(per_gpu / KiB)} KiB")
 
 
-def _sent_parts(r: ScenarioResult, comm: dict, sent: float) -> str:
-    """The bytes a GPU sends per step, kind by kind, summed (:meth:`core.parallelism.Parallelism.comm_parts`), and
-    "; " before the time they take: where one kind is sent, nothing (its formula is the all-reduce's readout). An
-    engineer's trial could not find the EP all-to-all's 1,048,576 of Mixtral's 3,145,728 bytes at TP = EP = 2."""
-    plan = r.deployment.plan
-    msg = float(plan.message_bytes(r.batch, r.tokens_per_read))
-    tp, ep = r.tp, r.ep
-    parts = []
-    if comm["tp_calls"]:
-        parts.append(f"2 × {comm['tp_calls'] // 2} × 2 × ({tp} − 1)/{tp} × {msg:,.0f} bytes (TP: two all-reduces a "
-                     "layer)")
-    if comm["ep_calls"]:
-        parts.append(f"2 × {comm['ep_calls'] // 2} × {r.model.moe.experts_per_token} × {msg:,.0f} bytes × ({ep} − "
-                     f"1)/{ep} / {tp} (EP: dispatch and combine a MoE layer, to k_e experts, the other groups' "
-                     "share, in TP slices)")
-    if comm["pp_calls"]:
-        parts.append(f"{msg:,.0f} bytes / {tp} (PP: one send to the next stage)")
-    if len(parts) < 2:
+def _sent_parts(r: ScenarioResult, sent: float) -> str:
+    """The bytes a GPU of the slowest stage sends per step, kind by kind, summed, and "; " before the time they take
+    (from its profile's collectives, :func:`core.profiles._collectives`; the offline page's twin reads the same);
+    where one kind alone is sent, nothing (its formula is the all-reduce's readout). An engineer's trial could not
+    find the EP all-to-all's 1,048,576 of Mixtral's 3,145,728 bytes at TP = EP = 2."""
+    stage = r.deployment.profile.stages[r.slowest_stage]
+    by = {c.name: c for c in stage.collectives}
+    if len(by) < 2:
         return ""
+    tp, ep, tokens = r.tp, r.ep, r.batch * r.tokens_per_read
+    first = by.get("TP all-reduce") or next(iter(by.values()))
+    # one call's whole message, B·k·h·a: the all-reduce's; the send's and the all-to-all's are its TP slice
+    msg = first.message_bytes_per_token * (1 if first.name == "TP all-reduce" else tp) * tokens
+    parts = []
+    if "TP all-reduce" in by:
+        parts.append(f"2 × {by['TP all-reduce'].calls / 2:.0f} × 2 × ({tp} − 1)/{tp} × {msg:,.0f} bytes (TP: two "
+                     "all-reduces a layer)")
+    if "EP all-to-all" in by:
+        parts.append(f"2 × {by['EP all-to-all'].calls / 2:.0f} × {r.deployment.profile.experts_per_token} × "
+                     f"{msg:,.0f} bytes × ({ep} − 1)/{ep} / {tp} (EP: dispatch and combine a MoE layer, to k_e "
+                     "experts, the other groups' share, in TP slices)")
+    if "PP send" in by:
+        parts.append(f"{msg:,.0f} bytes / {tp} (PP: one send to the next stage)")
     return " + ".join(parts) + f" = {sent:,.0f} bytes; "
 
 
@@ -605,7 +609,7 @@ def _many_gpus(r: ScenarioResult) -> tuple[Quantity, ...]:
                  fmt_seconds(r.allreduce_time_s) if r.tp > 1 else "none"),
         Quantity("comm-time", "Communication per step", "TP all-reduces + PP send + EP all-to-all, not overlapped: "
                  "bytes sent / link + calls × t_call",
-                 (_sent_parts(r, comm, sent)
+                 (_sent_parts(r, sent)
                   + f"{wire} + {calls} × {fmt_seconds(r.deployment.plan.call_latency_s)} = "
                   f"{fmt_seconds(r.communication_time_s)}, against {fmt_seconds(r.memory_time_s)} of memory and "
                   f"{fmt_seconds(r.compute_time_s)} of compute") if calls else "nothing sent on one GPU",
