@@ -4,7 +4,6 @@
 // evaluate()), readoutsHtml() is app/readouts.py's readouts_html, memoryHtml() app/memory_view.py's memory_html and
 // communicationLines() app/roofline_view.py's communication_lines.  tests/browser/test_standalone.py compares
 // every string with the Python one, on one GPU and split.  Needs app/units.js.
-// core/explain.py _fpb: whole FLOP/byte from 10,000.
 // core/explain.py _sent_parts: the bytes one GPU sends, kind by kind, summed, where more than one kind is sent.
 function sentParts(collectives, X, kE, tokens, sent) {
   if (collectives.length < 2) { return ""; }
@@ -25,6 +24,7 @@ function sentParts(collectives, X, kE, tokens, sent) {
   if (by["PP send"]) { parts.push(pyFixed(msg, 0) + " bytes / " + X.tp + " (PP: one send to the next stage)"); }
   return parts.join(" + ") + " = " + pyFixed(sent, 0) + " bytes; ";
 }
+// core/explain.py _fpb: whole FLOP/byte from 10,000.
 function _fpb(x) { return fmtIntensity(x) + " FLOP/byte"; }
 // core/explain.py _quotient_terms: whole FLOP and bytes where the quotient is printed whole
 function quotientTerms(flop, sent, intensity) {
