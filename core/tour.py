@@ -96,15 +96,17 @@ class TourStep:
             if name not in specs:
                 raise KeyError(f"{name!r} is not quoted by the caption of {self.title!r}")
             label, unit = STRIP_LABELS[name]
-            text = format(values[name], specs[name])
+            # A time is the roofline's least, as a rate is its ceiling: "≥ 291 ms" (a teacher read "291 ms time to
+            # first token" as what one prompt takes).
+            text = ("≥ " if name in AT_LEAST else "") + format(values[name], specs[name])
             shown.append((f"{text} {unit}".strip() if unit != "%" else f"{text} %", label))
         return tuple(shown)
 
 
+#: The strip's times: each the least the roofline allows, shown "≥".
+AT_LEAST = frozenset({"step_ms", "ttft_ms", "tpot_ms"})
 #: What each number a step's strip may show is, and its unit (:meth:`TourStep.strip`): GB (1e9 bytes) for what a
-#: step moves, GiB (2^30) for what memory holds, KiB per token, as the captions and readouts write them.  A time is
-#: the roofline's least ("at best"), as a rate is its ceiling (a teacher read "291 ms time to first token" as one
-#: prompt's time).
+#: step moves, GiB (2^30) for what memory holds, KiB per token, as the captions and readouts write them.
 STRIP_LABELS: dict[str, tuple[str, str]] = {
     "n_billion": ("parameters", "billion"),
     "weight_gb": ("weights read per step", "GB"),
@@ -127,13 +129,13 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "free_gib": ("free for KV", "GiB"),
     "seq_gib": ("KV per sequence", "GiB"),
     "max_batch": ("sequences that fit", ""),
-    "step_ms": ("per step, at best", "ms"),
+    "step_ms": ("per step", "ms"),
     "batch": ("batch B", ""),
     "acceptance": ("acceptance α", ""),
     "e_tokens": ("tokens per verify step", ""),
     "prefill_i": ("prefill intensity", "FLOP/byte"),
-    "ttft_ms": ("to first token, at best", "ms"),
-    "tpot_ms": ("per output token, at best", "ms"),
+    "ttft_ms": ("time to first token", "ms"),
+    "tpot_ms": ("per output token", "ms"),
     "sparse_tf": ("sparse (2:4) headline", "TFLOP/s"),
     "sparse_ridge": ("ridge, sparse figure", "FLOP/byte"),
     "kv_kib_gqa_on": ("KV per token with GQA", "KiB"),
@@ -277,15 +279,14 @@ TOUR: tuple[TourStep, ...] = (
         "article 000, A Concrete Example, Step 3",
         {"context": 8192},
         "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
-        "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Every step reads all of it beside "
-        "the weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
+        "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Each step reads it all beside the "
+        "weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
         "{tok:.1f} tokens/s. Counting the cache, the pink triangle sits right of the star, at I = {i_kv:.4g}: "
         "attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB ({query_per_kv:.0f} query heads per KV "
-        "head), {attn_i:.0f} FLOP per byte. More intensity, fewer tokens/s. Look at the Traffic tab.",
-        "What a step moves is in GB (1e9 bytes), as bandwidth is in TB/s; what memory holds in GiB (2^30 bytes), "
-        "as on the memory bar. Article 000 writes the cache as 1.07 GB (the same {kv_gib:.2f} GiB) and rounds the "
-        "traffic to 17.2 GB and the ceiling down to 195 tokens/s; the lab's exact values are {step_gb:.2f} GB and "
-        "{tok:.1f} tokens/s.",
+        "head). More intensity, fewer tokens/s.",
+        "Bytes moved are GB (1e9), as bandwidth is TB/s; bytes held, GiB (2^30), as on the memory bar. Article 000 "
+        "writes the cache as 1.07 GB ({kv_gib:.2f} GiB), the traffic 17.2 GB, the ceiling down to 195 tokens/s; the "
+        "lab's: {step_gb:.2f} GB, {tok:.1f} tokens/s.",
         numbers=("kv_kib", "kv_gib", "step_gb", "tok"),
     ),
     TourStep(
