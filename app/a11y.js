@@ -95,8 +95,11 @@ function deepFocus() {
 const SUCCESSORS = {
   "tour-next": [".tour-next", ".tour-leave"], "tour-resume": [".tour-next", ".tour-leave"],
   "tour-leave": [".tour-next"], "present-toggle": [".present-toggle"],
-  "suggest-tp": [".more-levers", ".levers"],
+  "suggest-tp": [".more-levers", ".levers"], "tour-jump": [".tour-jump"],
 };
+// A closed list's arrows choose its next option at once (Chromium): "Jump to step" chosen so starts the tour, whose row
+// is drawn again, and the focus fell to the page's body (a keyboard trial). Its keys are watched as a press is.
+const LIST_KEYS = ["ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"];
 function focusable(el) {
   if (el.matches("button:not([disabled]), input, select, [tabindex='0']")) return el;
   const inner = el.shadowRoot ? el.shadowRoot.querySelectorAll("*") : [];
@@ -128,11 +131,13 @@ function keepFocusOnReplace() {
     // Esc leaves a running tour wherever the focus is (app/tour_view.py): as "Leave the tour" pressed.
     const leaving = event.key === "Escape" && Array.from(roots(document, [])).some((root) =>
       Array.from(root.querySelectorAll(".tour-leave")).some((e) => e.getClientRects().length));
-    if (!["Enter", " "].includes(event.key) && !leaving) return;
+    const listKey = LIST_KEYS.includes(event.key);
+    if (!["Enter", " "].includes(event.key) && !leaving && !listKey) return;
     const host = leaving ? null : event.composedPath().find((e) => e instanceof Element &&
       Object.keys(SUCCESSORS).some((c) => e.classList.contains(c)));
     if (!host && !leaving) return;
     const cls = leaving ? "tour-leave" : Object.keys(SUCCESSORS).find((c) => host.classList.contains(c));
+    if (listKey && cls !== "tour-jump") return;
     const pressed = deepFocus();
     let placed = null;  // where this put the focus: a control drawn again can take it away once more
     const settle = (tries) => setTimeout(() => {
@@ -225,6 +230,23 @@ function skipToTheViews() {
   });
   document.body.insertBefore(skipLink, document.body.firstChild);
 }
+// Embed mode's Levers drawer, opened, lies over the chart's key and the link to the full lab: Tab past its last lever
+// went on to them under it, a focus ring no one could see (a keyboard trial). Focus leaving the open drawer closes it,
+// as a sheet closes on a click outside it; the next control is then in sight.
+function within(host, el) {
+  for (let n = el; n; n = n.parentNode || (n.getRootNode && n.getRootNode().host) || null) {
+    if (n === host) return true;
+  }
+  return false;
+}
+function drawerClosesOnLeave(drawer) {
+  drawer.setAttribute("data-a11y-drawer", "1");
+  drawer.addEventListener("focusout", () => setTimeout(() => {
+    const header = (drawer.shadowRoot || drawer).querySelector("button.card-header");
+    if (!header || header.getAttribute("aria-expanded") !== "true") return;
+    if (!within(drawer, deepFocus())) header.click();
+  }, 0));
+}
 // A widget's help ("?", Bokeh's description tooltip) opened on the pointer's hover alone, and its text was in no
 // element until then: a key could not reach it and a screen reader heard nothing (a keyboard trial). The "?" is a
 // Tab stop named "Help: <its control's title>" that carries the tooltip's text as its description; the focus shows
@@ -292,6 +314,7 @@ function fix() {
   for (const root of roots(document, [])) {
     watchAnnouncements(root);
     for (const icon of root.querySelectorAll(".bk-description:not([data-a11y-help])")) helpFromTheKeyboard(icon);
+    for (const drawer of root.querySelectorAll(".embed-drawer:not([data-a11y-drawer])")) drawerClosesOnLeave(drawer);
     focusRing(root);
     // The page's content is its main landmark (axe: "region", every node outside one).
     for (const page of root.querySelectorAll("div.lab:not([role])")) page.setAttribute("role", "main");  // (tables: table.lab)

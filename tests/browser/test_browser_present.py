@@ -1828,3 +1828,21 @@ def test_on_a_phone_the_roofline_keeps_room_for_its_six_decades(page, lab_url):
     _open(page, f"{lab_url}?present=true", PHONE)
     page.wait_for_function(f"{size}[0] === {PRESENT_HEIGHT + NARROW_EXTRA}", timeout=20_000)
     assert page.errors == []
+
+
+def test_choosing_a_step_from_the_keyboard_keeps_the_focus_on_the_list(page, lab_url):
+    """A keyboard trial: ArrowDown on "Jump to step" started the tour at step 1 and the focus fell to the page's body
+    (its row is drawn again), so a screen reader said nothing. The focus stays on the list."""
+    _open(page, lab_url, {"width": 1280, "height": 720})
+    page.wait_for_timeout(2500)  # the page's repairs have run
+    page.locator(".tour-jump select").focus()
+    page.keyboard.press("ArrowDown")
+    page.locator("[data-step='1']").wait_for(timeout=10_000)
+    focused = ("(() => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) "
+               "a = a.shadowRoot.activeElement; return a.tagName + ' ' + (a.getRootNode().host?.className ?? ''); })()")
+    page.wait_for_function(f"{focused}.startsWith('SELECT') && {focused}.includes('tour-jump')", timeout=10_000)
+    page.keyboard.press("ArrowDown")  # and on: step 2, the focus still there
+    page.locator("[data-step='2']").wait_for(timeout=10_000)
+    page.wait_for_timeout(1500)
+    assert page.evaluate(focused).startswith("SELECT") and "tour-jump" in page.evaluate(focused)
+    assert page.errors == []

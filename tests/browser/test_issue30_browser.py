@@ -318,6 +318,34 @@ def test_the_embeds_levers_open_over_the_chart_and_the_chart_takes_the_iframes_h
     assert errors == []
 
 
+def test_tab_past_the_embeds_last_lever_closes_the_drawer(page, lab_url):
+    """A keyboard trial at 500×450: Tab past "Grouped-query attention" went on to the chart's key and the link to the
+    full lab under the open drawer, a focus ring no one could see. Focus leaving the open drawer closes it."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 500, "height": 450})
+    page.goto(f"{lab_url}?embed=true&model=llama-3-8b&batch=56")
+    page.locator("[data-readout=embed-summary]").wait_for()
+    page.wait_for_timeout(2500)  # the page's repairs have run
+    page.locator(".embed .levers .card-header").first.click()
+    page.get_by_text("Grouped-query attention").wait_for()
+    page.locator(".embed-drawer .gqa input[type=checkbox]").focus()
+    page.wait_for_timeout(300)
+    assert _embed_boxes(page)["drawer"]["height"] > 100  # a lever's focus keeps it open
+    for _ in range(4):  # on past the last lever: the page, the chart, the key, the link
+        page.keyboard.press("Tab")
+        page.wait_for_timeout(150)
+    for _ in range(50):
+        if _embed_boxes(page)["drawer"]["height"] < 50:
+            break
+        page.wait_for_timeout(100)
+    assert _embed_boxes(page)["drawer"]["height"] < 50
+    link = page.locator("a.open-full").bounding_box()
+    drawer = _embed_boxes(page)["drawer"]
+    assert link["y"] + link["height"] <= drawer["top"] + 0.5  # what the keyboard reaches next is in sight
+    assert errors == []
+
+
 # --- the expected point switched on: the legend's fifth row on a projector, the embed's plot area -----------------
 #: The roofline legend's box (canvas px, padding included): it lies under the plot frame, clear of every mark.
 LEGEND_BOX = r"""() => {

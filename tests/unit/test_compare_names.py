@@ -187,3 +187,19 @@ def test_the_pins_csv_says_which_rows_are_approximate():
     v3, eight = csv.DictReader(io.StringIO(pins_csv(rows)))
     assert v3["approximate_keys_not_modelled"] == "num_nextn_predict_layers"
     assert eight["approximate_keys_not_modelled"] == ""
+
+
+def test_a_speculating_pins_fraction_of_peak_says_its_flops_include_the_rejected_drafts():
+    # A teacher's trial: the k = 4 pin had the highest fraction of peak (1.61 % against 1.35 %) and the lowest
+    # tokens/s; its FLOPs are all 4 tokens a verify checks, of which E = (1 − 0.7⁴)/0.3 = 2.53 are kept.
+    from core import Scenario
+    from core.pins import COMPARE_METRICS, compare, lever_preset
+
+    s = Scenario(model="llama-3-8b")
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    peak = next(m for m in COMPARE_METRICS if m.key == "peak_fraction")
+    texts = [peak.text(row.result) for row in rows]
+    assert texts[0] == texts[1] == "1.35"  # batch 4 and INT4: no note
+    assert texts[2] == "1.61 % (all 4 tokens verified; 2.53 kept)"
+    e = (1 - 0.7**4) / (1 - 0.7)
+    assert f"{e:.2f}" == "2.53" and rows[2].result.expected_tokens_per_step == pytest.approx(e)
