@@ -844,9 +844,11 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
             text += (f" = {fmt_seconds(replaced[0])} in place of the ceiling's {fmt_seconds(replaced[1])}"
                      if replaced else "")
             formulas[key] = (f"{text}; the step goes {fmt_seconds_change(v[i], v[i + 1])}", source)
-    return tuple(Term(key, name, v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key),
+    # A prefill's engine term is paid once a request, not a step (an engineer read "per-step" beside "per prefill").
+    names = {**dict(TERM_NAMES), **({"engine": "engine per-request overhead"} if x.is_prefill else {})}
+    return tuple(Term(key, names[key], v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key),
                       compute_seconds=compute_hidden.get(key))
-                 for i, (key, name) in enumerate(TERM_NAMES))
+                 for i, (key, _name) in enumerate(TERM_NAMES))
 
 
 def _overlap_text(n: float, m_w: float, m_kv: float, gpu: float, c: float, comm: float, cpu: float) -> str:

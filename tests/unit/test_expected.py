@@ -299,6 +299,14 @@ def test_a_memory_bound_steps_longer_compute_is_a_row_the_overlap_reads():
     assert {t.key: t for t in big.terms}["gemm"].compute_seconds is None
 
 
+def test_the_time_to_first_tokens_engine_term_is_paid_once_a_request():
+    # An engineer's trial: the TTFT chain's last row read "engine per-step overhead: + 1 ms per prefill".
+    e = expected_for_scenario(Scenario(model="llama-3-8b"))
+    ttft = {t.key: t for t in e.ttft_terms}["engine"]
+    assert ttft.name == "engine per-request overhead" and ttft.formula.endswith(" per prefill")
+    assert {t.key: t for t in e.terms}["engine"].name == "engine per-step overhead"
+
+
 def test_waterfall_text_goes_from_the_ceiling_to_the_expected_step():
     r = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=1, context=1024).evaluate()
     e = expected_step(r, "vLLM")
