@@ -50,7 +50,7 @@ def _bar(kept: float, delta: float, top: float, color: str) -> str:
 
 
 def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, scale: float = 1.0,
-                   chain: str = "step") -> str:
+                   chain: str = "step", mark: str = "") -> str:
     """The waterfall's rows: the ceiling, one row per nonzero term, then the expected value.
 
     Args:
@@ -58,6 +58,8 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
         value: step time (s) -> the number the bars show (tokens/s, falling; or a time, rising).
         unit: its unit, as printed.  scale: a factor on the seconds shown (pipeline stages a prompt crosses).
         chain: the rows' ``data-chain`` ("step" or "ttft").
+        mark: before each value the bars show: ``"≈ "`` where the model has config keys the lab does not model
+            (:attr:`core.models.ModelSpec.approximate_mark`), as the readouts mark theirs.
     Each row carries ``data-chain``, ``data-term`` and its seconds as ``data-seconds`` (``repr``: the float exactly).
     """
     times = [ceiling_s]
@@ -65,7 +67,10 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
         times.append(times[-1] + t.seconds)
     values = [value(t) for t in times]
     top = max(values)
-    fmt = (lambda v: fmt_sig(v, 3)) if unit.startswith("tokens") else fmt_seconds
+    shown = (lambda v: fmt_sig(v, 3)) if unit.startswith("tokens") else fmt_seconds
+
+    def fmt(v: float) -> str:
+        return mark + shown(v)
 
     def step(seconds: float) -> str:
         # A prompt crossing PP stages takes each stage's step PP times: said, so that the step's seconds multiply
@@ -126,13 +131,15 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         f"median {fmt_sig(spread.median, 2)}; {escape(spread.source)}).</div>"
         + (f'<div class="caption beyond" data-readout="expected-beyond"><b>⚠ Outside what was measured.</b> '
            f"{escape(beyond)}</div>" if (beyond := beyond_text(beyond_calibration(r))) else ""))
-    body = waterfall_rows(e.ceiling_step_time_s, e.terms, lambda t: per_step / t, "tokens/s per sequence")
+    mark = r.model.approximate_mark  # "≈ " where the model has a key the lab does not model, on every value
+    body = waterfall_rows(e.ceiling_step_time_s, e.terms, lambda t: per_step / t, "tokens/s per sequence",
+                          mark=mark)
     out = head + f'<div class="waterfall" data-chain="step">{body}</div>'
     if ttft is not None and ttft.ttft_terms:
         pp = r.pp  # a prompt crosses every pipeline stage: the chain is one stage's, the TTFT PP × it
         stage = ttft.ceiling_ttft_s / pp
         rows = waterfall_rows(stage, ttft.ttft_terms, lambda t: t * pp, "time to first token", scale=pp,
-                              chain="ttft")
+                              chain="ttft", mark=mark)
         out += (f'<details class="wf-ttft"><summary>Time to first token, term by term: ceiling '
                 f"{fmt_seconds(ttft.ceiling_ttft_s)}, expected {fmt_seconds(ttft.expected_ttft_s)}</summary>"
                 f'<div class="waterfall" data-chain="ttft">{rows}</div></details>')

@@ -57,3 +57,16 @@ def test_the_readout_the_tab_and_the_command_line_say_it(capsys):
     assert main(["explain", "--model", "deepseek-v3", "--tp", "8", "--context", "1024", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["expected_beyond_calibration"] == list(
         beyond_calibration(Scenario(model="deepseek-v3", tp=8, context=1024).evaluate()))
+
+
+def test_an_approximate_models_waterfall_marks_each_value():
+    # An engineer's trial: DeepSeek-V3 (num_nextn_predict_layers not modelled) had "≈" on each readout, none on the
+    # Expected tab's rows.
+    lab = Lab(Scenario(model="deepseek-v3", tp=8, context=1024), query={})
+    lab.state.tab = "Expected"
+    page = lab._tab_views["Expected"].pane.object
+    values = re.findall(r"→ <b>([^<]*)</b>|</span> → ([^<]*) tokens/s", page)
+    assert values and all((a or b).startswith("≈ ") for a, b in values)
+    near = Lab(Scenario(model="llama-3-8b"), query={})
+    near.state.tab = "Expected"
+    assert "≈" not in near._tab_views["Expected"].pane.object
