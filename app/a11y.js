@@ -203,9 +203,9 @@ function tabBar(group) {
 // A keyboard user crossed every lever and its help "?" (about twenty Tab stops) to reach the views. A link, the page's
 // first Tab stop and shown only while focused, takes the focus to the open view's tab (WCAG 2.4.1, bypass blocks).
 const SKIP_HIDDEN = "position:fixed;top:0;left:0;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);" +
-  "white-space:nowrap;";
+  "white-space:nowrap;font-size:18px;";
 const SKIP_SHOWN = "position:fixed;top:8px;left:8px;z-index:10000;padding:8px 14px;background:#fff;color:#1a1d21;" +
-  "border:2px solid #1a1d21;border-radius:4px;font:600 16px/1.4 sans-serif;text-decoration:underline;";
+  "border:2px solid #1a1d21;border-radius:4px;font:600 18px/1.4 sans-serif;text-decoration:underline;";
 let skipLink = null;
 function openTab() {
   for (const root of roots(document, [])) {

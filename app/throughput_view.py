@@ -140,19 +140,19 @@ class ThroughputView(pn.viewable.Viewer):
         fig.add_tools(HoverTool(renderers=[here, elsewhere, own_ceiling], tooltips=[
             ("measured", "B = @batch, S = @context{0,0}: @tok{0,0} tokens/s"),
             ("ceiling at its own S", "@ceiling{0,0} tokens/s")]))
+        # The batch at which the weights' intensity 2·B·k/p reaches the ridge, where the ceiling ignoring the cache
+        # bends flat (a teacher pointed at it by hand for "the batch never reaches the ridge"): a diamond on that
+        # bend, in the roof's colour, its B in the legend (an upright line through the shading left its name no room).
+        self.ridge = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-ridge")
+        ridge = fig.scatter("batch", "tok", source=self.ridge, marker="diamond", size=16, fill_color=PALETTE["roof"],
+                            line_color="white", line_width=1.5, legend_label="ridge point")
         # Inside the band only (right of its edge), or not at all: left of it, it lay over batches that fit.
         place_labels_in_browser(fig, self.no_fit_label, None, "text", steps=NO_FIT_LABEL_STEPS, both_sides="right",
                                 shown="shown",
                                 lines=[(self.curves, "batch", "no_kv"), (self.curves, "batch", "with_kv")],
-                                marks=[current, pins, here, elsewhere, own_ceiling], leader_lines=False)
+                                marks=[current, pins, here, elsewhere, own_ceiling, ridge], leader_lines=False)
         self.b_span = Span(location=1, dimension="height", line_color=PALETTE["workload"], line_dash="dotted")
         fig.add_layout(self.b_span)
-        # The batch at which the weights' intensity 2·B·k/p reaches the ridge, where the ceiling ignoring the cache
-        # bends flat (a teacher pointed at it by hand for "the batch never reaches the ridge"): a dotted upright
-        # line over the curves' span, in the roof's colour, its B in the legend.
-        self.ridge = ColumnDataSource(data={"batch": [], "tok": []}, name="throughput-ridge")
-        fig.line("batch", "tok", source=self.ridge, color=PALETTE["roof"], line_width=2, line_dash="dotted",
-                 legend_label="ridge point")
         fig.add_tools(HoverTool(renderers=[kv], mode="vline", tooltips=[
             ("B", "@batch"), ("ignoring KV", "@no_kv{0,0} tok/s"), ("counting KV", "@with_kv{0,0} tok/s")]))
         legend = fig.legend[0]
@@ -225,9 +225,8 @@ class ThroughputView(pn.viewable.Viewer):
         self.b_span.location = r.batch
         b_ridge = ridge_batch(r)
         shown = X_RANGE[0] <= b_ridge <= X_RANGE[1]
-        self.ridge.data = ({"batch": [b_ridge, b_ridge], "tok": [float(np.min(sweep.tokens_per_s_with_kv)),
-                                                                 float(np.max(sweep.tokens_per_s_weights))]}
-                           if shown else {"batch": [], "tok": []})
+        on_curve = float(np.exp(np.interp(np.log(b_ridge), np.log(BATCHES), np.log(sweep.tokens_per_s_weights))))
+        self.ridge.data = {"batch": [b_ridge], "tok": [on_curve]} if shown else {"batch": [], "tok": []}
         self.ridge_item.label = {"value": f"ridge point: at B = {fmt_sig(b_ridge, 3)}, I = 2·B·k/p reaches "
                                           f"P_peak/BW = {fmt_sig(r.ridge_point, 3)} FLOP/byte"}
         self.ridge_item.visible = shown
