@@ -75,8 +75,8 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
     def step(seconds: float) -> str:
         # A prompt crossing PP stages takes each stage's step PP times: said, so that the step's seconds multiply
         # out to the time to first token (a trial found "+ 56.72 ms" beside "the step goes 59.75 ms → 73.93 ms").
-        return (f"{fmt_seconds(seconds)} per step" if scale == 1 else
-                f"{fmt_seconds_times(int(scale), seconds)} (a step on each of {int(scale)} pipeline stages)")
+        return mark + (f"{fmt_seconds(seconds)} per step" if scale == 1 else
+                       f"{fmt_seconds_times(int(scale), seconds)} (a step on each of {int(scale)} pipeline stages)")
 
     out = [f'<div class="wf-row wf-ends" data-chain="{chain}" data-term="ceiling" data-seconds="{ceiling_s!r}">'
            f'<div class="wf-head"><b>ceiling (the roofline)</b>: {step(ceiling_s)} → '
@@ -141,7 +141,8 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         rows = waterfall_rows(stage, ttft.ttft_terms, lambda t: t * pp, "time to first token", scale=pp,
                               chain="ttft", mark=mark)
         out += (f'<details class="wf-ttft"><summary>Time to first token, term by term: ceiling '
-                f"{fmt_seconds(ttft.ceiling_ttft_s)}, expected {fmt_seconds(ttft.expected_ttft_s)}</summary>"
+                f"{mark}{fmt_seconds(ttft.ceiling_ttft_s)}, expected {mark}{fmt_seconds(ttft.expected_ttft_s)}"
+                "</summary>"
                 f'<div class="waterfall" data-chain="ttft">{rows}</div></details>')
     return out
 

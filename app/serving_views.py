@@ -83,7 +83,7 @@ def traffic_html(r: ScenarioResult) -> str:
             f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.{d}f} GB, {kv_word} {kv / GB:,.{d}f} GB "
             f"= {kv / GiB:,.{d}f} GiB)"
             + (' <span class="nofit" data-fits="no">does not fit: '
-               + (f"B = {r.batch:,} holds {hold / GiB:,.1f} GiB of cache per GPU, {left / GiB:,.1f} GiB free"
+               + (f"B = {r.batch:,} would hold {hold / GiB:,.1f} GiB of cache per GPU, {left / GiB:,.1f} GiB free"
                   if left > 0 else "the weights and reserve alone fill the GPU") + "</span>" if hold > left else "")
             + "</div>"
             f'<div class="bar"><div style="width:{w_pct:.2f}%;background:{PALETTE["weights"]}">weights '

@@ -1070,7 +1070,8 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
             "(Expected tab)",
             f"{step}; {shown} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
             f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct}){unfit}",
-            f"ceiling {fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} tokens/s ({pct}), {who}{tail}")
+            f"ceiling {'≈ ' if approximate else ''}{fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} "
+            f"tokens/s ({pct}), {who}{tail}")
 
     return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,
                 e.expected_tokens_per_s_per_sequence),

@@ -67,6 +67,12 @@ def test_an_approximate_models_waterfall_marks_each_value():
     page = lab._tab_views["Expected"].pane.object
     values = re.findall(r"→ <b>([^<]*)</b>|</span> → ([^<]*) tokens/s", page)
     assert values and all((a or b).startswith("≈ ") for a, b in values)
+    # the ends' step times and the time to first token's summary too (a trial: "64.99 ms per step → ≈ 64.99 ms")
+    ends = re.findall(r'data-term="(?:ceiling|expected)"[^>]*><div class="wf-head"><b>[^<]*</b>: ([^<]*) →', page)
+    assert len(ends) == 4 and all(t.startswith("≈ ") for t in ends), ends
+    assert re.search(r"<summary>Time to first token, term by term: ceiling ≈ [\d.]+ ms, expected ≈ ", page)
+    value = re.search(r'data-readout="expected-tokens">(.*?)</span>', lab.readouts.pane.text).group(1)
+    assert value.startswith("ceiling ≈ ") and "; expected ≈ " in value
     near = Lab(Scenario(model="llama-3-8b"), query={})
     near.state.tab = "Expected"
     assert "≈" not in near._tab_views["Expected"].pane.object

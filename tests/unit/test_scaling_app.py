@@ -214,7 +214,7 @@ def test_a_traffic_row_past_capacity_says_it_does_not_fit():
     for s, fits in ((2048, True), (8192, True), (32768, False), (131072, False)):
         held = 56 * s * per_seq / GiB  # 7, 56, 224, 896 GiB
         assert (held <= free) == fits
-        mark = f"does not fit: B = 56 holds {held:,.1f} GiB of cache per GPU, {free:,.1f} GiB free"
+        mark = f"does not fit: B = 56 would hold {held:,.1f} GiB of cache per GPU, {free:,.1f} GiB free"
         assert (mark in rows[str(s)]) != fits, s
     assert r.fits and 'data-fits="no"' not in rows["8192"]  # the current S, as the memory bar says
     # Weights that alone fill the GPU: every row says so (Llama-3-70B in BF16 on one H100).
