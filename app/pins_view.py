@@ -246,7 +246,7 @@ PINS_TABLE_HEAD = (
     '<th><abbr title="arithmetic intensity counting weight reads (FLOP/byte)">I</abbr>'
     '<span class="unit">FLOP/<wbr>byte of weights</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I), or the step\'s FLOP '
-    'over its kernel launches where it waits on them (the third ceiling)">attainable</abbr>'
+    'over its kernel launches where its weights-only step waits on them (the third ceiling)">attainable</abbr>'
     '<span class="unit">TFLOP/s per GPU</span></th>'
     '<th><abbr title="the roofline\'s ceiling on tokens per second of the whole batch (all B sequences) of one model '
     'copy, counting KV-cache reads; the Compare tab gives it per sequence too">tokens/s</abbr>'

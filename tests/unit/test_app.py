@@ -1040,7 +1040,9 @@ def test_a_pins_attainable_under_its_launches_says_which_ceiling_holds_it():
     assert cells[1].endswith('title="16.06 GFLOP / 1.424 ms of launches, under min(P_peak, BW·I) = 13.4 TFLOP/s">'
                              "launch ceiling</span>")
     assert "launch ceiling" not in cells[0] + cells[2]
-    assert "or the step's FLOP over its kernel launches" in html  # the column's own tooltip
+    assert "or the step's FLOP over its kernel launches where its weights-only step waits" in html  # the column's
+    # the bound under its tokens/s is the step's counting KV reads: 1.519 ms of reads beside 1.424 ms of launches
+    assert r.bound == "memory" and r.step_time_s_with_kv > r.launch_overhead_s
 
 
 @pytest.mark.parametrize("levers, weights, kv", [
