@@ -281,7 +281,7 @@ TOUR: tuple[TourStep, ...] = (
         "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
         "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Each step reads it all beside the "
         "weights: {weight_gb:.2f} GB + {kv_read_gb:.2f} GB = {step_gb:.2f} GB per step, a ceiling of "
-        "{tok:.1f} tokens/s. Counting the cache, the pink triangle sits just right of the star, at I = {i_kv:.4g}: "
+        "{tok:.1f} tokens/s. Counting the cache, the pink triangle sits right of the star, at I = {i_kv:.4g}: "
         "attention does {attn_gflop:.2f} GFLOP on those {kv_read_gb:.2f} GB ({query_per_kv:.0f} query heads per KV "
         "head). More intensity, fewer tokens/s.",
         "Bytes moved are GB (1e9), as bandwidth is TB/s; bytes held, GiB (2^30), as on the memory bar. Article 000 "

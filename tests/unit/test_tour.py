@@ -123,7 +123,7 @@ def test_the_kv_step_says_why_counting_the_cache_raises_the_intensity():
     kv = 2 * 32 * 8 * 128 * 8192 * 2  # 2·L·h_kv·d_head·S·p_kv
     assert r.attention_flop_per_step == attn and r.kv_traffic_bytes == kv
     intensity = (r.flop_per_step_weights + attn) / (r.weight_bytes_read + kv)
-    assert f"the pink triangle sits just right of the star, at I = {intensity:.4g}:" in caption
+    assert f"the pink triangle sits right of the star, at I = {intensity:.4g}:" in caption
     assert f"{intensity:.4g}" == "1.188" and quantities(r)["intensity-kv"].value == "1.188 FLOP/byte"  # the readout
     assert ("attention does 4.29 GFLOP on those 1.07 GB (4 query heads per KV head). More intensity, fewer "
             "tokens/s.") in caption and attn / kv == 4  # 4 FLOP per cached byte against the weights' 1
