@@ -29,6 +29,11 @@ from .style import STYLESHEET
 PRESENT_BUTTON = "present-toggle"
 
 
+#: The tour's numbers strip's least width beside present mode's header (px; its numbers' own width where wider):
+#: 1280 px leaves room for it beside the title and "Leave present mode" (~370 px), 1024 does not, so there it always
+#: takes a row of its own.
+STRIP_ROW_PX = 700
+
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
@@ -201,8 +206,12 @@ class TourView(pn.viewable.Viewer):
         self._ask_controls: dict[str, pn.viewable.Viewable] = {}
         self.bar.append(self.asked)
         self.bar.append(self.caption)
+        # At least STRIP_ROW_PX wide or a row of its own: beside "Leave present mode" at 1280 px, under it at 1024 px
+        # for every step (it had taken a row of its own at some steps only, and "Next" moved between them; a
+        # teacher's trial at 1024 × 768).
         self.strip = pn.pane.HTML("", stylesheets=[STYLESHEET], visible=False, margin=(0, 10),
-                                  css_classes=["tour-strip-pane"])
+                                  css_classes=["tour-strip-pane"],
+                                  styles={"flex": f"1 1 {STRIP_ROW_PX}px", "min-width": "min-content"})
         if self.place_strip is not None:
             self.place_strip(self.strip)
         self._on_present()  # their widths on a projector
