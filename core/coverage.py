@@ -51,6 +51,7 @@ class Coverage:
         max_tp, max_ep, max_pp: the largest splits measured.
         max_batch: the largest batch B, sequences.
         max_context: the longest decode context S, tokens (prompt + half the output, as the lab reads a generation).
+        max_prompt: the longest prompt, tokens (what a prefill reads).
         gpus: the GPU ids measured.
         n: measurements in the set.
     """
@@ -62,6 +63,7 @@ class Coverage:
     max_pp: int
     max_batch: int
     max_context: int
+    max_prompt: int
     gpus: frozenset[str]
     n: int
 
@@ -77,7 +79,7 @@ def calibration_coverage() -> Coverage:
         max_experts=max((spec.moe.n_experts for spec in models.values() if spec.moe), default=0),
         max_tp=max(m.tp for m in ms), max_ep=1, max_pp=1,
         max_batch=max(m.batch for m in ms),
-        max_context=max(m.decode_context for m in ms),
+        max_context=max(m.decode_context for m in ms), max_prompt=max(m.prompt_len for m in ms),
         gpus=frozenset(m.gpu for m in ms), n=len(ms))
 
 
@@ -99,6 +101,9 @@ def beyond_calibration(result) -> tuple[str, ...]:
     if result.phase == "decode" and result.context > c.max_context:
         out.append(f"S = {fmt_count(result.context)} tokens (the set's longest decode context is "
                    f"{fmt_count(c.max_context)})")
+    if result.phase == "prefill" and result.tokens_per_read > c.max_prompt:
+        out.append(f"a prompt of {fmt_count(result.tokens_per_read)} tokens (the set's longest is "
+                   f"{fmt_count(c.max_prompt)})")
     return tuple(out)
 
 

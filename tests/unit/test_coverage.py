@@ -16,7 +16,7 @@ def test_the_calibration_sets_reach():
     # dense Llama-2/3/3.1 and Mixtral-8x7B: no MLA, windows, state, indexer, image tokens or shared experts
     assert c.features == frozenset()
     assert c.max_experts == 8 and c.max_tp == 8 and (c.max_ep, c.max_pp) == (1, 1)
-    assert c.max_batch == 960
+    assert c.max_batch == 960 and c.max_prompt == 2048
     assert c.max_context == 2048 + 2048 // 2  # the longest generation: a 2,048-token prompt and 2,048 out
     assert {"a100-80gb", "h100-sxm", "h200", "mi300x"} <= c.gpus and "b200" not in c.gpus
 
@@ -37,8 +37,10 @@ def test_what_a_scenario_has_beyond_the_set_is_named():
     assert "TP = 16 (the set's largest is 8)" in beyond_calibration(Scenario(tp=16, context=1024).evaluate())
     gemma = beyond_calibration(Scenario(model="gemma-2-9b", context=1024).evaluate())
     assert gemma == ("sliding-window or chunked attention layers",)
-    # a prefill's batch and context are not a decode step's
+    # a prefill's batch and context are not a decode step's; its prompt is what it reads (the set's longest: 2,048)
     assert beyond_calibration(Scenario(phase="prefill", batch=1024, context=65536).evaluate()) == ()
+    assert beyond_calibration(Scenario(phase="prefill", prompt_len=2**21).evaluate()) == (
+        "a prompt of 2,097,152 tokens (the set's longest is 2,048)",)
 
 
 def test_the_readout_the_tab_and_the_command_line_say_it(capsys):
