@@ -3,8 +3,9 @@
 On the roofline, batch 4, INT4 and 4-token speculation land on one point by
 construction; here they part where they differ (memory, tokens/s, time per
 token, intensity counting KV reads, the fraction of peak reached).  The rows
-are :data:`core.pins.COMPARE_METRICS`, read from each pin's own result (its model,
-GPU and levers); the view computes no formula.  Every row shares one x axis of
+are :func:`core.pins.compare_metrics` under the session's engine preset, read from each
+pin's own result (its model, GPU and levers), the expected tokens/s under the ceiling's; the
+view computes no formula.  Every row shares one x axis of
 pin numbers, each mark keeps its pin's colour and shape, and a key below names
 the pins with what differs at a shared intensity.  Every row names its pins on its own
 x axis ("1: batch 4 · H100…", shortened to the room a pin has: the key and the hover
@@ -38,7 +39,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from core.export import pins_csv
-from core.pins import COMPARE_METRICS, PinRow, bound_text, differs_text, preset_notes
+from core.pins import PinRow, bound_text, compare_metrics, differs_text, preset_notes
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -119,7 +120,7 @@ class CompareView(pn.viewable.Viewer):
         super().__init__(**params)
         # Room right of the last pin for its value label.
         self.x_range = FactorRange(factors=[], range_padding=0.12)
-        self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in COMPARE_METRICS}
+        self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in self.metrics}
         #: One tick formatter for every row's x axis: the pins' numbers as their labels.
         self.pin_ticks = CustomJSTickFormatter(args={"labels": []}, code=PIN_TICK_CODE)
         self._figures: list | None = None  # the small multiples, made with the first pin (figures)
@@ -127,7 +128,8 @@ class CompareView(pn.viewable.Viewer):
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.chart: pn.pane.Bokeh | None = None  # the grid's pane, put in the layout with the figures
         self.download = pn.widgets.FileDownload(
-            callback=lambda: io.StringIO(pins_csv(self.state.pin_rows)), filename="roofline-compare.csv",
+            callback=lambda: io.StringIO(pins_csv(self.state.pin_rows, self.state.engine_preset)),
+            filename="roofline-compare.csv",
             label="These rows (CSV, SI units)", css_classes=["download-compare"],
             width=self.state.param.present.rx().rx.where(300, 240))  # its label at 18 px on a projector (the page's)
         self.layout = pn.Column(self.empty, self.download, self.key, sizing_mode="stretch_width")
@@ -135,11 +137,16 @@ class CompareView(pn.viewable.Viewer):
         self._on_present()
 
     @property
+    def metrics(self) -> tuple:
+        """The rows, :func:`core.pins.compare_metrics` under the session's engine preset."""
+        return compare_metrics(self.state.engine_preset)
+
+    @property
     def figures(self) -> list:
-        """The small multiples, one figure per :data:`COMPARE_METRICS` row, made on first read (with the first
-        pin: an empty Compare tab shows its sentence, not eight empty charts)."""
+        """The small multiples, one figure per :attr:`metrics` row, made on first read (with the first pin: an
+        empty Compare tab shows its sentence, not nine empty charts)."""
         if self._figures is None:
-            self._figures = [self._row(m) for m in COMPARE_METRICS]
+            self._figures = [self._row(m) for m in self.metrics]
             self._figures[-1].xaxis.axis_label = "pin"
             self._grid = gridplot([[f] for f in self._figures], sizing_mode="stretch_width", toolbar_location=None,
                                  merge_tools=False)
@@ -201,12 +208,18 @@ class CompareView(pn.viewable.Viewer):
         fig.xgrid.grid_line_color = None
         return fig
 
-    @param.depends("state.pin_rows", watch=True)
+    @param.depends("state.pin_rows", "state.engine", watch=True)
     def _refresh(self) -> None:
         rows = self.state.pin_rows
         self.x_range.factors = [str(i + 1) for i in range(len(rows))]
         self.pin_ticks.args = {"labels": pin_axis_labels([row.pin.name for row in rows])}
-        for metric in COMPARE_METRICS:
+        metrics = self.metrics
+        if self._figures is not None:  # the expected row's title names the engine preset
+            for fig, metric in zip(self._figures, metrics, strict=True):
+                title = f"{metric.label} ({metric.unit})"
+                if " ".join(fig.title.text.split()) != title:  # the browser wraps it to the row's width (wrap_title)
+                    fig.title.text = title
+        for metric in metrics:
             values = [metric.value(row.result) for row in rows]
             # A row with a note says it beside the value ("92.5 % fits"); the others' unit is in their title.
             # Each row's own format (tokens/s as the Pins table and the readouts write them).

@@ -117,13 +117,14 @@ def build_exports(state: LabState) -> pn.Column:
         callback=partial(offline_page, state), filename="roofline-lab.html",
         label="Download page (offline, one HTML file)", width=width(300, 400), css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(to_json(result(), pin_rows())), filename="roofline-scenario.json",
+        callback=lambda: io.StringIO(to_json(result(), pin_rows(), state.engine_preset)),
+        filename="roofline-scenario.json",
         label="Scenario, ladder and pins (JSON)", width=width(260, 350), css_classes=["download-json"])
     ladder = pn.widgets.FileDownload(
         callback=lambda: io.StringIO(ladder_csv(result())), filename="roofline-ladder.csv",
         label="Batch ladder (CSV)", width=width(200, 230), css_classes=["download-ladder"])
     pins = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(pins_csv(pin_rows())), filename="roofline-pins.csv",
+        callback=lambda: io.StringIO(pins_csv(pin_rows(), state.engine_preset)), filename="roofline-pins.csv",
         label="Pins (CSV)", width=width(150, 170), css_classes=["download-pins"])
     return pn.Column(
         pn.pane.Markdown("**Share** — the address bar holds the whole scenario (levers, pins, your own GPU and "

@@ -75,13 +75,18 @@ class LabState(param.Parameterized):
         self.param.update(**self._expect(self.result))
         scenario.param.watch(self._evaluate, [*LEVERS.names, "catalogue"])
 
+    @property
+    def engine_preset(self) -> str | None:
+        """The session's engine preset as :mod:`core.expected` takes it: None for the generic engine."""
+        return None if self.engine == "generic" else self.engine
+
     def _expect(self, result: ScenarioResult) -> dict:
         """``expected`` and ``expected_error`` for ``result`` under the session's engine preset (an embedded page,
         without readouts or the Expected tab, computes none unless its link shows the expected point)."""
         if self.embed and not self.band:
             return {"expected": None, "expected_error": ""}
         try:
-            e = expected_step(result, None if self.engine == "generic" else self.engine)
+            e = expected_step(result, self.engine_preset)
         except Exception as exc:  # noqa: BLE001 - a model or GPU the expected step cannot read keeps the ceiling
             return {"expected": None, "expected_error": f"no expected step for this scenario: {exc}"}
         return {"expected": e, "expected_error": ""}

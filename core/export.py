@@ -10,9 +10,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import unicodedata
 
-from .pins import COMPARE_METRICS, PinRow, bound_word
+from .pins import PinRow, bound_word, compare_metrics
 from .scenario import ScenarioResult
 
 LADDER_COLUMNS = (
@@ -29,12 +30,13 @@ LADDER_COLUMNS = (
 #: The pins' one column list, for the Export tab's "Pins (CSV)", the Compare tab's "These rows (CSV)" and the
 #: JSON's pins (issue 30: the Pins CSV lacked the per-sequence tokens/s and time per token the Compare CSV had):
 #: each pin's number, name and levers, its split (the aggregate tokens/s is ``sequences_in_flight``, B × PP
-#: micro-batches, times the tokens/s per sequence), the Compare tab's rows in SI (:data:`COMPARE_METRICS`), then
-#: the rest.
+#: micro-batches, times the tokens/s per sequence), the Compare tab's rows in SI (:func:`core.pins.compare_metrics`:
+#: the expected tokens/s per sequence among them, empty where no expected step could be computed) with the engine
+#: preset that expected step used, then the rest.
 PIN_COLUMNS = (
     "pin", "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
     "tensor_parallel", "pipeline_parallel", "expert_parallel", "gpus", "sequences_in_flight",
-    *(m.column for m in COMPARE_METRICS),
+    *(m.column for m in compare_metrics()), "expected_engine_preset",
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "weight_bytes_read",
     "memory_used_bytes", "capacity_bytes", "fits_in_memory", "bound", "differs_by",
     # The config keys the lab does not model, "; "-separated: where there are any, every figure of the row is
@@ -52,8 +54,14 @@ def ladder_records(r: ScenarioResult) -> list[dict]:
     ]
 
 
-def pin_records(rows: list[PinRow]) -> list[dict]:
-    """The pins, evaluated, one dict per pin (keys as in :data:`PIN_COLUMNS`; SI units)."""
+def pin_records(rows: list[PinRow], engine: str | None = None) -> list[dict]:
+    """The pins, evaluated, one dict per pin (keys as in :data:`PIN_COLUMNS`; SI units); the expected tokens/s
+    under ``engine``'s preset (None: generic; :func:`core.expected.expected_step`), None where it has none.
+
+    Raises:
+        ValueError: an engine :func:`core.expected.engine_names` does not list.
+    """
+    metrics = compare_metrics(engine)
     out = []
     for i, row in enumerate(rows):
         r = row.result
@@ -63,7 +71,8 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
             "context_tokens": r.context, "gqa": r.gqa,
             "tensor_parallel": r.tp, "pipeline_parallel": r.pp, "expert_parallel": r.ep, "gpus": r.gpus_total,
             "sequences_in_flight": r.batch * r.pp,
-            **{m.column: m.si(r) for m in COMPARE_METRICS},
+            **{m.column: _finite_or_none(m.si(r)) for m in metrics},
+            "expected_engine_preset": engine or "generic",
             "arithmetic_intensity_weights_flop_per_byte": r.arithmetic_intensity_weights,
             "attainable_flop_per_s_weights": r.attainable_flop_per_s_weights,
             "weight_bytes_read": r.weight_bytes_read,
@@ -77,13 +86,19 @@ def pin_records(rows: list[PinRow]) -> list[dict]:
     return out
 
 
-def to_json(r: ScenarioResult, pins: list[PinRow] = ()) -> str:
-    """Scenario, ladder and pins as one JSON document (SI units)."""
+def _finite_or_none(value):
+    """A number as written out: None (JSON's null, an empty CSV cell) for NaN, a value not computed."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def to_json(r: ScenarioResult, pins: list[PinRow] = (), engine: str | None = None) -> str:
+    """Scenario, ladder and pins as one JSON document (SI units); the pins' expected tokens/s under ``engine``'s
+    preset (None: generic)."""
     doc = {
         "units": "SI: bytes, FLOP, seconds, FLOP/s, bytes/s; intensities in FLOP/byte",
         "scenario": r.to_json(),
         "ladder": ladder_records(r),
-        "pins": pin_records(list(pins)),
+        "pins": pin_records(list(pins), engine),
     }
     return json.dumps(doc, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
 
@@ -120,10 +135,10 @@ def ladder_csv(r: ScenarioResult) -> str:
     return _csv(ladder_records(r), [h for _, h in LADDER_COLUMNS])
 
 
-def pins_csv(rows: list[PinRow]) -> str:
+def pins_csv(rows: list[PinRow], engine: str | None = None) -> str:
     """The pins as CSV with unit-named headers (:data:`PIN_COLUMNS`), the one file both the Export tab's
     "Pins (CSV)" and the Compare tab's "These rows (CSV)" write: per pin, its levers, tokens/s per sequence and
     for the batch, time per output token (s), weights and KV held (bytes), memory over capacity and whether it
-    fits, intensities and fraction of peak, what bounds it; a name a spreadsheet would run as a formula is
-    neutralised (:func:`neutralise`)."""
-    return _csv(pin_records(rows), PIN_COLUMNS)
+    fits, intensities and fraction of peak, what bounds it, the expected tokens/s per sequence under ``engine``'s
+    preset (None: generic); a name a spreadsheet would run as a formula is neutralised (:func:`neutralise`)."""
+    return _csv(pin_records(rows, engine), PIN_COLUMNS)

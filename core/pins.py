@@ -6,23 +6,28 @@ between pins that land on the same intensity — "batch 4 vs INT4 vs 4-token
 speculation" coincide at I = 4 (article 004, section 03) but are not the same
 thing: KV memory grows with B only, INT4 changes the weights (and quality) but
 not the cache, and speculation pays only with acceptance.  :data:`COMPARE_METRICS`
-are the rows of the Compare view's small multiples, read from each pin's result.
+are the rows of the Compare view's small multiples, read from each pin's result;
+:func:`compare_metrics` adds the expected tokens/s under an engine preset
+(:mod:`core.expected`) beside the ceiling's.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 from .catalogue import Catalogue
+from .coverage import beyond_calibration
+from .expected import engine_label, engine_names, expected_step
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
 
 __all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
-           "compare", "differs_text",
+           "compare", "compare_metrics", "differs_text", "expected_metric",
            "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
            "preset_notes"]
 
@@ -370,6 +375,9 @@ class CompareMetric:
         column: its CSV header, naming the SI unit (``time_per_output_token_s``).
         factor: display value = SI value × ``factor`` (1e3 for ms, 1/GiB for GiB, 100 for %).
         note: words shown after the value (``"fits"``), or None.
+        caveat: words the hover adds after the note (``"extrapolated: …"``), or None.
+        unit_in_label: whether the label beside a mark names the unit before its note (the title names it too: a
+            long note leaves the unit out, so the label fits beside its mark).
         fmt: the display value as text: three significant digits, or tokens/s as every other tab writes them
             (:func:`core.units.fmt_rate`: the Pins table's and the readouts' "1,076", not "1,080").
     """
@@ -382,6 +390,8 @@ class CompareMetric:
     factor: float = 1.0
     note: Callable[[ScenarioResult], str] | None = None
     fmt: Callable[[float], str] = partial(fmt_sig, sig=3)
+    caveat: Callable[[ScenarioResult], str] | None = None
+    unit_in_label: bool = True
 
     def value(self, r: ScenarioResult) -> float:
         """The row's value for ``r`` in its display unit (:attr:`unit`)."""
@@ -392,14 +402,20 @@ class CompareMetric:
         not fit", "22 tokens/s (if it fit)"); the value alone otherwise (the row's title names the unit); "≈ " before
         it where the pin's model has a config key the lab does not model."""
         note = self.note(r) if self.note else ""
-        value = r.model.approximate_mark + self.fmt(self.value(r))  # ≈ where the model has a key not modelled
-        return f"{value} {self.unit} {note}" if note else value
+        value = self.value(r)
+        if not math.isfinite(value):  # no value for this pin (an expected step that could not be computed)
+            return note or "n/a"
+        shown = r.model.approximate_mark + self.fmt(value)  # ≈ where the model has a key not modelled
+        unit = f" {self.unit}" if self.unit_in_label else ""
+        return f"{shown}{unit} {note}" if note else shown
 
     def hover(self, r: ScenarioResult) -> str:
-        """The value as the row's hover reads it: with its unit, and the note in brackets."""
-        note = self.note(r) if self.note else ""
-        return (f"{r.model.approximate_mark}{self.fmt(self.value(r))} {self.unit}"
-                + (f" ({note.strip('()')})" if note else ""))
+        """The value as the row's hover reads it: with its unit, the note and the caveat in brackets."""
+        more = [text[1:-1] if text.startswith("(") and text.endswith(")") else text
+                for text in (self.note(r) if self.note else "", self.caveat(r) if self.caveat else "") if text]
+        value = self.value(r)
+        shown = f"{r.model.approximate_mark}{self.fmt(value)} {self.unit}" if math.isfinite(value) else "n/a"
+        return shown + (f" ({'; '.join(more)})" if more else "")
 
 
 def _if_it_fit(r: ScenarioResult) -> str:
@@ -419,6 +435,60 @@ def _verified(r: ScenarioResult) -> str:
 def _fits(r: ScenarioResult) -> str:
     """The verdict, "≈" where the model has config keys the lab does not model (as the memory bar says it)."""
     return r.model.approximate_mark + ("fits" if r.fits else "does not fit")
+
+
+def share_text(value: float, ceiling: float) -> str:
+    """``value`` as a share of ``ceiling`` (tokens/s), written so that it multiplies out to ``value`` as
+    :func:`~core.units.fmt_rate` prints it: the fewest digits of the percentage (two to six) whose product with the
+    ceiling as printed rounds to the value as printed.
+
+    >>> share_text(51.6, 88.2)  # 0.59 × 88.2 = 52.0
+    '59 % of 88.2'
+    >>> share_text(1076.3, 1523.0)  # 0.7 × 1,523 = 1,066 and 0.707 × 1,523 = 1,077: four digits make 1,076
+    '70.67 % of 1,523'
+    """
+    shown_ceiling = fmt_rate(ceiling) if ceiling >= 100 else fmt_sig(ceiling, 3)
+    ceiling_value = float(shown_ceiling.replace(",", ""))
+    for digits in range(2, 7):
+        pct = fmt_sig(100 * value / ceiling, digits)
+        if fmt_rate(float(pct.replace(",", "")) / 100 * ceiling_value) == fmt_rate(value):
+            break
+    return f"{pct} % of {shown_ceiling}"
+
+
+def expected_metric(engine: str | None = None) -> CompareMetric:
+    """The Compare row of the expected tokens/s per sequence under ``engine``'s preset (None: the generic engine).
+
+    Which lever wins on an engine, beside which wins at the ceiling (:func:`core.expected.expected_step`: an INT4
+    pin's dequantisation and launches cost it a larger share of its ceiling than a batch's or a speculation's).  The
+    label gives the share of the pin's ceiling it keeps (:func:`share_text`); the hover adds what the calibration set
+    had none of (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark;
+    its label says why.
+
+    Raises:
+        ValueError: (when a value is read) an engine :func:`core.expected.engine_names` does not list.
+    """
+    def expected(r: ScenarioResult) -> float:
+        try:
+            return expected_step(r, engine).expected_tokens_per_s_per_sequence
+        except ValueError:
+            if engine is not None and engine not in engine_names():
+                raise
+            return math.nan
+
+    def note(r: ScenarioResult) -> str:
+        value = expected(r)
+        if not math.isfinite(value):
+            return "(no expected step for this scenario)"
+        return f"({share_text(value, r.tokens_per_s_per_sequence)}{'' if r.fits else ', if it fit'})"
+
+    def caveat(r: ScenarioResult) -> str:
+        beyond = beyond_calibration(r)
+        return f"extrapolated: {'; '.join(beyond)}" if beyond else ""
+
+    return CompareMetric("expected_tokens", f"tokens/s per sequence expected on the {engine_label(engine)}, a "
+                         "prediction", "tokens/s", expected, "expected_tokens_per_s_per_sequence",
+                         note=note, fmt=fmt_rate, caveat=caveat, unit_in_label=False)
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
@@ -444,3 +514,9 @@ COMPARE_METRICS = (
                   "aside)", "%",
                   lambda r: r.peak_fraction_with_kv, "peak_fraction_with_kv", 100, _verified),
 )
+
+
+def compare_metrics(engine: str | None = None) -> tuple[CompareMetric, ...]:
+    """The Compare view's rows under ``engine``'s preset (None: generic): :data:`COMPARE_METRICS` with the expected
+    tokens/s per sequence (:func:`expected_metric`) after the ceiling's, so the two read one above the other."""
+    return (COMPARE_METRICS[0], expected_metric(engine), *COMPARE_METRICS[1:])
