@@ -24,3 +24,34 @@ def test_panels_line_about_an_unreadable_query_value_is_cut(caplog):
 def test_a_short_line_is_kept_whole():
     record = logging.LogRecord("panel.util", logging.WARNING, __file__, 1, "value %r ignored", ("[1",), None)
     assert log_hygiene.ShortLogLines().filter(record) and record.getMessage() == "value '[1' ignored"
+
+
+def test_a_browser_closed_mid_update_writes_no_traceback_and_other_errors_still_do(caplog):
+    """A class's server log filled with asyncio's "Task exception was never retrieved … WebSocketClosedError" as
+    browsers closed while an update was on its way; the report of any other exception is kept."""
+    import asyncio
+
+    from tornado.websocket import WebSocketClosedError
+
+    log_hygiene.install()
+    log_hygiene.install()
+    assert sum(isinstance(f, log_hygiene.ClosedSocketReports) for f in logging.getLogger("asyncio").filters) == 1
+
+    async def closed():
+        raise WebSocketClosedError()
+
+    async def broken():
+        raise RuntimeError("a real failure")
+
+    loop = asyncio.new_event_loop()
+    try:
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            for coro in (closed(), broken()):
+                task = loop.create_task(coro)
+                loop.run_until_complete(asyncio.wait([task]))
+                loop.call_exception_handler({"message": "Task exception was never retrieved",
+                                             "exception": task.exception(), "future": task})
+    finally:
+        loop.close()
+    reports = [r for r in caplog.records if r.name == "asyncio"]
+    assert len(reports) == 1 and isinstance(reports[0].exc_info[1], RuntimeError)
