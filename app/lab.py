@@ -191,7 +191,7 @@ class Lab(pn.viewable.Viewer):
                 state.tab = app["tab"]
         self._page_built = True  # from now on a tab's first build waits its turn (_open)
         if link.config is None:
-            self.link.write_opening()  # with a config, once it is read (its result moves the address bar)
+            self.link.write_opening(query)  # with a config, once it is read (its result moves the address bar)
         if link.config is not None:
             # The link's config.json is read as the Bring your own tab reads one (off the event loop when served);
             # its model, the levers and the pins then apply.

@@ -259,11 +259,18 @@ class PermalinkView(pn.viewable.Viewer):
         serving tabs' request mix and block."""
         self.address.query = "?" + urlencode(self.query())
 
-    def write_opening(self) -> None:
-        """An opening link with ignored parts: the address bar shows what applies, from the page's first drawing
-        (a trial: ``?batch=1e30`` ran at B = 1 while the bar kept ``batch=1e30`` until a lever moved, and "Copy
-        link" shared the bad value and its notice again)."""
+    def write_opening(self, opening: dict | None = None) -> None:
+        """An opening link with ignored parts, or with a value written another way than the lab writes it
+        (``opening``: the link's query, key -> list of texts): the address bar shows what applies, as the lab
+        writes it, from the page's first drawing.  A trial: ``?batch=1e30`` ran at B = 1 while the bar kept
+        ``batch=1e30`` until a lever moved, and "Copy link" shared the bad value and its notice again; ``batch=1e3``
+        and ``batch=+4`` ran at B = 1,000 and 4 with the bar keeping the raw text."""
         if self.state.notices:
+            self.write()
+            return
+        written = self.query()
+        given = {key: [values] if isinstance(values, str) else list(values) for key, values in (opening or {}).items()}
+        if any(key in written and values != [written[key]] for key, values in given.items()):
             self.write()
 
     def query(self) -> dict[str, str]:

@@ -7,6 +7,7 @@ import json
 import random
 import re
 import zlib
+from urllib.parse import parse_qs
 
 import pytest
 from inputs import longest_written_query
@@ -382,3 +383,17 @@ def test_a_file_that_is_not_a_scenario_file_is_refused_with_the_reason(text, say
 
     with pytest.raises(ValueError, match=re.escape(says)):
         read_scenario_file(text)
+
+
+@pytest.mark.parametrize("raw", ["1e3", "+1000", " 1000", "1000.0"])
+def test_an_opening_link_is_rewritten_as_the_lab_writes_it(raw):
+    """A trial: ``batch=1e3`` and ``batch=+4`` opened at B = 1,000 and 4, but the address bar kept the raw text until a
+    lever moved.  The bar shows the lab's own writing from the first drawing; a link already written that way is
+    left as it is (no write)."""
+    from app.lab import Lab
+
+    lab = Lab(query={"batch": [raw]})
+    assert lab.scenario.batch == 1000
+    assert parse_qs(lab.link.address.query.lstrip("?"))["batch"] == ["1000"]
+    plain = Lab(query={"batch": ["1000"]})
+    assert plain.scenario.batch == 1000 and plain.link.address.query == ""
