@@ -644,7 +644,7 @@ def test_the_tour_runs_from_the_keyboard_and_a_clicker(page, lab_url):
     page.wait_for_function("!window.location.search.includes('tour=')", timeout=5000)
     page.get_by_text("Resume at step 3 ▶").click()
     page.locator("[data-step='3']").wait_for(timeout=5000)
-    page.locator(".tour-jump select").select_option(label="16. GQA off at 128k")
+    page.locator(".tour-jump select").select_option(label="16. GQA off at 128k: 320 GiB a sequence")
     card = page.locator("[data-step='16']")
     card.wait_for(timeout=5000)
     assert "Qwen2.5-72B" in card.inner_text() and "320 GiB" in card.inner_text()

@@ -339,7 +339,8 @@ def test_a_step_asks_for_the_levers_its_caption_tells_the_class_to_move():
     from core.scenario import LEVERS
 
     assert {step.title: step.asks for step in TOUR if step.asks} == {
-        "Run out of memory instead": ("reserve_bytes",), "GQA off at 128k": ("gqa",)}
+        "Run out of memory instead": ("reserve_bytes",),
+        "GQA {gqa_word} at 128k: {seq_gib:,.0f} GiB a sequence": ("gqa",)}
     assert "move the reserve" in TOUR[5].caption and "Tick GQA back on" in TOUR[15].caption
     assert all(name in LEVERS for step in TOUR for name in step.asks)
 
@@ -350,8 +351,9 @@ def test_a_card_stays_true_once_the_class_does_what_it_asks():
     from core.scenario import Scenario
 
     gqa = TOUR[15]
-    for on in (False, True):
+    for on, heading in ((False, "GQA off at 128k: 320 GiB a sequence"), (True, "GQA on at 128k: 40 GiB a sequence")):
         r = Scenario(**{**gqa.levers(), "gqa": on}).evaluate()
+        assert gqa.render(r)[0] == heading  # the heading follows the tick too (it had stayed "GQA off")
         text = gqa.render(r)[1]
         assert "one 128k-token sequence needs 320 GiB" in text and "8 KV heads, 40 GiB" in text
         assert gqa.strip(r)[2:] == (("320 GiB", "KV per sequence without GQA"), ("40 GiB", "KV per sequence with GQA"))
