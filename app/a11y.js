@@ -317,7 +317,10 @@ function fix() {
     for (const drawer of root.querySelectorAll(".embed-drawer:not([data-a11y-drawer])")) drawerClosesOnLeave(drawer);
     focusRing(root);
     // The page's content is its main landmark (axe: "region", every node outside one).
-    for (const page of root.querySelectorAll("div.lab:not([role])")) page.setAttribute("role", "main");  // (tables: table.lab)
+    // (tables: table.lab); the embed's column (div.embed) in an iframe.
+    for (const page of root.querySelectorAll("div.lab:not([role]), div.embed:not([role])")) {
+      page.setAttribute("role", "main");
+    }
     for (const group of root.querySelectorAll(".bk-btn-group:not([data-a11y-tabs])")) {
       const host = group.getRootNode().host;
       if (host && host.classList.contains("lab-tabs")) { tabBar(group); skipToTheViews(); }

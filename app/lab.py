@@ -550,9 +550,11 @@ class Lab(pn.viewable.Viewer):
 
 def embed_summary(r: ScenarioResult) -> str:
     """One line of the key numbers for embed mode, where the readouts are left out: the intensity on the weights
-    (the articles' I = 2·B·k/p), and what the step attains counting KV reads, with the tokens/s that go with it."""
+    (the articles' I = 2·B·k/p), and what the step attains counting KV reads, with the tokens/s that go with it;
+    before it the embed's heading, for a screen reader only (the iframe's page has no other)."""
     fits = "fits" if r.fits else "does not fit"
     return (
+        '<h1 class="visually-hidden">Roofline Lab: the roofline of one decode step</h1>'
         f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
         f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{fmt_sig(r.attainable_flop_per_s_with_kv / TFLOP)} TFLOP/s counting KV reads "

@@ -737,6 +737,22 @@ def test_no_serious_or_critical_accessibility_violations(page, lab_url, tab):
     assert serious == [], [(v["id"], v["impact"], [n["html"][:120] for n in v["nodes"][:3]]) for v in serious]
 
 
+def test_the_embed_has_a_main_landmark_and_a_heading(page, lab_url):
+    """axe on the embed (500 × 450): it had no main landmark and no level-one heading (moderate), so a screen
+    reader's user in a wiki's iframe could not jump to it or hear what it is."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    _open(page, lab_url + "?embed=true", {"width": 500, "height": 450}, wait="[data-readout=embed-summary]")
+    page.wait_for_timeout(2500)  # the page's repairs run again within 2 s of a change
+    page.locator(".notyf__toast").wait_for(state="detached", timeout=15_000)
+    found = [v["id"] for v in Axe().run(page).response["violations"]]
+    assert not {"landmark-one-main", "page-has-heading-one", "region"} & set(found), found
+    assert page.get_by_role("heading", level=1).inner_text().startswith("Roofline Lab")
+    assert page.get_by_role("main").count() == 1
+    size = page.evaluate("[document.scrollingElement.scrollWidth, document.scrollingElement.scrollHeight]")
+    assert size[0] <= 500 and size[1] <= 450, size  # the heading takes no room
+
+
 @pytest.mark.parametrize("tab, wait", [("Roofline", "canvas"), ("Hardware", ".choices"),
                                        ("Bring your own", "textarea")])
 def test_every_control_has_a_name_and_a_card_says_whether_it_is_open(page, lab_url, tab, wait):
