@@ -58,6 +58,7 @@ from .units import (
     fmt_seconds,
     fmt_seconds_change,
     fmt_seconds_into,
+    fmt_share,
     fmt_sig,
     seconds_value,
     sum_digits,
@@ -1056,6 +1057,12 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
     step = (f"expected step = ceiling {fmt_seconds(e.ceiling_step_time_s)} {terms} = "
             f"{fmt_seconds(e.expected_step_time_s)}")
 
+    def share_of(value: float, ceiling: float) -> str:
+        # With the ceiling's digits that make it multiply out: "71 % of the ceiling" beside 23 and 17 tokens/s read
+        # as 16.3 (a trial).
+        pct, whole = fmt_share(value, ceiling)
+        return f"{pct} % of the ceiling's {whole}"
+
     def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
         # The ceiling with the digits that make the product print as the value (a trial's "23 tokens/s × 42.92 ms
         # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30).
@@ -1071,7 +1078,7 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
             f"{step}; {shown} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
             f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct}){unfit}",
             f"ceiling {'≈ ' if approximate else ''}{fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} "
-            f"tokens/s ({pct}), {who}{tail}")
+            f"tokens/s ({share_of(value, ceiling)}), {who}{tail}")
 
     return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,
                 e.expected_tokens_per_s_per_sequence),

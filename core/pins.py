@@ -24,7 +24,7 @@ from .coverage import beyond_calibration
 from .expected import engine_label, engine_names, expected_step
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
-from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
+from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
 
 __all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
@@ -438,23 +438,13 @@ def _fits(r: ScenarioResult) -> str:
 
 
 def share_text(value: float, ceiling: float) -> str:
-    """``value`` as a share of ``ceiling`` (tokens/s), written so that it multiplies out to ``value`` as
-    :func:`~core.units.fmt_rate` prints it: the fewest digits (the percentage's two to four, the ceiling's three to
-    six) whose product, as printed, rounds to the value as printed.
+    """``value`` as a share of ``ceiling`` (tokens/s) that multiplies out (:func:`core.units.fmt_share`).
 
-    >>> share_text(51.6, 88.2)  # 0.59 × 88.2 = 52.0
-    '59 % of 88.2'
-    >>> share_text(128.4, 195.62)  # 0.66 × 196 = 129.4 and 0.656 × 196 = 128.6: the ceiling's fourth digit
-    '65.6 % of 195.6'
+    >>> share_text(1076.3, 1523.0)  # 0.7 × 1,523 = 1,066 and 0.707 × 1,523 = 1,077: four digits make 1,076
+    '70.67 % of 1,523'
     """
-    wanted = fmt_rate(value)
-    for digits in range(5, 11):  # the two texts' significant digits together
-        for pct_digits in range(2, min(digits - 2, 4) + 1):
-            pct = fmt_sig(100 * value / ceiling, pct_digits)
-            shown = fmt_sig(ceiling, digits - pct_digits)
-            if fmt_rate(float(pct.replace(",", "")) / 100 * float(shown.replace(",", ""))) == wanted:
-                return f"{pct} % of {shown}"
-    return f"{fmt_sig(100 * value / ceiling, 4)} % of {fmt_sig(ceiling, 6)}"
+    pct, shown = fmt_share(value, ceiling)
+    return f"{pct} % of {shown}"
 
 
 def expected_metric(engine: str | None = None) -> CompareMetric:

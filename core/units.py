@@ -229,6 +229,25 @@ def fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else fmt_sig(x, 2)
 
 
+def fmt_share(value: float, whole: float) -> tuple[str, str]:
+    """``value`` as a percentage of ``whole`` (two tokens/s figures), and ``whole`` as printed beside it, with the
+    fewest digits (the percentage's two to four, both texts' five to ten together) whose product, as printed, rounds
+    to ``value`` as :func:`fmt_rate` prints it: a reader who multiplies them gets the value shown.
+
+    >>> fmt_share(51.6, 88.2)  # 0.59 × 88.2 = 52.0
+    ('59', '88.2')
+    >>> fmt_share(128.4, 195.62)  # 0.66 × 196 = 129.4 and 0.656 × 196 = 128.6: the whole's fourth digit
+    ('65.6', '195.6')
+    """
+    wanted = fmt_rate(value)
+    for digits in range(5, 11):
+        for pct_digits in range(2, min(digits - 2, 4) + 1):
+            pct, shown = fmt_sig(100 * value / whole, pct_digits), fmt_sig(whole, digits - pct_digits)
+            if fmt_rate(float(pct.replace(",", "")) / 100 * float(shown.replace(",", ""))) == wanted:
+                return pct, shown
+    return fmt_sig(100 * value / whole, 4), fmt_sig(whole, 6)
+
+
 def fmt_count(n: int) -> str:
     """A whole count (GPUs, replicas, TP, PP) with thousands separators, e.g. ``1,998,848``."""
     return f"{int(n):,}"

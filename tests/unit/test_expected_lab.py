@@ -44,7 +44,9 @@ def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
     # It does not fit on one H100, so the prediction says "(if it fit)" as the ceiling's 23 tokens/s does.
     assert _readout(pane, "tokens") == "23 tokens/s (if it fit)"
     assert _readout(pane, "expected-tokens") == (
-        "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine (if it fit; extrapolated)")
+        "ceiling 23 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling's 23.3), generic engine (if it fit; "
+        "extrapolated)")
+    assert round(0.71 * 23.3) == 17  # it multiplies out (a trial: "71 % of the ceiling" beside 23 read as 16.3)
     assert "Expected tokens/s per sequence (a prediction, generic engine)" in html.unescape(pane)
     assert _readout(pane, "expected-tokens-aggregate").startswith("ceiling 23 tokens/s; expected ≈ 17 tokens/s")
     # Right after the ceiling readout it predicts.
