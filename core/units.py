@@ -231,21 +231,28 @@ def fmt_rate(x: float) -> str:
 
 def fmt_share(value: float, whole: float) -> tuple[str, str]:
     """``value`` as a percentage of ``whole`` (two tokens/s figures), and ``whole`` as printed beside it, with the
-    fewest digits (the percentage's two to four, both texts' five to ten together) whose product, as printed, rounds
-    to ``value`` as :func:`fmt_rate` prints it: a reader who multiplies them gets the value shown.
+    fewest digits (the percentage's from two up to the value's digits and three more; the whole's at least three
+    and at least its whole part's, so it is never printed coarser than :func:`fmt_rate` prints it) whose product,
+    as printed, rounds to ``value`` as :func:`fmt_rate` prints it: a reader who multiplies them gets the value
+    shown.
 
     >>> fmt_share(51.6, 88.2)  # 0.59 × 88.2 = 52.0
     ('59', '88.2')
     >>> fmt_share(128.4, 195.62)  # 0.66 × 196 = 129.4 and 0.656 × 196 = 128.6: the whole's fourth digit
     ('65.6', '195.6')
+    >>> fmt_share(275.7, 479.3)  # 0.575 × 479 = 275.4; never "of 480", a ceiling the scenario does not have
+    ('57.5', '479.3')
     """
     wanted = fmt_rate(value)
-    for digits in range(5, 11):
-        for pct_digits in range(2, min(digits - 2, 4) + 1):
-            pct, shown = fmt_sig(100 * value / whole, pct_digits), fmt_sig(whole, digits - pct_digits)
+    least = max(3, len(f"{abs(whole):.0f}"))  # the whole's digits: never fewer than fmt_rate prints
+    most = max(4, len(f"{abs(value):.0f}") + 3)  # the percentage's: a value of n digits needs about n + 2
+    for extra in range(0, most + 4):  # digits beyond the fewest, shared between the two texts
+        for pct_digits in range(2, min(2 + extra, most) + 1):
+            pct = fmt_sig(100 * value / whole, pct_digits)
+            shown = fmt_sig(whole, least + extra - (pct_digits - 2))
             if fmt_rate(float(pct.replace(",", "")) / 100 * float(shown.replace(",", ""))) == wanted:
                 return pct, shown
-    return fmt_sig(100 * value / whole, 4), fmt_sig(whole, 6)
+    return fmt_sig(100 * value / whole, most), fmt_sig(whole, least + 3)
 
 
 def fmt_count(n: int) -> str:

@@ -434,3 +434,17 @@ def test_the_issues_moe_intensity_at_tp(model_id, tp, batch):
     n_active_gpu = r.flop_per_step_weights / (2 * batch)
     assert f"× {n_active_gpu:,.0f} / (" in work
     assert check_line(work, exact_values(r), UNITS) == (1, [])
+
+
+@given(st.floats(0.01, 1e6), st.floats(0.05, 1.0))
+def test_a_share_of_a_ceiling_multiplies_out_and_never_rounds_the_ceiling_coarser(ceiling, fraction):
+    """core.units.fmt_share: "57.5 % of the ceiling's 479.3" times out to the value as printed, and the ceiling is
+    printed with at least the digits fmt_rate gives it (a trial read "of the ceiling's 480" beside 479)."""
+    from core.units import fmt_rate, fmt_share
+
+    value = ceiling * fraction
+    pct, whole = fmt_share(value, ceiling)
+    shown = float(whole.replace(",", ""))
+    assert fmt_rate(float(pct) / 100 * shown) == fmt_rate(value)
+    if ceiling >= 10:
+        assert fmt_rate(shown) == fmt_rate(ceiling)
