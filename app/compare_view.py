@@ -176,8 +176,10 @@ class CompareView(pn.viewable.Viewer):
         wrap_title(fig)  # a phone's page: "KV cache, share of one GPU's capacity (%)" wraps, not cut
         source = self.sources[metric.key]
         fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
-        marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="color", line_color="black",
-                            source=source)
+        # Hollow, in the pin's colour, where the pin does not fit in memory (as the roofline's rungs): its "(if it
+        # fit)" label may be left out for room (a trial read such pins as plain bars).
+        marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="fill", line_color="edge",
+                            line_width="edge_width", source=source)
         # Each value sits right of its mark (or a line above or below it), laid out in the browser clear of the
         # other values and marks; with many pins a value with no room is left out (PLACE_LABELS) and read in the
         # hover. The fitted range (FIT_RANGE) leaves room above the tallest.
@@ -189,8 +191,14 @@ class CompareView(pn.viewable.Viewer):
         fig.y_range = Range1d(0, 1)  # fitted in the browser (FIT_RANGE)
         # 12 px apart: on a phone two pins' labels met end to end and read as one ("181 % does not fit 171 % does
         # not fit", the second pin 3's, beside pin 1's mark).
+        spans = []
+        if metric.key == "memory":  # 100 %: the GPU's capacity, which the values' labels keep clear of (on a phone
+            # the dashed line ran through "47.9 % fits" and read as a strike-through)
+            spans.append(Span(location=100, dimension="width", line_color=PALETTE["text"], line_dash="dashed",
+                              line_width=1))
+            fig.add_layout(spans[0])
         place_labels_in_browser(fig, labels, marks.glyph, "text", steps=LABEL_STEPS, both_sides=False, shown="shown",
-                                pad=12)
+                                fallback="brief", pad=12, spans=spans)
         fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
         for model, prop in ((fig, "inner_height"), (source, "data"), (marks.glyph, "size"),
                             (labels, "text_font_size")):
@@ -200,9 +208,6 @@ class CompareView(pn.viewable.Viewer):
         fig.yaxis.formatter = CustomJSTickFormatter(code=Y_TICK_CODE)
         fig.xaxis.formatter = self.pin_ticks
         fig.xaxis.major_label_text_font_size = "11px"
-        if metric.key == "memory":  # 100 %: the GPU's capacity
-            fig.add_layout(Span(location=100, dimension="width", line_color=PALETTE["text"], line_dash="dashed",
-                                line_width=1))
         fig.title.text_font_size = "12px"
         fig.yaxis.minor_tick_line_color = None
         fig.xgrid.grid_line_color = None
@@ -228,8 +233,12 @@ class CompareView(pn.viewable.Viewer):
             self.sources[metric.key].data = {
                 "pin": [str(i + 1) for i in range(len(rows))], "value": values,
                 "text": texts, "shown": texts, "hover": hover,
+                "brief": [metric.brief(row.result) for row in rows],  # the value alone, where its note has no room
                 "name": [row.pin.name for row in rows],
                 "color": [PIN_STYLES[i][0] for i in range(len(rows))],
+                "fill": [PIN_STYLES[i][0] if row.result.fits else "white" for i, row in enumerate(rows)],
+                "edge": ["black" if row.result.fits else PIN_STYLES[i][0] for i, row in enumerate(rows)],
+                "edge_width": [1 if row.result.fits else 3 for row in rows],
                 "marker": [PIN_STYLES[i][1] for i in range(len(rows))], **unplaced(len(rows)),
             }
         if rows:
@@ -268,8 +277,9 @@ class CompareView(pn.viewable.Viewer):
 
 
 def _empty() -> dict:
-    return {"pin": [], "value": [], "text": [], "shown": [], "hover": [], "name": [], "color": [], "marker": [],
-            **unplaced(0)}
+    return {"pin": [], "value": [], "text": [], "shown": [], "brief": [], "hover": [], "name": [], "color": [],
+            "fill": [],
+            "edge": [], "edge_width": [], "marker": [], **unplaced(0)}
 
 
 def compare_key_html(rows: list[PinRow]) -> str:
@@ -283,7 +293,8 @@ def compare_key_html(rows: list[PinRow]) -> str:
         differs = differs_text(row)  # the same in a reopened link (it carries a trio pin's origin)
         items.append(
             f'<tr data-compare-pin="{i + 1}"><td><span style="color:{color}">●</span> {i + 1}</td>'
-            f'<td class="k">{escape(marker.replace("_", " "))}</td><td class="v">{escape(row.pin.name)}</td>'
+            f'<td class="k">{escape(marker.replace("_", " "))}{"" if r.fits else ", hollow: does not fit"}</td>'
+            f'<td class="v">{escape(row.pin.name)}</td>'
             f'<td class="k">{escape(r.model.name)} on {escape(r.gpu.name)}</td>'
             f'<td class="k">{escape(differs)}</td>'
             f'<td class="k" data-bound="{r.bound}">{escape(bound_text(r))}</td></tr>'

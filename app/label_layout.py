@@ -28,7 +28,8 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # A label that finds no clear place takes the nearest where a line runs through it but no label or marker is under
 # it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
 # With `shortField` (a column name; `shown` drawn) a label with no room in the frame beside its point on either side or
-# centred says its short form instead, and is never left out: `shown` holds the text it says.
+# centred says its short form instead, and is never left out: `shown` holds the text it says.  With `fallbackField`
+# (`shown` drawn) a label with no clear place tries that column's shorter text before it is left out.
 # With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
 # beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
@@ -123,8 +124,14 @@ for (const s of spans) {  // Spans (a ridge's dotted line across the frame) are 
   const len = s.dimension === "height" ? H : W;
   for (let q = 0; q <= len; q += 2) { crossings.push(s.dimension === "height" ? [p, q] : [q, p]); }
 }
-const apart = (b) => !taken.some((o) => b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
-const clear = (b) => apart(b) && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+// `own`: the index of the label's own marker in `taken`, which a box must not meet but the pad does not apply to (a
+// label beside its marker sits `gap` px from it: with a wider pad no label could sit beside its own marker).
+const apart = (b, own = -1) => !taken.some((o, j) => {
+  const p = j === own ? 0 : pad;
+  return b[0] - p < o[1] && o[0] < b[1] + p && b[2] < o[3] && o[2] < b[3];
+});
+const clear = (b, own = -1) => apart(b, own)
+  && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 // Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
 // point), or null where it stays near enough to its point to need none.
 const leaderOf = (b, x, y) => {
@@ -168,46 +175,62 @@ for (let i = 0; i < n; i++) {
     continue;
   }
   const [x, y] = pts[i];
-  let text = String(d[field][i]), w = ctx.measureText(text).width;
+  let text = String(d[field][i]);
   // A label with no room beside its point, on either side or centred over it (three pins' names on a phone), says
   // its short form (the pins' numbers: their names are in the hover and the Pins table) where it has one.
   const roomless = (width) => x + r + gap + width > W && x - r - gap - width < 0 && (x - width / 2 < 0
     || x + width / 2 > W);
-  if (shortField != null && d[shortField] && String(d[shortField][i]) && roomless(w)) {
+  if (shortField != null && d[shortField] && String(d[shortField][i]) && roomless(ctx.measureText(text).width)) {
     text = String(d[shortField][i]);
-    w = ctx.measureText(text).width;
   }
-  const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
-  // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
-  // Centred (`slide`) slides inside the frame as far as it must, still over its mark, and clears the mark (a line's
-  // offset is less than a large mark's radius plus half a line).
-  const centre = slide ? Math.min(Math.max(x - w / 2, 0), W - w) : x - w / 2;
-  const boxAt = (step, side) => {
-    const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : centre;
-    let top = y + step * line - line / 2;
-    if (slide && side === 0) top = step > 0 ? Math.max(top, y + r + 1) : Math.min(top, y - r - 1 - line);
-    return [left, left + w, top, top + line];
-  };
-  // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another marker
-  let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
-  for (const step of steps) {
-    // 0: centred above or below (off its row only)
-    // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
-    // beside it, a line off, it sat over the neighbour's bar of a categorical chart, with no leader to say whose.)
-    for (const side of bothSides === true ? (step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0])
-      : slide && step !== 0 ? (prefer > 0 ? [prefer, 0] : [0, prefer]) : [prefer]) {
-      const box = boxAt(step, side);
-      if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
-      if (first === null) { first = [step, side, box]; }
-      if (spare === null && apart(box)) { spare = [step, side, box]; }
-      if (clear(box) && leaderClear(box, x, y)) {
-        if (ownNearest(box, x, y)) { best = [step, side, box]; break; }
-        if (unclaimed === null) { unclaimed = [step, side, box]; }
+  // The places `text` may take: the first clear one, and the fallbacks below when none is.
+  const attempt = (text) => {
+    const w = ctx.measureText(text).width;
+    const prefer = bothSides === "right" || x + r + gap + w <= W || x - r - gap - w < 0 ? 1 : -1;
+    // The box of the label `step` lines off its point's row, right of it (side 1), left (-1) or centred (0).
+    // Centred (`slide`) slides inside the frame as far as it must, still over its mark, and clears the mark (a
+    // line's offset is less than a large mark's radius plus half a line).
+    const centre = slide ? Math.min(Math.max(x - w / 2, 0), W - w) : x - w / 2;
+    const boxAt = (step, side) => {
+      const left = side > 0 ? x + r + gap : side < 0 ? x - r - gap - w : centre;
+      let top = y + step * line - line / 2;
+      if (slide && side === 0) top = step > 0 ? Math.max(top, y + r + 1) : Math.min(top, y - r - 1 - line);
+      return [left, left + w, top, top + line];
+    };
+    // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another
+    // marker
+    let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
+    for (const step of steps) {
+      // 0: centred above or below (off its row only)
+      // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
+      // beside it, a line off, it sat over the neighbour's bar of a categorical chart, with no leader to say whose.)
+      for (const side of bothSides === true ? (step === 0 ? [prefer, -prefer] : [prefer, -prefer, 0])
+        : slide && step !== 0 ? (prefer > 0 ? [prefer, 0] : [0, prefer]) : [prefer]) {
+        const box = boxAt(step, side);
+        if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
+        if (first === null) { first = [step, side, box]; }
+        if (spare === null && apart(box, i)) { spare = [step, side, box]; }
+        if (clear(box, i) && leaderClear(box, x, y)) {
+          if (ownNearest(box, x, y)) { best = [step, side, box]; break; }
+          if (unclaimed === null) { unclaimed = [step, side, box]; }
+        }
+        if (clearBox === null && clear(box, i)) { clearBox = [step, side, box]; }
       }
-      if (clearBox === null && clear(box)) { clearBox = [step, side, box]; }
+      if (best !== null) { break; }
     }
-    if (best !== null) { break; }
+    return {text, w, prefer, boxAt, best, first, spare, clearBox, unclaimed,
+            found: best !== null || unclaimed !== null || clearBox !== null};
+  };
+  let placed = attempt(text);
+  // With `fallbackField` a label with no clear place tries its shorter text (the value without its note: the note
+  // is in the hover) before it is left out (a phone's Compare lost INT4's expected value, the row's point).
+  const brief = fallbackField != null && d[fallbackField] ? String(d[fallbackField][i]) : "";
+  if (mayHide && !placed.found && brief !== "" && brief !== text) {
+    const second = attempt(brief);
+    if (second.found) { placed = second; }
   }
+  text = placed.text;
+  const {w, prefer, boxAt, best, first, spare, clearBox, unclaimed} = placed;
   // No place clear of everything: one clear of every line whose leader crosses a line, then one where a line runs
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
@@ -253,7 +276,7 @@ if (layout != null) { layout.execute(cb_obj); }"""
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
                             both_sides: bool | str = True, shown: str | None = None, short: str | None = None,
-                            pad: float = 0, marks=(),
+                            fallback: str | None = None, pad: float = 0, marks=(),
                             spans=(), leader_lines: bool = True,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
@@ -271,7 +294,9 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     With ``shown`` (a column of the label source, which ``labels`` must draw as its text) a label that finds no
     clear place is left out rather than drawn over another: ``shown`` holds its text, or "".  With ``short`` too
     (a column of shorter texts), no label is left out: one too wide for the frame beside its point on either side
-    and centred says its ``short`` text, and ``shown`` holds the text each says.
+    and centred says its ``short`` text, and ``shown`` holds the text each says.  With ``fallback`` instead (a
+    column of shorter texts, ``shown`` given), a label with no clear place for its text tries its ``fallback`` text
+    before it is left out (``shown`` holds the text each says, or "").
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
     On log or linear axes a label moved away from its point is joined to it by a leader line
     (:data:`LEADER_STYLE`).
@@ -302,8 +327,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
                               "marks": list(marks), "spans": list(spans), "steps": list(steps),
-                              "bothSides": both_sides, "shown": shown, "shortField": short, "pad": pad,
-                              "leaders": leaders},
+                              "bothSides": both_sides, "shown": shown, "shortField": short, "fallbackField": fallback,
+                              "pad": pad, "leaders": leaders},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]

@@ -253,7 +253,8 @@ def preset_notes(rows: list[PinRow]) -> list[str]:
         if b4.weight_dtype != "bf16":
             out.append(f"The batch-{b4.batch} and k = {k4.spec_k} pins keep the weights of the scenario they were "
                        f"pinned from, {b4.weight_format}; the three coincide only from BF16 weights.")
-    return out
+    # Once each: the trios of one model on two GPUs touch the same experts (a trial read the same sentence twice).
+    return list(dict.fromkeys(out))
 
 
 def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
@@ -409,6 +410,12 @@ class CompareMetric:
         unit = f" {self.unit}" if self.unit_in_label else ""
         return f"{shown}{unit} {note}" if note else shown
 
+    def brief(self, r: ScenarioResult) -> str:
+        """The value alone, as a label with no room for its note says it ("≈ " before it where the model has a key
+        not modelled; "n/a" for no value): the note stays in the hover."""
+        value = self.value(r)
+        return r.model.approximate_mark + self.fmt(value) if math.isfinite(value) else "n/a"
+
     def hover(self, r: ScenarioResult) -> str:
         """The value as the row's hover reads it: with its unit, the note and the caveat in brackets."""
         more = [text[1:-1] if text.startswith("(") and text.endswith(")") else text
@@ -447,21 +454,28 @@ def share_text(value: float, ceiling: float) -> str:
     return f"{pct} % of {shown}"
 
 
-def expected_metric(engine: str | None = None) -> CompareMetric:
-    """The Compare row of the expected tokens/s per sequence under ``engine``'s preset (None: the generic engine).
+def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequence") -> CompareMetric:
+    """The Compare row of a ceiling's tokens/s (the :data:`COMPARE_METRICS` row keyed ``ceiling``: per sequence, or
+    the batch's) as an engine is expected to deliver it, under ``engine``'s preset (None: the generic engine): the
+    ceiling's rate × ceiling step / expected step (:attr:`core.expected.ExpectedStep.fraction_of_ceiling`).
 
     Which lever wins on an engine, beside which wins at the ceiling (:func:`core.expected.expected_step`: an INT4
     pin's dequantisation and launches cost it a larger share of its ceiling than a batch's or a speculation's).  The
-    label gives the share of the pin's ceiling it keeps (:func:`share_text`); the hover adds what the calibration set
-    had none of (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark;
-    its label says why.
+    label gives the share of the pin's ceiling it keeps (:func:`share_text`), "if it fit" where it does not fit, and
+    "extrapolated" where the scenario has what the calibration set had not; the hover names what
+    (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark; its label
+    says why.  Key ``expected_tokens`` (per sequence) or ``expected_`` + the ceiling's key; CSV column
+    ``expected_`` + the ceiling's.
 
     Raises:
+        KeyError: ``ceiling`` is no row of :data:`COMPARE_METRICS`.
         ValueError: (when a value is read) an engine :func:`core.expected.engine_names` does not list.
     """
+    of = {m.key: m for m in COMPARE_METRICS}[ceiling]
+
     def expected(r: ScenarioResult) -> float:
         try:
-            return expected_step(r, engine).expected_tokens_per_s_per_sequence
+            return of.si(r) * expected_step(r, engine).fraction_of_ceiling
         except ValueError:
             if engine is not None and engine not in engine_names():
                 raise
@@ -471,15 +485,18 @@ def expected_metric(engine: str | None = None) -> CompareMetric:
         value = expected(r)
         if not math.isfinite(value):
             return "(no expected step for this scenario)"
-        return f"({share_text(value, r.tokens_per_s_per_sequence)}{'' if r.fits else ', if it fit'})"
+        caveats = "".join(text for text, on in ((", if it fit", not r.fits), ("; extrapolated", beyond_calibration(r)))
+                          if on)
+        return f"({share_text(value, of.si(r))}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
         beyond = beyond_calibration(r)
         return f"extrapolated: {'; '.join(beyond)}" if beyond else ""
 
-    return CompareMetric("expected_tokens", f"tokens/s per sequence expected on the {engine_label(engine)}, a "
-                         "prediction", "tokens/s", expected, "expected_tokens_per_s_per_sequence",
-                         note=note, fmt=fmt_rate, caveat=caveat, unit_in_label=False)
+    key = "expected_tokens" if ceiling == "tokens_per_sequence" else f"expected_{ceiling}"
+    label = f"{of.label.removesuffix(', ceiling')} expected on the {engine_label(engine)}, a prediction"
+    return CompareMetric(key, label, of.unit, expected, f"expected_{of.column}", note=note, fmt=of.fmt, caveat=caveat,
+                         unit_in_label=False)
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
@@ -509,5 +526,7 @@ COMPARE_METRICS = (
 
 def compare_metrics(engine: str | None = None) -> tuple[CompareMetric, ...]:
     """The Compare view's rows under ``engine``'s preset (None: generic): :data:`COMPARE_METRICS` with the expected
-    tokens/s per sequence (:func:`expected_metric`) after the ceiling's, so the two read one above the other."""
-    return (COMPARE_METRICS[0], expected_metric(engine), *COMPARE_METRICS[1:])
+    tokens/s per sequence and of the batch (:func:`expected_metric`) each after its ceiling's, so the two read one
+    above the other."""
+    return (COMPARE_METRICS[0], expected_metric(engine), COMPARE_METRICS[1],
+            expected_metric(engine, "tokens_aggregate"), *COMPARE_METRICS[2:])

@@ -1236,7 +1236,11 @@ COMPARE_LABELS = r"""() => {
       const texts = r.source.data[r.text.field];
       for (let i = 0; i < texts.length; i++) {
         const w = ctx.measureText(String(texts[i])).width, h = size * 1.2;
-        const x = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+        // Its anchor, and its left edge by its alignment (a label left of its mark is right-aligned).
+        const anchor = v.sx[i] + v.x_offset.get(i), y = v.sy[i] - v.y_offset.get(i);
+        const align = (r.text_align && typeof r.text_align === 'object' && 'field' in r.text_align)
+          ? r.source.data[r.text_align.field][i] : val(r.text_align) || 'left';
+        const x = align === 'right' ? anchor - w : align === 'center' ? anchor - w / 2 : anchor;
         const base = val(r.text_baseline) || 'bottom';
         const top = base === 'top' ? y : base === 'bottom' ? y - h : y - h / 2;
         const inside = x >= f.left && x + w <= f.right + 1 && top >= f.top - 1 && top + h <= f.bottom + 1;
@@ -1302,7 +1306,7 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     # ticks in 40 px).
     page.wait_for_function(f"(({COMPARE_MARKS})()).marks.every((m) => m[1])", timeout=5000)
     rows = page.evaluate(COMPARE_MARKS)
-    assert len(rows["marks"]) == len(compare_metrics()) * 6  # nine rows (the expected tokens/s the second)
+    assert len(rows["marks"]) == len(compare_metrics()) * 6  # ten rows (the expected tokens/s under each ceiling's)
     for name, ticks, gaps, size in rows["ticks"]:
         assert 2 <= len(ticks) <= 4 and min(gaps) >= 1.5 * size, (name, ticks, gaps)
         assert min(ticks) == 0  # nothing below zero is labelled
@@ -1489,7 +1493,7 @@ def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, prese
     errors = _open_compare(page, lab_url, present, pins, 16)
     names = page.evaluate("[...Bokeh.documents[0].all_models].filter((m) => (m.name || '').startsWith('compare-')"
                           " && m.name.endsWith('-fig')).map((m) => m.name)")
-    assert len(names) == len(compare_metrics()) == 9
+    assert len(names) == len(compare_metrics()) == 10
     shown = 0
     for name in names:
         boxes, problems = _settled_labels(page, name)
@@ -1499,7 +1503,7 @@ def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, prese
     # Every value, shown or left out, is in its row's hover.
     hover = page.evaluate("""[...Bokeh.documents[0].all_models].filter((m) => m.type === 'HoverTool'
         && JSON.stringify(m.tooltips).includes('@hover')).length""")
-    assert hover == 9
+    assert hover == 10
     texts = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-kv').data.text)")
     assert len(texts) == 16 and all(texts)
     assert errors == []
@@ -1883,3 +1887,20 @@ def test_on_a_1024_projector_next_stays_put_and_nothing_scrolls_sideways(page, l
         assert page.evaluate("document.documentElement.scrollWidth") <= 1024, step
     assert len(nexts) == 1, nexts
     assert page.errors == []
+
+
+def test_a_tour_link_opened_on_a_phone_shows_its_step(page, lab_url):
+    """A teacher's trial: ``?tour=5`` on a phone opened at the Model and GPU selects, the step's card a screen and a
+    half down under the open levers.  The page scrolls to the card once; a wide page, where the card sits beside the
+    chart, does not scroll."""
+    _open(page, f"{lab_url}?tour=5", PHONE)
+    card = page.locator(".tour-card[data-step='5']")
+    card.wait_for(timeout=10_000)
+    page.wait_for_function("window.scrollY > 200", timeout=10_000)
+    box = card.bounding_box()
+    assert -1 <= box["y"] < PHONE["height"] / 2, box  # at the top of the screen
+    assert page.errors == []
+    _open(page, f"{lab_url}?tour=5", PROJECTOR)
+    page.locator(".tour-card[data-step='5']").wait_for(timeout=10_000)
+    page.wait_for_timeout(2500)  # the page's repairs run again within 2 s
+    assert page.evaluate("window.scrollY") == 0

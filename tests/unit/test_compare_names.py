@@ -147,7 +147,7 @@ def test_an_empty_compare_tab_builds_no_chart():
     plots = lambda: [m for m in lab.compare.layout.get_root(Document()).references() if isinstance(m, Plot)]  # noqa: E731
     assert plots() == [] and "No pins to compare yet" in lab.compare.empty.object
     lab.pins.add_preset()
-    assert len(plots()) == 9 and lab.compare.chart.visible  # one per row: compare_metrics()
+    assert len(plots()) == 10 and lab.compare.chart.visible  # one per row: compare_metrics()
 
 
 def test_a_pipeline_pins_tokens_per_sequence_is_one_over_its_time_per_token():
@@ -219,21 +219,28 @@ def test_compare_says_which_lever_wins_on_an_engine_beside_the_ceiling():
     s = Scenario(model="llama-3-70b")
     rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
     metrics = compare_metrics()
-    assert [m.key for m in metrics[:2]] == ["tokens_per_sequence", "expected_tokens"]
-    expected = metrics[1]
+    assert [m.key for m in metrics[:4]] == ["tokens_per_sequence", "expected_tokens", "tokens_aggregate",
+                                            "expected_tokens_aggregate"]
+    expected, batch = metrics[1], metrics[3]
     assert "generic engine" in expected.label and "prediction" in expected.label
     values = [expected.si(row.result) for row in rows]
-    assert values == [expected_step(row.result).expected_tokens_per_s_per_sequence for row in rows]
+    assert values == pytest.approx([expected_step(row.result).expected_tokens_per_s_per_sequence for row in rows],
+                                   rel=1e-12)
     assert [round(v, 1) for v in values] == [15.8, 51.6, 42.0]
+    # The batch's: batch 4 delivers four sequences' worth (63 tokens/s), the winner once the batch is counted.
+    assert [round(batch.si(row.result), 1) for row in rows] == [63.0, 51.6, 42.0]
     texts = [expected.text(row.result) for row in rows]
-    assert texts == ["16 (71 % of 22.1, if it fit)", "52 (58.5 % of 88.2)", "42 (71 % of 59, if it fit)"]
-    for text in texts:  # the share times the ceiling, as printed, rounds to the value as printed
+    # S = 8,192 is past the calibration set's longest context (3,072): each says it extrapolates.
+    assert texts == ["16 (71 % of 22.1, if it fit; extrapolated)", "52 (58.5 % of 88.2; extrapolated)",
+                     "42 (71 % of 59, if it fit; extrapolated)"]
+    for text in texts + [batch.text(row.result) for row in rows]:  # share × ceiling, as printed, is the value
         value, pct, ceiling = (float(x) for x in re.match(r"([\d.]+) \(([\d.]+) % of ([\d.]+)", text).groups())
         assert round(pct / 100 * ceiling) == value
     assert "extrapolated: S = 8,192 tokens" in expected.hover(rows[1].result)  # the set's longest context is 3,072
     vllm = compare_metrics("vLLM")[1]
     assert "vLLM preset" in vllm.label
-    assert vllm.si(rows[1].result) == expected_step(rows[1].result, "vLLM").expected_tokens_per_s_per_sequence
+    assert vllm.si(rows[1].result) == pytest.approx(
+        expected_step(rows[1].result, "vLLM").expected_tokens_per_s_per_sequence, rel=1e-12)
     with pytest.raises(ValueError):
         compare_metrics("no such engine")[1].si(rows[0].result)
 
@@ -249,8 +256,11 @@ def test_the_pins_csv_and_json_carry_the_expected_tokens_and_their_engine():
     vllm, = csv.DictReader(io.StringIO(pins_csv(rows, "vLLM")))
     assert generic["expected_engine_preset"] == "generic" and vllm["expected_engine_preset"] == "vLLM"
     for record, engine in ((generic, None), (vllm, "vLLM")):
+        e = expected_step(rows[0].result, engine)
         assert float(record["expected_tokens_per_s_per_sequence"]) == pytest.approx(
-            expected_step(rows[0].result, engine).expected_tokens_per_s_per_sequence, rel=1e-12)
+            e.expected_tokens_per_s_per_sequence, rel=1e-12)
+        assert float(record["expected_tokens_per_s_with_kv"]) == pytest.approx(
+            float(record["tokens_per_s_with_kv"]) * e.fraction_of_ceiling, rel=1e-12)
     pin, = json.loads(to_json(rows[0].result, rows, "vLLM"))["pins"]
     assert pin["expected_engine_preset"] == "vLLM"
     assert pin["expected_tokens_per_s_per_sequence"] == float(vllm["expected_tokens_per_s_per_sequence"])
@@ -265,11 +275,48 @@ def test_the_compare_tabs_expected_row_follows_the_sessions_engine_preset():
     rows = lab.state.pin_rows
     source = lab.compare.sources["expected_tokens"]
     figure = next(f for f in lab.compare.figures if f.name == "compare-expected_tokens-fig")
-    assert source.data["value"] == [expected_step(row.result).expected_tokens_per_s_per_sequence for row in rows]
+    assert source.data["value"] == pytest.approx(
+        [expected_step(row.result).expected_tokens_per_s_per_sequence for row in rows], rel=1e-12)
     assert "generic engine" in figure.title.text
     lab.state.engine = "vLLM"
-    assert source.data["value"] == [expected_step(row.result, "vLLM").expected_tokens_per_s_per_sequence
-                                    for row in rows]
+    assert source.data["value"] == pytest.approx(
+        [expected_step(row.result, "vLLM").expected_tokens_per_s_per_sequence for row in rows], rel=1e-12)
     assert "vLLM preset" in figure.title.text and "generic" not in figure.title.text
     record = next(csv.DictReader(io.StringIO(lab.compare.download.callback().getvalue())))
     assert record["expected_engine_preset"] == "vLLM"
+
+
+def test_a_pin_that_does_not_fit_is_hollow_in_every_compare_row_and_the_key_says_so():
+    """A trial with 12 pins: the "(if it fit)" labels were left out for room and the pins that do not fit read as any
+    other bar.  Their marks are hollow in their own colour, as the roofline's rungs are, and the key says so."""
+    lab = Lab(query={})
+    lab.state.tab = "Compare"
+    lab.pins.add_preset()  # Llama-3-70B on one H100: batch 4 and k = 4 do not fit, INT4 does
+    assert [row.result.fits for row in lab.state.pin_rows] == [False, True, False]
+    for source in lab.compare.sources.values():
+        assert source.data["fill"][1] == source.data["color"][1] and source.data["edge"][1] == "black"
+        assert source.data["fill"][0] == source.data["fill"][2] == "white"
+        assert source.data["edge"][0] == source.data["color"][0] and source.data["edge_width"][0] == 3
+    key = lab.compare.key.object
+    assert key.count("hollow: does not fit") == 2
+
+
+def test_the_scenario_json_carries_the_expected_step_as_the_cli_does():
+    """An engineer's trial: the Export tab's JSON had the pins' predictions but none for the scenario itself, which
+    ``python -m core explain --json`` gives."""
+    from core.expected import expected_step
+    from core.export import to_json
+    from core.scenario import Scenario
+
+    r = Scenario().evaluate()
+    e = expected_step(r, "vLLM")
+    scenario = json.loads(to_json(r, (), "vLLM", e))["scenario"]
+    assert scenario["expected_engine"] == "vLLM"
+    assert scenario["expected_tokens_per_s_per_sequence"] == e.expected_tokens_per_s_per_sequence
+    assert scenario["expected_beyond_calibration"] == ["S = 8,192 tokens (the set's longest decode context is 3,072)"]
+    assert "expected_engine" not in json.loads(to_json(r))["scenario"]
+    lab = Lab(query={"engine": "vLLM"})
+    download = next(w for w in build_exports(lab.state).select()
+                    if "download-json" in (getattr(w, "css_classes", None) or []))
+    exported = json.loads(download.callback().getvalue())
+    assert exported["scenario"]["expected_engine"] == "vLLM"

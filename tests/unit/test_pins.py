@@ -203,6 +203,11 @@ def test_an_moe_trio_says_why_batch_4_and_k_4_part_from_int4():
     assert len(notes) == 1 and "(1.648 FLOP/byte) differs from INT4's (3.85 FLOP/byte), where a dense" in notes[0]
     # A dense model's trio from BF16 coincides at I = 4: nothing to add.
     assert preset_notes(compare(lever_preset(Scenario(model="llama-3-8b").levers()))) == []
+    # The trios of one model on two GPUs touch the same experts: said once (a trial read it twice, word for word).
+    pins = [*lever_preset(Scenario(model="mixtral-8x7b").levers()),
+            *lever_preset(Scenario(model="mixtral-8x7b", gpu="h200").levers())]
+    notes = preset_notes(compare(pins))
+    assert len(notes) == 1 and notes[0].startswith("Mixtral-8x7B is a mixture of experts")
 
 
 def test_the_compare_key_and_the_pins_message_show_the_trio_note():
