@@ -117,7 +117,7 @@ def build_exports(state: LabState) -> pn.Column:
         callback=partial(offline_page, state), filename="roofline-lab.html",
         label="Download page (offline, one HTML file)", width=width(300, 400), css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(to_json(result(), pin_rows(), state.engine_preset)),
+        callback=lambda: io.StringIO(to_json(result(), pin_rows(), state.engine_preset, state.expected)),
         filename="roofline-scenario.json",
         label="Scenario, ladder and pins (JSON)", width=width(260, 350), css_classes=["download-json"])
     ladder = pn.widgets.FileDownload(

@@ -13,6 +13,9 @@ import json
 import math
 import unicodedata
 
+from .coverage import beyond_calibration
+from .expected import ExpectedStep
+from .expected import to_json as expected_json
 from .pins import PinRow, bound_word, compare_metrics
 from .scenario import ScenarioResult
 
@@ -91,12 +94,18 @@ def _finite_or_none(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def to_json(r: ScenarioResult, pins: list[PinRow] = (), engine: str | None = None) -> str:
+def to_json(r: ScenarioResult, pins: list[PinRow] = (), engine: str | None = None,
+            expected: ExpectedStep | None = None) -> str:
     """Scenario, ladder and pins as one JSON document (SI units); the pins' expected tokens/s under ``engine``'s
-    preset (None: generic)."""
+    preset (None: generic); with ``expected`` (the scenario's :class:`~core.expected.ExpectedStep`), the scenario
+    carries the same ``expected_*`` keys and ``expected_beyond_calibration`` as ``python -m core explain --json``."""
+    scenario = r.to_json()
+    if expected is not None:
+        scenario.update(expected_json(expected))
+        scenario["expected_beyond_calibration"] = list(beyond_calibration(r))
     doc = {
         "units": "SI: bytes, FLOP, seconds, FLOP/s, bytes/s; intensities in FLOP/byte",
-        "scenario": r.to_json(),
+        "scenario": scenario,
         "ladder": ladder_records(r),
         "pins": pin_records(list(pins), engine),
     }
