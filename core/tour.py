@@ -255,7 +255,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "Weight traffic per decode step",
-        "article 000, A Concrete Example, Step 1",
+        "article 000's step 1, A Concrete Example",
         {"context": 128},
         "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
         "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
@@ -265,7 +265,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "The arithmetic, for comparison",
-        "article 000, A Concrete Example, Step 2",
+        "article 000's step 2, A Concrete Example",
         {"context": 128},
         "The same step is only {gflop:.0f} GFLOP (2 FLOP per weight): {compute_ms:.4f} ms on {peak_tf:.0f} "
         "TFLOP/s of tensor cores. Memory time over compute time is {ridge:.0f}, the ridge point, arrived at from "
@@ -277,7 +277,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "Add the KV cache",
-        "article 000, A Concrete Example, Step 3",
+        "article 000's step 3, A Concrete Example",
         {"context": 8192},
         "With grouped-query attention (8 KV heads of 128 dimensions) the cache holds {kv_kib:.0f} KiB per token "
         "across 32 layers: {kv_gib:.2f} GiB at {context:,} tokens of context. Each step reads it all beside the "
@@ -292,7 +292,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "Batch to escape the diagonal",
-        "article 000, A Concrete Example, Step 4",
+        "article 000's step 4, A Concrete Example",
         {"batch": 56},
         "At batch {batch} the weight read is unchanged but the arithmetic is {batch}× larger: intensity "
         "{intensity:g}, {pct:.0f} % of peak. Ignoring the cache, {batch} tokens emerge every {weight_ms:.2f} ms: "
@@ -303,7 +303,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "Run out of memory instead",
-        "article 000, A Concrete Example, Step 5",
+        "article 000's step 5, A Concrete Example",
         {"batch": 56, "capacity_convention": "decimal", "reserve_bytes": 0.0},
         "Capacity, not bandwidth, stops the batch. A change of convention for this step: the datasheet's "
         "\"80 GB\" is read as the article reads it, 80e9 bytes = {cap_gib:.1f} GiB (the lab reads it as 80 GiB, "
@@ -316,7 +316,7 @@ TOUR: tuple[TourStep, ...] = (
     ),
     TourStep(
         "Notice what now dominates",
-        "article 000, A Concrete Example, Step 6",
+        "article 000's step 6, A Concrete Example",
         {"batch": 56},
         "Back to the lab's convention ({cap_gib:.0f} GiB, a {reserve_gib:.0f} GiB reserve). At batch {batch} "
         "and {context:,} tokens, each step reads {weight_gb:.1f} GB of weights plus "
@@ -510,14 +510,17 @@ def _climb(levers: tuple, rungs: tuple[str, ...]):
 def ladder_caption_values(levers: dict, rungs: tuple[str, ...]) -> dict:
     """The numbers a ladder step's caption quotes: the climb from ``levers`` through ``rungs``
     (:func:`core.ladder.climb`), after its last rung (``b``, ``i``, ``tok_gpu``, ``fit``, ``tpot_ms``, ``bound``,
-    ``ridge``) and before it (the same names with ``_before``), what the rungs pulled (``static_b``,
-    ``freed_gib``, ``fit_without_gqa``, ``block_waste``, ``reserved_waste``, ``paged_fit_before``), and where k > 1
+    ``ridge``, and ``s``, the context the climb times) and before it (the same names with ``_before``), what the
+    rungs pulled (``static_b``, ``freed_gib``, ``fit_without_gqa``, ``block_waste``, ``reserved_waste``,
+    ``paged_fit_before``), and where k > 1
     no longer pays, the same step at k = 1 (``tok_gpu_k1``, ``tpot_ms_k1``) and a verify in its steps
     (``verify_steps``, for ``e_tokens``)."""
     ladder = _climb(tuple(sorted(levers.items())), tuple(rungs))
     after = ladder.final.numbers()
     before = ladder.steps[-2].numbers() if len(ladder.steps) > 1 else after
-    out = {"model": ladder.final.result.model.name, "tp": ladder.final.result.tp}
+    # ``s``: the context the steps are timed at, the request mix's mean held context (the Many GPUs steps time 8,192;
+    # a teacher read step 21's 22.7 tokens/s per GPU against step 18's 22.4 ms per token).
+    out = {"model": ladder.final.result.model.name, "tp": ladder.final.result.tp, "s": ladder.steps[0].result.context}
     for suffix, n in (("", after), ("_before", before)):
         out.update({f"k{suffix}": n["k"], f"b{suffix}": n["batch"], f"i{suffix}": n["intensity"],
                     f"tok_gpu{suffix}": n["tokens_per_s_per_gpu"], f"fit{suffix}": n["max_batch"],
@@ -563,8 +566,8 @@ LADDER_TOUR: tuple[TourStep, ...] = (
         "article 004, section 06",
         _ARTICLE_70B,
         "\"Each rung below raises 2Bk/p, relieves capacity, or both.\" The start (Ladder tab): one request at a "
-        "time, I = {i:g} FLOP/byte against a ridge of {ridge:.0f}, {tok_gpu:,.1f} tokens/s per GPU; {fit} "
-        "sequences fit when each reserves 8,192 tokens. Next: the rungs, one at a time.",
+        "time, I = {i:g} FLOP/byte against a ridge of {ridge:.0f}, {tok_gpu:,.1f} tokens/s per GPU at the mix's "
+        "mean S = {s:,}; {fit} sequences fit when each reserves 8,192 tokens. Next: the rungs, one at a time.",
         rungs=(),
         numbers=("i", "ridge", "tok_gpu", "fit"),
     ),

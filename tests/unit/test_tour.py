@@ -397,3 +397,17 @@ def test_every_steps_source_is_one_a_student_can_read():
     # A new user's trial: steps 17 and 19 printed "issue 10" as their source, an entry of our tracker, not a text.
     assert all(step.source and "issue" not in step.source.lower() for step in TOUR)
     assert [s.source for s in TOUR if s.title == "TP = 2: it fits"] == ["Megatron-LM (Shoeybi et al. 2019)"]
+
+
+def test_the_cards_say_which_step_and_which_context_they_mean():
+    """A teacher's trial: "Step 7 of 25 · article 000, A Concrete Example, Step 6" put two step numbers on one line
+    ("go to step 4" was ambiguous), and step 21's 22.7 tokens/s per GPU read against step 18's 22.4 ms per token on
+    the same 70B at TP = 2, without saying it is timed at the request mix's mean context (575), not 8,192."""
+    from core.scenario import Scenario
+
+    sources = [step.source for step in TOUR[1:7]]
+    assert sources == [f"article 000's step {n}, A Concrete Example" for n in range(1, 7)]
+    start = TOUR[20]
+    assert start.title.startswith("The ladder")
+    text = start.render(Scenario().evaluate())[1]
+    assert "22.7 tokens/s per GPU at the mix's mean S = 575;" in text
