@@ -538,7 +538,7 @@ class Lab(pn.viewable.Viewer):
             # rungs' own overhead ceilings where one holds a rung down, a pinned GPU's faint roof apart from its own
             expected=expected_label(e, expected_point(r, e)) if s.band and e is not None else "",
             rungs=rungs_held_down(r), communication=rungs_lowered_by_communication(r),
-            pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]))
+            pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]), fits=r.fits)
         query = {k: v for k, v in self.link.query().items() if k != "embed"}
         self._embed_open.object = (f'<a class="open-full" href="?{escape(urlencode(query))}" target="_blank" '
                                    'rel="noopener">Open in the full lab ↗</a>')
@@ -565,13 +565,13 @@ def embed_summary(r: ScenarioResult) -> str:
 
 
 def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_phase: str, expected: str = "",
-              rungs: bool = False, communication: bool = False, pinned_roofs: bool = False) -> str:
+              rungs: bool = False, communication: bool = False, pinned_roofs: bool = False, fits: bool = True) -> str:
     """Embed mode's key: one entry per kind of mark the chart shows (its legend is left out to save room).
 
     ``expected``: the expected point's legend text while it is drawn (``?band=true``), else ``""``; ``rungs``: the
     rungs' own overhead ceilings are drawn; ``communication``: the rungs' drops by communication are drawn;
     ``pinned_roofs``: a pinned GPU's faint roof is drawn apart from the
-    chart's own."""
+    chart's own; ``fits``: the workload fits in memory (else its star is hollow, as the chart draws it)."""
 
     def item(symbol: str, color: str, text: str, *more: tuple[str, str, str]) -> str:
         """One entry of the key (a line never breaks inside it): a mark and its text, and any ``more`` after."""
@@ -583,7 +583,11 @@ def embed_key(*, sparse: bool, reference: bool, pins: int, measured: int, other_
         item("━", PALETTE["roof"], "roof min(P_peak, BW·I)"),
         item("┆", PALETTE["roof"], "ridge point"),
         # One entry, so that "it" never starts a line of its own away from the workload it names.
-        item("★", PALETTE["workload"], "your workload", ("△", PALETTE["kv"], "it, counting KV reads")),
+        # The star as the chart draws it: hollow, in its outline's colour, where the workload does not fit (a trial
+        # saw a filled star in the key beside the chart's hollow one).
+        item("★", PALETTE["workload"], "your workload", ("△", PALETTE["kv"], "it, counting KV reads")) if fits else
+        item("☆", PALETTE["workload_line"], "your workload (hollow: does not fit)",
+             ("△", PALETTE["kv"], "it, counting KV reads")),
         item("●○", PALETTE["ladder"], "batch ladder, B on the top axis (hollow: does not fit)"),
         item("■", PALETTE["kv"], "ladder counting KV reads"),
         item("◇", PALETTE["workload"], other_phase),

@@ -70,6 +70,16 @@ def test_embed_key_names_every_mark_and_the_link_opens_the_full_lab():
     assert "interconnect" not in lab._embed_key.object
 
 
+def test_the_embed_keys_star_is_hollow_where_the_chart_draws_it_hollow():
+    """A trial: the default 70B scenario on one H100 does not fit, so the chart's star is hollow, while the key showed
+    a filled one."""
+    lab = Lab(query={"embed": "true"})
+    assert not lab.state.result.fits and lab.roofline.point.data["fill"] == ["white"]
+    assert "☆" in lab._embed_key.object and "your workload (hollow: does not fit)" in lab._embed_key.object
+    lab.scenario.model = "llama-3-8b"
+    assert lab.state.result.fits and "★" in lab._embed_key.object and "☆" not in lab._embed_key.object
+
+
 def test_the_embed_key_lists_the_expected_point_and_the_pins_roofs_only_while_drawn():
     # Found by a trial: ?embed=true&band=true drew the expected point's ring, and the key under the chart left it
     # out; it said "each under its GPU's faint dotted roof" of pins all on the chart's own roof.
