@@ -310,8 +310,21 @@ function watchAnnouncements(root) {
     attributeFilter: ["data-announce", "data-announce-seq"] });
   announceChanges(root);
 }
+// A tour link opened on a phone (?tour=5, a teacher's shared step): the card sits under the levers, a screen or more
+// down, and a student saw the Model and GPU selects, not the step.  Once, when the card is first drawn, the page
+// scrolls to it; a wider page shows the card beside the chart already.
+const PHONE_WIDTH = 640;
+let tourLinkShown = !/[?&]tour=\d/.test(window.location.search);
+function showTheTourLinksCard(root) {
+  if (tourLinkShown || window.innerWidth >= PHONE_WIDTH) { tourLinkShown = true; return; }
+  const card = root.querySelector(".tour-card[data-step]");
+  if (card === null) return;
+  tourLinkShown = true;
+  card.scrollIntoView({ block: "start" });
+}
 function fix() {
   for (const root of roots(document, [])) {
+    showTheTourLinksCard(root);
     watchAnnouncements(root);
     for (const icon of root.querySelectorAll(".bk-description:not([data-a11y-help])")) helpFromTheKeyboard(icon);
     for (const drawer of root.querySelectorAll(".embed-drawer:not([data-a11y-drawer])")) drawerClosesOnLeave(drawer);
