@@ -503,11 +503,13 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.scenario.select_added(catalogue, model)
         self.config_report.object = report
 
-    @param.depends("state.configs", watch=True)
+    @param.depends("state.configs", "state.result", watch=True)
     def show_carried(self) -> None:
         """A config that came in a link or a scenario file (``config=``), not read on this page: its report as a
         read would give it (the layer strip, L, h, h_kv, d_head, the keys not modelled), so whoever opens a shared
-        link can check the model against its model card.  Nothing once a report is shown."""
+        link can check the model against its model card.  Nothing once a report is shown.  A link's config is
+        recorded before its model is selected: the selection (a new result) shows it (a trial's shared link had
+        left the tab empty under a readout saying "see what the lab read")."""
         model_id = self.scenario.model
         if not self.config_report.object and model_id in self.state.configs:
             self.config_report.object = report_html(self.scenario.catalogue.model(model_id))

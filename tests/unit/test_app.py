@@ -1076,3 +1076,24 @@ def test_the_workload_star_is_hollow_where_it_does_not_fit_as_the_ladders_rungs_
     star = next(r for r in view.figure.renderers if r.data_source is view.point)
     assert star.glyph.fill_color.field == "fill" and view.point.data["fill"] == ["white"]
     assert RooflineView(Scenario(tp=2).evaluate()).point.data["fill"] == [POINT_COLOR]
+
+
+def test_a_shared_links_config_shows_what_the_lab_read_on_the_bring_your_own_tab():
+    """A trial: a link carrying a pasted config reopened the model and its readouts ("see what the lab read"), but the
+    Bring your own tab was empty: the link's config was recorded before its model was selected, and the report
+    waited for a config change that did not come."""
+    from core.permalink import config_for_link
+
+    text = (ROOT / "tests" / "data" / "jamba-1.5-mini.config.json").read_text()
+    lab = Lab()
+    lab.state.tab = "Bring your own"
+    lab.byo.config_text.value = text
+    lab.byo._read_config()
+    model = lab.scenario.model
+    # The link the page gives on that tab: it opens on the tab, built before the link's config is read.
+    query = {"model": [model], "config": [config_for_link(text)], "tab": ["Bring your own"]}
+    assert query["config"][0] in lab.link.address.query and "tab=Bring" in lab.link.address.query
+    opened = Lab(query=query)
+    assert opened.scenario.model == model
+    assert opened.byo.config_report.object.startswith('<div class="ok" data-readout="config">Read ')
+    assert "How it was read" in opened.byo.config_report.object
