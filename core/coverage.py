@@ -48,6 +48,7 @@ class Coverage:
     Attributes:
         features: the :data:`FEATURES` some calibration model has.
         max_experts: the most routed experts of a calibration MoE model (0: none is MoE).
+        max_layers: the most layers of a calibration model (the launch term counts kernels per layer).
         max_tp, max_ep, max_pp: the largest splits measured.
         max_batch: the largest batch B, sequences.
         max_context: the longest decode context S, tokens (prompt + half the output, as the lab reads a generation).
@@ -58,6 +59,7 @@ class Coverage:
 
     features: frozenset[str]
     max_experts: int
+    max_layers: int
     max_tp: int
     max_ep: int
     max_pp: int
@@ -77,6 +79,7 @@ def calibration_coverage() -> Coverage:
     return Coverage(
         features=frozenset(name for name, has in FEATURES.items() if any(has(spec) for spec in models.values())),
         max_experts=max((spec.moe.n_experts for spec in models.values() if spec.moe), default=0),
+        max_layers=max(spec.n_layers for spec in models.values()),
         max_tp=max(m.tp for m in ms), max_ep=1, max_pp=1,
         max_batch=max(m.batch for m in ms),
         max_context=max(m.decode_context for m in ms), max_prompt=max(m.prompt_len for m in ms),
@@ -91,6 +94,8 @@ def beyond_calibration(result) -> tuple[str, ...]:
     out = [name for name, has in FEATURES.items() if name not in c.features and has(m)]
     if m.moe and m.moe.n_experts > c.max_experts:
         out.append(f"{m.moe.n_experts:,} routed experts (the set's MoE models have at most {c.max_experts})")
+    if m.n_layers > c.max_layers:  # the launches and the per-layer terms were fitted on at most this deep a stack
+        out.append(f"{m.n_layers:,} layers (the set's deepest model has {c.max_layers})")
     for symbol, value, most in (("TP", result.tp, c.max_tp), ("EP", result.ep, c.max_ep), ("PP", result.pp, c.max_pp)):
         if value > most:
             out.append(f"{symbol} = {value} (the set's largest is {most})")

@@ -7,7 +7,9 @@ import re
 from app.lab import Lab
 from core import Scenario
 from core.cli import main
+from core.config_reader import from_hf_config
 from core.coverage import beyond_calibration, beyond_text, calibration_coverage
+from core.model_catalogue import CATALOGUE_DIR
 
 
 def test_the_calibration_sets_reach():
@@ -15,7 +17,7 @@ def test_the_calibration_sets_reach():
     assert c.n == 57
     # dense Llama-2/3/3.1 and Mixtral-8x7B: no MLA, windows, state, indexer, image tokens or shared experts
     assert c.features == frozenset()
-    assert c.max_experts == 8 and c.max_tp == 8 and (c.max_ep, c.max_pp) == (1, 1)
+    assert c.max_experts == 8 and c.max_tp == 8 and (c.max_ep, c.max_pp) == (1, 1) and c.max_layers == 126
     assert c.max_batch == 960 and c.max_prompt == 2048
     assert c.max_context == 2048 + 2048 // 2  # the longest generation: a 2,048-token prompt and 2,048 out
     assert {"a100-80gb", "h100-sxm", "h200", "mi300x"} <= c.gpus and "b200" not in c.gpus
@@ -37,6 +39,11 @@ def test_what_a_scenario_has_beyond_the_set_is_named():
     assert "TP = 16 (the set's largest is 8)" in beyond_calibration(Scenario(tp=16, context=1024).evaluate())
     gemma = beyond_calibration(Scenario(model="gemma-2-9b", context=1024).evaluate())
     assert gemma == ("sliding-window or chunked attention layers",)
+    # A thousand layers: the launches and per-layer terms were fitted on stacks of at most 126 (Llama-3.1-405B).
+    config = json.loads((CATALOGUE_DIR / "llama-3-8b.json").read_text())
+    deep = Scenario(context=1024)
+    deep.add_model(from_hf_config({**config, "num_hidden_layers": 1000}, model_id="deep", name="Deep"))
+    assert beyond_calibration(deep.evaluate()) == ("1,000 layers (the set's deepest model has 126)",)
     # a prefill's batch and context are not a decode step's; its prompt is what it reads (the set's longest: 2,048)
     assert beyond_calibration(Scenario(phase="prefill", batch=1024, context=65536).evaluate()) == ()
     assert beyond_calibration(Scenario(phase="prefill", prompt_len=2**21).evaluate()) == (
