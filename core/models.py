@@ -753,21 +753,27 @@ class ModelSpec:
         return kind + f"{self.n_layers} layers: " + "; ".join(parts)
 
     def architecture(self) -> dict:
-        """What was read, for a person to check against the model card (display values)."""
+        """What was read, for a person to check against the model card (display values; the counts and sizes
+        marked "≈ " where the config has keys the lab does not model, as every other figure of such a model is)."""
         counts = self.parameter_counts()
+        mark = self.approximate_mark
+        # MLA caches one latent per token per layer, whatever the config's num_key_value_heads (a trial read "KV
+        # heads h_kv 16" beside the command line's one head per GPU, as a cache 16 times too large).
+        kv_heads = (f"{self.n_kv_heads} in the config; none cached per head: MLA caches one latent per token per "
+                    "layer" if self.mla else self.n_kv_heads)
         out = {
             # Which key names the config used, not which architecture (a Jamba or a Qwen3-MoE uses Llama's names).
             "config key names": DIALECT_NAMES.get(self.dialect, self.dialect),
             "layers L": self.n_layers,
             "hidden size h": self.hidden_size,
             "query heads": self.n_heads,
-            "KV heads h_kv": self.n_kv_heads,
+            "KV heads h_kv": kv_heads,
             **self.head_dims(),
-            "parameters (total)": f"{counts.total:,}",
-            "parameters (active per token)": f"{counts.active:,}",
+            "parameters (total)": f"{mark}{counts.total:,}",
+            "parameters (active per token)": f"{mark}{counts.active:,}",
             # An indexer's keys are FP8 whatever the cache's precision: named, as they are in the sum.
             "KV per token (BF16" + ("; the indexer's keys FP8)" if self.indexer else ")"):
-                f"{self.kv_bytes_per_token(2):,.0f} bytes",
+                f"{mark}{self.kv_bytes_per_token(2):,.0f} bytes",
             "attention": self.attention_pattern(),
             "layers by kind": self.stack.describe(),
             "trained context": f"{self.max_context:,}" if self.max_context else "not given",
@@ -786,7 +792,7 @@ class ModelSpec:
                     f"grows on the other {self.n_kv_layers} layers")
         state = self.state_bytes_per_sequence()
         if state:
-            out["state per sequence"] = f"{state:,.0f} bytes (fixed, whatever S; beside the KV cache)"
+            out["state per sequence"] = f"{mark}{state:,.0f} bytes (fixed, whatever S; beside the KV cache)"
         n_parallel = self.stack.count(lambda k: k.parallel_ssm)
         if n_parallel:
             out["parallel hybrid"] = (f"{n_parallel} layers run attention and Mamba-2 side by side: each keeps its "
@@ -796,8 +802,9 @@ class ModelSpec:
         if self.moe:
             m = self.moe
             dense, moe_layers, _ = self.layer_split()
+            dense_text = "" if not dense else f"; {dense} layer{'s' if dense > 1 else ''} with a dense MLP"
             out["experts"] = (f"{m.n_experts} routed ({m.experts_per_token} per token), {m.n_shared_experts} shared, "
-                              f"on {moe_layers} MoE layers; {dense} layers with a dense MLP")
+                              f"on {moe_layers} MoE layers{dense_text}")
         if self.quantization:
             q = self.quantization
             out["quantization"] = (f"{q.method}, {q.main_format.name}: {self.stored_bytes_per_param():.4f} bytes per "

@@ -358,7 +358,8 @@ def test_deepseek_v32_indexer_params_flops_and_reads():
     assert m.replicated_params(sparse_moe) == 2 * 7168 + 7168 * 1536 + 1536 + 7168 * 576 + 512 + per_layer + (
         7168 * 256 + 256)
     arch = m.architecture()
-    assert arch["KV per token (BF16; the indexer's keys FP8)"] == "78,324 bytes"  # 61 × 576 × 2 + 8,052
+    # 61 × 576 × 2 + 8,052 (≈: a key not modelled)
+    assert arch["KV per token (BF16; the indexer's keys FP8)"] == "≈ 78,324 bytes"
     assert "8,052 bytes" in arch["indexer keys per token"]
 
 
@@ -527,3 +528,19 @@ def test_the_kv_per_token_readout_says_how_far_it_holds_with_windowed_layers():
     assert m.kv_bytes_per_sequence(2048, 2) - m.kv_bytes_per_sequence(1024, 2) == 1024 * per_token * global_layers \
         // m.n_kv_layers
     assert quantities(Scenario(model="llama-3-8b").evaluate())["kv-token"].label == "KV per token"
+
+
+def test_what_the_lab_read_marks_an_approximate_models_figures_and_says_how_mla_caches():
+    """A trial on Bring your own: DeepSeek-V2-Lite with a multi-token-prediction key read "parameters (total)
+    15,706,484,224" and "KV per token 31,104 bytes" unmarked beside "≈" readouts, "KV heads h_kv 16" beside the command
+    line's one cached head, and "1 layers with a dense MLP"."""
+    from core.model_catalogue import get_model
+
+    v3 = get_model("deepseek-v3").architecture()  # num_nextn_predict_layers: not modelled
+    assert v3["parameters (total)"] == "≈ 671,026,419,200" and v3["KV per token (BF16)"] == "≈ 70,272 bytes"
+    assert v3["KV heads h_kv"] == "128 in the config; none cached per head: MLA caches one latent per token per layer"
+    assert v3["experts"].endswith("on 58 MoE layers; 3 layers with a dense MLP")
+    llama = get_model("llama-3-8b").architecture()
+    assert llama["parameters (total)"] == "8,030,261,248" and llama["KV heads h_kv"] == 8
+    qwen = get_model("qwen3-30b-a3b").architecture()
+    assert "dense MLP" not in qwen["experts"]
