@@ -5,6 +5,7 @@ Bokeh models), recomputed from the session's result only while its tab is open
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from html import escape
 
@@ -76,8 +77,13 @@ def traffic_html(r: ScenarioResult) -> str:
         total = t.weight_bytes + kv
         w_pct, kv_pct = 100 * (1 - share), 100 * share
         mark = " ← current S" if s == r.context else ""
-        # With as many decimals as make the two parts add to the total as printed (7.7 + 0.2 beside 8.0 did not).
-        d = sum_digits([t.weight_bytes / GB, kv / GB])
+        # With as many decimals as make the two parts add to the total as printed (7.7 + 0.2 beside 8.0 did not);
+        # a part that would print as 0 takes two significant digits (a 1B model's 17.8 MB of cache read "KV 0.0 GB").
+        parts = [t.weight_bytes / GB, kv / GB]
+        d = sum_digits(parts)
+        smaller = min((x for x in parts if x > 0), default=0)
+        if 0 < smaller < 0.5 * 10 ** -d:
+            d = sum_digits(parts, digits=min(5, 1 - math.floor(math.log10(smaller))))
         bars.append(
             f'<div class="row-label" data-context="{s}"><b>S = {s:,}</b>{mark}: {total / GB:,.{d}f} GB per step, '
             f"{kv_word} {100 * share:.0f} % (weights {t.weight_bytes / GB:,.{d}f} GB, {kv_word} {kv / GB:,.{d}f} GB "

@@ -390,3 +390,14 @@ def test_a_split_step_names_one_gpus_read_and_holdings_and_ties_name_the_memory_
     qwen = Scenario(model="qwen3-30b-a3b", tp=4, pp=3, ep=2).evaluate()
     q = quantities(qwen)
     assert qwen.memory_stage == 2 and "stage 3 of 3" in q["weights-gpu"].work and "stage 3 of 3" in q["kv-gpu"].work
+
+
+def test_a_traffic_rows_small_cache_is_not_printed_as_nothing():
+    """A trial: a 1B model's 17.8 MB of cache at S = 2,048 read "KV 0.0 GB = 0.0 GiB".  A part that would print as 0
+    takes two significant digits, and the parts still add to the total as printed."""
+    from app.serving_views import traffic_html
+
+    text = traffic_html(Scenario(model="llama-3-8b", context=64).evaluate())  # 64 × 131,072 bytes = 8.4 MB
+    row = re.search(r"<b>S = 64</b>[^<]*", text).group(0)
+    assert "KV 0.0084 GB = 0.0078 GiB" in row and "weights 16.0605 GB" in row and "16.0689 GB per step" in row
+    assert "S = 2,048</b>: 16.33 GB per step" in text  # the other rows keep their own decimals
