@@ -472,14 +472,24 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         ValueError: (when a value is read) an engine :func:`core.expected.engine_names` does not list.
     """
     of = {m.key: m for m in COMPARE_METRICS}[ceiling]
+    # Each result's expected step once for this row (its value, label and hover read it): kept with the result it
+    # was computed for, so a result made later at the same address is not mistaken for it.
+    steps: dict[int, tuple[ScenarioResult, float]] = {}
+
+    def fraction(r: ScenarioResult) -> float:
+        kept = steps.get(id(r))
+        if kept is None or kept[0] is not r:
+            try:
+                kept = (r, expected_step(r, engine).fraction_of_ceiling)
+            except ValueError:
+                if engine is not None and engine not in engine_names():
+                    raise
+                kept = (r, math.nan)
+            steps[id(r)] = kept
+        return kept[1]
 
     def expected(r: ScenarioResult) -> float:
-        try:
-            return of.si(r) * expected_step(r, engine).fraction_of_ceiling
-        except ValueError:
-            if engine is not None and engine not in engine_names():
-                raise
-            return math.nan
+        return of.si(r) * fraction(r)
 
     def note(r: ScenarioResult) -> str:
         value = expected(r)
