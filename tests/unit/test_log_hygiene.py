@@ -28,7 +28,9 @@ def test_a_short_line_is_kept_whole():
 
 def test_a_browser_closed_mid_update_writes_no_traceback_and_other_errors_still_do(caplog):
     """A class's server log filled with asyncio's "Task exception was never retrieved … WebSocketClosedError" as
-    browsers closed while an update was on its way; the report of any other exception is kept."""
+    browsers closed while an update was on its way; the report of any other exception is kept.  (The reports are
+    made by the loop's own exception handler, as asyncio makes them, without running the loop: the suite's browser
+    tests may hold one running in this process.)"""
     import asyncio
 
     from tornado.websocket import WebSocketClosedError
@@ -36,21 +38,11 @@ def test_a_browser_closed_mid_update_writes_no_traceback_and_other_errors_still_
     log_hygiene.install()
     log_hygiene.install()
     assert sum(isinstance(f, log_hygiene.ClosedSocketReports) for f in logging.getLogger("asyncio").filters) == 1
-
-    async def closed():
-        raise WebSocketClosedError()
-
-    async def broken():
-        raise RuntimeError("a real failure")
-
     loop = asyncio.new_event_loop()
     try:
         with caplog.at_level(logging.ERROR, logger="asyncio"):
-            for coro in (closed(), broken()):
-                task = loop.create_task(coro)
-                loop.run_until_complete(asyncio.wait([task]))
-                loop.call_exception_handler({"message": "Task exception was never retrieved",
-                                             "exception": task.exception(), "future": task})
+            for exception in (WebSocketClosedError(), RuntimeError("a real failure")):
+                loop.call_exception_handler({"message": "Task exception was never retrieved", "exception": exception})
     finally:
         loop.close()
     reports = [r for r in caplog.records if r.name == "asyncio"]
