@@ -144,7 +144,7 @@ class CompareView(pn.viewable.Viewer):
     @property
     def figures(self) -> list:
         """The small multiples, one figure per :attr:`metrics` row, made on first read (with the first pin: an
-        empty Compare tab shows its sentence, not nine empty charts)."""
+        empty Compare tab shows its sentence, not ten empty charts)."""
         if self._figures is None:
             self._figures = [self._row(m) for m in self.metrics]
             self._figures[-1].xaxis.axis_label = "pin"
