@@ -122,12 +122,7 @@ for (const s of spans) {  // Spans (a ridge's dotted line across the frame) are 
   const p = s.dimension === "height" ? sx(at) : sy(at);
   if (!Number.isFinite(p)) { continue; }
   const len = s.dimension === "height" ? H : W;
-  // A level line (Compare's 100 %) keeps 3 px from a label's box: at its edge, the line ran through the glyphs'
-  // feet and read as a strike-through on a phone.
-  const offsets = s.dimension === "height" ? [0] : [-3, 0, 3];
-  for (const o of offsets) {
-    for (let q = 0; q <= len; q += 2) { crossings.push(s.dimension === "height" ? [p + o, q] : [q, p + o]); }
-  }
+  for (let q = 0; q <= len; q += 2) { crossings.push(s.dimension === "height" ? [p, q] : [q, p]); }
 }
 // `own`: the index of the label's own marker in `taken`, which a box must not meet but the pad does not apply to (a
 // label beside its marker sits `gap` px from it: with a wider pad no label could sit beside its own marker).
