@@ -245,7 +245,7 @@ def fmt_share(value: float, whole: float) -> tuple[str, str]:
     """
     wanted = fmt_rate(value)
     least = max(3, len(f"{abs(whole):.0f}"))  # the whole's digits: never fewer than fmt_rate prints
-    most = max(4, len(f"{abs(value):.0f}") + 3)  # the percentage's: a value of n digits needs about n + 2
+    most = max(6, len(f"{abs(value):.0f}") + 3)  # the percentage's: a value of n digits needs about n + 2
     for extra in range(0, most + 4):  # digits beyond the fewest, shared between the two texts
         for pct_digits in range(2, min(2 + extra, most) + 1):
             pct = fmt_sig(100 * value / whole, pct_digits)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 from conftest import FIELD_CASES
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from core import Scenario, from_hf_config
@@ -443,6 +443,11 @@ def test_a_share_of_a_ceiling_multiplies_out_and_never_rounds_the_ceiling_coarse
     from core.units import fmt_rate, fmt_share
 
     value = ceiling * fraction
+    # Not a value a hair from where its own print rounds the other way (0.9349999… prints 0.93, its product with
+    # any short share 0.94): there no short texts can multiply out.
+    printed = float(fmt_rate(value).replace(",", ""))
+    step = 10 ** (math.floor(math.log10(printed)) - 1) if value < 10 else 1
+    assume(abs(abs(value - printed) - step / 2) > 1e-6 * value)
     pct, whole = fmt_share(value, ceiling)
     shown = float(whole.replace(",", ""))
     assert fmt_rate(float(pct) / 100 * shown) == fmt_rate(value)
