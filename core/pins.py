@@ -454,7 +454,8 @@ def share_text(value: float, ceiling: float) -> str:
     return f"{pct} % of {shown}"
 
 
-def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequence") -> CompareMetric:
+def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequence",
+                    steps: dict | None = None) -> CompareMetric:
     """The Compare row of a ceiling's tokens/s (the :data:`COMPARE_METRICS` row keyed ``ceiling``: per sequence, or
     the batch's) as an engine is expected to deliver it, under ``engine``'s preset (None: the generic engine): the
     ceiling's rate × ceiling step / expected step (:attr:`core.expected.ExpectedStep.fraction_of_ceiling`).
@@ -465,16 +466,17 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
     "extrapolated" where the scenario has what the calibration set had not; the hover names what
     (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark; its label
     says why.  Key ``expected_tokens`` (per sequence) or ``expected_`` + the ceiling's key; CSV column
-    ``expected_`` + the ceiling's.
+    ``expected_`` + the ceiling's.  ``steps``: a dict the rows of one engine share (:func:`compare_metrics`), so a
+    pin's expected step is worked out once for both.
 
     Raises:
         KeyError: ``ceiling`` is no row of :data:`COMPARE_METRICS`.
         ValueError: (when a value is read) an engine :func:`core.expected.engine_names` does not list.
     """
     of = {m.key: m for m in COMPARE_METRICS}[ceiling]
-    # Each result's expected step once for this row (its value, label and hover read it): kept with the result it
-    # was computed for, so a result made later at the same address is not mistaken for it.
-    steps: dict[int, tuple[ScenarioResult, float]] = {}
+    # Each result's expected step once (its value, label and hover read it, in each row given the same ``steps``):
+    # kept with the result it was computed for, so a result made later at the same address is not mistaken for it.
+    steps = {} if steps is None else steps
 
     def fraction(r: ScenarioResult) -> float:
         kept = steps.get(id(r))
@@ -538,5 +540,6 @@ def compare_metrics(engine: str | None = None) -> tuple[CompareMetric, ...]:
     """The Compare view's rows under ``engine``'s preset (None: generic): :data:`COMPARE_METRICS` with the expected
     tokens/s per sequence and of the batch (:func:`expected_metric`) each after its ceiling's, so the two read one
     above the other."""
-    return (COMPARE_METRICS[0], expected_metric(engine), COMPARE_METRICS[1],
-            expected_metric(engine, "tokens_aggregate"), *COMPARE_METRICS[2:])
+    steps: dict[int, tuple[ScenarioResult, float]] = {}  # each pin's expected step, once for both rows
+    return (COMPARE_METRICS[0], expected_metric(engine, steps=steps), COMPARE_METRICS[1],
+            expected_metric(engine, "tokens_aggregate", steps), *COMPARE_METRICS[2:])

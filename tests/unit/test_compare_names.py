@@ -320,3 +320,21 @@ def test_the_scenario_json_carries_the_expected_step_as_the_cli_does():
                     if "download-json" in (getattr(w, "css_classes", None) or []))
     exported = json.loads(download.callback().getvalue())
     assert exported["scenario"]["expected_engine"] == "vLLM"
+
+
+def test_a_pins_expected_step_is_worked_out_once_for_both_expected_rows(monkeypatch):
+    """The per-sequence and the batch's expected rows read one expected step per pin (each row had its own)."""
+    import core.pins as pins_module
+    from core import Scenario
+    from core.pins import compare, compare_metrics, lever_preset
+
+    s = Scenario(model="llama-3-70b")
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    calls = []
+    real = pins_module.expected_step
+    monkeypatch.setattr(pins_module, "expected_step", lambda r, engine=None: calls.append(r) or real(r, engine))
+    metrics = compare_metrics()
+    for metric in metrics:
+        for row in rows:
+            metric.text(row.result), metric.hover(row.result), metric.value(row.result)
+    assert len(calls) == len(rows) == 3
