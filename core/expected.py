@@ -60,6 +60,7 @@ from .units import (
     fmt_seconds_into,
     fmt_share,
     fmt_sig,
+    rate_digits,
     seconds_value,
     sum_digits,
 )
@@ -1065,9 +1066,11 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
 
     def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
         # The ceiling with the digits that make the product print as the value (a trial's "23 tokens/s × 42.92 ms
-        # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30).
+        # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30), and never fewer than the ceiling's readout has
+        # (not "120 tokens/s ×" under a ceiling of 119).
         ratio = seconds_value(fmt_seconds(e.ceiling_step_time_s)) / seconds_value(fmt_seconds(e.expected_step_time_s))
-        for digits in range(2, 9):
+        least = rate_digits(ceiling)
+        for digits in range(least, max(9, least + 1)):
             shown = fmt_sig(ceiling, digits)
             if fmt_rate(float(shown.replace(",", "")) * ratio) == fmt_rate(value):
                 break

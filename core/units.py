@@ -229,6 +229,16 @@ def fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else fmt_sig(x, 2)
 
 
+def rate_digits(x: float) -> int:
+    """The significant digits :func:`fmt_rate` prints ``x`` with: its whole part's from 10 up, else 2.  A figure
+    printed beside it in a derivation takes at least these, so it is never coarser than the readout it restates.
+
+    >>> rate_digits(479.3), rate_digits(3851.2), rate_digits(9.66)
+    (3, 4, 2)
+    """
+    return max(2, len(f"{abs(x):.0f}")) if abs(x) >= 10 else 2
+
+
 def fmt_share(value: float, whole: float) -> tuple[str, str]:
     """``value`` as a percentage of ``whole`` (two tokens/s figures), and ``whole`` as printed beside it, with the
     fewest digits (the percentage's from two up to the value's digits and three more; the whole's at least three
@@ -242,9 +252,14 @@ def fmt_share(value: float, whole: float) -> tuple[str, str]:
     ('65.6', '195.6')
     >>> fmt_share(275.7, 479.3)  # 0.575 × 479 = 275.4; never "of 480", a ceiling the scenario does not have
     ('57.5', '479.3')
+
+    Raises:
+        ValueError: ``value`` or ``whole`` is not finite, or ``whole`` is not positive (no share to give).
     """
+    if not (math.isfinite(value) and math.isfinite(whole) and whole > 0):
+        raise ValueError(f"no share of {whole!r} to give for {value!r}: both must be finite and the whole positive")
     wanted = fmt_rate(value)
-    least = max(3, len(f"{abs(whole):.0f}"))  # the whole's digits: never fewer than fmt_rate prints
+    least = max(3, rate_digits(whole))  # the whole's digits: never fewer than fmt_rate prints
     most = max(6, len(f"{abs(value):.0f}") + 3)  # the percentage's: a value of n digits needs about n + 2
     for extra in range(0, most + 4):  # digits beyond the fewest, shared between the two texts
         for pct_digits in range(2, min(2 + extra, most) + 1):

@@ -61,3 +61,11 @@ def test_a_step_that_changes_prints_ends_that_differ_by_the_change():
 
 def test_a_split_is_named_as_the_lab_names_it():
     assert split_words(8) == "TP = 8" and split_words(2, 1) == "TP = 2" and split_words(8, 4) == "TP = 8, PP = 4"
+
+
+@pytest.mark.parametrize(("value", "whole"), [(1.0, 0.0), (1.0, -2.0), (float("nan"), 3.0), (1.0, float("inf"))])
+def test_a_share_of_nothing_or_of_no_number_is_refused(value, whole):
+    from core.units import fmt_share
+
+    with pytest.raises(ValueError, match="no share"):
+        fmt_share(value, whole)

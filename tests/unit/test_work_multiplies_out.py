@@ -401,3 +401,18 @@ def test_a_traffic_rows_small_cache_is_not_printed_as_nothing():
     row = re.search(r"<b>S = 64</b>[^<]*", text).group(0)
     assert "KV 0.0084 GB = 0.0078 GiB" in row and "weights 16.0605 GB" in row and "16.0689 GB per step" in row
     assert "S = 2,048</b>: 16.33 GB per step" in text  # the other rows keep their own decimals
+
+
+@pytest.mark.parametrize(("levers", "ceiling"), [
+    ({"model": "llama-3-8b", "gpu": "a100-80gb"}, "119"),  # not "120 tokens/s ×" under a readout of 119
+    ({"model": "llama-3-8b", "gpu": "b200", "batch": 2}, "439"),
+])
+def test_the_expected_work_restates_the_ceiling_no_coarser_than_its_readout(levers, ceiling):
+    from core.expected import expected_quantities, expected_step
+    from core.units import fmt_rate
+
+    r = Scenario(**levers).evaluate()
+    assert fmt_rate(r.tokens_per_s_per_sequence) == ceiling
+    work = expected_quantities(expected_step(r), fits=r.fits)[0].work
+    a, b, c, d = re.search(r"([\d.,]+) tokens/s × ([\d.]+) ms / ([\d.]+) ms = ([\d,]+) tokens/s", work).groups()
+    assert round(number(a)) == int(ceiling) and round(number(a) * float(b) / float(c)) == number(d)
