@@ -16,6 +16,7 @@ import panel as pn
 from bokeh.models import Button as BkButton
 from bokeh.models import CustomJS, InlineStyleSheet
 
+from core.expected import expected_for_scenario
 from core.export import ladder_csv, pins_csv, to_json
 
 from .permalink_view import pins_left_out
@@ -113,11 +114,19 @@ def build_exports(state: LabState) -> pn.Column:
     def pin_rows():
         return state.pin_rows
 
+    def expected():
+        """The scenario's expected step with its TTFT, as ``explain --json`` has it (the session's own has no
+        prefill chain: the page's readouts do not need it); the session's where the prefill cannot be evaluated."""
+        try:
+            return expected_for_scenario(state.scenario, state.engine_preset)
+        except Exception:  # noqa: BLE001 - the decode chain alone, as the Expected tab then shows it
+            return state.expected
+
     page = pn.widgets.FileDownload(
         callback=partial(offline_page, state), filename="roofline-lab.html",
         label="Download page (offline, one HTML file)", width=width(300, 400), css_classes=["download-page"])
     scenario_json = pn.widgets.FileDownload(
-        callback=lambda: io.StringIO(to_json(result(), pin_rows(), state.engine_preset, state.expected)),
+        callback=lambda: io.StringIO(to_json(result(), pin_rows(), state.engine_preset, expected())),
         filename="roofline-scenario.json",
         label="Scenario, ladder and pins (JSON)", width=width(260, 350), css_classes=["download-json"])
     ladder = pn.widgets.FileDownload(

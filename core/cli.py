@@ -22,6 +22,7 @@ from . import expected
 from .config_reader import MAX_CONFIG_BYTES, config_model_id, config_name, from_hf_config, parse_config_text
 from .coverage import beyond_calibration, beyond_text
 from .explain import explain
+from .export import scenario_json
 from .hardware import (
     CUSTOM_RANGES,
     CUSTOM_ROOFS,
@@ -280,12 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         result = scenario.evaluate()
         expected_step = expected.from_cli(scenario, args)
         if args.json:
-            out = result.to_json()
-            out["model_read"] = result.model.architecture()
-            out["assumptions"] = list(result.model.assumptions)
-            out.update(expected.to_json(expected_step))
-            out["expected_beyond_calibration"] = list(beyond_calibration(result))
-            out["approximate"] = list(result.model.unmodelled)  # keys not modelled: every number depends on them
+            out = scenario_json(result, expected_step)
             if custom:
                 out["gpu_warnings"] = custom[1]
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN

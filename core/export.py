@@ -30,6 +30,11 @@ LADDER_COLUMNS = (
     ("fits", "fits_in_memory"),
 )
 
+#: The config keys the lab does not model, "; "-separated, the last column of the ladder's and the pins' CSV: where
+#: there are any, every figure of the row is approximate (the Pins table's "≈"; a trial found the CSV's figures
+#: unmarked).
+APPROXIMATE_COLUMN = "approximate_keys_not_modelled"
+
 #: The pins' one column list, for the Export tab's "Pins (CSV)", the Compare tab's "These rows (CSV)" and the
 #: JSON's pins (issue 30: the Pins CSV lacked the per-sequence tokens/s and time per token the Compare CSV had):
 #: each pin's number, name and levers, its split (the aggregate tokens/s is ``sequences_in_flight``, B × PP
@@ -42,17 +47,15 @@ PIN_COLUMNS = (
     *(m.column for m in compare_metrics()), "expected_engine_preset",
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "weight_bytes_read",
     "memory_used_bytes", "capacity_bytes", "fits_in_memory", "bound", "differs_by",
-    # The config keys the lab does not model, "; "-separated: where there are any, every figure of the row is
-    # approximate (the Pins table's "≈"; a trial found the CSV's figures unmarked).
-    "approximate_keys_not_modelled",
+    APPROXIMATE_COLUMN,
 )
 
 
 def ladder_records(r: ScenarioResult) -> list[dict]:
-    """The batch ladder as one dict per rung (keys as in :data:`LADDER_COLUMNS`)."""
-    lad = r.ladder
+    """The batch ladder as one dict per rung (keys as in :data:`LADDER_COLUMNS`, then :data:`APPROXIMATE_COLUMN`)."""
+    lad, approximate = r.ladder, "; ".join(r.model.unmodelled)
     return [
-        {header: getattr(lad, attr)[i].item() for attr, header in LADDER_COLUMNS}
+        {**{header: getattr(lad, attr)[i].item() for attr, header in LADDER_COLUMNS}, APPROXIMATE_COLUMN: approximate}
         for i in range(len(lad.batch))
     ]
 
@@ -83,7 +86,7 @@ def pin_records(rows: list[PinRow], engine: str | None = None) -> list[dict]:
             "fits_in_memory": r.fits,
             "bound": bound_word(r),  # the Pins table's word under its tokens/s
             "differs_by": "; ".join(row.differs_by),
-            "approximate_keys_not_modelled": "; ".join(r.model.unmodelled),
+            APPROXIMATE_COLUMN: "; ".join(r.model.unmodelled),
         }
         out.append({column: record[column] for column in PIN_COLUMNS})  # KeyError on a column left out
     return out
@@ -94,15 +97,28 @@ def _finite_or_none(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+def scenario_json(r: ScenarioResult, expected: ExpectedStep | None = None) -> dict:
+    """One scenario as ``python -m core explain --json`` prints it and the Export tab's JSON carries it (SI units):
+    the result's keys (:meth:`ScenarioResult.to_json`), the model as read and its assumptions, the config keys the
+    lab does not model (``approximate``: where there are any, every number depends on them), and with ``expected``
+    (:func:`core.expected.expected_for_scenario`, TTFT included) the ``expected_*`` keys and
+    ``expected_beyond_calibration``."""
+    out = r.to_json()
+    out["model_read"] = r.model.architecture()
+    out["assumptions"] = list(r.model.assumptions)
+    if expected is not None:
+        out.update(expected_json(expected))
+        out["expected_beyond_calibration"] = list(beyond_calibration(r))
+    out["approximate"] = list(r.model.unmodelled)
+    return out
+
+
 def to_json(r: ScenarioResult, pins: list[PinRow] = (), engine: str | None = None,
             expected: ExpectedStep | None = None) -> str:
-    """Scenario, ladder and pins as one JSON document (SI units); the pins' expected tokens/s under ``engine``'s
-    preset (None: generic); with ``expected`` (the scenario's :class:`~core.expected.ExpectedStep`), the scenario
-    carries the same ``expected_*`` keys and ``expected_beyond_calibration`` as ``python -m core explain --json``."""
-    scenario = r.to_json()
-    if expected is not None:
-        scenario.update(expected_json(expected))
-        scenario["expected_beyond_calibration"] = list(beyond_calibration(r))
+    """Scenario (:func:`scenario_json`, the keys ``explain --json`` prints), ladder and pins as one JSON document (SI
+    units); the pins' expected tokens/s under ``engine``'s preset (None: generic); ``expected``: the scenario's
+    :class:`~core.expected.ExpectedStep` under that preset (None: the scenario has no ``expected_*`` keys)."""
+    scenario = scenario_json(r, expected)
     doc = {
         "units": "SI: bytes, FLOP, seconds, FLOP/s, bytes/s; intensities in FLOP/byte",
         "scenario": scenario,
@@ -141,7 +157,7 @@ def _csv(records: list[dict], columns) -> str:
 
 def ladder_csv(r: ScenarioResult) -> str:
     """The batch ladder as CSV with unit-named headers."""
-    return _csv(ladder_records(r), [h for _, h in LADDER_COLUMNS])
+    return _csv(ladder_records(r), [*(h for _, h in LADDER_COLUMNS), APPROXIMATE_COLUMN])
 
 
 def pins_csv(rows: list[PinRow], engine: str | None = None) -> str:

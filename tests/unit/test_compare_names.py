@@ -338,3 +338,32 @@ def test_a_pins_expected_step_is_worked_out_once_for_both_expected_rows(monkeypa
         for row in rows:
             metric.text(row.result), metric.hover(row.result), metric.value(row.result)
     assert len(calls) == len(rows) == 3
+
+
+def test_the_export_tabs_scenario_is_explain_json_key_for_key_and_marks_an_approximate_model(tmp_path, capsys):
+    """An engineer's trial with a config of keys the lab does not model: the Export tab's JSON had no ``approximate``
+    (nor ``model_read``, ``assumptions``) and a null ``expected_ttft_s``, all of which ``explain --json`` gives; the
+    ladder's CSV had no mark either."""
+    from core.cli import main
+    from core.config_reader import config_model_id, config_name, parse_config_text
+    from core.export import ladder_csv
+    from core.permalink import config_for_link
+
+    text = json.dumps({"_name_or_path": "acme/Weird-7B", "architectures": ["WeirdForCausalLM"], "model_type": "weird",
+                       "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+                       "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+                       "max_position_embeddings": 4096, "torch_dtype": "bfloat16", "parallel_attn_mlp": True,
+                       "lora_rank": 16})
+    lab = Lab(query={"config": config_for_link(text), "model": config_model_id(config_name(parse_config_text(text)))})
+    download = next(w for w in build_exports(lab.state).select()
+                    if "download-json" in (getattr(w, "css_classes", None) or []))
+    web = json.loads(download.callback().getvalue())["scenario"]
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    assert main(["explain", "--config", str(path), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert web == cli
+    assert web["approximate"] == ["lora_rank", "parallel_attn_mlp"]
+    assert web["expected_ttft_s"] > 0 and len(web["expected_ttft_terms"]) > 3
+    rungs = list(csv.DictReader(io.StringIO(ladder_csv(lab.state.result))))
+    assert {rung["approximate_keys_not_modelled"] for rung in rungs} == {"lora_rank; parallel_attn_mlp"}
