@@ -1904,3 +1904,17 @@ def test_a_tour_link_opened_on_a_phone_shows_its_step(page, lab_url):
     page.locator(".tour-card[data-step='5']").wait_for(timeout=10_000)
     page.wait_for_timeout(2500)  # the page's repairs run again within 2 s
     assert page.evaluate("window.scrollY") == 0
+
+
+def test_a_present_mode_tour_link_opened_on_a_phone_wraps_its_numbers_and_never_scrolls_sideways(page, lab_url):
+    """A teacher's trial: the projector's address bar (``?present=true&tour=7``) opened on a phone laid the page out
+    ~760 px wide, the strip's "76.2 GB", "≥ 22.7 ms" and "2,462 tokens/s" past the screen's edge."""
+    _open(page, lab_url + "?present=true&tour=7", PHONE, wait="[data-readout=tour-strip]")
+    page.wait_for_timeout(500)
+    numbers = page.locator("[data-readout=tour-strip] .n")
+    assert numbers.count() == 5
+    boxes = [numbers.nth(i).bounding_box() for i in range(5)]
+    assert all(0 <= b["x"] and b["x"] + b["width"] <= PHONE["width"] for b in boxes)
+    assert len({round(b["y"]) for b in boxes}) > 1  # wrapped onto more than one line
+    assert page.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
+    assert page.errors == []
