@@ -175,7 +175,7 @@ class CompareView(pn.viewable.Viewer):
                      toolbar_location=None, title=f"{metric.label} ({metric.unit})", name=f"compare-{metric.key}-fig")
         wrap_title(fig)  # a phone's page: "KV cache, share of one GPU's capacity (%)" wraps, not cut
         source = self.sources[metric.key]
-        fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
+        bars = fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
         # Hollow, in the pin's colour, where the pin does not fit in memory (as the roofline's rungs): its "(if it
         # fit)" label may be left out for room (a trial read such pins as plain bars).
         marks = fig.scatter(x="pin", y="value", marker="marker", size=15, fill_color="fill", line_color="edge",
@@ -198,7 +198,7 @@ class CompareView(pn.viewable.Viewer):
                               line_width=1))
             fig.add_layout(spans[0])
         place_labels_in_browser(fig, labels, marks.glyph, "text", steps=LABEL_STEPS, both_sides=False, shown="shown",
-                                fallback="brief", pad=12, spans=spans)
+                                fallback="brief", pad=12, spans=spans, bars=[bars])
         fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
         for model, prop in ((fig, "inner_height"), (source, "data"), (marks.glyph, "size"),
                             (labels, "text_font_size")):

@@ -19,7 +19,7 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # … lines) where its box meets no label placed before it, no label of `others` (LabelSets at fixed offsets, or laid
 # out by their own PLACE_LABELS), no marker (its own, and those of the renderers `marks`) and no line of `lines`
 # (sources of x/y or xs/ys polylines: the roofs; with `lineFields[j]` = [x, y] the polyline of those two columns of
-# `lines[j]`), inside the frame.
+# `lines[j]`), no bar of `bars` but its own (VBar renderers), inside the frame.
 # At each offset it tries both sides and, off its row, centred above or below (with `bothSides` false its
 # preferred side and, off its row, centred, first when the preferred side is its left; with "right" only its
 # right: a band's name stays inside the band).  Either axis may be log,
@@ -99,6 +99,22 @@ for (const m of marks) {  // other series' markers (renderers of a Scatter): the
     centres.push([x, y]);
   }
 }
+// Bars (renderers of a VBar on a categorical or linear x axis: the Compare rows' pins): a label keeps off every bar
+// but its own (its point's, in its own source), `pad` px clear of it as of another label: beside a neighbour's bar
+// it read as that pin's value.  [left, right, top, bottom, owner index or -1]
+const barBoxes = [];
+for (const b of bars) {
+  if (!b.visible) { continue; }
+  const bd = b.data_source.data, bg = b.glyph, bx = bd[bg.x.field] || [], bt = bd[bg.top.field] || [];
+  const span = fig.x_range.end - fig.x_range.start, width = parseFloat(val(bg.width));
+  const half = span > 0 && Number.isFinite(width) ? width / 2 / span * W : 0;
+  const base = sy(parseFloat(val(bg.bottom)) || 0), ownSource = b.data_source === source;
+  for (let i = 0; i < bx.length; i++) {
+    const x = sx(bx[i]), y = sy(bt[i]);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) { continue; }
+    barBoxes.push([x - half, x + half, Math.min(y, base), Math.max(y, base), ownSource ? i : -1]);
+  }
+}
 ctx.font = fontOf(labels);
 const polylines = [];
 for (let j = 0; j < lines.length; j++) {
@@ -129,7 +145,8 @@ for (const s of spans) {  // Spans (a ridge's dotted line across the frame) are 
 const apart = (b, own = -1) => !taken.some((o, j) => {
   const p = j === own ? 0 : pad;
   return b[0] - p < o[1] && o[0] < b[1] + p && b[2] < o[3] && o[2] < b[3];
-});
+}) && !barBoxes.some((o) => (own < 0 || o[4] !== own)
+  && b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
 const clear = (b, own = -1) => apart(b, own)
   && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
 // Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
@@ -276,7 +293,7 @@ if (layout != null) { layout.execute(cb_obj); }"""
 
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
                             both_sides: bool | str = True, shown: str | None = None, short: str | None = None,
-                            fallback: str | None = None, pad: float = 0, marks=(),
+                            fallback: str | None = None, pad: float = 0, marks=(), bars=(),
                             spans=(), leader_lines: bool = True,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
@@ -285,7 +302,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     off the polylines of the sources ``lines`` (each a source of x/y or xs/ys columns, or a tuple ``(source, x, y)``
     naming the columns of one polyline) and the Spans ``spans`` (a ridge's line across the frame), with leader
     lines that cross none of those lines where a place allows, and inside ``fig``'s frame (log, linear or
-    categorical axes),
+    categorical axes), off the bars of the VBar renderers ``bars`` on a categorical or linear x axis (all but the
+    label's own, in its own source),
     whatever the frame's size and the text's size (present mode): :data:`PLACE_LABELS`.  A label tries the
     vertical offsets ``steps`` (lines), on both sides of its point and centred above or below it, or
     (``both_sides`` False) on the side with room or, off its row, centred (first where that side is its left), or
@@ -326,14 +344,15 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
             draw_leaders(fig, leaders)
     callback = CustomJS(args={"fig": fig, "source": labels.source, "labels": labels, "glyph": glyph, "field": field,
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
-                              "marks": list(marks), "spans": list(spans), "steps": list(steps),
+                              "marks": list(marks), "bars": list(bars), "spans": list(spans), "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "shortField": short, "fallbackField": fallback,
                               "pad": pad, "leaders": leaders},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]
     # Each source once (one may hold two polylines, or the points of two series).
-    sources = [*lines, *(other.source for other in others), *(mark.data_source for mark in marks)]
+    sources = [*lines, *(other.source for other in others),
+               *(mark.data_source for mark in (*marks, *bars) if mark.data_source is not labels.source)]
     outside = [*((src, "data") for src in {id(src): src for src in sources}.values()),
                # Another label's size, and a fixed label's side (the roofline's ridge label changes sides).
                *((other, prop) for other in others for prop in ("text_font_size", "text_align", "x_offset")),

@@ -1918,3 +1918,41 @@ def test_a_present_mode_tour_link_opened_on_a_phone_wraps_its_numbers_and_never_
     assert len({round(b["y"]) for b in boxes}) > 1  # wrapped onto more than one line
     assert page.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
     assert page.errors == []
+
+
+COMPARE_LABELS_ON_BARS = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const r = fig.center.find((m) => m.type === 'LabelSet'), v = Bokeh.index.find_one(r);
+  const size = parseFloat(val(r.text_font_size)), line = 1.25 * size;
+  ctx.font = `${size}px helvetica`;
+  const bar = fig.renderers.find((m) => m.glyph.type === 'VBar');
+  const half = bar.glyph.width.value / 2 / (fig.x_range.end - fig.x_range.start) * fig.inner_width;
+  const texts = r.source.data.shown, bottom = fig.inner_height, hits = [];
+  for (let j = 0; j < texts.length; j++) {
+    if (!texts[j]) { continue; }
+    const w = ctx.measureText(String(texts[j])).width, x = v.sx[j] + v.x_offset.get(j), a = r.source.data.align[j];
+    const left = a === 'right' ? x - w : a === 'center' ? x - w / 2 : x, y = v.sy[j] - v.y_offset.get(j);
+    for (let i = 0; i < texts.length; i++) {
+      if (i !== j && left < v.sx[i] + half && v.sx[i] - half < left + w && y - line / 2 < bottom
+          && v.sy[i] < y + line / 2) { hits.push([String(texts[j]), i + 1]); }
+    }
+  }
+  return hits; }"""
+
+
+def test_a_compare_value_never_sits_on_another_pins_bar(page, lab_url):
+    """A teacher's trial with the trio and the scenario pinned (four pins, 1280 × 720): pin 4's "23 tokens/s (if it
+    fit)" sat against pin 3's bar, and a student read speculation as both 59 and 23."""
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4 weights", "weight-dtype": "int4"},
+                       {"name": "speculation k=4", "spec-k": "4"}, {"name": "k=1"}])
+    _open(page, f"{lab_url}?tab=Compare&pins={quote(pins)}", PROJECTOR, wait="[data-readout=compare-key]")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('compare-memory').data.value.length === 4")
+    page.wait_for_timeout(1000)
+    for key in ("tokens_per_sequence", "expected_tokens", "tokens_aggregate", "expected_tokens_aggregate", "tpot"):
+        shown = page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('compare-{key}').data.shown)")
+        assert all(shown), (key, shown)  # each pin's value is said
+        assert page.evaluate(COMPARE_LABELS_ON_BARS, f"compare-{key}-fig") == [], key
+    assert page.errors == []
