@@ -320,12 +320,14 @@ def pin_name(parts: list[str], shorten: int) -> str:
 
 
 def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:
-    """A name that says the model, the GPU and the lever that moved since the last pin (or the defaults).
+    """A name that says the model, the GPU and the lever that moved since the last pin (or the defaults): after a
+    preset pin, since the scenario it was made from (:attr:`Pin.origin`), so the scenario pinned after its trio is
+    its ``"baseline"``, not ``"k=1"`` beside ``"speculation k=4"``.
 
     ``"Llama-3-70B · h100-sxm · B=4"``; at most :data:`MAX_PIN_NAME` characters, unique among ``pins``.
     """
     catalogue = catalogue or Catalogue()
-    before = pins[-1].levers if pins else LEVERS.defaults()
+    before = (pins[-1].origin or pins[-1].levers) if pins else LEVERS.defaults()
     moved = [n for n in LEVERS.names if n not in ("model", "gpu") and levers[n] != before.get(n)]
     what = " ".join(lever_text(n, levers[n]) for n in moved[:2]) or "baseline"
     try:

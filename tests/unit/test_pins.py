@@ -486,3 +486,13 @@ def test_each_change_on_the_pins_tab_is_said_to_a_screen_reader():
     assert text == "Restored the pins before the last change: 3 pins." and int(last) == int(first) + 4
     pins.pin_current()
     assert said()[0] == f"Pinned “{pins.pins[-1].name}”: 4 of {MAX_PINS} pins."
+
+
+def test_the_scenario_pinned_after_its_trio_is_named_its_baseline():
+    """A teacher's trial pinned the trio, then the scenario: it was named "k=1" (what moved since the k = 4 pin) and
+    read as another speculation depth beside "speculation k…"."""
+    s = Scenario(model="llama-3-70b")
+    trio = lever_preset(s.levers(), s.catalogue)
+    assert default_pin_name(s.levers(), trio) == "Llama-3-70B · h100-sxm · baseline"
+    s.batch = 8
+    assert default_pin_name(s.levers(), trio) == "Llama-3-70B · h100-sxm · B=8"
