@@ -1010,7 +1010,9 @@ def expected_for_scenario(scenario, engine: str | None = None, **options) -> Exp
 
 def add_cli_arguments(parser) -> None:
     """``--engine`` and ``--embedding`` on the ``explain`` subcommand's parser."""
-    parser.add_argument("--engine", choices=engine_names(), metavar="NAME",
+    # Any case, as the link's engine= (a trial's ``--engine vllm`` was refused).
+    by_lower = {name.lower(): name for name in engine_names()}
+    parser.add_argument("--engine", choices=engine_names(), metavar="NAME", type=lambda s: by_lower.get(s.lower(), s),
                         help="engine preset for the expected step: " + ", ".join(engine_names())
                              + " (default: the generic preset)")
     parser.add_argument("--embedding", choices=EMBEDDING_CONVENTIONS, default="gathered",

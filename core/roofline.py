@@ -26,7 +26,7 @@ def arithmetic_intensity_weights(batch, tokens_per_read, bytes_per_weight):
 
     Args:
         batch: B, sequences sharing one read of the weights (>= 1).
-        tokens_per_read: k, tokens produced per read of the weights (speculation
+        tokens_per_read: k, tokens computed per read of the weights (speculation
             depth in decode, the prompt length in prefill).
         bytes_per_weight: p, bytes per weight (2 for BF16, 0.5 for INT4).
     """

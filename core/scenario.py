@@ -95,8 +95,9 @@ LEVERS = LeverTable(
           stops=(1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 56, 64, 96, 128, 192, 256, 384, 512, 768, 1024),
           symbol="B"),
     Lever("spec_k", param.Integer(default=1, bounds=(1, 64), softbounds=(1, 16), label="Speculation depth k",
-                                  doc="k: tokens produced per read of the weights in decode "
-                                      "(speculative decoding verifies k tokens in one pass)."),
+                                  doc="k: tokens computed per read of the weights in decode (speculative "
+                                      "decoding verifies k tokens in one pass; of them E = (1 − α^k)/(1 − α) "
+                                      "are kept on average, at the acceptance rate α)."),
           flag="spec-k"),
     Lever("context", param.Integer(default=8192, bounds=(1, 2**21), label="Context S (tokens)",
                                    doc="S: tokens of context each sequence holds in the KV cache during decode."),

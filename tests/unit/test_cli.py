@@ -408,3 +408,9 @@ def test_list_and_validate_answer_in_json_too(capsys):
     r = rows[0]
     assert r["measured_over_expected"] == (r["measured"] / r["expected"] if r["metric"].startswith("tokens")
                                            else r["expected"] / r["measured"])
+
+
+def test_the_engine_flag_takes_any_case_as_the_link_does(capsys):
+    """An engineer's trial: ``--engine vllm`` exited "invalid choice", while ``engine=vllm`` in a link chose vLLM."""
+    assert main(["explain", "--engine", "vllm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["expected_engine"] == "vLLM"
