@@ -278,12 +278,15 @@ class TourView(pn.viewable.Viewer):
 
     def _key(self, action: str) -> None:
         if self.index is None:
-            # A clicker: start the tour, or resume where it was left; a stray press after "Finish" does nothing.
+            # A clicker: start the tour, or resume where it was left; a press after "Finish" does nothing.
             if action == "next" and self.state.present and not self.finished:
                 self.go(self.last_index if self.last_index is not None else 0)
             return
         if action == "next":
-            self._next()
+            # On the last step a clicker's press keeps it on screen: the closing summary is what the class reads
+            # while the teacher sums up (a trial's double tap ended the tour).  "Finish" or Esc ends it.
+            if self.index < len(TOUR) - 1:
+                self._next()
         elif action == "previous":
             self.go(self.index - 1)
         else:

@@ -136,7 +136,7 @@ def test_a_stray_press_after_finish_keeps_the_last_step():
     lab = Lab(query={"present": "true"})
     lab.tour.go(len(TOUR) - 1)
     after_last = lab.scenario.levers()
-    lab.tour._key("next")  # "Finish ✓"
+    lab.tour.next.clicks += 1  # "Finish ✓"
     assert lab.tour.index is None
     lab.tour._key("next")  # one press too many: the class keeps looking at the last step
     assert lab.tour.index is None and lab.scenario.levers() == after_last
@@ -244,3 +244,17 @@ def test_present_legend_glyph_boxes_read_as_shapes_without_growing_the_rows_past
     assert legend.padding == 5 and legend.border_line_alpha == 0  # blank room, halved on a projector
     lab.state.present = False
     assert (legend.glyph_width, legend.glyph_height, legend.padding) == (20, 20, 10)
+
+
+def test_a_clickers_next_on_the_last_step_keeps_its_summary_on_screen():
+    """A teacher's trial: a double tap of the clicker at step 25 ended the tour, and the closing card the class was
+    reading went away.  Only "Finish" (the button) or Esc ends it; a press after that does nothing."""
+    lab = Lab(query={"present": "true", "tour": str(len(TOUR))})
+    assert lab.tour.index == len(TOUR) - 1 and lab.tour.next.label == "Finish ✓"
+    lab.tour._key("next")
+    lab.tour._key("next")
+    assert lab.tour.index == len(TOUR) - 1 and lab.tour.caption.visible
+    lab.tour.next.clicks += 1  # the button
+    assert lab.tour.index is None
+    lab.tour._key("next")
+    assert lab.tour.index is None
