@@ -219,7 +219,7 @@ function warnings(C, s, r) {
   }
   return out;
 }
-// app/readouts.py NOT_THE_MODELS: readouts a model's config cannot change, never marked approximate.
+// core/explain.py NOT_THE_MODELS: readouts a model's config cannot change, never marked approximate.
 const NOT_THE_MODELS = ["ridge", "roof", "gpus", "spec"];
 function readoutsHtml(rows, showWork, notes, approximate = false) {
   // app/readouts.py readouts_html: a model with keys the lab did not model says "≈" at each value it changes

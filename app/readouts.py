@@ -12,7 +12,7 @@ import param
 
 from core.coverage import beyond_calibration
 from core.expected import ExpectedStep, expected_quantities
-from core.explain import Quantity, quantities
+from core.explain import Quantity, marked_value, quantities
 from core.measured_points import ABOVE_ROOF_CAUSE
 from core.scenario import ScenarioResult
 
@@ -42,15 +42,10 @@ def rows(r: ScenarioResult, keys: tuple[str, ...] = READOUT_KEYS) -> list[Quanti
 EXPECTED_AFTER = {"tokens": "expected-tokens", "tokens-aggregate": "expected-tokens-aggregate"}
 
 
-#: Readouts a model's config cannot change (the GPU's, the split's, speculation's E): never marked approximate.
-NOT_THE_MODELS = ("ridge", "roof", "gpus", "spec")
-
-
 def _item(x: Quantity, show_work: bool, css: str = "ro", approximate: bool = False) -> str:
     """One readout; ``approximate``: its model has keys the lab did not model, so its value says "≈" where it is
     (a value the model cannot change, one already marked, or one with no figure but zeros, as is)."""
-    value = ("≈ " + x.value if approximate and x.key not in NOT_THE_MODELS and not x.value.startswith("≈")
-             and any(c in x.value for c in "123456789") else x.value)  # not "no price given", "0 µs"
+    value = marked_value(x, approximate)
     return (f'<div class="{css}" data-key="{x.key}"><div class="line">'
             f'<span class="q">{escape(x.label)}</span><span class="v" data-readout="{x.key}">{escape(value)}</span>'
             "</div>"

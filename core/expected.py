@@ -957,19 +957,21 @@ def _term_json(t: Term) -> dict:
             "compute_seconds": t.compute_seconds, "source": t.source}
 
 
-def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "") -> str:
+def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approximate: bool = False) -> str:
     """The waterfall in plain text: the ceiling's tokens/s down to the expected tokens/s, term by term.
 
     Each line gives the term's seconds, the tokens/s per sequence after it, its formula and its source.  ``fits``:
     the workload fits in memory (:attr:`ScenarioResult.fits`); where not, a last line says every figure is what it
     would deliver if it fit, as the readouts do.  ``beyond``: what the scenario has beyond the calibration set
-    (:func:`core.coverage.beyond_text`), said under the expected step.
+    (:func:`core.coverage.beyond_text`), said under the expected step.  ``approximate``: the model has config keys
+    the lab does not model; the ceiling and the expected lines then start with "≈" and say "(approximate)".
     """
+    mark, said = ("≈ ", " (approximate)") if approximate else ("", "")
     who = e.engine or "generic engine"
     lines = [f"Expected step ({who}; {e.parameters.weight_format} weights; input embedding {e.embedding_convention})",
-             f"  ceiling (the roofline): {fmt_seconds(e.ceiling_step_time_s)} per step = "
+             f"  {mark}ceiling (the roofline): {fmt_seconds(e.ceiling_step_time_s)} per step = "
              f"{fmt_rate(e.ceiling_tokens_per_s_per_sequence)} tokens/s per sequence, "
-             f"{fmt_rate(e.ceiling_tokens_per_s_aggregate)} tokens/s in all"]
+             f"{fmt_rate(e.ceiling_tokens_per_s_aggregate)} tokens/s in all{said}"]
     t = e.ceiling_step_time_s
     per_token = e.ceiling_tokens_per_s_per_sequence * e.ceiling_step_time_s  # tokens per sequence per step (E / PP)
     for term in e.terms:
@@ -981,10 +983,10 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "") -> str:
                      f"{fmt_rate(per_token / t)} tokens/s per sequence")
         if term.source:
             lines.append(f"        source: {term.source}")
-    lines.append(f"  = expected: {fmt_seconds(e.expected_step_time_s)} per step = "
+    lines.append(f"  {mark}= expected: {fmt_seconds(e.expected_step_time_s)} per step = "
                  f"{fmt_rate(e.expected_tokens_per_s_per_sequence)} tokens/s per sequence, "
                  f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
-                 f"({100 * e.fraction_of_ceiling:.0f} % of the ceiling)")
+                 f"({100 * e.fraction_of_ceiling:.0f} % of the ceiling){said}")
     if e.expected_ttft_s is not None:
         lines.append(f"  time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
                      f"{fmt_seconds(e.expected_ttft_s)}")

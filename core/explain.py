@@ -689,8 +689,28 @@ def quantities(r: ScenarioResult) -> dict[str, Quantity]:
     return {q.key: q for step in derivation(r) for q in step.quantities}
 
 
+#: Quantities a model's config cannot change (the GPU's, the split's, speculation's E): never marked approximate.
+NOT_THE_MODELS = ("ridge", "roof", "gpus", "spec")
+
+
+def marked_value(q: Quantity, approximate: bool) -> str:
+    """``q``'s value as shown: ``"≈ "`` before it where ``approximate`` (its model has config keys the lab does not
+    model) and the model can change it; as is where it cannot (:data:`NOT_THE_MODELS`), is marked already, or has no
+    figure but zeros ("no price given", "0 µs").  The readouts, the offline page's twin and ``explain`` mark alike.
+
+    >>> marked_value(Quantity("tpot", "Time per output token", "", "", "22.74 ms"), True)
+    '≈ 22.74 ms'
+    """
+    if approximate and q.key not in NOT_THE_MODELS and not q.value.startswith("≈") \
+            and any(c in q.value for c in "123456789"):
+        return "≈ " + q.value
+    return q.value
+
+
 def explain(r: ScenarioResult) -> str:
-    """The derivation of ``r`` as plain text (one line per quantity), then the model as read."""
+    """The derivation of ``r`` as plain text (one line per quantity), then the model as read.  For a model with
+    config keys the lab does not model, each line whose figure they can change starts with "≈" (:func:`marked_value`),
+    as the readouts mark their values."""
     m = r.model
     w_label, kv_label = r.weight_format, get_precision(r.kv_dtype).label
     k_name = "k (prompt length)" if r.phase == "prefill" else "k"
@@ -704,7 +724,8 @@ def explain(r: ScenarioResult) -> str:
         lines += ["", step.title]
         # The verdict "Fits in memory" is a word its work does not end with: said after it (≈ where the model has a
         # key the lab does not model).
-        lines += [f"  {q.label}: {q.formula} = {q.work}" + (f" → {q.value}" if q.key == "fits" else "")
+        lines += [f"  {'≈ ' if marked_value(q, bool(m.unmodelled)) != q.value else ''}{q.label}: {q.formula} = "
+                  f"{q.work}" + (f" → {q.value}" if q.key == "fits" else "")
                   for q in step.quantities]
     lines += [f"  note: {w}" for w in r.warnings]
     lines += ["", f"Model as read from its config.json ({m.config_url or m.name})"]

@@ -113,7 +113,8 @@ def test_an_approximate_models_readouts_say_so_at_each_value_as_core_does(js):
     """A new user's trial: Gemma-3-27B's vision_config is not modelled; "Fits in memory ≈ yes" said so, the weight
     bytes, the weights per GPU and the largest batch (the numbers a vision tower changes) did not.  Every readout
     of such a model says "≈" at its value, but the GPU's own (ridge, compute roof), on the page and offline."""
-    from app.readouts import NOT_THE_MODELS, readouts_html
+    from app.readouts import readouts_html
+    from core.explain import NOT_THE_MODELS
 
     s = scenario_on("gemma-3-27b", "h100-sxm")
     r = s.evaluate()

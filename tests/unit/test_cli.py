@@ -414,3 +414,26 @@ def test_the_engine_flag_takes_any_case_as_the_link_does(capsys):
     """An engineer's trial: ``--engine vllm`` exited "invalid choice", while ``engine=vllm`` in a link chose vLLM."""
     assert main(["explain", "--engine", "vllm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["expected_engine"] == "vLLM"
+
+
+def test_explain_marks_every_figure_an_unmodelled_key_can_change(tmp_path, capsys):
+    """An engineer's trial: ``explain --config`` said APPROXIMATE on its first line only; the parameter count, the
+    step time, the tokens/s and the expected line below it were bare, where the page marks each value "≈"."""
+    config = {"architectures": ["WeirdForCausalLM"], "model_type": "weird", "hidden_size": 4096,
+              "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+              "torch_dtype": "bfloat16", "parallel_attn_mlp": True}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["explain", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    for label in ("Parameters N", "Step time", "Tokens/s ceiling", "KV cache", "Time per output token"):
+        marked = [line for line in lines if line.lstrip("≈ ").startswith(label)]
+        assert marked and all(line.startswith("  ≈ ") for line in marked), (label, marked)
+    assert [line for line in lines if "Ridge point" in line][0].startswith("  Ridge point")  # the GPU's own
+    assert re.search(r"^  ≈ = expected: .* of the ceiling\) \(approximate\)$", out, re.M)
+    del config["parallel_attn_mlp"]
+    path.write_text(json.dumps(config))
+    assert main(["explain", "--config", str(path)]) == 0
+    assert "≈" not in capsys.readouterr().out
