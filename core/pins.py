@@ -26,7 +26,7 @@ from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
 
-__all__ = ["BOUND_WORDS", "COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
+__all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
            "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
            "preset_notes"]
@@ -119,14 +119,12 @@ def lever_text(name: str, value) -> str:
     return f"{symbol}={value}"
 
 
-#: What bounds a pin's step (:attr:`core.scenario.ScenarioResult.bound`), in a word for the Pins table.
-BOUND_WORDS = {"memory": "memory", "compute": "compute", "overhead": "launches"}
-
-
 def bound_word(r: ScenarioResult) -> str:
-    """What bounds ``r``'s step in one word (:data:`BOUND_WORDS`): the Pins table's word under a pin's tokens/s and
-    the pins CSV's ``bound`` column."""
-    return BOUND_WORDS[r.bound]
+    """What bounds ``r``'s step in one word, ``memory``, ``compute`` or ``overhead`` (the kernel launches): the Pins
+    table's word under a pin's tokens/s and the pins CSV's ``bound`` column, the word the readouts' "Bound" and
+    ``explain --json``'s ``bound`` say (:attr:`core.scenario.ScenarioResult.bound`; the table and the CSV had said
+    "launches" for it, and a trial read two bounds)."""
+    return r.bound
 
 
 def bound_text(r: ScenarioResult) -> str:

@@ -310,7 +310,7 @@ def test_the_pins_csv_names_what_bounds_each_pin_with_the_tables_word():
     rows = lab.state.pin_rows
     table = list(csv.DictReader(io.StringIO(pins_csv(rows))))
     assert PIN_COLUMNS.index("bound") == PIN_COLUMNS.index("fits_in_memory") + 1
-    assert [t["bound"] for t in table] == ["memory", "launches", "memory"]
+    assert [t["bound"] for t in table] == ["memory", "overhead", "memory"]
     assert [t["bound"] for t in table] == [bound_word(row.result) for row in rows]
     cells = [lab.pins.table.object.split(f'<tr data-pin="{i}">')[1].split("</tr>")[0] for i in (1, 2, 3)]
     assert [c.split('<span class="unit bound"')[1].split(">")[1].split("<")[0] for c in cells] == \
