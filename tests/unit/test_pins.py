@@ -289,7 +289,7 @@ def test_pins_and_compare_say_what_bounds_each_pin():
     assert ">bound</abbr>" in table
     cells = [table.split(f'<tr data-pin="{i}">')[1].split("</tr>")[0] for i in (1, 2, 3)]
     assert ['<span class="unit bound"' in c for c in cells] == [True] * 3
-    assert ">memory</span>" in cells[0] and ">launches</span>" in cells[1] and ">memory</span>" in cells[2]
+    assert ">memory</span>" in cells[0] and ">overhead</span>" in cells[1] and ">memory</span>" in cells[2]
     assert "launch overhead: 2.128 ms of kernel launches &gt; 0.3102 ms of GPU time" in cells[1]  # its tooltip
     key = lab.compare.key.object.split("<tr data-compare-pin=")[1:]
     assert ">bound</th>" in lab.compare.key.object
