@@ -39,7 +39,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from core.export import pins_csv
-from core.pins import PinRow, bound_text, compare_metrics, differs_text, preset_notes
+from core.pins import PinRow, bound_text, compare_metrics, differs_text, preset_notes, speculation_notes
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -301,6 +301,9 @@ def compare_key_html(rows: list[PinRow]) -> str:
         )
     # Why a trio's pins part on the roofline itself (a mixture of experts; weights kept as stored).
     notes = "".join(f'<div class="caption" data-readout="compare-trio">{escape(n)}</div>' for n in preset_notes(rows))
+    # What a speculating pin's ceiling assumes (its acceptance rate).
+    notes += "".join(f'<div class="caption" data-readout="compare-speculation">{escape(n)}</div>'
+                     for n in speculation_notes(rows))
     head = ("<tr><th>pin</th><th>shape</th><th>name</th><th>model and GPU</th><th>what differs</th><th>bound</th>"
             "</tr>")
     return notes + scroll_table(head + "".join(items), "lab compare-key", ' data-readout="compare-key"')

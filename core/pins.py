@@ -29,7 +29,7 @@ from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
            "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
-           "preset_notes"]
+           "preset_notes", "speculation_notes"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
 MAX_PINS = 16
@@ -252,6 +252,25 @@ def preset_notes(rows: list[PinRow]) -> list[str]:
             out.append(f"The batch-{b4.batch} and k = {k4.spec_k} pins keep the weights of the scenario they were "
                        f"pinned from, {b4.weight_format}; the three coincide only from BF16 weights.")
     # Once each: the trios of one model on two GPUs touch the same experts (a trial read the same sentence twice).
+    return list(dict.fromkeys(out))
+
+
+def speculation_notes(rows: list[PinRow]) -> list[str]:
+    """For each speculating pin (decode, k > 1), what its ceiling assumes: the tokens a verify step keeps, E =
+    (1 − α^k)/(1 − α), at the acceptance rate α, an assumption rather than the hardware's (an engineer's trial took k
+    = 4's "ceiling" for a bound that holds whatever the drafts).  Once per k and α.
+
+    >>> from core import Scenario
+    >>> print(speculation_notes(compare([Pin("k = 4", Scenario(spec_k=4).levers())]))[0][:65])
+    k = 4: a speculating pin's ceiling counts the E = 2.53 tokens a v
+    """
+    out = []
+    for row in rows:
+        r = row.result
+        if r.phase == "decode" and r.spec_k > 1:
+            out.append(f"k = {r.spec_k}: a speculating pin's ceiling counts the E = {r.expected_tokens_per_step:.2f} "
+                       f"tokens a verify step keeps at the acceptance rate α = {r.acceptance:g}, not all {r.spec_k}; "
+                       "α is an assumption (More levers), and the ceiling rises and falls with it.")
     return list(dict.fromkeys(out))
 
 

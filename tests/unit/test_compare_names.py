@@ -367,3 +367,21 @@ def test_the_export_tabs_scenario_is_explain_json_key_for_key_and_marks_an_appro
     assert web["expected_ttft_s"] > 0 and len(web["expected_ttft_terms"]) > 3
     rungs = list(csv.DictReader(io.StringIO(ladder_csv(lab.state.result))))
     assert {rung["approximate_keys_not_modelled"] for rung in rungs} == {"lora_rank; parallel_attn_mlp"}
+
+
+def test_compare_says_what_a_speculating_pins_ceiling_assumes():
+    """An engineer's trial: k = 4's "tokens/s per sequence, ceiling" (113 at TP = 2) counts E = 2.53 tokens a verify
+    step at α = 0.7, not the k = 4 a bound whatever the drafts would; the tab said nowhere that α is assumed."""
+    from app.compare_view import compare_key_html
+    from core import Scenario
+    from core.pins import compare, lever_preset
+
+    s = Scenario(model="llama-3-70b", tp=2)
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    k4 = rows[2].result
+    assert (k4.spec_k, round(k4.expected_tokens_per_step, 2), round(k4.tokens_per_s_per_sequence)) == (4, 2.53, 113)
+    html = compare_key_html(rows)
+    assert html.count('data-readout="compare-speculation"') == 1
+    assert ("k = 4: a speculating pin&#x27;s ceiling counts the E = 2.53 tokens a verify step keeps at the acceptance "
+            "rate α = 0.7, not all 4") in html
+    assert "compare-speculation" not in compare_key_html(rows[:2])  # batch 4 and INT4 assume nothing of the kind
