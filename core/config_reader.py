@@ -38,8 +38,9 @@ attention by list (MiniMax-Text-01 / M1: ``attn_type_list``, 0 lightning,
 1 softmax).
 
 A multimodal config's language model under ``text_config`` is used.
-``rope_scaling`` is reported but never multiplies the context: the extended
-length is already ``max_position_embeddings``.  ``quantization_config`` is
+``rope_scaling`` is reported; it extends the trained context only where the
+config gives ``original_max_position_embeddings`` × ``factor`` beyond
+``max_position_embeddings`` (Qwen's YaRN recipe).  ``quantization_config`` is
 read per tensor group (:mod:`core.quantization`).
 
 Nothing is silent: everything assumed for a missing field is listed in
@@ -541,10 +542,7 @@ def from_hf_config(
         raise ConfigError("cannot read config: " + "; ".join(dict.fromkeys(r.problems)))
     rope = cfg.get("rope_scaling")
     if isinstance(rope, dict):
-        kind = rope.get("rope_type") or rope.get("type") or "?"
-        r.assumptions.append(
-            f"rope_scaling {_show(kind)} (factor {_show(rope.get('factor', '?'))}): the trained context is "
-            "max_position_embeddings as given, not multiplied again")
+        r.assumptions.append(_rope_context(rope, cfg, fields))
     warnings, unmodelled = _unread(cfg, r, outer)
     return ModelSpec(
         id=model_id,
@@ -559,6 +557,36 @@ def from_hf_config(
         unmodelled=unmodelled,
         **fields,
     )
+
+
+def _rope_context(rope: dict, cfg: dict, fields: dict) -> str:
+    """The trained context under ``rope_scaling`` (``fields["max_context"]`` raised where the config says more), and
+    the assumption that says how it was read.
+
+    Configs write the extended length two ways: Llama-3.1 and DeepSeek-V3 put it in ``max_position_embeddings``
+    (131,072 = 8,192 × 16 … their ``original_max_position_embeddings`` × factor is no more); Qwen's YaRN recipe keeps
+    the original there and gives ``original_max_position_embeddings`` × ``factor`` (32,768 × 4 = 131,072).  The
+    larger is the trained context.  Without ``original_max_position_embeddings`` the two cannot be told apart, and
+    ``max_position_embeddings`` is taken as given.
+    """
+    kind = _show(rope.get("rope_type") or rope.get("type") or "?")
+    factor, original = rope.get("factor"), rope.get("original_max_position_embeddings",
+                                                    cfg.get("original_max_position_embeddings"))
+    given = fields.get("max_context") or 0
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 2**40
+                  for v in (factor, original))
+    if not numbers:
+        return (f"rope_scaling {kind} (factor {_show(factor if factor is not None else '?')}) without "
+                f"original_max_position_embeddings: the trained context is max_position_embeddings as given "
+                f"({given:,}), not multiplied by the factor (Llama-3.1 and DeepSeek-V3 write the extended length "
+                "there)")
+    extended = int(original * factor)
+    if extended > given:
+        fields["max_context"] = extended
+        return (f"rope_scaling {kind}: the trained context is original_max_position_embeddings × factor = "
+                f"{int(original):,} × {factor:g} = {extended:,} (max_position_embeddings {given:,} is the original's)")
+    return (f"rope_scaling {kind} (original {int(original):,} × factor {factor:g} = {extended:,}): the trained "
+            f"context is max_position_embeddings as given, {given:,}, which already extends it")
 
 
 def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

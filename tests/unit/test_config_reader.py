@@ -141,12 +141,25 @@ def test_qwen3_moe_has_no_shared_expert_and_slides_every_layer():
     assert any("reads no max_window_layers" in a for a in extra.assumptions)
 
 
-def test_rope_scaling_does_not_multiply_the_context():
-    m = read({"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
-              "vocab_size": 10, "max_position_embeddings": 131072,
-              "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}})
-    assert m.max_context == 131072
-    assert any("not multiplied" in a for a in m.assumptions)
+def test_rope_scaling_extends_the_context_only_where_the_config_says_so():
+    """Llama-3.1 writes the extended length in max_position_embeddings; Qwen's YaRN recipe keeps the original there
+    with original_max_position_embeddings × factor (an engineer's trial: a YaRN ×4 model at 8k was warned "beyond its
+    trained context of 4,096" under an assumption that said the context was not multiplied)."""
+    base = {"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
+            "vocab_size": 10}
+    llama = read({**base, "max_position_embeddings": 131072,
+                  "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}})
+    assert llama.max_context == 131072
+    assert any("8,192 × factor 8 = 65,536): the trained context is max_position_embeddings as given, 131,072" in a
+               for a in llama.assumptions)
+    qwen = read({**base, "max_position_embeddings": 32768,
+                 "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})
+    assert qwen.max_context == 131072
+    assert any("original_max_position_embeddings × factor = 32,768 × 4 = 131,072" in a for a in qwen.assumptions)
+    bare = read({**base, "max_position_embeddings": 4096, "rope_scaling": {"type": "yarn", "factor": 4.0}})
+    assert bare.max_context == 4096
+    assert any("without original_max_position_embeddings: the trained context is max_position_embeddings as given "
+               "(4,096)" in a for a in bare.assumptions)
 
 
 def test_gptq_4bit_adds_scale_and_zero_overhead():
