@@ -105,6 +105,9 @@ TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1p
                ".bk-btn-group > .bk-btn:focus:not(:focus-visible) { outline: none; box-shadow: none; }"
                ".bk-btn-group > .bk-btn.bk-active { color: #000000; background: #ffffff; "
                f"border-color: {PALETTE['ladder']} #d9d9d9 #ffffff #d9d9d9; }}")
+#: Present mode's row of the views and the side column: on a screen too narrow for the two side by side (the side
+#: column's 460 px beside the views' 480), the side column (the tour's buttons, the card) comes first.
+PRESENT_PHONE_CSS = "@media (max-width: 700px) { .present-side { order: -1; } }"
 #: A Bokeh row's style that lets its items wrap onto the next line, as a pn.FlexBox's do (without its template).
 WRAP = {"flex-wrap": "wrap"}
 #: The header's style: the title and the present-mode button on one line, wrapping on a narrow page.
@@ -338,7 +341,10 @@ class Lab(pn.viewable.Viewer):
                              sizing_mode="stretch_width",
                              styles={"flex": "0 1 460px"}, min_width=0, css_classes=["present-side"],
                              visible=self.state.param.tab.rx() != "Hardware")  # it has its own tour
-            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width")
+            # On a phone (the projector's link opened by a student) the side column comes first: under the chart
+            # and its legend, each "Next" left the step's card below the fold (a teacher's trial at 390 px).
+            row = pn.FlexBox(self.views, side, flex_wrap="wrap", sizing_mode="stretch_width",
+                             stylesheets=[PRESENT_PHONE_CSS])
             # The levers and the readouts below the fold, side by side: each is a flex item sized along a row
             # (in a column its 320-px basis became a height, and the opened levers ran over the readouts).
             below = pn.FlexBox(self.controls, self.readouts, flex_wrap="wrap", sizing_mode="stretch_width")

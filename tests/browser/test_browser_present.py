@@ -1956,3 +1956,19 @@ def test_a_compare_value_never_sits_on_another_pins_bar(page, lab_url):
         assert all(shown), (key, shown)  # each pin's value is said
         assert page.evaluate(COMPARE_LABELS_ON_BARS, f"compare-{key}-fig") == [], key
     assert page.errors == []
+
+
+def test_in_present_mode_on_a_phone_the_tour_card_comes_before_the_chart(page, lab_url):
+    """A teacher's trial at 390 px: in present mode the card sat under the chart and its legend, and each "Next" left
+    the step's text below the fold.  On a phone the side column (buttons, card) comes first; on a projector it stays
+    beside the chart."""
+    for size, first in ((PHONE, True), (PROJECTOR, False)):
+        _open(page, lab_url + "?present=true&tour=7", size, wait=".tour-card")
+        card = page.locator(".tour-card").bounding_box()
+        chart = page.locator(".bk-Figure >> visible=true").first.bounding_box()
+        nxt = page.locator(".tour-next button").bounding_box()
+        if first:
+            assert nxt["y"] < card["y"] < chart["y"], (nxt, card, chart)
+        else:
+            assert card["x"] > chart["x"] + chart["width"] - 5  # beside it
+        assert page.errors == []
