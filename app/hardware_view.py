@@ -876,6 +876,8 @@ class HardwareView(pn.viewable.Viewer):
         if action == "next":
             if self.tour_index is None and self._tour_finished:
                 return  # a stray press after "Finish": the levers stay where the last step left them
+            if self.tour_index == len(HARDWARE_TOUR) - 1:
+                return  # the last step stays on screen for a clicker's press, as the lab's tour's: "Finish" ends it
             self._tour_next()
         elif action == "previous" and self.tour_index:
             self.go(self.tour_index - 1)
