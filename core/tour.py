@@ -347,7 +347,9 @@ TOUR: tuple[TourStep, ...] = (
         "Lever B: batch 4",
         "article 004, section 03",
         {"model": "llama-3-70b", "batch": 4},
-        "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte.",
+        "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte. The star "
+        "is hollow: in BF16 the weights alone ({weight_gib:.0f} GiB) overflow one H100's 80 GiB, so it marks where the "
+        "step would land (step 18 splits the model over two GPUs).",
         numbers=("intensity",),
     ),
     TourStep(
@@ -364,7 +366,7 @@ TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "spec_k": 4},
         "Verifying 4 tokens per read of the weights: I = 2·1·4/2 = {intensity:g} FLOP/byte, the same spot again. "
         "It only pays if drafts are accepted: at α = {acceptance:.2f} a verify step yields {e_tokens:.2f} tokens "
-        "on average (Speculation tab).",
+        "on average (Speculation tab). Hollow again, as batch 4's: the BF16 weights do not fit one H100.",
         numbers=("intensity", "acceptance", "e_tokens"),
     ),
     TourStep(
