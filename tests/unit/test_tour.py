@@ -411,3 +411,19 @@ def test_the_cards_say_which_step_and_which_context_they_mean():
     assert start.title.startswith("The ladder")
     text = start.render(Scenario().evaluate())[1]
     assert "22.7 tokens/s per GPU at the mix's mean S = 575;" in text
+
+
+def test_a_step_whose_star_is_hollow_says_why():
+    """A teacher's trial: steps 9 and 11 teach "the same point" as INT4's step 10, but their star is hollow (the
+    70B's BF16 weights do not fit one H100) and the cards said nothing of it."""
+    from core import Scenario
+
+    for number in (9, 10, 11):
+        step, s = TOUR[number - 1], Scenario()
+        step.apply(s)
+        r = s.evaluate()
+        caption = step.render(r)[1]
+        assert ("hollow" in caption.lower()) == (not r.fits), number
+    step, s = TOUR[8], Scenario()
+    step.apply(s)
+    assert "the weights alone (131 GiB) overflow one H100's 80 GiB" in step.render(s.evaluate())[1]
