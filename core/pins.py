@@ -29,7 +29,7 @@ from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
            "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
-           "preset_notes", "speculation_notes"]
+           "preset_notes", "speculation_notes", "trio_base"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
 MAX_PINS = 16
@@ -338,13 +338,15 @@ def pin_name(parts: list[str], shorten: int) -> str:
 
 def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:
     """A name that says the model, the GPU and the lever that moved since the last pin (or the defaults): after a
-    preset pin, since the scenario it was made from (:attr:`Pin.origin`), so the scenario pinned after its trio is
-    its ``"baseline"``, not ``"k=1"`` beside ``"speculation k=4"``.
+    preset pin, since the scenario its trio moves one lever of (:func:`trio_base` of its :attr:`Pin.origin`), so the
+    trio's own B = 1, k = 1 scenario pinned after it is its ``"baseline"``, not ``"k=1"`` beside
+    ``"speculation k=4"``, and the scenario at B = 8 it was pressed from is ``"B=8"``.
 
     ``"Llama-3-70B · h100-sxm · B=4"``; at most :data:`MAX_PIN_NAME` characters, unique among ``pins``.
     """
     catalogue = catalogue or Catalogue()
-    before = (pins[-1].origin or pins[-1].levers) if pins else LEVERS.defaults()
+    last = pins[-1] if pins else None
+    before = LEVERS.defaults() if last is None else trio_base(last.origin) if last.origin else last.levers
     moved = [n for n in LEVERS.names if n not in ("model", "gpu") and levers[n] != before.get(n)]
     what = " ".join(lever_text(n, levers[n]) for n in moved[:2]) or "baseline"
     try:
@@ -362,6 +364,11 @@ def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None 
     return unique
 
 
+def trio_base(levers: dict) -> dict:
+    """The scenario a trio of :func:`lever_preset` moves one lever of: ``levers`` at B = 1, k = 1, decode."""
+    return {**levers, "batch": 1, "spec_k": 1, "phase": "decode"}
+
+
 def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
     """Article 004's three levers from the scenario ``levers`` at B = 1, k = 1, decode: batch 4, INT4, k = 4.
 
@@ -373,7 +380,7 @@ def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
     """
     catalogue = catalogue or Catalogue()
     origin = dict(levers)
-    base = {**levers, "batch": 1, "spec_k": 1, "phase": "decode"}
+    base = trio_base(levers)
     try:
         model = catalogue.model(levers["model"]).name
     except ValueError:

@@ -496,3 +496,8 @@ def test_the_scenario_pinned_after_its_trio_is_named_its_baseline():
     assert default_pin_name(s.levers(), trio) == "Llama-3-70B · h100-sxm · baseline"
     s.batch = 8
     assert default_pin_name(s.levers(), trio) == "Llama-3-70B · h100-sxm · B=8"
+    # A trio pressed at B = 8 moves B = 1, k = 1: the B = 8 scenario pinned after it is not its baseline (a trial).
+    at_8 = lever_preset(s.levers(), s.catalogue)
+    assert default_pin_name(s.levers(), at_8) == "Llama-3-70B · h100-sxm · B=8"
+    s.batch = 1
+    assert default_pin_name(s.levers(), at_8) == "Llama-3-70B · h100-sxm · baseline"
