@@ -988,8 +988,8 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approxi
                  f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
                  f"({100 * e.fraction_of_ceiling:.0f} % of the ceiling){said}")
     if e.expected_ttft_s is not None:
-        lines.append(f"  time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
-                     f"{fmt_seconds(e.expected_ttft_s)}")
+        lines.append(f"  {mark}time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
+                     f"{fmt_seconds(e.expected_ttft_s)}{said}")
     if not fits:
         lines.append("  it does not fit in memory (Step 5): every figure above is what it would deliver if it fit")
     if beyond:
@@ -1012,11 +1012,13 @@ def expected_for_scenario(scenario, engine: str | None = None, **options) -> Exp
 
 def add_cli_arguments(parser) -> None:
     """``--engine`` and ``--embedding`` on the ``explain`` subcommand's parser."""
-    # Any case, as the link's engine= (a trial's ``--engine vllm`` was refused).
-    by_lower = {name.lower(): name for name in engine_names()}
-    parser.add_argument("--engine", choices=engine_names(), metavar="NAME", type=lambda s: by_lower.get(s.lower(), s),
-                        help="engine preset for the expected step: " + ", ".join(engine_names())
-                             + " (default: the generic preset)")
+    # Any case, as the link's engine= (a trial's ``--engine vllm`` was refused), and "generic", the lab's name for
+    # the default.
+    names = ("generic", *engine_names())
+    by_lower = {name.lower(): name for name in names}
+    parser.add_argument("--engine", choices=names, metavar="NAME", type=lambda s: by_lower.get(s.lower(), s),
+                        help="engine preset for the expected step: " + ", ".join(names)
+                             + " (default: generic)")
     parser.add_argument("--embedding", choices=EMBEDDING_CONVENTIONS, default="gathered",
                         help="input-embedding convention of the expected step: gathered (B·k rows a decode step "
                              "looks up, default) or article (the whole table every step, as the ceiling counts it)")
@@ -1024,7 +1026,8 @@ def add_cli_arguments(parser) -> None:
 
 def from_cli(scenario, args) -> ExpectedStep:
     """The expected step the ``explain`` flags ask for."""
-    return expected_for_scenario(scenario, getattr(args, "engine", None),
+    engine = getattr(args, "engine", None)
+    return expected_for_scenario(scenario, None if engine == "generic" else engine,
                                  embedding=getattr(args, "embedding", "gathered"))
 
 

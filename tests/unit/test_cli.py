@@ -414,6 +414,8 @@ def test_the_engine_flag_takes_any_case_as_the_link_does(capsys):
     """An engineer's trial: ``--engine vllm`` exited "invalid choice", while ``engine=vllm`` in a link chose vLLM."""
     assert main(["explain", "--engine", "vllm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["expected_engine"] == "vLLM"
+    assert main(["explain", "--engine", "Generic", "--json"]) == 0  # the lab's name for the default
+    assert json.loads(capsys.readouterr().out)["expected_engine"] is None
 
 
 def test_explain_marks_every_figure_an_unmodelled_key_can_change(tmp_path, capsys):
@@ -433,6 +435,7 @@ def test_explain_marks_every_figure_an_unmodelled_key_can_change(tmp_path, capsy
         assert marked and all(line.startswith("  ≈ ") for line in marked), (label, marked)
     assert [line for line in lines if "Ridge point" in line][0].startswith("  Ridge point")  # the GPU's own
     assert re.search(r"^  ≈ = expected: .* of the ceiling\) \(approximate\)$", out, re.M)
+    assert re.search(r"^  ≈ time to first token: ceiling .* \(approximate\)$", out, re.M)
     del config["parallel_attn_mlp"]
     path.write_text(json.dumps(config))
     assert main(["explain", "--config", str(path)]) == 0
