@@ -8,6 +8,7 @@ from html import escape
 import panel as pn
 import param
 
+from core.config_reader import printable_name
 from core.pins import MAX_PINS, Pin, PinRow, bound_text, bound_word, default_pin_name, lever_preset, preset_notes
 from core.precision import get_precision
 from core.scenario import ONE_GPU, ScenarioResult
@@ -186,7 +187,7 @@ class PinsView(pn.viewable.Viewer):
 
     def _rename(self) -> None:
         # value_input follows each keystroke; value waits for Enter or blur.
-        name = (self.new_name.value_input or "").strip()
+        name = printable_name(self.new_name.value_input or "")  # a bidi override shown as its escape, never run
         if self.which.value is None or not name:
             self.message.say('<div class="warn">Choose a pin and type its new name.</div>')
             self._status("Not renamed: choose a pin and type its new name.")

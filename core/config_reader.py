@@ -292,7 +292,7 @@ def _file_part(file_name: str) -> str:
     return "" if stem.strip().lower() == "config" else stem
 
 
-def _printable(text: str) -> str:
+def printable_name(text: str) -> str:
     r"""``text`` as a name is shown: each run of whitespace one space, and every other character a terminal or a
     page would not print (ESC, BEL, a C1 control, a bidi override) written as its escape, ``\x1b``, as the CLI
     writes them (:func:`core.cli.one_line`)."""
@@ -346,7 +346,7 @@ def config_name(config: dict, file_name: str = "") -> str:
         model_type,
     )
     for candidate in candidates:
-        name = _printable(candidate)[:NAME_LIMIT].rstrip() if isinstance(candidate, str) else ""
+        name = printable_name(candidate)[:NAME_LIMIT].rstrip() if isinstance(candidate, str) else ""
         if name:
             return name
     return UNNAMED

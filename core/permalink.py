@@ -29,7 +29,7 @@ from typing import NamedTuple
 from urllib.parse import parse_qsl
 
 from .catalogue import Catalogue
-from .config_reader import MAX_CONFIG_BYTES
+from .config_reader import MAX_CONFIG_BYTES, printable_name
 from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_catalogue
 from .models import ModelSpec
 from .pins import MAX_PINS, Pin
@@ -285,9 +285,12 @@ def _pin_name(given, index: int, notices: list[str]) -> str:
     if not isinstance(given, str):
         notices.append(f"{default}: ignored its name: not text (a JSON {_json_kind(given)})")
         return default
+    # Shown as written, never run: a bidi override or a control character is its escape (a trial's U+202E showed
+    # the name reversed), as a config's name is (core.config_reader.printable_name).
+    given = printable_name(given)
     if len(given) > MAX_PIN_NAME:
         notices.append(f"{default}: its name was cut to {MAX_PIN_NAME} characters (of {len(given):,})")
-    return given[:MAX_PIN_NAME]
+    return given[:MAX_PIN_NAME] or default
 
 
 def _json_kind(value) -> str:

@@ -1972,3 +1972,19 @@ def test_in_present_mode_on_a_phone_the_tour_card_comes_before_the_chart(page, l
         else:
             assert card["x"] > chart["x"] + chart["width"] - 5  # beside it
         assert page.errors == []
+
+
+def test_a_pin_name_without_spaces_breaks_in_compares_key_and_a_bidi_override_is_shown_not_run(page, lab_url):
+    """A trial's link named a pin 500 letters without a space (cut to 40): Compare's key grew past the tab, its "what
+    differs" clipped and "bound" off screen; a name with U+202E showed reversed."""
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "a" * 500, "batch": "4"}, {"name": "RTL \u202eLTR", "weight-dtype": "int4"}])
+    _open(page, f"{lab_url}?tab=Compare&pins={quote(pins)}", {"width": 1280, "height": 720},
+          wait="[data-readout=compare-key]")
+    table = page.locator("table.compare-key")
+    box = table.evaluate("t => [t.parentElement.clientWidth, t.scrollWidth]")
+    assert box[1] <= box[0], box  # the whole key shows, "bound" included
+    names = page.locator("table.compare-key td.v").all_inner_texts()
+    assert names == ["a" * 40, "RTL \\u202eLTR"]
+    assert page.errors == []
