@@ -373,9 +373,10 @@ class TourView(pn.viewable.Viewer):
 
 def strip_html(numbers: tuple[tuple[str, str], ...], step: int) -> str:
     """Present mode's strip: each ``(value, what it is)`` of :meth:`core.tour.TourStep.strip` as a large figure
-    over its name ("" for a step that quotes no number)."""
+    over its name; for a step that quotes no number an empty strip of the same height, so that where the strip
+    takes a row of its own (1024 px) "Next" stays put from step 1 to step 2 (a trial's pointer missed it by 46 px)."""
     if not numbers:
-        return ""
+        return f'<div class="tour-strip empty" data-strip-step="{step}" aria-hidden="true"></div>'
     cells = "".join(f'<div class="n"><b>{escape(value)}</b><span>{escape(label)}</span></div>'
                     for value, label in numbers)
     return (f'<div class="tour-strip" data-readout="tour-strip" data-strip-step="{step}" role="note" '

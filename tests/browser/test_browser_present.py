@@ -1988,3 +1988,15 @@ def test_a_pin_name_without_spaces_breaks_in_compares_key_and_a_bidi_override_is
     names = page.locator("table.compare-key td.v").all_inner_texts()
     assert names == ["a" * 40, "RTL \\u202eLTR"]
     assert page.errors == []
+
+
+def test_at_1024_px_next_stays_put_from_a_step_without_numbers_to_one_with(page, lab_url):
+    """A trial at 1024 × 768: step 1 has no numbers strip, and from step 2 the strip's own row moved "Next" 46 px
+    down; a teacher's pointer missed it."""
+    _open(page, lab_url + "?present=true&tour=1", {"width": 1024, "height": 768}, wait=".tour-card")
+    first = page.locator(".tour-next button").bounding_box()["y"]
+    page.locator(".tour-next button").click()
+    page.wait_for_selector("[data-readout=tour-strip]")
+    page.wait_for_timeout(800)
+    assert abs(page.locator(".tour-next button").bounding_box()["y"] - first) <= 1
+    assert page.errors == []
