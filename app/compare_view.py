@@ -198,7 +198,7 @@ class CompareView(pn.viewable.Viewer):
                               line_width=1))
             fig.add_layout(spans[0])
         place_labels_in_browser(fig, labels, marks.glyph, "text", steps=LABEL_STEPS, both_sides=False, shown="shown",
-                                fallback="brief", pad=12, spans=spans, bars=[bars])
+                                fallback="brief", pad=12, spans=spans, bars=[bars], own_only=True)
         fit = CustomJS(args={"fig": fig, "source": source, "glyph": marks.glyph, "labels": labels}, code=FIT_RANGE)
         for model, prop in ((fig, "inner_height"), (source, "data"), (marks.glyph, "size"),
                             (labels, "text_font_size")):

@@ -236,7 +236,7 @@ for (let i = 0; i < n; i++) {
       if (best !== null) { break; }
     }
     return {text, w, prefer, boxAt, best, first, spare, clearBox, unclaimed,
-            found: best !== null || unclaimed !== null || clearBox !== null};
+            found: best !== null || (!ownOnly && (unclaimed !== null || clearBox !== null))};
   };
   let placed = attempt(text);
   // With `fallbackField` a label with no clear place tries its shorter text (the value without its note: the note
@@ -252,9 +252,12 @@ for (let i = 0; i < n; i++) {
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
   // phone) stays beside its point, on the side with room, and the frame cuts it (no leader line from a corner).
-  const [step, side, box] = best || unclaimed || clearBox || (mayHide ? null : spare) || first
+  // With `ownOnly` (and `shown`) a label is shown only where it is nearer its own marker than any other: a value
+  // nearer a neighbour's mark reads as the neighbour's (Compare with twelve pins on a phone), and its hover has it.
+  const loose = ownOnly && mayHide ? null : unclaimed || clearBox;
+  const [step, side, box] = best || loose || (mayHide ? null : spare) || first
     || [0, prefer, boxAt(0, prefer)];
-  const shows = best !== null || unclaimed !== null || clearBox !== null || !mayHide;
+  const shows = best !== null || loose !== null || !mayHide;
   if (shows) { taken.push(box); texts.push(box); }
   keep.push(shows ? text : "");
   const slid = slide && side === 0;  // its offsets from its box
@@ -294,7 +297,7 @@ if (layout != null) { layout.execute(cb_obj); }"""
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
                             both_sides: bool | str = True, shown: str | None = None, short: str | None = None,
                             fallback: str | None = None, pad: float = 0, marks=(), bars=(),
-                            spans=(), leader_lines: bool = True,
+                            spans=(), leader_lines: bool = True, own_only: bool = False,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers and those of the renderers ``marks`` (Scatter glyphs: the other series),
@@ -318,6 +321,10 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
     On log or linear axes a label moved away from its point is joined to it by a leader line
     (:data:`LEADER_STYLE`).
+
+    With ``own_only`` (and ``shown``) a label is shown only at a place nearer its own marker than any other's (else
+    its ``fallback`` text's, else none): on a chart without leader lines a value nearer a neighbour's mark reads as
+    the neighbour's.
 
     With ``leader_lines`` False the leader lines' source is made but not drawn: :func:`draw_leaders` draws it
     when the chart first has labels (a chart that seldom has any saves the renderer's models).
@@ -346,7 +353,7 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
                               "marks": list(marks), "bars": list(bars), "spans": list(spans), "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "shortField": short, "fallbackField": fallback,
-                              "pad": pad, "leaders": leaders},
+                              "pad": pad, "leaders": leaders, "ownOnly": own_only},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]

@@ -2000,3 +2000,48 @@ def test_at_1024_px_next_stays_put_from_a_step_without_numbers_to_one_with(page,
     page.wait_for_timeout(800)
     assert abs(page.locator(".tour-next button").bounding_box()["y"] - first) <= 1
     assert page.errors == []
+
+
+COMPARE_LABELS_NEARER_ANOTHER = r"""(name) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
+  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
+  const r = fig.center.find((m) => m.type === 'LabelSet'), v = Bokeh.index.find_one(r);
+  const size = parseFloat(val(r.text_font_size)), line = 1.25 * size;
+  ctx.font = `${size}px helvetica`;
+  const texts = r.source.data.shown, out = [];
+  const dist = (b, px, py) => Math.hypot(Math.max(b[0] - px, 0, px - b[1]), Math.max(b[2] - py, 0, py - b[3]));
+  for (let j = 0; j < texts.length; j++) {
+    if (!texts[j]) { continue; }
+    const w = ctx.measureText(String(texts[j])).width, x = v.sx[j] + v.x_offset.get(j), a = r.source.data.align[j];
+    const left = a === 'right' ? x - w : a === 'center' ? x - w / 2 : x, y = v.sy[j] - v.y_offset.get(j);
+    const box = [left, left + w, y - line / 2, y + line / 2], own = dist(box, v.sx[j], v.sy[j]);
+    for (let i = 0; i < texts.length; i++) {
+      if (i !== j && dist(box, v.sx[i], v.sy[i]) < own - 0.5) { out.push([String(texts[j]), j + 1, i + 1]); }
+    }
+  }
+  return out; }"""
+
+
+def test_with_twelve_pins_on_a_phone_no_compare_value_sits_nearer_another_pins_mark(page, lab_url):
+    """A trial's twelve pins at 390 px: pin 7's "87.4" sat right over pin 8's mark and read as pin 8's.  A value is
+    shown only where it is nearer its own mark than any other (else its hover has it)."""
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"},
+                       {"name": "k=4", "spec-k": "4"}, {"name": "baseline"},
+                       {"name": "8B B=56", "model": "llama-3-8b", "batch": "56"},
+                       {"name": "H200 B=16", "gpu": "h200", "batch": "16"}, {"name": "TP=2", "tp": "2"},
+                       {"name": "Mixtral EP2", "model": "mixtral-8x7b", "ep": "2", "tp": "2"},
+                       {"name": "k=8", "spec-k": "8", "acceptance": "0.9"},
+                       {"name": "FP8 B=64 TP=4", "weight-dtype": "fp8", "batch": "64", "tp": "4"},
+                       {"name": "graphs", "weight-dtype": "int4", "cuda-graphs": "true"},
+                       {"name": "DeepSeek-V3", "model": "deepseek-v3", "tp": "8", "pp": "4"}])
+    _open(page, f"{lab_url}?model=llama-3-70b&tp=2&tab=Compare&pins={quote(pins)}", {"width": 390, "height": 844},
+          wait="[data-readout=compare-key]")
+    page.wait_for_function("Bokeh.documents[0].get_model_by_name('compare-memory').data.value.length === 12")
+    page.locator("[data-readout=compare-key]").scroll_into_view_if_needed()
+    page.wait_for_timeout(1500)
+    for key in ("tokens_per_sequence", "memory", "weights", "tpot"):
+        assert page.evaluate(COMPARE_LABELS_NEARER_ANOTHER, f"compare-{key}-fig") == [], key
+        assert any(page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('compare-{key}').data.shown)"))
+    assert page.errors == []
