@@ -6,6 +6,7 @@ and through BokehJS's views (where each label and marker lands, in canvas pixels
 """
 
 import json
+import math
 
 import pytest
 from conftest import PROJECTOR, click_until, open_on_projector
@@ -1920,7 +1921,7 @@ def test_a_present_mode_tour_link_opened_on_a_phone_wraps_its_numbers_and_never_
     assert page.errors == []
 
 
-COMPARE_LABELS_ON_BARS = r"""(name) => {
+COMPARE_LABEL_BOXES = r"""(name) => {
   const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
   const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
   const r = fig.center.find((m) => m.type === 'LabelSet'), v = Bokeh.index.find_one(r);
@@ -1928,17 +1929,33 @@ COMPARE_LABELS_ON_BARS = r"""(name) => {
   ctx.font = `${size}px helvetica`;
   const bar = fig.renderers.find((m) => m.glyph.type === 'VBar');
   const half = bar.glyph.width.value / 2 / (fig.x_range.end - fig.x_range.start) * fig.inner_width;
-  const texts = r.source.data.shown, bottom = fig.inner_height, hits = [];
+  const texts = r.source.data.shown, out = [];
   for (let j = 0; j < texts.length; j++) {
-    if (!texts[j]) { continue; }
     const w = ctx.measureText(String(texts[j])).width, x = v.sx[j] + v.x_offset.get(j), a = r.source.data.align[j];
     const left = a === 'right' ? x - w : a === 'center' ? x - w / 2 : x, y = v.sy[j] - v.y_offset.get(j);
-    for (let i = 0; i < texts.length; i++) {
-      if (i !== j && left < v.sx[i] + half && v.sx[i] - half < left + w && y - line / 2 < bottom
-          && v.sy[i] < y + line / 2) { hits.push([String(texts[j]), i + 1]); }
-    }
+    out.push([String(texts[j]), v.sx[j], v.sy[j], [left, left + w, y - line / 2, y + line / 2]]);
   }
-  return hits; }"""
+  return {labels: out, half: half, bottom: fig.inner_height}; }"""
+
+
+def _compare_labels_on_bars(page, name: str) -> list:
+    """The shown labels of Compare row ``name`` that meet another pin's bar: ``[text, that pin's number]``."""
+    got = page.evaluate(COMPARE_LABEL_BOXES, name)
+    labels, half, bottom = got["labels"], got["half"], got["bottom"]
+    return [[text, i + 1] for j, (text, *_, box) in enumerate(labels) if text
+            for i, (_t, x, y, _b) in enumerate(labels)
+            if i != j and box[0] < x + half and x - half < box[1] and box[2] < bottom and y < box[3]]
+
+
+def _compare_labels_nearer_another(page, name: str) -> list:
+    """The shown labels of Compare row ``name`` nearer another pin's mark than their own: ``[text, own, other]``."""
+    labels = page.evaluate(COMPARE_LABEL_BOXES, name)["labels"]
+
+    def dist(b, px, py):
+        return math.hypot(max(b[0] - px, 0, px - b[1]), max(b[2] - py, 0, py - b[3]))
+
+    return [[text, j + 1, i + 1] for j, (text, x0, y0, box) in enumerate(labels) if text
+            for i, (_t, x, y, _b) in enumerate(labels) if i != j and dist(box, x, y) < dist(box, x0, y0) - 0.5]
 
 
 def test_a_compare_value_never_sits_on_another_pins_bar(page, lab_url):
@@ -1954,7 +1971,7 @@ def test_a_compare_value_never_sits_on_another_pins_bar(page, lab_url):
     for key in ("tokens_per_sequence", "expected_tokens", "tokens_aggregate", "expected_tokens_aggregate", "tpot"):
         shown = page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('compare-{key}').data.shown)")
         assert all(shown), (key, shown)  # each pin's value is said
-        assert page.evaluate(COMPARE_LABELS_ON_BARS, f"compare-{key}-fig") == [], key
+        assert _compare_labels_on_bars(page, f"compare-{key}-fig") == [], key
     assert page.errors == []
 
 
@@ -2002,26 +2019,6 @@ def test_at_1024_px_next_stays_put_from_a_step_without_numbers_to_one_with(page,
     assert page.errors == []
 
 
-COMPARE_LABELS_NEARER_ANOTHER = r"""(name) => {
-  const fig = Bokeh.documents[0].get_model_by_name(name), ctx = document.createElement('canvas').getContext('2d');
-  const val = (v) => (v && typeof v === 'object' && 'value' in v) ? v.value : v;
-  const r = fig.center.find((m) => m.type === 'LabelSet'), v = Bokeh.index.find_one(r);
-  const size = parseFloat(val(r.text_font_size)), line = 1.25 * size;
-  ctx.font = `${size}px helvetica`;
-  const texts = r.source.data.shown, out = [];
-  const dist = (b, px, py) => Math.hypot(Math.max(b[0] - px, 0, px - b[1]), Math.max(b[2] - py, 0, py - b[3]));
-  for (let j = 0; j < texts.length; j++) {
-    if (!texts[j]) { continue; }
-    const w = ctx.measureText(String(texts[j])).width, x = v.sx[j] + v.x_offset.get(j), a = r.source.data.align[j];
-    const left = a === 'right' ? x - w : a === 'center' ? x - w / 2 : x, y = v.sy[j] - v.y_offset.get(j);
-    const box = [left, left + w, y - line / 2, y + line / 2], own = dist(box, v.sx[j], v.sy[j]);
-    for (let i = 0; i < texts.length; i++) {
-      if (i !== j && dist(box, v.sx[i], v.sy[i]) < own - 0.5) { out.push([String(texts[j]), j + 1, i + 1]); }
-    }
-  }
-  return out; }"""
-
-
 def test_with_twelve_pins_on_a_phone_no_compare_value_sits_nearer_another_pins_mark(page, lab_url):
     """A trial's twelve pins at 390 px: pin 7's "87.4" sat right over pin 8's mark and read as pin 8's.  A value is
     shown only where it is nearer its own mark than any other (else its hover has it)."""
@@ -2042,6 +2039,6 @@ def test_with_twelve_pins_on_a_phone_no_compare_value_sits_nearer_another_pins_m
     page.locator("[data-readout=compare-key]").scroll_into_view_if_needed()
     page.wait_for_timeout(1500)
     for key in ("tokens_per_sequence", "memory", "weights", "tpot"):
-        assert page.evaluate(COMPARE_LABELS_NEARER_ANOTHER, f"compare-{key}-fig") == [], key
+        assert _compare_labels_nearer_another(page, f"compare-{key}-fig") == [], key
         assert any(page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('compare-{key}').data.shown)"))
     assert page.errors == []
