@@ -158,7 +158,14 @@ class PinsView(pn.viewable.Viewer):
         The message then says what the roofline alone does not (:func:`core.pins.preset_notes`): an MoE
         trio's batch 4 and k = 4 touch more experts than batch 1, a trio kept as stored starts there.
         """
-        trio = lever_preset(self.scenario.levers(), self.scenario.catalogue)
+        # A trio already pinned (pressed twice, or from B = 8 after B = 1: the same three pins) is not pinned again:
+        # a trial's second press made three pins of the same names.
+        trio = [pin for pin in lever_preset(self.scenario.levers(), self.scenario.catalogue) if pin not in self.pins]
+        if not trio:
+            self.message.say('<div class="caption" data-readout="pins-trio">This scenario\'s trio is pinned '
+                             "already.</div>")
+            self._status("This scenario's trio is pinned already.")
+            return
         before = len(self.pins)
         self.set_pins([*self.pins, *trio])
         if len(self.pins) > before:

@@ -385,3 +385,16 @@ def test_compare_says_what_a_speculating_pins_ceiling_assumes():
     assert ("k = 4: a speculating pin&#x27;s ceiling counts the E = 2.53 tokens a verify step keeps at the acceptance "
             "rate α = 0.7, not all 4") in html
     assert "compare-speculation" not in compare_key_html(rows[:2])  # batch 4 and INT4 assume nothing of the kind
+
+
+def test_the_trio_pressed_twice_is_pinned_once():
+    """A trial pressed "Pin batch 4 vs INT4 vs k = 4" twice: six pins, three names each twice."""
+    lab = Lab(query={"model": "llama-3-8b"})
+    lab.pins.add_preset()
+    lab.scenario.batch = 8  # the trio moves B = 1, k = 1: the same three pins
+    lab.pins.add_preset()
+    assert [p.name.split(" · ")[0] for p in lab.state.pins] == ["batch 4", "INT4 weights", "speculation k=4"]
+    assert "pinned already" in lab.pins.message.text
+    lab.scenario.model = "llama-3-70b"
+    lab.pins.add_preset()
+    assert len(lab.state.pins) == 6

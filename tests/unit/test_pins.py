@@ -90,6 +90,7 @@ def test_the_trio_button_adds_to_the_pins():
     lab.pin_current()
     lab.pins.add_preset()
     assert len(lab.state.pins) == 4 and lab.state.pins[0].name == "Llama-3-70B · h100-sxm · baseline"
+    lab.scenario.gpu = "h200"
     lab.pins.add_preset()  # again, on the H200
     assert len(lab.state.pins) == 7
     lab.pins.set_pins([])
