@@ -573,14 +573,14 @@ def _rope_context(rope: dict, cfg: dict, fields: dict) -> str:
     factor, original = rope.get("factor"), rope.get("original_max_position_embeddings",
                                                     cfg.get("original_max_position_embeddings"))
     given = fields.get("max_context") or 0
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 2**40
-                  for v in (factor, original))
-    if not numbers:
-        return (f"rope_scaling {kind} (factor {_show(factor if factor is not None else '?')}) without "
-                f"original_max_position_embeddings: the trained context is max_position_embeddings as given "
-                f"({given:,}), not multiplied by the factor (Llama-3.1 and DeepSeek-V3 write the extended length "
-                "there)")
-    extended = int(original * factor)
+    number = [isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 2**40 for v in (factor, original)]
+    extended = int(original * factor) if all(number) else 0
+    if original is None or not 0 < extended < 2**40:
+        why = ("without original_max_position_embeddings" if original is None else
+               f"(original_max_position_embeddings {_show(original)}) not two positive numbers of a context's size")
+        return (f"rope_scaling {kind} (factor {_show(factor if factor is not None else '?')}) {why}: the trained "
+                f"context is max_position_embeddings as given ({given:,}), not multiplied by the factor (Llama-3.1 "
+                "and DeepSeek-V3 write the extended length there)")
     if extended > given:
         fields["max_context"] = extended
         return (f"rope_scaling {kind}: the trained context is original_max_position_embeddings × factor = "

@@ -160,6 +160,10 @@ def test_rope_scaling_extends_the_context_only_where_the_config_says_so():
     assert bare.max_context == 4096
     assert any("without original_max_position_embeddings: the trained context is max_position_embeddings as given "
                "(4,096)" in a for a in bare.assumptions)
+    nan = read({**base, "max_position_embeddings": 4096,
+                "rope_scaling": {"type": "yarn", "factor": float("nan"), "original_max_position_embeddings": 4096}})
+    assert nan.max_context == 4096  # a factor that is no number: as given, and the assumption says why
+    assert any("(original_max_position_embeddings 4096) not two positive numbers" in a for a in nan.assumptions)
 
 
 def test_gptq_4bit_adds_scale_and_zero_overhead():
