@@ -329,8 +329,12 @@ def test_hardware_step_1_shows_every_lever_group_and_show_your_work_above_the_fo
     page.get_by_text("Show your work", exact=True).click()
     work = page.get_by_text("2·M·K·N", exact=False).first
     work.wait_for(timeout=10_000)
+    # In the chart's place, above the fold, once the page is laid out again (a loaded CI machine measured it at
+    # 684 px mid-layout, and at under 620 px a moment later).
+    page.wait_for_function(f"(el) => el.getBoundingClientRect().top < {PROJECTOR['height'] - 100}",
+                           arg=work.element_handle(), timeout=5_000)
     top = work.bounding_box()["y"]
-    assert top < PROJECTOR["height"] - 100, top  # in the chart's place, above the fold
+    assert top < PROJECTOR["height"] - 100, top
     page.get_by_text("GEMM C = AB", exact=True).click()  # a group opens to its levers
     page.get_by_text("M:", exact=False).first.wait_for(timeout=10_000)
     assert errors == []
