@@ -8,8 +8,17 @@ from html import escape
 import panel as pn
 import param
 
-from core.config_reader import printable_name
-from core.pins import MAX_PINS, Pin, PinRow, bound_text, bound_word, default_pin_name, lever_preset, preset_notes
+from core.pins import (
+    MAX_PINS,
+    Pin,
+    PinRow,
+    bound_text,
+    bound_word,
+    default_pin_name,
+    given_pin_name,
+    lever_preset,
+    preset_notes,
+)
 from core.precision import get_precision
 from core.scenario import ONE_GPU, ScenarioResult
 from core.units import TFLOP, GiB, fmt_rate, fmt_seconds, fmt_sig
@@ -194,17 +203,17 @@ class PinsView(pn.viewable.Viewer):
 
     def _rename(self) -> None:
         # value_input follows each keystroke; value waits for Enter or blur.
-        name = printable_name(self.new_name.value_input or "")  # a bidi override shown as its escape, never run
+        name, _ = given_pin_name(self.new_name.value_input or "")  # a bidi override shown as its escape, never run
         if self.which.value is None or not name:
             self.message.say('<div class="warn">Choose a pin and type its new name.</div>')
             self._status("Not renamed: choose a pin and type its new name.")
             return
         pins = list(self.pins)
-        pins[self.which.value] = replace(pins[self.which.value], name=name[:40])  # a trio pin keeps its origin
+        pins[self.which.value] = replace(pins[self.which.value], name=name)  # a trio pin keeps its origin
         i = self.which.value
         self.new_name.value = ""
         self.set_pins(pins)
-        self._status(f"Renamed pin {i + 1} “{name[:40]}”.")
+        self._status(f"Renamed pin {i + 1} “{name}”.")
 
     def _clear(self) -> None:
         had = len(self.pins)

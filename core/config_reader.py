@@ -292,12 +292,26 @@ def _file_part(file_name: str) -> str:
     return "" if stem.strip().lower() == "config" else stem
 
 
-def printable_name(text: str) -> str:
+def printable_name(text: str, limit: int | None = None) -> str:
     r"""``text`` as a name is shown: each run of whitespace one space, and every other character a terminal or a
     page would not print (ESC, BEL, a C1 control, a bidi override) written as its escape, ``\x1b``, as the CLI
-    writes them (:func:`core.cli.one_line`)."""
-    text = "".join(c if c.isprintable() else " " if c.isspace() else repr(c)[1:-1] for c in text)
-    return " ".join(text.split())
+    writes them (:func:`core.cli.one_line`); at most ``limit`` characters (None: all), cut between whole
+    characters as shown, so that an escape is never cut short (``\u20``) and no space ends it.
+
+    >>> printable_name("evil\u202e  name\x1b", limit=10)
+    'evil\\u202e'
+    """
+    shown = [[c if c.isprintable() else repr(c)[1:-1] for c in word] for word in text.split()]
+    pieces = [piece for i, word in enumerate(shown) for piece in ([" "] if i else []) + word]
+    if limit is not None:
+        kept, length = [], 0
+        for piece in pieces:
+            if length + len(piece) > limit:
+                break
+            kept.append(piece)
+            length += len(piece)
+        pieces = kept
+    return "".join(pieces).rstrip()
 
 
 def config_name(config: dict, file_name: str = "") -> str:
@@ -346,7 +360,7 @@ def config_name(config: dict, file_name: str = "") -> str:
         model_type,
     )
     for candidate in candidates:
-        name = printable_name(candidate)[:NAME_LIMIT].rstrip() if isinstance(candidate, str) else ""
+        name = printable_name(candidate, NAME_LIMIT) if isinstance(candidate, str) else ""
         if name:
             return name
     return UNNAMED

@@ -29,10 +29,10 @@ from typing import NamedTuple
 from urllib.parse import parse_qsl
 
 from .catalogue import Catalogue
-from .config_reader import MAX_CONFIG_BYTES, printable_name
+from .config_reader import MAX_CONFIG_BYTES
 from .hardware import CUSTOM_ROOFS, Accelerator, accelerator_form, custom_accelerator, load_catalogue
 from .models import ModelSpec
-from .pins import MAX_PINS, Pin
+from .pins import MAX_PIN_NAME, MAX_PINS, Pin, given_pin_name
 from .scenario import LEVERS, Scenario
 
 #: Query keys that are not levers.
@@ -49,8 +49,6 @@ MAX_SCENARIO_CHARS = MAX_CONFIG_BYTES + 2 * 20_000 + 10_000
 SCENARIO_KIND = "roofline-lab scenario"
 #: Longest ``pins`` or ``custom-gpu`` text read (8 pins of every lever fit in 4 kB).
 MAX_JSON_TEXT = 20_000
-#: Longest pin name kept.
-MAX_PIN_NAME = 40
 #: Longest link query opened, characters of the query as sent (percent-encoded).  The longest the lab writes is
 #: 31,655 (a config.json of :data:`MAX_LINK_CONFIG_CHARS`, 16 pins with 40-character names of 4-byte characters,
 #: every lever moved to a 15-digit value, a custom GPU with every roof, the seven ladder rungs reordered, a mix and
@@ -286,11 +284,11 @@ def _pin_name(given, index: int, notices: list[str]) -> str:
         notices.append(f"{default}: ignored its name: not text (a JSON {_json_kind(given)})")
         return default
     # Shown as written, never run: a bidi override or a control character is its escape (a trial's U+202E showed
-    # the name reversed), as a config's name is (core.config_reader.printable_name).
-    given = printable_name(given)
-    if len(given) > MAX_PIN_NAME:
-        notices.append(f"{default}: its name was cut to {MAX_PIN_NAME} characters (of {len(given):,})")
-    return given[:MAX_PIN_NAME] or default
+    # the name reversed), as a config's name is.
+    name, length = given_pin_name(given)
+    if length > MAX_PIN_NAME:
+        notices.append(f"{default}: its name was cut to {MAX_PIN_NAME} characters (of {length:,})")
+    return name or default
 
 
 def _json_kind(value) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from .catalogue import Catalogue
+from .config_reader import printable_name
 from .coverage import beyond_calibration
 from .expected import engine_label, engine_names, expected_step
 from .precision import get_precision
@@ -28,7 +29,7 @@ from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
 
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
-           "default_pin_name", "evaluate_pin", "lever_preset", "lever_text",
+           "default_pin_name", "evaluate_pin", "given_pin_name", "lever_preset", "lever_text",
            "preset_notes", "speculation_notes", "trio_base"]
 
 #: Pins a session keeps at once (3 levers x 2 models x 2 GPUs = 12 fit, with room to spare).
@@ -334,6 +335,18 @@ def pin_name(parts: list[str], shorten: int) -> str:
     if keep >= 3:
         return " · ".join([*parts[:shorten], parts[shorten][:keep].rstrip() + "…", *parts[shorten + 1:]])
     return name[:MAX_PIN_NAME - 1].rstrip() + "…"
+
+
+def given_pin_name(text: str) -> tuple[str, int]:
+    r"""A name a person gave a pin (typed in the Pins tab, or in a link's ``pins=``) as the lab shows it, and how
+    long it was: one line of printable text (a bidi override or a control character written as its escape,
+    :func:`core.config_reader.printable_name`), cut to :data:`MAX_PIN_NAME` characters between whole
+    characters as shown; the length is the whole name's, as shown, for a notice that it was cut.
+
+    >>> given_pin_name("batch\u202e 4")
+    ('batch\\u202e 4', 13)
+    """
+    return printable_name(text, MAX_PIN_NAME), len(printable_name(text))
 
 
 def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:

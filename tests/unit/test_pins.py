@@ -502,3 +502,26 @@ def test_the_scenario_pinned_after_its_trio_is_named_its_baseline():
     assert default_pin_name(s.levers(), at_8) == "Llama-3-70B · h100-sxm · B=8"
     s.batch = 1
     assert default_pin_name(s.levers(), at_8) == "Llama-3-70B · h100-sxm · baseline"
+
+
+def test_a_name_typed_or_linked_is_cut_by_one_rule_between_whole_escapes():
+    """Review: the link and the rename each cut a name at 40 characters after writing a bidi override as its escape,
+    so a name could end mid-escape ("… \\u20"), and the rename's 40 was a literal of its own."""
+    import json
+
+    from app.lab import Lab
+    from core.permalink import from_query
+    from core.pins import MAX_PIN_NAME
+
+    name = "x" * 36 + "\u202e" + "tail"  # the escape "\u202e" (6 characters) starts at 37: it does not fit whole
+    link = from_query({"pins": json.dumps([{"name": name, "batch": "4"}])})
+    assert [p.name for p in link.pins] == ["x" * 36]
+    assert link.notices == [f"pin 1: its name was cut to {MAX_PIN_NAME} characters (of 46)"]
+    lab = Lab(Scenario(), {"pins": '[{"name": "a", "batch": "4"}]'})
+    lab.pins.which.value = 0
+    lab.pins.new_name.value_input = name
+    lab.pins.rename.clicks += 1
+    assert lab.pins.pins[0].name == "x" * 36
+    lab.pins.new_name.value_input = "\u202e" * 7  # 42 characters shown: six overrides whole, the seventh left out
+    lab.pins.rename.clicks += 1
+    assert lab.pins.pins[0].name == "\\u202e" * 6
