@@ -118,7 +118,7 @@ def build_exports(state: LabState) -> pn.Column:
         """The scenario's expected step with its TTFT, as ``explain --json`` has it (the session's own has no
         prefill chain: the page's readouts do not need it); the session's where the prefill cannot be evaluated."""
         try:
-            return expected_for_scenario(state.scenario, state.engine_preset)
+            return expected_for_scenario(state.scenario, state.engine_preset, result=state.result)
         except Exception:  # noqa: BLE001 - the decode chain alone, as the Expected tab then shows it
             return state.expected
 

@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             scenario.add_gpu(custom[0])
         add_config_model(scenario, args)
         result = scenario.evaluate()
-        expected_step = expected.from_cli(scenario, args)
+        expected_step = expected.from_cli(scenario, args, result)
         if args.json:
             out = scenario_json(result, expected_step)
             if custom:

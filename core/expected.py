@@ -998,14 +998,15 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approxi
 
 
 # -- the command line's additions (kept here so core/cli.py only calls them) ---------------------------------------
-def expected_for_scenario(scenario, engine: str | None = None, **options) -> ExpectedStep:
+def expected_for_scenario(scenario, engine: str | None = None, result=None, **options) -> ExpectedStep:
     """:func:`expected_step` of a :class:`~core.scenario.Scenario`, with the prefill of one prompt for TTFT.
 
     Args:
         scenario: the scenario (its levers and catalogue).
         engine, **options: as :func:`expected_step`.
+        result: ``scenario.evaluate()`` where the caller holds it already (None: evaluated here).
     """
-    result = scenario.evaluate()
+    result = scenario.evaluate() if result is None else result
     ttft = scenario.clone(phase="prefill", batch=1).evaluate()
     return expected_step(result, engine, ttft_result=ttft, **options)
 
@@ -1024,10 +1025,10 @@ def add_cli_arguments(parser) -> None:
                              "looks up, default) or article (the whole table every step, as the ceiling counts it)")
 
 
-def from_cli(scenario, args) -> ExpectedStep:
-    """The expected step the ``explain`` flags ask for."""
+def from_cli(scenario, args, result=None) -> ExpectedStep:
+    """The expected step the ``explain`` flags ask for (``result``: the scenario's, where the caller holds it)."""
     engine = getattr(args, "engine", None)
-    return expected_for_scenario(scenario, None if engine == "generic" else engine,
+    return expected_for_scenario(scenario, None if engine == "generic" else engine, result=result,
                                  embedding=getattr(args, "embedding", "gathered"))
 
 

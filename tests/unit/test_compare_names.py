@@ -398,3 +398,22 @@ def test_the_trio_pressed_twice_is_pinned_once():
     lab.scenario.model = "llama-3-70b"
     lab.pins.add_preset()
     assert len(lab.state.pins) == 6
+
+
+def test_the_json_download_evaluates_only_the_prompt_it_adds(monkeypatch):
+    """Review: the download evaluated the session's scenario again (for its expected step) although the session holds
+    its result; it evaluates only the prefill of one prompt the TTFT needs.  ``explain`` likewise."""
+    from core.cli import main
+    from core.scenario import Scenario
+
+    lab = Lab(query={"engine": "vLLM"})
+    download = next(w for w in build_exports(lab.state).select()
+                    if "download-json" in (getattr(w, "css_classes", None) or []))
+    phases = []
+    real = Scenario.evaluate
+    monkeypatch.setattr(Scenario, "evaluate", lambda self: phases.append(self.phase) or real(self))
+    download.callback()
+    assert phases == ["prefill"]
+    phases.clear()
+    assert main(["explain", "--json"]) == 0
+    assert phases == ["decode", "prefill"]
