@@ -60,7 +60,7 @@ from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
 from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
 from .style import PALETTE as LAB_PALETTE
-from .tour_view import TourKeys
+from .tour_view import TourKeys, key_move
 from .turns import later
 
 X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
@@ -873,16 +873,12 @@ class HardwareView(pn.viewable.Viewer):
 
     # -- the tour ------------------------------------------------------------------------
     def _tour_key(self, action: str) -> None:
-        if action == "next":
-            if self.tour_index is None and self._tour_finished:
-                return  # a stray press after "Finish": the levers stay where the last step left them
-            if self.tour_index == len(HARDWARE_TOUR) - 1:
-                return  # the last step stays on screen for a clicker's press, as the lab's tour's: "Finish" ends it
-            self._tour_next()
-        elif action == "previous" and self.tour_index:
-            self.go(self.tour_index - 1)
-        elif action == "leave":
+        # A stray press after "Finish" starts nothing: the levers stay where the last step left them.
+        move = key_move(action, self.tour_index, len(HARDWARE_TOUR), None if self._tour_finished else 0)
+        if move == "leave":
             self.stop_tour()
+        elif move is not None:
+            self.go(move)
 
     def _tour_next(self):
         if self.tour_index is None:

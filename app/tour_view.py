@@ -34,6 +34,26 @@ PRESENT_BUTTON = "present-toggle"
 #: takes a row of its own.
 STRIP_ROW_PX = 700
 
+def key_move(action: str, index: int | None, steps: int, start: int | None) -> int | str | None:
+    """What a key or a clicker's press does to a tour of ``steps`` steps shown at ``index`` (None: not running).
+
+    ``"next"`` shows the next step; on the last step it keeps it on screen (the closing summary is what a class reads
+    while the teacher sums up: a trial's double tap ended the tour), where "Finish" or Esc ends it.  Not running,
+    it shows step ``start`` (None: a press starts nothing, e.g. after "Finish").  ``"previous"`` shows the step
+    before, from the second on; ``"leave"`` (Esc) ends a running tour.
+
+    Returns:
+        the step to show (0-based), ``"leave"``, or None (nothing to do).
+    """
+    if index is None:
+        return start if action == "next" else None
+    if action == "next":
+        return index + 1 if index < steps - 1 else None
+    if action == "previous":
+        return index - 1 if index > 0 else None
+    return "leave"
+
+
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
@@ -277,20 +297,13 @@ class TourView(pn.viewable.Viewer):
         self.update(self.state.result)
 
     def _key(self, action: str) -> None:
-        if self.index is None:
-            # A clicker: start the tour, or resume where it was left; a press after "Finish" does nothing.
-            if action == "next" and self.state.present and not self.finished:
-                self.go(self.last_index if self.last_index is not None else 0)
-            return
-        if action == "next":
-            # On the last step a clicker's press keeps it on screen: the closing summary is what the class reads
-            # while the teacher sums up (a trial's double tap ended the tour).  "Finish" or Esc ends it.
-            if self.index < len(TOUR) - 1:
-                self._next()
-        elif action == "previous":
-            self.go(self.index - 1)
-        else:
+        # In present mode a clicker starts the tour, or resumes where it was left; a press after "Finish" does nothing.
+        start = (self.last_index or 0) if self.state.present and not self.finished else None
+        move = key_move(action, self.index, len(TOUR), start)
+        if move == "leave":
             self.stop()
+        elif move is not None:
+            self.go(move)
 
     def _on_jump(self, event) -> None:
         if event.new is not None and event.new >= 0 and event.new != self.index:

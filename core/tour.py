@@ -69,8 +69,9 @@ class TourStep:
         scenario.param.update(**self.levers())
 
     def values(self, result: ScenarioResult) -> dict:
-        """The values this step's templates may quote (:func:`caption_values` of ``result``)."""
-        return caption_values(result)
+        """The values this step's templates may quote (:func:`caption_values` of ``result``, and
+        :func:`step_references`)."""
+        return {**caption_values(result), **step_references()}
 
     def render(self, result: ScenarioResult) -> tuple[str, str]:
         """``(title, caption)`` with ``result``'s numbers filled in."""
@@ -173,6 +174,16 @@ def step_titles() -> tuple[str, ...]:
         levers = step.levers()
         titles.append(step.render(Scenario(**levers).evaluate())[0])
     return tuple(titles)
+
+
+def step_references() -> dict:
+    """The numbers (1-based) of the steps a caption points the class to, found by their titles, so that a reordered
+    tour keeps them right: ``tp2_step``, the step that splits the 70B over two GPUs ("TP = 2: it fits").
+
+    Raises:
+        StopIteration: no step has that title (a test runs every caption).
+    """
+    return {"tp2_step": next(i for i, step in enumerate(TOUR, 1) if step.title.startswith("TP = 2"))}
 
 
 def caption_values(r: ScenarioResult) -> dict:
@@ -349,7 +360,7 @@ TOUR: tuple[TourStep, ...] = (
         {"model": "llama-3-70b", "batch": 4},
         "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte. The star "
         "is hollow: in BF16 the weights alone ({weight_gib:.0f} GiB) overflow one H100's 80 GiB, so it marks where the "
-        "step would land (step 18 splits the model over two GPUs).",
+        "step would land (step {tp2_step} splits the model over two GPUs).",
         numbers=("intensity",),
     ),
     TourStep(

@@ -427,3 +427,28 @@ def test_a_step_whose_star_is_hollow_says_why():
     step, s = TOUR[8], Scenario()
     step.apply(s)
     assert "the weights alone (131 GiB) overflow one H100's 80 GiB" in step.render(s.evaluate())[1]
+
+
+@pytest.mark.parametrize("action, index, start, move", [
+    ("next", None, 3, 3), ("next", None, None, None), ("previous", None, 0, None), ("leave", None, 0, None),
+    ("next", 0, None, 1), ("next", 4, None, None), ("previous", 0, None, None), ("previous", 4, None, 3),
+    ("leave", 2, None, "leave"),
+])
+def test_one_rule_for_a_tours_keys(action, index, start, move):
+    """Both tours (the lab's and the Hardware tab's) move by one rule: on the last of 5 steps "next" keeps it, on
+    the first "previous" does nothing, not running "next" starts at ``start`` (None: nothing)."""
+    from app.tour_view import key_move
+
+    assert key_move(action, index, 5, start) == move
+
+
+def test_a_caption_that_points_to_another_step_names_it_by_its_place_now():
+    """Review: step 9's caption said "step 18 splits the model over two GPUs" as a literal; a reordered tour would
+    have pointed the class to another step.  The number is found from the step's title."""
+    from core.tour import step_references
+
+    n = step_references()["tp2_step"]
+    assert TOUR[n - 1].levers()["tp"] == 2 and TOUR[n - 1].levers()["model"] == "llama-3-70b"
+    s = Scenario()
+    TOUR[8].apply(s)
+    assert f"(step {n} splits the model over two GPUs)" in TOUR[8].render(s.evaluate())[1]
