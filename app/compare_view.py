@@ -85,8 +85,20 @@ if (Math.abs(fig.y_range.start - start) > 1e-9 * top || Math.abs(fig.y_range.end
 
 #: The y ticks' text, as core.units.fmt_sig writes numbers: never in e-notation.
 Y_TICK_CODE = "return tick.toLocaleString('en-US', {maximumSignificantDigits: 4})"
-#: A pin's x tick (its number) shown as its label ("1: batch 4 · Llama…").
-PIN_TICK_CODE = "const s = labels[parseInt(tick, 10) - 1]; return s === undefined ? tick : s"
+#: A pin's x tick (its number) shown as its label ("1: batch 4 · Llama…"), cut further to the room its slot has on
+#: the chart as drawn (about 0.55 em a character, one kept as a gap): :data:`AXIS_ROOM` is a 1280-px page's, and on a
+#: 390-px phone four labels ran into one another ("2: INT4 weights3: speculation k…").  The number alone where fewer
+#: than :data:`AXIS_NAME_LEAST` characters of the name would be left.
+PIN_TICK_CODE = f"const LEAST = {AXIS_NAME_LEAST};" + r"""
+const s = labels[parseInt(tick, 10) - 1];
+if (s === undefined) { return tick; }
+if (plot == null || plot.properties.inner_width.is_unset || !(plot.inner_width > 0)) { return s; }  // not laid out
+const size = parseFloat(axis.major_label_text_font_size) || 11;
+const room = Math.floor(plot.inner_width / ticks.length / (0.55 * size)) - 1;
+if (s.length <= room) { return s; }
+const n = String(tick);
+return room < n.length + 2 + LEAST ? n : s.slice(0, room - 1).replace(/[\s·]+$/, "") + "…";
+"""
 
 
 def pin_axis_labels(names: list[str]) -> list[str]:
@@ -122,7 +134,8 @@ class CompareView(pn.viewable.Viewer):
         self.x_range = FactorRange(factors=[], range_padding=0.12)
         self.sources = {m.key: ColumnDataSource(data=_empty(), name=f"compare-{m.key}") for m in self.metrics}
         #: One tick formatter for every row's x axis: the pins' numbers as their labels.
-        self.pin_ticks = CustomJSTickFormatter(args={"labels": []}, code=PIN_TICK_CODE)
+        # ``plot`` and ``axis``: the first row's, whose width and tick size every row shares (set with the rows).
+        self.pin_ticks = CustomJSTickFormatter(args={"labels": [], "plot": None, "axis": None}, code=PIN_TICK_CODE)
         self._figures: list | None = None  # the small multiples, made with the first pin (figures)
         self.empty = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
@@ -156,6 +169,7 @@ class CompareView(pn.viewable.Viewer):
             top.toolbar_location = "above"
             top.toolbar.autohide = True
             top.add_tools(*image_actions(self._grid, "compare"))
+            self.pin_ticks.args = {**self.pin_ticks.args, "plot": top, "axis": top.xaxis[0]}
             self._present_rows()
             self.chart = pn.pane.Bokeh(self._grid, sizing_mode="stretch_width")
             self.layout.insert(1, self.chart)
@@ -183,8 +197,11 @@ class CompareView(pn.viewable.Viewer):
         # Each value sits right of its mark (or a line above or below it), laid out in the browser clear of the
         # other values and marks; with many pins a value with no room is left out (PLACE_LABELS) and read in the
         # hover. The fitted range (FIT_RANGE) leaves room above the tallest.
+        # On the page's white, so that a value laid over its own pin's bar (the one place it is nearer its own mark
+        # than any other: "23 tokens/s (if it fit)" under its mark) reads whole, not struck through by the bar.
         labels = LabelSet(x="pin", y="value", text="shown", source=source, text_font_size="11px",
-                          text_color=PALETTE["text"])
+                          text_color=PALETTE["text"], background_fill_color="white", background_fill_alpha=0.85,
+                          name=f"compare-{metric.key}-labels")
         fig.add_layout(labels)
         fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
                                                              (metric.label, "@hover")]))
@@ -217,7 +234,7 @@ class CompareView(pn.viewable.Viewer):
     def _refresh(self) -> None:
         rows = self.state.pin_rows
         self.x_range.factors = [str(i + 1) for i in range(len(rows))]
-        self.pin_ticks.args = {"labels": pin_axis_labels([row.pin.name for row in rows])}
+        self.pin_ticks.args = {**self.pin_ticks.args, "labels": pin_axis_labels([row.pin.name for row in rows])}
         metrics = self.metrics
         if self._figures is not None:  # the expected row's title names the engine preset
             for fig, metric in zip(self._figures, metrics, strict=True):

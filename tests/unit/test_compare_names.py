@@ -417,3 +417,13 @@ def test_the_json_download_evaluates_only_the_prompt_it_adds(monkeypatch):
     phases.clear()
     assert main(["explain", "--json"]) == 0
     assert phases == ["decode", "prefill"]
+
+
+def test_a_compare_value_reads_whole_over_its_own_bar(trio):
+    """Last note's item 1: "23 tokens/s (if it fit)", laid under its mark (the one place nearer its own mark than any
+    other's), was struck through by its own grey bar.  Each value is on the page's white, every chart of the tab."""
+    from bokeh.models import LabelSet
+
+    labels = [a for fig in trio.compare.figures for a in fig.center if isinstance(a, LabelSet)]
+    assert len(labels) == len(trio.compare.figures) >= 4
+    assert all(s.background_fill_color == "white" and s.background_fill_alpha >= 0.8 for s in labels)
