@@ -364,6 +364,7 @@ class HardwareView(pn.viewable.Viewer):
                    tools="", toolbar_location=None, name="hw-waves")
         w.x_range = s.x_range
         w.step("n", "waves", source=self.stairs, mode="after", line_width=2, color="#9467bd")
+        w.yaxis.ticker.min_interval = 1  # a wave is whole: no tick at 1.2 waves
         self._figs["waves_fig"] = w
 
     def _build_hierarchy(self):

@@ -86,6 +86,7 @@ def hardware_values(lv: dict) -> dict:
     tm, tn = TILES[lv["tile"]]
     sms, _ = sm_count_for_waves(gpu)
     q = gemm_quantisation(lv["wave_m"], 257, lv["wave_k"], tm, tn, sms, peak)
+    probe = gemm_quantisation(lv["wave_m"], lv["n_probe"], lv["wave_k"], tm, tn, sms, peak)  # the readout's N
     ridges = ridge_points(lv["generations"]) if lv["generations"] else {}
     trend = catalogue_trend()
     sparse = gpu.sparse_flop_per_s.get("bf16")
@@ -112,7 +113,9 @@ def hardware_values(lv: dict) -> dict:
         "n_kernels": n_kernels, "launch_us": lv["launch_latency_us"], "overhead_us": step.overhead_s * 1e6,
         "memory_us": step.memory_s * 1e6, "compute_us": step.compute_s * 1e6, "regime": step.regime,
         "fixes": ", ".join(step.fixes), "params_m": lv["step_params"] / 1e6,
-        "tile": lv["tile"], "padded_257": padded(257, tn), "waves_full": waves(sms, sms),
+        "tile": lv["tile"], "tile_n": tn, "wave_m": lv["wave_m"], "full_n": sms * tn, "n_probe": lv["n_probe"],
+        "probe_blocks": probe.blocks, "probe_waves": probe.waves,
+        "padded_257": padded(257, tn), "waves_full": waves(sms, sms),
         "waves_plus1": waves(sms + 1, sms),
         "extra_work_pct": 100 / sms, "tile_eff": 100 * q.tile_efficiency,
         "ridges": ", ".join(f"{get_accelerator(i).name.replace('NVIDIA ', '').replace('AMD Instinct ', '')} {r:.0f}"
@@ -212,9 +215,13 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "11 · Wave quantisation: {waves_plus1} waves for one extra block",
         "article 000, Peak is not attainable (wave quantisation); NVIDIA Matrix Multiplication Background",
-        {"section": "Tiles and waves"},
-        "{sms} SMs run {sms} thread blocks in {waves_full} wave; {sms} + 1 = 133 blocks take {waves_plus1} waves, "
-        "twice the time for {extra_work_pct:.1f} % more work. The wave count readout shows where the stairs are.",
+        # One row of tiles (M = 128), so that a block is a column of N: N = 132·128 is one block per SM.
+        {"section": "Tiles and waves", "wave_m": 128, "n_min": 132 * 128 - 256, "n_max": 132 * 128 + 384,
+         "n_probe": 132 * 128 + 1},
+        "With M = {wave_m} (one row of {tile} tiles) a thread block is {tile_n} columns of N. N = {full_n:,} makes "
+        "{sms} blocks, one per SM: {waves_full} wave. N = {n_probe:,} makes {sms} + 1 = {probe_blocks} blocks and "
+        "takes {probe_waves} waves, twice the time for {extra_work_pct:.1f} % more work: the stair in the chart, "
+        "and the readout under it.",
     ),
     HardwareTourStep(
         "12 · The hierarchy: which level the traffic hits",
@@ -225,7 +232,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "in SRAM and sends only Θ(N²d²/M) bytes to HBM. A single-level roofline cannot draw this.",
     ),
     HardwareTourStep(
-        "13 · Generations: the ridge keeps climbing",
+        "13 · Generations: the ridge climbs, unless bandwidth catches up",
         "article 000, How the Memory Wall Got Here (generations chart)",
         {"section": "Generations"},
         "Ridge points: {ridges}. More FLOP/s over nearly the same bandwidth pushes more work under the slope; the "

@@ -494,10 +494,11 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "article 004, section 07",
         {"model": "llama-3-70b", "tp": 8, "gpu_hour_price": 2.0},
         "Eight GPUs read 1/8 each: {tpot_ms:.2f} ms per token, but the 160 all-reduces per step cost "
-        "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP; the KV cache has shrunk as "
+        "{comm_ms:.2f} ms, {comm_pct:.0f} % of the step, and do not shrink with TP (the Scaling tab draws each "
+        "TP's step); the KV cache has shrunk as "
         "far as it can ({kv_kib_per_gpu:.0f} KiB per token per GPU: TP = h_kv, one KV head a GPU; past it, GPUs "
         "hold copies). {cost_out} per million "
-        "output tokens at batch 1 (Scaling tab).",
+        "output tokens at batch 1 (the readouts' cost).",
         numbers=("tpot_ms", "comm_ms", "comm_pct", "kv_kib_per_gpu", "cost_out"),
     ),
     GpuTourStep(

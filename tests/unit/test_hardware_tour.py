@@ -29,7 +29,7 @@ def test_every_step_renders_and_sets_every_lever():
     (7, ["136 kernels", "544 µs", "75 µs", "overhead-bound"]),
     (8, ["64 kernels", "memory-bound"]),
     (9, ["N = 384"]),
-    (10, ["133 blocks take 2 waves", "0.8 %"]),
+    (10, ["N = 16,896 makes 132 blocks, one per SM: 1 wave", "132 + 1 = 133 blocks and takes 2 waves", "0.8 %"]),
     (11, ["shared memory (all SMs) 19.49 TB/s, L2 7.219 TB/s, HBM 2.039 TB/s"]),
     (12, ["V100 SXM2 32GB 139", "A100 SXM4 80GB 153", "H100 SXM5 80GB 295", "206", "281"]),
     (13, ["compute-bound on a V100", "memory-bound on an H100", "3.0×", "1.6×", "1.4×"]),
@@ -79,3 +79,18 @@ def test_the_hierarchy_steps_caption_prints_each_bandwidth_as_the_charts_legend_
     for label in legend:
         assert label.split(" ", 1)[1] in text, (label, text)
     assert caption(0).count("3.35 TB/s") == 1  # step 1 (the H100) as core's fmt_bandwidth prints it
+
+
+def test_the_wave_step_shows_the_stair_its_caption_describes():
+    """A teacher's trial: hardware step 11 said "132 + 1 = 133 blocks take 2 waves" over step 10's chart and readout
+    (N = 240 to 400 at M = 132·128: 396 blocks in 3 waves); nothing on screen showed 132 or 133 blocks."""
+    from app.hardware_view import HardwareView
+
+    step = HARDWARE_TOUR[10]
+    view = HardwareView(**{k: v for k, v in step.levers().items() if k != "section"})
+    view.section = "Tiles and waves"
+    assert "133 thread blocks in <b>2 wave(s)</b> on 132 SMs" in view.stairs_readout.object
+    n, waves = view.stairs.data["n"], view.stairs.data["waves"]
+    assert n[0] < 132 * 128 < n[-1]
+    assert (waves[n.index(132 * 128)], waves[n.index(132 * 128 + 1)]) == (1, 2)
+    assert view.waves_fig.yaxis.ticker.min_interval == 1  # whole waves: no tick at 1.2
