@@ -326,6 +326,8 @@ def pin_name(parts: list[str], shorten: int) -> str:
 
     >>> pin_name(["speculation k=4", "Llama-3.1-405B", "h100-pcie"], shorten=1)
     'speculation k=4 · Llama-3.1… · h100-pcie'
+    >>> pin_name(["speculation k=4", "Llama-3-70B", "a100-80gb"], shorten=1)
+    'speculation k=4 · Llama-3… · a100-80gb'
     """
     name = " · ".join(parts)
     over = len(name) - MAX_PIN_NAME
@@ -333,7 +335,17 @@ def pin_name(parts: list[str], shorten: int) -> str:
         return name
     keep = len(parts[shorten]) - over - 1  # the part's characters left beside its "…"
     if keep >= 3:
-        return " · ".join([*parts[:shorten], parts[shorten][:keep].rstrip() + "…", *parts[shorten + 1:]])
+        whole = parts[shorten]
+        cut = whole[:keep]
+        # Between words where a word is left ("Llama-3-7…" read as Llama-3-7B; "Llama-3…" reads as cut), else not
+        # within a number ("Qwen2ForCausa…"), else where it falls.
+        tries = [cut]
+        if cut[-1].isalnum() and whole[keep].isalnum():
+            word_start = len(cut) - next((i for i, c in enumerate(reversed(cut)) if not c.isalnum()), len(cut))
+            tries = [cut[:word_start], cut.rstrip("0123456789"), cut]
+        cut = next(t.rstrip(" -_.·/") for t in tries if len(t.rstrip(" -_.·/")) >= 3 or t is cut)
+        if cut:
+            return " · ".join([*parts[:shorten], cut + "…", *parts[shorten + 1:]])
     return name[:MAX_PIN_NAME - 1].rstrip() + "…"
 
 

@@ -52,12 +52,16 @@ def test_a_long_model_name_is_shortened_in_a_pin_name_not_the_lever_or_the_gpu()
     from core.pins import pin_name
 
     trio = [p.name for p in lever_preset(Scenario(model="llama-3.1-405b", gpu="h100-pcie").levers())]
-    assert trio == ["batch 4 · Llama-3.1-405B · h100-pcie", "INT4 weights · Llama-3.1-40… · h100-pcie",
+    # Cut between words, never within a number: an engineer's trial read "Llama-3-7…" (of Llama-3-70B) as Llama-3-7B,
+    # and "Llama-3.1-40…" reads as a 40B.
+    assert trio == ["batch 4 · Llama-3.1-405B · h100-pcie", "INT4 weights · Llama-3.1… · h100-pcie",
                     "speculation k=4 · Llama-3.1… · h100-pcie"]
+    assert lever_preset(Scenario(model="llama-3-70b", gpu="a100-80gb").levers())[2].name == \
+        "speculation k=4 · Llama-3… · a100-80gb"
     assert pin_name(["INT4 weights", "Qwen2ForCausalLM (your config)", "h100-sxm"], shorten=1) == \
         "INT4 weights · Qwen2ForCausa… · h100-sxm"
     moved = {**Scenario().levers(), "model": "llama-3.1-405b", "gpu": "h100-pcie", "batch": 4096, "context": 131072}
-    assert default_pin_name(moved, []) == "Llama-3.… · h100-pcie · B=4096 S=131,072"
+    assert default_pin_name(moved, []) == "Llama-3… · h100-pcie · B=4096 S=131,072"
     # Parts that leave the model too little room: the whole name is cut, and still says it was.
     assert pin_name(["x" * 50, "model", "gpu"], shorten=1) == "x" * 39 + "…"
     assert all(len(n) <= 40 for n in trio)
