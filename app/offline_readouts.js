@@ -188,7 +188,8 @@ function derivation(C, s, r) {
   const a = pyFixed(r.acceptance, 2, false);
   w.spec = [(r.acceptance < 1 ? "(1 − " + a + "^" + k + ") / (1 − " + a + ") = " : "α = 1: every draft accepted, E = k = ")
     + pyFixed(r.expected_tokens_per_step, 2, false) + "; " + pyFixed(r.speculative_speedup, 2, false) +
-    "× the tokens/s of k = 1", pyFixed(r.expected_tokens_per_step, 2, false)];
+    "× the tokens/s of k = 1" + (k > 1 ? "; the draft model's own steps and weights are not counted" : ""),
+    pyFixed(r.expected_tokens_per_step, 2, false)];
   manyGpus(C, s, r, w);
   const out = {};
   for (const key of C.readout_keys) {

@@ -264,10 +264,11 @@ PINS_TABLE_HEAD = (
     '<span class="unit">FLOP/<wbr>byte of weights</span></th>'
     '<th><abbr title="attainable FLOP/s of one GPU on the weights roofline, min(P_peak, BW·I), or the step\'s FLOP '
     'over its kernel launches where its weights-only step waits on them (the third ceiling)">attainable</abbr>'
-    '<span class="unit">TFLOP/s per GPU</span></th>'
+    '<span class="unit">TFLOP/s per GPU, weights only</span></th>'
     '<th><abbr title="the roofline\'s ceiling on tokens per second of the whole batch (all B sequences) of one model '
     'copy, counting KV-cache reads; the Compare tab gives it per sequence too">tokens/s</abbr>'
-    '<span class="unit">ceiling, the batch; <abbr title="what sets its step time: memory, compute, or its kernel '
+    '<span class="unit">ceiling, the batch, with KV reads; <abbr title="what sets its step time: memory, compute, '
+    'or its kernel '
     'launches (launch overhead); the word\'s tooltip gives the times">bound</abbr></span></th>'
     '<th><abbr title="KV cache of the whole batch held by one GPU (the most loaded)">KV cache</abbr>'
     '<span class="unit">GiB per GPU</span></th>'
@@ -310,7 +311,9 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f"<td>{approx}{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}{_under_launches(r)}</td>"
             # Under its tokens/s, what bounds it (an MoE's INT4 pin waits on its launches: why it is slowest).
             # Split into stages, the aggregate counts the PP micro-batches in flight (a trial: 4 × 28 is not 448).
+            # A pin that does not fit says so where its rate is, as the readouts and Compare do.
             f'<td>{approx}{fmt_rate(r.tokens_per_s_with_kv)}'
+            + ("" if r.fits else '<br><span class="unit">(if it fit)</span>')
             + (f'<br><span class="unit">B × {r.pp} micro-batches</span>' if r.pp > 1 else "")
             + f'<br><span class="unit bound" title="{escape(bound_text(r))}">'
             f"{bound_word(r)}</span></td>"

@@ -53,6 +53,7 @@ class Coverage:
         max_batch: the largest batch B, sequences.
         max_context: the longest decode context S, tokens (prompt + half the output, as the lab reads a generation).
         max_prompt: the longest prompt, tokens (what a prefill reads).
+        max_spec_k: the most tokens a measured decode step verified (1: none speculated).
         gpus: the GPU ids measured.
         n: measurements in the set.
     """
@@ -68,12 +69,13 @@ class Coverage:
     max_prompt: int
     gpus: frozenset[str]
     n: int
+    max_spec_k: int = 1
 
 
 @cache
 def calibration_coverage() -> Coverage:
-    """The :class:`Coverage` of ``core/measurements.json``'s calibration set (the set has no EP or PP field: its
-    measurements ran without them, 1 each)."""
+    """The :class:`Coverage` of ``core/measurements.json``'s calibration set (the set has no EP, PP or speculation
+    field: its measurements ran without them, 1 each)."""
     ms = calibration_set()
     models = {m.model: get_model(m.model) for m in ms}
     return Coverage(
@@ -106,6 +108,9 @@ def beyond_calibration(result) -> tuple[str, ...]:
     if result.phase == "decode" and result.context > c.max_context:
         out.append(f"S = {fmt_count(result.context)} tokens (the set's longest decode context is "
                    f"{fmt_count(c.max_context)})")
+    if result.phase == "decode" and result.spec_k > c.max_spec_k:
+        out.append(f"k = {result.spec_k} tokens a verify step (the set's measurements decode one token a step, without "
+                   "speculation; the draft model's own steps are not counted)")
     if result.phase == "prefill" and result.tokens_per_read > c.max_prompt:
         out.append(f"a prompt of {fmt_count(result.tokens_per_read)} tokens (the set's longest is "
                    f"{fmt_count(c.max_prompt)})")

@@ -476,7 +476,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("spec", "Speculation: tokens per verify", "E = (1 − α^k) / (1 − α) (Leviathan et al. 2023)",
                  (f"(1 − {r.acceptance:.2f}^{r.spec_k}) / (1 − {r.acceptance:.2f}) = "
                   if r.acceptance < 1 else "α = 1: every draft accepted, E = k = ")
-                 + f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1",
+                 + f"{r.expected_tokens_per_step:.2f}; {r.speculative_speedup:.2f}× the tokens/s of k = 1"
+                 + ("; the draft model's own steps and weights are not counted" if r.spec_k > 1 else ""),
                  f"{r.expected_tokens_per_step:.2f}"),
     )
     steps = [

@@ -259,7 +259,7 @@ def preset_notes(rows: list[PinRow]) -> list[str]:
 def speculation_notes(rows: list[PinRow]) -> list[str]:
     """For each speculating pin (decode, k > 1), what its ceiling assumes: the tokens a verify step keeps, E =
     (1 − α^k)/(1 − α), at the acceptance rate α, an assumption rather than the hardware's (an engineer's trial took k
-    = 4's "ceiling" for a bound that holds whatever the drafts).  Once per k and α.
+    = 4's "ceiling" for a bound that holds whatever the drafts), and no draft model's cost.  Once per k and α.
 
     >>> from core import Scenario
     >>> print(speculation_notes(compare([Pin("k = 4", Scenario(spec_k=4).levers())]))[0][:65])
@@ -271,7 +271,9 @@ def speculation_notes(rows: list[PinRow]) -> list[str]:
         if r.phase == "decode" and r.spec_k > 1:
             out.append(f"k = {r.spec_k}: a speculating pin's ceiling counts the E = {r.expected_tokens_per_step:.2f} "
                        f"tokens a verify step keeps at the acceptance rate α = {r.acceptance:g}, not all {r.spec_k}; "
-                       "α is an assumption (More levers), and the ceiling rises and falls with it.")
+                       "α is an assumption (More levers), and the ceiling rises and falls with it. The draft "
+                       "model's own steps and weights are not counted: a draft costs time and memory the pin does "
+                       "not show.")
     return list(dict.fromkeys(out))
 
 

@@ -1009,7 +1009,12 @@ def test_the_pins_table_names_its_gpu_and_says_its_tokens_are_the_batchs():
     s = Scenario(batch=8)
     html = pins_table_html(compare([Pin("eight", s.levers())], s.catalogue))
     r = s.evaluate()
-    assert "ceiling, the batch; " in html and "whole batch (all B sequences)" in html
+    # Which traffic each column counts, in view (an engineer's trial read INT4's "11.28 launch ceiling" beside
+    # "658 memory" as one row contradicting itself): attainable is the weights-only step's, tokens/s the whole step's.
+    assert "ceiling, the batch, with KV reads; " in html and "whole batch (all B sequences)" in html
+    assert "TFLOP/s per GPU, weights only" in html
+    # The 70B at B = 8 does not fit one H100: its rate says so where it is, as the readouts and Compare do.
+    assert not r.fits and f'{fmt_rate(r.tokens_per_s_with_kv)}<br><span class="unit">(if it fit)</span>' in html
     assert "the roofline's ceiling on tokens per second" in html  # a ceiling, as the readouts say (a new user's trial)
     assert f"Llama-3-70B · {r.gpu.name}<br>B = 8" in html and "· h100-sxm<br>" not in html
     assert fmt_rate(r.tokens_per_s_with_kv) in html and r.tokens_per_s_with_kv == 8 * r.tokens_per_s_per_sequence
