@@ -384,6 +384,7 @@ def test_compare_says_what_a_speculating_pins_ceiling_assumes():
     assert html.count('data-readout="compare-speculation"') == 1
     assert ("k = 4: a speculating pin&#x27;s ceiling counts the E = 2.53 tokens a verify step keeps at the acceptance "
             "rate α = 0.7, not all 4") in html
+    assert "The draft model&#x27;s own steps and weights are not counted" in html  # an engineer's trial
     assert "compare-speculation" not in compare_key_html(rows[:2])  # batch 4 and INT4 assume nothing of the kind
 
 
