@@ -221,7 +221,7 @@ function warnings(C, s, r) {
   return out;
 }
 // core/explain.py NOT_THE_MODELS: readouts a model's config cannot change, never marked approximate.
-const NOT_THE_MODELS = ["ridge", "roof", "gpus", "spec"];
+const NOT_THE_MODELS = ["ridge", "roof", "capacity", "gpus", "pipeline", "spec"];
 function readoutsHtml(rows, showWork, notes, approximate = false) {
   // app/readouts.py readouts_html: a model with keys the lab did not model says "≈" at each value it changes
   const shown = (x) => approximate && !NOT_THE_MODELS.includes(x.key) && !x.value.startsWith("≈") &&

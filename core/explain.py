@@ -690,8 +690,9 @@ def quantities(r: ScenarioResult) -> dict[str, Quantity]:
     return {q.key: q for step in derivation(r) for q in step.quantities}
 
 
-#: Quantities a model's config cannot change (the GPU's, the split's, speculation's E): never marked approximate.
-NOT_THE_MODELS = ("ridge", "roof", "gpus", "spec")
+#: Quantities a model's config cannot change (the GPU's, its capacity, the split's GPUs and stages, speculation's E):
+#: never marked approximate.
+NOT_THE_MODELS = ("ridge", "roof", "capacity", "gpus", "pipeline", "spec")
 
 
 def marked_value(q: Quantity, approximate: bool) -> str:

@@ -134,3 +134,12 @@ def test_an_approximate_models_readouts_say_so_at_each_value_as_core_does(js):
     assert got == html
     plain = scenario_on("llama-3-8b", "h100-sxm").evaluate()
     assert "≈" not in readouts_html(plain)
+
+
+def test_the_page_leaves_unmarked_the_readouts_core_leaves_unmarked(js):
+    """An engineer's trial: "≈ Capacity … 80.00 GiB" and "≈ Pipeline … one stage" beside a config key the lab does
+    not model, which cannot change either.  Core's list and the page's twin are one list."""
+    from core.explain import NOT_THE_MODELS
+
+    assert json.loads(js.eval("JSON.stringify(NOT_THE_MODELS)")) == list(NOT_THE_MODELS)
+    assert {"capacity", "pipeline"} <= set(NOT_THE_MODELS)
