@@ -165,8 +165,9 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
 
     For pins sharing an intensity, ``notes`` explain each lever on which a pin
     departs from the others at that point (the lever whose value is not the
-    group's most common one; on a tie, every pin's value is named), so that 8 or
-    more coinciding pins still part.  ``differs_by`` does the same against all
+    group's most common one; on a tie, every pin's value is named, but of the
+    levers a trio moves, :data:`TRIO_LEVERS`, a preset pin's only of the one it
+    moves), so that 8 or more coinciding pins still part.  ``differs_by`` does the same against all
     pins.  ``catalogue`` resolves ids (a session's own models and GPUs as well as
     the shipped ones: :attr:`core.Scenario.catalogue`).
     """
@@ -175,7 +176,13 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
     rows = []
     for pin, r in zip(pins, results, strict=True):
         group = [p.levers for p, o in zip(pins, results, strict=True) if _same_point(o, r)]
-        notes = tuple(_notes(r, _departures(pin.levers, group))) if len(group) > 1 else ()
+        departs = _departures(pin.levers, group) if len(group) > 1 else []
+        if pin.moves:
+            # A preset pin's notes are of the lever it moved (an engineer's trial: an MoE's batch-4 and k = 4 pins
+            # share a point without INT4's, and on their tie each was told of the other's lever, "k = 1: no
+            # speculation" on the batch-4 pin).
+            departs = [n for n in departs if n not in TRIO_LEVERS or n == pin.moves]
+        notes = tuple(_notes(r, departs))
         if pin.origin is not None:
             names = [n for n in LEVERS.names if n in pin.origin and pin.levers[n] != pin.origin[n]]
             against = ORIGIN
@@ -185,6 +192,9 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
         rows.append(PinRow(pin, r, notes, differs, against))
     return rows
 
+
+#: The levers :func:`lever_preset`'s trio moves from :func:`trio_base`, one each.
+TRIO_LEVERS = ("batch", "weight_dtype", "spec_k")
 
 #: What a preset pin's ``differs_by`` is against.
 ORIGIN = "the scenario it was pinned from"

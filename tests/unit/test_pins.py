@@ -529,3 +529,15 @@ def test_a_name_typed_or_linked_is_cut_by_one_rule_between_whole_escapes():
     lab.pins.new_name.value_input = "\u202e" * 7  # 42 characters shown: six overrides whole, the seventh left out
     lab.pins.rename.clicks += 1
     assert lab.pins.pins[0].name == "\\u202e" * 6
+
+
+def test_an_moes_trio_notes_each_pin_of_the_lever_it_moved():
+    """An engineer's trial on an MoE: batch 4 and k = 4 share a point apart from INT4's (more experts touched), and
+    on their tie each was told of the other's lever: "k = 1: no speculation" on the batch-4 pin, "B = 1: KV memory
+    grows with B only" on the k = 4 pin."""
+    s = Scenario(model="mixtral-8x7b")
+    rows = compare(lever_preset(s.levers(), s.catalogue), s.catalogue)
+    assert [[note.split(":")[0] for note in row.notes] for row in rows] == [["B = 4"], [], ["k = 4"]]
+    # Pins of scenarios (no trio) still name every pin's value on a tie.
+    two = compare([Pin("a", Scenario(batch=4).levers()), Pin("b", Scenario(spec_k=4).levers())])
+    assert [len(row.notes) for row in two] == [2, 2]
