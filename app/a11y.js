@@ -320,6 +320,10 @@ function showTheTourLinksCard(root) {
   const card = root.querySelector(".tour-card[data-step]");
   if (card === null) return;
   tourLinkShown = true;
+  // In present mode the card follows the tour's buttons at the page's top (app/tour_view.py PHONE_ORDER_CSS): the
+  // page stays there, with the numbers strip and "Next" in view (scrolled to the card, they were above it).
+  const host = card.getRootNode().host;
+  if (host && host.classList.contains("present")) return;
   card.scrollIntoView({ block: "start" });
 }
 function fix() {

@@ -265,7 +265,8 @@ class Lab(pn.viewable.Viewer):
         self.pin_row = pn.Row(self.pins.pin_button)
         self.pins.message.place = self.pin_row.append
         # Present mode's memory verdict: a row of the tour's flex box, under its buttons and above the card.
-        self._memory_row = pn.Column(self.memory_view, sizing_mode="stretch_width", margin=0, styles=BAND_ROW)
+        self._memory_row = pn.Column(self.memory_view, sizing_mode="stretch_width", margin=0, styles=BAND_ROW,
+                                     css_classes=["tour-memory"])
         self.views = pn.Column(self.tab_bar, self.tab_content, sizing_mode="stretch_width",
                                styles={"flex": "1 1 480px"}, min_width=0)
         self.intro = pn.pane.Markdown(INTRO, sizing_mode="stretch_width")

@@ -54,6 +54,13 @@ def key_move(action: str, index: int | None, steps: int, start: int | None) -> i
     return "leave"
 
 
+#: On a phone the step's card (and the levers it asks for) follows the tour's buttons, before "Jump to step" and what
+#: present mode puts beside it (the pin button, the expected point's switch, the memory verdict): a teacher's link
+#: opened at 390 px showed those first and the card a screen down, under the fold.
+PHONE_ORDER_CSS = ("@media (max-width: 700px) { .tour-caption, .tour-asks { order: 1; } "
+                   ".tour-jump, .pin, .band, .tour-memory { order: 2; } }")
+
+
 class TourKeys(JSComponent):
     """Listens for the tour's keys on the whole page and sends ``"next"``, ``"previous"`` or ``"leave"``.
 
@@ -189,7 +196,8 @@ class TourView(pn.viewable.Viewer):
         # The key listener (0 × 0) is not among them: the page places it where no arrangement rebuilds it
         # (``keys``: present mode moves this row, and a listener built again missed the clicker meanwhile).
         self.bar = self.layout = pn.FlexBox(self.intro, self.prev, self.next, self.jump,
-                                            align_items="center", sizing_mode="stretch_width", css_classes=["tour"])
+                                            align_items="center", sizing_mode="stretch_width", css_classes=["tour"],
+                                            stylesheets=[PHONE_ORDER_CSS])
         self._on_present()
 
     def beside_jump(self, *widgets) -> None:
