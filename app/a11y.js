@@ -326,9 +326,35 @@ function showTheTourLinksCard(root) {
   if (host && host.classList.contains("present")) return;
   card.scrollIntoView({ block: "start" });
 }
+// The Ladder table's rows in present mode scroll in a box that opens at its end, the newest rung, under a sticky head
+// (app/lab.css): the end cut the row above mid-line ("p)" and "memory" peeked under the head) and could hide the rung
+// the card compares with (a teacher's trial, tour step 24).  Once a box is laid out it comes to rest with a whole row
+// under the head: the rung before the newest where the newest still shows whole below it on the screen, else that
+// rung's summary, else the newest rung itself (blank room under the last row, where it takes that).
+function alignLadderRows(root) {
+  for (const box of root.querySelectorAll(".ladder-rows:not([data-aligned])")) {
+    if (box.clientHeight === 0) continue;  // not laid out yet (another tab): aligned when it is
+    box.setAttribute("data-aligned", "");
+    const rows = Array.from(box.querySelectorAll("tr[data-rung], tr.summary"));
+    const rungs = rows.filter((row) => row.hasAttribute("data-rung")), head = box.querySelector("th");
+    if (rungs.length < 2 || head === null || box.scrollHeight <= box.clientHeight) continue;
+    const newest = rungs[rungs.length - 1], top = box.getBoundingClientRect().top + head.getBoundingClientRect().height;
+    const bottom = Math.min(box.getBoundingClientRect().bottom, window.innerHeight);  // what the screen shows of it
+    for (const row of rows.slice(rows.indexOf(rungs[rungs.length - 2]), rows.indexOf(newest) + 1)) {
+      const delta = row.getBoundingClientRect().top - top;
+      if (newest.getBoundingClientRect().bottom - delta <= bottom + 1 || row === newest) {
+        // Down past the end (where the box opens) is room under the last row: the box stays at its end as it grows.
+        if (delta > 0) box.querySelector("table").style.marginBottom = `${delta}px`;
+        else box.scrollTop += delta;
+        break;
+      }
+    }
+  }
+}
 function fix() {
   for (const root of roots(document, [])) {
     showTheTourLinksCard(root);
+    alignLadderRows(root);
     watchAnnouncements(root);
     for (const icon of root.querySelectorAll(".bk-description:not([data-a11y-help])")) helpFromTheKeyboard(icon);
     for (const drawer of root.querySelectorAll(".embed-drawer:not([data-a11y-drawer])")) drawerClosesOnLeave(drawer);
