@@ -493,7 +493,13 @@ def _language_model(config: dict) -> tuple[dict, list[str], set[str]]:
         if isinstance(config.get("vision_config"), dict):
             text["__vision_config"] = config["vision_config"]
         return text, notes, set(config)
-    return config, [], set()
+    # The language model at the top level: a tower beside it, or a text_config it did not need, is still said (an
+    # engineer's trial: both passed in silence).
+    return config, [], {k for k in config if k in TOWERS or (k == "text_config" and isinstance(config[k], dict))}
+
+
+#: A multimodal config's towers, whose weights the lab does not count.
+TOWERS = ("vision_config", "audio_config", "speech_config")
 
 
 def _dialect(cfg: dict) -> str:
@@ -623,6 +629,10 @@ def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[tuple[str, ...], tu
         out.append(f"keys not read: {shown}: the numbers assume they do not change the layers, their sizes or "
                    "what the cache holds")
         names += [_show(k)[1:-1] for k in unknown]
+    if "text_config" in outer and "text_config" in cfg:  # read at the top level, not from its text_config
+        out.append("text_config not read: the top level gives the layers (num_hidden_layers) and was read as the "
+                   "language model; where the two differ, the numbers are the top level's")
+        names.append("text_config (not read)")
     extra = sorted(k for k in outer if k.endswith("_config") and k not in ("text_config", "quantization_config"))
     if extra:
         out.append(f"{', '.join(_show(k)[1:-1] for k in extra[:6])} not counted: the weights and FLOPs are the "

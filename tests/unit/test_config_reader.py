@@ -339,3 +339,16 @@ def test_a_checkpoints_kv_cache_scheme_is_said_not_dropped():
     assert any("ships its KV cache in a quantised format" in a for a in odd.assumptions)
     opt = read({**base, "quantization_config": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})
     assert any(a.startswith("quantization_config.kv_cache_quant_algo FP8") for a in opt.assumptions)
+
+
+def test_a_tower_or_a_text_config_beside_a_top_level_language_model_is_said():
+    """An engineer's trial: a config with the language model at the top level and a ``text_config`` of other sizes
+    beside a ``vision_config`` was read with neither said, though the docs promise nothing silent."""
+    base = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256}
+    both = from_hf_config({**base, "text_config": {"hidden_size": 2048, "num_hidden_layers": 16},
+                           "vision_config": {"hidden_size": 1024}}, model_id="x", name="x")
+    assert both.unmodelled == ("text_config (not read)", "vision_config (weights not counted)")
+    assert both.n_layers == 32  # the top level's
+    # Without them, nothing is flagged.
+    assert from_hf_config(base, model_id="y", name="y").unmodelled == ()
