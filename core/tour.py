@@ -385,7 +385,8 @@ TOUR: tuple[TourStep, ...] = (
         "article 004, Go deeper",
         {"model": "llama-3-70b", "phase": "prefill"},
         "A {prompt} is processed in one pass: I = {prefill_i:,.0f} FLOP/byte, past the ridge of "
-        "{ridge:.0f}, under the flat roof. The star is the batch's prefill ({batch} prompt{prompts_s}); one prompt "
+        "{ridge:.0f}, under the flat roof. The star is the batch's prefill ({batch} prompt{prompts_s}), the rung "
+        "right of it two prompts at once (B = 2, its tick unlabelled for room); one prompt "
         "alone takes {ttft_ms:,.0f} ms, the time to first token. Each output token then costs {tpot_ms:.1f} ms at "
         "the diamond on the slope (decode). "
         "Two metrics, opposite sides of one chart.",

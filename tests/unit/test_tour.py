@@ -452,3 +452,14 @@ def test_a_caption_that_points_to_another_step_names_it_by_its_place_now():
     s = Scenario()
     TOUR[8].apply(s)
     assert f"(step {n} splits the model over two GPUs)" in TOUR[8].render(s.evaluate())[1]
+
+
+def test_the_prefill_step_names_its_second_rung():
+    """A teacher's trial: at step 12 a second ladder mark sat right of the star with an unlabelled tick; nothing on
+    screen said it was two prompts at once."""
+    step = next(s for s in TOUR if s.title.startswith("Prefill"))
+    s = Scenario()
+    step.apply(s)
+    r = s.evaluate()
+    assert list(r.ladder.batch) == [1, 2] and r.batch == 1
+    assert "the rung right of it two prompts at once (B = 2" in step.render(r)[1]
