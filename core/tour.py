@@ -467,7 +467,14 @@ class GpuTourStep(TourStep):
     """A tour step whose caption may also quote :func:`gpu_caption_values`."""
 
     def values(self, result: ScenarioResult) -> dict:
-        return gpu_caption_values(result)
+        """:func:`gpu_caption_values`, and ``cost_b1``: the cost per million output tokens of this step at B = 1,
+        so that a step that moves the model and the batch at once can say which did what."""
+        return {**gpu_caption_values(result), "cost_b1": _cost_at_batch_1(tuple(sorted(self.levers().items())))}
+
+
+@cache
+def _cost_at_batch_1(levers: tuple) -> str:
+    return fmt_money(Scenario(**{**dict(levers), "batch": 1}).evaluate().cost_per_million_output_tokens)
 
 
 #: The many-GPU steps, at $2 per GPU-hour so the cost shows.
@@ -507,7 +514,9 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "article 000, Where It Breaks (cost from bytes moved)",
         {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
         "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
-        "communication at all, {cost_out} per million output tokens at {price} per GPU-hour.",
+        "communication at all, {cost_out} per million output tokens at {price} per GPU-hour. Two levers moved from "
+        "the last step: at B = 1 this 8B costs {cost_b1}. The smaller model on one GPU each brings the cost that "
+        "far, the batch of 56 the rest of the way.",
         numbers=("replicas", "tok_all", "gpus", "cost_out"),
     ),
 )

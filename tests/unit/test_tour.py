@@ -463,3 +463,16 @@ def test_the_prefill_step_names_its_second_rung():
     r = s.evaluate()
     assert list(r.ladder.batch) == [1, 2] and r.batch == 1
     assert "the rung right of it two prompts at once (B = 2" in step.render(r)[1]
+
+
+def test_the_cheapest_step_says_which_of_its_two_levers_did_what():
+    """A teacher's trial: step 20 moved from the 70B at B = 1 on eight GPUs ($28.16) to eight 8B replicas at B = 56
+    ($0.23) at once; students credited the model for what batching did.  The caption gives the 8B's cost at B = 1."""
+    from core.units import fmt_money
+
+    step = next(s for s in TOUR if s.title.startswith("8B on one GPU"))
+    s = Scenario()
+    step.apply(s)
+    b1 = Scenario(**{**step.levers(), "batch": 1}).evaluate().cost_per_million_output_tokens
+    text = step.render(s.evaluate())[1]
+    assert f"at B = 1 this 8B costs {fmt_money(b1)}." in text and fmt_money(b1) == "$2.84"
