@@ -22,7 +22,7 @@ from functools import partial
 from .catalogue import Catalogue
 from .config_reader import printable_name
 from .coverage import beyond_calibration
-from .expected import engine_label, engine_names, expected_step
+from .expected import above_ceiling, engine_label, engine_names, expected_step
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
@@ -541,32 +541,36 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
     # kept with the result it was computed for, so a result made later at the same address is not mistaken for it.
     steps = {} if steps is None else steps
 
-    def fraction(r: ScenarioResult) -> float:
+    def step_of(r: ScenarioResult):
         kept = steps.get(id(r))
         if kept is None or kept[0] is not r:
             try:
-                kept = (r, expected_step(r, engine).fraction_of_ceiling)
+                kept = (r, expected_step(r, engine))
             except ValueError:
                 if engine is not None and engine not in engine_names():
                     raise
-                kept = (r, math.nan)
+                kept = (r, None)
             steps[id(r)] = kept
         return kept[1]
 
     def expected(r: ScenarioResult) -> float:
-        return of.si(r) * fraction(r)
+        e = step_of(r)
+        return of.si(r) * e.fraction_of_ceiling if e is not None else math.nan
 
     def note(r: ScenarioResult) -> str:
         value = expected(r)
         if not math.isfinite(value):
             return "(no expected step for this scenario)"
-        caveats = "".join(text for text, on in ((", if it fit", not r.fits), ("; extrapolated", beyond_calibration(r)))
-                          if on)
+        caveats = "".join(text for text, on in ((", if it fit", not r.fits), ("; extrapolated", beyond_calibration(r)),
+                                                ("; above the ceiling", above_ceiling(step_of(r)))) if on)
         return f"({share_text(value, of.si(r))}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
         beyond = beyond_calibration(r)
-        return f"extrapolated: {'; '.join(beyond)}" if beyond else ""
+        said = [f"extrapolated: {'; '.join(beyond)}"] if beyond else []
+        if step_of(r) is not None and (above := above_ceiling(step_of(r))):
+            said.append(above)
+        return "; ".join(said)
 
     key = "expected_tokens" if ceiling == "tokens_per_sequence" else f"expected_{ceiling}"
     label = f"{of.label.removesuffix(', ceiling')} expected on the {engine_label(engine)}, a prediction"

@@ -364,3 +364,23 @@ def test_a_term_the_launches_hide_is_a_row_at_zero():
     rows = waterfall_html(expected_step(r), r)
     assert 'data-term="hbm" data-seconds="0.0"' in rows and 'data-term="format"' not in rows
     assert "under the launches&#x27; 2.128 ms: the step stays 2.128 ms" in rows
+
+
+def test_a_prediction_above_its_ceiling_says_why_where_it_is_printed():
+    """An engineer's trial: gpt-oss-20b on a B200 under gpt-fast read "expected ≈ 1,132 tokens/s (121.3 % of the
+    ceiling's 933)" with no word: the ceiling counts the launches as the scenario's CUDA-graphs lever sets them (off),
+    and the preset captures graphs whatever the lever.  The readout, ``explain`` and Compare say so."""
+    from core import Scenario
+    from core.expected import expected_quantities, expected_step, waterfall_text
+    from core.pins import Pin, compare, compare_metrics
+
+    s = Scenario(model="gpt-oss-20b", gpu="b200", weight_dtype="stored", batch=1, context=2048)
+    e = expected_step(s.evaluate(), "gpt-fast")
+    assert e.fraction_of_ceiling > 1
+    why = "above the ceiling: the engine does better on launches than the ceiling counts"
+    assert why in expected_quantities(e)[0].value and why in waterfall_text(e)
+    rows = compare([Pin("a", s.levers())], s.catalogue)
+    metric = next(m for m in compare_metrics("gpt-fast") if m.key == "expected_tokens")
+    assert metric.text(rows[0].result).endswith("; above the ceiling)") and why in metric.hover(rows[0].result)
+    below = expected_step(Scenario(model="llama-3-8b", context=512).evaluate(), "vLLM")
+    assert below.fraction_of_ceiling < 1 and "above the ceiling" not in expected_quantities(below)[0].value
