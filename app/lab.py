@@ -67,7 +67,8 @@ A decode step reads every weight once and does **2·B·k** FLOPs with it, so its
 arithmetic intensity is **I = 2·B·k / p** (B batch, k tokens per weight read, p bytes
 per weight). Below the **ridge point P_peak / BW** the GPU waits on memory; the
 KV cache (**2·L·h_kv·d_head·S·B·p_kv**) decides whether the batch fits at all.
-Try batch 4, INT4 weights, or speculation depth 4: all three land on the same spot.
+Try batch 4, INT4 weights, or speculation depth 4: on a dense model all three land on one spot
+(on an MoE, batch 4 and k = 4 read more experts' weights and land left of INT4).
 """
 
 #: The levers of embed mode's compact control strip.

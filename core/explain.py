@@ -358,7 +358,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + (" + what does not grow with S (linear-attention / Mamba state, cross-attention layers' image "
                     "K/V)" if r.state_bytes_per_sequence else "")
                  + ("; sparse attention holds all S and reads the top k" if m.indexer else ""),
-                 f"at S = {r.context:,}{s_note}: {fmt_bytes_gb(r.kv_bytes_per_sequence)} "
+                 f"at S = {r.context:,}{s_note}: {_kv_seq_sum(r)}{fmt_bytes_gb(r.kv_bytes_per_sequence)} "
                  f"({fmt_bytes_gib(r.kv_bytes_per_sequence)}){window}"
                  + (f", of which {fmt_bytes_gib(r.state_bytes_per_sequence)} fixed state whatever S"
                     if r.state_bytes_per_sequence else ""),
@@ -519,6 +519,23 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
         f"{where}: ({split}) bytes / {r.tp} + {st.replicated:,} × {w_rest:.6g} bytes = "
         f"{fmt_bytes_gib(r.weight_bytes_held)} of the model's {fmt_bytes_gib(r.model_weight_bytes)}{experts}",
         fmt_bytes_gib(r.weight_bytes_held))
+
+
+def _kv_seq_sum(r: ScenarioResult) -> str:
+    """Where KV per token × S is not the sum (a layer holds at most its window, or fixed state), the sum layer group
+    by group, then " = " (an engineer's trial: "496 KiB × 131,072" is 66.6 GB, not Gemma-3-27B's 11.17 GB); else ""."""
+    terms = r.model.kv_terms(r.kv_bytes_per_element, r.gqa)
+    if all(t.cap is None and not t.fixed_bytes for t in terms):
+        return ""
+    s = r.context
+
+    def b(x: float) -> str:
+        return f"{round(x):,}" if float(x).is_integer() else f"{x:,.6g}"
+
+    pieces = [f"{t.layers} × {b(t.bytes_per_token)} bytes × {min(s, t.cap) if t.cap else s:,}" for t in terms
+              if t.bytes_per_token]
+    pieces += [f"{t.layers} × {b(t.fixed_bytes)} bytes" for t in terms if t.fixed_bytes]
+    return " + ".join(pieces) + " = "
 
 
 def _kv_per_gpu(r: ScenarioResult) -> Quantity:
