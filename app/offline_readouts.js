@@ -158,7 +158,11 @@ function derivation(C, s, r) {
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
     (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
       ? " by KV reads" : "")];
-  w.overhead = [pyInt(r.kernels_per_step) + " kernels" + (pp > 1 ? " (" + C.profiles[s.weight_dtype].stages[r.slowest_stage].layers + " layers on this GPU)" : "") +
+  // core/explain.py _kernels_work: a Llama-style block's kernels per layer, and those outside the layers
+  const stageLayers = C.profiles[s.weight_dtype].stages[r.slowest_stage].layers, outside = C.kernels_outside_layers;
+  w.overhead = [pyInt(r.kernels_per_step) + " kernels (" + pyInt(stageLayers) + " layers" + (pp > 1 ? " on this GPU" : "") +
+    " × " + Math.floor((r.kernels_per_step - outside) / stageLayers) + " + " + outside +
+    ": a Llama-style block's kernels, whatever each layer's kind)" +
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +
     (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
-from .overhead import GRAPH_NODE_GAP_S, LAUNCH_LATENCY_S
+from .overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, LAUNCH_LATENCY_S
 from .precision import get_precision
 from .scenario import ScenarioResult
 from .units import (
@@ -408,8 +408,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{launch} ≤ {gpu_time} of GPU time", bound_word_kv(r)),
         Quantity("overhead", "Launch overhead (the third ceiling)",
                  "CUDA graphs: one launch + kernels × node gap" if graphs else "kernels × launch latency",
-                 f"{r.kernels_per_step:,} kernels" + (f" ({r.deployment.profile.stages[r.slowest_stage].layers} "
-                                                      "layers on this GPU)" if r.pp > 1 else "")
+                 _kernels_work(r)
                  + f" → {launch_work} against {gpu_time} of GPU time ({fmt_seconds(r.compute_time_s)} of compute, "
                  f"{fmt_seconds(r.memory_time_s)} of memory"
                  + (f", + {fmt_seconds(r.communication_time_s)} of communication" if split else "") + "): "
@@ -519,6 +518,16 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
         f"{where}: ({split}) bytes / {r.tp} + {st.replicated:,} × {w_rest:.6g} bytes = "
         f"{fmt_bytes_gib(r.weight_bytes_held)} of the model's {fmt_bytes_gib(r.model_weight_bytes)}{experts}",
         fmt_bytes_gib(r.weight_bytes_held))
+
+
+def _kernels_work(r: ScenarioResult) -> str:
+    """The step's kernels, counted: a Llama-style block's per layer, whatever each layer's kind, and those outside
+    the layers (:data:`core.overhead.KERNELS_PER_LAYER`; an engineer's trial found the count nowhere, for a hybrid of
+    118 one-mixer layers counted as full blocks)."""
+    layers = r.deployment.profile.stages[r.slowest_stage].layers
+    per = (r.kernels_per_step - KERNELS_OUTSIDE_LAYERS) // layers
+    return (f"{r.kernels_per_step:,} kernels ({layers:,} layers{' on this GPU' if r.pp > 1 else ''} × {per} + "
+            f"{KERNELS_OUTSIDE_LAYERS}: a Llama-style block's kernels, whatever each layer's kind)")
 
 
 def _kv_seq_sum(r: ScenarioResult) -> str:
