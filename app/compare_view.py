@@ -101,6 +101,11 @@ return room < n.length + 2 + LEAST ? n : s.slice(0, room - 1).replace(/[\s·]+$/
 """
 
 
+#: Compare's hover: the pin, then the row's value with its note and caveats, wrapped within 22 em.
+HOVER_TEMPLATE = ('<div style="max-width: 22em; white-space: normal; overflow-wrap: anywhere">'
+                  "<b>pin</b> @pin: @name<br><b>{label}</b>: @hover</div>")
+
+
 def pin_axis_labels(names: list[str]) -> list[str]:
     """Each pin's x-axis label: its number and its name without the parts every pin's name holds (the trio's model
     and GPU: :func:`app.roofline_view.shared_name_parts`), cut to the room the number of pins leaves."""
@@ -203,8 +208,9 @@ class CompareView(pn.viewable.Viewer):
                           text_color=PALETTE["text"], background_fill_color="white", background_fill_alpha=0.85,
                           name=f"compare-{metric.key}-labels")
         fig.add_layout(labels)
-        fig.add_tools(HoverTool(renderers=[marks], tooltips=[("pin", "@pin: @name"),
-                                                             (metric.label, "@hover")]))
+        # A template, so that a long hover (an extrapolated pin's caveats) wraps at a phone's width: as rows it ran
+        # 2,448 px wide on one line, its start off the screen (a trial).  Bokeh escapes the fields' text.
+        fig.add_tools(HoverTool(renderers=[marks], tooltips=HOVER_TEMPLATE.format(label=escape(metric.label))))
         fig.y_range = Range1d(0, 1)  # fitted in the browser (FIT_RANGE)
         # 12 px apart: on a phone two pins' labels met end to end and read as one ("181 % does not fit 171 % does
         # not fit", the second pin 3's, beside pin 1's mark).

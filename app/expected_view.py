@@ -13,7 +13,7 @@ import re
 from html import escape
 
 from core.coverage import beyond_calibration, beyond_text
-from core.expected import ExpectedStep, Term, engine_label, expected_step
+from core.expected import ExpectedStep, Term, above_ceiling, engine_label, expected_step
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
@@ -117,7 +117,8 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         f"weights, input embedding {escape(e.embedding_convention)}): the ceiling plus the terms below, each "
         "applied on top of the ones before, with its formula and the source of its constants. The seconds add "
         f"up to the expected step exactly: {fmt_seconds(e.ceiling_step_time_s)} + Σ terms = "
-        f"{fmt_seconds(e.expected_step_time_s)}, {100 * e.fraction_of_ceiling:.0f} % of the ceiling's tokens/s. "
+        f"{fmt_seconds(e.expected_step_time_s)}, {100 * e.fraction_of_ceiling:.0f} % of the ceiling's tokens/s"
+        + (f" ({escape(above)})" if (above := above_ceiling(e)) else "") + ". "
         # A new user read the embedding term's row above the ceiling as a prediction beating its bound.
         + ("The ceiling reads the whole input-embedding table every step, as the articles count; an engine "
            "gathers B·k rows of it, so that term alone can lift a row above the ceiling. "

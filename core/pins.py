@@ -347,18 +347,21 @@ def pin_name(parts: list[str], shorten: int) -> str:
         return name
     keep = len(parts[shorten]) - over - 1  # the part's characters left beside its "…"
     if keep >= 3:
-        whole = parts[shorten]
-        cut = whole[:keep]
-        # Between words where a word is left ("Llama-3-7…" read as Llama-3-7B; "Llama-3…" reads as cut), else not
-        # within a number ("Qwen2ForCausa…"), else where it falls.
-        tries = [cut]
-        if cut[-1].isalnum() and whole[keep].isalnum():
-            word_start = len(cut) - next((i for i, c in enumerate(reversed(cut)) if not c.isalnum()), len(cut))
-            tries = [cut[:word_start], cut.rstrip("0123456789"), cut]
-        cut = next(t.rstrip(" -_.·/") for t in tries if len(t.rstrip(" -_.·/")) >= 3 or t is cut)
+        cut = _cut_between_words(parts[shorten], parts[shorten][:keep])
         if cut:
             return " · ".join([*parts[:shorten], cut + "…", *parts[shorten + 1:]])
     return name[:MAX_PIN_NAME - 1].rstrip() + "…"
+
+
+def _cut_between_words(whole: str, cut: str) -> str:
+    """``cut`` (the start of ``whole``) backed off to where a reader sees a cut: between words where a word is left
+    ("Llama-3-7…" read as Llama-3-7B; "Llama-3…" reads as cut), else not within a number ("Qwen2ForCausa…"), else
+    where it falls; without a separator at its end.  The caller adds the "…"."""
+    tries = [cut]
+    if cut and cut[-1].isalnum() and len(whole) > len(cut) and whole[len(cut)].isalnum():
+        word_start = len(cut) - next((i for i, c in enumerate(reversed(cut)) if not c.isalnum()), len(cut))
+        tries = [cut[:word_start], cut.rstrip("0123456789"), cut]
+    return next(t.rstrip(" -_.·/") for t in tries if len(t.rstrip(" -_.·/")) >= 3 or t is cut)
 
 
 def given_pin_name(text: str) -> tuple[str, int]:
@@ -370,7 +373,12 @@ def given_pin_name(text: str) -> tuple[str, int]:
     >>> given_pin_name("batch\u202e 4")
     ('batch\\u202e 4', 13)
     """
-    return printable_name(text, MAX_PIN_NAME), len(printable_name(text))
+    whole = printable_name(text)
+    if len(whole) <= MAX_PIN_NAME:
+        return whole, len(whole)
+    # Cut as the lab's own names are, between words and marked (a trial's linked "… Llama-3-70B …" showed as
+    # "… Llama-3-7"), an escape kept whole.
+    return _cut_between_words(whole, printable_name(text, MAX_PIN_NAME - 1)) + "…", len(whole)
 
 
 def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None = None) -> str:
@@ -481,8 +489,12 @@ class CompareMetric:
 
     def hover(self, r: ScenarioResult) -> str:
         """The value as the row's hover reads it: with its unit, the note and the caveat in brackets."""
-        more = [text[1:-1] if text.startswith("(") and text.endswith(")") else text
-                for text in (self.note(r) if self.note else "", self.caveat(r) if self.caveat else "") if text]
+        note, caveat = self.note(r) if self.note else "", self.caveat(r) if self.caveat else ""
+        # A caveat the note names in a word ("; extrapolated") and the caveat says in full ("extrapolated: …") once.
+        for word in ("extrapolated", "above the ceiling"):
+            if f"{word}: " in caveat:
+                note = note.replace(f"; {word}", "")
+        more = [text[1:-1] if text.startswith("(") and text.endswith(")") else text for text in (note, caveat) if text]
         value = self.value(r)
         shown = f"{r.model.approximate_mark}{self.fmt(value)} {self.unit}" if math.isfinite(value) else "n/a"
         return shown + (f" ({'; '.join(more)})" if more else "")

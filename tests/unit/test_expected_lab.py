@@ -382,5 +382,11 @@ def test_a_prediction_above_its_ceiling_says_why_where_it_is_printed():
     rows = compare([Pin("a", s.levers())], s.catalogue)
     metric = next(m for m in compare_metrics("gpt-fast") if m.key == "expected_tokens")
     assert metric.text(rows[0].result).endswith("; above the ceiling)") and why in metric.hover(rows[0].result)
+    # The hover says each caveat once, in full (a verifying trial: "extrapolated; above the ceiling; extrapolated: …").
+    hover = metric.hover(rows[0].result)
+    assert hover.count("extrapolated") == 1 and hover.count("above the ceiling") == 1
+    from app.expected_view import waterfall_html
+
+    assert f"of the ceiling's tokens/s ({why})." in waterfall_html(e, s.evaluate())
     below = expected_step(Scenario(model="llama-3-8b", context=512).evaluate(), "vLLM")
     assert below.fraction_of_ceiling < 1 and "above the ceiling" not in expected_quantities(below)[0].value

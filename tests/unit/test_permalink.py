@@ -199,7 +199,9 @@ def test_text_that_only_contains_a_sign_later_is_left_alone():
     (123, "pin 1", "pin 1: ignored its name: not text (a JSON number)"),
     ([1], "pin 1", "pin 1: ignored its name: not text (a JSON list)"),
     (True, "pin 1", "pin 1: ignored its name: not text (a JSON true/false)"),
-    ("y" * 100, "y" * 40, "pin 1: its name was cut to 40 characters (of 100)"),
+    ("y" * 100, "y" * 39 + "…", "pin 1: its name was cut to 40 characters (of 100)"),
+    # Cut between words and marked, as the lab's own names are (a trial's "… Llama-3-7" read as a 7B).
+    ("a" * 30 + " Llama-3-70B tail", "a" * 30 + " Llama-3…", "pin 1: its name was cut to 40 characters (of 47)"),
     ("batch 4 <b>", "batch 4 <b>", None),
 ])
 def test_a_pins_name_is_text_and_what_is_not_is_said(given, name, notice):

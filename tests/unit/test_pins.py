@@ -519,16 +519,19 @@ def test_a_name_typed_or_linked_is_cut_by_one_rule_between_whole_escapes():
 
     name = "x" * 36 + "\u202e" + "tail"  # the escape "\u202e" (6 characters) starts at 37: it does not fit whole
     link = from_query({"pins": json.dumps([{"name": name, "batch": "4"}])})
-    assert [p.name for p in link.pins] == ["x" * 36]
+    assert [p.name for p in link.pins] == ["x" * 36 + "…"]
     assert link.notices == [f"pin 1: its name was cut to {MAX_PIN_NAME} characters (of 46)"]
     lab = Lab(Scenario(), {"pins": '[{"name": "a", "batch": "4"}]'})
     lab.pins.which.value = 0
     lab.pins.new_name.value_input = name
     lab.pins.rename.clicks += 1
-    assert lab.pins.pins[0].name == "x" * 36
+    assert lab.pins.pins[0].name == "x" * 36 + "…"
     lab.pins.new_name.value_input = "\u202e" * 7  # 42 characters shown: six overrides whole, the seventh left out
     lab.pins.rename.clicks += 1
-    assert lab.pins.pins[0].name == "\\u202e" * 6
+    assert lab.pins.pins[0].name == "\\u202e" * 6 + "…"
+    lab.pins.new_name.value_input = "My test of Llama-3.1-405B quantised to four bits"
+    lab.pins.rename.clicks += 1
+    assert lab.pins.pins[0].name == "My test of Llama-3.1-405B quantised to…"  # a verifying trial: "… to f"
 
 
 def test_an_moes_trio_notes_each_pin_of_the_lever_it_moved():
