@@ -448,6 +448,8 @@ class CompareMetric:
         factor: display value = SI value × ``factor`` (1e3 for ms, 1/GiB for GiB, 100 for %).
         note: words shown after the value (``"fits"``), or None.
         caveat: words the hover adds after the note (``"extrapolated: …"``), or None.
+        hover_note: the note as the hover reads it, where the caveat says in full what the note says in a word
+            (``"; extrapolated"``), or None: the note.
         unit_in_label: whether the label beside a mark names the unit before its note (the title names it too: a
             long note leaves the unit out, so the label fits beside its mark).
         fmt: the display value as text: three significant digits, or tokens/s as every other tab writes them
@@ -464,6 +466,7 @@ class CompareMetric:
     fmt: Callable[[float], str] = partial(fmt_sig, sig=3)
     caveat: Callable[[ScenarioResult], str] | None = None
     unit_in_label: bool = True
+    hover_note: Callable[[ScenarioResult], str] | None = None
 
     def value(self, r: ScenarioResult) -> float:
         """The row's value for ``r`` in its display unit (:attr:`unit`)."""
@@ -489,11 +492,8 @@ class CompareMetric:
 
     def hover(self, r: ScenarioResult) -> str:
         """The value as the row's hover reads it: with its unit, the note and the caveat in brackets."""
-        note, caveat = self.note(r) if self.note else "", self.caveat(r) if self.caveat else ""
-        # A caveat the note names in a word ("; extrapolated") and the caveat says in full ("extrapolated: …") once.
-        for word in ("extrapolated", "above the ceiling"):
-            if f"{word}: " in caveat:
-                note = note.replace(f"; {word}", "")
+        note = (self.hover_note or self.note or (lambda _r: ""))(r)
+        caveat = self.caveat(r) if self.caveat else ""
         more = [text[1:-1] if text.startswith("(") and text.endswith(")") else text for text in (note, caveat) if text]
         value = self.value(r)
         shown = f"{r.model.approximate_mark}{self.fmt(value)} {self.unit}" if math.isfinite(value) else "n/a"
@@ -569,12 +569,14 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         e = step_of(r)
         return of.si(r) * e.fraction_of_ceiling if e is not None else math.nan
 
-    def note(r: ScenarioResult) -> str:
+    def note(r: ScenarioResult, words: bool = True) -> str:
+        """The label's note; ``words`` False: without the caveats the hover says in full (:func:`caveat`)."""
         value = expected(r)
         if not math.isfinite(value):
             return "(no expected step for this scenario)"
-        caveats = "".join(text for text, on in ((", if it fit", not r.fits), ("; extrapolated", beyond_calibration(r)),
-                                                ("; above the ceiling", above_ceiling(step_of(r)))) if on)
+        caveats = "".join(text for text, on in ((", if it fit", not r.fits),
+                                                ("; extrapolated", words and beyond_calibration(r)),
+                                                ("; above the ceiling", words and above_ceiling(step_of(r)))) if on)
         return f"({share_text(value, of.si(r))}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
@@ -587,7 +589,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
     key = "expected_tokens" if ceiling == "tokens_per_sequence" else f"expected_{ceiling}"
     label = f"{of.label.removesuffix(', ceiling')} expected on the {engine_label(engine)}, a prediction"
     return CompareMetric(key, label, of.unit, expected, f"expected_{of.column}", note=note, fmt=of.fmt, caveat=caveat,
-                         unit_in_label=False)
+                         unit_in_label=False, hover_note=partial(note, words=False))
 
 
 #: The Compare view's rows (issue 11): where batch 4, INT4 and k = 4 part although they share an intensity.
