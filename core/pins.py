@@ -193,8 +193,12 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
     return rows
 
 
-#: The levers :func:`lever_preset`'s trio moves from :func:`trio_base`, one each.
-TRIO_LEVERS = ("batch", "weight_dtype", "spec_k")
+#: Article 004's three levers as :func:`lever_preset` pins them from :func:`trio_base`: each pin's name and the one
+#: lever it moves, to which value.  :data:`TRIO_LEVERS` and the trio are both read from it.
+TRIO = (("batch 4", "batch", 4), ("INT4 weights", "weight_dtype", "int4"), ("speculation k=4", "spec_k", 4))
+
+#: The levers :func:`lever_preset`'s trio moves, one each.
+TRIO_LEVERS = tuple(lever for _what, lever, _value in TRIO)
 
 #: What a preset pin's ``differs_by`` is against.
 ORIGIN = "the scenario it was pinned from"
@@ -430,12 +434,8 @@ def lever_preset(levers: dict, catalogue: Catalogue | None = None) -> list[Pin]:
         model = catalogue.model(levers["model"]).name
     except ValueError:
         model = str(levers["model"])
-    return [
-        Pin(pin_name(["batch 4", model, levers["gpu"]], shorten=1), {**base, "batch": 4}, origin, "batch"),
-        Pin(pin_name(["INT4 weights", model, levers["gpu"]], shorten=1), {**base, "weight_dtype": "int4"}, origin,
-            "weight_dtype"),
-        Pin(pin_name(["speculation k=4", model, levers["gpu"]], shorten=1), {**base, "spec_k": 4}, origin, "spec_k"),
-    ]
+    return [Pin(pin_name([what, model, levers["gpu"]], shorten=1), {**base, lever: value}, origin, lever)
+            for what, lever, value in TRIO]
 
 
 @dataclass(frozen=True)
