@@ -161,7 +161,7 @@ function derivation(C, s, r) {
   // core/explain.py _kernels_work: a Llama-style block's kernels per layer, and those outside the layers
   const stageLayers = C.profiles[s.weight_dtype].stages[r.slowest_stage].layers, outside = C.kernels_outside_layers;
   w.overhead = [pyInt(r.kernels_per_step) + " kernels (" + pyInt(stageLayers) + " layers" + (pp > 1 ? " on this GPU" : "") +
-    " × " + Math.floor((r.kernels_per_step - outside) / stageLayers) + " + " + outside +
+    " × " + C.kernels_per_layer + " + " + outside +
     ": a Llama-style block's kernels, whatever each layer's kind)" +
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +

@@ -40,7 +40,7 @@ from bokeh.resources import Resources
 
 from core.explain import p_note, quantities
 from core.levers import Lever
-from core.overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, LAUNCH_LATENCY_S
+from core.overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, KERNELS_PER_LAYER, LAUNCH_LATENCY_S, STEP_FUSION
 from core.permalink import config_for_link, to_query
 from core.precision import KV_PRECISIONS, PRECISIONS
 from core.profiles import deployment
@@ -146,7 +146,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "context_stops": _stops(LEVERS["context"], scenario.context),
         # the launch time's product, as core/explain.py writes it (the page does not move CUDA graphs)
         "cuda_graphs": dep.cuda_graphs, "launch_latency_s": LAUNCH_LATENCY_S, "graph_gap_s": GRAPH_NODE_GAP_S,
-        "kernels_outside_layers": KERNELS_OUTSIDE_LAYERS,
+        "kernels_outside_layers": KERNELS_OUTSIDE_LAYERS, "kernels_per_layer": len(KERNELS_PER_LAYER[STEP_FUSION]),
         # The split, fixed when the page is written (its levers move B, k, α, S, formats and GQA only): what the
         # derivation's words need beside evaluate()'s numbers (core/explain.py's split, one_copy, per_gpu_note).
         "split": {"tp": result.tp, "pp": result.pp, "ep": result.ep, "replicas": result.replicas,

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
-from .overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, LAUNCH_LATENCY_S
+from .overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, KERNELS_PER_LAYER, LAUNCH_LATENCY_S, STEP_FUSION
 from .precision import get_precision
 from .scenario import ScenarioResult
 from .units import (
@@ -525,7 +525,7 @@ def _kernels_work(r: ScenarioResult) -> str:
     the layers (:data:`core.overhead.KERNELS_PER_LAYER`; an engineer's trial found the count nowhere, for a hybrid of
     118 one-mixer layers counted as full blocks)."""
     layers = r.deployment.profile.stages[r.slowest_stage].layers
-    per = (r.kernels_per_step - KERNELS_OUTSIDE_LAYERS) // layers
+    per = len(KERNELS_PER_LAYER[STEP_FUSION])
     return (f"{r.kernels_per_step:,} kernels ({layers:,} layers{' on this GPU' if r.pp > 1 else ''} × {per} + "
             f"{KERNELS_OUTSIDE_LAYERS}: a Llama-style block's kernels, whatever each layer's kind)")
 

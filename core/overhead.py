@@ -50,9 +50,11 @@ KERNELS_PER_LAYER = {
 }
 #: Kernels per step outside the layers: embedding lookup, final norm, LM head, sampling.
 KERNELS_OUTSIDE_LAYERS = 4
+#: The fusion level the lab's step counts (the hardware tour's fusion lever moves its own count only).
+STEP_FUSION = "unfused"
 
 
-def kernels_per_step(layers: int, fusion: str = "unfused") -> int:
+def kernels_per_step(layers: int, fusion: str = STEP_FUSION) -> int:
     """Kernels one decode step launches: ``layers · per-layer + 4``.
 
     Raises:
