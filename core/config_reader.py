@@ -494,8 +494,9 @@ def _language_model(config: dict) -> tuple[dict, list[str], set[str]]:
             text["__vision_config"] = config["vision_config"]
         return text, notes, set(config)
     # The language model at the top level: a tower beside it, or a text_config it did not need, is still said (an
-    # engineer's trial: both passed in silence).
-    return config, [], {k for k in config if k in TOWERS or (k == "text_config" and isinstance(config[k], dict))}
+    # engineer's trial: both passed in silence).  An empty text_config holds nothing left unread.
+    return config, [], {k for k in config if k in TOWERS or (k == "text_config" and isinstance(config[k], dict)
+                                                            and config[k])}
 
 
 #: A multimodal config's towers, whose weights the lab does not count.

@@ -350,5 +350,7 @@ def test_a_tower_or_a_text_config_beside_a_top_level_language_model_is_said():
                            "vision_config": {"hidden_size": 1024}}, model_id="x", name="x")
     assert both.unmodelled == ("text_config (not read)", "vision_config (weights not counted)")
     assert both.n_layers == 32  # the top level's
-    # Without them, nothing is flagged.
+    # Without them, nothing is flagged; nor beside an empty text_config, which holds nothing to read.
     assert from_hf_config(base, model_id="y", name="y").unmodelled == ()
+    empty = from_hf_config({**base, "text_config": {}}, model_id="z", name="z")
+    assert empty.unmodelled == () and not empty.approximate_mark
