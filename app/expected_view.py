@@ -67,7 +67,7 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
         times.append(times[-1] + t.seconds)
     values = [value(t) for t in times]
     top = max(values)
-    shown = (lambda v: fmt_sig(v, 3)) if unit.startswith("tokens") else fmt_seconds
+    shown = fmt_rate if unit.startswith("tokens") else fmt_seconds  # tokens/s as the readouts write them
 
     def fmt(v: float) -> str:
         return mark + shown(v)

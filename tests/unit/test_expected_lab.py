@@ -156,8 +156,10 @@ def test_the_waterfalls_rows_add_up_exactly_and_each_shows_its_source(levers):
         source = re.search(rf'<div class="wf-source" data-source="{key}">(.*?)</div>', row, re.S).group(1)
         assert _text(source) == f"source: {terms[key].source}"  # the whole source, as text
         assert _text(re.search(r'<div class="wf-formula">(.*?)</div>', row).group(1)) == terms[key].formula
-    # The expected row's tokens/s is the readout's.
-    assert f"→ <b>{e.expected_tokens_per_s_per_sequence:.3g}" in rows[-1][1].replace(",", "")
+    # The expected row's tokens/s is the readout's, to the digit (a trial read 1,100 here beside 1,099 there).
+    rate = fmt_rate(e.expected_tokens_per_s_per_sequence)
+    assert f"→ <b>{rate} tokens/s" in rows[-1][1]
+    assert f"{rate} tokens/s" in lab.readouts.pane.text
     # The time to first token: its rows add up to the expected TTFT too.
     ttft = _chain(page, "ttft")
     ttft_s = [float(re.search(r'data-seconds="([^"]+)"', h).group(1)) for k, h in ttft if k != "expected"]
