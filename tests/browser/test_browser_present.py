@@ -1489,6 +1489,35 @@ def test_the_pins_table_fits_its_column_at_1280_px(page, lab_url, present):
     assert errors == []
 
 
+# Each word of each pin's name (split after its hyphens, where a line may break) on one line: its text's boxes.
+NAME_WORDS_SPLIT = """() => { const split = []; const visit = (root) => {
+  for (const cell of root.querySelectorAll('table.pins td.name')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[^\\s-]+-?/g)) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const lines = new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top)));
+        if (lines.size > 1) split.push(m[0]);
+      } } }
+  for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) visit(el.shadowRoot); } };
+  visit(document); return split; }"""
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_a_pins_name_breaks_between_words_never_inside_one(page, lab_url, present):
+    """A trial read "speculatio / n k=4" in the Pins table at 1280 × 720: the name's column broke anywhere."""
+    errors = open_on_projector(page, f"{lab_url}?model=llama-3-70b&tab=Pins&present={present}")
+    page.get_by_text("Pin batch 4 vs INT4 vs k = 4").first.click()
+    page.locator("[data-pin='3'] td.name").wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    names = page.locator("table.pins td.name").all_inner_texts()
+    assert any(n.startswith("speculation") for n in names), names
+    assert page.evaluate(NAME_WORDS_SPLIT) == []
+    fit = page.evaluate(PINS_TABLE_FIT)  # and the table still fits its column
+    assert fit["scroll"] <= fit["client"] and fit["table"] <= fit["client"] + 0.5, fit
+    assert errors == []
+
+
 @pytest.mark.parametrize("present", ["false", "true"])
 def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, present):
     # Found by a trial: with 16 pins the values on the Compare rows ran over each other. Each is laid out in the
