@@ -101,8 +101,9 @@ return room < n.length + 2 + LEAST ? n : s.slice(0, room - 1).replace(/[\s·]+$/
 """
 
 
-#: Compare's hover: the pin, then the row's value with its note and caveats, wrapped within 22 em.
-HOVER_TEMPLATE = ('<div style="max-width: 22em; white-space: normal; overflow-wrap: anywhere">'
+#: Compare's hover: the pin, then the row's value with its note and caveats, wrapped within 22 em, or 60 % of a
+#: phone's width: Bokeh opens it on the side with room, and on a 390-px phone a 22-em hover had room on neither.
+HOVER_TEMPLATE = ('<div style="max-width: min(22em, 60vw); white-space: normal; overflow-wrap: anywhere">'
                   "<b>pin</b> @pin: @name<br><b>{label}</b>: @hover</div>")
 
 

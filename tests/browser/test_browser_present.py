@@ -904,6 +904,39 @@ def test_the_compare_tabs_titles_wrap_inside_a_phones_charts(page, lab_url):
     assert page.errors == []
 
 
+def test_compares_hover_on_a_phone_opens_on_the_screen_with_the_name_as_text(page, lab_url):
+    """A trial on a 390-px phone: the leftmost pin's hover, 276 px wide, had room on neither side of its mark and
+    opened from x = -156, its start off the screen."""
+    from urllib.parse import quote
+
+    pins = json.dumps([{"name": "<b>x</b> & y", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"}])
+    _open(page, f"{lab_url}?model=llama-3-8b&pins={quote(pins)}&tab=Compare", {"width": 390, "height": 844})
+    fig = "compare-expected_tokens-fig"
+    page.wait_for_function(f"Bokeh.documents[0].get_model_by_name('{fig}') !== null", timeout=30_000)
+    page.evaluate(f"Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('{fig}')).el.scrollIntoView()")
+    page.wait_for_timeout(500)
+    x, y = page.evaluate(f"""(() => {{ const v = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('{fig}'));
+      const r = v.el.getBoundingClientRect();
+      const marks = Bokeh.index.find_one(v.model.renderers.find((m) => m.glyph.type === 'Scatter'));
+      return [r.x + marks.glyph.sx[0], r.y + marks.glyph.sy[0]]; }})()""")
+    page.mouse.move(x, y)
+    shown = []
+    for _ in range(20):  # the hover opens on the next frame
+        page.wait_for_timeout(250)
+        shown = page.evaluate("""(() => { const out = []; const walk = (root) => {
+          for (const t of root.querySelectorAll('.bk-tooltip-content')) { const b = t.getBoundingClientRect();
+            if (b.width > 0) out.push([b.left, b.right, t.textContent]); }
+          for (const e of root.querySelectorAll('*')) if (e.shadowRoot) walk(e.shadowRoot); };
+          walk(document); return out; })()""")
+        if shown:
+            break
+    assert len(shown) == 1, shown
+    left, right, text = shown[0]
+    assert text.startswith("pin 1: <b>x</b> & y") and "expected on the generic engine" in text
+    assert left >= 0 and right <= 390, shown
+    assert page.errors == []
+
+
 def test_present_mode_on_a_phone_does_not_scroll_sideways(page, lab_url):
     from app.present import MIN_FRAME_SHARE
     from app.roofline_view import RooflineView
