@@ -544,7 +544,7 @@ class Lab(pn.viewable.Viewer):
             pins=len(s.pins), measured=len(s.measured), other_phase=self.roofline.other_phase.data["label"][0],
             # what else the chart draws, as its legend would list it: the expected point with its whisker, the
             # rungs' own overhead ceilings where one holds a rung down, a pinned GPU's faint roof apart from its own
-            expected=expected_label(e, expected_point(r, e)) if s.band and e is not None else "",
+            expected=expected_label(e, expected_point(r, e), r) if s.band and e is not None else "",
             rungs=rungs_held_down(r), communication=rungs_lowered_by_communication(r),
             pinned_roofs=pinned_roofs_apart(r, [row.result for row in s.pin_rows]), fits=r.fits)
         query = {k: v for k, v in self.link.query().items() if k != "embed"}

@@ -42,6 +42,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from core.coverage import beyond_calibration
 from core.expected import engine_label
 from core.precision import get_precision
 from core.roofline import attainable_flop_per_s
@@ -190,12 +191,15 @@ def pinned_roofs_apart(r: ScenarioResult, pinned) -> bool:
     return any(roof_key(p) != roof_key(r) for p in pinned)
 
 
-def expected_label(e, p) -> str:
-    """The expected point's key: its engine preset and the spread its whisker spans (``p``:
-    :func:`core.spread.expected_point`).  Short: a legend entry as wide as a sentence widened its column over the
-    chart's, and on a projector two lines pushed the legend's last row below a 720-px screen's fold (tour steps 12
-    and 18); the Expected tab and the readouts say the rest."""
-    return f"expected ({engine_label(e.engine)}), spread {fmt_sig(p.spread.low, 2)}–{fmt_sig(p.spread.high, 2)}×"
+def expected_label(e, p, r: ScenarioResult) -> str:
+    """The expected point's key: its engine preset, "extrapolated" where ``r`` has what no calibration measurement
+    had (:func:`core.coverage.beyond_calibration`: the spread was measured on scenarios unlike it), and the spread its
+    whisker spans (``p``: :func:`core.spread.expected_point`).  Short: a legend entry as wide as a sentence widened
+    its column over the chart's, and on a projector two lines pushed the legend's last row below a 720-px screen's
+    fold (tour steps 12 and 18); the Expected tab and the readouts say the rest, what is extrapolated included."""
+    beyond = "; extrapolated" if beyond_calibration(r) else ""
+    return (f"expected ({engine_label(e.engine)}{beyond}), spread "
+            f"{fmt_sig(p.spread.low, 2)}–{fmt_sig(p.spread.high, 2)}×")
 
 
 def _rung_labels(batches, intensities, ridge: float) -> list[str]:
@@ -490,7 +494,7 @@ class RooflineView(pn.viewable.Viewer):
             p = expected_point(r, e)
             self.band.data = {"x": [p.intensity], "y": [p.flop_per_s / TFLOP], "lo": [p.low / TFLOP],
                               "hi": [p.high / TFLOP]}
-            self.band_item.label = {"value": expected_label(e, p)}
+            self.band_item.label = {"value": expected_label(e, p, r)}
         elif self.band.data["x"]:
             self.band.data = {"x": [], "y": [], "lo": [], "hi": []}
         self.band_renderer.visible = self.band_whisker.visible = self.band_item.visible = shown

@@ -88,7 +88,7 @@ def test_the_embed_key_lists_the_expected_point_and_the_pins_roofs_only_while_dr
     lab = Lab(query={"embed": "true", "band": "true"})
     key = lab._embed_key.object
     legend = lab.roofline.band_item.label["value"]
-    assert lab.roofline.band_renderer.visible and legend.startswith("expected (generic engine), spread ")
+    assert lab.roofline.band_renderer.visible and legend.startswith("expected (generic engine; extrapolated), spread ")
     assert f"◯</span> {legend}</span>" in key
     assert "launch overhead ceiling at your B" in key
     lab.state.band = False
