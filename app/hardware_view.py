@@ -51,7 +51,7 @@ from core.kernels import (
     gemm,
     naive_attention,
 )
-from core.overhead import FIXES, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
+from core.overhead import FIXES, GRAPH_NODE_GAP_S, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
 from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_bandwidth, fmt_sig
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
@@ -112,6 +112,9 @@ LABELS = {
 #: A section's charts take at least this width (px) beside its 300-px controls; in a narrower column (the lab's
 #: normal layout at 1280 px left them about 200 px; a phone 80) they go under the controls, at the column's width.
 CHART_MIN_WIDTH = 480
+#: The overhead ceiling's key, without and with the step captured as one CUDA graph (core.overhead.overhead_time).
+OVERHEAD_LEGEND = {False: "overhead ceiling: FLOPs / (kernels × launch)",
+                   True: "overhead ceiling: FLOPs / (launch + kernels × node gap)"}
 MAX_STAIRS = 4000  # points on the staircase chart
 SENTINEL = 1e-30  # Bokeh log axes cannot show zero
 FALLBACK_SRAM = 228 * 1024  # H100's shared memory per SM, used (and said) where a part publishes none
@@ -270,6 +273,7 @@ class HardwareView(pn.viewable.Viewer):
                                               "bound": [], "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
+        self.ceil_overhead_item: LegendItem | None = None  # the overhead ceiling's key, once its chart is built
         self.ceil_point = ColumnDataSource({"x": [], "y": [], "label": [], "xoff": [], "yoff": [], "align": []},
                                            name="hw-step")
         self.ceil_bars = ColumnDataSource({"regime": [], "us": [], "color": []}, name="hw-three-times")
@@ -336,7 +340,8 @@ class HardwareView(pn.viewable.Viewer):
         g = _log_figure("hw-ceilings", height=470)  # the legend is below the frame
         g.line("x", "y", source=self.ceil_roof, color="#2ca02c", line_width=4, legend_label="compute and memory roofs")
         g.line("x", "y", source=self.ceil_overhead, color="#b00020", line_width=3, line_dash="dashed",
-               legend_label="overhead ceiling: FLOPs / (kernels × launch)")
+               legend_label=OVERHEAD_LEGEND[bool(self.cuda_graphs)])
+        self.ceil_overhead_item = g.legend[0].items[-1]  # its formula follows the CUDA-graphs switch
         step = g.scatter("x", "y", source=self.ceil_point, size=15, fill_color="#ff7f0e", line_color="black",
                          legend_label="the decode step")
         step_label = LabelSet(x="x", y="y", text="label", source=self.ceil_point, text_font_size="11px")
@@ -737,10 +742,16 @@ class HardwareView(pn.viewable.Viewer):
         self.ceil_bars.data = {"regime": list(times), "us": [t * 1e6 for t in times.values()],
                                "color": [colors[r] for r in times]}
         others = [r for r in FIXES if r != step.regime]
+        if self.ceil_overhead_item is not None:  # the section's chart, once built
+            self.ceil_overhead_item.label = value(OVERHEAD_LEGEND[bool(self.cuda_graphs)])
+        # The launches' product as core.overhead.overhead_time computes it, multiplied out to the overhead shown (a
+        # teacher's trial read "64 kernels × 4 µs (one CUDA graph)" beside "overhead 68 µs").
+        launches = (f"one CUDA graph: {self.launch_latency_us:g} µs + {n_k} kernels × {GRAPH_NODE_GAP_S * 1e6:g} µs "
+                    f"node gap" if self.cuda_graphs else f"{n_k} kernels × {self.launch_latency_us:g} µs")
         self.decision.object = (
             f'<div class="hw-decision">Intensity {fmt_sig(step.intensity)} FLOP/byte against a ridge of '
-            f"{gpu.ridge_point():,.0f}; {n_k} kernels × {self.launch_latency_us:g} µs"
-            f"{' (one CUDA graph)' if self.cuda_graphs else ''}. Step: compute {fmt_sig(step.compute_s * 1e6)} µs, "
+            f"{gpu.ridge_point():,.0f}; {launches} = {fmt_sig(step.overhead_s * 1e6)} µs of launches. "
+            f"Step: compute {fmt_sig(step.compute_s * 1e6)} µs, "
             f"memory {fmt_sig(step.memory_s * 1e6)} µs, overhead {fmt_sig(step.overhead_s * 1e6)} µs → "
             f'<span class="bind">{step.regime}-bound</span>. Fixes that can help: {escape(", ".join(step.fixes))}. '
             f"Cannot help here: {escape('; '.join(', '.join(FIXES[r]) for r in others))}.</div>")

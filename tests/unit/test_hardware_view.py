@@ -61,14 +61,21 @@ def test_flash_attention_beats_naive_with_more_flops(view):
 
 def test_overhead_ceiling_and_the_decision(view):
     assert "memory-bound" in view.decision.object  # Llama-3-8B at batch 1
+    view.section = "Three ceilings"  # its chart, with the overhead ceiling's key
     view.param.update(step_params=125e6, layers=12)
     assert "overhead-bound" in view.decision.object and "CUDA graphs" in view.decision.object
     bars = dict(zip(view.ceil_bars.data["regime"], view.ceil_bars.data["us"], strict=True))
     assert bars["overhead"] == pytest.approx(544) and bars["memory"] == pytest.approx(74.6, abs=0.1)
     # The ceiling is FLOPs / overhead time: 2.5e8 FLOP / 544 µs = 0.46 TFLOP/s.
     assert view.ceil_overhead.data["y"][0] == pytest.approx(0.25e9 / 544e-6 / 1e12)
+    assert "136 kernels × 4 µs = 544 µs of launches" in view.decision.object
+    assert view.ceil_overhead_item.label.value == "overhead ceiling: FLOPs / (kernels × launch)"
     view.param.update(cuda_graphs=True, fusion_level="fused")
     assert "memory-bound" in view.decision.object
+    # A teacher's trial read "64 kernels × 4 µs (one CUDA graph)" beside 68 µs: the graph's product, multiplied out.
+    assert "one CUDA graph: 4 µs + 64 kernels × 1 µs node gap = 68 µs of launches" in view.decision.object
+    assert view.ceil_overhead.data["y"][0] == pytest.approx(0.25e9 / 68e-6 / 1e12)
+    assert view.ceil_overhead_item.label.value == "overhead ceiling: FLOPs / (launch + kernels × node gap)"
 
 
 def test_staircase_and_the_133_block_example(view):
