@@ -20,6 +20,7 @@ import panel as pn
 import param
 from bokeh.models import Div
 
+from core.explain import intensity_weights_formula
 from core.permalink import from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
 from core.spread import expected_point
@@ -558,12 +559,13 @@ class Lab(pn.viewable.Viewer):
 
 def embed_summary(r: ScenarioResult) -> str:
     """One line of the key numbers for embed mode, where the readouts are left out: the intensity on the weights
-    (the articles' I = 2·B·k/p), and what the step attains counting KV reads, with the tokens/s that go with it;
-    before it the embed's heading, for a screen reader only (the iframe's page has no other)."""
+    under its formula (the articles' I = 2·B·k / p, or an MoE's or a stored checkpoint's:
+    :func:`core.explain.intensity_weights_formula`), and what the step attains counting KV reads, with the tokens/s
+    that go with it; before it the embed's heading, for a screen reader only (the iframe's page has no other)."""
     fits = "fits" if r.fits else "does not fit"
     return (
         '<h1 class="visually-hidden">Roofline Lab: the roofline of one decode step</h1>'
-        f'<div class="embed-summary" data-readout="embed-summary"><b>I = 2·B·k/p = '
+        f'<div class="embed-summary" data-readout="embed-summary"><b>{intensity_weights_formula(r)} = '
         f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{fmt_sig(r.attainable_flop_per_s_with_kv / TFLOP)} TFLOP/s counting KV reads "
         f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak) · "

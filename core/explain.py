@@ -286,16 +286,14 @@ def derivation(r: ScenarioResult) -> list[Step]:
     n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
     n_active_shown = f"{n_active_gpu:,.0f}" if split else f"{r.n_active_params:,}"
     gpu_terms = ", this GPU's share" if split else ""
+    intensity_formula = intensity_weights_formula(r) + ("" if not (stored or m.moe) else gpu_terms)
     if stored:  # each tensor group in its own format: the bytes read, not N·p, are the denominator
-        intensity_formula = "I = 2·N_active·B·k / weight bytes read" + gpu_terms
         intensity_work = (f"2 × {n_active_shown} × {r.batch} × {r.tokens_per_read:,} / "
                           f"{fmt_bytes_gb(r.weight_bytes_read)}")
     elif m.moe:
-        intensity_formula = "I = 2·B·k·N_active / (N_read·p)" + gpu_terms
         intensity_work = (f"2 × {r.batch} × {r.tokens_per_read:,} × {n_active_shown} / ({n_read:,.0f} × "
                           f"{r.bytes_per_weight:g} bytes)")
     else:
-        intensity_formula = "I = 2·B·k / p"
         intensity_work = f"2 × {r.batch} × {r.tokens_per_read:,} / {r.bytes_per_weight:g} bytes"
     attention_where = "causal (query, key) pairs of the prompt" if prefill else _decode_attention_work(r)
     latent = r.attends_to_latent
@@ -518,6 +516,20 @@ def _weights_per_gpu(r: ScenarioResult) -> Quantity:
         f"{where}: ({split}) bytes / {r.tp} + {st.replicated:,} × {w_rest:.6g} bytes = "
         f"{fmt_bytes_gib(r.weight_bytes_held)} of the model's {fmt_bytes_gib(r.model_weight_bytes)}{experts}",
         fmt_bytes_gib(r.weight_bytes_held))
+
+
+def intensity_weights_formula(r: ScenarioResult) -> str:
+    """The formula of ``r``'s intensity on the weights in the articles' symbols: ``I = 2·B·k / p`` where every
+    parameter read does its FLOPs in one format (article 004, section 03); an MoE reads more than it uses
+    (``N_active / N_read``), and a checkpoint kept as stored reads each tensor group in its own format.
+
+    >>> from core import Scenario
+    >>> intensity_weights_formula(Scenario(model="mixtral-8x7b").evaluate())
+    'I = 2·B·k·N_active / (N_read·p)'
+    """
+    if r.weight_dtype == "stored":
+        return "I = 2·N_active·B·k / weight bytes read"
+    return "I = 2·B·k·N_active / (N_read·p)" if r.model.moe else "I = 2·B·k / p"
 
 
 def _kernels_work(r: ScenarioResult) -> str:

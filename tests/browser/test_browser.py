@@ -278,7 +278,7 @@ def test_embed_mode_is_compact(page, lab_url):
     page.set_viewport_size({"width": 900, "height": 600})
     page.goto(lab_url + "?embed=true&model=llama-3-8b&batch=56")
     page.locator("[data-readout=embed-summary]").wait_for()
-    assert "I = 2·B·k/p = 56 FLOP/byte" in page.locator("[data-readout=embed-summary]").inner_text()
+    assert "I = 2·B·k / p = 56 FLOP/byte" in page.locator("[data-readout=embed-summary]").inner_text()
     assert page.get_by_text("Guided tour").count() == 0
     assert page.locator("[data-readout=ridge]").count() == 0  # no readout column
     assert page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('workload').data.x)") == [56]
@@ -320,7 +320,7 @@ def test_copy_link_and_embed_code_reopen_the_scenario(page, lab_url):
     page.goto(src)
     page.locator("[data-readout=embed-summary]", has_text="Llama-3-8B").wait_for(timeout=10_000)
     summary = page.locator("[data-readout=embed-summary]").inner_text()
-    assert "I = 2·B·k/p = 12 FLOP/byte" in summary and "h200" in summary  # B = 12 in BF16 on the H200
+    assert "I = 2·B·k / p = 12 FLOP/byte" in summary and "h200" in summary  # B = 12 in BF16 on the H200
 
 
 def test_downloads_carry_the_scenario(lab):

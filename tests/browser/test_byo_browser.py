@@ -93,5 +93,5 @@ def test_a_link_with_a_config_opens_that_model_in_a_fresh_page_and_keeps_it_in_t
     fresh.goto(f"{lab_url}?config=eNo%3Cscript%3E&batch=24&embed=true")
     fresh.locator(".link-notice li", has_text="ignored config: not base64url text").wait_for(timeout=10_000)
     summary = fresh.locator("[data-readout=embed-summary]").inner_text()
-    assert "I = 2·B·k/p = 24 FLOP/byte" in summary and "Llama-3-70B, BF16" in summary  # B = 24 applies, BF16
+    assert "I = 2·B·k / p = 24 FLOP/byte" in summary and "Llama-3-70B, BF16" in summary  # B = 24 applies, BF16
     assert errors == []

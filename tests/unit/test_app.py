@@ -936,9 +936,21 @@ def test_the_embeds_summary_pairs_tokens_per_s_with_the_flop_rate_that_counts_kv
     from app.lab import embed_summary
 
     text = embed_summary(Scenario(gpu="h200", batch=32, context=65536, gqa=False).evaluate())
-    assert "<b>I = 2·B·k/p = 32 FLOP/byte</b> · ridge 206 · 8.524 TFLOP/s counting KV reads (0.862 % of peak) · " \
+    assert "<b>I = 2·B·k / p = 32 FLOP/byte</b> · ridge 206 · 8.524 TFLOP/s counting KV reads (0.862 % of peak) · " \
            "27 tokens/s · memory does not fit · Llama-3-70B, BF16, h200" in text
     assert "153.6" not in text
+
+
+def test_the_embeds_summary_gives_an_moes_intensity_under_its_own_formula():
+    """An engineer's trial: Mixtral at B = 8 in FP8 read "I = 2·B·k/p = 4.885 FLOP/byte", where 2·8·1/1 is 16 (an MoE
+    reads experts it does not use for every token): the formula `explain` gives, whose product is the value shown."""
+    from app.lab import embed_summary
+
+    r = Scenario(model="mixtral-8x7b", gpu="h200", weight_dtype="fp8", batch=8).evaluate()
+    text = embed_summary(r)
+    assert "<b>I = 2·B·k·N_active / (N_read·p) = 4.885 FLOP/byte</b>" in text
+    assert "2·B·k / p" not in text
+    assert round(r.arithmetic_intensity_weights, 3) == 4.885 != 2 * 8 * 1 / 1
 
 
 def test_the_embeds_key_keeps_it_beside_the_workload_it_names():
