@@ -39,13 +39,17 @@ async def offline_page(state: LabState) -> io.StringIO:
     return io.StringIO(html)
 
 
-#: "Copy link": the address bar holds the whole state (app/permalink_view.py), less the Export tab the button is on
-#: (a trial: every copied link opened the class on Export, with no chart); the clipboard where the page may write it
+#: "Copy link": the address bar holds the whole state (app/permalink_view.py), with the tab the student came to Export
+#: from in place of Export (a trial: every copied link opened the class on Export, with no chart; an engineer's, that
+#: a link copied after Compare opened on the Roofline); the clipboard where the page may write it
 #: (a secure context: https, or localhost), else a prompt with the link selected for copying.
 COPY_JS = """
 const text = KIND === "link" ? (() => {
   const q = new URLSearchParams(window.location.search);
-  if ((q.get("tab") || "").toLowerCase() === "export") { q.delete("tab"); }
+  if ((q.get("tab") || "").toLowerCase() === "export") {
+    const from = btn.tags[0];  // the tab the student came from (LabState.came_from)
+    if (from && from !== "Export" && from !== "Roofline") { q.set("tab", from); } else { q.delete("tab"); }
+  }
   const query = q.toString();
   return window.location.origin + window.location.pathname + (query ? "?" + query : "") + window.location.hash;
 })() : (() => {
@@ -54,7 +58,7 @@ const text = KIND === "link" ? (() => {
   q.set("embed", "true");
   const src = window.location.origin + window.location.pathname + "?" + q.toString();
   return '<iframe src="' + src.replace(/&/g, "&amp;").replace(/"/g, "&quot;") +
-    '" width="500" height="450" style="border:0" title="Roofline Lab"></iframe>';
+    '" width="500" height="450" style="border:0;width:100%;max-width:500px" title="Roofline Lab"></iframe>';
 })();
 const label = btn.label;
 const said = (word) => { btn.label = word; setTimeout(() => { btn.label = label; }, 2000); };
@@ -74,9 +78,10 @@ PANEL_BUTTON_LOOK = """
 """
 
 
-def share_buttons() -> pn.Row:
-    """"Copy link" (the page's address: every lever, the pins, the tab unless it is Export) and "Copy embed code"
-    (an iframe of ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode or tour step).
+def share_buttons(state: LabState) -> pn.Row:
+    """"Copy link" (the page's address: every lever, the pins, the tab, or on Export the tab ``state`` came from) and
+    "Copy embed code" (an iframe of ``?embed=true`` at 500 × 450 with the same state, without the tab, present mode
+    or tour step).
 
     Browser-only buttons (the server is not told of a click): Bokeh buttons with their click's script, in a Panel
     pane.  (A Panel button's ``js_on_click`` registers a Panel browser callback, and a page with one makes Panel
@@ -87,6 +92,9 @@ def share_buttons() -> pn.Row:
         button = BkButton(label=label, width=width, css_classes=[f"copy-{kind}"], margin=(5, 10),
                           stylesheets=[InlineStyleSheet(css=PANEL_BUTTON_LOOK)])
         button.js_on_event("button_click", CustomJS(args={"btn": button}, code=COPY_JS.replace("KIND", repr(kind))))
+        if kind == "link":
+            button.tags = [state.came_from]
+            state.param.watch(lambda e, b=button: setattr(b, "tags", [e.new]), "came_from")
         row.append(pn.pane.Bokeh(button))
     return pn.Row(*row, styles={"flex-wrap": "wrap"})  # a phone's width: one under the other
 
@@ -141,7 +149,7 @@ def build_exports(state: LabState) -> pn.Column:
         # What it leaves out: pins on a second pasted model (a link carries one config.json).
         pn.pane.HTML(pn.bind(_left_out_html, state.param.pins, state.param.configs, state.param.result, state=state),
                      stylesheets=[STYLESHEET], sizing_mode="stretch_width"),
-        share_buttons(),
+        share_buttons(state),
         pn.pane.Markdown("**Figures and data out** — SI units; CSV headers name their units (the Compare tab's "
                          "\"These rows\" is this Pins CSV). **Images**: every chart's toolbar (top right of the "
                          "chart, shown when the pointer is over it) saves the chart as you see it, as **SVG** "

@@ -46,6 +46,8 @@ class LabState(param.Parameterized):
     measurement_problems = param.List(default=[], item_type=str, doc="CSV rows refused, with the reason.")
     measured = param.List(default=[], item_type=MeasuredPoint, doc="The measurements against the current roof.")
     tab = param.Selector(default=TABS[0], objects=list(TABS), doc="The open view tab, by name.")
+    came_from = param.Selector(default=TABS[0], objects=list(TABS),
+                               doc="The tab open before the current one (the Export tab's copied link carries it).")
     ladder = param.List(default=list(ARTICLE_ORDER), item_type=str,
                         doc="The Ladder tab's rungs, by id, in the order applied (core.ladder); ?ladder= in a link.")
     mix = param.Selector(default="sharegpt", objects=list(MIXES),
@@ -74,6 +76,7 @@ class LabState(param.Parameterized):
         super().__init__(scenario=scenario, result=scenario.evaluate(), **params)
         self.param.update(**self._expect(self.result))
         scenario.param.watch(self._evaluate, [*LEVERS.names, "catalogue"])
+        self.param.watch(lambda e: setattr(self, "came_from", e.old), "tab")  # before any view's watcher of the tab
 
     @property
     def engine_preset(self) -> str | None:

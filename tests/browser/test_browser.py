@@ -312,8 +312,10 @@ def test_copy_link_and_embed_code_reopen_the_scenario(page, lab_url):
     page.locator(".copy-embed button").click()
     page.locator(".copy-embed button", has_text="Copied").wait_for(timeout=5000)
     code = page.evaluate("navigator.clipboard.readText()")
-    m = re.fullmatch(r'<iframe src="([^"]+)" width="500" height="450" style="border:0" title="Roofline Lab"></iframe>',
-                     code)
+    # 500 px wide, or the column's width where it is narrower (an engineer's trial: on a phone the docs page
+    # scrolled sideways and cut the summary).
+    m = re.fullmatch(r'<iframe src="([^"]+)" width="500" height="450" style="border:0;width:100%;max-width:500px" '
+                     r'title="Roofline Lab"></iframe>', code)
     assert m, code
     src = html.unescape(m.group(1))
     assert "embed=true" in src and "batch=12" in src and "gpu=h200" in src and "tab=" not in src
@@ -321,6 +323,22 @@ def test_copy_link_and_embed_code_reopen_the_scenario(page, lab_url):
     page.locator("[data-readout=embed-summary]", has_text="Llama-3-8B").wait_for(timeout=10_000)
     summary = page.locator("[data-readout=embed-summary]").inner_text()
     assert "I = 2·B·k / p = 12 FLOP/byte" in summary and "h200" in summary  # B = 12 in BF16 on the H200
+
+
+def test_a_link_copied_on_export_opens_the_tab_the_student_came_from(page, lab_url):
+    """An engineer's trial: pins compared, then Export's "Copy link": the colleague landed on the Roofline tab."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{lab_url}?model=llama-3-8b&tab=Compare")
+    page.get_by_text("Export", exact=True).wait_for(timeout=20_000)
+    page.wait_for_function("window.location.search.includes('tab=Compare')")
+    tab(page, "Export")
+    page.locator(".copy-link button").wait_for()
+    page.wait_for_function("window.location.search.includes('tab=Export')")
+    page.locator(".copy-link button").click()
+    page.locator(".copy-link button", has_text="Copied").wait_for(timeout=5000)
+    link = page.evaluate("navigator.clipboard.readText()")
+    assert "tab=Compare" in link and "tab=Export" not in link and "model=llama-3-8b" in link
 
 
 def test_downloads_carry_the_scenario(lab):
