@@ -88,9 +88,10 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
 #: lab's header, the tour's row and a tour card of four lines.
 PRESENT_CHART_HEIGHT = 370
-#: Lower in present mode: the Tiles section's two charts (staircase and waves) and the hierarchy chart with its
-#: caption of three lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
-PRESENT_HEIGHTS = {"hw-stairs": 250, "hw-waves": 150, "hw-hierarchy": 300}
+#: Lower in present mode: the Tiles section's two charts (staircase and waves) under their readout of three lines,
+#: and the hierarchy chart with its caption of three lines, so that all of it shows above the fold at 1280 × 720
+#: under a tour card of three lines.
+PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 300}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
 #: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
@@ -356,7 +357,9 @@ class HardwareView(pn.viewable.Viewer):
 
     def _build_tiles(self):
         """The Tiles and waves section's charts: the staircase and its waves, on one N axis."""
-        s = figure(height=330, sizing_mode="stretch_width", x_axis_label="N (GEMM output columns)",
+        # Their built heights also set what present mode keeps of their frames (app/present.py MIN_FRAME_SHARE): low
+        # enough that both fit a 720-px projector under the readout over them.
+        s = figure(height=290, sizing_mode="stretch_width", x_axis_label="N (GEMM output columns)",
                    y_axis_label="achieved TFLOP/s (model)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-stairs",
                    tooltips=[("N", "@n"), ("TFLOP/s", "@tflops{0,0.0}"), ("waves", "@waves"),
@@ -365,7 +368,7 @@ class HardwareView(pn.viewable.Viewer):
         s.scatter("n", "tflops", source=self.stairs_probe, size=12, color="#d62728")
         s.add_layout(self.peak_span)
         self._figs["stairs_fig"] = s
-        w = figure(height=170, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
+        w = figure(height=140, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
                    tools="", toolbar_location=None, name="hw-waves")
         w.x_range = s.x_range
         w.step("n", "waves", source=self.stairs, mode="after", line_width=2, color="#9467bd")
@@ -524,11 +527,14 @@ class HardwareView(pn.viewable.Viewer):
                           sizing_mode="stretch_width"))
         if name == "Tiles and waves":
             return (
-                pn.Column(self._w("tile", pn.widgets.RadioButtonGroup), self._w("wave_m", int_in),
+                # A list, not a row of buttons: five tiles ran past the 300-px column, two of them under the chart.
+                pn.Column(self._w("tile", pn.widgets.Select), self._w("wave_m", int_in),
                           self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
                           self._w("n_probe", int_in), width=300),
-                pn.Column(pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
-                          pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"), self.stairs_readout,
+                # The readout over the charts: under them it fell below a 720-px projector's fold, where tour steps
+                # 10 and 11 send the class for their figures.
+                pn.Column(self.stairs_readout, pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
+                          pn.pane.Bokeh(self.waves_fig, sizing_mode="stretch_width"),
                           sizing_mode="stretch_width"))
         if name == "Hierarchy":
             return (
@@ -770,13 +776,15 @@ class HardwareView(pn.viewable.Viewer):
         q = gemm_quantisation(self.wave_m, self.n_probe, self.wave_k, tm, tn, sms, peak)
         self.stairs_probe.data = {"n": [q.n], "tflops": [q.achieved_flop_per_s / TFLOP]}
         self.peak_span.location = peak / TFLOP
+        # Two losses, each said as what it is, and their product (a teacher's trial read "99.3 % useful" and then
+        # "35.43 GFLOP for 17.72 useful", 50 %, as one workload called useful twice).
         self.stairs_readout.object = (
             f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
-            f"({100 * q.tile_efficiency:.1f} % useful), {q.blocks:,} thread blocks in <b>{q.waves} wave(s)</b> on "
-            f"{sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
-            f"({100 * q.wave_efficiency:.1f} % of SM slots busy): "
-            f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s. "
-            f"Executed work {q.executed_flop / 1e9:,.2f} GFLOP for {q.useful_flop / 1e9:,.2f} useful.{capped}</div>")
+            f"({100 * q.tile_efficiency:.1f} % of the padded tiles useful), {q.blocks:,} thread blocks in "
+            f"<b>{q.waves} wave(s)</b> on {sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
+            f"({100 * q.wave_efficiency:.1f} % of SM slots busy): {100 * q.efficiency:.1f} % of the work the waves "
+            f"take time for is useful ({q.useful_flop / 1e9:,.2f} of {q.executed_flop / 1e9:,.2f} GFLOP), "
+            f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s.{capped}</div>")
 
     def _refresh_hierarchy(self, gpu):
         peak = gpu.dense_flop_per_s["bf16"]

@@ -176,7 +176,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "article 000, Attention, and why FlashAttention wins by doing more work; Dao et al. 2022",
         {"section": "Hierarchy"},
         "One head at N = {attn_n:,}, d = {attn_d}: the naive kernel writes and reads the N×N scores and "
-        "probabilities in HBM, {naive_mb:,.0f} MB at I = {naive_i:.0f}. FlashAttention tiles Q, K, V through "
+        "probabilities in HBM, {naive_mb:,.0f} MB at I = {naive_i:.1f}. FlashAttention tiles Q, K, V through "
         "{sram_kib:.0f} KiB of SRAM per SM: {flop_ratio:.3f}× the FLOPs but {flash_mb:,.0f} MB (Θ(N²d²/M)), "
         "{naive_us:.1f} µs → {flash_us:.1f} µs, {speedup:.1f}× faster. FLOPs are the wrong unit of account.",
     ),
@@ -209,7 +209,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "article 000, Peak is not attainable (tile quantisation)",
         {"section": "Tiles and waves"},
         "With a {tile} output tile, a GEMM with N = 257 pads its last column of tiles and computes N = {padded_257} "
-        "at full cost: {tile_eff:.0f} % useful work. Throughput against N is a staircase with risers at multiples of "
+        "at full cost: {tile_eff:.1f} % useful work. Throughput against N is a staircase with risers at multiples of "
         "the tile.",
     ),
     HardwareTourStep(
@@ -221,7 +221,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "With M = {wave_m} (one row of {tile} tiles) a thread block is {tile_n} columns of N. N = {full_n:,} makes "
         "{sms} blocks, one per SM: {waves_full} wave. N = {n_probe:,} makes {sms} + 1 = {probe_blocks} blocks and "
         "takes {probe_waves} waves, twice the time for {extra_work_pct:.1f} % more work: the stair in the chart, "
-        "and the readout under it.",
+        "and the readout over it.",
     ),
     HardwareTourStep(
         "12 · The hierarchy: which level the traffic hits",
@@ -250,7 +250,9 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "15 · The sparse-headline trap",
         "article 000, Sparsity and low precision move the goalposts; By the Numbers",
-        {"section": "Generations", "show_sparse": True},
+        # The H100 beside the A100 it followed, not all six parts: with the B200's roof drawn the dashed headline
+        # lay 3 px under it (a teacher's trial found it only by its label).
+        {"section": "Generations", "show_sparse": True, "generations": ["a100-80gb", "h100-sxm"]},
         "The datasheet headline for the {gpu} is {sparse_tf:,.0f} TFLOP/s: the 2:4 structured-sparsity figure. "
         "Dense LLM GEMMs have no such sparsity. Taken at face value it doubles the ridge to {sparse_ridge:.0f} "
         "(dashed), making every memory-bound kernel look twice as far from peak as it is.",

@@ -347,7 +347,7 @@ TOUR: tuple[TourStep, ...] = (
         "{model} in BF16 at batch 1: each token reads all {weight_gb:.1f} GB of weights and {kv_read_gb:.2f} GB "
         "of 8k cache, {step_ms:.2f} ms at {bandwidth_tb:.2f} TB/s: {tok:.1f} tokens/s. Intensity {intensity:g} "
         "against a ridge of {ridge:.0f}: {attainable_tf:.1f} TFLOP/s of {peak_tf:.0f}, {pct:.2f} %. Its "
-        "{weight_gib:.0f} GiB of weights do not fit one card: every rung is hollow.",
+        "{weight_gib:.1f} GiB of weights do not fit one card: every rung is hollow.",
         "Article 004's 140 GB → 41.8 ms → 23.9 tokens/s is a round 70 billion parameters × 2 bytes, the weights "
         "alone, over 3.35 TB/s. The lab counts the config's "
         "{n_billion:.2f} billion ({weight_gb:.1f} GB: {weight_ms:.2f} ms, {tok_no_kv:.1f} tokens/s) and adds the "
@@ -359,7 +359,7 @@ TOUR: tuple[TourStep, ...] = (
         "article 004, section 03",
         {"model": "llama-3-70b", "batch": 4},
         "Four sequences share one read of the weights: I = 2·B·k/p = 2·4·1/2 = {intensity:g} FLOP/byte. The star "
-        "is hollow: in BF16 the weights alone ({weight_gib:.0f} GiB) overflow one H100's 80 GiB, so it marks where the "
+        "is hollow: in BF16 the weights alone ({weight_gib:.1f} GiB) overflow one H100's 80 GiB, so it marks where the "
         "step would land (step {tp2_step} splits the model over two GPUs).",
         numbers=("intensity",),
     ),
@@ -368,7 +368,7 @@ TOUR: tuple[TourStep, ...] = (
         "article 004, section 03",
         {"model": "llama-3-70b", "weight_dtype": "int4"},
         "Back to batch 1, but a quarter of the bytes per weight: I = 2·1·1/0.5 = {intensity:g} FLOP/byte, "
-        "exactly where batch 4 landed. INT4 changes the weights ({weight_gib:.0f} GiB now), not the KV cache.",
+        "exactly where batch 4 landed. INT4 changes the weights ({weight_gib:.1f} GiB now), not the KV cache.",
         numbers=("intensity", "weight_gib"),
     ),
     TourStep(

@@ -94,3 +94,30 @@ def test_the_wave_step_shows_the_stair_its_caption_describes():
     assert n[0] < 132 * 128 < n[-1]
     assert (waves[n.index(132 * 128)], waves[n.index(132 * 128 + 1)]) == (1, 2)
     assert view.waves_fig.yaxis.ticker.min_interval == 1  # whole waves: no tick at 1.2
+
+
+def test_the_tile_steps_say_each_loss_as_what_it_is_and_their_product():
+    """A teacher's trial: step 11's readout said "99.3 % useful" and then "35.43 GFLOP for 17.72 useful" (50 %), one
+    workload called useful twice; step 10's caption said 67 % beside the readout's 66.9 %; and two of the five tiles,
+    a row of buttons wider than the 300-px column, lay under the chart."""
+    import panel as pn
+
+    from app.hardware_view import HardwareView
+    from core.waves import TILES
+
+    view = HardwareView(**{k: v for k, v in HARDWARE_TOUR[10].levers().items() if k != "section"})
+    view.section = "Tiles and waves"
+    text = view.stairs_readout.object
+    tiles, busy = 16897 / 17024, 133 / 264  # N = 132·128 + 1 padded to 133 tiles of 128; 133 blocks in 2 × 132
+    useful = tiles * busy
+    assert f"({100 * tiles:.1f} % of the padded tiles useful)" in text and "(99.3 %" in text
+    assert f"({100 * busy:.1f} % of SM slots busy)" in text and "(50.4 %" in text
+    assert f"{100 * useful:.1f} % of the work the waves take time for is useful (17.72 of 35.43 GFLOP)" in text
+    assert round(17.72 / 35.43, 3) == round(useful, 3) == 0.5
+    ten = HardwareView(**{k: v for k, v in HARDWARE_TOUR[9].levers().items() if k != "section"})
+    ten.section = "Tiles and waves"
+    assert "(66.9 % of the padded tiles useful)" in ten.stairs_readout.object
+    assert "66.9 % useful work" in caption(9)
+    # The tiles are offered as a list in the column, each of them.
+    select = [w for w in view.__panel__().select(pn.widgets.Select) if w.name == "Output tile"]
+    assert len(select) == 1 and list(select[0].options) == list(TILES)
