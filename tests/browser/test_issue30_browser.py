@@ -392,7 +392,8 @@ EMBED_PINS = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "we
 def _embed_key_scroll(page) -> dict:
     """The embed key's list: its box's height, the height of what it holds (more: it scrolls within its pane)."""
     return page.locator("[data-readout=embed-key]").first.evaluate(
-        "k => ({client: k.clientHeight, scroll: k.scrollHeight, tabindex: k.getAttribute('tabindex')})")
+        "k => ({client: k.clientHeight, scroll: k.scrollHeight, tabindex: k.getAttribute('tabindex'),"
+        " background: getComputedStyle(k).backgroundImage})")
 
 
 @pytest.mark.parametrize("height", [450, 400])
@@ -413,7 +414,8 @@ def test_the_embeds_chart_keeps_250_px_with_the_expected_point_and_pins(page, la
     page.wait_for_timeout(800)
     boxes = _embed_boxes(page)
     key_text = page.locator("[data-readout=embed-key]").inner_text()
-    assert "expected (generic engine)" in key_text and "4 pins, each under its GPU's faint dotted roof" in key_text
+    assert "expected (generic engine; extrapolated)" in key_text
+    assert "4 pins, each under its GPU's faint dotted roof" in key_text
     assert boxes["chart"]["bottom"] - boxes["chart"]["top"] >= 250, boxes
     canvas = page.evaluate("Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('roofline')).bbox.height")
     assert canvas >= 250, canvas
@@ -422,6 +424,7 @@ def test_the_embeds_chart_keeps_250_px_with_the_expected_point_and_pins(page, la
     assert boxes["link"]["bottom"] <= boxes["drawer"]["top"] + 0.5, boxes
     key = _embed_key_scroll(page)
     assert key["tabindex"] == "0"
+    assert "radial-gradient" in key["background"]  # a shadow at the edge with more to read, where it scrolls
     if height == 450:
         assert key["scroll"] <= key["client"] + 1, key  # six lines: whole
     else:
