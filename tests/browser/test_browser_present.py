@@ -1071,12 +1071,15 @@ def _hardware_tour_step_labels(page, lab_url, step: int, name: str):
 
 
 def test_hardware_tour_sparse_headline_step_labels_stay_apart_on_the_projector(page, lab_url):
-    # Issue 30: at the hardware tour's climax (step 15, the 2:4 headline roof over six parts) in present mode at
+    # Issue 30: at the hardware tour's climax (step 15, the 2:4 headline roof, then over six parts) in present mode at
     # 1280x720 the headline's label found no clear place among the roofs and was drawn over "A100 SXM4 80GB: 153".
+    # A teacher's trial then found the dashed headline 3 px under the B200's roof: the step overlays the A100 and
+    # the H100 whose headline it is.
     errors, (boxes, problems) = _hardware_tour_step_labels(page, lab_url, 15, "hw-generations")
     texts = [b["text"] for b in boxes["labels"]]
     assert any("2:4 headline" in t and t.endswith("591") for t in texts), texts
-    assert sum(": " in t and "headline" not in t for t in texts) == 6, texts  # the six parts' ridges
+    assert sorted(t for t in texts if ": " in t and "headline" not in t) == ["A100 SXM4 80GB: 153",
+                                                                          "H100 SXM5 80GB: 295"], texts
     assert problems == []  # none on another label, a marker or a line, none cut by the frame
     assert errors == []
 
