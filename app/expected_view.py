@@ -17,7 +17,7 @@ from core.expected import ExpectedStep, Term, above_ceiling, engine_label, expec
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
-from core.units import fmt_rate, fmt_seconds, fmt_seconds_times, fmt_sig
+from core.units import fmt_rate, fmt_seconds, fmt_seconds_times, fmt_share, fmt_sig
 
 from .readouts import approximate_html
 from .state import LabState
@@ -110,6 +110,10 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
     per_step = e.ceiling_tokens_per_s_per_sequence * e.ceiling_step_time_s  # tokens per sequence per step (E/PP)
     who = engine_label(e.engine)
     spread = spread_for(r.phase, r.batch, e.parameters.format_class)
+    # The share as the readouts write it, with the ceiling's digits that make it multiply out (a trial read "66 %"
+    # here beside the readouts' "65.6 % of the ceiling's 195.5").
+    pct, whole = fmt_share(e.expected_tokens_per_s_per_sequence, e.ceiling_tokens_per_s_per_sequence)
+    share = f"{pct} % of the ceiling's {whole}"
     head = (
         approximate_html(r.model, "expected-approximate") +
         f'<div class="caption" data-readout="expected-caption">The <b>ceiling</b> is the roofline\'s step; the '
@@ -117,7 +121,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         f"weights, input embedding {escape(e.embedding_convention)}): the ceiling plus the terms below, each "
         "applied on top of the ones before, with its formula and the source of its constants. The seconds add "
         f"up to the expected step exactly: {fmt_seconds(e.ceiling_step_time_s)} + Σ terms = "
-        f"{fmt_seconds(e.expected_step_time_s)}, {100 * e.fraction_of_ceiling:.0f} % of the ceiling's tokens/s"
+        f"{fmt_seconds(e.expected_step_time_s)}, {share} tokens/s"
         + (f" ({escape(above)})" if (above := above_ceiling(e)) else "") + ". "
         # A new user read the embedding term's row above the ceiling as a prediction beating its bound.
         + ("The ceiling reads the whole input-embedding table every step, as the articles count; an engine "

@@ -24,7 +24,7 @@ from panel.custom import JSComponent
 from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
 from core.paging import BLOCK_SIZE
-from core.permalink import IGNORED_WHOLE, config_for_link, from_query, to_query
+from core.permalink import IGNORED_WHOLE, config_for_link, from_query, shown_value, to_query
 from core.units import parse_number
 
 from .message import Message
@@ -132,31 +132,31 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
         if text.lower() in ("true", "1", "false", "0", ""):
             out[key] = text.lower() in ("true", "1")
         else:
-            notices.append(f"ignored {key}={text[:40]!r}: accepted true or false")
+            notices.append(f"ignored {key}={shown_value(text)}: accepted true or false")
     text = _first(query, "tour")
     if text is not None:
         out["tour_step"] = _whole(text, 1, steps)
         if out["tour_step"] is None:
-            notices.append(f"ignored tour={text[:40]!r}: accepted a step from 1 to {steps}")
+            notices.append(f"ignored tour={shown_value(text)}: accepted a step from 1 to {steps}")
     text = _first(query, "tab")
     if text is not None:
         match = next((t for t in tabs if t.lower() == text.strip().lower()), None)
         if match is None:
-            notices.append(f"ignored tab={text[:40]!r}: accepted {', '.join(tabs)}")
+            notices.append(f"ignored tab={shown_value(text)}: accepted {', '.join(tabs)}")
         else:
             out["tab"] = match
     text = _first(query, "engine")
     if text is not None:
         match = next((e for e in engines if e.lower() == text.strip().lower()), None)
         if match is None:
-            notices.append(f"ignored engine={text[:40]!r}: accepted {', '.join(engines)}")
+            notices.append(f"ignored engine={shown_value(text)}: accepted {', '.join(engines)}")
         else:
             out["engine"] = match
     text = _first(query, "ladder")
     if text is not None:
         out["ladder"], bad = parse_rungs(text)
         if bad:
-            named = ", ".join(repr(b[:40]) for b in bad[:3])
+            named = ", ".join(shown_value(b) for b in bad[:3])
             notices.append(f"ignored ladder rung{'s' if len(bad) > 1 else ''} {named}: accepted each of "
                            f"{', '.join(ARTICLE_ORDER)} once")
     text = _first(query, "mix")
@@ -164,12 +164,12 @@ def app_link_state(query: dict, tabs: tuple[str, ...], steps: int,
         if text.strip().lower() in MIXES:
             out["mix"] = text.strip().lower()
         else:
-            notices.append(f"ignored mix={text[:40]!r}: accepted {', '.join(MIXES)}")
+            notices.append(f"ignored mix={shown_value(text)}: accepted {', '.join(MIXES)}")
     text = _first(query, "block-size")
     if text is not None:
         out["block_size"] = _whole(text, 1, 1024)
         if out["block_size"] is None:
-            notices.append(f"ignored block-size={text[:40]!r}: accepted a whole number of tokens from 1 to 1,024")
+            notices.append(f"ignored block-size={shown_value(text)}: accepted a whole number of tokens from 1 to 1,024")
     return out, notices
 
 

@@ -90,9 +90,9 @@ def link_refusal(query: str) -> LinkRefusal | None:
         if not value.isdigit():
             continue
         if not value.isdecimal():
-            return LinkRefusal(400, f"{_shown(key)} is written in digits other than 0-9 ({_shown(value)})")
+            return LinkRefusal(400, f"{shown_value(key)} is written in digits other than 0-9 ({shown_value(value)})")
         if len(value) > limit:
-            return LinkRefusal(400, f"{_shown(key)} is a number {len(value):,} digits long, more than the "
+            return LinkRefusal(400, f"{shown_value(key)} is a number {len(value):,} digits long, more than the "
                                     f"{limit:,} a number may have")
     return None
 
@@ -259,7 +259,7 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
             continue
         lever = LEVERS.by_flag(key)
         if lever is None:
-            notices.append(f"ignored unknown parameter {_shown(key)}")
+            notices.append(f"ignored unknown parameter {shown_value(key)}")
             continue
         try:
             levers[lever.name] = lever.decode(text, scenario.param[lever.name])
@@ -270,7 +270,12 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
     return LinkState(levers, pins, notices, custom, config)
 
 
-def _shown(text: str) -> str:
+def shown_value(text: str) -> str:
+    """A link's value as a notice quotes it: ``repr``, cut after 40 characters and marked "…" where it goes on.
+
+    >>> shown_value("W" * 3000)[-3:]
+    "W…'"
+    """
     return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
@@ -314,8 +319,8 @@ def _first_values(query: dict, notices: list[str]) -> dict[str, str]:
             if not value:
                 continue
             if len(value) > 1:
-                notices.append(f"{_shown(str(key))} was given {len(value)} times; used the first, "
-                               f"{_shown(str(value[0]))}")
+                notices.append(f"{shown_value(str(key))} was given {len(value)} times; used the first, "
+                               f"{shown_value(str(value[0]))}")
             value = value[0]
         out[str(key)] = str(value)
     return out
@@ -350,7 +355,7 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
         if missing or set(form) - known:
             raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference, "
                              "link_gbs, max_node, measured); "
-                             f"missing {sorted(missing)}, unknown {sorted(map(_shown, set(form) - known))}")
+                             f"missing {sorted(missing)}, unknown {sorted(map(shown_value, set(form) - known))}")
         if not isinstance(form["name"], str):
             raise ValueError("name must be text")
         reference = form.get("reference")
@@ -377,7 +382,7 @@ def _pin_origin(rec: dict, levers: dict, scenario: Scenario, name: str,
         lever = LEVERS.by_flag(key)
         try:
             if lever is None:
-                raise ValueError(f"unknown parameter {_shown(str(key))}")
+                raise ValueError(f"unknown parameter {shown_value(str(key))}")
             origin[lever.name] = lever.decode(value, scenario.param[lever.name])
         except ValueError as exc:
             notices.append(f"pin {name!r}: ignored {PIN_ORIGIN_KEY}: {exc}")
@@ -455,7 +460,7 @@ def _pins(text: str | None, scenario: Scenario, notices: list[str], carried: boo
                 continue
             lever = LEVERS.by_flag(key)
             if lever is None:
-                notices.append(f"pin {name!r}: ignored unknown parameter {_shown(str(key))}")
+                notices.append(f"pin {name!r}: ignored unknown parameter {shown_value(str(key))}")
                 continue
             try:
                 levers[lever.name] = lever.decode(value, scenario.param[lever.name])

@@ -545,3 +545,21 @@ def test_the_last_tick_label_is_whole_on_the_hardware_tabs_log_charts(page, lab_
     page.wait_for_timeout(1200)
     assert page.evaluate(INK_AT_THE_RIGHT_EDGE, name) == 0
     assert errors == []
+
+
+def test_the_embeds_key_wraps_an_entry_wider_than_a_narrow_iframe(page, lab_url):
+    """A trial in a 358 × 450 iframe: each key entry kept to one line, 356 px in a 342-px box that hides overflow,
+    and read "it, counting KV reac" and "spread 0.73–1." (the range is 0.73–1.2×)."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 358, "height": 450})
+    page.goto(f"{lab_url}?embed=true&model=mixtral-8x7b&band=true")
+    page.locator("[data-readout=embed-key]").wait_for()
+    page.wait_for_timeout(800)
+    cut = page.locator("[data-readout=embed-key]").first.evaluate(
+        """k => { const box = k.getBoundingClientRect();
+          return Array.from(k.querySelectorAll('.k-item')).map((i) => [i.textContent, i.getBoundingClientRect()])
+            .filter(([, r]) => r.right > box.right + 0.5 || r.left < box.left - 0.5).map(([t]) => t); }""")
+    assert cut == []
+    assert "spread 0.73–1.2×" in page.locator("[data-readout=embed-key]").inner_text()
+    assert errors == []

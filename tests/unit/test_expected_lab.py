@@ -167,6 +167,20 @@ def test_the_waterfalls_rows_add_up_exactly_and_each_shows_its_source(levers):
     assert math.fsum(ttft_s) * lab.result.pp == pytest.approx(ex.expected_ttft_s, rel=1e-15)
 
 
+def test_the_tabs_share_of_the_ceiling_is_the_readouts():
+    """A trial: the Expected tab's intro said "66 % of the ceiling's tokens/s" beside the readouts' "65.6 % of the
+    ceiling's 195.5" (5.115 / 7.795 ms is 65.6 %)."""
+    from core.units import fmt_share
+
+    lab = Lab(Scenario(model="llama-3-8b"), query={})
+    lab.state.tab = "Expected"
+    e = lab.state.expected
+    pct, whole = fmt_share(e.expected_tokens_per_s_per_sequence, e.ceiling_tokens_per_s_per_sequence)
+    assert (pct, whole) == ("65.6", "195.5")
+    assert f"{pct} % of the ceiling's {whole} tokens/s" in lab._tab_views["Expected"].pane.object
+    assert f"{pct} % of the ceiling's {whole}" in html.unescape(lab.readouts.pane.text)
+
+
 def test_a_term_whose_source_is_missing_from_the_page_fails_the_check():
     # The check above reads the source from the page: a rendering that dropped it would not match.
     lab = Lab(Scenario(), query={})
@@ -394,6 +408,6 @@ def test_a_prediction_above_its_ceiling_says_why_where_it_is_printed():
     assert hover.count("extrapolated") == 1 and hover.count("above the ceiling") == 1
     from app.expected_view import waterfall_html
 
-    assert f"of the ceiling's tokens/s ({why})." in waterfall_html(e, s.evaluate())
+    assert f" tokens/s ({why})." in waterfall_html(e, s.evaluate())
     below = expected_step(Scenario(model="llama-3-8b", context=512).evaluate(), "vLLM")
     assert below.fraction_of_ceiling < 1 and "above the ceiling" not in expected_quantities(below)[0].value

@@ -330,3 +330,13 @@ def test_the_lab_and_the_offline_page_write_a_slider_stop_alike():
         shared = sorted(set(lab) & set(page))
         assert 1024 in shared and lab[1024] == page[1024] == "1,024"
         assert [lab[v] for v in shared] == [page[v] for v in shared] == [f"{v:,}" for v in shared]
+
+
+def test_a_long_app_value_in_a_link_is_quoted_cut_and_marked():
+    """A trial: ``?tab=`` of 3,000 W's was quoted as exactly 40 W's with no mark, as if that were the whole value."""
+    from app.permalink_view import app_link_state
+
+    _state, notices = app_link_state({"tab": "W" * 3000, "engine": "<b>x</b>" * 20}, ("Roofline", "Compare"), 25)
+    assert notices[0] == f"ignored tab='{'W' * 40}…': accepted Roofline, Compare"
+    assert notices[1].startswith("ignored engine='<b>x</b>") and "…'" in notices[1]
+    assert app_link_state({"tab": "W" * 40}, ("Roofline",), 25)[1] == [f"ignored tab='{'W' * 40}': accepted Roofline"]
