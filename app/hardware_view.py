@@ -752,8 +752,8 @@ class HardwareView(pn.viewable.Viewer):
             self.ceil_overhead_item.label = value(OVERHEAD_LEGEND[bool(self.cuda_graphs)])
         # The launches' product as core.overhead.overhead_time computes it, multiplied out to the overhead shown (a
         # teacher's trial read "64 kernels × 4 µs (one CUDA graph)" beside "overhead 68 µs").
-        launches = (f"one CUDA graph: {self.launch_latency_us:g} µs + {n_k} kernels × {GRAPH_NODE_GAP_S * 1e6:g} µs "
-                    f"node gap" if self.cuda_graphs else f"{n_k} kernels × {self.launch_latency_us:g} µs")
+        launches = (f"one CUDA graph: {self.launch_latency_us:g} µs + {n_k:,} kernels × {GRAPH_NODE_GAP_S * 1e6:g} µs "
+                    f"node gap" if self.cuda_graphs else f"{n_k:,} kernels × {self.launch_latency_us:g} µs")
         self.decision.object = (
             f'<div class="hw-decision">Intensity {fmt_sig(step.intensity)} FLOP/byte against a ridge of '
             f"{gpu.ridge_point():,.0f}; {launches} = {fmt_sig(step.overhead_s * 1e6)} µs of launches. "
@@ -781,7 +781,7 @@ class HardwareView(pn.viewable.Viewer):
         self.stairs_readout.object = (
             f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
             f"({100 * q.tile_efficiency:.1f} % of the padded tiles useful), {q.blocks:,} thread blocks in "
-            f"<b>{q.waves} wave(s)</b> on {sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
+            f"<b>{q.waves:,} wave(s)</b> on {sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
             f"({100 * q.wave_efficiency:.1f} % of SM slots busy): {100 * q.efficiency:.1f} % of the work the waves "
             f"take time for is useful ({q.useful_flop / 1e9:,.2f} of {q.executed_flop / 1e9:,.2f} GFLOP), "
             f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s.{capped}</div>")

@@ -76,6 +76,9 @@ def test_overhead_ceiling_and_the_decision(view):
     assert "one CUDA graph: 4 µs + 64 kernels × 1 µs node gap = 68 µs of launches" in view.decision.object
     assert view.ceil_overhead.data["y"][0] == pytest.approx(0.25e9 / 68e-6 / 1e12)
     assert view.ceil_overhead_item.label.value == "overhead ceiling: FLOPs / (launch + kernels × node gap)"
+    # Counts past a thousand with their separators, as every other count of the lab (160 layers × 11 + 4 kernels).
+    view.param.update(cuda_graphs=False, fusion_level="unfused", layers=160)
+    assert "1,764 kernels × 4 µs = 7,056 µs of launches" in view.decision.object
 
 
 def test_staircase_and_the_133_block_example(view):
