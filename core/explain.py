@@ -286,7 +286,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
     n_active_gpu = r.flop_per_step_weights / (2 * r.batch * r.tokens_per_read)
     n_active_shown = f"{n_active_gpu:,.0f}" if split else f"{r.n_active_params:,}"
     gpu_terms = ", this GPU's share" if split else ""
-    intensity_formula = intensity_weights_formula(r) + ("" if not (stored or m.moe) else gpu_terms)
+    # Dense, 2·B·k / p holds on every GPU as on one; the other two name N, which is one GPU's share.
+    intensity_formula = intensity_weights_formula(r) + (gpu_terms if stored or m.moe else "")
     if stored:  # each tensor group in its own format: the bytes read, not N·p, are the denominator
         intensity_work = (f"2 × {n_active_shown} × {r.batch} × {r.tokens_per_read:,} / "
                           f"{fmt_bytes_gb(r.weight_bytes_read)}")
