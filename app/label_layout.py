@@ -147,8 +147,19 @@ const apart = (b, own = -1) => !taken.some((o, j) => {
   return b[0] - p < o[1] && o[0] < b[1] + p && b[2] < o[3] && o[2] < b[3];
 }) && !barBoxes.some((o) => (own < 0 || o[4] !== own)
   && b[0] - pad < o[1] && o[0] < b[1] + pad && b[2] < o[3] && o[2] < b[3]);
+// Whether the segment [x0, y0, x1, y1] runs through the box `o` (sampled every 2 px, 1 px inside its edges).
+const through = ([x0, y0, x1, y1], o) => {
+  const k = Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 2) || 1;
+  for (let j = 0; j <= k; j++) {
+    const px = x0 + (x1 - x0) * j / k, py = y0 + (y1 - y0) * j / k;
+    if (o[0] + 1 < px && px < o[1] - 1 && o[2] + 1 < py && py < o[3] - 1) { return true; }
+  }
+  return false;
+};
+const paths = [];  // the leader lines drawn so far: a label keeps off them as off a line
 const clear = (b, own = -1) => apart(b, own)
-  && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3]);
+  && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3])
+  && !paths.some((s) => through(s, b));
 // Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
 // point), or null where it stays near enough to its point to need none.
 const leaderOf = (b, x, y) => {
@@ -164,13 +175,7 @@ const leaderClear = (b, x, y) => {
   const s = leaderOf(b, x, y);
   if (s === null) { return true; }
   const [x0, y0, x1, y1] = s, dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy || 1;
-  for (const o of texts) {  // sampled every 2 px along the leader
-    const k = Math.ceil(Math.sqrt(len2) / 2);
-    for (let j = 0; j <= k; j++) {
-      const px = x0 + dx * j / k, py = y0 + dy * j / k;
-      if (o[0] + 1 < px && px < o[1] - 1 && o[2] + 1 < py && py < o[3] - 1) { return false; }
-    }
-  }
+  if (texts.some((o) => through(s, o))) { return false; }
   return !crossings.some(([px, py]) => {
     if (Math.hypot(px - x, py - y) <= r + 3) { return false; }
     const t = Math.min(1, Math.max(0, ((px - x0) * dx + (py - y0) * dy) / len2));
@@ -183,12 +188,27 @@ const ownNearest = (b, x, y) => {
   const own = boxDist(b, x, y);
   return centres.every(([cx, cy]) => (Math.abs(cx - x) < 0.5 && Math.abs(cy - y) < 0.5) || boxDist(b, cx, cy) > own);
 };
-const xoff = [], yoff = [], align = [], keep = [];
 const slide = bothSides === false;  // one side only: off its row, a label may go centred over or under its mark
 const mayHide = shown !== null && shortField == null;  // `shown` drawn: a label with no clear place is left out
-for (let i = 0; i < n; i++) {
+// The labels are placed one after another, each clear of those before it and of their leaders: `layout(order)`
+// places them in `order` and says which found no place clear of everything with a clear leader (`worse`), and
+// which leaders run through another label (`crossed`: [leader's label, label crossed]).  A label may have been
+// crowded out by one placed before it that had other room (the Hardware atlas: "LayerNorm" took the spot whose
+// leader "residual add" could draw clear, and residual add's leader then ran through LayerNorm's name), so the
+// labels are placed again in other orders (those that fared worse first, together and each alone; a label a
+// leader crossed last), and the layout with the fewest defects (a leader through a label, a line through
+// a label, a label left out), then the nearest to clear everywhere, is kept.
+// The offsets a label tries: whole lines first, then, where none was clear, half lines between them (a label beside
+// its point on a rising roof cleared it by half a line: the atlas's "LayerNorm").
+const tries = [...steps, ...steps.filter((s) => s !== 0).map((s) => s - Math.sign(s) / 2)];
+const baseTaken = taken.length, baseTexts = texts.length;
+const layout = (order) => {
+taken.length = baseTaken; texts.length = baseTexts; paths.length = 0;
+const xoff = new Array(n).fill(0), yoff = new Array(n).fill(0), align = new Array(n).fill("left");
+const keep = new Array(n).fill(""), segments = new Array(n).fill(null), boxes = new Array(n).fill(null), worse = [];
+const ranks = new Array(n).fill(0);
+for (const i of order) {
   if (String(d[field][i]) === "") {  // a row without a label (a roof's other points): nothing to place
-    keep.push(""); xoff.push(0); yoff.push(0); align.push("left");
     continue;
   }
   const [x, y] = pts[i];
@@ -214,10 +234,11 @@ for (let i = 0; i < n; i++) {
       if (slide && side === 0) top = step > 0 ? Math.max(top, y + r + 1) : Math.min(top, y - r - 1 - line);
       return [left, left + w, top, top + line];
     };
-    // clearBox: clear, but its leader crosses a line; unclaimed: clear with a clear leader, but nearer another
-    // marker
-    let best = null, first = null, spare = null, clearBox = null, unclaimed = null;
-    for (const step of steps) {
+    // unclaimed: clear with a clear leader, but nearer another marker; offTexts: clear, its leader crossing a line
+    // but no label; clearBox: clear, its leader crossing a label; spareOff / spare: no label or marker under it
+    // but a line through it, its leader crossing no label / any
+    let best = null, first = null, spare = null, spareOff = null, clearBox = null, unclaimed = null, offTexts = null;
+    for (const step of tries) {
       // 0: centred above or below (off its row only)
       // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
       // beside it, a line off, it sat over the neighbour's bar of a categorical chart, with no leader to say whose.)
@@ -226,16 +247,23 @@ for (let i = 0; i < n; i++) {
         const box = boxAt(step, side);
         if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
         if (first === null) { first = [step, side, box]; }
-        if (spare === null && apart(box, i)) { spare = [step, side, box]; }
+        const s = leaderOf(box, x, y), offLabels = s === null || !texts.some((o) => through(s, o));
+        if (apart(box, i)) {
+          if (spare === null) { spare = [step, side, box]; }
+          if (spareOff === null && offLabels) { spareOff = [step, side, box]; }
+        }
         if (clear(box, i) && leaderClear(box, x, y)) {
           if (ownNearest(box, x, y)) { best = [step, side, box]; break; }
           if (unclaimed === null) { unclaimed = [step, side, box]; }
         }
-        if (clearBox === null && clear(box, i)) { clearBox = [step, side, box]; }
+        if (clear(box, i)) {
+          if (clearBox === null) { clearBox = [step, side, box]; }
+          if (offTexts === null && offLabels) { offTexts = [step, side, box]; }
+        }
       }
       if (best !== null) { break; }
     }
-    return {text, w, prefer, boxAt, best, first, spare, clearBox, unclaimed,
+    return {text, w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts,
             found: best !== null || (!ownOnly && (unclaimed !== null || clearBox !== null))};
   };
   let placed = attempt(text);
@@ -247,26 +275,61 @@ for (let i = 0; i < n; i++) {
     if (second.found) { placed = second; }
   }
   text = placed.text;
-  const {w, prefer, boxAt, best, first, spare, clearBox, unclaimed} = placed;
-  // No place clear of everything: one clear of every line whose leader crosses a line, then one where a line runs
+  const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts} = placed;
+  // No place clear of everything: one clear of every line whose leader crosses a line but no label (else one whose
+  // leader crosses a label too), then one where a line runs
   // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
   // phone) stays beside its point, on the side with room, and the frame cuts it (no leader line from a corner).
   // With `ownOnly` (and `shown`) a label is shown only where it is nearer its own marker than any other: a value
   // nearer a neighbour's mark reads as the neighbour's (Compare with twelve pins on a phone), and its hover has it.
-  const loose = ownOnly && mayHide ? null : unclaimed || clearBox;
-  const [step, side, box] = best || loose || (mayHide ? null : spare) || first
-    || [0, prefer, boxAt(0, prefer)];
+  const loose = ownOnly && mayHide ? null : unclaimed || offTexts || clearBox;
+  const rest = mayHide ? null : spareOff || spare;
+  const [step, side, box] = best || loose || rest || first || [0, prefer, boxAt(0, prefer)];
   const shows = best !== null || loose !== null || !mayHide;
-  if (shows) { taken.push(box); texts.push(box); }
-  keep.push(shows ? text : "");
+  // How well it fared (0: clear of everything; 4 and over: a line through it, or left out)
+  const rank = !shows ? 7 : [best, unclaimed, offTexts, clearBox, spareOff, spare].indexOf(best || loose || rest);
+  ranks[i] = rank < 0 ? 6 : rank;
+  if (best === null) { worse.push(i); }
+  if (shows) { taken.push(box); texts.push(box); boxes[i] = box; }
+  keep[i] = shows ? text : "";
   const slid = slide && side === 0;  // its offsets from its box
-  xoff.push(slid ? box[0] + w / 2 - x : side * (r + gap));
-  yoff.push(slid ? y - (box[2] + line / 2) : -step * line);
-  align.push(side > 0 ? "left" : side < 0 ? "right" : "center");
+  xoff[i] = slid ? box[0] + w / 2 - x : side * (r + gap);
+  yoff[i] = slid ? y - (box[2] + line / 2) : -step * line;
+  align[i] = side > 0 ? "left" : side < 0 ? "right" : "center";
   // A label moved away from its point (beyond half a line from the point's marker) gets a leader line: from the
   // marker's edge to the box's nearest point.
-  const segment = shows ? leaderOf(box, x, y) : null;
+  segments[i] = shows ? leaderOf(box, x, y) : null;
+  if (segments[i] !== null) { paths.push(segments[i]); }
+}
+const crossed = [];
+for (let i = 0; i < n; i++) {
+  for (let j = 0; j < n; j++) {
+    const crosses = i !== j && segments[i] !== null && boxes[j] !== null && through(segments[i], boxes[j]);
+    if (crosses) { crossed.push([i, j]); }
+  }
+}
+// Defects: a leader through a label (it reads as struck out: twice), a label with a line through it or left out;
+// then how far each fared from clear
+const defects = 2 * crossed.length + ranks.filter((k) => k >= 4).length, cost = ranks.reduce((a, b) => a + b, 0);
+return {xoff, yoff, align, keep, segments, worse, crossed, defects, cost};
+};
+const inOrder = [...Array(n).keys()];
+const better = (a, b) => a.defects < b.defects || (a.defects === b.defects && a.cost < b.cost);
+let result = layout(inOrder);
+if (result.worse.length > 0) {
+  const orders = [[...result.worse, ...inOrder.filter((i) => !result.worse.includes(i))]];
+  for (const [, j] of result.crossed.slice(0, 3)) { orders.push([...inOrder.filter((i) => i !== j), j]); }
+  if (result.worse.length > 1) {  // each alone first
+    for (const j of result.worse.slice(0, 3)) { orders.push([j, ...inOrder.filter((i) => i !== j)]); }
+  }
+  for (const order of orders) {
+    const again = layout(order);
+    if (better(again, result)) { result = again; }
+  }
+}
+const {xoff, yoff, align, keep} = result;
+for (const segment of result.segments) {
   if (segment !== null) {
     lead.x0.push(ix(segment[0])); lead.y0.push(iy(segment[1]));
     lead.x1.push(ix(segment[2])); lead.y1.push(iy(segment[3]));

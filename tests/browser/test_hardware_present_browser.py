@@ -105,6 +105,12 @@ def _label_problems(found) -> list:
                      for x0, y0, x1, y1 in found["leaders"])
         if not joined:
             problems.append(("far, no leader", round(_distance(lab, x, y)), lab))
+    for x0, y0, x1, y1 in found["leaders"]:  # a leader line through a label reads as striking it out
+        steps = max(1, int(((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 / 2))
+        samples = [(x0 + (x1 - x0) * j / steps, y0 + (y1 - y0) * j / steps) for j in range(steps + 1)]
+        problems += [("leader through", lab["text"]) for lab in found["labels"]
+                     if any(lab["left"] + 1 < x < lab["right"] - 1 and lab["top"] + 1 < y < lab["bottom"] - 1
+                            for x, y in samples)]
     return problems
 
 
