@@ -53,9 +53,10 @@ from core.kernels import (
 )
 from core.overhead import FIXES, GRAPH_NODE_GAP_S, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
 from core.roofline import attainable_flop_per_s
-from core.units import TFLOP, MiB, fmt_bandwidth, fmt_sig
+from core.units import TFLOP, MiB, fmt_bandwidth, fmt_flop, fmt_sig, product_digits
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
+from .controls import notify_refusal
 from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
 from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
@@ -485,18 +486,46 @@ class HardwareView(pn.viewable.Viewer):
         kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
+    def _typed(self, name: str) -> pn.widgets.IntInput:
+        """A box for parameter ``name``'s whole number, typed in and linked to it both ways.
+
+        A value outside the parameter's bounds is refused with a notice that names the range, and the box goes
+        back to the value in use: BokehJS leaves whatever was typed in the box, and a typed 0 stood beside a readout
+        of the last N with no word of why (a verifying trial).  Emptied, the box goes back without a notice.
+        """
+        p = self.param[name]
+        box = pn.widgets.IntInput(label=LABELS.get(name, name), value=getattr(self, name))
+
+        def typed(event) -> None:
+            if event.new == getattr(self, name):
+                return
+            try:
+                if event.new is None:
+                    raise ValueError("emptied")
+                setattr(self, name, event.new)
+            except ValueError:
+                if event.new is not None:
+                    lo, hi = p.bounds
+                    text = f"{event.new:,}"
+                    notify_refusal(f"{box.label}: {text if len(text) <= 20 else text[:20] + '…'} refused; "
+                                   f"type a whole number from {lo:,} to {hi:,}.")
+                box.value = getattr(self, name)
+
+        box.param.watch(typed, "value")
+        self.param.watch(lambda e: setattr(box, "value", e.new), name)
+        return box
+
     def _section_parts(self, name: str):
         """Section ``name``'s two Panel columns: its controls, and its charts with their captions."""
         self._section_figures(name)
-        int_in = pn.widgets.IntInput
         if name == "Kernel atlas":
             groups = (
                 ("GEMM C = AB", self._w("gemm_m", start=16, end=16384, step=16),
                  self._w("gemm_k", start=16, end=16384, step=16), self._w("gemm_n", start=16, end=16384, step=16)),
                 ("Decode matrix-vector (the main lab's B)", self._w("batch", start=1, end=512),
-                 self._w("matvec_n", int_in), self._w("matvec_k", int_in)),
+                 self._typed("matvec_n"), self._typed("matvec_k")),
                 ("Elementwise ops", self._w("ew_chain", pn.widgets.MultiChoice),
-                 self._w("fused", pn.widgets.Checkbox), self._w("ew_elements", int_in)),
+                 self._w("fused", pn.widgets.Checkbox), self._typed("ew_elements")),
                 ("Attention (one head)", self._w("attn_n", start=256, end=65536, step=256),
                  self._w("attn_d", start=32, end=256, step=32)),
                 ("Decode attention over the KV cache", self._w("kv_context", start=128, end=131072, step=128),
@@ -528,9 +557,9 @@ class HardwareView(pn.viewable.Viewer):
         if name == "Tiles and waves":
             return (
                 # A list, not a row of buttons: five tiles ran past the 300-px column, two of them under the chart.
-                pn.Column(self._w("tile", pn.widgets.Select), self._w("wave_m", int_in),
-                          self._w("wave_k", int_in), self._w("n_min", int_in), self._w("n_max", int_in),
-                          self._w("n_probe", int_in), width=300),
+                pn.Column(self._w("tile", pn.widgets.Select), self._typed("wave_m"),
+                          self._typed("wave_k"), self._typed("n_min"), self._typed("n_max"),
+                          self._typed("n_probe"), width=300),
                 # The readout over the charts: under them it fell below a 720-px projector's fold, where tour steps
                 # 10 and 11 send the class for their figures.
                 pn.Column(self.stairs_readout, pn.pane.Bokeh(self.stairs_fig, sizing_mode="stretch_width"),
@@ -776,14 +805,17 @@ class HardwareView(pn.viewable.Viewer):
         q = gemm_quantisation(self.wave_m, self.n_probe, self.wave_k, tm, tn, sms, peak)
         self.stairs_probe.data = {"n": [q.n], "tflops": [q.achieved_flop_per_s / TFLOP]}
         self.peak_span.location = peak / TFLOP
-        # Two losses, each said as what it is, and their product (a teacher's trial read "99.3 % useful" and then
-        # "35.43 GFLOP for 17.72 useful", 50 %, as one workload called useful twice).
+        # Two losses, each said as what it is, and their product written out (a teacher's trial read "99.3 % useful"
+        # and then "35.43 GFLOP for 17.72 useful", 50 %, as one workload called useful twice), at the decimals that
+        # multiply out.
+        d = product_digits(q.tile_efficiency, q.wave_efficiency)
+        tiles, slots, both = (f"{100 * v:.{d}f} %" for v in (q.tile_efficiency, q.wave_efficiency, q.efficiency))
         self.stairs_readout.object = (
             f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
-            f"({100 * q.tile_efficiency:.1f} % of the padded tiles useful), {q.blocks:,} thread blocks in "
+            f"({tiles} of the padded tiles useful), {q.blocks:,} thread blocks in "
             f"<b>{q.waves:,} wave(s)</b> on {sms} SMs{escape(f' ({sm_note})' if sm_note else '')} "
-            f"({100 * q.wave_efficiency:.1f} % of SM slots busy): {100 * q.efficiency:.1f} % of the work the waves "
-            f"take time for is useful ({q.useful_flop / 1e9:,.2f} of {q.executed_flop / 1e9:,.2f} GFLOP), "
+            f"({slots} of SM slots busy): {tiles} × {slots} = {both} of the work the waves take time for is useful "
+            f"({fmt_flop(q.useful_flop)} of {fmt_flop(q.executed_flop)}), "
             f"{fmt_sig(q.achieved_flop_per_s / TFLOP)} of {fmt_sig(peak / TFLOP)} TFLOP/s.{capped}</div>")
 
     def _refresh_hierarchy(self, gpu):

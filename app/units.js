@@ -106,7 +106,9 @@ function fmtFlopsRate(x) { return fmtSig(x / 1e12) + " TFLOP/s"; }
 function fmtFlop(x) {
   if (x >= 1e15) { return fmtSig(x / 1e15) + " PFLOP"; }
   if (x >= 1e12) { return fmtSig(x / 1e12) + " TFLOP"; }
-  return fmtSig(x / 1e9) + " GFLOP";
+  if (x >= 1e9) { return fmtSig(x / 1e9) + " GFLOP"; }
+  if (x >= 1e6) { return fmtSig(x / 1e6) + " MFLOP"; }
+  return fmtSigWhole(x) + " FLOP";
 }
 function fmtBandwidth(x) { return fmtSig(x / 1e12) + " TB/s"; }
 function fmtSeconds(t) {

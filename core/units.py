@@ -91,6 +91,23 @@ def factor_digits(x: float, multiplier: float, total: float, digits: int = 3, to
     return most
 
 
+def product_digits(a: float, b: float, digits: int = 1, most: int = 4) -> int:
+    """The fewest decimals, from ``digits``, at which the percentages of shares ``a`` and ``b`` printed multiply
+    to that of ``a·b`` printed: "99.3 % × 50.4 % = 50.0 %" (50.05 % printed at one decimal is 50.0 % or 50.1 %
+    by a hair; the check is on the printed digits).  Gives ``most`` if no count below it does.
+
+    >>> product_digits(0.993, 0.504)
+    1
+    >>> product_digits(0.6655, 0.9985)
+    2
+    """
+    for d in range(digits, most):
+        shown = float(f"{100 * a:.{d}f}") * float(f"{100 * b:.{d}f}") / 100
+        if f"{shown:.{d}f}" == f"{100 * a * b:.{d}f}":
+            return d
+    return most
+
+
 def fmt_sig_whole(x: float) -> str:
     """Four significant digits, or whole from 10,000: a figure that four digits would print with made-up zeros
     (a prefill's "2 × 1 × 32,768 / 2 bytes" is 32,768, which four digits wrote 32,770; a KV cache of 1 GiB a
@@ -126,12 +143,23 @@ def fmt_flops_rate(x: float) -> str:
 
 
 def fmt_flop(x: float) -> str:
-    """A FLOP count in GFLOP, TFLOP or PFLOP, e.g. ``16.06 GFLOP``."""
+    """A FLOP count in FLOP, MFLOP, GFLOP, TFLOP or PFLOP, four significant digits, e.g. ``16.06 GFLOP``.
+
+    Below a GFLOP in MFLOP, below a MFLOP in FLOP (whole from 10,000): a one-tile GEMM's 2·M·N·K read
+    "0.00 of 0.00 GFLOP".  ``app/units.js`` ``fmtFlop``.
+
+    >>> fmt_flop(16.06e9), fmt_flop(2.5e6), fmt_flop(524_288)
+    ('16.06 GFLOP', '2.5 MFLOP', '524,288 FLOP')
+    """
     if x >= 1e15:
         return f"{fmt_sig(x / 1e15)} PFLOP"
     if x >= 1e12:
         return f"{fmt_sig(x / TFLOP)} TFLOP"
-    return f"{fmt_sig(x / GFLOP)} GFLOP"
+    if x >= 1e9:
+        return f"{fmt_sig(x / GFLOP)} GFLOP"
+    if x >= 1e6:
+        return f"{fmt_sig(x / 1e6)} MFLOP"
+    return f"{fmt_sig_whole(x)} FLOP"
 
 
 def fmt_bandwidth(x: float) -> str:

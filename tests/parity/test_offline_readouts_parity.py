@@ -109,6 +109,15 @@ def test_the_decimals_that_make_parts_add_up_are_cores(js, parts, error):
     assert js.eval(f"sumDigits({json.dumps(parts)}, {total!r})") == sum_digits(parts, total)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.floats(0, 1e18), st.sampled_from([0.0, 1.0, 9_999.0, 10_000.0, 999_999.0, 1e6, 1e9, 1e12, 1e15])))
+def test_a_flop_count_takes_cores_unit_and_digits(js, flop):
+    """FLOP, MFLOP, GFLOP, TFLOP or PFLOP, as core writes it (a step under a GFLOP was "0.0001 GFLOP")."""
+    from core.units import fmt_flop
+
+    assert js.eval(f"fmtFlop({flop!r})") == fmt_flop(flop)
+
+
 def test_an_approximate_models_readouts_say_so_at_each_value_as_core_does(js):
     """A new user's trial: Gemma-3-27B's vision_config is not modelled; "Fits in memory ≈ yes" said so, the weight
     bytes, the weights per GPU and the largest batch (the numbers a vision tower changes) did not.  Every readout

@@ -112,12 +112,17 @@ def test_the_tile_steps_say_each_loss_as_what_it_is_and_their_product():
     useful = tiles * busy
     assert f"({100 * tiles:.1f} % of the padded tiles useful)" in text and "(99.3 %" in text
     assert f"({100 * busy:.1f} % of SM slots busy)" in text and "(50.4 %" in text
-    assert f"{100 * useful:.1f} % of the work the waves take time for is useful (17.72 of 35.43 GFLOP)" in text
-    assert round(17.72 / 35.43, 3) == round(useful, 3) == 0.5
+    # The product written out, at decimals that multiply out: 99.3 × 50.4 / 100 = 50.05, printed 50.0 as 50.03 is.
+    assert (f"99.3 % × 50.4 % = {100 * useful:.1f} % of the work the waves take time for is useful "
+            "(17.72 GFLOP of 35.43 GFLOP)") in text
+    assert round(17.72 / 35.43, 3) == round(useful, 3) == 0.5 and f"{99.3 * 50.4 / 100:.1f}" == "50.0"
     ten = HardwareView(**{k: v for k, v in HARDWARE_TOUR[9].levers().items() if k != "section"})
     ten.section = "Tiles and waves"
     assert "(66.9 % of the padded tiles useful)" in ten.stairs_readout.object
     assert "66.9 % useful work" in caption(9)
+    # A GEMM of one tile's work is counted in FLOP, not "0.00 of 0.00 GFLOP" (a verifying trial).
+    tiny = HardwareView(wave_m=8, wave_k=8, n_probe=8, section="Tiles and waves")
+    assert "(1,024 FLOP of " in tiny.stairs_readout.object and "0.00" not in tiny.stairs_readout.object
     # The tiles are offered as a list in the column, each of them.
     select = [w for w in view.__panel__().select(pn.widgets.Select) if w.name == "Output tile"]
     assert len(select) == 1 and list(select[0].options) == list(TILES)
