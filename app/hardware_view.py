@@ -90,9 +90,9 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: lab's header, the tour's row and a tour card of four lines.
 PRESENT_CHART_HEIGHT = 370
 #: Lower in present mode: the Tiles section's two charts (staircase and waves) under their readout of three lines,
-#: and the hierarchy chart with its caption of three lines, so that all of it shows above the fold at 1280 × 720
-#: under a tour card of three lines.
-PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 300}
+#: the hierarchy chart with its caption of three lines, and the three ceilings' chart under its decision of two
+#: lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
+PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 300, "hw-ceilings": 345}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
 #: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
@@ -339,7 +339,10 @@ class HardwareView(pn.viewable.Viewer):
 
     def _build_ceilings(self):
         """The Three ceilings section's charts: the step on its roofs and its three times."""
-        g = _log_figure("hw-ceilings", height=470)  # the legend is below the frame
+        g = _log_figure("hw-ceilings", height=420)  # the legend is below the frame
+        # Its tools over the frame's top, shown on hover (as the lab's roofline's): a row less above the chart, which
+        # lies under the decision's three lines and must end above a projector's fold.
+        g.toolbar_inner, g.toolbar.autohide = True, True
         g.line("x", "y", source=self.ceil_roof, color="#2ca02c", line_width=4, legend_label="compute and memory roofs")
         g.line("x", "y", source=self.ceil_overhead, color="#b00020", line_width=3, line_dash="dashed",
                legend_label=OVERHEAD_LEGEND[bool(self.cuda_graphs)])
@@ -460,6 +463,7 @@ class HardwareView(pn.viewable.Viewer):
     def _build_panes(self):
         self.atlas_work = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", css_classes=["hw-work"])
         self.decision = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        self.fixes = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.stairs_readout = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.hier_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.gen_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
@@ -551,8 +555,10 @@ class HardwareView(pn.viewable.Viewer):
                           pn.pane.Markdown(f"Launch latency source: {LAUNCH_LATENCY_SOURCE}",
                                            styles={"font-size": "11px"}),
                           width=300),
-                pn.Column(pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
-                          pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.decision,
+                # The decision (the three times and the bound) over the charts, the fixes under them: under the
+                # charts the decision lay below a 720-px fold at the tour's steps 7-9, which quote its times.
+                pn.Column(self.decision, pn.pane.Bokeh(self.ceil_fig, sizing_mode="stretch_width"),
+                          pn.pane.Bokeh(self.bars_fig, sizing_mode="stretch_width"), self.fixes,
                           sizing_mode="stretch_width"))
         if name == "Tiles and waves":
             return (
@@ -660,11 +666,13 @@ class HardwareView(pn.viewable.Viewer):
                 built = self._built_heights.setdefault(fig.id, fig.height)
                 fig.height = (min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present
                               else built)
+            if fig.name == "hw-ceilings":  # its key in two columns on a projector: a row less under the chart
+                fig.legend[0].ncols = 2 if self.present else 1
 
     def _on_present(self, *_events):
         self._present_figures(self.figures())
         # The tour card, its controls and the sections' captions at 18 px, for the back of the room.
-        for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text,
+        for pane in (self.atlas_work, self.decision, self.fixes, self.stairs_readout, self.hier_text, self.gen_text,
                      self.tour_caption, self.tour_title):
             pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
         self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
@@ -721,7 +729,7 @@ class HardwareView(pn.viewable.Viewer):
         for item in self.level_legend.items:
             item.visible = False
         self.atlas_fig.title.text = ""
-        for pane in (self.atlas_work, self.decision, self.stairs_readout, self.hier_text, self.gen_text):
+        for pane in (self.atlas_work, self.decision, self.fixes, self.stairs_readout, self.hier_text, self.gen_text):
             pane.object = ""
 
     def _refresh_atlas(self, gpu):
@@ -788,8 +796,11 @@ class HardwareView(pn.viewable.Viewer):
             f"{gpu.ridge_point():,.0f}; {launches} = {fmt_sig(step.overhead_s * 1e6)} µs of launches. "
             f"Step: compute {fmt_sig(step.compute_s * 1e6)} µs, "
             f"memory {fmt_sig(step.memory_s * 1e6)} µs, overhead {fmt_sig(step.overhead_s * 1e6)} µs → "
-            f'<span class="bind">{step.regime}-bound</span>. Fixes that can help: {escape(", ".join(step.fixes))}. '
-            f"Cannot help here: {escape('; '.join(', '.join(FIXES[r]) for r in others))}.</div>")
+            f'<span class="bind">{step.regime}-bound</span>.</div>')
+        self.fixes.object = (
+            f'<div class="hw-decision">Fixes that can help this {step.regime}-bound step: '
+            f'{escape(", ".join(step.fixes))}. Cannot help here: '
+            f"{escape('; '.join(', '.join(FIXES[r]) for r in others))}.</div>")
 
     def _refresh_stairs(self, gpu):
         tm, tn = TILES[self.tile]

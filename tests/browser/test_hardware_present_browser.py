@@ -199,11 +199,14 @@ def test_present_mode_scaling_tab_shows_both_charts_above_the_fold(page, lab_url
 
 @pytest.mark.parametrize(("step", "name", "caption"), [(10, "hw-waves", "of SM slots busy"),
                                                        (11, "hw-waves", "of SM slots busy"),
-                                                       (6, "hw-hierarchy", "naive attention moves")],
-                         ids=["tiles-waves", "waves-readout", "hierarchy-caption"])
+                                                       (6, "hw-hierarchy", "naive attention moves"),
+                                                       (8, "hw-ceilings", "overhead 544 µs"),
+                                                       (9, "hw-ceilings", "overhead 68 µs")],
+                         ids=["tiles-waves", "waves-readout", "hierarchy-caption", "overhead", "cuda-graphs"])
 def test_present_mode_hardware_tour_step_fits_the_projector(page, lab_url, step, name, caption):
     # The trial: at step 10 the Tiles section's "waves" chart, at step 6 the hierarchy's caption, were cut at 720 px;
-    # a teacher's trial: step 11 sent the class to the readout under the charts, cut in half at 718 px.
+    # a teacher's trial: step 11 sent the class to the readout under the charts, cut in half at 718 px; steps 8 and 9
+    # quote the three times of the decision, which lay under both charts.
     errors = _hardware_tour_at(page, lab_url, step)
     bottom = _bottom_when_drawn(page, name)
     assert bottom is not None and bottom <= PROJECTOR["height"], (name, bottom)

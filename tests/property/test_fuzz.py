@@ -210,7 +210,8 @@ def test_the_hardware_view_draws_every_gpu_the_custom_form_accepts(form):
             numbers = [v for v in np.ravel(np.asarray(values, dtype=object)) if isinstance(v, int | float)]
             assert all(math.isfinite(v) for v in numbers), (src.name, column)
     assert view.peak_span.location == gpu.dense_flop_per_s["bf16"] / 1e12
-    text = " ".join(pane.object for pane in (view.atlas_work, view.decision, view.stairs_readout, view.hier_text))
+    panes = (view.atlas_work, view.decision, view.fixes, view.stairs_readout, view.hier_text)
+    text = " ".join(pane.object for pane in panes)
     assert not re.search(r"\b(nan|inf)\b", text.replace(escape(gpu.name), "")), text
 
 

@@ -63,7 +63,8 @@ def test_overhead_ceiling_and_the_decision(view):
     assert "memory-bound" in view.decision.object  # Llama-3-8B at batch 1
     view.section = "Three ceilings"  # its chart, with the overhead ceiling's key
     view.param.update(step_params=125e6, layers=12)
-    assert "overhead-bound" in view.decision.object and "CUDA graphs" in view.decision.object
+    assert "overhead-bound" in view.decision.object
+    assert "Fixes that can help this overhead-bound step: CUDA graphs" in view.fixes.object
     bars = dict(zip(view.ceil_bars.data["regime"], view.ceil_bars.data["us"], strict=True))
     assert bars["overhead"] == pytest.approx(544) and bars["memory"] == pytest.approx(74.6, abs=0.1)
     # The ceiling is FLOPs / overhead time: 2.5e8 FLOP / 544 µs = 0.46 TFLOP/s.
