@@ -490,15 +490,19 @@ class HardwareView(pn.viewable.Viewer):
         kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
-    def _typed(self, name: str) -> pn.widgets.IntInput:
-        """A box for parameter ``name``'s whole number, typed in and linked to it both ways.
+    def _typed(self, name: str) -> pn.widgets.IntInput | pn.widgets.FloatInput:
+        """A box for parameter ``name``'s number (a whole number for an Integer), typed in and linked to it both ways.
 
         A value outside the parameter's bounds is refused with a notice that names the range, and the box goes
         back to the value in use: BokehJS leaves whatever was typed in the box, and a typed 0 stood beside a readout
         of the last N with no word of why (a verifying trial).  Emptied, the box goes back without a notice.
         """
         p = self.param[name]
-        box = pn.widgets.IntInput(label=LABELS.get(name, name), value=getattr(self, name))
+        whole = isinstance(p, param.Integer)
+        box = (pn.widgets.IntInput if whole else pn.widgets.FloatInput)(label=LABELS.get(name, name),
+                                                                          value=getattr(self, name), format="0,0")
+        if p.doc:
+            box.description = p.doc
 
         def typed(event) -> None:
             if event.new == getattr(self, name):
@@ -510,9 +514,9 @@ class HardwareView(pn.viewable.Viewer):
             except ValueError:
                 if event.new is not None:
                     lo, hi = p.bounds
-                    text = f"{event.new:,}"
+                    text = f"{event.new:,}" if whole else f"{event.new:,.6g}"
                     notify_refusal(f"{box.label}: {text if len(text) <= 20 else text[:20] + '…'} refused; "
-                                   f"type a whole number from {lo:,} to {hi:,}.")
+                                   f"type {'a whole number' if whole else 'a number'} from {lo:,.0f} to {hi:,.0f}.")
                 box.value = getattr(self, name)
 
         box.param.watch(typed, "value")
@@ -547,7 +551,7 @@ class HardwareView(pn.viewable.Viewer):
                             pn.Column(self.atlas_chart, self.atlas_work, sizing_mode="stretch_width"))
         if name == "Three ceilings":
             return (
-                pn.Column(self._w("step_params", pn.widgets.FloatInput), self._w("layers", start=1, end=160),
+                pn.Column(self._typed("step_params"), self._w("layers", start=1, end=160),
                           self._w("batch", start=1, end=512),
                           self._w("launch_latency_us", pn.widgets.FloatSlider, start=0.0, end=20.0, step=0.5),
                           self._w("fusion_level", pn.widgets.RadioButtonGroup),

@@ -343,3 +343,8 @@ def test_a_typed_number_out_of_range_is_refused_by_name_and_the_box_shows_the_va
     assert view.n_probe == 300 and "N = 300 " in view.stairs_readout.object
     view.n_probe = 256  # set elsewhere (a tour step): the box follows
     assert box.value == 256
+    view.section = "Three ceilings"  # a number, not a whole one: refused the same way
+    params = next(w for w in view.__panel__().select(pn.widgets.FloatInput) if w.label == "Parameters read per step")
+    params.value = 5.0
+    assert (view.step_params, params.value) == (8.03e9, 8.03e9)
+    assert said[-1] == "Parameters read per step: 5 refused; type a number from 1,000,000 to 2,000,000,000,000."
