@@ -212,7 +212,7 @@ class StopSlider:
     Attributes:
         widget: the ``IntSlider`` (value: an index into ``values``).
         values: the stops, ascending, as the lever's values.
-        exact: the ``IntInput`` (CSS class ``<lever>-exact``), or None (``exact=False``: the embed's strip).
+        exact: the ``FloatInput`` (CSS class ``<lever>-exact``), or None (``exact=False``: the embed's strip).
         refusal: the last typed value refused, in words ("" when none).
     """
 
@@ -235,7 +235,9 @@ class StopSlider:
             # Named after the lever's symbol ("exact B"), or its first word where it has none ("exact prompt"): two
             # boxes both named "exact" read alike to a screen reader.
             name = lever.symbol or lever.label.split()[0].lower()
-            self.exact = pn.widgets.IntInput(label=f"exact {name}", value=value, width=92,
+            # A number box, not a whole-number one: BokehJS's drops a typed "." (1.5 became 15 in silence); the
+            # lever refuses 1.5 by name.
+            self.exact = pn.widgets.FloatInput(label=f"exact {name}", value=value, width=92,
                                              margin=(5, 5, 5, 0),
                                              description=f"Type an exact {lever.label}: {lever.accepted(p)}; "
                                                          "Enter sets it.",
@@ -259,12 +261,11 @@ class StopSlider:
             self.restore()
             return
         p = self.scenario.param[self.lever.name]
-        text = str(value)
+        value = typed_number(value, isinstance(p, param.Integer))
         try:
-            value = self.lever.decode(text, p)
+            value = self.lever.decode(str(value), p)
         except ValueError:
-            shown = f"{value:,}" if isinstance(value, int) and len(text) <= 20 else text[:20] + "…"
-            self.refusal = f"{self.lever.label}: {shown} refused; type {self.lever.accepted(p)}."
+            self.refusal = f"{self.lever.label}: {shown_typed(value)} refused; type {self.lever.accepted(p)}."
             notify_refusal(self.refusal)
             self.restore()
             return
@@ -279,6 +280,55 @@ class StopSlider:
         self.widget.value = self.values.index(value)
         if self.exact is not None:
             self.exact.value = value
+
+
+def typed_number(value, whole: bool):
+    """A number box's value as the parameter takes it: a whole float (``59.0``) as an int where the parameter is
+    whole, anything else as it came (``1.5`` is then refused by the parameter's own check)."""
+    return int(value) if whole and isinstance(value, float) and value.is_integer() else value
+
+
+def shown_typed(value) -> str:
+    """A typed number as a refusal quotes it: with thousands separators, cut after 20 characters ("…")."""
+    if isinstance(value, int):
+        return f"{value:,}" if len(str(value)) <= 20 else str(value)[:20] + "…"
+    text = f"{value:,.6g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 20 else text[:20] + "…"
+
+
+def number_box(owner: param.Parameterized, name: str, **widget) -> pn.widgets.FloatInput:
+    """A box to type parameter ``name`` of ``owner`` in, linked to it both ways, its number written with thousands
+    separators.
+
+    A number box, not a whole-number one, even for an Integer: BokehJS's whole-number box drops a typed "." and
+    "1.5" became 15 in silence (a teacher's trial).  A value the parameter refuses (out of its bounds, or not whole
+    where it must be) is refused with a notice naming what it takes, and the box goes back to the value in use
+    (BokehJS leaves what was typed in the box); emptied, it goes back without a notice.
+
+    Args:
+        widget: the widget's other settings (``label``, ``width``, ``css_classes``, …).
+    """
+    p = owner.param[name]
+    whole = isinstance(p, param.Integer)
+    box = pn.widgets.FloatInput(value=getattr(owner, name), format="0,0", **widget)
+
+    def typed(event) -> None:
+        if event.new == getattr(owner, name):
+            return
+        try:
+            if event.new is None:
+                raise ValueError("emptied")
+            setattr(owner, name, typed_number(event.new, whole))
+        except (ValueError, TypeError):
+            if event.new is not None:
+                lo, hi = p.bounds
+                notify_refusal(f"{box.label}: {shown_typed(event.new)} refused; "
+                               f"type {'a whole number' if whole else 'a number'} from {lo:,.0f} to {hi:,.0f}.")
+            box.value = getattr(owner, name)
+
+    box.param.watch(typed, "value")
+    owner.param.watch(lambda e: setattr(box, "value", e.new), name)
+    return box
 
 
 def notify_refusal(text: str) -> None:

@@ -56,7 +56,7 @@ from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_bandwidth, fmt_flop, fmt_sig, product_digits
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 
-from .controls import notify_refusal
+from .controls import number_box
 from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
 from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
@@ -490,38 +490,10 @@ class HardwareView(pn.viewable.Viewer):
         kw.setdefault("name", LABELS.get(name, name))
         return (widget or pn.widgets.IntSlider).from_param(self.param[name], **kw)
 
-    def _typed(self, name: str) -> pn.widgets.IntInput | pn.widgets.FloatInput:
-        """A box for parameter ``name``'s number (a whole number for an Integer), typed in and linked to it both ways.
-
-        A value outside the parameter's bounds is refused with a notice that names the range, and the box goes
-        back to the value in use: BokehJS leaves whatever was typed in the box, and a typed 0 stood beside a readout
-        of the last N with no word of why (a verifying trial).  Emptied, the box goes back without a notice.
-        """
-        p = self.param[name]
-        whole = isinstance(p, param.Integer)
-        box = (pn.widgets.IntInput if whole else pn.widgets.FloatInput)(label=LABELS.get(name, name),
-                                                                          value=getattr(self, name), format="0,0")
-        if p.doc:
-            box.description = p.doc
-
-        def typed(event) -> None:
-            if event.new == getattr(self, name):
-                return
-            try:
-                if event.new is None:
-                    raise ValueError("emptied")
-                setattr(self, name, event.new)
-            except ValueError:
-                if event.new is not None:
-                    lo, hi = p.bounds
-                    text = f"{event.new:,}" if whole else f"{event.new:,.6g}"
-                    notify_refusal(f"{box.label}: {text if len(text) <= 20 else text[:20] + '…'} refused; "
-                                   f"type {'a whole number' if whole else 'a number'} from {lo:,.0f} to {hi:,.0f}.")
-                box.value = getattr(self, name)
-
-        box.param.watch(typed, "value")
-        self.param.watch(lambda e: setattr(box, "value", e.new), name)
-        return box
+    def _typed(self, name: str) -> pn.widgets.FloatInput:
+        """A box for parameter ``name``'s number (:func:`app.controls.number_box`: a value out of range is refused
+        by name; a typed 0 had stood beside a readout of the last N with no word of why)."""
+        return number_box(self, name, label=LABELS.get(name, name), description=self.param[name].doc)
 
     def _section_parts(self, name: str):
         """Section ``name``'s two Panel columns: its controls, and its charts with their captions."""

@@ -19,6 +19,7 @@ from core.serving import TABLE_CONTEXTS, TABLE_USERS, kv_table_per_gpu, traffic_
 from core.sweeps import speculation_sweep
 from core.units import GB, GiB, fmt_count, fmt_seconds, fmt_sig, sum_digits
 
+from .controls import number_box
 from .present import INPUT_TEXT_CSS
 from .readouts import approximate_html
 from .state import TABS, LabState
@@ -230,8 +231,8 @@ def serving_inputs(state: LabState) -> pn.Row:
     """The request mix and PagedAttention's block, bound to the session state (one pair per tab, kept in step)."""
     mix = pn.widgets.RadioButtonGroup.from_param(state.param.mix, options=MIX_LABELS, label="Request mix",
                                                  css_classes=["serving-mix"])
-    block = pn.widgets.IntInput.from_param(state.param.block_size, label="Block (tokens)", width=120,
-                                           css_classes=["serving-block"], stylesheets=[INPUT_TEXT_CSS])
+    block = number_box(state, "block_size", label="Block (tokens)", width=120, css_classes=["serving-block"],
+                       stylesheets=[INPUT_TEXT_CSS])
     note = pn.pane.HTML(f'<div class="caption">{escape(MIXES["sharegpt"].source)}, a long tail; fixed: every '
                         "request at its means; uniform: from 1 token to twice them.</div>", margin=(0, 10),
                         # on a line of its own where less than 320 px is left beside the controls, not squeezed

@@ -9,8 +9,8 @@ from app.controls import lever_widgets
 from app.lab import Lab
 
 
-def exact_box(lab: Lab, css: str) -> pn.widgets.IntInput:
-    return next(w for w in lab.controls.select(pn.widgets.IntInput) if f"{css}-exact" in w.css_classes)
+def exact_box(lab: Lab, css: str) -> pn.widgets.FloatInput:
+    return next(w for w in lab.controls.select(pn.widgets.FloatInput) if f"{css}-exact" in w.css_classes)
 
 
 def test_a_typed_batch_between_the_stops_is_the_model_the_slider_and_the_link():
@@ -53,18 +53,24 @@ def test_out_of_range_typing_is_refused_naming_the_range(monkeypatch):
                                                           "from 1 to 2,097,152.")
     box.value = None  # the box emptied: the model's value comes back
     assert box.value == 8 and lab.scenario.batch == 8
+    # A whole-number box dropped a typed ".": 1.5 became B = 15 in silence (a teacher's trial).  Refused by name.
+    box.value = 1.5
+    assert (lab.scenario.batch, box.value) == (8, 8)
+    assert said[-1] == "Batch B: 1.5 refused; type a whole number from 1 to 65,536."
+    box.value = 59.0  # the whole number it is
+    assert lab.scenario.batch == 59 and type(lab.scenario.batch) is int
 
 
 def test_the_embed_strip_has_no_exact_boxes():
     lab = Lab(query={"embed": "true"})
-    assert not lab.layout.select(pn.widgets.IntInput)
+    assert not lab.layout.select(pn.widgets.FloatInput)
 
 
 def test_each_exact_box_is_named_after_its_levers_symbol():
     """Two boxes were both named "exact": a screen reader read them alike ("exact, spin button").  Each is named
     after its lever's symbol in the articles, those under More levers too."""
     lab = Lab(query={})
-    names = lambda: [w.name for w in lab.controls.select(pn.widgets.IntInput)]  # noqa: E731
+    names = lambda: [w.name for w in lab.controls.select(pn.widgets.FloatInput)]  # noqa: E731
     assert names() == ["exact B", "exact S"]
     lab.scenario.tp = 2  # opens More levers, which builds its widgets
     assert names() == ["exact B", "exact S", "exact prompt", "exact TP", "exact PP", "exact EP"]  # no symbol: its word

@@ -328,19 +328,24 @@ def test_the_generations_names_read_on_white_in_their_series_colour(view):
 def test_a_typed_number_out_of_range_is_refused_by_name_and_the_box_shows_the_value_in_use(view, monkeypatch):
     """A verifying trial typed 0 into "Readout at N": the box kept the 0 beside a readout of N = 257, no word said
     why.  The box is refused with the range and goes back to the value in use; emptied, it goes back silently."""
-    import app.hardware_view as hardware_module
+    import app.controls as controls_module
 
     said = []
-    monkeypatch.setattr(hardware_module, "notify_refusal", said.append)
+    monkeypatch.setattr(controls_module, "notify_refusal", said.append)
     view.section = "Tiles and waves"
-    box = next(w for w in view.__panel__().select(pn.widgets.IntInput) if w.label == "Readout at N")
+    box = next(w for w in view.__panel__().select(pn.widgets.FloatInput) if w.label == "Readout at N")
     box.value = 0
     assert (view.n_probe, box.value) == (257, 257)
     assert said == ["Readout at N: 0 refused; type a whole number from 1 to 100,000."]
+    # A whole-number box dropped the ".": a teacher's trial typed 1.5 and got N = 15.  Refused by name; 300.0 is 300.
+    box.value = 1.5
+    assert (view.n_probe, box.value, said[-1]) == (257, 257, "Readout at N: 1.5 refused; type a whole number from 1 "
+                                                              "to 100,000.")
+    said.pop()
     box.value = None
     assert (view.n_probe, box.value, len(said)) == (257, 257, 1)
-    box.value = 300  # accepted: the readout follows
-    assert view.n_probe == 300 and "N = 300 " in view.stairs_readout.object
+    box.value = 300.0  # accepted, as the whole number it is: the readout follows
+    assert view.n_probe == 300 and type(view.n_probe) is int and "N = 300 " in view.stairs_readout.object
     view.n_probe = 256  # set elsewhere (a tour step): the box follows
     assert box.value == 256
     view.section = "Three ceilings"  # a number, not a whole one: refused the same way
