@@ -51,7 +51,14 @@ from core.kernels import (
     gemm,
     naive_attention,
 )
-from core.overhead import FIXES, GRAPH_NODE_GAP_S, LAUNCH_LATENCY_SOURCE, kernels_per_step, three_ceilings
+from core.overhead import (
+    FIXES,
+    GRAPH_NODE_GAP_S,
+    LAUNCH_LATENCY_SOURCE,
+    fixes_that_cannot_help,
+    kernels_per_step,
+    three_ceilings,
+)
 from core.roofline import attainable_flop_per_s
 from core.units import TFLOP, MiB, fmt_bandwidth, fmt_flop, fmt_sig, product_digits
 from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
@@ -760,7 +767,6 @@ class HardwareView(pn.viewable.Viewer):
         times = {"compute": step.compute_s, "memory": step.memory_s, "overhead": step.overhead_s}
         self.ceil_bars.data = {"regime": list(times), "us": [t * 1e6 for t in times.values()],
                                "color": [colors[r] for r in times]}
-        others = [r for r in FIXES if r != step.regime]
         if self.ceil_overhead_item is not None:  # the section's chart, once built
             self.ceil_overhead_item.label = value(OVERHEAD_LEGEND[bool(self.cuda_graphs)])
         # The launches' product as core.overhead.overhead_time computes it, multiplied out to the overhead shown (a
@@ -776,7 +782,7 @@ class HardwareView(pn.viewable.Viewer):
         self.fixes.object = (
             f'<div class="hw-decision">Fixes that can help this {step.regime}-bound step: '
             f'{escape(", ".join(step.fixes))}. Cannot help here: '
-            f"{escape('; '.join(', '.join(FIXES[r]) for r in others))}.</div>")
+            f"{escape('; '.join(', '.join(fixes) for fixes in fixes_that_cannot_help(step.regime).values()))}.</div>")
 
     def _refresh_stairs(self, gpu):
         tm, tn = TILES[self.tile]
@@ -851,8 +857,12 @@ class HardwareView(pn.viewable.Viewer):
         ids = list(self.generations)
         cat = load_catalogue()
         xs, ys, names, colors, dashes, markers, rx, ry, rt = [], [], [], [], [], [], [], [], []
-        for i, gid in enumerate(ids):
+        # Each part keeps its style whatever else is overlaid (the tour's step 15 showed the A100 blue, brown at step
+        # 13): the default parts by their place in the default list, others after them in the order chosen.
+        extra = [gid for gid in ids if gid not in GENERATIONS]
+        for gid in ids:
             g = cat[gid]
+            i = GENERATIONS.index(gid) if gid in GENERATIONS else len(GENERATIONS) + extra.index(gid)
             c, dash, marker = series_style(i)  # a dash and a marker as well as a colour: H100, H200, MI300X
             dashes.append(dash)
             markers.append(marker)
@@ -902,13 +912,14 @@ class HardwareView(pn.viewable.Viewer):
         trap = (f" The {escape(gpu.name)} datasheet headline {sparse / TFLOP:,.0f} TFLOP/s is the 2:4-sparsity "
                 f"figure: it would put the ridge at {sparse / gpu.hbm_bandwidth:,.0f}, twice the dense "
                 f"{gpu.ridge_point():,.0f}." if sparse else "")
+        # What is above (the roofs), then what is below (the trend): "Lines (peak FLOP/s dashed …)" first, under the
+        # roofs' chart, read as its lines (a teacher's trial found its roofs' dashes did not match).
         self.gen_text.object = (
-            f"<div>Lines (peak FLOP/s dashed, DRAM dotted, interconnect dot-dash): "
-            f"{escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
-            f"1.6×, interconnect 1.4× per two years. Marks (triangles, circles, squares): this catalogue's NVIDIA "
-            f"flagships (V100 → B200), fitted "
-            f"per two years: {escape(rates)}. Triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, "
-            f"batch-56 decode 56, training GEMM 500).{trap}</div>")
+            f"<div>Above, the grey triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, batch-56 "
+            f"decode 56, training GEMM 500).{trap} Below, the trend since 2017: its lines (peak FLOP/s dashed, DRAM "
+            f"dotted, interconnect dot-dash) are {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
+            f"1.6×, interconnect 1.4× per two years; its marks (triangles, circles, squares) this catalogue's NVIDIA "
+            f"flagships (V100 → B200), fitted per two years: {escape(rates)}.</div>")
 
     # -- the tour ------------------------------------------------------------------------
     def _tour_key(self, action: str) -> None:

@@ -99,7 +99,8 @@ def hardware_values(lv: dict) -> dict:
         "sram_bw": fmt_bandwidth(levels.get("SRAM", float("nan"))),
         "l2_bw": fmt_bandwidth(levels.get("L2", float("nan"))),
         "gemm_i": g.intensity, "gemm_bound": g.bound(gpu), "m": lv["gemm_m"], "k": lv["gemm_k"], "n": lv["gemm_n"],
-        "batch": lv["batch"], "matvec_i": mv.intensity, "matvec_pct": 100 * mv.attainable_flop_per_s(gpu) / peak,
+        "batch": lv["batch"], "batch_tokens": f"{lv['batch']:,} token{'' if lv['batch'] == 1 else 's'}",
+        "matvec_i": mv.intensity, "matvec_pct": 100 * mv.attainable_flop_per_s(gpu) / peak,
         "ln_i": ln.intensity, "add_i": add.intensity,
         "chain": " → ".join(lv["ew_chain"]) if chain else "(none)",
         "fusion_ratio": chain.traffic_ratio if chain else 1.0,
@@ -151,7 +152,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "3 · Decode is a matrix-vector product: I = B",
         "article 000, Matrix-vector multiply, which is what decoding is",
         {"section": "Kernel atlas", "batch": 1},
-        "At batch {batch} the weight matrix is read once for {batch} token(s): intensity {matvec_i:g} FLOP/byte, "
+        "At batch {batch} the weight matrix is read once for {batch_tokens}: intensity {matvec_i:g} FLOP/byte, "
         "{matvec_pct:.2f} % of peak at best. No kernel can do better: the weights must be read. Move B (the main "
         "lab's batch) and the dot climbs exactly with it.",
     ),
@@ -200,9 +201,10 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "9 · CUDA graphs lift the overhead ceiling",
         "article 000, The third regime nobody plots",
         {"section": "Three ceilings", "step_params": 125e6, "layers": 12, "cuda_graphs": True, "fusion_level": "fused"},
-        "Fuse the layer into {n_kernels} kernels and capture the step as one CUDA graph: one launch plus a short gap "
-        "per node, {overhead_us:,.0f} µs. Now the weight read ({memory_us:,.0f} µs) binds: {regime}-bound, and the "
-        "bandwidth fixes apply again. Set fusion back to unfused: graphs alone are not enough for this model.",
+        "Fuse each layer's kernels ({n_kernels} kernels in the whole step) and capture the step as one CUDA graph: "
+        "one launch plus a short gap per node, {overhead_us:,.0f} µs. Now the weight read ({memory_us:,.0f} µs) binds: "
+        "{regime}-bound, and the bandwidth fixes apply again. Set fusion back to unfused: graphs alone are not "
+        "enough for this model.",
     ),
     HardwareTourStep(
         "10 · Tile quantisation: N = 257 costs N = {padded_257}",

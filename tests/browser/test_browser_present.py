@@ -1468,7 +1468,7 @@ def test_present_mode_on_the_hardware_tour_reads_from_the_back_of_the_room(page,
                 ".hw-tour-leave .bk-btn"):
         assert page.locator(css).first.evaluate(size) >= 18, css
     # The section's caption under the chart, its levers and the section tabs.
-    assert page.get_by_text("Lines (peak FLOP/s dashed").evaluate(size) >= 18
+    assert page.get_by_text("Above, the grey triangles").evaluate(size) >= 18
     for text in ("Show the 2:4-sparsity headline roof", "Kernel atlas", "Parts to overlay"):
         assert page.get_by_text(text, exact=True).first.evaluate(size) >= 18, text
     sizes = page.evaluate(CHART_TEXT_SIZES)

@@ -270,7 +270,9 @@ def _overprints(found, roofs) -> list:
 
 
 @pytest.mark.parametrize(("step", "name", "want"), [(1, "hw-atlas", "FlashAttention"),
-                                                    (12, "hw-hierarchy", "naive")], ids=["atlas", "hierarchy"])
+                                                    (6, "hw-hierarchy", "naive"),
+                                                    (12, "hw-hierarchy", "naive")],
+                         ids=["atlas", "flash-attention", "hierarchy"])
 def test_hardware_tour_labels_and_leaders_keep_off_the_roofs_on_a_projector(page, lab_url, step, name, want):
     # Issue 30's trial in present mode at 1280x720: at step 1 FlashAttention's name was drawn across the ridge's
     # line, at step 12 the L2 roof's leader line crossed the HBM roof.

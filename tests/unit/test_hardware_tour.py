@@ -126,3 +126,11 @@ def test_the_tile_steps_say_each_loss_as_what_it_is_and_their_product():
     # The tiles are offered as a list in the column, each of them.
     select = [w for w in view.__panel__().select(pn.widgets.Select) if w.name == "Output tile"]
     assert len(select) == 1 and list(select[0].options) == list(TILES)
+
+
+def test_the_captions_say_what_the_step_counts_in_plain_words():
+    """A teacher's trial: step 3 read "for 1 token(s)", and step 9 "Fuse the layer into 64 kernels", 64 being the
+    whole 12-layer step's kernels (4 + 12 × 5), not one layer's."""
+    assert "read once for 1 token:" in caption(2)
+    assert "Fuse each layer's kernels (64 kernels in the whole step)" in caption(8)
+    assert "token(s)" not in " ".join(caption(i) for i in range(len(HARDWARE_TOUR)))

@@ -353,3 +353,15 @@ def test_a_typed_number_out_of_range_is_refused_by_name_and_the_box_shows_the_va
     params.value = 5.0
     assert (view.step_params, params.value) == (8.03e9, 8.03e9)
     assert said[-1] == "Parameters read per step: 5 refused; type a number from 1,000,000 to 2,000,000,000,000."
+
+
+def test_a_part_keeps_its_colour_whatever_else_is_overlaid(view):
+    """A teacher's trial: the A100 was brown at tour step 13 (six parts) and blue at step 15 (two)."""
+    view.section = "Generations"
+    six = dict(zip(view.gen_roofs.data["name"], zip(view.gen_roofs.data["color"], view.gen_roofs.data["dash"],
+                                                      strict=True), strict=True))
+    view.generations = ["a100-80gb", "h100-sxm", "l4"]
+    two = dict(zip(view.gen_roofs.data["name"], zip(view.gen_roofs.data["color"], view.gen_roofs.data["dash"],
+                                                      strict=True), strict=True))
+    assert {name: two[name] for name in six if name in two} == {name: six[name] for name in six if name in two}
+    assert len(two) == 3 and len(set(two.values())) == 3  # the part not in the default six takes a style of its own

@@ -197,3 +197,16 @@ def test_small_model_at_batch_1_falls_below_both_roofs_and_graphs_lift_it():
 def test_large_gemm_is_compute_bound():
     g = gemm(8192, 8192, 8192)
     assert three_ceilings(g.flop, g.bytes_moved, 1, H100).regime == "compute"
+
+
+def test_fusion_is_never_a_fix_that_cannot_help_a_memory_or_overhead_bound_step():
+    """A teacher's trial: one overhead-bound step's readout offered "bigger, fused kernels" and said "fusion" cannot
+    help.  Fusing cuts bytes and launches; a compute-bound step it does not help."""
+    from core.overhead import fixes_that_cannot_help
+
+    overhead, memory = fixes_that_cannot_help("overhead"), fixes_that_cannot_help("memory")
+    assert "fusion" not in overhead["memory"] and overhead["compute"] == FIXES["compute"]
+    assert memory["overhead"] == ("CUDA graphs", "less Python in the loop")
+    assert fixes_that_cannot_help("compute") == {"memory": FIXES["memory"], "overhead": FIXES["overhead"]}
+    with pytest.raises(KeyError):
+        fixes_that_cannot_help("network")
