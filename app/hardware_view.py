@@ -377,6 +377,9 @@ class HardwareView(pn.viewable.Viewer):
                              ("padded N", "@padded"), ("useful", "@eff{0.0%}")])
         s.step("n", "tflops", source=self.stairs, mode="after", line_width=2, color="#1f77b4")
         s.scatter("n", "tflops", source=self.stairs_probe, size=12, color="#d62728")
+        # A quarter of the data's span of room below and above: at the lowest stair the readout's dot, in the
+        # projector's short frame, was cut in half by the x axis (a teacher's trial at tour steps 10 and 11).
+        s.y_range.range_padding = 0.25
         s.add_layout(self.peak_span)
         self._figs["stairs_fig"] = s
         w = figure(height=140, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
@@ -792,6 +795,12 @@ class HardwareView(pn.viewable.Viewer):
         hi = min(asked_hi, lo + MAX_STAIRS)
         capped = (f" The chart shows N = {lo:,} to {hi:,} (at most {MAX_STAIRS:,} points), not to {asked_hi:,}."
                   if hi < asked_hi else "")
+        # What the chart shows where the boxes leave it to the reader to guess (a teacher's trial: "N from" 240 and
+        # "N to" 15 drew 15 to 240 in silence, and a readout off the chart's range stood alone, off every curve).
+        if self.n_min > self.n_max:
+            capped += f" N from ({self.n_min:,}) is past N to ({self.n_max:,}): the chart shows N = {lo:,} to {hi:,}."
+        if not lo <= self.n_probe <= hi:
+            capped += f" The readout's N = {self.n_probe:,} lies outside the chart's N = {lo:,} to {hi:,}."
         s = staircase(range(lo, hi + 1), self.wave_m, self.wave_k, tm, tn, sms, peak)
         self.stairs.data = {"n": list(s["n"]), "tflops": list(s["achieved_flop_per_s"] / TFLOP),
                             "waves": list(s["waves"]), "padded": list(s["padded_n"]), "eff": list(s["efficiency"])}

@@ -365,3 +365,15 @@ def test_a_part_keeps_its_colour_whatever_else_is_overlaid(view):
                                                       strict=True), strict=True))
     assert {name: two[name] for name in six if name in two} == {name: six[name] for name in six if name in two}
     assert len(two) == 3 and len(set(two.values())) == 3  # the part not in the default six takes a style of its own
+
+
+def test_the_readout_says_where_the_chart_and_the_readout_part(view):
+    """A teacher's trial: "N from" 240 with "N to" 15 drew 15 to 240 in silence, and a readout N off the chart's range
+    stood alone, off every curve, with nothing said."""
+    view.section = "Tiles and waves"
+    assert "past N to" not in view.stairs_readout.object and "outside" not in view.stairs_readout.object
+    view.param.update(n_min=240, n_max=15)
+    text = view.stairs_readout.object
+    assert "N from (240) is past N to (15): the chart shows N = 15 to 240." in text
+    assert "The readout's N = 257 lies outside the chart's N = 15 to 240." in text
+    assert view.stairs.data["n"][0] == 15 and view.stairs.data["n"][-1] == 240
