@@ -376,14 +376,14 @@ function fix() {
       label.style.cursor = "pointer";
       label.addEventListener("click", () => box.click());
     }
-    // A number box (Bokeh's NumericInput: the "exact" B and S boxes) is a text field to the browser: a phone showed
-    // its letters keyboard. It asks for the number pad, and takes at most 20 characters: from 21 digits on
-    // JavaScript writes a whole number as "1e+21", which reaches the server as a float, and Panel's whole-number
-    // box raised on it (a traceback in the log, "1e+30" left in the box, no refusal); up to 20 it arrives whole
-    // and the lab refuses it by its range.
+    // A number box (Bokeh's NumericInput: the "exact" B and S boxes, the Hardware and Serving tabs' boxes) is a text
+    // field to the browser: a phone showed its letters keyboard. It asks for the number pad, and takes at most 19
+    // characters: a whole number of 20 digits (2^64 and over) reaches the server as an integer numpy cannot take, and
+    // Panel's number box raised on it (a traceback in the log, the box and the model apart, no refusal); up to 19 it
+    // arrives as a number and the lab refuses it by its range.
     for (const input of root.querySelectorAll(".bk-spin-wrapper > input.bk-input:not([inputmode])")) {
       input.setAttribute("inputmode", "decimal");
-      input.setAttribute("maxlength", "20");
+      input.setAttribute("maxlength", "19");
     }
     // A number box's spin buttons (Bokeh's NumericInput: the "exact" B and S boxes) are drawn without text.
     for (const b of root.querySelectorAll(".bk-spin-btn:not([aria-label])")) {

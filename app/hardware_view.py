@@ -811,7 +811,11 @@ class HardwareView(pn.viewable.Viewer):
         # and then "35.43 GFLOP for 17.72 useful", 50 %, as one workload called useful twice), at the decimals that
         # multiply out.
         d = product_digits(q.tile_efficiency, q.wave_efficiency)
-        tiles, slots, both = (f"{100 * v:.{d}f} %" for v in (q.tile_efficiency, q.wave_efficiency, q.efficiency))
+        tiles, slots = (f"{100 * v:.{d}f}" for v in (q.tile_efficiency, q.wave_efficiency))
+        # The product of the factors as printed: the same as the whole's share at these decimals, or, where no count of
+        # decimals up to four gives that (0.4 % of shapes), a hair from it, and still multiplying out.
+        both = f"{float(tiles) * float(slots) / 100:.{d}f} %"
+        tiles, slots = f"{tiles} %", f"{slots} %"
         self.stairs_readout.object = (
             f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
             f"({tiles} of the padded tiles useful), {q.blocks:,} thread blocks in "

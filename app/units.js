@@ -104,10 +104,11 @@ function fmtBytesSmall(n) {
 }
 function fmtFlopsRate(x) { return fmtSig(x / 1e12) + " TFLOP/s"; }
 function fmtFlop(x) {
-  if (x >= 1e15) { return fmtSig(x / 1e15) + " PFLOP"; }
-  if (x >= 1e12) { return fmtSig(x / 1e12) + " TFLOP"; }
-  if (x >= 1e9) { return fmtSig(x / 1e9) + " GFLOP"; }
-  if (x >= 1e6) { return fmtSig(x / 1e6) + " MFLOP"; }
+  const shown = Number.isFinite(x) ? Number(x.toPrecision(4)) : x;  // core.units.fmt_flop: the unit as printed
+  if (shown >= 1e15) { return fmtSig(x / 1e15) + " PFLOP"; }
+  if (shown >= 1e12) { return fmtSig(x / 1e12) + " TFLOP"; }
+  if (shown >= 1e9) { return fmtSig(x / 1e9) + " GFLOP"; }
+  if (shown >= 1e6) { return fmtSig(x / 1e6) + " MFLOP"; }
   return fmtSigWhole(x) + " FLOP";
 }
 function fmtBandwidth(x) { return fmtSig(x / 1e12) + " TB/s"; }

@@ -148,16 +148,17 @@ def fmt_flop(x: float) -> str:
     Below a GFLOP in MFLOP, below a MFLOP in FLOP (whole from 10,000): a one-tile GEMM's 2·M·N·K read
     "0.00 of 0.00 GFLOP".  ``app/units.js`` ``fmtFlop``.
 
-    >>> fmt_flop(16.06e9), fmt_flop(2.5e6), fmt_flop(524_288)
-    ('16.06 GFLOP', '2.5 MFLOP', '524,288 FLOP')
+    >>> fmt_flop(16.06e9), fmt_flop(2.5e6), fmt_flop(524_288), fmt_flop(999_999_999)
+    ('16.06 GFLOP', '2.5 MFLOP', '524,288 FLOP', '1 GFLOP')
     """
-    if x >= 1e15:
+    shown = float(f"{x:.4g}") if math.isfinite(x) else x  # the unit of the value as printed: 999,999,999 is 1 GFLOP
+    if shown >= 1e15:
         return f"{fmt_sig(x / 1e15)} PFLOP"
-    if x >= 1e12:
+    if shown >= 1e12:
         return f"{fmt_sig(x / TFLOP)} TFLOP"
-    if x >= 1e9:
+    if shown >= 1e9:
         return f"{fmt_sig(x / GFLOP)} GFLOP"
-    if x >= 1e6:
+    if shown >= 1e6:
         return f"{fmt_sig(x / 1e6)} MFLOP"
     return f"{fmt_sig_whole(x)} FLOP"
 

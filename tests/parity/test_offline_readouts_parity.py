@@ -110,7 +110,8 @@ def test_the_decimals_that_make_parts_add_up_are_cores(js, parts, error):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.floats(0, 1e18), st.sampled_from([0.0, 1.0, 9_999.0, 10_000.0, 999_999.0, 1e6, 1e9, 1e12, 1e15])))
+@given(st.one_of(st.floats(0, 1e18), st.sampled_from([0.0, 1.0, 9_999.0, 10_000.0, 999_999.0, 999_999.9, 1e6,
+                                                      999_999_999.0, 1e9, 999_950_000_000.0, 1e12, 1e15])))
 def test_a_flop_count_takes_cores_unit_and_digits(js, flop):
     """FLOP, MFLOP, GFLOP, TFLOP or PFLOP, as core writes it (a step under a GFLOP was "0.0001 GFLOP")."""
     from core.units import fmt_flop

@@ -377,3 +377,18 @@ def test_the_readout_says_where_the_chart_and_the_readout_part(view):
     assert "N from (240) is past N to (15): the chart shows N = 15 to 240." in text
     assert "The readout's N = 257 lies outside the chart's N = 15 to 240." in text
     assert view.stairs.data["n"][0] == 15 and view.stairs.data["n"][-1] == 240
+
+
+@pytest.mark.parametrize(("tile", "m", "n"), [("128×128", 132 * 128, 132 * 128 + 1), ("64×64", 64, 351),
+                                               ("128×64", 1000, 777), ("256×128", 16896, 257)])
+def test_the_readouts_product_multiplies_out_as_printed(view, tile, m, n):
+    """A verifying trial: "91.4062 % × 4.5455 % = 4.1548 %", whose factors multiply to 4.1549: where no count of
+    decimals made the whole's share agree with its factors', the share printed was the whole's."""
+    import re
+
+    view.section = "Tiles and waves"
+    view.param.update(tile=tile, wave_m=m, n_probe=n)
+    a, b, c = re.search(r"([\d.]+) % × ([\d.]+) % = ([\d.]+) %", view.stairs_readout.object).groups()
+    decimals = len(c.split(".")[1])
+    assert len(a.split(".")[1]) == len(b.split(".")[1]) == decimals
+    assert f"{float(a) * float(b) / 100:.{decimals}f}" == c
