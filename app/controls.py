@@ -321,9 +321,10 @@ def number_box(owner: param.Parameterized, name: str, **widget) -> pn.widgets.Fl
             setattr(owner, name, typed_number(event.new, whole))
         except (ValueError, TypeError):
             if event.new is not None:
-                lo, hi = p.bounds
-                notify_refusal(f"{box.label}: {shown_typed(event.new)} refused; "
-                               f"type {'a whole number' if whole else 'a number'} from {lo:,.0f} to {hi:,.0f}.")
+                lo, hi = p.bounds or (None, None)
+                kind = "a whole number" if whole else "a number"
+                span = f" from {lo:,.0f} to {hi:,.0f}" if lo is not None and hi is not None else ""
+                notify_refusal(f"{box.label}: {shown_typed(event.new)} refused; type {kind}{span}.")
             box.value = getattr(owner, name)
 
     box.param.watch(typed, "value")

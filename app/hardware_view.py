@@ -100,6 +100,8 @@ PRESENT_CHART_HEIGHT = 370
 #: the hierarchy chart with its caption of three lines, and the three ceilings' chart under its decision of two
 #: lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
 PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 300, "hw-ceilings": 345}
+#: Present mode's legend columns, where not one: the three ceilings' key in two, a row less under its chart.
+PRESENT_LEGEND_COLUMNS = {"hw-ceilings": 2}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
 #: Present mode's controls (the tour's buttons, each section's levers and headings, the section tabs): text at
 #: 18 px, as the main tour's (app/lab.css ``.present``).  Every control carries this sheet from its first render and
@@ -652,8 +654,8 @@ class HardwareView(pn.viewable.Viewer):
                 built = self._built_heights.setdefault(fig.id, fig.height)
                 fig.height = (min(built, PRESENT_HEIGHTS.get(fig.name, PRESENT_CHART_HEIGHT)) if self.present
                               else built)
-            if fig.name == "hw-ceilings":  # its key in two columns on a projector: a row less under the chart
-                fig.legend[0].ncols = 2 if self.present else 1
+            if fig.name in PRESENT_LEGEND_COLUMNS:
+                fig.legend[0].ncols = PRESENT_LEGEND_COLUMNS[fig.name] if self.present else 1
 
     def _on_present(self, *_events):
         self._present_figures(self.figures())
@@ -810,12 +812,11 @@ class HardwareView(pn.viewable.Viewer):
         # Two losses, each said as what it is, and their product written out (a teacher's trial read "99.3 % useful"
         # and then "35.43 GFLOP for 17.72 useful", 50 %, as one workload called useful twice), at the decimals that
         # multiply out.
+        # The product is the factors' as printed: the whole's share at these decimals, or, where no count of decimals
+        # up to four gives that (0.4 % of shapes), a hair from it, and still multiplying out.
         d = product_digits(q.tile_efficiency, q.wave_efficiency)
-        tiles, slots = (f"{100 * v:.{d}f}" for v in (q.tile_efficiency, q.wave_efficiency))
-        # The product of the factors as printed: the same as the whole's share at these decimals, or, where no count of
-        # decimals up to four gives that (0.4 % of shapes), a hair from it, and still multiplying out.
-        both = f"{float(tiles) * float(slots) / 100:.{d}f} %"
-        tiles, slots = f"{tiles} %", f"{slots} %"
+        a, b = (round(100 * v, d) for v in (q.tile_efficiency, q.wave_efficiency))
+        tiles, slots, both = (f"{v:.{d}f} %" for v in (a, b, a * b / 100))
         self.stairs_readout.object = (
             f"<div>N = {q.n:,} on a {escape(self.tile)} tile: padded to {q.padded_m:,} × {q.padded_n:,} "
             f"({tiles} of the padded tiles useful), {q.blocks:,} thread blocks in "

@@ -317,7 +317,7 @@ return {xoff, yoff, align, keep, segments, worse, crossed, defects, cost};
 const inOrder = [...Array(n).keys()];
 const better = (a, b) => a.defects < b.defects || (a.defects === b.defects && a.cost < b.cost);
 let result = layout(inOrder);
-if (result.worse.length > 0) {
+if (result.defects > 0) {  // only a layout with a defect is tried again (the layout runs on every redraw)
   const orders = [[...result.worse, ...inOrder.filter((i) => !result.worse.includes(i))]];
   for (const [, j] of result.crossed.slice(0, 3)) { orders.push([...inOrder.filter((i) => i !== j), j]); }
   if (result.worse.length > 1) {  // each alone first

@@ -109,13 +109,11 @@ def fixes_that_cannot_help(regime: str) -> dict[str, tuple[str, ...]]:
     >>> fixes_that_cannot_help("overhead")["memory"]
     ('quantise weights and KV cache', 'reuse the cache (GQA, MLA, prefix sharing)')
     """
-    FIXES[regime]  # noqa: B018 - a regime not known raises
-    out = {}
-    for other, fixes in FIXES.items():
-        kept = tuple(f for f in fixes if regime not in ALSO_HELPS.get(f, ()))
-        if other != regime and kept:
-            out[other] = kept
-    return out
+    if regime not in FIXES:
+        raise KeyError(regime)
+    kept = {other: tuple(f for f in fixes if regime not in ALSO_HELPS.get(f, ()))
+            for other, fixes in FIXES.items() if other != regime}
+    return {other: fixes for other, fixes in kept.items() if fixes}
 
 
 @dataclass(frozen=True)
