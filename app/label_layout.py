@@ -132,6 +132,7 @@ for (const [xs, ys] of polylines) {
     for (let s = 0; s <= k; s++) { crossings.push([x0 + (x1 - x0) * s / k, y0 + (y1 - y0) * s / k]); }
   }
 }
+const solid = crossings.length;  // the samples before it are the polylines', those after it the spans'
 for (const s of spans) {  // Spans (a ridge's dotted line across the frame) are lines too, every 2 px
   const at = s.location;
   if (!s.visible || at == null || !Number.isFinite(at)) { continue; }
@@ -157,8 +158,11 @@ const through = ([x0, y0, x1, y1], o) => {
   return false;
 };
 const paths = [];  // the leader lines drawn so far: a label keeps off them as off a line
-const clear = (b, own = -1) => apart(b, own)
-  && !crossings.some(([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3])
+const inside = (b) => ([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3];
+const clear = (b, own = -1) => apart(b, own) && !crossings.some(inside(b)) && !paths.some((s) => through(s, b));
+// Clear but for a span (a thin dotted line, such as the ridge's, through the text): better than a leader through
+// another label, or a roof through the text.
+const clearButSpans = (b, own = -1) => apart(b, own) && !crossings.slice(0, solid).some(inside(b))
   && !paths.some((s) => through(s, b));
 // Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
 // point), or null where it stays near enough to its point to need none.
@@ -186,7 +190,10 @@ const boxDist = (b, px, py) => Math.hypot(Math.max(b[0] - px, 0, px - b[1]), Mat
 const ownNearest = (b, x, y) => {
   if (glyph == null || leaderOf(b, x, y) !== null) { return true; }  // a leader line says whose it is
   const own = boxDist(b, x, y);
-  return centres.every(([cx, cy]) => (Math.abs(cx - x) < 0.5 && Math.abs(cy - y) < 0.5) || boxDist(b, cx, cy) > own);
+  // Nearer by half a line at least: a label about as near another marker, under it, read as that one's (the
+  // hierarchy's "naive", 21 px from its diamond and 25 px under FlashAttention's triangle).
+  return centres.every(([cx, cy]) => (Math.abs(cx - x) < 0.5 && Math.abs(cy - y) < 0.5)
+    || boxDist(b, cx, cy) > own + line / 2);
 };
 const slide = bothSides === false;  // one side only: off its row, a label may go centred over or under its mark
 const mayHide = shown !== null && shortField == null;  // `shown` drawn: a label with no clear place is left out
@@ -235,9 +242,11 @@ for (const i of order) {
       return [left, left + w, top, top + line];
     };
     // unclaimed: clear with a clear leader, but nearer another marker; offTexts: clear, its leader crossing a line
-    // but no label; clearBox: clear, its leader crossing a label; spareOff / spare: no label or marker under it
-    // but a line through it, its leader crossing no label / any
+    // but no label; dotted: clear but for a span through it, its leader crossing no label, nearer its own marker;
+    // clearBox: clear, its leader crossing a label; spareOff / spare: no label or marker under it but a line through
+    // it, its leader crossing no label / any
     let best = null, first = null, spare = null, spareOff = null, clearBox = null, unclaimed = null, offTexts = null;
+    let dotted = null;
     for (const step of tries) {
       // 0: centred above or below (off its row only)
       // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
@@ -259,12 +268,14 @@ for (const i of order) {
         if (clear(box, i)) {
           if (clearBox === null) { clearBox = [step, side, box]; }
           if (offTexts === null && offLabels) { offTexts = [step, side, box]; }
+        } else if (dotted === null && offLabels && spans.length > 0 && clearButSpans(box, i) && ownNearest(box, x, y)) {
+          dotted = [step, side, box];
         }
       }
       if (best !== null) { break; }
     }
-    return {text, w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts,
-            found: best !== null || (!ownOnly && (unclaimed !== null || clearBox !== null))};
+    return {text, w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted,
+            found: best !== null || (!ownOnly && (unclaimed !== null || clearBox !== null || dotted !== null))};
   };
   let placed = attempt(text);
   // With `fallbackField` a label with no clear place tries its shorter text (the value without its note: the note
@@ -275,21 +286,22 @@ for (const i of order) {
     if (second.found) { placed = second; }
   }
   text = placed.text;
-  const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts} = placed;
-  // No place clear of everything: one clear of every line whose leader crosses a line but no label (else one whose
-  // leader crosses a label too), then one where a line runs
-  // through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
+  const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted} = placed;
+  // No place clear of everything: one clear of every line whose leader crosses a line but no label (else one clear
+  // but for a span whose leader crosses no label, else one whose leader crosses a label too), then one where a line
+  // runs through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
   // before the nearest place in the frame; a label wider than the frame's room anywhere (three pins' names on a
   // phone) stays beside its point, on the side with room, and the frame cuts it (no leader line from a corner).
   // With `ownOnly` (and `shown`) a label is shown only where it is nearer its own marker than any other: a value
   // nearer a neighbour's mark reads as the neighbour's (Compare with twelve pins on a phone), and its hover has it.
-  const loose = ownOnly && mayHide ? null : unclaimed || offTexts || clearBox;
+  const loose = ownOnly && mayHide ? null : unclaimed || offTexts || dotted || clearBox;
   const rest = mayHide ? null : spareOff || spare;
   const [step, side, box] = best || loose || rest || first || [0, prefer, boxAt(0, prefer)];
   const shows = best !== null || loose !== null || !mayHide;
   // How well it fared (0: clear of everything; 4 and over: a line through it, or left out)
-  const rank = !shows ? 7 : [best, unclaimed, offTexts, clearBox, spareOff, spare].indexOf(best || loose || rest);
-  ranks[i] = rank < 0 ? 6 : rank;
+  const fared = [best, unclaimed, offTexts, clearBox, dotted, spareOff, spare];
+  const rank = !shows ? 8 : fared.indexOf(best || loose || rest);
+  ranks[i] = rank < 0 ? 7 : rank;
   if (best === null) { worse.push(i); }
   if (shows) { taken.push(box); texts.push(box); boxes[i] = box; }
   keep[i] = shows ? text : "";

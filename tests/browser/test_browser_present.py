@@ -1126,8 +1126,10 @@ OWN_MARKER = r"""(name) => {
       const left = d.align[i] === 'left' ? x : d.align[i] === 'right' ? x - w : x - w / 2;
       const b = [left, left + w, y - h / 2, y + h / 2];
       const own = dist(b, v.sx[i], v.sy[i]);
-      const led = !!leaders && leaders.data.x0.some((x0, j) => Math.abs(x0 / d[r.x.field][i] - 1) < 0.05
-                                                      && Math.abs(leaders.data.y0[j] / d[r.y.field][i] - 1) < 0.05);
+      // A leader starts on its marker's edge: within 12 px of the marker's centre, on the canvas.
+      const drawn = fig.renderers.filter((g) => g.data_source === leaders).map((g) => Bokeh.index.find_one(g).glyph);
+      const led = drawn.some((g) => Array.from(g.sx0).some((x0, j) =>
+        Math.hypot(x0 - v.sx[i], g.sy0[j] - v.sy[i]) < 12));
       const nearest = centres.every(([cx, cy]) => (Math.abs(cx - v.sx[i]) < 0.5 && Math.abs(cy - v.sy[i]) < 0.5)
                                                  || dist(b, cx, cy) > own);
       out.push({text: String(t[i]), led, nearest});
