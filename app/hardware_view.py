@@ -138,6 +138,18 @@ def sram_bytes(gpu) -> float:
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
 
 
+def example_name(intensity: float) -> str:
+    """The example kernel's name on the Generations chart: "a kernel at 200" (FLOP/byte)."""
+    return f"a kernel at {intensity:,.0f}"
+
+
+def workloads_data(example: float | None) -> dict[str, list]:
+    """The Generations chart's workload triangles: the article's four, and the example kernel at ``example``
+    FLOP/byte unless None (columns x, y: TFLOP/s at the chart's foot, text, and the labels' offsets)."""
+    names = {**ARTICLE_WORKLOADS, **({} if example is None else {example_name(example): example})}
+    return {"x": list(names.values()), "y": [0.08] * len(names), "text": list(names), **unplaced(len(names))}
+
+
 def _short_name(gpu) -> str:
     """A part's name on the Generations chart's labels: without the vendor's prefix or a parenthesis."""
     return gpu.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
@@ -195,6 +207,7 @@ class HardwareView(pn.viewable.Viewer):
             section (parameters read per step at BF16, decoder layers, µs per launch).
         tile, wave_m, wave_k, n_min, n_max, n_probe: the tile/wave staircase (GEMM M×N×K against N).
         generations, show_sparse: parts overlaid in the generations chart; the 2:4 headline roof.
+        example_intensity: an example kernel marked among the article's workloads there (FLOP/byte, or None).
     """
 
     gpu = param.Selector(default=HARDWARE_BASE["gpu"], objects={g.name: g.id for g in load_catalogue().values()},
@@ -228,6 +241,10 @@ class HardwareView(pn.viewable.Viewer):
     generations = param.ListSelector(default=list(GENERATIONS),
                                      objects={g.name: g.id for g in load_catalogue().values()})
     show_sparse = param.Boolean(default=False)
+    example_intensity = param.Number(default=None, allow_None=True, bounds=(1e-3, 1e6),
+                                     doc="An example kernel's arithmetic intensity, FLOP/byte, marked among the "
+                                         "article's workloads on the Generations chart (the tour's step 14); None: "
+                                         "none")
     present = param.Boolean(default=False, doc="Present mode: the projector look (app/present.py), labels laid out "
                                                 "again for its larger text")
     shown = param.Boolean(default=True, doc="Its tab is open (the lab sets it): only then does its tour take the "
@@ -301,10 +318,7 @@ class HardwareView(pn.viewable.Viewer):
         self.gen_sparse = ColumnDataSource({"x": [], "y": []}, name="hw-sparse")
         self.gen_sparse_label = ColumnDataSource({"x": [], "y": [], "text": [], "xoff": [], "yoff": [], "align": []},
                                                  name="hw-sparse-label")
-        self.workloads = ColumnDataSource({"x": list(ARTICLE_WORKLOADS.values()),
-                                           "y": [0.08] * len(ARTICLE_WORKLOADS), "text": list(ARTICLE_WORKLOADS),
-                                           **unplaced(len(ARTICLE_WORKLOADS))},
-                                          name="hw-workloads")
+        self.workloads = ColumnDataSource(workloads_data(None), name="hw-workloads")
         self.trend_points = ColumnDataSource({"year": [], "rel": [], "series": [], "name": [], "color": [],
                                               "marker": []},
                                              name="hw-trend")
@@ -320,7 +334,8 @@ class HardwareView(pn.viewable.Viewer):
         # The ridge and the peak, set by the inputs whether or not their section's chart is built yet.
         self.atlas_ridge = Span(location=1, dimension="height", line_color="#d62728", line_dash="dotted", line_width=2)
         self.peak_span = Span(location=0, dimension="width", line_color="#2ca02c", line_dash="dashed")
-        #: The sources the inputs (the GPU and the levers) fill; the article's workloads are fixed.
+        #: The sources the inputs (the GPU and the levers) fill; the article's workloads are fixed (the example
+        #: kernel beside them is not, but is never cleared).
         self._input_sources = (self.atlas_roof, self.atlas_points, self.ceil_roof, self.ceil_overhead, self.ceil_point,
                                self.ceil_bars, self.stairs, self.stairs_probe, self.levels,
                                self.attn_points, self.gen_roofs, self.gen_ridges, self.gen_sparse,
@@ -888,6 +903,9 @@ class HardwareView(pn.viewable.Viewer):
             ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
             rt.append(f"{_short_name(g)}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors, "dash": dashes}
+        marks = workloads_data(self.example_intensity)
+        if marks["x"] != self.workloads.data["x"]:
+            self.workloads.data = marks
         self.gen_ridges.data = {"x": rx, "y": ry, "text": rt, "color": colors,
                                 "text_color": [text_color(c) for c in colors], "marker": markers,
                                 **unplaced(len(rx))}
@@ -923,6 +941,8 @@ class HardwareView(pn.viewable.Viewer):
                                  "color": [TREND_STYLES[s][0] for s in GHOLAMI_RATES_PER_2Y],
                                  "dash": [TREND_STYLES[s][1] for s in GHOLAMI_RATES_PER_2Y]}
         rates = ", ".join(f"{k} {v:.2f}×" for k, v in trend.rates.items())
+        example = ("" if self.example_intensity is None else
+                   f" and {example_name(self.example_intensity)}, the tour's example")
         trap = (f" The {escape(gpu.name)} datasheet headline {sparse / TFLOP:,.0f} TFLOP/s is the 2:4-sparsity "
                 f"figure: it would put the ridge at {sparse / gpu.hbm_bandwidth:,.0f}, twice the dense "
                 f"{gpu.ridge_point():,.0f}." if sparse else "")
@@ -930,10 +950,10 @@ class HardwareView(pn.viewable.Viewer):
         # roofs' chart, read as its lines (a teacher's trial found its roofs' dashes did not match).
         self.gen_text.object = (
             f"<div>Above, the grey triangles: the article's workloads (batch-1 decode 1, LayerNorm 2.5, batch-56 "
-            f"decode 56, training GEMM 500).{trap} Below, the trend since 2017: its lines (peak FLOP/s dashed, DRAM "
-            f"dotted, interconnect dot-dash) are {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM bandwidth "
-            f"1.6×, interconnect 1.4× per two years; its marks (triangles, circles, squares) this catalogue's NVIDIA "
-            f"flagships (V100 → B200), fitted per two years: {escape(rates)}.</div>")
+            f"decode 56, training GEMM 500){example}.{trap} Below, the trend since 2017: its lines (peak FLOP/s "
+            f"dashed, DRAM dotted, interconnect dot-dash) are {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM "
+            f"bandwidth 1.6×, interconnect 1.4× per two years; its marks (triangles, circles, squares) this "
+            f"catalogue's NVIDIA flagships (V100 → B200), fitted per two years: {escape(rates)}.</div>")
 
     # -- the tour ------------------------------------------------------------------------
     def _tour_key(self, action: str) -> None:

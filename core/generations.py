@@ -35,6 +35,11 @@ FLAGSHIPS = ("v100", "a100-80gb", "h100-sxm", "h200", "b200")
 #: The four workloads on the article's generations chart, FLOP/byte (article 000, figure caption).
 ARTICLE_WORKLOADS = {"batch-1 decode": 1.0, "LayerNorm": 2.5, "batch-56 decode": 56.0, "training GEMM": 500.0}
 
+#: The hardware tour's example kernel, FLOP/byte: between the V100's ridge (139) and the H100's (295), so compute-bound
+#: on one and memory-bound on the other (article 000: "workloads that were compute-bound on a V100 can be
+#: memory-bound on an H100 without a single line of code changing").
+EXAMPLE_KERNEL_INTENSITY = 200.0
+
 
 def growth(rate_per_2y: float, years: float) -> float:
     """Factor after ``years`` at ``rate_per_2y`` per two years, ``rate^(years/2)``.

@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .generations import GENERATIONS, GHOLAMI_RATES_PER_2Y, bound_by_generation, catalogue_trend, ridge_points
+from .generations import (
+    EXAMPLE_KERNEL_INTENSITY,
+    GENERATIONS,
+    GHOLAMI_RATES_PER_2Y,
+    bound_by_generation,
+    catalogue_trend,
+    ridge_points,
+)
 from .hardware import get_accelerator
 from .kernels import ELEMENTWISE, decode_attention, decode_matvec, flash_attention, fuse, gemm, naive_attention
 from .overhead import kernels_per_step, three_ceilings
@@ -30,7 +37,7 @@ HARDWARE_BASE: dict = {
     "kv_context": 8192, "kv_heads": 8, "kv_d_head": 128, "step_params": 8.03e9, "layers": 32,
     "launch_latency_us": 4.0, "fusion_level": "unfused", "cuda_graphs": False, "tile": "128×128",
     "wave_m": 132 * 128, "wave_k": 4096, "n_min": 240, "n_max": 400, "n_probe": 257, "generations": list(GENERATIONS),
-    "show_sparse": False,
+    "show_sparse": False, "example_intensity": None,
 }
 
 #: Sections of the hardware view a step can bring to the front.
@@ -126,8 +133,9 @@ def hardware_values(lv: dict) -> dict:
         "cat_flop_rate": trend.rates["peak FLOP/s"], "cat_bw_rate": trend.rates["DRAM bandwidth"],
         "cat_ic_rate": trend.rates.get("interconnect bandwidth", float("nan")),
         "sparse_tf": (sparse or peak) / 1e12, "sparse_ridge": (sparse or peak) / gpu.hbm_bandwidth,
-        "v100_200": bound_by_generation(200, ["v100"])["v100"],
-        "h100_200": bound_by_generation(200, ["h100-sxm"])["h100-sxm"],
+        "example": EXAMPLE_KERNEL_INTENSITY,
+        "v100_example": bound_by_generation(EXAMPLE_KERNEL_INTENSITY, ["v100"])["v100"],
+        "h100_example": bound_by_generation(EXAMPLE_KERNEL_INTENSITY, ["h100-sxm"])["h100-sxm"],
     }
 
 
@@ -243,8 +251,9 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "14 · Why a faster GPU makes more of your workload memory-bound",
         "article 000, Gholami et al. 2024; Insights 2",
-        {"section": "Generations"},
-        "A kernel at 200 FLOP/byte is {v100_200}-bound on a V100 and {h100_200}-bound on an H100, with no change to "
+        {"section": "Generations", "example_intensity": EXAMPLE_KERNEL_INTENSITY},
+        "A kernel at {example:,.0f} FLOP/byte (the triangle between the ridges) is {v100_example}-bound on a V100 and "
+        "{h100_example}-bound on an H100, with no change to "
         "the code. Over two decades peak FLOP/s grew {flop_rate:.1f}× per two years, DRAM bandwidth {bw_rate:.1f}× and "
         "interconnect {ic_rate:.1f}× (Gholami et al. 2024); this catalogue's NVIDIA flagships since 2017 fit "
         "{cat_flop_rate:.2f}×, {cat_bw_rate:.2f}× and {cat_ic_rate:.2f}×.",

@@ -134,3 +134,24 @@ def test_the_captions_say_what_the_step_counts_in_plain_words():
     assert "read once for 1 token:" in caption(2)
     assert "Fuse each layer's kernels (64 kernels in the whole step)" in caption(8)
     assert "token(s)" not in " ".join(caption(i) for i in range(len(HARDWARE_TOUR)))
+
+
+def test_the_generations_step_marks_the_kernel_its_caption_speaks_of():
+    # A teacher's trial: step 14 said "a kernel at 200 FLOP/byte is compute-bound on a V100 and memory-bound on an
+    # H100" over a chart whose triangles sat at 1, 2.5, 56 and 500: nothing to point at.
+    from app.hardware_view import HardwareView
+
+    step = HARDWARE_TOUR[13]
+    view = HardwareView(**{k: v for k, v in step.levers().items() if k != "section"})
+    marked = dict(zip(view.workloads.data["text"], view.workloads.data["x"], strict=True))
+    assert marked["a kernel at 200"] == 200
+    ridges = dict(zip(view.gen_ridges.data["text"], view.gen_ridges.data["x"], strict=True))
+    v100 = next(x for t, x in ridges.items() if t.startswith("V100"))
+    h100 = next(x for t, x in ridges.items() if t.startswith("H100"))
+    assert v100 < 200 < h100  # between the two ridges: compute-bound on one, memory-bound on the other
+    assert "A kernel at 200 FLOP/byte (the triangle between the ridges) is compute-bound on a V100 and " \
+           "memory-bound on an H100" in caption(13)
+    assert "and a kernel at 200, the tour's example" in view.gen_text.object
+    HARDWARE_TOUR[14].apply(view)  # the next step leaves the article's four workloads alone
+    assert view.workloads.data["text"] == ["batch-1 decode", "LayerNorm", "batch-56 decode", "training GEMM"]
+    assert "tour's example" not in view.gen_text.object
