@@ -50,6 +50,7 @@ import numpy as np
 from . import overhead
 from .scenario import ScenarioResult
 from .units import (
+    GB,
     fmt_bandwidth,
     fmt_bytes_gb,
     fmt_flop,
@@ -97,6 +98,8 @@ EMBEDDING_CONVENTIONS = ("gathered", "article")
 #: The terms before the launches' and overlap's: each changes the GPU's time, and the step is
 #: ``max(GPU time, launches)`` while they apply (:func:`chain_step_times`).
 GPU_TERMS = frozenset({"format", "embedding", "hbm", "kernels", "kv", "dequant", "gemm", "attention", "collectives"})
+#: The terms that change the memory time (bytes read, and the fractions of bandwidth reached).
+MEMORY_TERMS = frozenset({"format", "embedding", "hbm", "kernels", "kv", "dequant"})
 
 TERM_NAMES = (
     ("format", "weight format: real bytes per weight"),
@@ -650,6 +653,8 @@ class Term:
             launches hold the step (``max(GPU time, launches)``), seconds; None elsewhere.
         compute_seconds: what it adds to the step's compute time where the memory time hides it (the GEMMs' and
             attention's terms of a memory-bound step: the step unchanged), seconds; None elsewhere.
+        memory_seconds: what it adds to the step's memory time where the compute time hides it (the byte and
+            bandwidth terms of a compute-bound step, a prefill: the step unchanged), seconds; None elsewhere.
     """
 
     key: str
@@ -659,12 +664,14 @@ class Term:
     source: str
     gpu_seconds: float | None = None
     compute_seconds: float | None = None
+    memory_seconds: float | None = None
 
     @property
     def shown(self) -> bool:
         """Whether the waterfall lists it: it changes the step, the GPU's time under the launches, or the compute
-        time under the memory time (the overlap's row reads that compute time)."""
-        return self.seconds != 0 or bool(self.gpu_seconds) or bool(self.compute_seconds)
+        time under the memory time or the memory time under the compute time (the overlap's row reads both)."""
+        return (self.seconds != 0 or bool(self.gpu_seconds) or bool(self.compute_seconds)
+                or bool(self.memory_seconds))
 
 
 @dataclass(frozen=True)
@@ -731,19 +738,26 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     g = [r[2] for r in reads]
     at = {key: i for i, (key, _name) in enumerate(TERM_NAMES)}
 
-    def read(key: str, what: str, part: slice, *factors: str) -> str:
-        # "weight-read time 41.17 ms ÷ 0.7722 = 53.32 ms": the time the factors divide, before and after (the
-        # step holds more than it: a trial found "memory time ÷ 0.949" beside the step's 42.3 → 44.55 ms)
+    def read(key: str, what: str, part: slice, earlier: tuple[str, ...], *factors: str) -> str:
+        # "weight-read time 15.010 GB / (3.35 TB/s × 0.9493) = 4.72 ms ÷ 0.7722 = 6.112 ms": the bytes and the
+        # divisors of the terms before (an engineer's trial could not get 4.72 ms from 15.010 GB at 3.35 TB/s), then
+        # the time the factors divide, before and after (the step holds more than it: a trial found "memory time ÷
+        # 0.949" beside the step's 42.3 → 44.55 ms)
         before, after = (sum(reads[i][part]) for i in (at[key], at[key] + 1))
+        read_bytes = sum(reads[at["hbm"]][part]) * bw  # the bytes the chain reads, as the HBM term found them
         divisor = math.prod(float(f) for f in factors)
         shown = fmt_seconds_into(before, fmt_seconds(after), lambda t: t / divisor)
+        rate = f"({' × '.join([fmt_bandwidth(bw), *earlier])})" if earlier else fmt_bandwidth(bw)
         factor = factors[0] if len(factors) == 1 else f"({factors[0]} × grouped-KV factor {factors[1]})"
-        return f"{what} {shown} ÷ {factor} = {fmt_seconds(after)}"
+        # four significant digits at least: "0.655 GB" (0.6552) gave 0.2060 ms where the row says 0.2061
+        digits = max(3, 3 - math.floor(math.log10(read_bytes / GB))) if read_bytes > 0 else 3
+        return f"{what} {fmt_bytes_gb(read_bytes, digits)} / {rate} = {shown} ÷ {factor} = {fmt_seconds(after)}"
 
     weights, kv, both = slice(0, 1), slice(1, 2), slice(0, 2)
 
     fmt = load_efficiency()["formats"][p.weight_format]
-    bw = x.bandwidth
+    bw = float(x.bandwidth)
+    stream, kernel = _divisor(p.stream_fraction.value), _divisor(p.kernel_efficiency.value)
     # The ceiling's kernels (Show your work's count) and each all-reduce's own, named apart: 884 there, 1044 here.
     calls, others = float(x.allreduce_calls), float(x.other_calls)
     named = [f"{n:.0f} {one if n == 1 else many}" for n, one, many in
@@ -758,16 +772,15 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                        f"{fmt_bandwidth(bw)} (B·k rows of d_model instead of all V)") if embedding == "gathered"
                       else "article convention: the whole table counted every step (0)",
                       "article 000 counts every parameter read each step; a decode step gathers B·k embedding rows"),
-        "hbm": (read("hbm", "memory time", both, _divisor(p.stream_fraction.value)), p.stream_fraction.source),
-        "kernels": (read("kernels", "weight-read time", weights, _divisor(p.kernel_efficiency.value)),
-                    p.kernel_efficiency.source),
-        "kv": ((read("kv", f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)})", kv,
-                     _divisor(p.kv_efficiency.value), _factor(p.grouped_kv_factor.value)),
+        "hbm": (read("hbm", "memory time", both, (), stream), p.stream_fraction.source),
+        "kernels": (read("kernels", "weight-read time", weights, (stream,), kernel), p.kernel_efficiency.source),
+        "kv": ((read("kv", "KV-read time", kv, (stream,), _divisor(p.kv_efficiency.value),
+                     _factor(p.grouped_kv_factor.value)),
                 f"{p.kv_efficiency.source}; grouped KV: {p.grouped_kv_factor.source}")
                if x.grouped_kv else
-               (read("kv", f"KV-read time ({fmt_bytes_gb(x.kv_bytes, 3)})", kv, _divisor(p.kv_efficiency.value)),
+               (read("kv", "KV-read time", kv, (stream,), _divisor(p.kv_efficiency.value)),
                 p.kv_efficiency.source)),
-        "dequant": (read("dequant", "weight-read time", weights, _divisor(p.dequant_factor.value)),
+        "dequant": (read("dequant", "weight-read time", weights, (stream, kernel), _divisor(p.dequant_factor.value)),
                     p.dequant_factor.source),
         "gemm": (f"{fmt_flop(x.flop_gemm)} / ({fmt_flops_rate(x.peak_gemm)} × {_factor(p.gemm_fraction.value)} × "
                  f"{_factor(p.gemm_engine_factor.value)})",
@@ -812,6 +825,7 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     launches = fmt_seconds(float(x.launch_s))
     gpu_held: dict[str, float] = {}
     compute_hidden: dict[str, float] = {}
+    memory_hidden: dict[str, float] = {}
     for i, (key, _name) in enumerate(TERM_NAMES):
         text, source = formulas[key]
         step_change, gpu_change = v[i + 1] - v[i], g[i + 1] - g[i]
@@ -838,6 +852,16 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                              f"{fmt_seconds(replaced[1])}; the step's compute goes {fmt_seconds_change(c0, c1)}, "
                              f"under its memory time's {fmt_seconds(memory)}: the step stays {fmt_seconds(v[i])}",
                              source)
+        elif (key in MEMORY_TERMS and step_change == 0
+              and reads[i + 1][0] + reads[i + 1][1] != reads[i][0] + reads[i][1]):
+            # Compute-bound (a prefill), the bytes and the bandwidth's fractions lengthen the memory time the step
+            # hides: a row at 0 that says by how much, or the overlap's "memory 6.2232 ms" came from no row shown
+            # (the ceiling's was 4.79 ms; an engineer's trial).
+            m0, m1 = reads[i][0] + reads[i][1], reads[i + 1][0] + reads[i + 1][1]
+            memory_hidden[key] = m1 - m0
+            head = f"{text} = {_signed_seconds(raw[key])} of memory time" if key in raw else text
+            formulas[key] = (f"{head}; the step's memory time goes {fmt_seconds_change(m0, m1)}, under its compute "
+                             f"time's {fmt_seconds(reads[i][3])}: the step stays {fmt_seconds(v[i])}", source)
         elif key in raw and not math.isclose(step_change, raw[key], rel_tol=1e-9, abs_tol=1e-15):
             formulas[key] = (f"{text} = {_signed_seconds(raw[key])} of memory time; the step, max(GPU time, "
                              f"launches {launches}), goes {fmt_seconds_change(v[i], v[i + 1])}", source)
@@ -849,7 +873,7 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     # A prefill's engine term is paid once a request, not a step (an engineer read "per-step" beside "per prefill").
     names = {**dict(TERM_NAMES), **({"engine": "engine per-request overhead"} if x.is_prefill else {})}
     return tuple(Term(key, names[key], v[i + 1] - v[i], *formulas[key], gpu_seconds=gpu_held.get(key),
-                      compute_seconds=compute_hidden.get(key))
+                      compute_seconds=compute_hidden.get(key), memory_seconds=memory_hidden.get(key))
                  for i, (key, _name) in enumerate(TERM_NAMES))
 
 
@@ -951,10 +975,11 @@ def to_json(e: ExpectedStep) -> dict:
 
 
 def _term_json(t: Term) -> dict:
-    """A term's JSON: ``gpu_seconds`` where the host's launches hold the step (:attr:`Term.gpu_seconds`) and
-    ``compute_seconds`` where the memory time hides a longer compute (:attr:`Term.compute_seconds`), else null."""
+    """A term's JSON: ``gpu_seconds`` where the host's launches hold the step (:attr:`Term.gpu_seconds`),
+    ``compute_seconds`` where the memory time hides a longer compute (:attr:`Term.compute_seconds`) and
+    ``memory_seconds`` where the compute time hides a longer memory time (:attr:`Term.memory_seconds`), else null."""
     return {"name": t.name, "key": t.key, "seconds": t.seconds, "gpu_seconds": t.gpu_seconds,
-            "compute_seconds": t.compute_seconds, "source": t.source}
+            "compute_seconds": t.compute_seconds, "memory_seconds": t.memory_seconds, "source": t.source}
 
 
 def above_ceiling(e: ExpectedStep) -> str:
@@ -1004,7 +1029,8 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approxi
     lines.append(f"  {mark}= expected: {fmt_seconds(e.expected_step_time_s)} per step = "
                  f"{fmt_rate(e.expected_tokens_per_s_per_sequence)} tokens/s per sequence, "
                  f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
-                 f"({100 * e.fraction_of_ceiling:.0f} % of the ceiling){said}"
+                 f"({fmt_share(e.expected_tokens_per_s_per_sequence, e.ceiling_tokens_per_s_per_sequence)[0]} % "
+                 f"of the ceiling){said}"
                  + (f"; {above}" if (above := above_ceiling(e)) else ""))
     if e.expected_ttft_s is not None:
         lines.append(f"  {mark}time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
@@ -1072,7 +1098,6 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
     from .explain import Quantity  # the derivation's record type (core.explain does not import this module)
 
     who = engine_label(e.engine)
-    pct = f"{100 * e.fraction_of_ceiling:.0f} % of the ceiling"
     caveats = [c for c, on in (("approximate", approximate), ("if it fit", not fits), ("extrapolated", beyond),
                                (above_ceiling(e), True)) if on and c]
     tail = f" ({'; '.join(caveats)})" if caveats else ""
@@ -1085,12 +1110,6 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
     step = (f"expected step = ceiling {fmt_seconds(e.ceiling_step_time_s)} {terms} = "
             f"{fmt_seconds(e.expected_step_time_s)}")
 
-    def share_of(value: float, ceiling: float) -> str:
-        # With the ceiling's digits that make it multiply out: "71 % of the ceiling" beside 23 and 17 tokens/s read
-        # as 16.3 (a trial).
-        pct, whole = fmt_share(value, ceiling)
-        return f"{pct} % of the ceiling's {whole}"
-
     def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
         # The ceiling with the digits that make the product print as the value (a trial's "23 tokens/s × 42.92 ms
         # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30), and never fewer than the ceiling's readout has
@@ -1101,14 +1120,18 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
             shown = fmt_sig(ceiling, digits)
             if fmt_rate(float(shown.replace(",", "")) * ratio) == fmt_rate(value):
                 break
+        # The share with the ceiling's digits that make it multiply out ("71 % of the ceiling" beside 23 and 17
+        # tokens/s read as 16.3: a trial), the same in the value and its work, and the ceiling printed once, with
+        # those digits ("ceiling 196 tokens/s … 65.6 % of the ceiling's 195.5" gave it two ways: an engineer's trial).
+        pct, whole = fmt_share(value, ceiling)
         return Quantity(
             key, f"{label} (a prediction, {who})",
             "expected = ceiling tokens/s × ceiling step / expected step; expected step = ceiling step + Σ terms "
             "(Expected tab)",
             f"{step}; {shown} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
-            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct}){unfit}",
-            f"ceiling {'≈ ' if approximate else ''}{fmt_rate(ceiling)} tokens/s; expected ≈ {fmt_rate(value)} "
-            f"tokens/s ({share_of(value, ceiling)}), {who}{tail}")
+            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct} % of the ceiling){unfit}",
+            f"ceiling {'≈ ' if approximate else ''}{whole} tokens/s; expected ≈ {fmt_rate(value)} "
+            f"tokens/s ({pct} % of the ceiling), {who}{tail}")
 
     return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,
                 e.expected_tokens_per_s_per_sequence),

@@ -91,7 +91,8 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
                                             "GB/s) = 4.973 ms in place of the ceiling's 0.9702 ms; the step goes "
                                             "8.160 ms → 12.163 ms")
     assert round(terms["collectives"].seconds * 1e3, 3) == 4.003 == round(4.973 - 0.9702, 3)
-    assert terms["hbm"].formula == "memory time 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes 6.2578 ms → 6.5402 ms"
+    assert terms["hbm"].formula == ("memory time 17.714 GB / 3.35 TB/s = 5.288 ms ÷ 0.9493 = 5.57 ms; the step goes "
+                                    "6.2578 ms → 6.5402 ms")
     # With experts split (EP = 2) the all-to-all stays the ceiling's and is named beside the all-reduces.
     moe = {t.key: t for t in expected_step(Scenario(model="qwen3-30b-a3b", tp=2, ep=2).evaluate(), "vLLM").terms}
     assert moe["collectives"].formula.startswith("0.5777 ms of other communication (EP all-to-all, PP sends: the "
@@ -125,8 +126,8 @@ def test_terms_under_the_launches_say_the_gpu_time_they_move():
     e = expected_step(Scenario(model="qwen3-30b-a3b", tp=2).evaluate())
     terms = {t.key: t for t in e.terms}
     assert terms["hbm"].seconds == 0 and terms["hbm"].shown
-    assert terms["hbm"].formula == ("memory time 1.032 ms ÷ 0.9493 = 1.087 ms; the GPU's time goes 1.6089 ms → "
-                                    "1.6640 ms, under the launches' 2.128 ms: the step stays 2.128 ms")
+    assert terms["hbm"].formula == ("memory time 3.457 GB / 3.35 TB/s = 1.032 ms ÷ 0.9493 = 1.087 ms; the GPU's time "
+                                    "goes 1.6089 ms → 1.6640 ms, under the launches' 2.128 ms: the step stays 2.128 ms")
     c = terms["collectives"]
     assert c.formula.endswith("= 2.979 ms in place of the ceiling's 0.5769 ms; the GPU's time goes 1.981 ms → "
                               "4.383 ms and the step, max(GPU time, launches 2.128 ms), goes 2.128 ms → 4.383 ms")
@@ -134,7 +135,8 @@ def test_terms_under_the_launches_say_the_gpu_time_they_move():
     assert round(c.seconds * 1e3, 3) == 2.255 == round(4.383 - 2.128, 3)
     assert not terms["format"].shown and terms["format"].gpu_seconds is None  # BF16: nothing to move
     text = waterfall_text(e)
-    assert "  + 0 µs  HBM: attainable fraction of datasheet bandwidth: memory time 1.032 ms" in text
+    assert "  + 0 µs  HBM: attainable fraction of datasheet bandwidth: memory time 3.457 GB / 3.35 TB/s = 1.032 ms" \
+        in text
 
 
 def test_tied_embeddings_are_read_whole_by_the_head():
@@ -391,3 +393,39 @@ def test_every_collective_call_is_a_kernel_launched():
     assert (f"{x.kernels:.0f} kernels ({r.kernels_per_step} + {x.allreduce_calls:.0f} all-reduces + {others:.0f} "
             "other collective calls)") in terms["launches"].formula
     assert "(EP all-to-all, PP sends: the ceiling's, α not fitted for them)" in terms["collectives"].formula
+
+
+def test_each_bandwidth_terms_time_multiplies_out_from_its_bytes():
+    """An engineer's trial: "weight-read time 4.72 ms ÷ 0.7722" and "KV-read time (1.074 GB) 0.3376 ms" did not come
+    from 15.010 GB or 1.074 GB at 3.35 TB/s (4.48 and 0.3206 ms): both held the HBM term's ÷ 0.9493 unsaid."""
+    terms = {t.key: t for t in expected_step(Scenario(model="llama-3-8b", gpu="h100-sxm").evaluate()).terms}
+    assert terms["kernels"].formula.startswith(
+        "weight-read time 15.010 GB / (3.35 TB/s × 0.9493) = 4.72 ms ÷ 0.7722 = 6.112 ms; ")
+    assert terms["kv"].formula.startswith(
+        "KV-read time 1.074 GB / (3.35 TB/s × 0.9493) = 0.3376 ms ÷ (0.7991 × grouped-KV factor 0.9901) = 0.4267 ms")
+    assert round(15.010e9 / (3.35e12 * 0.9493) * 1e3, 2) == 4.72
+    assert round(1.074e9 / (3.35e12 * 0.9493) * 1e3, 4) == 0.3377  # 1.074 GB is 1.0743…: 0.3376 at its digits
+    int4 = {t.key: t for t in expected_step(Scenario(model="llama-3-8b", weight_dtype="int4").evaluate()).terms}
+    assert int4["dequant"].formula.startswith("weight-read time ")
+    assert " / (3.35 TB/s × 0.9493 × " in int4["dequant"].formula
+
+
+def test_a_prefills_byte_terms_under_its_compute_are_listed_with_the_memory_time_they_move():
+    """An engineer's trial: the time to first token's chain listed GEMM, attention, launches, overlap and engine,
+    and its overlap row read "memory 6.2232 ms" where the ceiling's was 4.8724 ms: the byte and bandwidth terms,
+    hidden under the compute, were left out."""
+    from core.expected import expected_for_scenario
+
+    e = expected_for_scenario(Scenario(model="llama-3-8b", gpu="h100-sxm"))
+    ttft = {t.key: t for t in e.ttft_terms}
+    shown = [t.key for t in e.ttft_terms if t.shown]
+    assert shown[:4] == ["embedding", "hbm", "kernels", "kv"]
+    for key in ("embedding", "hbm", "kernels", "kv"):
+        assert ttft[key].seconds == 0 and ttft[key].formula.endswith("under its compute time's 33.53 ms: the step "
+                                                                      "stays 33.53 ms"), ttft[key].formula
+    assert "the step's memory time goes 4.8724 ms → 4.5637 ms" in ttft["embedding"].formula
+    assert "the step's memory time goes 6.2014 ms → 6.2232 ms" in ttft["kv"].formula
+    # The rows' memory times chain from the ceiling's to the overlap's
+    moved = math.fsum(ttft[k].memory_seconds for k in ("embedding", "hbm", "kernels", "kv"))
+    assert round((4.8724e-3 + moved) * 1e3, 4) == 6.2232
+    assert "compute 43.4680 ms and memory 6.2232 ms" in ttft["overlap"].formula

@@ -289,7 +289,9 @@ def test_the_time_to_first_token_over_pipeline_stages_multiplies_out():
     assert "ceiling (the roofline) : 4 × 59.75 ms = 239 ms (a step on each of 4 pipeline stages)" in ttft
     assert "+ 4 × 14.18 ms = 56.72 ms → 295.7 ms time to first token" in ttft
     products = re.findall(r"(\d+) × ([\d.,]+) (ms|µs|s) = ([\d.,]+ (?:ms|µs|s))", ttft)
-    assert len(products) == 7  # the ceiling, five terms (GEMM, attention, launches, overlap, engine), expected
+    # the ceiling; eight terms (embedding, HBM, kernels and KV reads at 4 × 0 µs under the compute; GEMM, attention,
+    # launches, overlap); the engine's is per request, not per stage; expected
+    assert len(products) == 10
     for n, each, unit, total in products:
         assert fmt_seconds(int(n) * seconds_value(f"{each} {unit}")) == total, (n, each, total)
     assert "per step → 290.5 ms time to first token" in _expected_text()  # one stage: as before
@@ -308,11 +310,16 @@ def test_the_expected_terms_constants_have_the_digits_their_terms_need():
     attention = re.search(r"([\d.]+) TFLOP / \(([\d.]+) TFLOP/s × ([\d.]+)\) = ([\d.]+) ms in place", text)
     flop, peak, fraction, _ = map(float, attention.groups())
     assert fmt_seconds(flop / (peak * fraction)) == f"{attention.group(4)} ms"
-    # the time each efficiency divides, before and after, with 1 − f to three digits (0.0507)
-    divided = re.findall(r"(?:memory|weight-read|KV-read) time (?:\([\d.]+ GB\) )?([\d.]+) ms ÷ \(?([\d.]+)"
-                         r"(?: × grouped-KV factor ([\d.]+)\))? = ([\d.]+) ms", text)
-    assert len(divided) == 3 and divided[0][1] == "0.9493"  # HBM, kernels, KV reads (BF16: no dequantisation)
-    for before, f, grouped, after in divided:
+    # the time each efficiency divides, from its bytes at the bandwidth the terms before left, then before and after,
+    # with 1 − f to three digits (0.0507)
+    divided = re.findall(r"(?:memory|weight-read|KV-read) time ([\d.]+) GB / \(?([\d.]+) TB/s(?: × ([\d.]+))?\)? = "
+                         r"([\d.]+) ms ÷ \(?([\d.]+)(?: × grouped-KV factor ([\d.]+)\))? = ([\d.]+) ms", text)
+    # HBM, kernels, KV reads (BF16: no dequantisation), in the step's chain and the first token's (under its compute)
+    assert len(divided) == 6 and divided[0][4] == "0.9493"
+    assert [d[2] for d in divided] == ["", "0.9493", "0.9493"] * 2  # the kernels and KV reads at the HBM's fraction
+    for gb, tb_s, earlier, before, f, grouped, after in divided:
+        assert float(gb) * 1e9 / (float(tb_s) * 1e12 * float(earlier or 1)) == pytest.approx(float(before) * 1e-3,
+                                                                                          rel=2e-4)
         assert fmt_seconds(float(before) / float(f) / float(grouped or 1) * 1e-3) == f"{after} ms"
     from core.expected import expected_quantities, expected_step
 
