@@ -138,7 +138,7 @@ function derivation(C, s, r) {
     " = " + fmtBytesGb(r.bytes_per_step, stepDigits),
     gb(r.bytes_per_step)];
   w["kv-share"] = [pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB / " + pyFixed(r.bytes_per_step / 1e9, 2) + " GB = " +
-    pyFixed(100 * kvShare, 1, false) + " %", pyFixed(100 * kvShare, 0, false) + " %"];
+    pyFixed(100 * kvShare, 0, false) + " %", pyFixed(100 * kvShare, 0, false) + " %"];
   w["intensity-kv"] = [fmtFlop(r.flop_per_step) + " / (" + pyFixed(r.weight_bytes_read / 1e9, 2) + " GB + " +
     pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
     _fpb(r.arithmetic_intensity_with_kv)];

@@ -428,3 +428,13 @@ def test_the_expected_work_restates_the_ceiling_no_coarser_than_its_readout(leve
     work = expected_quantities(expected_step(r), fits=r.fits)[0].work
     a, b, c, d = re.search(r"([\d.,]+) tokens/s × ([\d.]+) ms / ([\d.]+) ms = ([\d,]+) tokens/s", work).groups()
     assert round(number(a)) == int(ceiling) and round(number(a) * float(b) / float(c)) == number(d)
+
+
+@pytest.mark.parametrize("kw", [{"model": "llama-3-8b"}, {"model": "llama-3-8b", "batch": 56},
+                                {"model": "llama-3-70b", "context": 131072, "batch": 4}])
+def test_the_kv_share_is_the_value_its_work_ends_with(kw):
+    # An engineer's trial: the readout said "21 %" over its work's "= 21.1 %".
+    q = quantities(Scenario(**kw).evaluate())["kv-share"]
+    kv, total = (float(v) for v in re.findall(r"([\d.,]+) GB", q.work))
+    assert q.work.endswith(f"= {q.value}")
+    assert f"{100 * kv / total:.0f} %" == q.value
