@@ -89,7 +89,7 @@ def approximate_html(model, key: str = "approximate", see: str = "see what the l
     if not note:
         return ""
     return (f'<div class="warn approx" data-readout="{escape(key, quote=True)}">≈ {escape(note[0].upper() + note[1:])}'
-            ": every number here assumes they change nothing</div>")
+            ": every number here leaves them out</div>")
 
 
 def above_roof_html(measured) -> str:

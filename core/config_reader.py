@@ -161,7 +161,7 @@ hidden_act hidden_activation activation_function mlp_hidden_act mamba_hidden_act
 use_sliding_window attn_logit_softcapping final_logit_softcapping query_pre_attn_scalar attn_scale
 attn_temperature_tuning floor_scale use_qk_norm qk_layernorm pretraining_tp task_specific_params
 scale_attn_weights scale_attn_by_inverse_layer_idx reorder_and_upcast_attn tokenizer_class
-image_token_index image_token_id video_token_id boi_token_index eoi_token_index vision_start_token_id
+image_token_index image_token_id video_token_id vision_token_id boi_token_index eoi_token_index vision_start_token_id
 vision_end_token_id audio_token_id mm_tokens_per_image vision_feature_layer vision_feature_select_strategy
 text_config vision_config audio_config quantization_config num_logits_to_keep use_mamba_kernels
 residual_in_fp32 rescale_prenorm_residual time_step_min time_step_max time_step_floor time_step_limit
@@ -599,7 +599,10 @@ def _rope_context(rope: dict, cfg: dict, fields: dict) -> str:
     if original is None or not 0 < extended < 2**40:
         why = ("without original_max_position_embeddings" if original is None else
                f"(original_max_position_embeddings {_show(original)}) not two positive numbers of a context's size")
-        return (f"rope_scaling {kind} (factor {_show(factor if factor is not None else '?')}) {why}: the trained "
+        if factor is None:  # Qwen2-VL's "mrope" sets how positions split, not a longer context
+            return (f"rope_scaling {kind} gives no factor: the trained context is max_position_embeddings as given "
+                    f"({given:,})")
+        return (f"rope_scaling {kind} (factor {_show(factor)}) {why}: the trained "
                 f"context is max_position_embeddings as given ({given:,}), not multiplied by the factor (Llama-3.1 "
                 "and DeepSeek-V3 write the extended length there)")
     if extended > given:

@@ -701,7 +701,7 @@ def test_the_offline_page_of_a_model_with_keys_not_modelled_says_so_above_its_nu
 
     html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"))
     assert 'data-readout=\\"approximate\\"' in html or 'data-readout="approximate"' in html
-    assert "every number here assumes they change nothing" in html
+    assert "every number here leaves them out" in html
     assert "every number here assumes" not in standalone_html(Scenario(model="llama-3-8b"))
 
 
@@ -771,7 +771,7 @@ def test_the_offline_page_marks_its_chart_approximate_and_points_to_no_tab_it_la
     html = standalone_html(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8))  # it fits
     # The chart's title as written into the page's document (JSON-escaped); its script writes it again as it moves.
     assert "decode \\u00b7 \\u2248 approximate\\nI = " in html
-    assert "Approximate: num_nextn_predict_layers not modelled: every number here assumes they change nothing" in html
+    assert "Approximate: num_nextn_predict_layers not modelled: every number here leaves them out" in html
     assert "see what the lab read" not in html  # the page has no Bring your own tab
     assert "decode \\u00b7 \\u2248 approximate" not in standalone_html(Scenario(model="llama-3-8b"))
 

@@ -166,6 +166,22 @@ def test_rope_scaling_extends_the_context_only_where_the_config_says_so():
     assert any("(original_max_position_embeddings 4096) not two positive numbers" in a for a in nan.assumptions)
 
 
+
+def test_a_vision_language_config_names_only_what_it_leaves_out():
+    """An engineer's trial with Qwen2-VL-7B's config: "rope_scaling 'mrope' (factor '?')" showed a placeholder where
+    mrope has no factor, and vision_token_id (a token id, like image_token_id) was named among the keys not
+    modelled."""
+    base = {"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
+            "vocab_size": 10, "max_position_embeddings": 32768}
+    m = read({**base, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}, "vision_token_id": 151654,
+              "image_token_id": 151655, "vision_start_token_id": 151652, "vision_config": {"depth": 32}})
+    assert m.max_context == 32768
+    assert "rope_scaling 'mrope' gives no factor: the trained context is max_position_embeddings as given (32,768)" \
+        in m.assumptions
+    assert not any("?" in a for a in m.assumptions)
+    assert "vision_token_id" not in m.unmodelled and "vision_config (weights not counted)" in m.unmodelled
+
+
 def test_gptq_4bit_adds_scale_and_zero_overhead():
     base = {"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
             "vocab_size": 10}
