@@ -16,7 +16,7 @@ def test_the_expected_tab_the_engine_in_the_link_and_the_expected_point(page, la
     assert terms.last.get_attribute("data-term") == "expected"
     sources = page.locator(".wf-source[data-source]")
     assert sources.count() >= 6
-    link = page.locator(".wf-source[data-source=hbm] a")
+    link = page.locator("[data-chain=step] .wf-source[data-source=hbm] a")
     assert link.get_attribute("href").startswith("https://github.com/Azure/AI-benchmarking-guide/")
     assert link.get_attribute("rel") == "noopener noreferrer"
     # The reality check: gpt-fast's Llama-2-7B run on an A100 against its ceiling and expected value.

@@ -569,11 +569,13 @@ def test_the_embeds_key_wraps_an_entry_wider_than_a_narrow_iframe(page, lab_url)
 def test_the_compare_memory_rows_capacity_line_shows_when_every_pin_fits(page, lab_url):
     # An engineer's trial: Llama-3-8B's trio on an H100 holds 10–25 % of the GPU; the memory row's axis stopped at 30
     # and its dashed 100 % line (the capacity the docs promise) was never drawn.
-    trio = json.dumps([{"name": "batch 4", "batch": "4"}, {"name": "INT4", "weight-dtype": "int4"},
-                       {"name": "k = 4", "spec-k": "4"}])
+    trio = json.dumps([{"name": "batch 4", "model": "llama-3-8b", "batch": "4"},
+                       {"name": "INT4", "model": "llama-3-8b", "weight-dtype": "int4"},
+                       {"name": "k = 4", "model": "llama-3-8b", "spec-k": "4"}])
     errors = open_on_projector(page, f"{lab_url}?model=llama-3-8b&tab=Compare&pins={quote(trio)}")
-    page.wait_for_function("(() => { const s = Bokeh.documents[0].get_model_by_name('compare-memory');"
-                           " return s != null && s.data.value.length === 3; })()", timeout=30_000)
+    page.wait_for_function("(() => { const s = window.Bokeh && Bokeh.documents.length &&"
+                           " Bokeh.documents[0].get_model_by_name('compare-memory');"
+                           " return !!s && s.data.value.length === 3; })()", timeout=30_000)
     page.locator("[data-readout=compare-key]").scroll_into_view_if_needed()
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('compare-memory-fig');"
                            " return f.y_range.end > 1; })()", timeout=10_000)
