@@ -40,7 +40,7 @@ from core.generations import (
     growth,
 )
 from core.hardware import load_catalogue
-from core.hardware_tour import HARDWARE_BASE, HARDWARE_TOUR, SECTIONS
+from core.hardware_tour import HARDWARE_BASE, HARDWARE_TOUR, KERNEL_FAMILIES, SECTIONS
 from core.kernels import (
     ELEMENTWISE,
     attention_compulsory_bytes,
@@ -76,6 +76,12 @@ X = np.logspace(-2, 5, 120)  # FLOP/byte grid for roofs
 #: ops were red and green, one olive under deuteranopia).
 KERNEL_STYLES = {family: series_style(i)[::2] for i, family in enumerate(
     ("gemm", "matvec", "elementwise", "naive", "flash", "decode_attention"))}
+#: The outline (px) of the kernels a tour step speaks of (the others': 1).
+FOCUS_LINE_WIDTH = 3.5
+#: The Kernel atlas's groups of levers (card titles) and the kernel families each moves.
+ATLAS_GROUPS = {"GEMM C = AB": ("gemm",), "Decode matrix-vector (the main lab's B)": ("matvec",),
+                "Elementwise ops": ("elementwise",), "Attention (one head)": ("naive", "flash"),
+                "Decode attention over the KV cache": ("decode_attention",)}
 #: Each memory level's (colour, dash) on the hierarchy chart, and each attention point's (colour, marker).
 LEVEL_STYLES = {"HBM": (LAB_PALETTE["roof"], "solid"), "L2": ("#0072B2", "dashed"), "SRAM": ("#CC79A7", "dotdash")}
 ATTENTION_STYLES = {"naive": ("#D55E00", "diamond"), "flash": ("#CC79A7", "inverted_triangle"),
@@ -241,6 +247,9 @@ class HardwareView(pn.viewable.Viewer):
     generations = param.ListSelector(default=list(GENERATIONS),
                                      objects={g.name: g.id for g in load_catalogue().values()})
     show_sparse = param.Boolean(default=False)
+    focus = param.ListSelector(default=[], objects=list(KERNEL_FAMILIES),
+                               doc="The Kernel atlas's kernels a tour step speaks of (families of KERNEL_FAMILIES): "
+                                   "drawn with a heavy outline, their levers' group open in present mode")
     example_intensity = param.Number(default=None, allow_None=True, bounds=(1e-3, 1e6),
                                      doc="An example kernel's arithmetic intensity, FLOP/byte, marked among the "
                                          "article's workloads on the Generations chart (the tour's step 14); None: "
@@ -297,8 +306,9 @@ class HardwareView(pn.viewable.Viewer):
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
         self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
-        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "time": [],
-                                              "bound": [], "xoff": [], "yoff": [], "align": []}, name="hw-kernels")
+        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "line_width": [],
+                                              "time": [], "bound": [], "xoff": [], "yoff": [], "align": []},
+                                             name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
         self.ceil_overhead_item: LegendItem | None = None  # the overhead ceiling's key, once its chart is built
@@ -352,6 +362,7 @@ class HardwareView(pn.viewable.Viewer):
                legend_label="roof: min(P_peak, BW·I)")
         f.add_layout(self.atlas_ridge)
         marks = f.scatter("x", "y", source=self.atlas_points, size=13, fill_color="color", line_color="black",
+                          line_width="line_width",
                           marker="marker")
         hover_k.renderers = [marks]  # the kernels, not the labels' leader lines
         labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
@@ -540,8 +551,8 @@ class HardwareView(pn.viewable.Viewer):
             # Each group of levers a card of its own: in present mode they fold (their titles stay in view), so
             # that every group, and "Show your work", shows above the fold of a 720-px screen (issue 30's trial:
             # at hardware tour step 1 the levers ran to 1,500 px).
-            self.atlas_groups = [pn.Card(*widgets, title=title, collapsed=self.present, width=300, margin=(2, 0),
-                                         stylesheets=[CARD_HEADER_CSS], css_classes=["hw-levers"],
+            self.atlas_groups = [pn.Card(*widgets, title=title, collapsed=self._folded(title), width=300,
+                                         margin=(2, 0), stylesheets=[CARD_HEADER_CSS], css_classes=["hw-levers"],
                                          styles=PRESENT_CONTROLS[self.present])
                                  for title, *widgets in groups]
             self.atlas_chart = pn.pane.Bokeh(self.atlas_fig, sizing_mode="stretch_width")
@@ -686,10 +697,20 @@ class HardwareView(pn.viewable.Viewer):
         # The atlas's groups of levers fold on a projector and open again off it; its formulas follow the mode's
         # default (under the chart off it, in the chart's place on demand on it).
         for card in getattr(self, "atlas_groups", ()):
-            card.param.update(collapsed=self.present, styles=PRESENT_CONTROLS[self.present])
+            card.param.update(collapsed=self._folded(card.title), styles=PRESENT_CONTROLS[self.present])
         self.show_work.value = not self.present
         self._show_work()
         self._take_keys()
+
+    def _folded(self, title: str) -> bool:
+        """Whether the atlas's group of levers ``title`` is folded: in present mode, unless it moves a kernel the
+        tour's step speaks of (step 2 says "shrink N with its slider": its group folded, the class saw no slider)."""
+        return self.present and not set(ATLAS_GROUPS[title]) & set(self.focus)
+
+    @param.depends("focus", watch=True)
+    def _on_focus(self) -> None:
+        for card in getattr(self, "atlas_groups", ()):
+            card.collapsed = self._folded(card.title)
 
     def _take_keys(self) -> None:
         """The page's keys drive a running hardware tour; in present mode a clicker's "next" also starts it.  Only
@@ -759,6 +780,7 @@ class HardwareView(pn.viewable.Viewer):
         self.atlas_points.data = {
             "x": xs, "y": ys, "name": names, "color": [KERNEL_STYLES[f][0] for _, f in kernels],
             "marker": [KERNEL_STYLES[f][1] for _, f in kernels],
+            "line_width": [FOCUS_LINE_WIDTH if f in self.focus else 1 for _, f in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],
             "bound": [k.bound(gpu) for k, _ in kernels], **unplaced(len(kernels))}
         # Two short lines: one ran under the chart's toolbar, which shares the title's row.
@@ -985,8 +1007,9 @@ class HardwareView(pn.viewable.Viewer):
         self._render_tour()
 
     def stop_tour(self) -> None:
-        """Leave the tour; the levers stay where the step left them."""
+        """Leave the tour; the levers stay where the step left them (its kernels' outline goes with it)."""
         self.tour_index = None
+        self.focus = []
         self._take_keys()
         self.tour_caption.visible = self.tour_leave.visible = False
         self.tour_prev.disabled = True

@@ -37,8 +37,12 @@ HARDWARE_BASE: dict = {
     "kv_context": 8192, "kv_heads": 8, "kv_d_head": 128, "step_params": 8.03e9, "layers": 32,
     "launch_latency_us": 4.0, "fusion_level": "unfused", "cuda_graphs": False, "tile": "128×128",
     "wave_m": 132 * 128, "wave_k": 4096, "n_min": 240, "n_max": 400, "n_probe": 257, "generations": list(GENERATIONS),
-    "show_sparse": False, "example_intensity": None,
+    "show_sparse": False, "example_intensity": None, "focus": [],
 }
+
+#: The Kernel atlas's kernels, by the family names a step's ``focus`` lists: the kernels it speaks of, drawn with a
+#: heavy outline, their levers' group unfolded in present mode.
+KERNEL_FAMILIES = ("gemm", "matvec", "elementwise", "naive", "flash", "decode_attention")
 
 #: Sections of the hardware view a step can bring to the front.
 SECTIONS = ("Kernel atlas", "Three ceilings", "Tiles and waves", "Hierarchy", "Generations")
@@ -151,7 +155,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "2 · GEMM: the one kernel above the ridge",
         "article 000, Where each transformer operation lands (matrix multiply)",
-        {"section": "Kernel atlas"},
+        {"section": "Kernel atlas", "focus": ["gemm"]},
         "C = AB with M = K = N = {m:,}: 2MKN FLOPs over (MK + KN + MN)·2 bytes = {gemm_i:,.0f} FLOP/byte, "
         "{gemm_bound}-bound. For square matrices I ≈ n/3: shrink N with its slider and watch the dot slide down the "
         "roof into the memory-bound region.",
@@ -159,7 +163,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "3 · Decode is a matrix-vector product: I = B",
         "article 000, Matrix-vector multiply, which is what decoding is",
-        {"section": "Kernel atlas", "batch": 1},
+        {"section": "Kernel atlas", "batch": 1, "focus": ["matvec"]},
         "At batch {batch} the weight matrix is read once for {batch_tokens}: intensity {matvec_i:g} FLOP/byte, "
         "{matvec_pct:.2f} % of peak at best. No kernel can do better: the weights must be read. Move B (the main "
         "lab's batch) and the dot climbs exactly with it.",
@@ -167,7 +171,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "4 · Elementwise ops: almost no arithmetic",
         "article 000, Elementwise and reduction operations",
-        {"section": "Kernel atlas"},
+        {"section": "Kernel atlas", "focus": ["elementwise"]},
         "LayerNorm moves 4 bytes per element (read and write at BF16) for about 10 FLOPs: I = {ln_i:.1f}. A residual "
         "add reads two tensors and writes one for one FLOP: I = {add_i:.2f}. Individually trivial, collectively a "
         "large share of runtime.",
@@ -175,7 +179,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "5 · Fusion: same FLOPs, fewer bytes",
         "article 000, Elementwise and reduction operations; Ivanov et al. 2021",
-        {"section": "Kernel atlas", "fused": True},
+        {"section": "Kernel atlas", "fused": True, "focus": ["elementwise"]},
         "Fusing {chain} into one kernel keeps the intermediates on chip: the arithmetic is unchanged and the traffic "
         "falls {fusion_ratio:.2f}× ({fusion_saved_mb:,.0f} MB saved). Three single-input ops would give exactly the "
         "article's 3×; the residual's second input is read either way.",
@@ -192,7 +196,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
     HardwareTourStep(
         "7 · The KV cache: about 1 FLOP per byte, whatever the batch",
         "article 000, Attention (the KV cache during decoding)",
-        {"section": "Kernel atlas", "batch": 64},
+        {"section": "Kernel atlas", "batch": 64, "focus": ["decode_attention"]},
         "Each cached key and value does one multiply-accumulate (2 FLOPs) against its own sequence's query and "
         "occupies 2 bytes: I = {kv_i:g} at batch {batch}, exactly as at batch 1. Batching cannot fix it; GQA, MLA and "
         "cache compression cut the bytes instead.",

@@ -1,6 +1,8 @@
 """The Hardware tab in present mode at 1280×720 (a projector), found by a new-user trial: its text size, its labels
 and what shows above the fold."""
 
+import re
+
 import pytest
 from conftest import PROJECTOR, open_on_projector
 
@@ -386,4 +388,18 @@ def test_hardware_step_1_shows_every_lever_group_and_show_your_work_above_the_fo
     assert top < PROJECTOR["height"] - 100, top
     page.get_by_text("GEMM C = AB", exact=True).click()  # a group opens to its levers
     page.get_by_text("M:", exact=False).first.wait_for(timeout=10_000)
+    assert errors == []
+
+
+def test_hardware_tour_step_2_opens_the_gemms_levers_and_outlines_its_dot_on_a_projector(page, lab_url):
+    # A teacher's trial: step 2 says "shrink N with its slider", and in present mode the GEMM's group of levers was
+    # folded, with the dot it meant drawn as every other.
+    errors = _hardware_tour_at(page, lab_url, 2)
+    title = page.locator(".hw-levers .bk-slider-title", has_text=re.compile(r"^N:")).first
+    title.wait_for(timeout=10_000)
+    box = title.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= PROJECTOR["height"], box
+    widths = page.evaluate("(() => { const s = Bokeh.documents[0].get_model_by_name('hw-kernels');"
+                           " return [Array.from(s.data.name), Array.from(s.data.line_width)]; })()")
+    assert [name for name, w in zip(*widths, strict=True) if w > 1] == ["GEMM 4,096×4,096×4,096"]
     assert errors == []

@@ -155,3 +155,26 @@ def test_the_generations_step_marks_the_kernel_its_caption_speaks_of():
     HARDWARE_TOUR[14].apply(view)  # the next step leaves the article's four workloads alone
     assert view.workloads.data["text"] == ["batch-1 decode", "LayerNorm", "batch-56 decode", "training GEMM"]
     assert "tour's example" not in view.gen_text.object
+
+
+def test_a_step_outlines_the_kernels_it_speaks_of_and_opens_their_levers_on_a_projector():
+    # A teacher's trial: step 2 says "shrink N with its slider", and in present mode the GEMM's group of levers was
+    # folded; steps 1 to 4 showed the same chart with nothing to point at.
+    from app.hardware_view import FOCUS_LINE_WIDTH, HardwareView
+
+    view = HardwareView(present=True)
+    view._section_parts("Kernel atlas")
+    assert [card.collapsed for card in view.atlas_groups] == [True] * 5  # step 1 speaks of them all: all folded
+    view.go(1)
+    assert view.focus == ["gemm"]
+    widths = dict(zip(view.atlas_points.data["name"], view.atlas_points.data["line_width"], strict=True))
+    assert widths["GEMM 4,096×4,096×4,096"] == FOCUS_LINE_WIDTH
+    assert {w for name, w in widths.items() if not name.startswith("GEMM")} == {1}
+    assert [card.title for card in view.atlas_groups if not card.collapsed] == ["GEMM C = AB"]
+    view.go(6)  # the KV cache step: the decode attention's group
+    assert [card.title for card in view.atlas_groups if not card.collapsed] == ["Decode attention over the KV cache"]
+    view.stop_tour()  # leaving drops the outline, and folds the group again
+    assert view.focus == [] and set(view.atlas_points.data["line_width"]) == {1}
+    assert all(card.collapsed for card in view.atlas_groups)
+    view.present = False  # off the projector every group is open
+    assert not any(card.collapsed for card in view.atlas_groups)
