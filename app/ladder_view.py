@@ -23,7 +23,7 @@ from core.batching import MIXES
 from core.explain import bound_by_kv_reads
 from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb, ladder_start
 from core.scenario import Scenario
-from core.units import TFLOP, fmt_count, fmt_rate, fmt_sig
+from core.units import TFLOP, fmt_count, fmt_sig
 
 from .label_layout import place_labels_in_browser, unplaced
 from .present import INPUT_TEXT_CSS, present_figure, wrap_title
@@ -127,7 +127,9 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
             f'<td>{fmt_sig(row["intensity"])}<br>'
             f'<span class="pulls">{escape(_bound(row, row["ridge_point"]))}</span></td>'
-            f'<td>{fmt_rate(row["tokens_per_s_per_sequence"])}</td><td>{fmt_rate(row["tokens_per_s_per_gpu"])}</td>'
+            # One decimal, as the rungs' notes and the tour's ladder steps print them (the table said 23 beside
+            # step 21's "22.7 tokens/s per GPU").
+            f'<td>{row["tokens_per_s_per_sequence"]:,.1f}</td><td>{row["tokens_per_s_per_gpu"]:,.1f}</td>'
             f'<td>{fmt_count(row["max_batch"])}</td><td>{fmt_sig(1e3 * row["ttft_s"])}</td>'
             f'<td>{fmt_sig(1e3 * row["tpot_s"])}</td></tr>')
         if row["summary"]:

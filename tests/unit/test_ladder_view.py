@@ -52,7 +52,7 @@ def test_the_article_climb_by_hand(lab):
     assert html.count("<tr data-rung=") == 8
     assert '<tr data-rung="weight_quantization"><td class="k">2 Weight quantization' in html
     assert "<th>B; k; p</th>" in html and "<td>48; 1; 0.5</td><td>192<br>" in html
-    assert "<td>3,055</td>" in html  # tokens/s per GPU
+    assert "<td>3,055.5</td>" in html  # tokens/s per GPU, one decimal as the notes and the tour write it
     # k = 4 past the point where it pays: said once, under the rung where it starts (paging's B = 256).
     assert html.count('data-readout="speculation-cost"') == 1
     cost = html.index('data-readout="speculation-cost"')
@@ -236,3 +236,19 @@ def test_a_rung_that_moves_the_compute_roof_draws_the_roof_it_moves_to():
             "multiplied in BF16)") in rung.summary
     view = LadderView(state=LabState(scenario=start, tab="Ladder"))
     assert max(view.later_roof.data["y"]) == pytest.approx(989.4) and view.figure.y_range.end == 1e4
+
+
+def test_the_tables_tokens_per_gpu_read_as_the_tours_ladder_steps_say_them():
+    # The last note's trial: the Ladder tab said 23 tokens/s per GPU beside the tour's step 21, "22.7 tokens/s per
+    # GPU", and 202 beside step 22's "201.6".
+    from core.tour import TOUR
+
+    step = TOUR[20]
+    lab = Lab(Scenario(**step.levers()), query={})
+    lab.state.tab = "Ladder"
+    html = lab.ladder.table.object
+    caption = step.render(lab.state.result)[1]
+    assert "22.7 tokens/s per GPU" in caption
+    start = html[html.index('<tr data-rung="start">'):]
+    assert "<td>22.7</td>" in start[:start.index("</tr>")]
+    assert "<td>201.6</td>" in html  # step 22's rung
