@@ -492,7 +492,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "TP = 2: it fits",
         "Megatron-LM (Shoeybi et al. 2019)",
         {"model": "llama-3-70b", "tp": 2, "gpu_hour_price": 2.0},
-        "Each GPU holds half of every matrix, {held_gib:.1f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
+        "Each GPU holds half of every matrix, {held_gib:.2f} GiB, and reads half per step: {tpot_ms:.1f} ms per "
         "output token, room for {max_batch} sequences of 8k. The roofline stays per GPU and the point does not "
         "move: TP divides the FLOPs and the bytes alike; it buys bandwidth and capacity.",
         numbers=("held_gib", "tpot_ms", "max_batch"),

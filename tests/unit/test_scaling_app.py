@@ -105,7 +105,11 @@ def test_gpu_tour_steps_close_the_tour():
         step.apply(s)
         captions.append(" ".join(step.render(s.evaluate())))
     assert "DOES NOT FIT" in captions[0] and "TP = 2" in captions[0]
-    assert "65.7 GiB" in captions[1] and "room for 9 sequences" in captions[1]
+    assert "65.71 GiB" in captions[1] and "room for 9 sequences" in captions[1]
+    # the readout's digits (the caption said 65.7 beside its 65.71)
+    from core.explain import quantities
+
+    assert quantities(Scenario(model="llama-3-70b", tp=2).evaluate())["weights-gpu"].value == "65.71 GiB"
     assert "160 all-reduces per step cost 0.97 ms, 15 %" in captions[2]
     assert "40 KiB per token per GPU" in captions[2]  # the kv-gpu readout's unit
     assert "8 replicas of Llama-3-8B" in captions[3] and "$0.23 per million output tokens" in captions[3]
