@@ -17,7 +17,7 @@ from core.expected import ExpectedStep, Term, above_ceiling, engine_label, expec
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
-from core.units import fmt_rate, fmt_seconds, fmt_seconds_times, fmt_share, fmt_sig
+from core.units import fmt_rate, fmt_seconds, fmt_seconds_times, fmt_sig
 
 from .readouts import approximate_html
 from .state import LabState
@@ -112,7 +112,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
     spread = spread_for(r.phase, r.batch, e.parameters.format_class)
     # The share as the readouts write it, with the ceiling's digits that make it multiply out (a trial read "66 %"
     # here beside the readouts' "65.6 % of the ceiling's 195.5").
-    pct, whole = fmt_share(e.expected_tokens_per_s_per_sequence, e.ceiling_tokens_per_s_per_sequence)
+    pct, whole = e.shares()[0]
     share = f"{pct} % of the ceiling's {whole}"
     head = (
         approximate_html(r.model, "expected-approximate") +

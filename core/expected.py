@@ -51,6 +51,8 @@ from . import overhead
 from .scenario import ScenarioResult
 from .units import (
     GB,
+    SECONDS_PER,
+    TB,
     fmt_bandwidth,
     fmt_bytes_gb,
     fmt_flop,
@@ -711,23 +713,83 @@ class ExpectedStep:
         """Expected tokens/s ÷ the ceiling's: ``ceiling step / expected step`` (the article's "60–85 %")."""
         return self.ceiling_step_time_s / self.expected_step_time_s
 
+    def shares(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The expected tokens/s per sequence and of the batch as shares of their ceilings, each ``(percentage,
+        ceiling)`` as :func:`core.units.fmt_share` prints them (their product prints as the expected value), the
+        percentage with the same digits in both: one ratio, printed alike (a trial read "67 %" beside "67.1 %");
+        the ceiling with the digits that make ``ceiling × ceiling step / expected step`` print as the expected
+        value too, so a readout and its work print one ceiling ("ceiling 61.3" over "61 tokens/s × …": a trial).
 
-def _factor(x: float) -> str:
+        Raises:
+            ValueError: a tokens/s figure that is not finite, or a ceiling that is not positive.
+        """
+        pairs = ((self.expected_tokens_per_s_per_sequence, self.ceiling_tokens_per_s_per_sequence),
+                 (self.expected_tokens_per_s_aggregate, self.ceiling_tokens_per_s_aggregate))
+        least = 2
+        while True:
+            got = tuple(fmt_share(value, whole, least) for value, whole in pairs)
+            if got[0][0] == got[1][0] or least >= 9:
+                break
+            least += 1
+        # The ceiling as the steps' ratio also needs it ("23 tokens/s × 42.92 ms / 60.27 ms = 17 tokens/s" is 16.4;
+        # the ceiling is 23.30), never with fewer digits than its readout: one ceiling for both products.
+        ratio = (seconds_value(fmt_seconds(self.ceiling_step_time_s))
+                 / seconds_value(fmt_seconds(self.expected_step_time_s)))
+        out = []
+        for (value, ceiling), (pct, whole) in zip(pairs, got, strict=True):
+            rate = fmt_rate(value)
+            first = max(rate_digits(ceiling), len(whole.replace(",", "").replace(".", "").lstrip("0")))
+            for digits in range(first, max(10, first + 1)):
+                shown = fmt_sig(ceiling, digits)
+                number = float(shown.replace(",", ""))
+                if fmt_rate(number * ratio) == rate and fmt_rate(float(pct) / 100 * number) == rate:
+                    break
+            else:
+                shown = whole
+            out.append((pct, shown))
+        return out[0], out[1]
+
+
+def _factor(x: float, extra: int = 0) -> str:
     """A fitted constant a formula multiplies by: four significant digits (at three, "× 0.331" gave 2.065 ms where
-    the term is 2.063)."""
-    return fmt_sig(x, 4)
+    the term is 2.063), ``extra`` more where a row needs them to multiply out."""
+    return fmt_sig(x, 4 + extra)
 
 
-def _divisor(x: float) -> str:
+def _divisor(x: float, extra: int = 0) -> str:
     """A fitted efficiency a time is divided by: with three significant digits of its distance from 1, which is
-    what the term is made of (a time ÷ 0.949 adds 5.4 % where ÷ 0.94927 adds 5.35 %)."""
-    return fmt_sig(x, 4 if x == 1 else max(4, 3 - math.floor(math.log10(abs(1 - x)))))
+    what the term is made of (a time ÷ 0.949 adds 5.4 % where ÷ 0.94927 adds 5.35 %), ``extra`` more where a row
+    needs them to multiply out."""
+    return fmt_sig(x, extra + (4 if x == 1 else max(4, 3 - math.floor(math.log10(abs(1 - x))))))
 
 
 def _us(t: float) -> str:
     """A per-kernel or per-call time in µs to four significant digits: a count of thousands multiplies it (884 ×
     2.49 µs is 2.201 ms, 884 × 2.493 µs the 2.204 ms the term is)."""
     return f"{fmt_sig(t * 1e6, 4)} µs"
+
+
+def _printed_rate(bandwidth: float, *divisors: str) -> float:
+    """A bandwidth as :func:`core.units.fmt_bandwidth` prints it, times the printed ``divisors``, bytes/s: what a
+    reader divides by."""
+    return float(fmt_bandwidth(bandwidth).split()[0].replace(",", "")) * TB * math.prod(float(d) for d in divisors)
+
+
+def _gb_giving(byte_counts: tuple[float, ...], rate: float, target: str) -> tuple[str, ...]:
+    """``byte_counts`` as GB with the fewest decimals (three at least, and four significant digits) at which their
+    difference (one count: itself) over ``rate`` (bytes/s, as printed) prints as ``target`` does ("0.3376 ms", to
+    its digits): "1.074 GB / (3.35 TB/s × 0.9493)" is 0.3377 ms, "1.0743 GB /" the 0.3376 ms the row goes on to
+    divide (a verifying trial recomputed every row)."""
+    number, unit = target.rsplit(" ", 1)
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    smallest = min((abs(n) for n in byte_counts if n), default=GB)
+    first = max(3, 3 - math.floor(math.log10(smallest / GB)))
+    for digits in range(first, first + 6):
+        rounded = [round(n / GB, digits) for n in byte_counts]
+        gb = rounded[0] - sum(rounded[1:])
+        if f"{abs(gb) * GB / rate / SECONDS_PER[unit]:,.{decimals}f}" == number:
+            return tuple(fmt_bytes_gb(n, digits) for n in byte_counts)
+    return tuple(fmt_bytes_gb(n, first) for n in byte_counts)
 
 
 def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
@@ -738,49 +800,65 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
     g = [r[2] for r in reads]
     at = {key: i for i, (key, _name) in enumerate(TERM_NAMES)}
 
-    def read(key: str, what: str, part: slice, earlier: tuple[str, ...], *factors: str) -> str:
+    def read(key: str, what: str, part: slice, earlier: tuple[float, ...], divisor: float,
+             grouped: float | None = None) -> str:
         # "weight-read time 15.010 GB / (3.35 TB/s × 0.9493) = 4.72 ms ÷ 0.7722 = 6.112 ms": the bytes and the
         # divisors of the terms before (an engineer's trial could not get 4.72 ms from 15.010 GB at 3.35 TB/s), then
         # the time the factors divide, before and after (the step holds more than it: a trial found "memory time ÷
-        # 0.949" beside the step's 42.3 → 44.55 ms)
-        before, after = (sum(reads[i][part]) for i in (at[key], at[key] + 1))
+        # 0.949" beside the step's 42.3 → 44.55 ms).  The time before is the printed bytes over the printed rate,
+        # so both equalities hold at the digits printed; where they cannot at the constants' usual digits (a
+        # verifying trial: "8.047 GB / (3.35 TB/s × 0.9493 × 0.7746)" is 3.267 ms, the row said 3.266), the
+        # constants take a digit more, up to three.
+        after = sum(reads[at[key] + 1][part])
         read_bytes = sum(reads[at["hbm"]][part]) * bw  # the bytes the chain reads, as the HBM term found them
-        divisor = math.prod(float(f) for f in factors)
-        shown = fmt_seconds_into(before, fmt_seconds(after), lambda t: t / divisor)
-        rate = f"({' × '.join([fmt_bandwidth(bw), *earlier])})" if earlier else fmt_bandwidth(bw)
-        factor = factors[0] if len(factors) == 1 else f"({factors[0]} × grouped-KV factor {factors[1]})"
-        # four significant digits at least: "0.655 GB" (0.6552) gave 0.2060 ms where the row says 0.2061
-        digits = max(3, 3 - math.floor(math.log10(read_bytes / GB))) if read_bytes > 0 else 3
-        return f"{what} {fmt_bytes_gb(read_bytes, digits)} / {rate} = {shown} ÷ {factor} = {fmt_seconds(after)}"
+        target = fmt_seconds(after)
+        places = max(3, 3 - math.floor(math.log10(read_bytes / GB))) if read_bytes > 0 else 3
+        tries = [(more, extra) for extra in range(4) for more in range(5)]  # the constants' digits last
+        for more, extra in tries:
+            shown_earlier = [_divisor(v, extra) for v in earlier]
+            factors = [_divisor(divisor, extra), *([] if grouped is None else [_factor(grouped, extra)])]
+            divide = math.prod(float(f) for f in factors)
+            rate = _printed_rate(bw, *shown_earlier)
+            gb = fmt_bytes_gb(read_bytes, places + more)
+            gb_value = float(gb.split()[0].replace(",", "")) * GB
+            shown = fmt_seconds_into(gb_value / rate, target, lambda t, d=divide: t / d)
+            if fmt_seconds(seconds_value(shown) / divide) == target:
+                break
+        rate_text = (f"({' × '.join([fmt_bandwidth(bw), *shown_earlier])})" if earlier else fmt_bandwidth(bw))
+        factor = factors[0] if grouped is None else f"({factors[0]} × grouped-KV factor {factors[1]})"
+        return f"{what} {gb} / {rate_text} = {shown} ÷ {factor} = {target}"
 
     weights, kv, both = slice(0, 1), slice(1, 2), slice(0, 2)
 
     fmt = load_efficiency()["formats"][p.weight_format]
     bw = float(x.bandwidth)
-    stream, kernel = _divisor(p.stream_fraction.value), _divisor(p.kernel_efficiency.value)
+    stream, kernel = float(p.stream_fraction.value), float(p.kernel_efficiency.value)
     # The ceiling's kernels (Show your work's count) and each all-reduce's own, named apart: 884 there, 1044 here.
     calls, others = float(x.allreduce_calls), float(x.other_calls)
     named = [f"{n:.0f} {one if n == 1 else many}" for n, one, many in
              ((calls, "all-reduce", "all-reduces"), (others, "other collective call", "other collective calls")) if n]
     kernels = (f"{x.kernels:.0f} kernels ({x.kernels - calls - others:.0f} + {' + '.join(named)})" if named
                else f"{x.kernels:.0f} kernels")
+    # A difference of two byte counts over the bandwidth, with the digits that make it print as the term's time
+    fmt_format = _gb_giving((float(x.weight_bytes_format), float(x.weight_bytes_lab)), _printed_rate(bw),
+                            fmt_seconds(abs(float(x.weight_bytes_format - x.weight_bytes_lab)) / bw or 1e-12))
+    fmt_gathered = _gb_giving((float(x.weight_bytes_gathered), float(x.weight_bytes_format)), _printed_rate(bw),
+                              fmt_seconds(abs(float(x.weight_bytes_gathered - x.weight_bytes_format)) / bw or 1e-12))
     formulas = {
-        "format": (f"({fmt_bytes_gb(x.weight_bytes_format, 3)} − {fmt_bytes_gb(x.weight_bytes_lab, 3)}) / "
+        "format": (f"({fmt_format[0]} − {fmt_format[1]}) / "
                    f"{fmt_bandwidth(bw)} [{p.weight_format}: {fmt_sig(fmt['matrix'])} B/weight, embedding "
                    f"{fmt_sig(fmt['embedding'])}, head {fmt_sig(fmt['head'])}]", fmt["source"]),
-        "embedding": ((f"({fmt_bytes_gb(x.weight_bytes_gathered, 3)} − {fmt_bytes_gb(x.weight_bytes_format, 3)}) / "
+        "embedding": ((f"({fmt_gathered[0]} − {fmt_gathered[1]}) / "
                        f"{fmt_bandwidth(bw)} (B·k rows of d_model instead of all V)") if embedding == "gathered"
                       else "article convention: the whole table counted every step (0)",
                       "article 000 counts every parameter read each step; a decode step gathers B·k embedding rows"),
         "hbm": (read("hbm", "memory time", both, (), stream), p.stream_fraction.source),
         "kernels": (read("kernels", "weight-read time", weights, (stream,), kernel), p.kernel_efficiency.source),
-        "kv": ((read("kv", "KV-read time", kv, (stream,), _divisor(p.kv_efficiency.value),
-                     _factor(p.grouped_kv_factor.value)),
+        "kv": ((read("kv", "KV-read time", kv, (stream,), p.kv_efficiency.value, p.grouped_kv_factor.value),
                 f"{p.kv_efficiency.source}; grouped KV: {p.grouped_kv_factor.source}")
                if x.grouped_kv else
-               (read("kv", "KV-read time", kv, (stream,), _divisor(p.kv_efficiency.value)),
-                p.kv_efficiency.source)),
-        "dequant": (read("dequant", "weight-read time", weights, (stream, kernel), _divisor(p.dequant_factor.value)),
+               (read("kv", "KV-read time", kv, (stream,), p.kv_efficiency.value), p.kv_efficiency.source)),
+        "dequant": (read("dequant", "weight-read time", weights, (stream, kernel), p.dequant_factor.value),
                     p.dequant_factor.source),
         "gemm": (f"{fmt_flop(x.flop_gemm)} / ({fmt_flops_rate(x.peak_gemm)} × {_factor(p.gemm_fraction.value)} × "
                  f"{_factor(p.gemm_engine_factor.value)})",
@@ -1029,8 +1107,7 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approxi
     lines.append(f"  {mark}= expected: {fmt_seconds(e.expected_step_time_s)} per step = "
                  f"{fmt_rate(e.expected_tokens_per_s_per_sequence)} tokens/s per sequence, "
                  f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
-                 f"({fmt_share(e.expected_tokens_per_s_per_sequence, e.ceiling_tokens_per_s_per_sequence)[0]} % "
-                 f"of the ceiling){said}"
+                 f"({e.shares()[0][0]} % of the ceiling){said}"
                  + (f"; {above}" if (above := above_ceiling(e)) else ""))
     if e.expected_ttft_s is not None:
         lines.append(f"  {mark}time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
@@ -1110,30 +1187,22 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
     step = (f"expected step = ceiling {fmt_seconds(e.ceiling_step_time_s)} {terms} = "
             f"{fmt_seconds(e.expected_step_time_s)}")
 
-    def one(key: str, label: str, ceiling: float, value: float) -> Quantity:
-        # The ceiling with the digits that make the product print as the value (a trial's "23 tokens/s × 42.92 ms
-        # / 60.27 ms = 17 tokens/s" is 16.4; the ceiling is 23.30), and never fewer than the ceiling's readout has
-        # (not "120 tokens/s ×" under a ceiling of 119).
-        ratio = seconds_value(fmt_seconds(e.ceiling_step_time_s)) / seconds_value(fmt_seconds(e.expected_step_time_s))
-        least = rate_digits(ceiling)
-        for digits in range(least, max(9, least + 1)):
-            shown = fmt_sig(ceiling, digits)
-            if fmt_rate(float(shown.replace(",", "")) * ratio) == fmt_rate(value):
-                break
-        # The share with the ceiling's digits that make it multiply out ("71 % of the ceiling" beside 23 and 17
-        # tokens/s read as 16.3: a trial), the same in the value and its work, and the ceiling printed once, with
-        # those digits ("ceiling 196 tokens/s … 65.6 % of the ceiling's 195.5" gave it two ways: an engineer's trial).
-        pct, whole = fmt_share(value, ceiling)
+    def one(key: str, label: str, value: float, share: tuple[str, str]) -> Quantity:
+        # One ceiling, printed once, in the value and its work, with the digits that make both of its products print
+        # as the value (ExpectedStep.shares): "ceiling 196 tokens/s … 65.6 % of the ceiling's 195.5" and "ceiling
+        # 61.3 tokens/s" over "61 tokens/s × …" each gave it two ways (two trials).
+        pct, shown = share
+        rate = fmt_rate(value)
         return Quantity(
             key, f"{label} (a prediction, {who})",
             "expected = ceiling tokens/s × ceiling step / expected step; expected step = ceiling step + Σ terms "
             "(Expected tab)",
             f"{step}; {shown} tokens/s × {fmt_seconds(e.ceiling_step_time_s)} / "
-            f"{fmt_seconds(e.expected_step_time_s)} = {fmt_rate(value)} tokens/s ({pct} % of the ceiling){unfit}",
-            f"ceiling {'≈ ' if approximate else ''}{whole} tokens/s; expected ≈ {fmt_rate(value)} "
+            f"{fmt_seconds(e.expected_step_time_s)} = {rate} tokens/s ({pct} % of the ceiling){unfit}",
+            f"ceiling {'≈ ' if approximate else ''}{shown} tokens/s; expected ≈ {rate} "
             f"tokens/s ({pct} % of the ceiling), {who}{tail}")
 
-    return (one("expected-tokens", "Expected tokens/s per sequence", e.ceiling_tokens_per_s_per_sequence,
-                e.expected_tokens_per_s_per_sequence),
-            one("expected-tokens-aggregate", "Expected tokens/s, all GPUs", e.ceiling_tokens_per_s_aggregate,
-                e.expected_tokens_per_s_aggregate))
+    shares = e.shares()
+    return (one("expected-tokens", "Expected tokens/s per sequence", e.expected_tokens_per_s_per_sequence, shares[0]),
+            one("expected-tokens-aggregate", "Expected tokens/s, all GPUs", e.expected_tokens_per_s_aggregate,
+                shares[1]))

@@ -577,7 +577,12 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         caveats = "".join(text for text, on in ((", if it fit", not r.fits),
                                                 ("; extrapolated", words and beyond_calibration(r)),
                                                 ("; above the ceiling", words and above_ceiling(step_of(r)))) if on)
-        return f"({share_text(value, of.si(r))}{caveats})"
+        # The pin's share as its readouts print it, alike in the per-sequence and the batch's rows (a trial read
+        # "110 (67 % of 164.6)" above "442 (67.1 % of 658)"), else of the pin's own ceiling
+        e = step_of(r)
+        pct, whole = e.shares()[0 if ceiling == "tokens_per_sequence" else 1] if e is not None else ("", "")
+        share = f"{pct} % of {whole}" if pct else share_text(value, of.si(r))
+        return f"({share}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
         beyond = beyond_calibration(r)

@@ -268,7 +268,7 @@ def rate_digits(x: float) -> int:
     return max(2, len(f"{abs(x):.0f}")) if abs(x) >= 10 else 2
 
 
-def fmt_share(value: float, whole: float) -> tuple[str, str]:
+def fmt_share(value: float, whole: float, least_pct: int = 2) -> tuple[str, str]:
     """``value`` as a percentage of ``whole`` (two tokens/s figures), and ``whole`` as printed beside it, with the
     fewest digits (the percentage's from two up to the value's digits and three more; the whole's at least three
     and at least its whole part's, so it is never printed coarser than :func:`fmt_rate` prints it) whose product,
@@ -281,6 +281,10 @@ def fmt_share(value: float, whole: float) -> tuple[str, str]:
     ('65.6', '195.6')
     >>> fmt_share(275.7, 479.3)  # 0.575 × 479 = 275.4; never "of 480", a ceiling the scenario does not have
     ('57.5', '479.3')
+    >>> fmt_share(442.0, 658.4, least_pct=3)  # the same share beside another's that needs three digits
+    ('67.1', '658')
+
+    ``least_pct``: the percentage's significant digits at least (two shares of one ratio printed alike).
 
     Raises:
         ValueError: ``value`` or ``whole`` is not finite, or ``whole`` is not positive (no share to give).
@@ -290,10 +294,12 @@ def fmt_share(value: float, whole: float) -> tuple[str, str]:
     wanted = fmt_rate(value)
     least = max(3, rate_digits(whole))  # the whole's digits: never fewer than fmt_rate prints
     most = max(6, len(f"{abs(value):.0f}") + 3)  # the percentage's: a value of n digits needs about n + 2
+    first = max(2, least_pct)
+    most = max(most, first)
     for extra in range(0, most + 4):  # digits beyond the fewest, shared between the two texts
-        for pct_digits in range(2, min(2 + extra, most) + 1):
+        for pct_digits in range(first, min(first + extra, most) + 1):
             pct = fmt_sig(100 * value / whole, pct_digits)
-            shown = fmt_sig(whole, least + extra - (pct_digits - 2))
+            shown = fmt_sig(whole, least + extra - (pct_digits - first))
             if fmt_rate(float(pct.replace(",", "")) / 100 * float(shown.replace(",", ""))) == wanted:
                 return pct, shown
     return fmt_sig(100 * value / whole, most), fmt_sig(whole, least + 3)

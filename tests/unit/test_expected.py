@@ -77,7 +77,7 @@ def test_a_byte_term_the_launches_clip_names_the_step_it_moves():
     # out.  Memory-bound all the way down (Llama-3-8B above), the formula alone gives the term.
     e = expected_step(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm").evaluate())
     term = {t.key: t for t in e.terms}["embedding"]
-    assert term.formula == ("(6.084 GB − 6.706 GB) / 3.35 TB/s (B·k rows of d_model instead of all V) = "
+    assert term.formula == ("(6.0837 GB − 6.7061 GB) / 3.35 TB/s (B·k rows of d_model instead of all V) = "
                             "−0.1858 ms of memory time; the GPU's time goes 2.2422 ms → 2.0564 ms and the step, "
                             "max(GPU time, launches 2.128 ms), goes 2.2422 ms → 2.1280 ms")
     assert term.gpu_seconds == pytest.approx(-0.1858e-3, abs=5e-8)
@@ -402,9 +402,10 @@ def test_each_bandwidth_terms_time_multiplies_out_from_its_bytes():
     assert terms["kernels"].formula.startswith(
         "weight-read time 15.010 GB / (3.35 TB/s × 0.9493) = 4.72 ms ÷ 0.7722 = 6.112 ms; ")
     assert terms["kv"].formula.startswith(
-        "KV-read time 1.074 GB / (3.35 TB/s × 0.9493) = 0.3376 ms ÷ (0.7991 × grouped-KV factor 0.9901) = 0.4267 ms")
+        "KV-read time 1.0737 GB / (3.35 TB/s × 0.9493) = 0.3376 ms ÷ (0.7991 × grouped-KV factor 0.9901) = 0.4267 ms")
     assert round(15.010e9 / (3.35e12 * 0.9493) * 1e3, 2) == 4.72
-    assert round(1.074e9 / (3.35e12 * 0.9493) * 1e3, 4) == 0.3377  # 1.074 GB is 1.0743…: 0.3376 at its digits
+    # a verifying trial: 1.074 GB gives 0.3377 ms; the bytes take the digits that give the 0.3376 the row divides
+    assert round(1.0737e9 / (3.35e12 * 0.9493) * 1e3, 4) == 0.3376
     int4 = {t.key: t for t in expected_step(Scenario(model="llama-3-8b", weight_dtype="int4").evaluate()).terms}
     assert int4["dequant"].formula.startswith("weight-read time ")
     assert " / (3.35 TB/s × 0.9493 × " in int4["dequant"].formula

@@ -414,3 +414,27 @@ def test_a_prediction_above_its_ceiling_says_why_where_it_is_printed():
     assert f" tokens/s ({why})." in waterfall_html(e, s.evaluate())
     below = expected_step(Scenario(model="llama-3-8b", context=512).evaluate(), "vLLM")
     assert below.fraction_of_ceiling < 1 and "above the ceiling" not in expected_quantities(below)[0].value
+
+
+def test_one_share_and_one_ceiling_wherever_the_expected_tokens_are_printed():
+    """A verifying trial: Llama-3-8B at B = 4 printed "(67 % of the ceiling)" per sequence beside "(67.1 % of the
+    ceiling)" for all GPUs, in the readouts, Compare and the command line; on an A100 at B = 16 the readout said
+    "ceiling 61.3 tokens/s" over its work's "61 tokens/s × 16.3 ms / 24.73 ms"."""
+    from core.expected import expected_quantities, expected_step, waterfall_text
+    from core.pins import compare_metrics
+
+    r = Scenario(model="llama-3-8b", batch=4).evaluate()
+    e = expected_step(r)
+    per_seq, aggregate = expected_quantities(e, fits=r.fits)
+    assert per_seq.value.startswith("ceiling 164.6 tokens/s; expected ≈ 110 tokens/s (67.1 % of the ceiling)")
+    assert aggregate.value.startswith("ceiling 658 tokens/s; expected ≈ 442 tokens/s (67.1 % of the ceiling)")
+    assert "(67.1 % of the ceiling)" in waterfall_text(e)
+    assert round(0.671 * 164.6) == 110 and round(0.671 * 658) == 442
+    rows = {m.key: m for m in compare_metrics()}
+    assert rows["expected_tokens"].text(r).startswith("110 (67.1 % of 164.6")
+    assert rows["expected_tokens_aggregate"].text(r).startswith("442 (67.1 % of 658")
+    a100 = Scenario(model="llama-3-8b", gpu="a100-80gb", batch=16).evaluate()
+    q = expected_quantities(expected_step(a100), fits=a100.fits)[0]
+    ceiling = re.match(r"ceiling ([\d.,]+) tokens/s", q.value).group(1)
+    assert ceiling == "61.3" and f"; {ceiling} tokens/s × 16.3 ms / 24.73 ms = 40 tokens/s" in q.work
+    assert round(61.3 * 16.3 / 24.73) == 40

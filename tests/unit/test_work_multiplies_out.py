@@ -438,3 +438,47 @@ def test_the_kv_share_is_the_value_its_work_ends_with(kw):
     kv, total = (float(v) for v in re.findall(r"([\d.,]+) GB", q.work))
     assert q.work.endswith(f"= {q.value}")
     assert f"{100 * kv / total:.0f} %" == q.value
+
+
+_READ_ROW = re.compile(r"(?:memory|weight-read|KV-read) time ([\d.,]+) GB / \(?([\d.]+) TB/s((?: × [\d.]+)*)\)? = "
+                       r"([\d.,]+) (ms|µs|s) ÷ \(?([\d.]+)(?: × grouped-KV factor ([\d.]+)\))? = ([\d.,]+) (ms|µs|s)")
+_DIFFERENCE_ROW = re.compile(r"\(([\d.,]+) GB − ([\d.,]+) GB\) / ([\d.]+) TB/s")
+_UNIT = {"µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _as_printed(seconds: float, printed: str, unit: str) -> str:
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return f"{seconds / _UNIT[unit]:,.{decimals}f}"
+
+
+@pytest.mark.parametrize("kw", [
+    {"model": "llama-3-8b"}, {"model": "llama-3-8b", "gpu": "a100-80gb", "batch": 16},
+    {"model": "llama-3-70b", "weight_dtype": "int4"}, {"model": "qwen3-30b-a3b", "tp": 2},
+    {"model": "qwen3-30b-a3b", "gpu": "a100-80gb", "batch": 16, "tp": 2}, {"model": "llama-3-8b", "context": 16},
+    {"model": "llama-3-70b", "tp": 8, "batch": 64}, {"model": "llama-3-8b", "gpu": "l4", "batch": 4},
+    {"model": "llama-3-8b", "spec_k": 4, "weight_dtype": "fp8"}])
+@pytest.mark.parametrize("engine", [None, "vLLM"])
+def test_every_bandwidth_row_multiplies_out_at_its_printed_digits(kw, engine):
+    """A verifying trial recomputed every row from what it prints: "1.074 GB / (3.35 TB/s × 0.9493) = 0.3376 ms" is
+    0.3377, "(15.010 GB − 16.061 GB) / 2.039 TB/s" printed 0.5152 ms for 0.5154, "26.353 GB / 2.039 TB/s =
+    12.925 ms" is 12.924: the bytes now take the digits that give the time printed, in both chains."""
+    from core.expected import expected_for_scenario
+
+    e = expected_for_scenario(Scenario(**kw), engine)
+    rows = 0
+    for t in (*e.terms, *e.ttft_terms):
+        if not t.shown:
+            continue
+        for gb, tb, earlier, before, unit, f, grouped, after, unit_after in _READ_ROW.findall(t.formula):
+            rate = float(tb) * 1e12 * math.prod(float(v) for v in re.findall(r"[\d.]+", earlier))
+            assert _as_printed(number(gb) * 1e9 / rate, before, unit) == before, t.formula
+            done = number(before) * _UNIT[unit] / float(f) / float(grouped or 1)
+            assert _as_printed(done, after, unit_after) == after, t.formula
+            rows += 1
+        for a, b, tb in _DIFFERENCE_ROW.findall(t.formula):
+            said = re.search(r"= (−?)([\d.,]+) (ms|µs|s) of memory time", t.formula)
+            printed, unit = (said.group(2), said.group(3)) if said else fmt_seconds(abs(t.seconds)).split()
+            got = abs(number(a) - number(b)) * 1e9 / (float(tb) * 1e12)
+            assert _as_printed(got, printed, unit) == printed, t.formula
+            rows += 1
+    assert rows >= 3
