@@ -590,7 +590,11 @@ def _rope_context(rope: dict, cfg: dict, fields: dict) -> str:
     larger is the trained context.  Without ``original_max_position_embeddings`` the two cannot be told apart, and
     ``max_position_embeddings`` is taken as given.
     """
-    kind = _show(rope.get("rope_type") or rope.get("type") or "?")
+    # transformers re-saves Qwen2-VL's {"type": "mrope"} with "rope_type": "default" beside it: the other names it;
+    # a rope_scaling that names no type is said without one (a trial read "rope_scaling '?'")
+    names = [v for v in (rope.get("rope_type"), rope.get("type")) if v not in (None, "")]
+    specific = [v for v in names if v != "default"]
+    label = f"rope_scaling {_show((specific or names)[0])}" if names else "rope_scaling"
     factor, original = rope.get("factor"), rope.get("original_max_position_embeddings",
                                                     cfg.get("original_max_position_embeddings"))
     given = fields.get("max_context") or 0
@@ -600,16 +604,15 @@ def _rope_context(rope: dict, cfg: dict, fields: dict) -> str:
         why = ("without original_max_position_embeddings" if original is None else
                f"(original_max_position_embeddings {_show(original)}) not two positive numbers of a context's size")
         if factor is None:  # Qwen2-VL's "mrope" sets how positions split, not a longer context
-            return (f"rope_scaling {kind} gives no factor: the trained context is max_position_embeddings as given "
-                    f"({given:,})")
-        return (f"rope_scaling {kind} (factor {_show(factor)}) {why}: the trained "
+            return f"{label} gives no factor: the trained context is max_position_embeddings as given ({given:,})"
+        return (f"{label} (factor {_show(factor)}) {why}: the trained "
                 f"context is max_position_embeddings as given ({given:,}), not multiplied by the factor (Llama-3.1 "
                 "and DeepSeek-V3 write the extended length there)")
     if extended > given:
         fields["max_context"] = extended
-        return (f"rope_scaling {kind}: the trained context is original_max_position_embeddings × factor = "
+        return (f"{label}: the trained context is original_max_position_embeddings × factor = "
                 f"{int(original):,} × {factor:g} = {extended:,} (max_position_embeddings {given:,} is the original's)")
-    return (f"rope_scaling {kind} (original {int(original):,} × factor {factor:g} = {extended:,}): the trained "
+    return (f"{label} (original {int(original):,} × factor {factor:g} = {extended:,}): the trained "
             f"context is max_position_embeddings as given, {given:,}, which already extends it")
 
 

@@ -180,6 +180,12 @@ def test_a_vision_language_config_names_only_what_it_leaves_out():
         in m.assumptions
     assert not any("?" in a for a in m.assumptions)
     assert "vision_token_id" not in m.unmodelled and "vision_config (weights not counted)" in m.unmodelled
+    # A verifying trial: transformers re-saves it with "rope_type": "default" beside "type": "mrope" (read as
+    # 'default'), and an empty rope_scaling printed "rope_scaling '?'"
+    resaved = read({**base, "rope_scaling": {"type": "mrope", "rope_type": "default", "mrope_section": [16, 24, 24]}})
+    assert any(a.startswith("rope_scaling 'mrope' gives no factor") for a in resaved.assumptions)
+    empty = read({**base, "rope_scaling": {}})
+    assert not any("?" in a for a in empty.assumptions)
 
 
 def test_gptq_4bit_adds_scale_and_zero_overhead():
