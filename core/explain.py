@@ -760,7 +760,8 @@ def explain(r: ScenarioResult) -> str:
     lines = [
         f"{m.name} on {r.gpu.name}: {r.phase}, B = {r.batch}, {k_name} = {r.tokens_per_read:,}, "
         f"S = {r.context:,}, weights {w_label}, KV cache {kv_label}, GQA {'on' if r.gqa else 'off'}"
-        + (f" — APPROXIMATE: {approximate.removeprefix('approximate: ')}" if approximate else ""),
+        + (f" — APPROXIMATE: {approximate.removeprefix('approximate: ')}; every number here leaves them out"
+           if approximate else ""),  # as the lab's line says it (a trial found only the lab's said so)
     ]
     for step in derivation(r):
         lines += ["", step.title]

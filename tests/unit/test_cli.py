@@ -209,7 +209,8 @@ def test_the_first_line_says_when_the_numbers_are_approximate(capsys):
     out = capsys.readouterr().out
     first = out.splitlines()[0]
     # A terminal has no Bring your own tab: the note points at the model as read, printed after the derivation.
-    assert first.endswith("— APPROXIMATE: num_nextn_predict_layers not modelled (see the model as read, below)")
+    assert first.endswith("— APPROXIMATE: num_nextn_predict_layers not modelled (see the model as read, below); "
+                          "every number here leaves them out")
     assert "  approximate: num_nextn_predict_layers not modelled\n" in out
     # The verdict is said, approximate (a trial: docs/command-line.md promised "≈ NO", the line ended at the sum).
     assert "  Fits in memory: weights held + KV + reserve ≤ capacity = 1,249.88 + 0.54 + 3.00 = 1,253.42 GiB > " \
