@@ -137,8 +137,11 @@ function derivation(C, s, r) {
   w["bytes-step"] = [fmtBytesGb(r.weight_bytes_read, stepDigits) + " + " + fmtBytesGb(r.kv_traffic_bytes, stepDigits) +
     " = " + fmtBytesGb(r.bytes_per_step, stepDigits),
     gb(r.bytes_per_step)];
-  w["kv-share"] = [pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB / " + pyFixed(r.bytes_per_step / 1e9, 2) + " GB = " +
-    pyFixed(100 * kvShare, 0, false) + " %", pyFixed(100 * kvShare, 0, false) + " %"];
+  const kvGb = r.kv_traffic_bytes / 1e9;
+  const kvDigits = kvGb > 0 ? Math.max(2, 2 - Math.floor(Math.log10(kvGb))) : 2;
+  const share = (kvShare >= 0.01 || kvShare === 0 ? pyFixed(100 * kvShare, 0, false) : fmtSig(100 * kvShare, 2)) + " %";
+  w["kv-share"] = [fmtBytesGb(r.kv_traffic_bytes, kvDigits) + " / " + fmtBytesGb(r.bytes_per_step, 2) + " = " + share,
+    share];
   w["intensity-kv"] = [fmtFlop(r.flop_per_step) + " / (" + pyFixed(r.weight_bytes_read / 1e9, 2) + " GB + " +
     pyFixed(r.kv_traffic_bytes / 1e9, 2) + " GB) = " + _fpb(r.arithmetic_intensity_with_kv),
     _fpb(r.arithmetic_intensity_with_kv)];

@@ -220,6 +220,11 @@ def derivation(r: ScenarioResult) -> list[Step]:
     gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     n_read = r.weight_params_read  # a count of parameters (one GPU's when split), whatever the format
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
+    # The value's digits in its work (the article's "79 percent": "21 %" had its work end "= 21.1 %", an engineer's
+    # trial); under 1 %, two significant digits over a KV figure with three ("0.02 GB / 16.08 GB = 0 %": a trial)
+    kv_gb = r.kv_traffic_bytes / GB
+    kv_digits = max(2, 2 - math.floor(math.log10(kv_gb))) if kv_gb > 0 else 2
+    share = f"{100 * kv_share:.0f} %" if kv_share >= 0.01 or kv_share == 0 else f"{fmt_sig(100 * kv_share, 2)} %"
     split = r.gpus_per_replica > 1
     # With several GPUs a quantity that is one GPU's share says so in its label; whole-model figures say so in
     # their work (one GPU's bytes never sit unlabelled beside the whole model's parameter count).
@@ -379,9 +384,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  " + ".join(fmt_bytes_gb(b, step_digits) for b in (r.weight_bytes_read, r.kv_traffic_bytes))
                  + f" = {fmt_bytes_gb(r.bytes_per_step, step_digits)}", fmt_bytes_gb(r.bytes_per_step)),
         Quantity("kv-share", "KV share of traffic", "KV bytes / bytes per step",
-                 f"{r.kv_traffic_bytes / GB:,.2f} GB / {r.bytes_per_step / GB:,.2f} GB = {100 * kv_share:.0f} %",
-                 f"{100 * kv_share:.0f} %"),  # the value's digits (the article's "79 percent"): "21 %" had its
-                                               # work end "= 21.1 %" (an engineer's trial)
+                 f"{fmt_bytes_gb(r.kv_traffic_bytes, kv_digits)} / {fmt_bytes_gb(r.bytes_per_step, 2)} = {share}",
+                 share),
         Quantity("intensity-kv", "Intensity counting KV reads",
                  ("FLOP (weights' and attention's) / (N_read·p + B·KV read(S)), the KV read being the top k keys and "
                   "the indexer's keys of all S (not all that is held)" if m.indexer and not prefill else

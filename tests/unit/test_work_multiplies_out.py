@@ -431,13 +431,18 @@ def test_the_expected_work_restates_the_ceiling_no_coarser_than_its_readout(leve
 
 
 @pytest.mark.parametrize("kw", [{"model": "llama-3-8b"}, {"model": "llama-3-8b", "batch": 56},
-                                {"model": "llama-3-70b", "context": 131072, "batch": 4}])
+                                {"model": "llama-3-70b", "context": 131072, "batch": 4},
+                                {"model": "llama-3-8b", "context": 128}, {"model": "llama-3-8b", "context": 16}])
 def test_the_kv_share_is_the_value_its_work_ends_with(kw):
-    # An engineer's trial: the readout said "21 %" over its work's "= 21.1 %".
+    # An engineer's trial: the readout said "21 %" over its work's "= 21.1 %"; a verifying trial: "0.02 GB / 16.08 GB
+    # = 0 %" at S = 128, and a KV cache of "0.00 GB" at S = 16.
     q = quantities(Scenario(**kw).evaluate())["kv-share"]
-    kv, total = (float(v) for v in re.findall(r"([\d.,]+) GB", q.work))
+    kv, total = (number(v) for v in re.findall(r"([\d.,]+) GB", q.work))
     assert q.work.endswith(f"= {q.value}")
-    assert f"{100 * kv / total:.0f} %" == q.value
+    pct = 100 * kv / total
+    shown = q.value.removesuffix(" %")
+    decimals = len(shown.split(".")[1]) if "." in shown else 0
+    assert f"{pct:.{decimals}f}" == shown and kv > 0 and shown != "0"
 
 
 _READ_ROW = re.compile(r"(?:memory|weight-read|KV-read) time ([\d.,]+) GB / \(?([\d.]+) TB/s((?: × [\d.]+)*)\)? = "
