@@ -144,6 +144,19 @@ def sram_bytes(gpu) -> float:
     return gpu.sram_per_sm_bytes or FALLBACK_SRAM
 
 
+#: A kernel's name in brief, by its family, where its full name finds no clear place on the atlas.
+BRIEF_NAMES = {"gemm": "GEMM", "matvec": "decode matvec", "naive": "naive attention", "flash": "FlashAttention",
+               "decode_attention": "decode attention"}
+
+
+def brief_name(name: str, family: str) -> str:
+    """A kernel's name without its sizes: ``"GEMM"``, or an elementwise op's own (``"LayerNorm × 8,388,608"`` →
+    ``"LayerNorm"``, a fused chain ``"fused chain"``)."""
+    if family == "elementwise":
+        return "fused chain" if "(fused)" in name else name.split(" ×")[0]
+    return BRIEF_NAMES[family]
+
+
 def example_name(intensity: float) -> str:
     """The example kernel's name on the Generations chart: "a kernel at 200" (FLOP/byte)."""
     return f"a kernel at {intensity:,.0f}"
@@ -306,9 +319,9 @@ class HardwareView(pn.viewable.Viewer):
     # -- data sources -------------------------------------------------------------
     def _build_sources(self):
         self.atlas_roof = ColumnDataSource({"x": [], "y": []}, name="hw-atlas-roof")
-        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "color": [], "marker": [], "line_width": [],
-                                              "time": [], "bound": [], "xoff": [], "yoff": [], "align": []},
-                                             name="hw-kernels")
+        self.atlas_points = ColumnDataSource({"x": [], "y": [], "name": [], "brief": [], "shown": [], "color": [],
+                                              "marker": [], "line_width": [], "time": [], "bound": [], "xoff": [],
+                                              "yoff": [], "align": []}, name="hw-kernels")
         self.ceil_roof = ColumnDataSource({"x": [], "y": []}, name="hw-ceil-roof")
         self.ceil_overhead = ColumnDataSource({"x": [], "y": []}, name="hw-overhead-ceiling")
         self.ceil_overhead_item: LegendItem | None = None  # the overhead ceiling's key, once its chart is built
@@ -365,10 +378,12 @@ class HardwareView(pn.viewable.Viewer):
                           line_width="line_width",
                           marker="marker")
         hover_k.renderers = [marks]  # the kernels, not the labels' leader lines
-        labels = LabelSet(x="x", y="y", text="name", source=self.atlas_points, text_font_size="11px")
+        labels = LabelSet(x="x", y="y", text="shown", source=self.atlas_points, text_font_size="11px")
         f.add_layout(labels)
-        # Off the roof and the ridge's dotted line (step 1 of the tour drew FlashAttention's name across it).
-        place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof], spans=[self.atlas_ridge])
+        # Off the roof and the ridge's dotted line (step 1 of the tour drew FlashAttention's name across it); a name
+        # with no clear place says its brief form, and none is left out (the hover has every name in full).
+        place_labels_in_browser(f, labels, marks.glyph, "name", lines=[self.atlas_roof], spans=[self.atlas_ridge],
+                                shown="shown", fallback="brief", keep_all=True)
         f.legend.location = "bottom_right"
         self.atlas_fig = f
 
@@ -778,7 +793,8 @@ class HardwareView(pn.viewable.Viewer):
         xs, ys = [k.intensity for k, _ in kernels], [k.attainable_flop_per_s(gpu) / TFLOP for k, _ in kernels]
         names = [k.name for k, _ in kernels]
         self.atlas_points.data = {
-            "x": xs, "y": ys, "name": names, "color": [KERNEL_STYLES[f][0] for _, f in kernels],
+            "x": xs, "y": ys, "name": names, "brief": [brief_name(k.name, f) for k, f in kernels], "shown": names,
+            "color": [KERNEL_STYLES[f][0] for _, f in kernels],
             "marker": [KERNEL_STYLES[f][1] for _, f in kernels],
             "line_width": [FOCUS_LINE_WIDTH if f in self.focus else 1 for _, f in kernels],
             "time": [f"{fmt_sig(k.time(gpu) * 1e6)} µs" for k, _ in kernels],

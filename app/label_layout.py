@@ -29,7 +29,8 @@ from bokeh.models import ColumnDataSource, CustomJS, FactorRange, LabelSet
 # it, else the nearest inside the frame; with `shown` (a column name) it is left out: `shown` holds its text or "".
 # With `shortField` (a column name; `shown` drawn) a label with no room in the frame beside its point on either side or
 # centred says its short form instead, and is never left out: `shown` holds the text it says.  With `fallbackField`
-# (`shown` drawn) a label with no clear place tries that column's shorter text before it is left out.
+# (`shown` drawn) a label with no clear place tries that column's shorter text before it is left out; with `keepAll`
+# too, none is left out: a label with no clear place says its shorter text where that has one.
 # With `leaders` (a source of x0/y0/x1/y1 segments in data units; log or linear axes only) a label that had to move
 # beyond half a line from its point's marker is joined to it by a leader line.
 # Runs when the points, the frame, the axes' ranges or the text size change; writes xoff, yoff and align (for a
@@ -87,6 +88,28 @@ for (const other of others) {  // other labels: laid out by their own PLACE_LABE
     taken.push([left, left + w, top, top + h]);
     texts.push([left, left + w, top, top + h]);
   }
+}
+// The chart's keys inside the frame (a Legend at a named location): a label or a leader under one is hidden (at
+// 1024 px on a projector the atlas's key covered "B = 1" at the end of two kernels' names).  Its box is worked out
+// from its items' text as BokehJS lays a legend out: padding, each entry a glyph, a standoff and its label, entries
+// `spacing` apart in `ncols` columns, `margin` from the frame's edge.
+for (const legend of fig.center) {
+  if (legend.type !== "Legend" || !legend.visible || typeof legend.location !== "string") { continue; }
+  const items = legend.items.filter((item) => item.visible !== false);
+  if (items.length === 0) { continue; }
+  const size = parseFloat(val(legend.label_text_font_size)) || 13;
+  ctx.font = `${val(legend.label_text_font_style) || "normal"} ${size}px helvetica`;
+  const widths = items.map((item) => ctx.measureText(String(val(item.label) ?? "")).width);
+  const cols = Math.max(1, Math.min(items.length, legend.ncols === "auto" || legend.ncols == null ? 1 : legend.ncols));
+  const rows = Math.ceil(items.length / cols), pad = legend.padding ?? 10, gap = legend.spacing ?? 3;
+  const entry = Math.max(...widths) + (legend.glyph_width ?? 20) + (legend.label_standoff ?? 5);
+  const lw = 2 * pad + cols * entry + (cols - 1) * gap;
+  const lh = 2 * pad + rows * Math.max(legend.glyph_height ?? 20, 1.2 * size) + (rows - 1) * gap;
+  const m = legend.margin ?? 10, where = legend.location;
+  const left = where.endsWith("right") ? W - m - lw : where.endsWith("left") ? m : (W - lw) / 2;
+  const top = where.startsWith("bottom") ? H - m - lh : where.startsWith("top") ? m : (H - lh) / 2;
+  taken.push([left, left + lw, top, top + lh]);
+  texts.push([left, left + lw, top, top + lh]);
 }
 for (const m of marks) {  // other series' markers (renderers of a Scatter): their boxes are taken too
   if (!m.visible) { continue; }
@@ -196,7 +219,8 @@ const ownNearest = (b, x, y) => {
     || boxDist(b, cx, cy) > own + line / 2);
 };
 const slide = bothSides === false;  // one side only: off its row, a label may go centred over or under its mark
-const mayHide = shown !== null && shortField == null;  // `shown` drawn: a label with no clear place is left out
+// `shown` drawn: a label with no clear place is left out (with `keepAll`, never)
+const mayHide = shown !== null && shortField == null && !keepAll;
 // The labels are placed one after another, each clear of those before it and of their leaders: `layout(order)`
 // places them in `order` and says which found no place clear of everything with a clear leader (`worse`), and
 // which leaders run through another label (`crossed`: [leader's label, label crossed]).  A label may have been
@@ -280,10 +304,12 @@ for (const i of order) {
   let placed = attempt(text);
   // With `fallbackField` a label with no clear place tries its shorter text (the value without its note: the note
   // is in the hover) before it is left out (a phone's Compare lost INT4's expected value, the row's point).
+  // With `keepAll`, a label with no place clear of everything says its shorter text where that has one (the
+  // Hardware atlas at 1024 px on a projector: six kernels' names in 18-px text had no room in a 628-px frame).
   const brief = fallbackField != null && d[fallbackField] ? String(d[fallbackField][i]) : "";
-  if (mayHide && !placed.found && brief !== "" && brief !== text) {
+  if (brief !== "" && brief !== text && ((mayHide && !placed.found) || (keepAll && placed.best === null))) {
     const second = attempt(brief);
-    if (second.found) { placed = second; }
+    if (mayHide ? second.found : second.best !== null || (!placed.found && second.found)) { placed = second; }
   }
   text = placed.text;
   const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted} = placed;
@@ -372,7 +398,7 @@ if (layout != null) { layout.execute(cb_obj); }"""
 def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), others=(), *, steps=STEPS,
                             both_sides: bool | str = True, shown: str | None = None, short: str | None = None,
                             fallback: str | None = None, pad: float = 0, marks=(), bars=(),
-                            spans=(), leader_lines: bool = True, own_only: bool = False,
+                            spans=(), leader_lines: bool = True, own_only: bool = False, keep_all: bool = False,
                             name: str | None = None) -> ColumnDataSource | None:
     """Keep ``labels`` (a LabelSet over ``glyph``'s points, text in ``field``; ``glyph`` None for labels of points
     on a line) apart, off their markers and those of the renderers ``marks`` (Scatter glyphs: the other series),
@@ -392,7 +418,8 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
     (a column of shorter texts), no label is left out: one too wide for the frame beside its point on either side
     and centred says its ``short`` text, and ``shown`` holds the text each says.  With ``fallback`` instead (a
     column of shorter texts, ``shown`` given), a label with no clear place for its text tries its ``fallback`` text
-    before it is left out (``shown`` holds the text each says, or "").
+    before it is left out (``shown`` holds the text each says, or ""); with ``keep_all`` too none is left out, and a
+    label with no place clear of everything says its ``fallback`` text where that finds one.
     The label source needs ``xoff``, ``yoff`` and ``align`` columns (:func:`unplaced` before the browser's).
     On log or linear axes a label moved away from its point is joined to it by a leader line
     (:data:`LEADER_STYLE`).
@@ -428,7 +455,7 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
                               "lines": list(lines), "lineFields": line_fields, "others": list(others),
                               "marks": list(marks), "bars": list(bars), "spans": list(spans), "steps": list(steps),
                               "bothSides": both_sides, "shown": shown, "shortField": short, "fallbackField": fallback,
-                              "pad": pad, "leaders": leaders, "ownOnly": own_only},
+                              "pad": pad, "leaders": leaders, "ownOnly": own_only, "keepAll": keep_all},
                         code=PLACE_LABELS, **({"name": name} if name else {}))
     own = [(fig, "inner_width"), (fig, "inner_height"), (labels.source, "data"), (labels, "text_font_size"),
            *(((glyph, "size"),) if glyph is not None else ())]

@@ -311,11 +311,14 @@ def _nearer_another(found, margin=8.0) -> list:
     return problems
 
 
-def test_crowded_atlas_puts_a_dotted_ridge_through_a_label_rather_than_a_leader(page, lab_url):
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280", "1024"])
+def test_a_crowded_atlas_names_every_kernel_with_no_leader_through_a_label(page, lab_url, size):
     # A teacher's trial: at hardware tour step 5 on the projector, naive attention's leader line ran through
     # FlashAttention's name (the ridge's dotted line blocks every place right of the two, the labels above them
-    # every place left).  A label may now sit across the dotted ridge; no leader runs through a label, and no roof.
+    # every place left); a verifying trial at 1024 px: the key covered "B = 1", and the roof ran through a name.
+    # A name with no clear place says its brief form ("FlashAttention"), or sits across the dotted ridge.
     errors = _hardware_tour_at(page, lab_url, 5)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
     page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-atlas');"
                            " return f && Bokeh.index.find_one(f) && f.center.some(r => r.type === 'LabelSet' &&"
                            " JSON.stringify(r.text_font_size).includes('18px')); })()", timeout=10_000)
@@ -327,8 +330,14 @@ def test_crowded_atlas_puts_a_dotted_ridge_through_a_label_rather_than_a_leader(
         problems = _overprints(found, roofs) + _label_problems(found) + _nearer_another(found)
         if not problems and any("FlashAttention" in lab["text"] for lab in found["labels"]):
             break
-    assert sum("attention" in lab["text"] for lab in found["labels"]) == 3, found["labels"]
+    assert len(found["labels"]) == 6 and any("FlashAttention" in lab["text"] for lab in found["labels"])
     assert problems == []
+    key = page.evaluate("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-atlas');"
+                        " const b = Bokeh.index.find_one(f.center.find((r) => r.type === 'Legend')).bbox;"
+                        " return [b.left, b.top, b.right, b.bottom]; })()")
+    under_key = [lab["text"] for lab in found["labels"] if lab["left"] < key[2] and key[0] < lab["right"]
+                 and lab["top"] < key[3] and key[1] < lab["bottom"]]
+    assert under_key == []  # the key hid "B = 1" at the end of two names at 1024 px
     assert errors == []
 
 
