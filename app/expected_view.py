@@ -112,7 +112,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
     spread = spread_for(r.phase, r.batch, e.parameters.format_class)
     # The share as the readouts write it, with the ceiling's digits that make it multiply out (a trial read "66 %"
     # here beside the readouts' "65.6 % of the ceiling's 195.5").
-    pct, whole = e.shares()[0]
+    pct, whole = e.shares[0]
     share = f"{pct} % of the ceiling's {whole}"
     head = (
         approximate_html(r.model, "expected-approximate") +

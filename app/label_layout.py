@@ -185,8 +185,12 @@ const inside = (b) => ([x, y]) => b[0] < x && x < b[1] && b[2] < y && y < b[3];
 const clear = (b, own = -1) => apart(b, own) && !crossings.some(inside(b)) && !paths.some((s) => through(s, b));
 // Clear but for a span (a thin dotted line, such as the ridge's, through the text): better than a leader through
 // another label, or a roof through the text.
-const clearButSpans = (b, own = -1) => apart(b, own) && !crossings.slice(0, solid).some(inside(b))
-  && !paths.some((s) => through(s, b));
+const clearButSpans = (b, own = -1) => {
+  if (!apart(b, own) || paths.some((s) => through(s, b))) { return false; }
+  const within = inside(b);
+  for (let k = 0; k < solid; k++) { if (within(crossings[k])) { return false; } }  // no copy: runs every redraw
+  return true;
+};
 // Where a label at box `b` would have its leader line (from the edge of the marker at (x, y) to the box's nearest
 // point), or null where it stays near enough to its point to need none.
 const leaderOf = (b, x, y) => {

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, fields
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
@@ -713,6 +713,7 @@ class ExpectedStep:
         """Expected tokens/s ÷ the ceiling's: ``ceiling step / expected step`` (the article's "60–85 %")."""
         return self.ceiling_step_time_s / self.expected_step_time_s
 
+    @cached_property  # read by a readout and its work, the Expected tab and two Compare rows of each pin
     def shares(self) -> tuple[tuple[str, str], tuple[str, str]]:
         """The expected tokens/s per sequence and of the batch as shares of their ceilings, each ``(percentage,
         ceiling)`` as :func:`core.units.fmt_share` prints them (their product prints as the expected value), the
@@ -775,11 +776,10 @@ def _printed_rate(bandwidth: float, *divisors: str) -> float:
     return float(fmt_bandwidth(bandwidth).split()[0].replace(",", "")) * TB * math.prod(float(d) for d in divisors)
 
 
-def _gb_giving(byte_counts: tuple[float, ...], rate: float, target: str) -> tuple[str, ...]:
-    """``byte_counts`` as GB with the fewest decimals (three at least, and four significant digits) at which their
-    difference (one count: itself) over ``rate`` (bytes/s, as printed) prints as ``target`` does ("0.3376 ms", to
-    its digits): "1.074 GB / (3.35 TB/s × 0.9493)" is 0.3377 ms, "1.0743 GB /" the 0.3376 ms the row goes on to
-    divide (a verifying trial recomputed every row)."""
+def _gb_giving(byte_counts: tuple[float, float], rate: float, target: str) -> tuple[str, str]:
+    """Two byte counts as GB with the fewest decimals (three at least, and four significant digits) at which their
+    difference over ``rate`` (bytes/s, as printed) prints as ``target`` does, to its digits: "(15.010 GB − 16.061
+    GB) / 2.039 TB/s" gave 0.5152 ms where the term is 0.5154 (a verifying trial recomputed every row)."""
     number, unit = target.rsplit(" ", 1)
     decimals = len(number.split(".")[1]) if "." in number else 0
     smallest = min((abs(n) for n in byte_counts if n), default=GB)
@@ -841,9 +841,9 @@ def _terms(states: list, x: ChainInputs, p: EngineParameters, embedding: str,
                else f"{x.kernels:.0f} kernels")
     # A difference of two byte counts over the bandwidth, with the digits that make it print as the term's time
     fmt_format = _gb_giving((float(x.weight_bytes_format), float(x.weight_bytes_lab)), _printed_rate(bw),
-                            fmt_seconds(abs(float(x.weight_bytes_format - x.weight_bytes_lab)) / bw or 1e-12))
+                            fmt_seconds(abs(float(x.weight_bytes_format - x.weight_bytes_lab)) / bw))
     fmt_gathered = _gb_giving((float(x.weight_bytes_gathered), float(x.weight_bytes_format)), _printed_rate(bw),
-                              fmt_seconds(abs(float(x.weight_bytes_gathered - x.weight_bytes_format)) / bw or 1e-12))
+                              fmt_seconds(abs(float(x.weight_bytes_gathered - x.weight_bytes_format)) / bw))
     formulas = {
         "format": (f"({fmt_format[0]} − {fmt_format[1]}) / "
                    f"{fmt_bandwidth(bw)} [{p.weight_format}: {fmt_sig(fmt['matrix'])} B/weight, embedding "
@@ -1107,7 +1107,7 @@ def waterfall_text(e: ExpectedStep, fits: bool = True, beyond: str = "", approxi
     lines.append(f"  {mark}= expected: {fmt_seconds(e.expected_step_time_s)} per step = "
                  f"{fmt_rate(e.expected_tokens_per_s_per_sequence)} tokens/s per sequence, "
                  f"{fmt_rate(e.expected_tokens_per_s_aggregate)} tokens/s in all "
-                 f"({e.shares()[0][0]} % of the ceiling){said}"
+                 f"({e.shares[0][0]} % of the ceiling){said}"
                  + (f"; {above}" if (above := above_ceiling(e)) else ""))
     if e.expected_ttft_s is not None:
         lines.append(f"  {mark}time to first token: ceiling {fmt_seconds(e.ceiling_ttft_s)}, expected "
@@ -1202,7 +1202,7 @@ def expected_quantities(e: ExpectedStep, approximate: bool = False, fits: bool =
             f"ceiling {'≈ ' if approximate else ''}{shown} tokens/s; expected ≈ {rate} "
             f"tokens/s ({pct} % of the ceiling), {who}{tail}")
 
-    shares = e.shares()
+    shares = e.shares
     return (one("expected-tokens", "Expected tokens/s per sequence", e.expected_tokens_per_s_per_sequence, shares[0]),
             one("expected-tokens-aggregate", "Expected tokens/s, all GPUs", e.expected_tokens_per_s_aggregate,
                 shares[1]))

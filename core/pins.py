@@ -25,7 +25,7 @@ from .coverage import beyond_calibration
 from .expected import above_ceiling, engine_label, engine_names, expected_step
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
-from .units import GiB, fmt_rate, fmt_seconds, fmt_share, fmt_sig
+from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
 
 __all__ = ["COMPARE_METRICS", "MAX_PINS", "CompareMetric", "Pin", "PinRow", "bound_text", "bound_word",
            "compare", "compare_metrics", "differs_text", "expected_metric",
@@ -519,16 +519,6 @@ def _fits(r: ScenarioResult) -> str:
     return r.model.approximate_mark + ("fits" if r.fits else "does not fit")
 
 
-def share_text(value: float, ceiling: float) -> str:
-    """``value`` as a share of ``ceiling`` (tokens/s) that multiplies out (:func:`core.units.fmt_share`).
-
-    >>> share_text(1076.3, 1523.0)  # 0.7 × 1,523 = 1,066 and 0.707 × 1,523 = 1,077: four digits make 1,076
-    '70.67 % of 1,523'
-    """
-    pct, shown = fmt_share(value, ceiling)
-    return f"{pct} % of {shown}"
-
-
 def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequence",
                     steps: dict | None = None) -> CompareMetric:
     """The Compare row of a ceiling's tokens/s (the :data:`COMPARE_METRICS` row keyed ``ceiling``: per sequence, or
@@ -537,10 +527,10 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
 
     Which lever wins on an engine, beside which wins at the ceiling (:func:`core.expected.expected_step`: an INT4
     pin's dequantisation and launches cost it a larger share of its ceiling than a batch's or a speculation's).  The
-    label gives the share of the pin's ceiling it keeps (:func:`share_text`), "if it fit" where it does not fit, and
-    "extrapolated" where the scenario has what the calibration set had not; the hover names what
-    (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark; its label
-    says why.  Key ``expected_tokens`` (per sequence) or ``expected_`` + the ceiling's key; CSV column
+    label gives the share of the pin's ceiling it keeps (:attr:`core.expected.ExpectedStep.shares`), "if it fit"
+    where it does not fit, and "extrapolated" where the scenario has what the calibration set had not; the hover
+    names what (:func:`core.coverage.beyond_calibration`).  A scenario the expected step cannot read has no mark;
+    its label says why.  Key ``expected_tokens`` (per sequence) or ``expected_`` + the ceiling's key; CSV column
     ``expected_`` + the ceiling's.  ``steps``: a dict the rows of one engine share (:func:`compare_metrics`), so a
     pin's expected step is worked out once for both.
 
@@ -578,11 +568,9 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
                                                 ("; extrapolated", words and beyond_calibration(r)),
                                                 ("; above the ceiling", words and above_ceiling(step_of(r)))) if on)
         # The pin's share as its readouts print it, alike in the per-sequence and the batch's rows (a trial read
-        # "110 (67 % of 164.6)" above "442 (67.1 % of 658)"), else of the pin's own ceiling
-        e = step_of(r)
-        pct, whole = e.shares()[0 if ceiling == "tokens_per_sequence" else 1] if e is not None else ("", "")
-        share = f"{pct} % of {whole}" if pct else share_text(value, of.si(r))
-        return f"({share}{caveats})"
+        # "110 (67 % of 164.6)" above "442 (67.1 % of 658)"); a finite value has an expected step
+        pct, whole = step_of(r).shares[0 if ceiling == "tokens_per_sequence" else 1]
+        return f"({pct} % of {whole}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
         beyond = beyond_calibration(r)
