@@ -309,11 +309,13 @@ for (const i of order) {
   // With `fallbackField` a label with no clear place tries its shorter text (the value without its note: the note
   // is in the hover) before it is left out (a phone's Compare lost INT4's expected value, the row's point).
   // With `keepAll`, a label with no place clear of everything says its shorter text where that has one (the
-  // Hardware atlas at 1024 px on a projector: six kernels' names in 18-px text had no room in a 628-px frame).
+  // Hardware atlas at 1024 px on a projector: six kernels' names in 18-px text had no room in a 628-px frame), and
+  // wherever its own text has no clear place at all: less text over what is there (on a phone two kernels' whole
+  // names lay one over the other and ran out of the frame).
   const brief = fallbackField != null && d[fallbackField] ? String(d[fallbackField][i]) : "";
   if (brief !== "" && brief !== text && ((mayHide && !placed.found) || (keepAll && placed.best === null))) {
     const second = attempt(brief);
-    if (mayHide ? second.found : second.best !== null || (!placed.found && second.found)) { placed = second; }
+    if (mayHide ? second.found : second.best !== null || !placed.found) { placed = second; }
   }
   text = placed.text;
   const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted} = placed;
@@ -388,8 +390,10 @@ if (leaders != null && !["x0", "y0", "x1", "y1"].every((k) => same(leaders.data[
 
 #: The vertical offsets (in lines) a label tries, nearest first.
 STEPS = (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8)
-#: The leader lines' look: thin, grey, under the markers.
-LEADER_STYLE = {"line_color": "#777777", "line_width": 1, "level": "underlay"}
+#: The leader lines' look: thin, grey, under the markers and lines (:func:`draw_leaders` draws them first) and over
+#: the grid: on the grid's level a leader straight up from a point on a decade ran under its grid line, unseen (a
+#: teacher's trial read "decode attention" as a label with no leader).
+LEADER_STYLE = {"line_color": "#777777", "line_width": 1, "level": "glyph"}
 
 
 #: Runs a layout callback found by its name in the changed model's document: a model other views' callbacks keep in
@@ -483,8 +487,10 @@ def place_labels_in_browser(fig, labels: LabelSet, glyph, field: str, lines=(), 
 
 
 def draw_leaders(fig, leaders: ColumnDataSource) -> None:
-    """Draw the leader lines of :func:`place_labels_in_browser`'s ``leaders`` source on ``fig``."""
-    fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
+    """Draw the leader lines of :func:`place_labels_in_browser`'s ``leaders`` source on ``fig``, first of its glyphs:
+    under every marker and line, over the grid."""
+    drawn = fig.segment("x0", "y0", "x1", "y1", source=leaders, **LEADER_STYLE)
+    fig.renderers = [drawn, *(r for r in fig.renderers if r is not drawn)]
 
 
 def unplaced(n: int) -> dict[str, list]:

@@ -129,6 +129,21 @@ def _settled(page, name, want="", tries=20):
     return found, problems
 
 
+#: For each leader line (canvas px, as LABELS_AND_LEADERS gives them), the share of points along its middle half where
+#: the chart's canvas has ink darker than the grid's light grey within a pixel of the line: a leader that can be seen.
+LEADER_INK = r"""([name, leaders]) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name), view = Bokeh.index.find_one(fig);
+  const canvas = view.canvas_view.el.shadowRoot.querySelector('canvas');
+  const ratio = canvas.width / view.canvas_view.bbox.width, ctx = canvas.getContext('2d');
+  return leaders.map(([x0, y0, x1, y1]) => { let inked = 0, n = 0;
+    for (let t = 0.25; t <= 0.75; t += 0.025, n++) {
+      const x = Math.round((x0 + (x1 - x0) * t) * ratio), y = Math.round((y0 + (y1 - y0) * t) * ratio);
+      const d = ctx.getImageData(x - 1, y - 1, 3, 3).data; let dark = false;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 190 && d[i + 1] < 190) dark = true;
+      if (dark) inked++; }
+    return inked / n; }); }"""
+
+
 @pytest.mark.parametrize("present", ["true", "false"])
 def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, present):
     # The trial: "decode attention, S = 8,192, B = 1" floated near 10³ TFLOP/s, its marker at I ≈ 1, 3 TFLOP/s.
@@ -140,6 +155,10 @@ def test_atlas_labels_sit_by_their_markers_or_have_a_leader(page, lab_url, prese
     found, problems = _settled(page, "hw-atlas")
     assert len(found["labels"]) >= 8 and any(lab["text"].startswith("decode attention") for lab in found["labels"])
     assert problems == []
+    # A teacher's trial: decode attention's leader ran straight up from I = 1, along the grid's line at 10⁰, and the
+    # grid, drawn over it, hid it: the label floated with nothing to say whose it was.
+    ink = page.evaluate(LEADER_INK, ["hw-atlas", found["leaders"]])
+    assert found["leaders"] and min(ink) >= 0.9, list(zip(found["leaders"], ink, strict=True))
     assert errors == []
 
 
@@ -411,4 +430,37 @@ def test_hardware_tour_step_2_opens_the_gemms_levers_and_outlines_its_dot_on_a_p
     widths = page.evaluate("(() => { const s = Bokeh.documents[0].get_model_by_name('hw-kernels');"
                            " return [Array.from(s.data.name), Array.from(s.data.line_width)]; })()")
     assert [name for name, w in zip(*widths, strict=True) if w > 1] == ["GEMM 4,096×4,096×4,096"]
+    assert errors == []
+
+
+def _shared_area(a, b) -> float:
+    """The area two label boxes share, as a fraction of the smaller box's."""
+    w = min(a["right"], b["right"]) - max(a["left"], b["left"])
+    h = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / min((box["right"] - box["left"]) * (box["bottom"] - box["top"]) for box in (a, b))
+
+
+def test_on_a_phone_no_kernel_name_lies_over_another_or_runs_out_of_the_frame(page, lab_url):
+    # A teacher's trial (present mode, 390 × 844, step 1): "decode matvec 4,096×4,096, B = 1" lay over "decode
+    # attention, S = 8,192, B = 1", both whole, both past the frame's right edge. A name with no clear place says its
+    # brief form ("decode matvec"), less text over what is there: in so small a frame two names may still touch, but
+    # none is printed over another (a quarter of the smaller box at most) or cut.
+    errors = _hardware_tour_at(page, lab_url, 1)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_function("(() => { const f = Bokeh.documents[0].get_model_by_name('hw-atlas');"
+                           " return f && Bokeh.index.find_one(f); })()", timeout=10_000)
+    found, over = None, None
+    for _ in range(20):
+        page.wait_for_timeout(500)
+        found = page.evaluate(LABELS_AND_LEADERS, "hw-atlas")
+        labels = found["labels"]
+        over = [(a["text"], b["text"], round(shared, 2)) for i, a in enumerate(labels) for b in labels[i + 1:]
+                for shared in [_shared_area(a, b)] if shared > 0.25]
+        cut = [p for p in _label_problems(found) if p[0] == "cut"]
+        if len(labels) == 8 and not over and not cut:
+            break
+    assert len(found["labels"]) == 8  # every kernel named
+    assert over == [] and cut == []
     assert errors == []
