@@ -25,6 +25,7 @@ from .generations import (
 )
 from .hardware import get_accelerator
 from .kernels import ELEMENTWISE, decode_attention, decode_matvec, flash_attention, fuse, gemm, naive_attention
+from .model_catalogue import get_model
 from .overhead import kernels_per_step, three_ceilings
 from .units import fmt_bandwidth
 from .waves import TILES, gemm_quantisation, padded, sm_count_for_waves, waves
@@ -91,6 +92,8 @@ def hardware_values(lv: dict) -> dict:
     sram = gpu.sram_per_sm_bytes or 228 * 1024
     fa = flash_attention(lv["attn_n"], lv["attn_d"], sram)
     kv = decode_attention(lv["kv_context"], lv["kv_heads"], lv["kv_d_head"], lv["batch"])
+    gqa_model = get_model("llama-3-8b")  # the main tour's model (article 000's)
+    group = gqa_model.n_heads // gqa_model.n_kv_heads
     n_kernels = kernels_per_step(lv["layers"], lv["fusion_level"])
     step = three_ceilings(2 * lv["step_params"] * lv["batch"], 2 * lv["step_params"], n_kernels, gpu,
                           launch_latency_s=lv["launch_latency_us"] * 1e-6, cuda_graphs=lv["cuda_graphs"])
@@ -122,6 +125,9 @@ def hardware_values(lv: dict) -> dict:
         "flop_ratio": fa.flop / na.flop, "speedup": na.time(gpu) / fa.time(gpu),
         "byte_ratio": na.bytes_moved / fa.bytes_moved, "scores_mb": lv["attn_n"] ** 2 * 2 / 1e6,
         "kv_i": kv.intensity,
+        # GQA's group, on the main tour's model (article 000's Llama-3-8B): decode attention's I is 2·g/p_kv.
+        "gqa_model": gqa_model.name, "gqa_g": group,
+        "gqa_i": decode_attention(lv["kv_context"], lv["kv_heads"], lv["kv_d_head"], lv["batch"], group).intensity,
         "n_kernels": n_kernels, "launch_us": lv["launch_latency_us"], "overhead_us": step.overhead_s * 1e6,
         "memory_us": step.memory_s * 1e6, "compute_us": step.compute_s * 1e6, "regime": step.regime,
         "fixes": ", ".join(step.fixes), "params_m": lv["step_params"] / 1e6,
@@ -129,7 +135,8 @@ def hardware_values(lv: dict) -> dict:
         "probe_blocks": probe.blocks, "probe_waves": probe.waves,
         "padded_257": padded(257, tn), "waves_full": waves(sms, sms),
         "waves_plus1": waves(sms + 1, sms),
-        "extra_work_pct": 100 / sms, "tile_eff": 100 * q.tile_efficiency,
+        "extra_work_pct": 100 / sms, "extra_useful_pct": 100 * (lv["n_probe"] / (sms * tn) - 1),
+        "tile_eff": 100 * q.tile_efficiency,
         "ridges": ", ".join(f"{get_accelerator(i).name.replace('NVIDIA ', '').replace('AMD Instinct ', '')} {r:.0f}"
                             for i, r in ridges.items()),
         "flop_rate": GHOLAMI_RATES_PER_2Y["peak FLOP/s"], "bw_rate": GHOLAMI_RATES_PER_2Y["DRAM bandwidth"],
@@ -197,9 +204,11 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "7 · The KV cache: about 1 FLOP per byte, whatever the batch",
         "article 000, Attention (the KV cache during decoding)",
         {"section": "Kernel atlas", "batch": 64, "focus": ["decode_attention"]},
-        "Each cached key and value does one multiply-accumulate (2 FLOPs) against its own sequence's query and "
-        "occupies 2 bytes: I = {kv_i:g} at batch {batch}, exactly as at batch 1. Batching cannot fix it; GQA, MLA and "
-        "cache compression cut the bytes instead.",
+        "Here each KV head serves one query head (multi-head attention, g = 1): each cached key and value does one "
+        "multiply-accumulate (2 FLOPs) against its own sequence's query and occupies 2 bytes: I = {kv_i:g} at batch "
+        "{batch}, exactly as at batch 1. Batching cannot fix it. GQA shares each KV head among g query heads, "
+        "I = 2·g/p_kv ({gqa_model}'s g = {gqa_g} gives {gqa_i:g}, the main tour's \"Add the KV cache\"); MLA and "
+        "cache compression cut the bytes.",
     ),
     HardwareTourStep(
         "8 · The third ceiling: overhead",
@@ -232,10 +241,10 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         # One row of tiles (M = 128), so that a block is a column of N: N = 132·128 is one block per SM.
         {"section": "Tiles and waves", "wave_m": 128, "n_min": 132 * 128 - 256, "n_max": 132 * 128 + 384,
          "n_probe": 132 * 128 + 1},
-        "With M = {wave_m} (one row of {tile} tiles) a thread block is {tile_n} columns of N. N = {full_n:,} makes "
-        "{sms} blocks, one per SM: {waves_full} wave. N = {n_probe:,} makes {sms} + 1 = {probe_blocks} blocks and "
-        "takes {probe_waves} waves, twice the time for {extra_work_pct:.1f} % more work: the stair in the chart, "
-        "and the readout over it.",
+        "With M = {wave_m} (one row of {tile} tiles) a block is {tile_n} columns of N. N = {full_n:,} makes {sms} "
+        "blocks, one per SM: {waves_full} wave. N = {n_probe:,} makes {sms} + 1 = {probe_blocks}: {probe_waves} waves, "
+        "twice the time for {extra_useful_pct:.3f} % more useful work (article 000's whole block more: "
+        "{extra_work_pct:.1f} %). The stair in the chart; the readout over it.",
     ),
     HardwareTourStep(
         "12 · The hierarchy: which level the traffic hits",

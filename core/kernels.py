@@ -364,7 +364,9 @@ def decode_attention(context: int, h_kv: int, d_head: int, batch: int = 1, queri
     flop = 2 * cached * g
     return KernelCost(
         f"decode attention, S = {s:,.0f}, B = {b:,.0f}", flop, cached * p,
-        f"cached elements = 2·S·h_kv·d_head·B = {cached:,.0f}; FLOPs = 2·g per element = {flop:,.0f}; "
-        f"bytes = elements·p_kv = {cached * p:,.0f}; I = 2·g/p_kv = {flop / (cached * p):g}, whatever B",
+        f"cached elements = 2·S·h_kv·d_head·B = {cached:,.0f}; FLOPs = 2·g per element, g = {g:,.0f} query "
+        f"head{'' if g == 1 else 's'} per KV head: {2 * g:,.0f} × {cached:,.0f} = {flop:,.0f}; "
+        f"bytes = elements·p_kv = {cached:,.0f} × {p:g} = {cached * p:,.0f}; "
+        f"I = 2·g/p_kv = {2 * g:,.0f} / {p:g} = {flop / (cached * p):g}, whatever B",
         "article 000, Attention (the KV cache during decoding)",
     )

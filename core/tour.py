@@ -203,6 +203,7 @@ def caption_values(r: ScenarioResult) -> dict:
         "bandwidth_tb": r.bandwidth / 1e12,
         # The articles count the weights' FLOPs (2 per weight per token); attention is its own term.
         "gflop": r.flop_per_step_weights / 1e9,
+        "step_gflop": r.flop_per_step / 1e9,  # the FLOP per step readout: the weights' and attention's
         "compute_ms": r.flop_per_step_weights / r.peak_flop_per_s * 1e3,
         "peak_tf": r.peak_flop_per_s / TFLOP,
         "ridge": r.ridge_point,
@@ -271,7 +272,8 @@ TOUR: tuple[TourStep, ...] = (
         "Every decode step of {model} reads all {n_billion:.2f} billion weights from HBM: {weight_gb:.1f} GB "
         "at BF16. At {bandwidth_tb:.2f} TB/s that read takes {weight_ms:.2f} ms before any arithmetic happens, "
         "which caps one stream at {tok_no_kv:.0f} tokens/s (ignoring the cache). The orange star sits at "
-        "intensity {intensity:g} FLOP/byte, far down the slope.",
+        "intensity {intensity:g} FLOP/byte, far down the slope. (The cache's {kv_read_gb:.4f} GB a step bring the "
+        "readouts' step time to {step_ms:.3f} ms.)",
         numbers=("weight_gb", "bandwidth_tb", "weight_ms", "tok_no_kv", "intensity"),
     ),
     TourStep(
@@ -282,8 +284,9 @@ TOUR: tuple[TourStep, ...] = (
         "TFLOP/s of tensor cores. Memory time over compute time is {ridge:.0f}, the ridge point, arrived at from "
         "the other direction. Utilisation is 1/{ridge:.0f} = {pct:.2f} % of peak, and no kernel can beat it: "
         "the weights must be read and there is one token of work to do with them.",
-        "Article 000 gives 0.0163 ms and a ratio of 294; the lab divides the exact {gflop:.2f} GFLOP by 989 "
-        "TFLOP/s: {compute_ms:.5f} ms, ratio {ridge:.1f}.",
+        "Article 000 gives 0.0163 ms and a ratio of 294; the lab divides the weights' exact {gflop:.2f} GFLOP by "
+        "{peak_tf:.1f} TFLOP/s: {compute_ms:.5f} ms, ratio {ridge:.1f}. The FLOP per step readout, {step_gflop:.2f} "
+        "GFLOP, adds attention's {attn_gflop:.2f} GFLOP over the {context:,}-token cache.",
         numbers=("gflop", "compute_ms", "peak_tf", "ridge", "pct"),
     ),
     TourStep(

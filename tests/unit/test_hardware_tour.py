@@ -29,7 +29,7 @@ def test_every_step_renders_and_sets_every_lever():
     (7, ["136 kernels", "544 µs", "75 µs", "overhead-bound"]),
     (8, ["64 kernels", "memory-bound"]),
     (9, ["N = 384"]),
-    (10, ["N = 16,896 makes 132 blocks, one per SM: 1 wave", "132 + 1 = 133 blocks and takes 2 waves", "0.8 %"]),
+    (10, ["N = 16,896 makes 132 blocks, one per SM: 1 wave", "132 + 1 = 133: 2 waves", "whole block more: 0.8 %"]),
     (11, ["shared memory (all SMs) 19.49 TB/s, L2 7.219 TB/s, HBM 2.039 TB/s"]),
     (12, ["V100 SXM2 32GB 139", "A100 SXM4 80GB 153", "H100 SXM5 80GB 295", "206", "281"]),
     (13, ["compute-bound on a V100", "memory-bound on an H100", "3.0×", "1.6×", "1.4×"]),
@@ -178,3 +178,43 @@ def test_a_step_outlines_the_kernels_it_speaks_of_and_opens_their_levers_on_a_pr
     assert all(card.collapsed for card in view.atlas_groups)
     view.present = False  # off the projector every group is open
     assert not any(card.collapsed for card in view.atlas_groups)
+
+
+def test_the_kernels_a_step_speaks_of_are_drawn_over_the_others():
+    # A teacher's trial: at step 3 the outlined decode matvec (I = 1 at B = 1) lay under decode attention's marker,
+    # at the same point, and could not be seen. A scatter draws its rows in order: the step's kernels come last.
+    from app.hardware_view import FOCUS_LINE_WIDTH, HardwareView
+
+    view = HardwareView()
+    view._section_parts("Kernel atlas")
+    view.go(2)
+    assert view.focus == ["matvec"]
+    data = view.atlas_points.data
+    assert data["name"][-1] == "decode matvec 4,096×4,096, B = 1" and data["line_width"][-1] == FOCUS_LINE_WIDTH
+    at_matvec = [name for name, x, y in zip(data["name"], data["x"], data["y"], strict=True)
+                 if (x, y) == (data["x"][-1], data["y"][-1])]
+    assert at_matvec == ["decode attention, S = 8,192, B = 1", "decode matvec 4,096×4,096, B = 1"]
+    view.stop_tour()  # no step: the kernels in their own order, the decode attention last
+    assert view.atlas_points.data["name"][-1].startswith("decode attention")
+
+
+def test_the_kv_step_says_its_group_and_what_gqa_does_to_it():
+    """A teacher's trial: the main tour gives decode attention 4 FLOP/byte on Llama-3-8B (4 query heads per KV head)
+    and this step 1, with 8 KV heads on the slider and no word of g; the work printed "2·g per element" without g."""
+    from core.kernels import decode_attention
+
+    text = caption(6)
+    assert "each KV head serves one query head (multi-head attention, g = 1)" in text and "I = 1 at batch 64" in text
+    assert "I = 2·g/p_kv (Llama-3-8B's g = 4 gives 4, the main tour's \"Add the KV cache\")" in text
+    work = decode_attention(8192, 8, 128, 1, 4).formula
+    assert "g = 4 query heads per KV head: 8 × 16,777,216 = 134,217,728" in work and "I = 2·g/p_kv = 8 / 2 = 4" in work
+    assert "g = 1 query head per KV head: 2 × 16,777,216" in decode_attention(8192, 8, 128).formula
+
+
+def test_the_wave_step_says_how_much_more_work_its_extra_column_is():
+    """A teacher's trial: "twice the time for 0.8 % more work" at N = 132·128 + 1, one column more (0.006 %); the
+    0.8 % is article 000's 133 whole blocks (tests/unit/test_waves.py)."""
+    text = caption(10)
+    assert "N = 16,897 makes 132 + 1 = 133: 2 waves, twice the time for 0.006 % more useful work" in text
+    assert "(article 000's whole block more: 0.8 %)" in text
+    assert f"{100 / 16896:.3f}" == "0.006" and f"{100 / 132:.1f}" == "0.8"

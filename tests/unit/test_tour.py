@@ -477,3 +477,19 @@ def test_the_cheapest_step_says_which_of_its_two_levers_did_what():
     b1 = Scenario(**{**step.levers(), "batch": 1}).evaluate().cost_per_million_output_tokens
     text = step.render(s.evaluate())[1]
     assert f"at B = 1 this 8B costs {fmt_money(b1)}." in text and fmt_money(b1) == "$2.84"
+
+
+def test_the_first_steps_name_the_readouts_beside_their_weights_only_figures():
+    """A teacher's trial: step 2 said 4.79 ms beside the readouts' step time of 4.799 ms (a typo, it seemed), and
+    step 3's note divided "the exact 16.06 GFLOP" beside the FLOP per step readout's 16.13: each figure is the
+    weights' alone, and the step now says what the readout adds."""
+    r, _, caption, _ = _rendered(TOUR[1])
+    q = quantities(r)
+    assert "that read takes 4.79 ms" in caption and q["step-time"].value == "4.799 ms"
+    assert "The cache's 0.0168 GB a step bring the readouts' step time to 4.799 ms." in caption
+    assert round((r.weight_bytes_read + r.kv_traffic_bytes) / r.bandwidth * 1e3, 3) == 4.799
+    r, _, _, footnote = _rendered(TOUR[2])
+    q = quantities(r)
+    assert "divides the weights' exact 16.06 GFLOP by 989.4 TFLOP/s: 0.01623 ms" in footnote
+    assert "The FLOP per step readout, 16.13 GFLOP, adds attention's 0.07 GFLOP over the 128-token cache." in footnote
+    assert q["flops"].value.startswith("16.13 GFLOP") and round(16.06 + 0.07, 2) == 16.13
