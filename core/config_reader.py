@@ -255,6 +255,9 @@ def parse_config_text(text) -> dict:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(f"config is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    # A byte-order mark before the JSON (Windows editors save one) is not part of it (RFC 8259 §8.1 lets a reader
+    # ignore it); json refused it with Python's own advice, "decode using utf-8-sig" (an engineer's trial).
+    text = text.removeprefix("\ufeff")
     try:
         config = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
@@ -564,6 +567,11 @@ def from_hf_config(
     rope = cfg.get("rope_scaling")
     if isinstance(rope, dict):
         r.assumptions.append(_rope_context(rope, cfg, fields))
+    stored = cfg.get("torch_dtype") or cfg.get("dtype")
+    if quant is None and _dtype_bytes(stored, 2.0) == 4.0:  # an engineer's trial: read as 16-bit without a word
+        r.assumptions.append(f"torch_dtype {_show(stored)}: the weights \"as stored\" are counted at 16 bits, as "
+                             "engines serve a 32-bit checkpoint (vLLM's dtype \"auto\" loads FP32 weights as FP16); "
+                             "its files hold twice those bytes")
     warnings, unmodelled = _unread(cfg, r, outer)
     return ModelSpec(
         id=model_id,

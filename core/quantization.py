@@ -309,9 +309,12 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
         bits = int(_number(qc, "bits", sub, None, low=1, high=16) or _number(qc, "w_bit", sub, 4, low=1, high=16))
         group = _number(qc, "group_size", sub, None, low=-1, high=1 << 20)
         group = int(group if group is not None else _number(qc, "q_group_size", sub, 128, low=-1, high=1 << 20))
+        if group == 0:  # an engineer's trial: read as "group 0"; GPTQ and AWQ take a size, or -1 for one per row
+            sub.append("quantization_config.group_size must be positive, or -1 (one group per output row)")
         # A 16-bit scale and a bits-wide zero point per group; group -1: one per output row.
         overhead = (2 + bits / 8) / (group if group > 0 else max(hidden, 1))
-        fmt = TensorFormat(f"INT{bits} ({method.upper()}, group {group})", bits, overhead)
+        fmt = TensorFormat(f"INT{bits} ({method.upper()}, {f'group {group}' if group > 0 else 'one group per row'})",
+                           bits, overhead)
         lm_head = qc.get("lm_head") is True
         rules = ((("Linear",), fmt),)
     elif method == "fp8":

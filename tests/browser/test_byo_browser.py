@@ -95,3 +95,31 @@ def test_a_link_with_a_config_opens_that_model_in_a_fresh_page_and_keeps_it_in_t
     summary = fresh.locator("[data-readout=embed-summary]").inner_text()
     assert "I = 2·B·k / p = 24 FLOP/byte" in summary and "Llama-3-70B, BF16" in summary  # B = 24 applies, BF16
     assert errors == []
+
+
+def test_a_measured_point_above_the_roof_is_plotted_flagged_and_the_next_plot_replaces_it(page, lab_url):
+    """An engineer's trial: one measured point above the roof (30 tokens/s where the ceiling is 24) raised in Bokeh (the
+    readouts' warning written outside the document's lock, from the button's click): no table, no flag, and each
+    later plot of the session failed the same way, the old points still counted."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?model=llama-3-70b")  # the trial's way: the lab's first page, then the tab
+    page.locator("[data-readout=ridge]").first.wait_for(timeout=30_000)
+    page.get_by_role("tab", name="Bring your own").click()
+    report = page.locator("[data-readout=measured]")
+    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n1,2048,30")
+    page.wait_for_timeout(1000)
+    page.locator(".measured-plot button").click()  # the text goes as the box loses the focus, then the click
+    report.wait_for(timeout=15_000)
+    flag = page.get_by_text("1 point(s) lie above the roof of Llama-3-70B", exact=False)
+    flag.wait_for(timeout=5000)
+    page.locator(".measured-text textarea").fill("batch,context,tokens_per_s\n1,2048,10")
+    page.wait_for_timeout(1000)
+    page.locator(".measured-plot button").click()
+    for _ in range(20):
+        page.wait_for_timeout(500)
+        if flag.count() == 0:
+            break
+    assert flag.count() == 0 and "10" in report.inner_text()
+    assert errors == []

@@ -896,7 +896,9 @@ def test_a_config_too_large_for_a_link_reopens_from_its_scenario_file():
     assert opened.state.pins == lab.state.pins
     assert "Opened roofline-lab-scenario.json: gpt2, its levers and 1 pin(s)." in opened.byo.scenario_report.object
     opened.byo.scenario_file.value = {"notes.json": b'{"kind": "a list"}'}
-    assert "Not opened: notes.json is not a scenario file" in opened.byo.scenario_report.object
+    assert "Not opened: notes.json: not a scenario file" in opened.byo.scenario_report.object
+    opened.byo.scenario_file.value = {"deep.json": ("[" * 5000 + "]" * 5000).encode()}  # an engineer's trial
+    assert "Not opened: deep.json: nests deeper than the JSON reader allows." in opened.byo.scenario_report.object
     assert opened.scenario.model == "config-gpt2"
 @pytest.mark.parametrize("levers", [{"model": "qwen3-30b-a3b", "tp": 2}, {"model": "mixtral-8x7b", "tp": 2},
                                     {"model": "llama-3-8b"}, {"model": "llama-3-8b", "cuda_graphs": True},

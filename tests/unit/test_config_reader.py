@@ -197,6 +197,13 @@ def test_gptq_4bit_adds_scale_and_zero_overhead():
     assert m.weight_bytes_per_param(2.0) == 2.0  # BF16 is not the checkpoint's format: no overhead
     r = evaluate(gpu=get_accelerator("h100-sxm"), model=m, weight_dtype="int4")
     assert r.weight_bytes_read == pytest.approx(m.n_params * (0.5 + 2.5 / 128))
+    # -1: one group per output row (GPTQ's and AWQ's own value for it); 0 is no size at all (an engineer's trial read
+    # it as "group 0").
+    per_row = read({**base, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": -1}})
+    assert per_row.weight_bytes_per_param(0.5) == 0.5 + 2.5 / 8
+    assert "INT4 (GPTQ, one group per row)" in [fmt.name for _, fmt in per_row.quantization.rules]
+    with pytest.raises(ConfigError, match=r"group_size must be positive, or -1 \(one group per output row\)"):
+        read({**base, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 0}})
 
 
 def test_multimodal_text_config_and_missing_fields_are_reported():
@@ -376,3 +383,28 @@ def test_a_tower_or_a_text_config_beside_a_top_level_language_model_is_said():
     assert from_hf_config(base, model_id="y", name="y").unmodelled == ()
     empty = from_hf_config({**base, "text_config": {}}, model_id="z", name="z")
     assert empty.unmodelled == () and not empty.approximate_mark
+
+
+def test_a_32_bit_checkpoint_says_it_is_counted_at_16_bits():
+    """An engineer's trial: a TinyLlama-shaped config with torch_dtype float32 read "as stored (16-bit)", 2.2 GB, with
+    no word that its files hold 4.4 GB (engines serve it in 16 bits: vLLM's dtype "auto")."""
+    cfg = {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 32,
+           "num_key_value_heads": 4, "num_hidden_layers": 22, "vocab_size": 32000, "torch_dtype": "float32",
+           "max_position_embeddings": 2048, "tie_word_embeddings": False}
+    said = [a for a in from_hf_config(cfg, model_id="config-t", name="t").assumptions if "float32" in a]
+    assert said == ["torch_dtype 'float32': the weights \"as stored\" are counted at 16 bits, as engines serve a "
+                    "32-bit checkpoint (vLLM's dtype \"auto\" loads FP32 weights as FP16); its files hold twice those "
+                    "bytes"]
+    for other in ({"torch_dtype": "bfloat16"}, {"torch_dtype": None}):
+        assert not any("16 bits, as engines" in a
+                       for a in from_hf_config({**cfg, **other}, model_id="config-t", name="t").assumptions)
+    newer = {**{k: v for k, v in cfg.items() if k != "torch_dtype"}, "dtype": "float32"}  # transformers ≥ 4.56's key
+    assert any("16 bits, as engines" in a for a in from_hf_config(newer, model_id="config-t", name="t").assumptions)
+
+
+@pytest.mark.parametrize("with_bom", [b"\xef\xbb\xbf", "\ufeff"], ids=["file", "pasted"])
+def test_a_byte_order_mark_before_the_json_is_read_past(with_bom):
+    """An engineer's trial: a config saved with a byte-order mark was refused with Python's "decode using utf-8-sig"."""
+    text = json.dumps({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2})
+    given = with_bom + (text.encode() if isinstance(with_bom, bytes) else text)
+    assert parse_config_text(given)["num_hidden_layers"] == 2
