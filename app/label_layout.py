@@ -274,7 +274,7 @@ for (const i of order) {
     // clearBox: clear, its leader crossing a label; spareOff / spare: no label or marker under it but a line through
     // it, its leader crossing no label / any
     let best = null, first = null, spare = null, spareOff = null, clearBox = null, unclaimed = null, offTexts = null;
-    let dotted = null;
+    let dotted = null, textless = null;
     for (const step of tries) {
       // 0: centred above or below (off its row only)
       // (`bothSides` false: a label pushed to its left, off its row, goes centred over or under its mark first:
@@ -284,6 +284,9 @@ for (const i of order) {
         const box = boxAt(step, side);
         if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
         if (first === null) { first = [step, side, box]; }
+        if (textless === null && !texts.some((o) => box[0] < o[1] && o[0] < box[1] && box[2] < o[3] && o[2] < box[3])) {
+          textless = [step, side, box];
+        }
         const s = leaderOf(box, x, y), offLabels = s === null || !texts.some((o) => through(s, o));
         if (apart(box, i)) {
           if (spare === null) { spare = [step, side, box]; }
@@ -302,7 +305,7 @@ for (const i of order) {
       }
       if (best !== null) { break; }
     }
-    return {text, w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted,
+    return {text, w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted, textless,
             found: best !== null || (!ownOnly && (unclaimed !== null || clearBox !== null || dotted !== null))};
   };
   let placed = attempt(text);
@@ -318,7 +321,7 @@ for (const i of order) {
     if (mayHide ? second.found : second.best !== null || !placed.found) { placed = second; }
   }
   text = placed.text;
-  const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted} = placed;
+  const {w, prefer, boxAt, best, first, spare, spareOff, clearBox, unclaimed, offTexts, dotted, textless} = placed;
   // No place clear of everything: one clear of every line whose leader crosses a line but no label (else one clear
   // but for a span whose leader crosses no label, else one whose leader crosses a label too), then one where a line
   // runs through the text but no label or marker is under it (a wide label among many roofs, the 2:4 headline's),
@@ -327,13 +330,15 @@ for (const i of order) {
   // With `ownOnly` (and `shown`) a label is shown only where it is nearer its own marker than any other: a value
   // nearer a neighbour's mark reads as the neighbour's (Compare with twelve pins on a phone), and its hover has it.
   const loose = ownOnly && mayHide ? null : unclaimed || offTexts || dotted || clearBox;
-  const rest = mayHide ? null : spareOff || spare;
+  // Kept with no such place (`keepAll`), it takes the nearest place with no label under it, over a marker or a line if
+  // it must, before the first in the frame: on a phone two kernels' names at one point printed one over the other.
+  const rest = mayHide ? null : spareOff || spare || (keepAll ? textless : null);
   const [step, side, box] = best || loose || rest || first || [0, prefer, boxAt(0, prefer)];
   const shows = best !== null || loose !== null || !mayHide;
-  // How well it fared (0: clear of everything; 4 and over: a line through it, or left out)
-  const fared = [best, unclaimed, offTexts, clearBox, dotted, spareOff, spare];
-  const rank = !shows ? 8 : fared.indexOf(best || loose || rest);
-  ranks[i] = rank < 0 ? 7 : rank;
+  // How well it fared (0: clear of everything; 4 and over: a line through it, or left out; 7, over another label)
+  const fared = [best, unclaimed, offTexts, clearBox, dotted, spareOff, spare, keepAll ? textless : null];
+  const chosen = best || loose || rest;  // null: the first place in the frame (a label may be under it)
+  ranks[i] = !shows ? 9 : chosen === null ? 8 : fared.indexOf(chosen);
   if (best === null) { worse.push(i); }
   if (shows) { taken.push(box); texts.push(box); boxes[i] = box; }
   keep[i] = shows ? text : "";
@@ -353,9 +358,10 @@ for (let i = 0; i < n; i++) {
     if (crosses) { crossed.push([i, j]); }
   }
 }
-// Defects: a leader through a label (it reads as struck out: twice), a label with a line through it or left out;
-// then how far each fared from clear
-const defects = 2 * crossed.length + ranks.filter((k) => k >= 4).length, cost = ranks.reduce((a, b) => a + b, 0);
+// Defects: a leader through a label (it reads as struck out: twice), a label over another (twice), a label with a
+// line or a marker under it, or left out; then how far each fared from clear
+const defects = 2 * crossed.length + ranks.filter((k) => k >= 4).length + ranks.filter((k) => k === 8).length;
+const cost = ranks.reduce((a, b) => a + b, 0);
 return {xoff, yoff, align, keep, segments, worse, crossed, defects, cost};
 };
 const inOrder = [...Array(n).keys()];
