@@ -149,7 +149,14 @@ if (width > 0) {
   for (const legend of [...fig.center, ...fig.below, ...fig.above, ...fig.left, ...fig.right]) {
     if (legend.type !== "Legend") { continue; }
     const cols = Number(legend.ncols) > 0 ? Number(legend.ncols) : 1;
-    const avail = (width - 2 * legend.margin - 2 * legend.padding - (cols - 1) * legend.spacing) / cols -
+    // A key under or over the frame lines up with the frame's right edge: it has the room left of that edge (the
+    // canvas's whole width put a 1024-px projector's key 11 px past the canvas's left edge, its swatches cut).
+    // Before the first layout the frame has no size (right: 0): the canvas's width then, or every name wrapped to
+    // 60 px and the figure, grown for so tall a key, stayed that tall.
+    const panel = fig.below.includes(legend) || fig.above.includes(legend);
+    const right = panel && view != null && view.frame != null ? view.frame.bbox.right : 0;
+    const room = right > 0 ? Math.min(width, right) : width;
+    const avail = (room - 2 * legend.margin - 2 * legend.padding - (cols - 1) * legend.spacing) / cols -
       legend.glyph_width - legend.label_standoff;
     ctx.font = `${val(legend.label_text_font_style) || "normal"} ${val(legend.label_text_font_size)} ` +
       `${val(legend.label_text_font) || "helvetica"}`;

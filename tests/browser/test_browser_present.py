@@ -2123,3 +2123,28 @@ def test_with_twelve_pins_on_a_phone_no_compare_value_sits_nearer_another_pins_m
         assert _compare_labels_nearer_another(page, f"compare-{key}-fig") == [], key
         assert any(page.evaluate(f"Array.from(Bokeh.documents[0].get_model_by_name('compare-{key}').data.shown)"))
     assert page.errors == []
+
+
+#: The roofline's key (a Legend under the frame): its box, the canvas's width and the figure's bottom on the page (px).
+ROOFLINE_KEY = r"""() => { const f = Bokeh.documents[0].get_model_by_name('roofline'), v = Bokeh.index.find_one(f);
+  const key = f.below.find((r) => r.type === 'Legend'), b = Bokeh.index.find_one(key).bbox;
+  return {left: b.left, right: b.right, canvas: v.canvas_view.bbox.width, font: key.label_text_font_size,
+          bottom: v.el.getBoundingClientRect().bottom}; }"""
+
+
+@pytest.mark.parametrize("size", [{"width": 1024, "height": 768}, PROJECTOR], ids=["1024x768", "1280x720"])
+def test_the_roofline_key_stays_on_its_canvas_on_a_projector(page, lab_url, size):
+    """A teacher's trial: at 1024 × 768 in present mode the key (two columns of 18-px names) began 11 px left of the
+    canvas, every swatch of its first column cut; its names now wrap to the room left of the frame's right edge."""
+    errors = open_on_projector(page, f"{lab_url}?present=true&model=llama-3-8b")
+    page.set_viewport_size(size)
+    page.locator("[data-readout=ridge]").first.wait_for(timeout=30_000)
+    key = None
+    for _ in range(20):  # the present-mode look and the wrapped names arrive after the page
+        page.wait_for_timeout(500)
+        key = page.evaluate(ROOFLINE_KEY)
+        if key["font"] == "18px" and key["left"] >= 0:
+            break
+    assert key["font"] == "18px" and 0 <= key["left"] and key["right"] <= key["canvas"], key
+    assert key["bottom"] <= size["height"], key  # and the chart, key and all, above the fold
+    assert errors == []
