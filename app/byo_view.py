@@ -70,9 +70,9 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 #: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
 #: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
-#: Largest scenario file the browser sends (FilePond's units, whole ones: "2050KB" is 2,050,000 bytes), the reader's
-#: own limit (:data:`core.permalink.MAX_SCENARIO_CHARS`): rounded up to "3MB", a 3-MB file was refused by the
-#: browser with a limit the docs do not give (an engineer's trial).
+#: Largest scenario file the browser sends (FilePond's units, whole ones: "4050KB" is 4,050,000 bytes), the reader's
+#: own limit (:data:`core.permalink.MAX_SCENARIO_CHARS`): rounded up to whole MB, a file under it was refused by
+#: the browser with a limit the docs do not give (an engineer's trial).
 SCENARIO_UPLOAD_LIMIT = f"{-(-MAX_SCENARIO_CHARS // 1000)}KB"
 
 

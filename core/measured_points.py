@@ -95,7 +95,8 @@ def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
     """
     if len(text) > MAX_CSV_CHARS:
         return [], [f"the CSV is over {MAX_CSV_CHARS / 1e6:g} MB, the limit; its rows are not read"]
-    reader = csv.DictReader(io.StringIO(text.strip(), newline=""))
+    # A byte-order mark (Excel's "CSV UTF-8" writes one) is not part of the first column's name.
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff").strip(), newline=""))
     try:
         header = {(h or "").strip().lower(): h for h in (reader.fieldnames or [])}
     except csv.Error as exc:

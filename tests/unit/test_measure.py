@@ -216,3 +216,10 @@ def test_a_measured_capacity_has_one_reading():
         assert r.capacity_bytes == 139.8 * 2**30
         assert quantities(r)["capacity"].work == ("139.8 GiB measured on the machine -> 139.80 GiB "
                                                   "(in GiB already: one reading)")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_columns_name():
+    """A verifying trial: Excel's "CSV UTF-8" begins with a byte-order mark, and the CSV was refused as "the header
+    must name batch (got: \ufeffbatch, …)", the mark invisible."""
+    rows, problems = parse_measurements("\ufeffbatch,context,tokens_per_s\n1,2048,10\n")
+    assert problems == [] and [(m.batch, m.context, m.tokens_per_s) for m in rows] == [(1, 2048, 10.0)]

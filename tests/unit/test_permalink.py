@@ -373,7 +373,7 @@ def test_a_scenario_file_holds_the_config_text_the_levers_and_the_pins():
 
 
 @pytest.mark.parametrize("text, says", [
-    ("x" * 2_050_001, "2,050,001 characters, more than the 2,050,000"),
+    ("x" * 4_050_001, "4,050,001 characters, more than the 4,050,000"),
     (b"\xff{}", "not UTF-8 text"),
     ("{", "not valid JSON"),
     ("[" * 100_000, "nests deeper"),
@@ -400,3 +400,18 @@ def test_an_opening_link_is_rewritten_as_the_lab_writes_it(raw):
     assert parse_qs(lab.link.address.query.lstrip("?"))["batch"] == ["1000"]
     plain = Lab(query={"batch": ["1000"]})
     assert plain.scenario.batch == 1000 and plain.link.address.query == ""
+
+
+def test_a_scenario_file_with_the_largest_config_reopens_and_a_byte_order_mark_is_read_past():
+    """A verifying trial: the lab saved a 2-MB config's scenario file (its text escaped in a JSON string: 2,108,023
+    characters) and refused to open it again; a scenario file with a byte-order mark was "not valid JSON"."""
+    from core.config_reader import MAX_CONFIG_BYTES
+    from core.permalink import read_scenario_file, scenario_file
+
+    # The worst for escaping: a config of escaped quotes, each of its characters written as two in the file.
+    config = '{"n_layer": 2, "notes": "' + '\\"' * ((MAX_CONFIG_BYTES - 40) // 2) + '"}'
+    assert len(config) <= MAX_CONFIG_BYTES and json.loads(config)["n_layer"] == 2
+    text = scenario_file({"batch": "8"}, config)
+    assert len(text) > 2 * len(config) - 10_000  # escaped: about twice
+    assert read_scenario_file(text) == ({"batch": "8"}, config)
+    assert read_scenario_file(("\ufeff" + text).encode()) == ({"batch": "8"}, config)
