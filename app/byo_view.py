@@ -597,11 +597,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         else:  # nothing given, or a file the browser refused (over 2 MB) and so never sent
             rows, problems = [], [f"choose a CSV file (up to {SIZE_LIMIT}) or paste its rows first; a file "
                                   f"over {SIZE_LIMIT} is refused by the browser and not sent"]
-        # A click's callback runs outside the document's lock, where only a held document may change: unheld, the
-        # readouts' warning of a point above the roof raised in Bokeh, and the table never came (an engineer's trial).
-        with pn.io.hold():
-            self.state.param.update(measurement_problems=problems, measurements=rows)
-            self.show_measured()  # the problems alone change nothing the state watches
+        self.state.param.update(measurement_problems=problems, measurements=rows)
+        self.show_measured()  # the problems alone change nothing the state watches
 
     @param.depends("state.measured", watch=True)
     def show_measured(self) -> None:

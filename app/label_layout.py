@@ -284,7 +284,8 @@ for (const i of order) {
         const box = boxAt(step, side);
         if (box[0] < 0 || box[1] > W || box[2] < 0 || box[3] > H) { continue; }
         if (first === null) { first = [step, side, box]; }
-        if (textless === null && !texts.some((o) => box[0] < o[1] && o[0] < box[1] && box[2] < o[3] && o[2] < box[3])) {
+        if (keepAll && textless === null
+          && !texts.some((o) => box[0] < o[1] && o[0] < box[1] && box[2] < o[3] && o[2] < box[3])) {
           textless = [step, side, box];
         }
         const s = leaderOf(box, x, y), offLabels = s === null || !texts.some((o) => through(s, o));
@@ -335,7 +336,8 @@ for (const i of order) {
   const rest = mayHide ? null : spareOff || spare || (keepAll ? textless : null);
   const [step, side, box] = best || loose || rest || first || [0, prefer, boxAt(0, prefer)];
   const shows = best !== null || loose !== null || !mayHide;
-  // How well it fared (0: clear of everything; 4 and over: a line through it, or left out; 7, over another label)
+  // How well it fared (0: clear of everything; 4 and over: a line or a marker under it; 7: no label under it, with
+  // `keepAll`; 8: the first place in the frame, a label may be under it; 9: left out)
   const fared = [best, unclaimed, offTexts, clearBox, dotted, spareOff, spare, keepAll ? textless : null];
   const chosen = best || loose || rest;  // null: the first place in the frame (a label may be under it)
   ranks[i] = !shows ? 9 : chosen === null ? 8 : fared.indexOf(chosen);

@@ -139,4 +139,7 @@ class ReadoutsView(pn.viewable.Viewer):
     def _on_measured(self) -> None:
         # The measurements are scored again after each move (LabState._analyse): the readouts are not rebuilt for it.
         # The warning heads them, on screen beside the chart (after the thirty readouts it was below the fold).
-        self.pane.text = above_roof_html(self.state.measured) + self._readouts
+        # Held: a click's callback (Plot measurements) runs outside the document's lock, where only a held document
+        # may change; unheld, Bokeh raised, no table came, and every later plot failed (an engineer's trial).
+        with pn.io.hold():
+            self.pane.text = above_roof_html(self.state.measured) + self._readouts
