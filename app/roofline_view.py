@@ -180,9 +180,16 @@ def rungs_held_down(r: ScenarioResult) -> bool:
                                                    lad.attainable_flop_per_s_weights)).any())
 
 
-def roof_key(r: ScenarioResult) -> tuple[str, str]:
-    """The roof ``r`` is drawn under: its GPU and compute roof."""
-    return (r.gpu.id, r.compute_roof)
+def roof_key(r: ScenarioResult) -> tuple[str, str, float]:
+    """The roof ``r`` is drawn under: its GPU, compute roof and peak (a checkpoint in two formats has its mix's,
+    below the format's own: :func:`core.precision.mixed_roof`)."""
+    return (r.gpu.id, r.compute_roof, r.peak_flop_per_s)
+
+
+def roof_name(r: ScenarioResult) -> str:
+    """The roof ``r`` is drawn under, in words: ``"NVIDIA B200 (fp4)"``, ``"… (fp4 + bf16 mix)"`` for two formats."""
+    mixed = r.peak_flop_per_s != r.gpu.dense_flop_per_s.get(r.compute_roof)
+    return f"{r.gpu.name} ({r.compute_roof}{' + bf16 mix' if mixed else ''})"
 
 
 def pinned_roofs_apart(r: ScenarioResult, pinned) -> bool:
@@ -797,7 +804,7 @@ class RooflineView(pn.viewable.Viewer):
                 roofs.setdefault(roof_key(r), r)
         lines = [roof_xy(r.peak_flop_per_s, r.bandwidth) for r in roofs.values()]
         data = {"xs": [line["x"] for line in lines], "ys": [line["y"] for line in lines],
-                "gpu": [f"{r.gpu.name} ({r.compute_roof})" for r in roofs.values()]}
+                "gpu": [roof_name(r) for r in roofs.values()]}
         if data != dict(self.pin_roofs.data):
             self.pin_roofs.data = data
         self._optional_items["roof of a pinned GPU"].visible = bool(roofs)

@@ -585,7 +585,8 @@ def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInput
     split into the embedding table ``V·h/TP``, the LM head ``V·h/TP`` (none when tied) and the rest, each at
     the format's bytes; gathered, the embedding table's share becomes the ``B·k·h/TP`` rows a step looks up
     (a tied table is read whole by the LM head: unchanged).  A checkpoint evaluated "as stored" keeps the
-    lab's bytes (they are the checkpoint's).  With PP > 1 every weight is counted at the matrix bytes and the
+    lab's bytes (they are the checkpoint's), and its GEMMs the lab's roof (two formats' mix where it has
+    two).  With PP > 1 every weight is counted at the matrix bytes and the
     embedding is not re-counted (the lab's numbers are the most loaded stage's).
     """
     fmt = load_efficiency()["formats"][params.weight_format]
@@ -625,7 +626,11 @@ def chain_inputs(result: ScenarioResult, params: EngineParameters) -> ChainInput
         bandwidth=r.bandwidth, weight_bytes_lab=w_lab, weight_bytes_format=w_fmt, weight_bytes_gathered=gathered,
         kv_bytes=r.kv_traffic_bytes,
         flop_gemm=r.flop_per_step_weights, flop_attention=r.attention_flop_per_step, peak_lab=r.peak_flop_per_s,
-        peak_gemm=gpu.dense_flop_per_s[compute], peak_bf16=gpu.dense_flop_per_s["bf16"],
+        # As stored, the GEMMs run on the lab's roof: a checkpoint in two formats multiplies each on its own
+        # (core.precision.mixed_roof; gpt-oss's BF16 attention and LM head beside its MXFP4 experts).
+        peak_gemm=(r.peak_flop_per_s if r.weight_dtype == "stored" and compute == r.compute_roof
+                   else gpu.dense_flop_per_s[compute]),
+        peak_bf16=gpu.dense_flop_per_s["bf16"],
         allreduce_calls=calls, allreduce_bytes=r.allreduce_bytes, tp=r.tp,
         communication_other_s=_other_communication(r, calls), kernels=kernels,
         is_prefill=1.0 if r.phase == "prefill" else 0.0, grouped_kv=1.0 if m.kv_heads(r.gqa) < m.n_heads else 0.0,

@@ -15,6 +15,9 @@ Which compute roof a weight precision runs on (the rule the lab uses):
 * FP4 runs on the FP4 roof where the part has one (Blackwell).
 * A precision whose roof the part lacks (FP8 on an A100, FP4 on an H100) runs
   weight-only: dequantised and multiplied on the BF16 roof.
+* A checkpoint in two formats (gpt-oss: MXFP4 experts beside BF16 attention and
+  LM head) multiplies each weight on its own format's roof: its compute roof is
+  the FLOP-weighted harmonic mean of the two, :func:`mixed_roof`.
 """
 
 from __future__ import annotations
@@ -105,3 +108,28 @@ def compute_roof(precision_id: str, dense_flop_per_s: dict[str, float]) -> tuple
         f"no {ROOF_LABELS[native]} figure for this part: {precision_id.upper()} weights are "
         "dequantised and multiplied on the BF16 roof (weight-only)"
     )
+
+
+def mixed_roof(peak: float, peak_16bit: float, share_16bit: float) -> float:
+    """The compute roof of weight FLOP split between two formats, each on its own roof (FLOP/s).
+
+    A step of F FLOP, a share ``s`` of them by 16-bit weights on the BF16 roof and the rest on the main format's,
+    takes ``F·(1 − s)/P + F·s/P_16`` seconds of compute: its roof is ``1 / ((1 − s)/P + s/P_16)``, the
+    FLOP-weighted harmonic mean (Williams et al. 2009's roofline, one ceiling per instruction mix).  Every FLOP of
+    the step is counted at it, attention's too: attention runs on the 16-bit roof in the engines (FlashAttention),
+    at or below this mean, so the roof stays a ceiling.
+
+    Args:
+        peak: the main format's dense roof P, FLOP/s.
+        peak_16bit: the part's dense BF16 roof P_16, FLOP/s.
+        share_16bit: s, the share of the weights' FLOP done by 16-bit weights, 0..1.
+
+    Returns:
+        the roof, FLOP/s: ``peak`` itself when ``s`` is 0 or the two roofs are one.
+
+    >>> round(mixed_roof(9e15, 2.25e15, 0.25) / 1e12, 3)
+    5142.857
+    """
+    if share_16bit <= 0.0 or peak == peak_16bit:
+        return peak
+    return 1.0 / ((1.0 - share_16bit) / peak + share_16bit / peak_16bit)

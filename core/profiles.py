@@ -25,8 +25,9 @@ from .hardware import Accelerator, get_accelerator
 from .models import ModelSpec
 from .overhead import kernels_per_step, overhead_time
 from .parallelism import Parallelism
-from .precision import compute_roof
+from .precision import compute_roof, mixed_roof
 from .step import AttentionProfile, CacheProfile, Collective, Split, StageProfile, StepProfile
+from .units import fmt_flops_rate
 from .weights import STORED, Weights, weights_as
 
 __all__ = ["CACHE_SIZE", "Deployment", "deployment"]
@@ -123,8 +124,10 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
     warnings: list[str] = []
     plan = _plan(gpu, model, int(v["tp"]), int(v["pp"]), int(v["ep"]), int(v["replicas"]), warnings)
     roof, roof_reason = compute_roof(weights.roof_precision, gpu.dense_flop_per_s)
+    share = weights.sixteen_bit_share if roof != "bf16" and "bf16" in gpu.dense_flop_per_s else 0.0
+    peak = mixed_roof(gpu.dense_flop_per_s[roof], gpu.dense_flop_per_s.get("bf16", 0.0), share)
     if weights.stored:
-        roof_reason = f"{weights.label}: {roof_reason}"
+        roof_reason = f"{weights.label}: {roof_reason}" + (_mixed_reason(weights, gpu, roof, peak) if share else "")
     weight_stages = weights.stages(plan)
     stages = tuple(
         StageProfile(
@@ -140,7 +143,7 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
         )
         for i, (params, cache) in enumerate(_stage_memory(model, plan)))
     profile = StepProfile(
-        peak_flop_per_s=gpu.dense_flop_per_s[roof],
+        peak_flop_per_s=peak,
         bandwidth=gpu.hbm_bandwidth,
         bytes_per_weight=weights.bytes_per_weight,
         stages=stages,
@@ -157,7 +160,8 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
         splits=_splits(model, plan.ep, gpu),
     )
     reference = get_accelerator(gpu.reference_id) if gpu.reference_id else None
-    reference_peak = reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"]) if reference else None
+    reference_peak = mixed_roof(reference.dense_flop_per_s.get(roof, reference.dense_flop_per_s["bf16"]),
+                                reference.dense_flop_per_s["bf16"], share) if reference else None
     return Deployment(
         model=model, gpu=gpu, weights=weights, plan=plan, profile=profile, roof=roof, roof_reason=roof_reason,
         kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
@@ -169,6 +173,18 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
         stored_bytes_per_weight=weights_as(model, STORED).bytes_per_weight
         if model.quantization and model.quantization.modelled and v["weight_dtype"] != STORED else None,
     )
+
+
+def _mixed_reason(weights: Weights, gpu: Accelerator, roof: str, peak: float) -> str:
+    """How a checkpoint in two formats gets its roof (:func:`core.precision.mixed_roof`), its work at the digits
+    printed: each number is shown to enough digits that the line multiplies out to the roof's four."""
+    s = weights.sixteen_bit_share
+    names = ", ".join(name for name, p in weights.sixteen_bit_groups
+                      if p >= 0.01 * s * weights.model.n_active_params)
+    p_main, p16 = gpu.dense_flop_per_s[roof], gpu.dense_flop_per_s["bf16"]
+    return (f"; its 16-bit weights ({names}: {100 * s:.2f} % of the {weights.model.n_active_params:,} active) "
+            f"multiply on the BF16 roof: 1 / ({1 - s:.4f} / {fmt_flops_rate(p_main)} + {s:.4f} / "
+            f"{fmt_flops_rate(p16)}) = {fmt_flops_rate(peak)}")
 
 
 def _active(model: ModelSpec, plan: Parallelism) -> float:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .models import ModelSpec
 from .parallelism import Parallelism
 from .precision import get_precision
+from .quantization import BF16
 
 __all__ = ["STORED", "Weights", "weights_as"]
 
@@ -46,6 +47,34 @@ class Weights:
         if self.stored:
             return self.model.stored_bytes_per_param_parts()
         return (self.bytes_per_weight,) * 4
+
+    @property
+    def sixteen_bit_groups(self) -> tuple[tuple[str, float], ...]:
+        """A checkpoint as stored in a narrower main format: its tensor groups kept in 16 bits that a token
+        multiplies with, as ``(name, active parameters)``; empty under one format for every weight.
+
+        Each weight multiplies on its own format's roof: gpt-oss's MXFP4 experts on an FP4 roof, its BF16
+        attention, router and LM head on the BF16 roof (:func:`core.precision.mixed_roof`).  Routed groups count
+        ``k_e/E`` of their parameters (the experts a token computes with).  The embedding table is a lookup, not
+        a product: its ``2·N`` FLOP (the articles' convention counts it in N) stay on the main roof, unless tied,
+        where it is the LM head's matrix.
+        """
+        if not self.stored or self.model.quantization is None or not self.model.quantization.modelled:
+            return ()
+        m = self.model
+        out: dict[str, float] = {}
+        for g in m.stored_breakdown():
+            if g.format != BF16.name or (g.name == "embeddings" and not m.tie_word_embeddings):
+                continue
+            active = g.params * (m.moe.experts_per_token / m.moe.n_experts if g.routed and m.moe else 1.0)
+            out[g.name] = out.get(g.name, 0.0) + float(active)
+        return tuple(out.items())
+
+    @property
+    def sixteen_bit_share(self) -> float:
+        """Of a token's weight FLOP (``2·N_active``), the share its 16-bit weights do beside a narrower main format
+        (:attr:`sixteen_bit_groups`), 0..1; 0 under one format."""
+        return sum(p for _, p in self.sixteen_bit_groups) / self.model.n_active_params
 
     def stages(self, plan: Parallelism) -> tuple[tuple[float, float], ...]:
         """One GPU's ``(fixed, routed)`` weight bytes per pipeline stage of ``plan``.
