@@ -369,13 +369,13 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"],
                                              stylesheets=[INPUT_TEXT_CSS])
         self.peaks = {
-            roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, start=0, width=170,
+            roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, width=170,
                                         css_classes=[f"gpu-{roof}"], stylesheets=[INPUT_TEXT_CSS])
             for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))
         }
-        self.bandwidth = pn.widgets.FloatInput(label="Memory bandwidth (TB/s)", value=None, start=0, width=170,
+        self.bandwidth = pn.widgets.FloatInput(label="Memory bandwidth (TB/s)", value=None, width=170,
                                                css_classes=["gpu-bw"], stylesheets=[INPUT_TEXT_CSS])
-        self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, start=0, width=170,
+        self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, width=170,
                                               css_classes=["gpu-capacity"], stylesheets=[INPUT_TEXT_CSS])
         datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],

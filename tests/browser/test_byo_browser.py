@@ -123,3 +123,19 @@ def test_a_measured_point_above_the_roof_is_plotted_flagged_and_the_next_plot_re
             break
     assert flag.count() == 0 and "10" in report.inner_text()
     assert errors == []
+
+
+def test_a_negative_figure_in_your_gpu_form_is_refused_as_typed(page, lab_url):
+    # A trial typed −5 TB/s: the field clamped it to 0 and the form answered "got 0", a number nobody typed.
+    page.goto(lab_url)
+    page.locator("[data-readout=ridge]").first.wait_for()
+    page.locator(".lab-tabs .bk-btn", has_text="Bring your own").click()
+    page.locator(".gpu-bf16 input").fill("500")
+    page.locator(".gpu-bw input").fill("-5")
+    page.locator(".gpu-capacity input").fill("80")
+    page.locator(".gpu-capacity input").press("Tab")
+    page.locator(".gpu-add button").click()
+    report = page.locator("[data-readout=gpu-form]")
+    report.wait_for()
+    assert report.inner_text().startswith("Not added: bandwidth (TB/s) must be a positive number"), report.inner_text()
+    assert "got -5" in report.inner_text(), report.inner_text()
