@@ -218,6 +218,19 @@ def _parse_int(text: str):
     return _TooLong(text[:MAX_INT_DIGITS] + "…") if len(digits) > MAX_INT_DIGITS else int(text)
 
 
+def _once_each(pairs: list) -> dict:
+    """A JSON object's members, refusing a name given twice with two values (RFC 8259 §4: names SHOULD be unique;
+    Python's and transformers' readers keep the last silently, so a config saying both 4,096 and 8,192 was read as
+    whichever came last).  The same value twice is one value."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out and repr(out[key]) != repr(value):
+            raise ConfigError(f"{_show(key)} is given twice, as {_show(out[key])} and as {_show(value)}: a config "
+                              "names each field once; keep the one the model has")
+        out[key] = value
+    return out
+
+
 def _depth_problem(value, limit: int = MAX_DEPTH) -> str | None:
     """The path of the first value nested deeper than ``limit``, or None (iterative: no recursion)."""
     stack = [(value, "", 0)]
@@ -240,7 +253,8 @@ def parse_config_text(text) -> dict:
 
     Raises:
         ConfigError: larger than :data:`MAX_CONFIG_BYTES`, not UTF-8, not JSON, nested
-            deeper than :data:`MAX_DEPTH`, or not a JSON object; the message says which and where.
+            deeper than :data:`MAX_DEPTH`, not a JSON object, or a field given twice with two values; the
+            message says which and where.
     """
     limit = MAX_CONFIG_BYTES
     if hasattr(text, "read"):
@@ -259,7 +273,9 @@ def parse_config_text(text) -> dict:
     # ignore it); json refused it with Python's own advice, "decode using utf-8-sig" (an engineer's trial).
     text = text.removeprefix("\ufeff")
     try:
-        config = json.loads(text, parse_int=_parse_int)
+        config = json.loads(text, parse_int=_parse_int, object_pairs_hook=_once_each)
+    except ConfigError:
+        raise
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:

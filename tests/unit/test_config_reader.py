@@ -408,3 +408,13 @@ def test_a_byte_order_mark_before_the_json_is_read_past(with_bom):
     text = json.dumps({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2})
     given = with_bom + (text.encode() if isinstance(with_bom, bytes) else text)
     assert parse_config_text(given)["num_hidden_layers"] == 2
+
+
+def test_a_field_given_twice_with_two_values_is_refused_by_name():
+    # An attacker's config said hidden_size 4,096 and then 8,192: json kept the last without a word.
+    with pytest.raises(ConfigError, match=r"'hidden_size' is given twice, as 4096 and as 8192"):
+        parse_config_text('{"hidden_size": 4096, "num_hidden_layers": 32, "hidden_size": 8192}')
+    with pytest.raises(ConfigError, match=r"'bits' is given twice, as 4 and as 8"):
+        parse_config_text('{"quantization_config": {"bits": 4, "bits": 8}}')
+    # The same value twice is one value.
+    assert parse_config_text('{"hidden_size": 4096, "hidden_size": 4096}') == {"hidden_size": 4096}
