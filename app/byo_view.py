@@ -611,7 +611,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                         + ABOVE_ROOF_CAUSE]
         body = "".join(
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
-            f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}</td>"
+            f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}"
+            f"{'' if p.fits else ' (if it fit: it does not)'}</td>"
             f"<td>{fmt_sig(100 * p.mbu, 2)} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td>"
             f"<td>{fmt_sig(p.gap, 3)}×</td></tr>"
             for p in points
@@ -625,4 +626,6 @@ class BringYourOwnView(pn.viewable.Viewer):
 
     def _roof_name(self) -> str:
         r = self.state.result
-        return f"{r.model.name} on {r.gpu.name}, weights {r.weight_dtype.upper()}, KV {r.kv_dtype.upper()}"
+        split = ", ".join(f"{name} = {n}" for name, n in (("TP", r.tp), ("PP", r.pp), ("EP", r.ep)) if n > 1)
+        return (f"{r.model.name} on {r.gpu.name}" + (f" ({split}; MBU and MFU are one GPU's)" if split else "")
+                + f", weights {r.weight_dtype.upper()}, KV {r.kv_dtype.upper()}")

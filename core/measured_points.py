@@ -83,6 +83,7 @@ class MeasuredPoint:
     ceiling_tokens_per_s: float
     gap: float
     above_roof: bool  #: achieved bandwidth or FLOP/s beyond the GPU's roof (see BANDWIDTH_SLACK)
+    fits: bool = True  #: the batch's weights and KV cache fit the split's memory (else the ceiling is "if it fit")
 
 
 def parse_measurements(text: str) -> tuple[list[Measurement], list[str]]:
@@ -161,5 +162,6 @@ def analyse(scenario: Scenario, measurements: list[Measurement]) -> list[Measure
             achieved_bandwidth=bandwidth, mbu=bandwidth / r.bandwidth, mfu=flops / r.peak_flop_per_s,
             ceiling_tokens_per_s=r.tokens_per_s_with_kv, gap=r.tokens_per_s_with_kv / m.tokens_per_s,
             above_roof=bandwidth > (1 + BANDWIDTH_SLACK) * r.bandwidth or flops > r.peak_flop_per_s,
+            fits=bool(r.fits),
         ))
     return points

@@ -1,5 +1,6 @@
 """The app factory without a server: views read the model and update in place."""
 
+import html
 import json
 
 import numpy as np
@@ -1116,3 +1117,17 @@ def test_a_shared_links_config_shows_what_the_lab_read_on_the_bring_your_own_tab
     assert opened.scenario.model == model
     assert opened.byo.config_report.object.startswith('<div class="ok" data-readout="config">Read ')
     assert "How it was read" in opened.byo.config_report.object
+
+
+def test_the_measurements_table_names_the_split_and_a_ceiling_that_does_not_fit():
+    # Llama-3-70B in BF16 (141 GB) on one 80-GB H100 does not fit at any batch: its ceiling was printed bare.
+    lab = Lab(Scenario(model="llama-3-70b"))
+    lab.byo.csv_text.value = "batch,context,tokens_per_s\n1,128,20"
+    lab.byo._plot()
+    report = lab.byo.measured_report.object
+    assert "Against Llama-3-70B on NVIDIA H100 SXM5 80GB, weights BF16" in report, report
+    assert " (if it fit: it does not)</td>" in report
+    lab.scenario.tp = 2  # fits on two: the ceiling stands, and the split is named
+    report = html.unescape(lab.byo.measured_report.object)
+    assert "(TP = 2; MBU and MFU are one GPU's), weights BF16" in report, report
+    assert "if it fit" not in report
