@@ -28,6 +28,7 @@ import panel as pn
 import param
 
 from core.config_reader import (
+    COUNTED_AT_16_BITS,
     MAX_CONFIG_BYTES,
     config_model_id,
     config_name,
@@ -294,7 +295,10 @@ def _report_html(model: ModelSpec) -> str:
            f"<ul>{warned}</ul></div>" if warned else "")
         + '<div class="warn">How it was read (assumptions for fields the config left out, notes on those it gave):'
         f'<ul>{assumed or "<li>none</li>"}</ul></div>'
-        f'<div class="k">The checkpoint as stored:</div><table class="lab">{stored}</table>'
+        + ('<div class="k">The checkpoint as the lab counts it stored: 16-bit, as engines serve it (its FP32 files '
+           'hold twice these bytes):</div>' if any(COUNTED_AT_16_BITS in a for a in model.assumptions)
+           else '<div class="k">The checkpoint as stored:</div>')
+        + f'<table class="lab">{stored}</table>'
     )
 
 

@@ -290,6 +290,10 @@ def parse_config_text(text) -> dict:
     return config
 
 
+#: What a 32-bit checkpoint's note says (``torch_dtype`` float32): the report's table of the checkpoint as stored
+#: says it beside its 2-byte rows.
+COUNTED_AT_16_BITS = 'the weights "as stored" are counted at 16 bits'
+
 #: The longest model name a config gives (characters): a chart title's first line holds it and the GPU's.
 NAME_LIMIT = 60
 
@@ -585,7 +589,7 @@ def from_hf_config(
         r.assumptions.append(_rope_context(rope, cfg, fields))
     stored = cfg.get("torch_dtype") or cfg.get("dtype")
     if quant is None and _dtype_bytes(stored, 2.0) == 4.0:  # an engineer's trial: read as 16-bit without a word
-        r.assumptions.append(f"torch_dtype {_show(stored)}: the weights \"as stored\" are counted at 16 bits, as "
+        r.assumptions.append(f"torch_dtype {_show(stored)}: {COUNTED_AT_16_BITS}, as "
                              "engines serve a 32-bit checkpoint (vLLM's dtype \"auto\" loads FP32 weights as FP16); "
                              "its files hold twice those bytes")
     warnings, unmodelled = _unread(cfg, r, outer)

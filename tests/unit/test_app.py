@@ -1131,3 +1131,16 @@ def test_the_measurements_table_names_the_split_and_a_ceiling_that_does_not_fit(
     report = html.unescape(lab.byo.measured_report.object)
     assert "(TP = 2; MBU and MFU are one GPU's), weights BF16" in report, report
     assert "if it fit" not in report
+
+
+def test_a_32_bit_checkpoints_stored_table_says_its_2_byte_rows_are_the_labs_count():
+    # A trial: the report's note said the FP32 files hold twice the bytes, and the table below it read
+    # "The checkpoint as stored: … × 2 B (BF16)" without a word.
+    from app.byo_view import report_html
+    from core.config_reader import from_hf_config
+    cfg = {"hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 32, "num_key_value_heads": 4,
+           "num_hidden_layers": 22, "vocab_size": 32000}
+    fp32 = html.unescape(report_html(from_hf_config({**cfg, "torch_dtype": "float32"}, model_id="t", name="t")))
+    assert "The checkpoint as the lab counts it stored: 16-bit, as engines serve it (its FP32 files hold twice" in fp32
+    bf16 = html.unescape(report_html(from_hf_config({**cfg, "torch_dtype": "bfloat16"}, model_id="t", name="t")))
+    assert "The checkpoint as stored:" in bf16 and "FP32 files" not in bf16
