@@ -103,7 +103,7 @@ function derivation(C, s, r) {
     fmtFlop(r.flop_per_step_weights) + " (the articles' weights-only count) + " + fmtFlop(r.attention_flop_per_step) +
     (C.indexer ? " of attention and its indexer (" : " of attention (") + attentionWork(C, s, r) + ") = " +
     fmtFlop(r.flop_per_step), fmtFlop(r.flop_per_step)];
-  w.roof = [peak + " dense (" + C.roof_reason[wd] + ")", peak];
+  w.roof = [peak + " dense (" + C.roof_reason[wd] + ")", peak + (C.roof_mix[wd] ? " (" + C.roof_mix[wd] + ")" : "")];
   w["compute-time"] = [fmtFlop(r.flop_per_step) + " / " + peak + " = " + fmtSeconds(r.flop_per_step / r.peak_flop_per_s),
     fmtSeconds(r.flop_per_step / r.peak_flop_per_s)];
   w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights) + C.p_note[wd],

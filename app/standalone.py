@@ -42,7 +42,7 @@ from core.explain import p_note, quantities
 from core.levers import Lever
 from core.overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, KERNELS_PER_LAYER, LAUNCH_LATENCY_S, STEP_FUSION
 from core.permalink import config_for_link, to_query
-from core.precision import KV_PRECISIONS, PRECISIONS
+from core.precision import KV_PRECISIONS, PRECISIONS, roof_mix
 from core.profiles import deployment
 from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult, stored_hint
 from core.units import GiB, fmt_count
@@ -94,6 +94,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     ``splits``), the whole model's cache, labels, formulas and colours."""
     g, m, dep = result.gpu, result.model, result.deployment
     profiles, sparse, per_weight, formulas, formulas_mha, reason, weight_parts, labels = {}, {}, {}, {}, {}, {}, {}, {}
+    mixes: dict[str, str] = {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
@@ -114,6 +115,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         profiles[wd] = {key: value for key, value in at.profile.to_json().items() if key != "splits"}
         sparse[wd] = g.sparse_flop_per_s.get(at.roof)
         per_weight[wd], reason[wd], labels[wd] = at.weights.bytes_per_weight, at.roof_reason, at.weights.label
+        mixes[wd] = roof_mix(at.roof, at.sixteen_bit_share)
         # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
         weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
         formulas[wd] = kind_formulas(wd, True)
@@ -167,6 +169,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "formulas": formulas,  # with GQA on; with it off, formulas_mha's keys replace theirs
         "formulas_mha": formulas_mha,
         "roof_reason": reason,
+        "roof_mix": mixes,  # "FP4 + BF16 mix" beside the Compute roof readout's value, or ""
         # the chart title's "p = …" and "KV …" (app/roofline_view.py's weight_levers and kv_levers)
         "weight_labels": labels,
         "kv_labels": {kv: PRECISIONS[kv].label for kv in KV_PRECISIONS},

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from . import overhead
+from .precision import roof_mix
 from .scenario import ScenarioResult
 from .units import (
     GB,
@@ -440,13 +441,16 @@ def _fitted(engine: str | None, *path: str) -> tuple[float, str] | None:
 
 def stored_weight_format(model) -> str:
     """The ``efficiency.json`` format an engine runs a checkpoint "as stored" in: its ``quantization_config``'s
-    method and bits (AWQ and GPTQ 4-bit: their group-128 kernels; an FP4 or FP8 main format: FP4 / FP8 W8A8;
-    other 8- and 4-bit: INT8 / INT4), BF16 for an unquantised or unread one."""
+    method and bits (AWQ and GPTQ 4-bit: their group-128 kernels; a weight-only 8-bit format: gpt-fast's INT8
+    weight-only; an FP4 or FP8 main format: FP4 / FP8 W8A8; other 8- and 4-bit: INT8 / INT4), BF16 for an
+    unquantised or unread one, or one whose every weight its config leaves 16-bit."""
     q = model.quantization
-    if q is None or not q.modelled:
+    if q is None or not q.modelled or all(g.format == "BF16" for g in model.stored_breakdown()):
         return "bf16"
     if q.bits == 4 and q.method in ("awq", "gptq"):
         return f"{q.method}-int4-g128"
+    if q.bits == 8 and q.main_format.weight_only:  # W8A16: gpt-fast's weight-only INT8 kernels
+        return "gptfast-int8"
     main = q.main_format.name.upper()
     if main.startswith(("FP4", "MXFP4", "NVFP4")):
         return "fp4"
@@ -513,9 +517,14 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     per_gpu = gemm_table.get(gpu, {})
     roof = compute if compute in result.gpu.dense_flop_per_s else "bf16"
     gemm_entry = per_gpu.get(roof) or gemm_table["default"]
+    # As stored in two formats, the chain's GEMMs run on the lab's mix of the two roofs (chain_inputs): the format's
+    # measured fraction is taken for the 16-bit matrices too.
+    mix = roof_mix(result.compute_roof, result.sixteen_bit_flop_share) if (
+        result.weight_dtype == "stored" and roof == result.compute_roof) else ""
     gemm = Constant(float(gemm_entry["value"]),
                     f"GEMM fraction {fmt_sig(gemm_entry['value'], 3)} of the {roof.upper()} peak "
-                    f"[{gpu if roof in per_gpu else 'no measurement: default'}]: {_entry_text(gemm_entry)}")
+                    f"[{gpu if roof in per_gpu else 'no measurement: default'}]: {_entry_text(gemm_entry)}"
+                    + (f"; taken for the checkpoint's {mix} (its 16-bit matrices too)" if mix else ""))
     if not result.gpu.measured:
         stream = _per_gpu(eff["hbm_stream_fraction"], gpu, "HBM stream fraction")
     else:  # its roofs are this machine's own copy and matrix product: a datasheet fraction would count a loss twice

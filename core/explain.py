@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .hardware import CAPACITY_CONVENTIONS
 from .overhead import GRAPH_NODE_GAP_S, KERNELS_OUTSIDE_LAYERS, KERNELS_PER_LAYER, LAUNCH_LATENCY_S, STEP_FUSION
-from .precision import get_precision
+from .precision import get_precision, roof_mix
 from .scenario import ScenarioResult
 from .units import (
     GB,
@@ -319,7 +319,8 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{fmt_flop(r.flop_per_step)}",
                  fmt_flop(r.flop_per_step)),
         Quantity("roof", "Compute roof", "dense peak for the weight precision",
-                 f"{peak} dense ({r.compute_roof_reason})", peak),
+                 f"{peak} dense ({r.compute_roof_reason})",
+                 peak + (f" ({mix})" if (mix := roof_mix(r.compute_roof, r.sixteen_bit_flop_share)) else "")),
         Quantity("compute-time", "Compute time" + per_gpu, "FLOP / P_peak",
                  f"{fmt_flop(r.flop_per_step)} / {peak} = {fmt_seconds(r.flop_per_step / r.peak_flop_per_s)}",
                  fmt_seconds(r.flop_per_step / r.peak_flop_per_s)),

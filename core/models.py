@@ -189,6 +189,8 @@ class StoredGroup:
         format: the storage format's name (``"MXFP4"``, ``"BF16"``, ...).
         bytes_per_weight: bytes per parameter, scales included.
         routed: the group is routed experts (a step reads only the experts its tokens touch).
+        linear: the group is the weight matrices of linear layers (a token's matrix products), not norms, biases
+            or embeddings.
     """
 
     name: str
@@ -196,6 +198,7 @@ class StoredGroup:
     format: str
     bytes_per_weight: float
     routed: bool = False
+    linear: bool = False
 
     @property
     def bytes(self) -> float:
@@ -627,12 +630,12 @@ class ModelSpec:
     @cached_property
     def _stored(self) -> tuple[StoredGroup, ...]:
         q = self.quantization
-        merged: dict[tuple[str, str, float, bool], int] = {}
+        merged: dict[tuple[str, str, float, bool, bool], int] = {}
         for group, params, names, linear, routed, explicit in self._tensor_groups():
             fmt: TensorFormat = q.format_for(names, linear, explicit) if q else BF16
-            key = (group, fmt.name, fmt.bytes_per_weight, routed)
+            key = (group, fmt.name, fmt.bytes_per_weight, routed, linear)
             merged[key] = merged.get(key, 0) + params
-        return tuple(StoredGroup(g, p, f, b, r) for (g, f, b, r), p in merged.items() if p)
+        return tuple(StoredGroup(g, p, f, b, r, lin) for (g, f, b, r, lin), p in merged.items() if p)
 
     def stored_breakdown(self) -> tuple[StoredGroup, ...]:
         """The checkpoint as stored, per tensor group: params, format, bytes per weight, bytes held.

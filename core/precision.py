@@ -133,3 +133,12 @@ def mixed_roof(peak: float, peak_16bit: float, share_16bit: float) -> float:
     if share_16bit <= 0.0 or peak == peak_16bit:
         return peak
     return 1.0 / ((1.0 - share_16bit) / peak + share_16bit / peak_16bit)
+
+
+def roof_mix(roof: str, share_16bit: float) -> str:
+    """How a readout names a roof of two formats (:func:`mixed_roof`): ``"FP4 + BF16 mix"``; ``""`` under one.
+
+    >>> roof_mix("fp4", 0.271), roof_mix("fp8", 0.0)
+    ('FP4 + BF16 mix', '')
+    """
+    return f"{roof.upper()} + BF16 mix" if share_16bit > 0 and roof != "bf16" else ""

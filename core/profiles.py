@@ -46,6 +46,8 @@ class Deployment:
         plan: the split over GPUs as used (TP, PP, EP clamped to what the model takes).
         profile: what every step reads (:class:`core.step.StepProfile`).
         roof, roof_reason: the compute roof's key and why it applies.
+        sixteen_bit_share: of the weights' FLOP, the share 16-bit matrices do beside a narrower main format, on
+            the BF16 roof (the profile's peak is the two roofs' mix: :func:`core.precision.mixed_roof`); 0 under one.
         kv_heads_per_gpu: KV heads one GPU keeps, by GQA.
         warnings: what the split or the part makes doubtful, in words.
         interconnect: the scale-up link in words.
@@ -72,6 +74,7 @@ class Deployment:
     interconnect: str
     reference: Accelerator | None
     reference_peak: float | None
+    sixteen_bit_share: float
     cuda_graphs: bool
     n_params: int
     n_active_params: int
@@ -124,6 +127,7 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
     warnings: list[str] = []
     plan = _plan(gpu, model, int(v["tp"]), int(v["pp"]), int(v["ep"]), int(v["replicas"]), warnings)
     roof, roof_reason = compute_roof(weights.roof_precision, gpu.dense_flop_per_s)
+    roof_reason = weights.roof_note or roof_reason
     share = weights.sixteen_bit_share if roof != "bf16" and "bf16" in gpu.dense_flop_per_s else 0.0
     peak = mixed_roof(gpu.dense_flop_per_s[roof], gpu.dense_flop_per_s.get("bf16", 0.0), share)
     if weights.stored:
@@ -164,6 +168,7 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
                                 reference.dense_flop_per_s["bf16"], share) if reference else None
     return Deployment(
         model=model, gpu=gpu, weights=weights, plan=plan, profile=profile, roof=roof, roof_reason=roof_reason,
+        sixteen_bit_share=share,
         kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
         warnings=tuple(warnings),
         interconnect=_link_text(gpu), reference=reference, reference_peak=reference_peak,
@@ -177,13 +182,14 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
 
 def _mixed_reason(weights: Weights, gpu: Accelerator, roof: str, peak: float) -> str:
     """How a checkpoint in two formats gets its roof (:func:`core.precision.mixed_roof`), its work at the digits
-    printed: each number is shown to enough digits that the line multiplies out to the roof's four."""
+    printed: the shares to six decimals, so that the line multiplies out to the roof's four digits (at four, a
+    share's rounding moved a 4,224 roof to 4,223.4: a trial)."""
     s = weights.sixteen_bit_share
     names = ", ".join(name for name, p in weights.sixteen_bit_groups
-                      if p >= 0.01 * s * weights.model.n_active_params)
+                      if p >= 0.001 * s * weights.model.n_active_params)
     p_main, p16 = gpu.dense_flop_per_s[roof], gpu.dense_flop_per_s["bf16"]
     return (f"; its 16-bit weights ({names}: {100 * s:.2f} % of the {weights.model.n_active_params:,} active) "
-            f"multiply on the BF16 roof: 1 / ({1 - s:.4f} / {fmt_flops_rate(p_main)} + {s:.4f} / "
+            f"multiply on the BF16 roof: 1 / ({1 - s:.6f} / {fmt_flops_rate(p_main)} + {s:.6f} / "
             f"{fmt_flops_rate(p16)}) = {fmt_flops_rate(peak)}")
 
 

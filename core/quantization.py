@@ -57,11 +57,14 @@ class TensorFormat:
         name: e.g. ``"MXFP4"``, ``"INT4 (group 128)"``.
         bits: bits per value.
         overhead_bytes_per_weight: scales and zero points amortised per weight.
+        weight_only: the activations stay 16-bit (W4A16, W8A16: GPTQ, AWQ, a compressed-tensors group with no
+            ``input_activations``): the weights are dequantised and multiplied on the BF16 roof.
     """
 
     name: str
     bits: float
     overhead_bytes_per_weight: float = 0.0
+    weight_only: bool = False
 
     @property
     def bytes_per_weight(self) -> float:
@@ -256,7 +259,8 @@ def _compressed_tensors(qc: dict, hidden: int, problems: list[str], notes: list[
         targets = _patterns({"targets": targets}, ("targets",), problems)
         name = ("NVFP4" if kind == "float" and bits == 4 and group_size == 16 else
                 f"{'FP' if kind == 'float' else 'INT'}{bits:g} ({strategy}{f' {group_size:g}' if group_size else ''})")
-        rules.append((targets, TensorFormat(name, bits, overhead)))
+        # No input_activations: the activations stay 16-bit (W8A16, W4A16), the weights dequantised to multiply.
+        rules.append((targets, TensorFormat(name, bits, overhead, weight_only=not group.get("input_activations"))))
     if len(groups) > 64:
         notes.append(f"quantization_config.config_groups: only the first 64 of {len(groups)} groups read")
     return tuple(rules)
@@ -314,7 +318,7 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
         # A 16-bit scale and a bits-wide zero point per group; group -1: one per output row.
         overhead = (2 + bits / 8) / (group if group > 0 else max(hidden, 1))
         fmt = TensorFormat(f"INT{bits} ({method.upper()}, {f'group {group}' if group > 0 else 'one group per row'})",
-                           bits, overhead)
+                           bits, overhead, weight_only=True)
         lm_head = qc.get("lm_head") is True
         rules = ((("Linear",), fmt),)
     elif method == "fp8":
@@ -345,7 +349,8 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
         elif algo == "FP8":
             rules = ((("Linear",), TensorFormat("FP8 (per tensor)", 8, 0.0)),)
         elif algo in ("W4A8_AWQ", "INT4_AWQ", "W4A16_AWQ"):
-            rules = ((("Linear",), TensorFormat(f"INT4 ({algo}, group {group})", 4, 2 / group)),)
+            rules = ((("Linear",), TensorFormat(f"INT4 ({algo}, group {group})", 4, 2 / group,
+                                                weight_only=algo != "W4A8_AWQ")),)
         else:
             notes.append(f"quantization_config.quant_algo {algo or '(none)'!r} is not modelled: the weights are "
                          "counted as 16-bit")

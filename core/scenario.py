@@ -196,6 +196,10 @@ class ScenarioResult:
     ``suggested_tp``/``suggested_pp`` are the smallest split that holds the workload at its precision (None where
     none does); ``stored_tp``/``stored_pp`` the same at the checkpoint's bytes as stored, where the weights do not
     fit and the checkpoint stores them in fewer bytes than the precision picked (the warning's hint; None otherwise).
+
+    ``peak_flop_per_s`` is the roof of ``compute_roof``'s format, or, for a checkpoint whose matrices are in two
+    formats, their mix (``sixteen_bit_flop_share`` of the weights' FLOP on the BF16 roof, 0..1; 0 under one format:
+    :func:`core.precision.mixed_roof`).
     """
 
     phase: str
@@ -216,6 +220,7 @@ class ScenarioResult:
     kv_bytes_per_element: float
     compute_roof: str
     compute_roof_reason: str
+    sixteen_bit_flop_share: float
     peak_flop_per_s: float
     bandwidth: float
     capacity_bytes: float
@@ -617,6 +622,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         kv_bytes_per_element=p_kv,
         compute_roof=dep.roof,
         compute_roof_reason=dep.roof_reason,
+        sixteen_bit_flop_share=dep.sixteen_bit_share,
         peak_flop_per_s=prof.peak_flop_per_s,
         bandwidth=prof.bandwidth,
         capacity_bytes=prof.capacity_bytes,

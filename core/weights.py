@@ -31,6 +31,8 @@ class Weights:
         bytes_per_weight: mean bytes per weight held, p.
         roof_precision: the precision id whose compute-roof rule applies (:func:`core.precision.compute_roof`).
         label: how the choice is named in a derivation.
+        roof_note: why a checkpoint as stored runs on the roof it does, where the precision's rule does not say
+            (a weight-only 8-bit format; a quantization_config that leaves every weight 16-bit); else "".
     """
 
     model: ModelSpec
@@ -39,6 +41,7 @@ class Weights:
     roof_precision: str
     label: str
     stored: bool
+    roof_note: str = ""
 
     @property
     def parts(self) -> tuple[float, float, float, float]:
@@ -55,16 +58,16 @@ class Weights:
 
         Each weight multiplies on its own format's roof: gpt-oss's MXFP4 experts on an FP4 roof, its BF16
         attention, router and LM head on the BF16 roof (:func:`core.precision.mixed_roof`).  Routed groups count
-        ``k_e/E`` of their parameters (the experts a token computes with).  The embedding table is a lookup, not
-        a product: its ``2·N`` FLOP (the articles' convention counts it in N) stay on the main roof, unless tied,
-        where it is the LM head's matrix.
+        ``k_e/E`` of their parameters (the experts a token computes with).  Only matrices count: norms and biases
+        are elementwise, and the embedding table is a lookup, not a product; their ``2·N`` FLOP (the articles'
+        convention counts every parameter in N) stay on the main roof.  A tied table is the LM head's matrix.
         """
         if not self.stored or self.model.quantization is None or not self.model.quantization.modelled:
             return ()
         m = self.model
         out: dict[str, float] = {}
         for g in m.stored_breakdown():
-            if g.format != BF16.name or (g.name == "embeddings" and not m.tie_word_embeddings):
+            if g.format != BF16.name or not (g.linear or (g.name == "embeddings" and m.tie_word_embeddings)):
                 continue
             active = g.params * (m.moe.experts_per_token / m.moe.n_experts if g.routed and m.moe else 1.0)
             out[g.name] = out.get(g.name, 0.0) + float(active)
@@ -112,8 +115,17 @@ def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
     """
     if weight_dtype == STORED:
         q = model.quantization
+        note = ""
         if q is None or not q.modelled:
             roof = "bf16"
+        elif all(g.format == BF16.name for g in model.stored_breakdown()):
+            roof, note = "bf16", "no weight is stored in a narrower format (every tensor group BF16): the BF16 roof"
+        elif q.main_format.weight_only and q.bits != 4:
+            roof = "bf16"
+            note = (f"{q.main_format.name} is weight-only (W{q.bits}A16): dequantised and multiplied on the "
+                    "BF16 roof")
+        elif q.bits == 4 and q.main_format.weight_only:
+            roof = "int4"
         elif q.bits == 4:  # MXFP4 / NVFP4 multiply natively on an FP4 roof; INT4 formats are weight-only
             roof = "fp4" if any("FP4" in fmt.name.upper() and "NF4" not in fmt.name.upper()
                                 and "BITSANDBYTES" not in fmt.name.upper() for _, fmt in q.rules) else "int4"
@@ -122,6 +134,6 @@ def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
         else:
             roof = "bf16"
         return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
-                       f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True)
+                       f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True, note)
     p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
     return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)

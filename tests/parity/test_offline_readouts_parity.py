@@ -153,3 +153,18 @@ def test_the_page_leaves_unmarked_the_readouts_core_leaves_unmarked(js):
 
     assert json.loads(js.eval("JSON.stringify(NOT_THE_MODELS)")) == list(NOT_THE_MODELS)
     assert {"capacity", "pipeline"} <= set(NOT_THE_MODELS)
+
+
+@pytest.mark.parametrize("model, gpu, mix", [("gpt-oss-120b", "b200", "4,964 TFLOP/s (FP4 + BF16 mix)"),
+                                             ("gpt-oss-120b", "h100-sxm", "989.4 TFLOP/s"),
+                                             ("deepseek-v3", "b200", "4,380 TFLOP/s (FP8 + BF16 mix)")])
+def test_a_roof_of_two_formats_is_named_a_mix_where_its_value_is(js, model, gpu, mix):
+    # A trial: the roof of gpt-oss as stored on a B200 read "4,962 TFLOP/s" in the readouts, the chart and its
+    # title; only the derivation's work said it was a mix of the FP4 and BF16 roofs.
+    s = scenario_on(model, gpu, phase="decode", weight_dtype="stored")
+    r = s.evaluate()
+    assert quantities(r)["roof"].value == mix
+    js.eval(f"var C = {json.dumps(constants(s, r))};")
+    levers = {"batch": r.batch, "spec_k": 1, "acceptance": r.acceptance, "context": r.context,
+              "weight_dtype": "stored", "kv_dtype": r.kv_dtype, "gqa": r.gqa}
+    assert json.loads(js.eval(f"({WRITE})({json.dumps(levers)})"))["readouts"]["roof"]["value"] == mix
