@@ -604,7 +604,7 @@ COMPARE_METRICS = (
                   lambda r: r.memory_used_bytes / r.capacity_bytes, "memory_used_fraction_of_capacity", 100, _fits),
     CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv,
                   "arithmetic_intensity_with_kv_flop_per_byte"),
-    CompareMetric("peak_fraction", "fraction of its GPU's peak on the roofline, counting KV reads (communication "
+    CompareMetric("peak_fraction", "fraction of its compute roof on the roofline, counting KV reads (communication "
                   "aside)", "%",
                   lambda r: r.peak_fraction_with_kv, "peak_fraction_with_kv", 100, _verified),
 )

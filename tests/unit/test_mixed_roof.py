@@ -167,3 +167,13 @@ def test_the_expected_gemm_fraction_says_it_is_taken_for_the_mix():
     assert "taken for the checkpoint's FP4 + BF16 mix (its 16-bit matrices too)" in source
     one = Scenario(model="llama-3-8b", gpu="b200", weight_dtype="fp4").evaluate()
     assert "mix" not in engine_parameters(one).gemm_fraction.source
+
+
+def test_the_compare_rows_fraction_is_of_each_pins_own_roof():
+    # A trial: the row read "fraction of its GPU's peak", and divided by 4,964 for gpt-oss and 9,000 for Llama FP4,
+    # both on one B200: each pin's own compute roof, which the label now says.
+    from core.pins import COMPARE_METRICS
+    row = next(m for m in COMPARE_METRICS if m.column == "peak_fraction_with_kv")
+    assert row.label.startswith("fraction of its compute roof on the roofline")
+    oss = Scenario(model="gpt-oss-120b", gpu="b200", weight_dtype="stored", phase="prefill", prompt_len=8192).evaluate()
+    assert row.si(oss) == pytest.approx(oss.attainable_flop_per_s_with_kv / oss.peak_flop_per_s, rel=1e-12)
