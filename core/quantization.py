@@ -310,7 +310,7 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
     lm_head = False
 
     if method in ("gptq", "awq"):
-        bits = int(_number(qc, "bits", sub, None, low=1, high=16) or _number(qc, "w_bit", sub, 4, low=1, high=16))
+        bits = int(_number(qc, "bits", sub, None, low=2, high=8) or _number(qc, "w_bit", sub, 4, low=2, high=8))
         group = _number(qc, "group_size", sub, None, low=-1, high=1 << 20)
         group = int(group if group is not None else _number(qc, "q_group_size", sub, 128, low=-1, high=1 << 20))
         if group == 0:  # an engineer's trial: read as "group 0"; GPTQ and AWQ take a size, or -1 for one per row

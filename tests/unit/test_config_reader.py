@@ -418,3 +418,15 @@ def test_a_field_given_twice_with_two_values_is_refused_by_name():
         parse_config_text('{"quantization_config": {"bits": 4, "bits": 8}}')
     # The same value twice is one value.
     assert parse_config_text('{"hidden_size": 4096, "hidden_size": 4096}') == {"hidden_size": 4096}
+
+
+@pytest.mark.parametrize("qc, said", [
+    ({"quant_method": "gptq", "bits": 16, "group_size": 128}, "bits must be a number in 2..8, got '16'"),
+    ({"quant_method": "awq", "w_bit": 1}, "w_bit must be a number in 2..8, got '1'"),
+])
+def test_gptq_and_awq_widths_outside_two_to_eight_bits_are_refused(qc, said):
+    # A trial: GPTQ "bits": 16 read as "gptq 16-bit", 2.027 bytes per weight (a 16-bit weight with group scales).
+    cfg = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "num_hidden_layers": 32, "vocab_size": 128256, "quantization_config": qc}
+    with pytest.raises(ConfigError, match=said.replace("(", r"\(")):
+        from_hf_config(cfg, model_id="q", name="q")
