@@ -372,8 +372,9 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
             rules = ()
     else:
         bits = _number(qc, "bits", sub, 16, low=1, high=16)
-        notes.append(f"quantization_config quant_method {method!r} is not modelled: every linear weight counted at "
-                     f"{bits:g} bits, no scale overhead, embeddings and LM head 16-bit")
+        notes.append(f"quantization_config quant_method {method!r} is not modelled: \"as stored\" counts every "
+                     f"linear weight at {bits:g} bits, no scale overhead, embeddings and LM head 16-bit (the weight "
+                     "precision lever's formats count every weight at theirs)")
         problems.extend(sub)
         rules = ((("Linear",), TensorFormat(method, bits, 0.0)),) if bits < 16 else ()
         return Quantization(method, int(bits), 0.0, rules, ignore, False, modelled=False)

@@ -430,3 +430,14 @@ def test_gptq_and_awq_widths_outside_two_to_eight_bits_are_refused(qc, said):
            "num_hidden_layers": 32, "vocab_size": 128256, "quantization_config": qc}
     with pytest.raises(ConfigError, match=said.replace("(", r"\(")):
         from_hf_config(cfg, model_id="q", name="q")
+
+
+def test_an_unmodelled_methods_bits_are_said_to_count_as_stored_only():
+    # A trial: {"bits": 4} with no quant_method said "every linear weight counted at 4 bits" while the numbers beside
+    # it, at the BF16 lever, counted 2 bytes: the 4 bits are the "as stored" choice's.
+    cfg = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "num_hidden_layers": 32, "vocab_size": 128256, "quantization_config": {"bits": 4}}
+    said = [a for a in from_hf_config(cfg, model_id="q", name="q").assumptions if "not modelled" in a]
+    assert said == ["quantization_config quant_method 'unknown' is not modelled: \"as stored\" counts every linear "
+                    "weight at 4 bits, no scale overhead, embeddings and LM head 16-bit (the weight precision lever's "
+                    "formats count every weight at theirs)"]
