@@ -191,6 +191,7 @@ class StoredGroup:
         routed: the group is routed experts (a step reads only the experts its tokens touch).
         linear: the group is the weight matrices of linear layers (a token's matrix products), not norms, biases
             or embeddings.
+        weight_only: its format is weight-only (W4A16, W8A16): dequantised and multiplied in 16 bits.
     """
 
     name: str
@@ -199,6 +200,7 @@ class StoredGroup:
     bytes_per_weight: float
     routed: bool = False
     linear: bool = False
+    weight_only: bool = False
 
     @property
     def bytes(self) -> float:
@@ -630,12 +632,12 @@ class ModelSpec:
     @cached_property
     def _stored(self) -> tuple[StoredGroup, ...]:
         q = self.quantization
-        merged: dict[tuple[str, str, float, bool, bool], int] = {}
+        merged: dict[tuple[str, str, float, bool, bool, bool], int] = {}
         for group, params, names, linear, routed, explicit in self._tensor_groups():
             fmt: TensorFormat = q.format_for(names, linear, explicit) if q else BF16
-            key = (group, fmt.name, fmt.bytes_per_weight, routed, linear)
+            key = (group, fmt.name, fmt.bytes_per_weight, routed, linear, fmt.weight_only)
             merged[key] = merged.get(key, 0) + params
-        return tuple(StoredGroup(g, p, f, b, r, lin) for (g, f, b, r, lin), p in merged.items() if p)
+        return tuple(StoredGroup(g, p, f, b, r, lin, wo) for (g, f, b, r, lin, wo), p in merged.items() if p)
 
     def stored_breakdown(self) -> tuple[StoredGroup, ...]:
         """The checkpoint as stored, per tensor group: params, format, bytes per weight, bytes held.

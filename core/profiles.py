@@ -188,8 +188,9 @@ def _mixed_reason(weights: Weights, gpu: Accelerator, roof: str, peak: float) ->
     names = ", ".join(name for name, p in weights.sixteen_bit_groups
                       if p >= 0.001 * s * weights.model.n_active_params)
     p_main, p16 = gpu.dense_flop_per_s[roof], gpu.dense_flop_per_s["bf16"]
-    return (f"; its 16-bit weights ({names}: {100 * s:.2f} % of the {weights.model.n_active_params:,} active) "
-            f"multiply on the BF16 roof: 1 / ({1 - s:.6f} / {fmt_flops_rate(p_main)} + {s:.6f} / "
+    return (f"; its matrices multiplied in 16 bits ({names}: {100 * s:.2f} % of the "
+            f"{weights.model.n_active_params:,} active) run on the BF16 roof: 1 / ({1 - s:.6f} / "
+            f"{fmt_flops_rate(p_main)} + {s:.6f} / "
             f"{fmt_flops_rate(p16)}) = {fmt_flops_rate(peak)}")
 
 

@@ -53,10 +53,11 @@ class Weights:
 
     @property
     def sixteen_bit_groups(self) -> tuple[tuple[str, float], ...]:
-        """A checkpoint as stored in a narrower main format: its tensor groups kept in 16 bits that a token
-        multiplies with, as ``(name, active parameters)``; empty under one format for every weight.
+        """A checkpoint as stored in a narrower main format: its tensor groups a token multiplies with in 16 bits
+        (kept in BF16, or in a weight-only format beside a W8A8 one), as ``(name, active parameters)``; empty under
+        one format for every weight.
 
-        Each weight multiplies on its own format's roof: gpt-oss's MXFP4 experts on an FP4 roof, its BF16
+        Each weight matrix multiplies on its own format's roof: gpt-oss's MXFP4 experts on an FP4 roof, its BF16
         attention, router and LM head on the BF16 roof (:func:`core.precision.mixed_roof`).  Routed groups count
         ``k_e/E`` of their parameters (the experts a token computes with).  Only matrices count: norms and biases
         are elementwise, and the embedding table is a lookup, not a product; their ``2·N`` FLOP (the articles'
@@ -67,7 +68,8 @@ class Weights:
         m = self.model
         out: dict[str, float] = {}
         for g in m.stored_breakdown():
-            if g.format != BF16.name or not (g.linear or (g.name == "embeddings" and m.tie_word_embeddings)):
+            in_16_bits = g.format == BF16.name or g.weight_only  # a weight-only format multiplies in 16 bits too
+            if not in_16_bits or not (g.linear or (g.name == "embeddings" and m.tie_word_embeddings)):
                 continue
             active = g.params * (m.moe.experts_per_token / m.moe.n_experts if g.routed and m.moe else 1.0)
             out[g.name] = out.get(g.name, 0.0) + float(active)
@@ -120,20 +122,34 @@ def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
             roof = "bf16"
         elif all(g.format == BF16.name for g in model.stored_breakdown()):
             roof, note = "bf16", "no weight is stored in a narrower format (every tensor group BF16): the BF16 roof"
-        elif q.main_format.weight_only and q.bits != 4:
-            roof = "bf16"
-            note = (f"{q.main_format.name} is weight-only (W{q.bits}A16): dequantised and multiplied on the "
-                    "BF16 roof")
-        elif q.bits == 4 and q.main_format.weight_only:
-            roof = "int4"
-        elif q.bits == 4:  # MXFP4 / NVFP4 multiply natively on an FP4 roof; INT4 formats are weight-only
-            roof = "fp4" if any("FP4" in fmt.name.upper() and "NF4" not in fmt.name.upper()
-                                and "BITSANDBYTES" not in fmt.name.upper() for _, fmt in q.rules) else "int4"
-        elif q.bits == 8:
-            roof = "fp8" if any("FP8" in fmt.name.upper() for _, fmt in q.rules) else "int8"
         else:
-            roof = "bf16"
+            roof, note = _stored_roof(q)
         return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
                        f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True, note)
     p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
     return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)
+
+
+def _stored_roof(q) -> tuple[str, str]:
+    """The precision id whose roof a quantised checkpoint's fastest format runs on, and a note where the id's own
+    rule does not say why (``""``).
+
+    The fastest format is the first rule's that quantises the activations too (W8A8, FP4): a weight-only format
+    (W4A16, W8A16) multiplies on the BF16 roof, and where every format is weight-only the checkpoint does.  4-bit
+    MXFP4 / NVFP4 multiply natively on an FP4 roof; other 4-bit formats (NF4, INT4) are weight-only; 8-bit FP8 on
+    FP8, INT8 on INT8.  The matrices a checkpoint multiplies in 16 bits beside its fastest format are
+    :attr:`Weights.sixteen_bit_groups`.
+    """
+    fast = next((fmt for _, fmt in q.rules if not fmt.weight_only), None)
+    if fast is None:
+        main = q.main_format
+        if round(main.bits) == 4:
+            return "int4", ""  # its own rule: INT4 is weight-only (W4A16)
+        return "bf16", (f"{main.name} is weight-only (W{round(main.bits)}A16): dequantised and multiplied on the "
+                        "BF16 roof")
+    name = fast.name.upper()
+    if round(fast.bits) == 4:
+        return ("fp4" if "FP4" in name and "NF4" not in name and "BITSANDBYTES" not in name else "int4"), ""
+    if round(fast.bits) == 8:
+        return ("fp8" if "FP8" in name else "int8"), ""
+    return "bf16", ""
