@@ -51,7 +51,7 @@ from core.permalink import (
     to_query,
 )
 from core.scenario import Scenario, added_levers
-from core.units import fmt_rate, fmt_sig
+from core.units import fmt_rate, fmt_sig, parse_number
 
 from .layer_strip import layer_strip_html
 from .permalink_view import pins_left_out
@@ -125,6 +125,22 @@ def _model_of(raw: str | bytes, file_name: str) -> ModelSpec | ConfigError:
         return from_hf_config(config, model_id=config_model_id(name), name=name)
     except ConfigError as exc:
         return exc
+
+
+def form_number(text: str | None, label: str) -> float | None:
+    """A number typed into your GPU form, as typed: None when the field is empty; the lab's own minus sign (U+2212,
+    as its pages print negatives) read as ``-``, so that the range check refuses the value the user sees.
+
+    Raises:
+        ValueError: anything else that is not a number written in ASCII digits, naming the field and the text.
+    """
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        return parse_number(text.replace("\u2212", "-"))
+    except ValueError:
+        raise ValueError(f"{label}: {text[:20]!r} is not a number (digits, a point, an exponent)") from None
 
 
 def portable_config(raw: str | bytes, file_name: str = "") -> str:
@@ -372,15 +388,17 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.config_report = pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width")
         self.gpu_name = pn.widgets.TextInput(label="Name", value="My accelerator", width=180, css_classes=["gpu-name"],
                                              stylesheets=[INPUT_TEXT_CSS])
+        # Text, read as typed (:func:`form_number`): a number field dropped what it could not parse, so "−5" with
+        # the lab's own minus sign became 5 (a trial), a pasted "−9000" NaN, and a typed 0 nothing.
         self.peaks = {
-            roof: pn.widgets.FloatInput(label=f"{label} dense peak (TFLOP/s)", value=None, width=170,
-                                        css_classes=[f"gpu-{roof}"], stylesheets=[INPUT_TEXT_CSS])
+            roof: pn.widgets.TextInput(label=f"{label} dense peak (TFLOP/s)", value="", width=170,
+                                       css_classes=[f"gpu-{roof}"], stylesheets=[INPUT_TEXT_CSS])
             for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))
         }
-        self.bandwidth = pn.widgets.FloatInput(label="Memory bandwidth (TB/s)", value=None, width=170,
-                                               css_classes=["gpu-bw"], stylesheets=[INPUT_TEXT_CSS])
-        self.capacity = pn.widgets.FloatInput(label="Memory (GB, as printed)", value=None, width=170,
-                                              css_classes=["gpu-capacity"], stylesheets=[INPUT_TEXT_CSS])
+        self.bandwidth = pn.widgets.TextInput(label="Memory bandwidth (TB/s)", value="", width=170,
+                                              css_classes=["gpu-bw"], stylesheets=[INPUT_TEXT_CSS])
+        self.capacity = pn.widgets.TextInput(label="Memory (GB, as printed)", value="", width=170,
+                                             css_classes=["gpu-capacity"], stylesheets=[INPUT_TEXT_CSS])
         datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
                                            options=datasheets, stylesheets=[INPUT_TEXT_CSS])
@@ -578,17 +596,22 @@ class BringYourOwnView(pn.viewable.Viewer):
 
     # -- your GPU ---------------------------------------------------------------------
     def _add_gpu(self) -> None:
-        peaks = {roof: w.value for roof, w in self.peaks.items() if w.value}
         try:
+            typed = {roof: form_number(w.value_input or w.value, w.name)
+                     for roof, w in self.peaks.items()}
             gpu = custom_accelerator(self.gpu_name.value_input or self.gpu_name.value,
-                                     bandwidth_tbs=self.bandwidth.value, capacity_gb=self.capacity.value,
-                                     reference=self.reference.value, **peaks)
+                                     bandwidth_tbs=form_number(self.bandwidth.value_input or self.bandwidth.value,
+                                                               self.bandwidth.name),
+                                     capacity_gb=form_number(self.capacity.value_input or self.capacity.value,
+                                                             self.capacity.name),
+                                     reference=self.reference.value,
+                                     **{roof: v for roof, v in typed.items() if v is not None})
         except ValueError as exc:
             self.gpu_report.object = f'<div class="bad" data-readout="gpu-form">Not added: {escape(str(exc))}.</div>'
             return
         self.scenario.add_gpu(gpu)
         warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in sparse_warnings(gpu))
-        self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: ridge point '
+        self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: BF16 ridge point '
                                   f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
 
     # -- your measurements ------------------------------------------------------------
@@ -617,7 +640,7 @@ class BringYourOwnView(pn.viewable.Viewer):
             f"<tr><td>{p.measurement.batch}</td><td>{p.measurement.context:,}</td>"
             f"<td>{fmt_rate(p.measurement.tokens_per_s)}</td><td>{fmt_rate(p.ceiling_tokens_per_s)}"
             f"{'' if p.fits else ' (if it fit: it does not)'}</td>"
-            f"<td>{fmt_sig(100 * p.mbu, 2)} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td>"
+            f"<td>{fmt_sig(100 * p.mbu, 3)} %</td><td>{fmt_sig(100 * p.mfu, 3)} %</td>"
             f"<td>{fmt_sig(p.gap, 3)}×</td></tr>"
             for p in points
         )
@@ -632,4 +655,5 @@ class BringYourOwnView(pn.viewable.Viewer):
         r = self.state.result
         split = ", ".join(f"{name} = {n}" for name, n in (("TP", r.tp), ("PP", r.pp), ("EP", r.ep)) if n > 1)
         return (f"{r.model.name} on {r.gpu.name}" + (f" ({split}; MBU and MFU are one GPU's)" if split else "")
-                + f", weights {r.weight_dtype.upper()}, KV {r.kv_dtype.upper()}")
+                + f", weights {'as stored' if r.weight_dtype == 'stored' else r.weight_dtype.upper()}, "
+                  f"KV {r.kv_dtype.upper()}")

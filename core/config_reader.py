@@ -224,11 +224,17 @@ def _once_each(pairs: list) -> dict:
     whichever came last).  The same value twice is one value."""
     out: dict = {}
     for key, value in pairs:
-        if key in out and repr(out[key]) != repr(value):
+        if key in out and repr(out[key]) != repr(value) and not _same_number(out[key], value):
             raise ConfigError(f"{_show(key)} is given twice, as {_show(out[key])} and as {_show(value)}: a config "
                               "names each field once; keep the one the model has")
         out[key] = value
     return out
+
+
+def _same_number(a, b) -> bool:
+    """Whether two JSON values are one number written two ways (4096 and 4096.0)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    return numbers and a == b
 
 
 def _depth_problem(value, limit: int = MAX_DEPTH) -> str | None:

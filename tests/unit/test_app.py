@@ -208,9 +208,9 @@ def test_a_broken_config_is_refused_and_the_model_kept():
 def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_the_link():
     lab = Lab()
     lab.byo.gpu_name.value = "Sparse-ish H100"
-    lab.byo.peaks["bf16"].value = 1979
-    lab.byo.bandwidth.value = 3.35
-    lab.byo.capacity.value = 80
+    lab.byo.peaks["bf16"].value = "1979"
+    lab.byo.bandwidth.value = "3.35"
+    lab.byo.capacity.value = "80"
     lab.byo._add_gpu()
     assert lab.scenario.gpu == "custom-sparse-ish-h100"
     assert round(lab.result.ridge_point) == 591
@@ -224,7 +224,7 @@ def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_
 
 def test_a_custom_gpu_with_a_missing_number_is_refused():
     lab = Lab()
-    lab.byo.peaks["bf16"].value = 500
+    lab.byo.peaks["bf16"].value = "500"
     lab.byo._add_gpu()
     assert "Not added: bandwidth (TB/s) is missing: enter a positive number" in lab.byo.gpu_report.object
     assert lab.scenario.gpu == "h100-sxm"
@@ -238,7 +238,7 @@ def test_measurements_are_drawn_with_their_mbu():
     report = lab.byo.measured_report.object
     assert "72 %" in report and "row 4" in report
     lab.scenario.gpu = "h200"  # the same measurements against another roof
-    assert "50 %" in lab.byo.measured_report.object  # 150 tok/s of 16.08 GB steps over 4.8 TB/s
+    assert "50.2 %" in lab.byo.measured_report.object  # 150 tok/s of 16.07 GB steps over 4.8 TB/s, three digits
 
 
 def test_the_expected_point_arrives_with_the_marks_layer_when_first_switched_on():
@@ -1144,3 +1144,22 @@ def test_a_32_bit_checkpoints_stored_table_says_its_2_byte_rows_are_the_labs_cou
     assert "The checkpoint as the lab counts it stored: 16-bit, as engines serve it (its FP32 files hold twice" in fp32
     bf16 = html.unescape(report_html(from_hf_config({**cfg, "torch_dtype": "bfloat16"}, model_id="t", name="t")))
     assert "The checkpoint as stored:" in bf16 and "FP32 files" not in bf16
+
+
+@pytest.mark.parametrize("typed, said", [
+    ("\u22129000", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got -9000"),
+    ("0", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got 0"),
+    ("9 PFLOP", "FP4 dense peak (TFLOP/s): '9 PFLOP' is not a number"),
+])
+def test_your_gpu_forms_figures_are_read_as_typed(typed, said):
+    # A trial: "−9000" typed with the lab's own minus sign became 9000 (the number field dropped the sign) and the GPU
+    # was added with an FP4 roof of 9,000 TFLOP/s; pasted, it read NaN and the FP4 figure was dropped without a word;
+    # a 0 was "not given".
+    lab = Lab()
+    lab.byo.peaks["bf16"].value = "2250"
+    lab.byo.peaks["fp4"].value = typed
+    lab.byo.bandwidth.value = "8"
+    lab.byo.capacity.value = "180"
+    lab.byo._add_gpu()
+    assert f"Not added: {said}" in html.unescape(lab.byo.gpu_report.object), lab.byo.gpu_report.object
+    assert lab.scenario.gpu == "h100-sxm"

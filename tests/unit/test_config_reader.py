@@ -418,6 +418,7 @@ def test_a_field_given_twice_with_two_values_is_refused_by_name():
         parse_config_text('{"quantization_config": {"bits": 4, "bits": 8}}')
     # The same value twice is one value.
     assert parse_config_text('{"hidden_size": 4096, "hidden_size": 4096}') == {"hidden_size": 4096}
+    assert parse_config_text('{"hidden_size": 4096, "hidden_size": 4096.0}') == {"hidden_size": 4096.0}
 
 
 @pytest.mark.parametrize("qc, said", [
