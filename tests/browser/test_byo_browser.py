@@ -125,35 +125,27 @@ def test_a_measured_point_above_the_roof_is_plotted_flagged_and_the_next_plot_re
     assert errors == []
 
 
-def test_a_negative_figure_in_your_gpu_form_is_refused_as_typed(page, lab_url):
+
+@pytest.mark.parametrize("field, typed, said", [
     # A trial typed −5 TB/s: the field clamped it to 0 and the form answered "got 0", a number nobody typed.
+    ("gpu-bw", "-5", "Not added: bandwidth (TB/s) must be a positive number"),
+    # Another typed "−9000" (U+2212, as the lab prints negatives) as the FP4 peak: the number field dropped the sign
+    # and the GPU was added with FP4 = 9,000 TFLOP/s.
+    ("gpu-fp4", "\u22129000", "Not added: FP4 peak (TFLOP/s) must be a positive number"),
+], ids=["bandwidth -5", "FP4 with the lab's minus"])
+def test_a_negative_figure_in_your_gpu_form_is_refused_as_typed(page, lab_url, field, typed, said):
     page.goto(lab_url)
     page.locator("[data-readout=ridge]").first.wait_for()
     page.locator(".lab-tabs .bk-btn", has_text="Bring your own").click()
-    page.locator(".gpu-bf16 input").fill("500")
-    page.locator(".gpu-bw input").fill("-5")
-    page.locator(".gpu-capacity input").fill("80")
-    page.locator(".gpu-capacity input").press("Tab")
+    figures = {"gpu-bf16": "2250", "gpu-fp4": "", "gpu-bw": "8", "gpu-capacity": "180"}
+    for name, text in figures.items():
+        if name == field:
+            page.locator(f".{name} input").press_sequentially(typed)
+        elif text:
+            page.locator(f".{name} input").fill(text)
     page.locator(".gpu-add button").click()
     report = page.locator("[data-readout=gpu-form]")
     report.wait_for()
-    assert report.inner_text().startswith("Not added: bandwidth (TB/s) must be a positive number"), report.inner_text()
-    assert "got -5" in report.inner_text(), report.inner_text()
-
-
-def test_the_labs_own_minus_sign_typed_in_your_gpu_form_is_refused_as_typed(page, lab_url):
-    # A trial typed "−9000" (U+2212, as the lab prints negatives) as the FP4 peak: the number field dropped the
-    # sign and the GPU was added with FP4 = 9,000 TFLOP/s.
-    page.goto(lab_url)
-    page.locator("[data-readout=ridge]").first.wait_for()
-    page.locator(".lab-tabs .bk-btn", has_text="Bring your own").click()
-    page.locator(".gpu-bf16 input").fill("2250")
-    page.locator(".gpu-fp4 input").press_sequentially("\u22129000")
-    page.locator(".gpu-bw input").fill("8")
-    page.locator(".gpu-capacity input").fill("180")
-    page.locator(".gpu-add button").click()
-    report = page.locator("[data-readout=gpu-form]")
-    report.wait_for()
-    said = report.inner_text()
-    assert said.startswith("Not added: FP4 peak (TFLOP/s) must be a positive number"), said
-    assert "got -9000" in said
+    shown = report.inner_text()
+    assert shown.startswith(said), shown
+    assert f"got {typed.replace(chr(0x2212), '-')}" in shown, shown
