@@ -267,7 +267,11 @@ def _ladder_text(ladder, note: str = "") -> str:
         if note:  # said once, where it starts (as the tab does)
             lines.append(f"    {note}")
     moe = ladder.steps[0].result.model.moe  # the tab's column: the experts B·k tokens touch
-    lines.append(f"ridge point {ladder.final.numbers()['ridge_point']:,.0f} FLOP/byte; "
+    start, end = ladder.steps[0].numbers()["ridge_point"], ladder.final.numbers()["ridge_point"]
+    # The quantisation rung can move the compute roof (gpt-oss as stored: its FP4 + BF16 mix, 620 FLOP/byte, to
+    # INT4's BF16, 281): the tab dashes the first ridge beside the last, and the text names both (a trial).
+    moved = f" at the last rung ({start:,.0f} at the start)" if f"{start:,.0f}" != f"{end:,.0f}" else ""
+    lines.append(f"ridge point {end:,.0f} FLOP/byte{moved}; "
                  f"{'I = 2·B·k·N_active / (N_read·p)' if moe else 'I = 2·B·k/p'} on the weights")
     return "\n".join(lines)
 

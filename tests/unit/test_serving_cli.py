@@ -139,3 +139,13 @@ def test_disaggregation_reads_what_the_serving_tab_reads_whatever_the_context_fl
     assert out["context"] == 2000 + OUTPUT_LEN // 2
     html = pools_html(Scenario(model="qwen3-30b-a3b", tp=2, pp=2, context=4096), None, 16)
     assert f"<td>{out['decode']['rate_per_instance']:.3f}</td>" in html
+
+
+def test_the_ladders_text_names_the_first_ridge_where_the_quantisation_rung_moves_the_roof(capsys):
+    # A trial: gpt-oss as stored on a B200 starts on its FP4 + BF16 mix (620.5 FLOP/byte) and the quantisation rung
+    # takes it to INT4's BF16 roof (281.2); the text printed only "ridge point 281" where the tab dashes both.
+    main(["ladder", "--model", "gpt-oss-120b", "--gpu", "b200", "--weight-dtype", "stored"])
+    assert capsys.readouterr().out.rstrip().endswith(
+        "ridge point 281 FLOP/byte at the last rung (621 at the start); I = 2·B·k·N_active / (N_read·p) on the weights")
+    main(["ladder"])
+    assert "ridge point 295 FLOP/byte; I = 2·B·k/p on the weights" in capsys.readouterr().out
