@@ -138,9 +138,10 @@ def form_number(text: str | None, label: str) -> float | None:
     if not text:
         return None
     try:
-        return parse_number(text.replace("\u2212", "-"))
+        value = parse_number(text.replace("\u2212", "-"))
     except ValueError:
         raise ValueError(f"{label}: {text[:20]!r} is not a number (digits, a point, an exponent)") from None
+    return int(value) if value.is_integer() and abs(value) < 1e15 else value  # "got -9000", as typed, not -9000.0
 
 
 def portable_config(raw: str | bytes, file_name: str = "") -> str:
