@@ -1147,8 +1147,8 @@ def test_a_32_bit_checkpoints_stored_table_says_its_2_byte_rows_are_the_labs_cou
 
 
 @pytest.mark.parametrize("typed, said", [
-    ("\u22129000", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got -9000."),
-    ("0", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got 0."),
+    ("\u22129000", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got -9000.</div>"),
+    ("0", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got 0.</div>"),
     ("9 PFLOP", "FP4 dense peak (TFLOP/s): '9 PFLOP' is not a number"),
 ])
 def test_your_gpu_forms_figures_are_read_as_typed(typed, said):
