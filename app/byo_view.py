@@ -50,6 +50,7 @@ from core.permalink import (
     scenario_file,
     to_query,
 )
+from core.quantization import BF16
 from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig, parse_number
 
@@ -294,9 +295,14 @@ def report_html(model: ModelSpec) -> str:
 
 
 def _report_html(model: ModelSpec) -> str:
-    precision = (f" Its checkpoint is {model.quantization.bits}-bit {model.quantization.method}: the weight "
-                 "precision is set to as stored (each tensor group in its own format)."
-                 if model.quantization and model.quantization.modelled else "")
+    q = model.quantization
+    # A config that leaves every weight 16-bit (modules_to_not_convert: ["*"]) is not an 8-bit checkpoint (a trial).
+    none_quantised = all(g.format == BF16.name for g in model.stored_breakdown())
+    precision = ("" if not (q and q.modelled) else
+                 f" Its quantization_config ({q.method}) leaves every weight 16-bit: the weight precision is set to "
+                 "as stored (BF16)." if none_quantised else
+                 f" Its checkpoint is {q.bits}-bit {q.method}: the weight precision is set to as stored (each tensor "
+                 "group in its own format).")
     rows = "".join(f'<tr><td class="k">{escape(k)}</td><td class="v">{escape(str(v))}</td></tr>'
                    for k, v in model.architecture().items())
     stored = "".join(f'<tr><td class="k">{escape(g.name)}</td><td class="v">{g.params:,} × '

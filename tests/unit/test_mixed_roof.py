@@ -198,3 +198,14 @@ def test_weight_only_matrices_beside_a_w8a8_format_multiply_in_bf16():
     assert r.peak_flop_per_s / TFLOP == pytest.approx(1_119.6, abs=0.05)
     assert ("its matrices multiplied in 16 bits (LM head, dense MLP: 76.74 % of the 8,030,261,248 active)"
             in r.compute_roof_reason)
+
+
+def test_the_config_report_of_a_checkpoint_leaving_every_weight_16_bit_says_so():
+    # A trial: its report said "Its checkpoint is 8-bit fp8" above a table of BF16 rows.
+    import html
+
+    from app.byo_view import report_html
+    text = html.unescape(report_html(_llama({"quant_method": "fp8", "modules_to_not_convert": ["*"]})))
+    assert "Its quantization_config (fp8) leaves every weight 16-bit: the weight precision is set to as stored" in text
+    assert "8-bit fp8" not in text
+    assert "Its checkpoint is 8-bit fp8" in html.unescape(report_html(_llama({"quant_method": "fp8"})))
