@@ -72,6 +72,8 @@ UPLOAD_LIMIT = SIZE_LIMIT.replace(" ", "")
 #: ``maxlength`` in silence, and what is left over the limit is then refused as too large (a paste cut at the
 #: limit itself was read as truncated JSON: "invalid JSON at line 1, column 606").
 TEXT_LIMIT = max(MAX_CONFIG_BYTES, MAX_CSV_CHARS) + 1
+#: Characters a figure of your GPU form takes (a number, its sign and exponent): the browser cuts a paste there.
+FIGURE_LIMIT = 40
 #: Largest scenario file the browser sends (FilePond's units, whole ones: "4050KB" is 4,050,000 bytes), the reader's
 #: own limit (:data:`core.permalink.MAX_SCENARIO_CHARS`): rounded up to whole MB, a file under it was refused by
 #: the browser with a limit the docs do not give (an engineer's trial).
@@ -397,15 +399,14 @@ class BringYourOwnView(pn.viewable.Viewer):
                                              stylesheets=[INPUT_TEXT_CSS])
         # Text, read as typed (:func:`form_number`): a number field dropped what it could not parse, so "−5" with
         # the lab's own minus sign became 5 (a trial), a pasted "−9000" NaN, and a typed 0 nothing.
-        self.peaks = {
-            roof: pn.widgets.TextInput(label=f"{label} dense peak (TFLOP/s)", value="", width=170,
-                                       css_classes=[f"gpu-{roof}"], stylesheets=[INPUT_TEXT_CSS])
-            for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))
-        }
-        self.bandwidth = pn.widgets.TextInput(label="Memory bandwidth (TB/s)", value="", width=170,
-                                              css_classes=["gpu-bw"], stylesheets=[INPUT_TEXT_CSS])
-        self.capacity = pn.widgets.TextInput(label="Memory (GB, as printed)", value="", width=170,
-                                             css_classes=["gpu-capacity"], stylesheets=[INPUT_TEXT_CSS])
+        def figure(label: str, css: str) -> pn.widgets.TextInput:
+            return pn.widgets.TextInput(label=label, value="", width=170, max_length=FIGURE_LIMIT, css_classes=[css],
+                                        stylesheets=[INPUT_TEXT_CSS])
+
+        self.peaks = {roof: figure(f"{label} dense peak (TFLOP/s)", f"gpu-{roof}")
+                      for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))}
+        self.bandwidth = figure("Memory bandwidth (TB/s)", "gpu-bw")
+        self.capacity = figure("Memory (GB, as printed)", "gpu-capacity")
         datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
                                            options=datasheets, stylesheets=[INPUT_TEXT_CSS])
