@@ -46,8 +46,9 @@ class Deployment:
         plan: the split over GPUs as used (TP, PP, EP clamped to what the model takes).
         profile: what every step reads (:class:`core.step.StepProfile`).
         roof, roof_reason: the compute roof's key and why it applies.
-        sixteen_bit_share: of the weights' FLOP, the share 16-bit matrices do beside a narrower main format, on
-            the BF16 roof (the profile's peak is the two roofs' mix: :func:`core.precision.mixed_roof`); 0 under one.
+        sixteen_bit_share: of the weights' FLOP, the share matrices multiplied in 16 bits (kept in BF16, or in a
+            weight-only format) do beside a faster main format, on the BF16 roof (the profile's peak is the two roofs'
+            mix: :func:`core.precision.mixed_roof`); 0 under one roof.
         kv_heads_per_gpu: KV heads one GPU keeps, by GQA.
         warnings: what the split or the part makes doubtful, in words.
         interconnect: the scale-up link in words.

@@ -197,9 +197,9 @@ class ScenarioResult:
     none does); ``stored_tp``/``stored_pp`` the same at the checkpoint's bytes as stored, where the weights do not
     fit and the checkpoint stores them in fewer bytes than the precision picked (the warning's hint; None otherwise).
 
-    ``peak_flop_per_s`` is the roof of ``compute_roof``'s format, or, for a checkpoint whose matrices are in two
-    formats, their mix (``sixteen_bit_flop_share`` of the weights' FLOP on the BF16 roof, 0..1; 0 under one format:
-    :func:`core.precision.mixed_roof`).
+    ``peak_flop_per_s`` is the roof of ``compute_roof``'s format, or, for a checkpoint that multiplies some matrices
+    in 16 bits beside a faster format, the two roofs' mix (``sixteen_bit_flop_share`` of the weights' FLOP on the BF16
+    roof, 0..1; 0 under one roof: :func:`core.precision.mixed_roof`).
     """
 
     phase: str

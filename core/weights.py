@@ -77,7 +77,7 @@ class Weights:
 
     @property
     def sixteen_bit_share(self) -> float:
-        """Of a token's weight FLOP (``2·N_active``), the share its 16-bit weights do beside a narrower main format
+        """Of a token's weight FLOP (``2·N_active``), the share its matrices multiplied in 16 bits do
         (:attr:`sixteen_bit_groups`), 0..1; 0 under one format."""
         return sum(p for _, p in self.sixteen_bit_groups) / self.model.n_active_params
 
