@@ -620,7 +620,7 @@ class BringYourOwnView(pn.viewable.Viewer):
         self.scenario.add_gpu(gpu)
         warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in sparse_warnings(gpu))
         self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: BF16 ridge point '
-                                  f"{gpu.ridge_point():,.0f} FLOP/byte; now the selected GPU.</div>{warnings}")
+                                  f"{fmt_sig(gpu.ridge_point(), 3)} FLOP/byte; now the selected GPU.</div>{warnings}")
 
     # -- your measurements ------------------------------------------------------------
     def _plot(self) -> None:

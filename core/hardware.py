@@ -261,6 +261,10 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     name = str(name).strip()
     if not 1 <= len(name) <= 60:
         raise ValueError("name must be 1 to 60 characters")
+    hidden = next((c for c in name if not c.isprintable()), None)
+    if hidden is not None:  # a bidi override turned the page's words around it backwards (an attacker's trial)
+        raise ValueError(f"name holds a character a page does not print ({ascii(hidden)[1:-1]}): letters, digits, "
+                         "spaces and punctuation only")
     unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
     if unknown:
         raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")

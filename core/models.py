@@ -812,7 +812,9 @@ class ModelSpec:
                               f"on {moe_layers} MoE layers{dense_text}")
         if self.quantization:
             q = self.quantization
-            out["quantization"] = (f"{q.method}, {q.main_format.name}: {self.stored_bytes_per_param():.4f} bytes per "
+            fmt = ("every weight left 16-bit" if all(g.format == BF16.name for g in self._stored)
+                   else q.main_format.name)
+            out["quantization"] = (f"{q.method}, {fmt}: {self.stored_bytes_per_param():.4f} bytes per "
                                    f"weight as stored on average ({self.weight_bytes_held_as_stored() / 1e9:,.2f} GB)")
         return out
 

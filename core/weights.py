@@ -123,24 +123,27 @@ def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
         elif all(g.format == BF16.name for g in model.stored_breakdown()):
             roof, note = "bf16", "no weight is stored in a narrower format (every tensor group BF16): the BF16 roof"
         else:
-            roof, note = _stored_roof(q)
+            roof, note = _stored_roof(q, {g.format for g in model.stored_breakdown() if g.linear})
+        sixteen = q is None or all(g.format == BF16.name for g in model.stored_breakdown())
         return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
-                       f"as stored ({q.method} {q.bits}-bit)" if q else "as stored (16-bit)", True, note)
+                       "as stored (16-bit)" if sixteen else f"as stored ({q.method} {q.bits}-bit)", True, note)
     p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
     return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)
 
 
-def _stored_roof(q) -> tuple[str, str]:
+def _stored_roof(q, used: set[str]) -> tuple[str, str]:
     """The precision id whose roof a quantised checkpoint's fastest format runs on, and a note where the id's own
     rule does not say why (``""``).
 
-    The fastest format is the first rule's that quantises the activations too (W8A8, FP4): a weight-only format
+    The fastest format is the first rule's that quantises the activations too (W8A8, FP4) and that some matrix has
+    (``used``, the formats of the checkpoint's matrices: a rule every matrix matches an earlier one before is no
+    matrix's, an attacker's trial of two groups both targeting ``Linear``): a weight-only format
     (W4A16, W8A16) multiplies on the BF16 roof, and where every format is weight-only the checkpoint does.  4-bit
     MXFP4 / NVFP4 multiply natively on an FP4 roof; other 4-bit formats (NF4, INT4) are weight-only; 8-bit FP8 on
     FP8, INT8 on INT8.  The matrices a checkpoint multiplies in 16 bits beside its fastest format are
     :attr:`Weights.sixteen_bit_groups`.
     """
-    fast = next((fmt for _, fmt in q.rules if not fmt.weight_only), None)
+    fast = next((fmt for _, fmt in q.rules if not fmt.weight_only and fmt.name in used), None)
     if fast is None:
         main = q.main_format
         if round(main.bits) == 4:

@@ -1163,3 +1163,16 @@ def test_your_gpu_forms_figures_are_read_as_typed(typed, said):
     lab.byo._add_gpu()
     assert f"Not added: {said}" in html.unescape(lab.byo.gpu_report.object), lab.byo.gpu_report.object
     assert lab.scenario.gpu == "h100-sxm"
+
+
+def test_a_gpu_name_a_page_would_not_print_is_refused():
+    # An attacker's trial: "abc\u202edcba 7" (a right-to-left override) turned the form's answer backwards.
+    lab = Lab()
+    lab.byo.gpu_name.value = "abc\u202edcba 7"
+    lab.byo.peaks["bf16"].value = "100"
+    lab.byo.bandwidth.value = "1"
+    lab.byo.capacity.value = "80"
+    lab.byo._add_gpu()
+    assert ("Not added: name holds a character a page does not print (\\u202e)"
+            in html.unescape(lab.byo.gpu_report.object)), lab.byo.gpu_report.object
+    assert lab.scenario.gpu == "h100-sxm"

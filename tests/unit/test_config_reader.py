@@ -442,3 +442,11 @@ def test_an_unmodelled_methods_bits_are_said_to_count_as_stored_only():
     assert said == ["quantization_config quant_method 'unknown' is not modelled: \"as stored\" counts every linear "
                     "weight at 4 bits, no scale overhead, embeddings and LM head 16-bit (the weight precision lever's "
                     "formats count every weight at theirs)"]
+
+
+def test_an_object_given_twice_with_its_members_in_another_order_is_one_value():
+    # An attacker's trial: JSON's objects are unordered; true is not 1.
+    text = '{"q": {"bits": 4, "group_size": 128}, "q": {"group_size": 128, "bits": 4}}'
+    assert parse_config_text(text) == {"q": {"group_size": 128, "bits": 4}}
+    with pytest.raises(ConfigError, match="'tie_word_embeddings' is given twice, as True and as 1"):
+        parse_config_text('{"tie_word_embeddings": true, "tie_word_embeddings": 1}')

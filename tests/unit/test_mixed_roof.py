@@ -209,3 +209,24 @@ def test_the_config_report_of_a_checkpoint_leaving_every_weight_16_bit_says_so()
     assert "Its quantization_config (fp8) leaves every weight 16-bit: the weight precision is set to as stored" in text
     assert "8-bit fp8" not in text
     assert "Its checkpoint is 8-bit fp8" in html.unescape(report_html(_llama({"quant_method": "fp8"})))
+
+
+def test_a_w8a8_group_no_matrix_has_gives_no_roof():
+    # An attacker's trial: two groups both targeting Linear, W4A16 first: every matrix is W4A16 (the first rule
+    # matches), yet the roof was the INT8 + BF16 mix of the W8A8 group no matrix has (1,023 TFLOP/s on an H100).
+    model = _llama({"quant_method": "compressed-tensors", "ignore": ["lm_head"], "config_groups": {
+        "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                                                       "group_size": 128}},
+        "group_1": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"},
+                    "input_activations": {"num_bits": 8}}}})
+    r = _as_stored(model)
+    assert r.peak_flop_per_s == 989.4e12 and r.sixteen_bit_flop_share == 0
+
+
+def test_a_checkpoint_leaving_every_weight_16_bit_is_labelled_16_bit():
+    # An attacker's trial: AWQ with modules_to_not_convert ["*"] read "weights as stored (awq 4-bit)" and
+    # "INT4 (AWQ, group 128): 2.0000 bytes per weight".
+    model = _llama({"quant_method": "awq", "bits": 4, "group_size": 128, "modules_to_not_convert": ["*"]})
+    r = _as_stored(model)
+    assert r.deployment.weights.label == "as stored (16-bit)"
+    assert model.architecture()["quantization"].startswith("awq, every weight left 16-bit: 2.0000 bytes per weight")
