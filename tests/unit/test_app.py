@@ -205,13 +205,19 @@ def test_a_broken_config_is_refused_and_the_model_kept():
         assert round(lab.result.tokens_per_s_with_kv) == 2462
 
 
+def add_gpu(lab, name: str = "My accelerator", bandwidth: str = "", capacity: str = "", **peaks: str) -> str:
+    """Fill your GPU form as typed and press Add GPU: the form's answer, its HTML unescaped."""
+    lab.byo.gpu_name.value = name
+    for roof, typed in peaks.items():
+        lab.byo.peaks[roof].value = typed
+    lab.byo.bandwidth.value, lab.byo.capacity.value = bandwidth, capacity
+    lab.byo._add_gpu()
+    return html.unescape(lab.byo.gpu_report.object)
+
+
 def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_the_link():
     lab = Lab()
-    lab.byo.gpu_name.value = "Sparse-ish H100"
-    lab.byo.peaks["bf16"].value = "1979"
-    lab.byo.bandwidth.value = "3.35"
-    lab.byo.capacity.value = "80"
-    lab.byo._add_gpu()
+    add_gpu(lab, "Sparse-ish H100", "3.35", "80", bf16="1979")
     assert lab.scenario.gpu == "custom-sparse-ish-h100"
     assert round(lab.result.ridge_point) == 591
     assert "2:4-sparsity headline" in lab.byo.gpu_report.object
@@ -224,9 +230,7 @@ def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_
 
 def test_a_custom_gpu_with_a_missing_number_is_refused():
     lab = Lab()
-    lab.byo.peaks["bf16"].value = "500"
-    lab.byo._add_gpu()
-    assert "Not added: bandwidth (TB/s) is missing: enter a positive number" in lab.byo.gpu_report.object
+    assert "Not added: bandwidth (TB/s) is missing: enter a positive number" in add_gpu(lab, bf16="500")
     assert lab.scenario.gpu == "h100-sxm"
 
 
@@ -1156,23 +1160,14 @@ def test_your_gpu_forms_figures_are_read_as_typed(typed, said):
     # was added with an FP4 roof of 9,000 TFLOP/s; pasted, it read NaN and the FP4 figure was dropped without a word;
     # a 0 was "not given".
     lab = Lab()
-    lab.byo.peaks["bf16"].value = "2250"
-    lab.byo.peaks["fp4"].value = typed
-    lab.byo.bandwidth.value = "8"
-    lab.byo.capacity.value = "180"
-    lab.byo._add_gpu()
-    assert f"Not added: {said}" in html.unescape(lab.byo.gpu_report.object), lab.byo.gpu_report.object
+    answer = add_gpu(lab, bandwidth="8", capacity="180", bf16="2250", fp4=typed)
+    assert f"Not added: {said}" in answer, answer
     assert lab.scenario.gpu == "h100-sxm"
 
 
 def test_a_gpu_name_a_page_would_not_print_is_refused():
     # An attacker's trial: "abc\u202edcba 7" (a right-to-left override) turned the form's answer backwards.
     lab = Lab()
-    lab.byo.gpu_name.value = "abc\u202edcba 7"
-    lab.byo.peaks["bf16"].value = "100"
-    lab.byo.bandwidth.value = "1"
-    lab.byo.capacity.value = "80"
-    lab.byo._add_gpu()
-    assert ("Not added: name holds a character a page does not print (\\u202e)"
-            in html.unescape(lab.byo.gpu_report.object)), lab.byo.gpu_report.object
+    answer = add_gpu(lab, "abc\u202edcba 7", "1", "80", bf16="100")
+    assert "Not added: name holds a character a page does not print (\\u202e)" in answer, answer
     assert lab.scenario.gpu == "h100-sxm"
