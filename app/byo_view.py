@@ -617,8 +617,14 @@ class BringYourOwnView(pn.viewable.Viewer):
         except ValueError as exc:
             self.gpu_report.object = f'<div class="bad" data-readout="gpu-form">Not added: {escape(str(exc))}.</div>'
             return
+        earlier = self.scenario.catalogue.own_gpus.get(gpu.id)
         self.scenario.add_gpu(gpu)
         warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in sparse_warnings(gpu))
+        if earlier is not None and earlier != gpu:  # "My GPU" and "my-gpu!" are one id: the second had replaced the
+            # first without a word (an attacker's trial); links name a GPU by that id, so it stays one
+            warnings += (f'<div class="warn">⚠ it replaces your earlier {escape(earlier.name)} ({escape(gpu.id)}): '
+                         "names that differ only in case and punctuation are one GPU; give it another name to keep "
+                         "both</div>")
         self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: BF16 ridge point '
                                   f"{fmt_sig(gpu.ridge_point(), 3)} FLOP/byte; now the selected GPU.</div>{warnings}")
 

@@ -1171,3 +1171,15 @@ def test_a_gpu_name_a_page_would_not_print_is_refused():
     answer = add_gpu(lab, "abc\u202edcba 7", "1", "80", bf16="100")
     assert "Not added: name holds a character a page does not print (\\u202e)" in answer, answer
     assert lab.scenario.gpu == "h100-sxm"
+
+
+def test_a_gpu_whose_name_slugs_as_an_earlier_ones_says_it_replaces_it():
+    # An attacker's trial: "My GPU" (BF16 100) then "my-gpu!" (BF16 900) are one id; the second replaced the first
+    # without a word.
+    lab = Lab()
+    first = add_gpu(lab, "My GPU", "1", "80", bf16="100")
+    assert "replaces" not in first
+    second = add_gpu(lab, "my-gpu!", "1", "80", bf16="900")
+    assert "it replaces your earlier My GPU (custom-my-gpu): names that differ only in case and punctuation" in second
+    assert lab.scenario.gpu == "custom-my-gpu" and lab.result.peak_flop_per_s == 900e12
+    assert "replaces" not in add_gpu(lab, "my-gpu!", "1", "80", bf16="900")  # the same GPU again replaces nothing
