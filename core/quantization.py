@@ -312,7 +312,10 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
     if method in ("gptq", "awq"):
         bits = int(_number(qc, "bits", sub, None, low=2, high=8) or _number(qc, "w_bit", sub, 4, low=2, high=8))
         group = _number(qc, "group_size", sub, None, low=-1, high=1 << 20)
-        group = int(group if group is not None else _number(qc, "q_group_size", sub, 128, low=-1, high=1 << 20))
+        group = group if group is not None else _number(qc, "q_group_size", sub, 128, low=-1, high=1 << 20)
+        if group != int(group):  # an attacker's trial: 128.5 read "group 128.5"
+            sub.append(f"quantization_config.group_size must be a whole number, got {group:g}")
+        group = int(group)
         if group == 0:  # an engineer's trial: read as "group 0"; GPTQ and AWQ take a size, or -1 for one per row
             sub.append("quantization_config.group_size must be positive, or -1 (one group per output row)")
         # A 16-bit scale and a bits-wide zero point per group; group -1: one per output row.

@@ -450,3 +450,14 @@ def test_an_object_given_twice_with_its_members_in_another_order_is_one_value():
     assert parse_config_text(text) == {"q": {"group_size": 128, "bits": 4}}
     with pytest.raises(ConfigError, match="'tie_word_embeddings' is given twice, as True and as 1"):
         parse_config_text('{"tie_word_embeddings": true, "tie_word_embeddings": 1}')
+
+
+def test_a_fractional_gptq_group_size_is_refused():
+    # An attacker's trial: group_size 128.5 read "group 128.5".
+    cfg = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "num_hidden_layers": 32, "vocab_size": 128256,
+           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128.5}}
+    with pytest.raises(ConfigError, match=r"group_size must be a whole number, got 128\.5"):
+        from_hf_config(cfg, model_id="q", name="q")
+    cfg["quantization_config"]["group_size"] = 128.0  # a whole number written with a point is one
+    assert from_hf_config(cfg, model_id="q", name="q").quantization.main_format.name == "INT4 (GPTQ, group 128)"
