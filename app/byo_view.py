@@ -50,7 +50,6 @@ from core.permalink import (
     scenario_file,
     to_query,
 )
-from core.quantization import BF16
 from core.scenario import Scenario, added_levers
 from core.units import fmt_rate, fmt_sig, parse_number
 
@@ -299,7 +298,7 @@ def report_html(model: ModelSpec) -> str:
 def _report_html(model: ModelSpec) -> str:
     q = model.quantization
     # A config that leaves every weight 16-bit (modules_to_not_convert: ["*"]) is not an 8-bit checkpoint (a trial).
-    none_quantised = all(g.format == BF16.name for g in model.stored_breakdown())
+    none_quantised = model.stores_every_weight_16_bit()
     precision = ("" if not (q and q.modelled) else
                  f" Its quantization_config ({q.method}) leaves every weight 16-bit: the weight precision is set to "
                  "as stored (BF16)." if none_quantised else

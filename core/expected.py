@@ -445,7 +445,7 @@ def stored_weight_format(model) -> str:
     weight-only; an FP4 or FP8 main format: FP4 / FP8 W8A8; other 8- and 4-bit: INT8 / INT4), BF16 for an
     unquantised or unread one, or one whose every weight its config leaves 16-bit."""
     q = model.quantization
-    if q is None or not q.modelled or all(g.format == "BF16" for g in model.stored_breakdown()):
+    if q is None or not q.modelled or model.stores_every_weight_16_bit():
         return "bf16"
     if q.bits == 4 and q.method in ("awq", "gptq"):
         return f"{q.method}-int4-g128"

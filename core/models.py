@@ -648,6 +648,11 @@ class ModelSpec:
         """
         return self._stored
 
+    def stores_every_weight_16_bit(self) -> bool:
+        """Whether the checkpoint as stored keeps every tensor in 16 bits: no ``quantization_config``, or one whose
+        ignore list covers every module (``modules_to_not_convert: ["*"]``)."""
+        return all(g.format == BF16.name for g in self._stored)
+
     def weight_bytes_held_as_stored(self) -> float:
         """Bytes the checkpoint's weights occupy in memory as stored (all experts)."""
         return float(sum(g.bytes for g in self._stored))
@@ -812,8 +817,7 @@ class ModelSpec:
                               f"on {moe_layers} MoE layers{dense_text}")
         if self.quantization:
             q = self.quantization
-            fmt = ("every weight left 16-bit" if all(g.format == BF16.name for g in self._stored)
-                   else q.main_format.name)
+            fmt = "every weight left 16-bit" if self.stores_every_weight_16_bit() else q.main_format.name
             out["quantization"] = (f"{q.method}, {fmt}: {self.stored_bytes_per_param():.4f} bytes per "
                                    f"weight as stored on average ({self.weight_bytes_held_as_stored() / 1e9:,.2f} GB)")
         return out

@@ -120,13 +120,14 @@ def weights_as(model: ModelSpec, weight_dtype: str) -> Weights:
         note = ""
         if q is None or not q.modelled:
             roof = "bf16"
-        elif all(g.format == BF16.name for g in model.stored_breakdown()):
+        elif model.stores_every_weight_16_bit():
             roof, note = "bf16", "no weight is stored in a narrower format (every tensor group BF16): the BF16 roof"
         else:
             roof, note = _stored_roof(q, {g.format for g in model.stored_breakdown() if g.linear})
-        sixteen = q is None or all(g.format == BF16.name for g in model.stored_breakdown())
-        return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof,
-                       "as stored (16-bit)" if sixteen else f"as stored ({q.method} {q.bits}-bit)", True, note)
+        label = "as stored (16-bit)" if q is None or model.stores_every_weight_16_bit() else \
+            f"as stored ({q.method} {q.bits}-bit)"
+        return Weights(model, model.weight_bytes_held_as_stored(), model.stored_bytes_per_param(), roof, label, True,
+                       note)
     p = model.weight_bytes_per_param(get_precision(weight_dtype).bytes_per_element)
     return Weights(model, model.n_params * p, p, weight_dtype, get_precision(weight_dtype).label, False)
 
@@ -144,8 +145,8 @@ def _stored_roof(q, used: set[str]) -> tuple[str, str]:
     :attr:`Weights.sixteen_bit_groups`.
     """
     fast = next((fmt for _, fmt in q.rules if not fmt.weight_only and fmt.name in used), None)
-    if fast is None:
-        main = q.main_format
+    if fast is None:  # every matrix weight-only: name the format one has (the first rule may be no matrix's)
+        main = next((fmt for _, fmt in q.rules if fmt.name in used), q.main_format)
         if round(main.bits) == 4:
             return "int4", ""  # its own rule: INT4 is weight-only (W4A16)
         return "bf16", (f"{main.name} is weight-only (W{round(main.bits)}A16): dequantised and multiplied on the "
