@@ -121,7 +121,7 @@ function derivation(C, s, r) {
     fmtFlop(r.flop_per_step_weights) + " / " + launch + ") = " + att + " = " + _pct(r.peak_fraction_weights) +
     " of peak" + sustained(r.flop_per_step_weights, r.step_time_s_weights, "ignoring KV, "), att];
   w["peak-fraction"] = [att + " / " + peak + " = " + _pct(r.peak_fraction_weights), _pct(r.peak_fraction_weights)];
-  w["tokens-no-kv"] = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_weights) + " = " +
+  w["tokens-no-kv"] = [B + " × " + rateTerms(B, r.expected_tokens_per_step, r.step_time_s_weights).join(" / ") + " = " +
     fmtRate(r.tokens_per_s_weights) + " tokens/s", fmtRate(r.tokens_per_s_weights) + " tokens/s"];
   // Step 3: KV cache
   w["kv-token"] = [C.kv_formula[s.kv_dtype][s.gqa ? 1 : 0] + " = " + fmtBytesSmall(r.kv_bytes_per_token),
@@ -178,7 +178,8 @@ function derivation(C, s, r) {
     pyFixed(r.bytes_per_step / 1e9, 2) + " GB / " + bw +
     (split ? ") + " + fmtSeconds(r.communication_time_s) + ", " + launch + ")" : ", " + launch + ")") + " = " +
     fmtSeconds(r.step_time_s_with_kv), fmtSeconds(r.step_time_s_with_kv)];
-  w.tokens = [B + " × " + gained + " / " + fmtSeconds(r.step_time_s_with_kv) + " = " + fmtRate(r.tokens_per_s_with_kv) +
+  w.tokens = [B + " × " + rateTerms(B, r.expected_tokens_per_step, r.step_time_s_with_kv).join(" / ") + " = " +
+    fmtRate(r.tokens_per_s_with_kv) +
     " tokens/s" + unfitWork(r), fmtRate(r.tokens_per_s_with_kv) + " tokens/s" + unfitValue(r)];
   // Step 5: what fits
   // What one sequence holds on the GPU that runs out first: its stage's share for each of PP micro-batches.

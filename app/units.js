@@ -112,14 +112,32 @@ function fmtFlop(x) {
   return fmtSigWhole(x) + " FLOP";
 }
 function fmtBandwidth(x) { return fmtSig(x / 1e12) + " TB/s"; }
+// core/units.py SECONDS_PER and SECONDS_SIG: seconds in each unit fmtSeconds writes, and its significant digits
+const SECONDS_PER = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0};
+const SECONDS_SIG = {"µs": 3, "ms": 4, "s": 3, "min": 3, "h": 3};
 function fmtSeconds(t) {
-  if (t < 1e-4) { return fmtSig(t * 1e6, 3) + " µs"; }
-  if (t < 10) { return fmtSig(t * 1e3) + " ms"; }
-  if (t < 600) { return fmtSig(t, 3) + " s"; }
-  if (t < 3 * 3600) { return fmtSig(t / 60, 3) + " min"; }
-  return fmtSig(t / 3600, 3) + " h";
+  if (t < 1e-4) { return fmtSig(t * 1e6, SECONDS_SIG["µs"]) + " µs"; }
+  if (t < 10) { return fmtSig(t * 1e3, SECONDS_SIG.ms) + " ms"; }
+  if (t < 600) { return fmtSig(t, SECONDS_SIG.s) + " s"; }
+  if (t < 3 * 3600) { return fmtSig(t / 60, SECONDS_SIG.min) + " min"; }
+  return fmtSig(t / 3600, SECONDS_SIG.h) + " h";
 }
 function fmtRate(x) { return x >= 10 ? pyFixed(x, 0) : fmtSig(x, 2); }
+function rateTerms(batch, gained, t, whole = false) {
+  // core/units.py rate_terms: [E, t] as "B × E / t = tokens/s" writes them, each a digit longer until it multiplies out
+  const ok = Number.isFinite(t) && t > 0;
+  let eText = whole ? pyFixed(gained, 0) : pyG(gained, 3), tText = fmtSeconds(t);
+  if (!ok || !Number.isFinite(gained)) { return [eText, tText]; }
+  const unit = tText.slice(tText.lastIndexOf(" ") + 1), per = SECONDS_PER[unit], sig = SECONDS_SIG[unit];
+  const want = fmtRate(batch * gained / t), num = (text) => Number(text.replace(/,/g, ""));
+  let number = "";
+  for (let more = 0; more < 8; more++) {
+    eText = whole ? pyFixed(gained, 0) : pyG(gained, 3 + more);
+    number = fmtSig(t / per, sig + more);
+    if (fmtRate(batch * num(eText) / (num(number) * per)) === want) { break; }
+  }
+  return [eText, number + " " + unit];
+}
 // html.escape(text): & < > " ' as Python writes them
 function escHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",

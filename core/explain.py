@@ -35,6 +35,7 @@ from .units import (
     fmt_seconds,
     fmt_sig,
     fmt_sig_whole,
+    rate_terms,
     split_words,
     sum_digits,
 )
@@ -209,6 +210,12 @@ def _window_note(m) -> str:
     return f" (S ≤ {windowed[0]:,}; past it the cache stops growing)"
 
 
+def _rate_terms(r: ScenarioResult, step_s: float) -> tuple[str, str]:
+    """E and the step time as ``B × E / step = tokens/s`` prints them, multiplying out (:func:`rate_terms`)."""
+    prefill = r.phase == "prefill"
+    return rate_terms(r.batch, r.tokens_per_read if prefill else r.expected_tokens_per_step, step_s, whole=prefill)
+
+
 def derivation(r: ScenarioResult) -> list[Step]:
     """The steps of ``r``'s derivation, each quantity with formula, work and value."""
     m, g = r.model, r.gpu
@@ -217,7 +224,6 @@ def derivation(r: ScenarioResult) -> list[Step]:
     s_note = " (the prompt, in prefill)" if prefill else ""
     peak, bw = fmt_flops_rate(r.peak_flop_per_s), fmt_bandwidth(r.bandwidth)
     att, att_kv = fmt_flops_rate(r.attainable_flop_per_s_weights), fmt_flops_rate(r.attainable_flop_per_s_with_kv)
-    gained = f"{r.tokens_per_read:,}" if prefill else f"{r.expected_tokens_per_step:.3g}"
     n_read = r.weight_params_read  # a count of parameters (one GPU's when split), whatever the format
     kv_share = r.kv_traffic_bytes / r.bytes_per_step
     # The value's digits in its work (the article's "79 percent": "21 %" had its work end "= 21.1 %", an engineer's
@@ -341,7 +347,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("tokens-no-kv", "Tokens/s ceiling ignoring KV" + one_copy,
                  "B·E / max(max(FLOP/P_peak, N_read·p/BW) + communication, t_launch)" if split else
                  "B·E / max(FLOP/P_peak, N_read·p/BW, t_launch)",
-                 f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_weights)} = "
+                 f"{r.batch} × {' / '.join(_rate_terms(r, r.step_time_s_weights))} = "
                  f"{fmt_rate(r.tokens_per_s_weights)} tokens/s", f"{fmt_rate(r.tokens_per_s_weights)} tokens/s"),
     )
     # Over the stack's runs, not its layers: a pasted hybrid has 2,048, and this runs for every session's update.
@@ -438,7 +444,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + (f" ({r.pp} micro-batches of B in flight)" if r.pp > 1 else "") + one_copy,
                  "B·E / step time (counting KV; E = tokens gained per sequence per step)"
                  + ("; a step is one stage's, and each stage runs its own micro-batch of B" if r.pp > 1 else ""),
-                 f"{r.batch} × {gained} / {fmt_seconds(r.step_time_s_with_kv)} = "
+                 f"{r.batch} × {' / '.join(_rate_terms(r, r.step_time_s_with_kv))} = "
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s" + _unfit_work(r),
                  f"{fmt_rate(r.tokens_per_s_with_kv)} tokens/s" + _unfit_value(r)),
     )

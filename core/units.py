@@ -258,6 +258,32 @@ def fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else fmt_sig(x, 2)
 
 
+def rate_terms(batch: int, gained: float, t: float, whole: bool = False) -> tuple[str, str]:
+    """``E`` and ``t`` as the work ``B × E / t = tokens/s`` writes them, with the digits that make it multiply out.
+
+    E (tokens gained per sequence per step) to three significant digits, or whole with separators when ``whole``
+    (a prefill's prompt length); ``t`` (s) as :func:`fmt_seconds` writes it.  Each takes one digit more at a time
+    until ``B × E / t`` of the printed values prints as :func:`fmt_rate` prints ``B·E/t``: ``1 × 8,192 / 20.91 ms``
+    is 391,774, beside a readout of 391,821 (a step of 20.9076 ms).  ``app/units.js`` ``rateTerms`` the same.
+
+    >>> rate_terms(1, 8192, 0.0209076, whole=True)
+    ('8,192', '20.9076 ms')
+    >>> rate_terms(56, 1.0, 0.0016)
+    ('1', '1.6 ms')
+    """
+    unit = fmt_seconds(t).rsplit(" ", 1)[1] if math.isfinite(t) and t > 0 else None
+    e_text, t_text = (f"{gained:,.0f}" if whole else f"{gained:.3g}"), fmt_seconds(t)
+    if unit is None or not math.isfinite(gained):
+        return e_text, t_text
+    want, per, sig = fmt_rate(batch * gained / t), SECONDS_PER[unit], SECONDS_SIG[unit]
+    for more in range(8):
+        e_text = f"{gained:,.0f}" if whole else f"{gained:.{3 + more}g}"
+        number = fmt_sig(t / per, sig + more)
+        if fmt_rate(batch * float(e_text.replace(",", "")) / (float(number.replace(",", "")) * per)) == want:
+            break
+    return e_text, f"{number} {unit}"
+
+
 def rate_digits(x: float) -> int:
     """The significant digits :func:`fmt_rate` prints ``x`` with: its whole part's from 10 up, else 2.  A figure
     printed beside it in a derivation takes at least these, so it is never coarser than the readout it restates.

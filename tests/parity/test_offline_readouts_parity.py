@@ -110,6 +110,17 @@ def test_the_decimals_that_make_parts_add_up_are_cores(js, parts, error):
 
 
 @settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4096), st.one_of(st.floats(1, 16), st.integers(1, 131_072)), st.floats(1e-7, 1e5),
+       st.booleans())
+def test_a_tokens_per_s_work_takes_the_digits_cores_does(js, batch, gained, t, whole):
+    """"B × E / t = tokens/s": E and t take the digits that make it multiply out, offline as served."""
+    from core.units import rate_terms
+
+    got = js.eval(f"JSON.stringify(rateTerms({batch}, {float(gained)!r}, {t!r}, {str(whole).lower()}))")
+    assert json.loads(got) == list(rate_terms(batch, float(gained), t, whole))
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(st.floats(0, 1e18), st.sampled_from([0.0, 1.0, 9_999.0, 10_000.0, 999_999.0, 999_999.9, 1e6,
                                                       999_999_999.0, 1e9, 999_950_000_000.0, 1e12, 1e15])))
 def test_a_flop_count_takes_cores_unit_and_digits(js, flop):

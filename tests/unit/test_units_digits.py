@@ -9,6 +9,7 @@ from core.units import (
     fmt_seconds_change,
     fmt_seconds_times,
     fmt_sig_whole,
+    rate_terms,
     seconds_value,
     split_words,
     sum_digits,
@@ -39,6 +40,17 @@ def test_a_time_taken_n_times_prints_a_product_that_multiplies_out():
     assert seconds_value("42.92 ms") == pytest.approx(0.04292) and seconds_value("2.49 µs") == pytest.approx(2.49e-6)
     with pytest.raises(ValueError, match="fmt_seconds"):
         seconds_value("42.92 parsecs")
+
+
+def test_a_tokens_per_s_work_takes_the_digits_that_multiply_out():
+    """gpt-oss-120b as stored on a B200, prefill of 8,192 (a step of 20.9075... ms, 391,821 tokens/s):
+    "1 × 8,192 / 20.91 ms" is 391,774; 8,192 / 20.9075 ms is 391,821.  E takes digits too (8 × 2.53 / 7.3583 ms
+    is 2,751 beside 2,754)."""
+    assert rate_terms(1, 8192, 8192 / 391_821.3, whole=True) == ("8,192", "20.9075 ms")
+    e = (1 - 0.7**4) / (1 - 0.7)  # 2.533
+    assert rate_terms(8, e, 8 * e / 2753.9) == ("2.533", "7.3583 ms")
+    assert rate_terms(56, 1.0, 0.0016) == ("1", "1.6 ms")  # exact at fmt_seconds' digits: nothing added
+    assert rate_terms(1, 1.0, float("inf")) == ("1", fmt_seconds(float("inf")))  # nothing to divide: as before
 
 
 def test_an_intensity_prints_whole_from_ten_thousand():

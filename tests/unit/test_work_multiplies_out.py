@@ -487,3 +487,21 @@ def test_every_bandwidth_row_multiplies_out_at_its_printed_digits(kw, engine):
             assert _as_printed(got, printed, unit) == printed, t.formula
             rows += 1
     assert rows >= 3
+
+
+@pytest.mark.parametrize("model, levers", [
+    ("gpt-oss-120b", dict(gpu="b200", weight_dtype="stored", phase="prefill", prompt_len=8192)),
+    ("llama-3-8b", dict(batch=8, spec_k=4)),
+    ("llama-3-70b", dict(batch=56, tp=2)),
+    ("mixtral-8x7b", dict(batch=3, spec_k=3, acceptance=0.6)),
+])
+def test_the_tokens_per_s_work_divides_to_the_rate_it_prints(model, levers):
+    """A teacher's check: gpt-oss-120b's prefill printed "1 × 8,192 / 20.91 ms = 391,821 tokens/s", and 8,192 /
+    20.91 ms is 391,774.  Each "B × E / t" divides, as printed, to the rate printed beside it, with and without KV."""
+    from core.units import fmt_rate, seconds_value
+
+    q = quantities(scenario(model, **levers).evaluate())
+    work = re.compile(r"(\d+) × ([\d.,]+) / ([\d.,]+ (?:ms|µs|s)) = ([\d.,]+) tokens/s")
+    for key in ("tokens", "tokens-no-kv"):
+        b, e, t, rate = work.match(q[key].work).groups()
+        assert fmt_rate(int(b) * number(e) / seconds_value(t)) == rate, (key, q[key].work)
