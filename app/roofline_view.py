@@ -44,7 +44,7 @@ from bokeh.plotting import figure
 
 from core.coverage import beyond_calibration
 from core.expected import engine_label
-from core.precision import get_precision
+from core.precision import get_precision, roof_mix
 from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.spread import expected_point
@@ -178,6 +178,17 @@ def rungs_held_down(r: ScenarioResult) -> bool:
     lad = r.ladder
     return bool(np.isfinite(rung_overhead_ceilings(lad.flop_weights, lad.launch_time_s,
                                                    lad.attainable_flop_per_s_weights)).any())
+
+
+def ridge_text(ridge_point: float, mix: str = "") -> str:
+    r"""The ridge's label at the foot of its dotted line, ``"ridge 295\nFLOP/byte"``; under a roof of two formats
+    the mix it is ``P_peak / BW`` of (:func:`core.precision.roof_mix`), which the flat roof is drawn at.
+    ``app/chart_fit.js`` ``ridgeText`` the same.
+
+    >>> ridge_text(620.54, "FP4 + BF16 mix")
+    'ridge 621\nFLOP/byte\n(FP4 + BF16 mix)'
+    """
+    return f"ridge {ridge_point:,.0f}\nFLOP/byte" + (f"\n({mix})" if mix else "")
 
 
 def roof_key(r: ScenarioResult) -> tuple[str, str, float]:
@@ -918,7 +929,8 @@ class RooflineView(pn.viewable.Viewer):
                 self._draw_reference(r)
                 self._draw_pin_roofs()
             self.ridge.data = {"x": [r.ridge_point], "y": [self.figure.y_range.start],
-                               "text": [f"ridge {r.ridge_point:,.0f}\nFLOP/byte"]}
+                               "text": [ridge_text(r.ridge_point, roof_mix(r.compute_roof,
+                                                                           r.sixteen_bit_flop_share))]}
         self.ladder.data = self._ladder_data(r)
         self._optional_items[OVERHEAD_RUNGS_KEY].visible = bool(np.isfinite(self.ladder.data["overhead"]).any())
         dropped = bool(np.isfinite(self.ladder.data["comm_foot"]).any())  # split over GPUs

@@ -101,6 +101,19 @@ def test_a_pin_under_a_mixed_roof_draws_its_own_roof_and_names_it():
     assert roof_name(llama) == f"{b200.name} (fp4)"
 
 
+def test_the_charts_ridge_label_names_the_mix_its_flat_roof_is_drawn_at():
+    """The readouts said "4,964 TFLOP/s (FP4 + BF16 mix)"; the chart's flat roof sat at 4,964 unlabelled, the ridge
+    label "ridge 621 FLOP/byte" beside it.  The label names the mix, and only for a mix."""
+    from app.roofline_view import RooflineView
+    from app.state import LabState
+
+    state = LabState(Scenario(model="gpt-oss-120b", gpu="b200", weight_dtype="stored"))
+    view = RooflineView(state=state)
+    assert view.ridge.data["text"] == ["ridge 621\nFLOP/byte\n(FP4 + BF16 mix)"]
+    state.scenario.weight_dtype = "fp4"  # one format: its own roof, no mix named
+    assert view.ridge.data["text"] == ["ridge 1,125\nFLOP/byte"]
+
+
 def test_the_expected_steps_gemms_run_on_the_checkpoints_mix():
     from core.expected import chain_inputs, engine_parameters
     r = Scenario(model="gpt-oss-120b", gpu="b200", weight_dtype="stored", phase="prefill", prompt_len=8192).evaluate()
