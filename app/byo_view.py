@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -143,6 +144,10 @@ def form_number(text: str | None, label: str) -> float | None:
         value = parse_number(text.replace("\u2212", "-"))
     except ValueError:
         raise ValueError(f"{label}: {text[:20]!r} is not a number (digits, a point, an exponent)") from None
+    if math.isinf(value) or (value == 0 and any(d in "123456789" for d in text.lower().partition("e")[0])):
+        # 1e-400 reads as 0 and 1e400 as inf: the range check would answer "got 0" to a figure nobody typed
+        raise ValueError(f"{label}: {text[:20]!r} is {'too large' if value else 'too small'} for a number the lab "
+                         "holds (a float's range, about 1e-308 to 1e308)")
     return int(value) if value.is_integer() and abs(value) < 1e15 else value  # "got -9000", as typed, not -9000.0
 
 

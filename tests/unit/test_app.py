@@ -1154,6 +1154,10 @@ def test_a_32_bit_checkpoints_stored_table_says_its_2_byte_rows_are_the_labs_cou
     ("\u22129000", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got -9000.</div>"),
     ("0", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got 0.</div>"),
     ("9 PFLOP", "FP4 dense peak (TFLOP/s): '9 PFLOP' is not a number"),
+    # 1e-400 read as 0 answered "got 0", a figure nobody typed (a trial); 1e400 read as inf
+    ("1e-400", "FP4 dense peak (TFLOP/s): '1e-400' is too small for a number the lab holds"),
+    ("−1e400", "FP4 dense peak (TFLOP/s): '−1e400' is too large for a number the lab holds"),
+    ("0.000e5", "FP4 peak (TFLOP/s) must be a positive number from 0.01 to 1e+07, got 0.</div>"),
 ])
 def test_your_gpu_forms_figures_are_read_as_typed(typed, said):
     # A trial: "−9000" typed with the lab's own minus sign became 9000 (the number field dropped the sign) and the GPU
