@@ -74,9 +74,10 @@ def test_pieces_run_one_at_a_time_in_order_with_the_loop_free_between_two():
     assert [name for name, *_ in log] == list("abcd")
     for (_, _, end), (_, start, _) in zip(log, log[1:], strict=False):
         assert start - end >= 0.045  # a gap as long as the piece (GAP_FACTOR 1), not back to back
-    # Between two pieces the other session's callbacks ran: the longest wait it saw is one piece, not four.
-    waits = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
-    assert max(waits) < 0.05 + 0.03
+    # Between two pieces the other session's callbacks ran: it waited one piece at a time, not four back to back.
+    # (Counted, not timed: a wait measured against 80 ms failed once at 87 ms on a loaded machine.)
+    for (_, _, end), (_, start, _) in zip(log, log[1:], strict=False):
+        assert any(end <= tick <= start for tick in ticks), "no other session's turn between two pieces"
     assert turns.pending() == 0 and not turns._state["running"]
 
 
