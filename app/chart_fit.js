@@ -38,10 +38,3 @@ function rungOverheadCeilings(lad, T) {
   const binds = c.some((v, i) => Number.isFinite(v) && v <= lad[i].attainable_flop_per_s_weights * (1 + 1e-9));
   return c.map((v) => binds ? v / T : NaN);
 }
-function ridgeText(ridge, mix) {
-  // The ridge's label, app/roofline_view.py ridge_text: whole FLOP/byte (rounded half to even, as Python's
-  // format), and under a roof of two formats its mix.
-  let n = Math.round(ridge);
-  if (Math.abs(ridge - Math.trunc(ridge)) === 0.5 && n % 2 !== 0) { n -= 1; }
-  return "ridge " + n.toLocaleString("en-US") + "\nFLOP/byte" + (mix ? "\n(" + mix + ")" : "");
-}

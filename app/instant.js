@@ -46,7 +46,7 @@ const sp = C.sparse[s.weight_dtype];
 set(sparse, {data: sp ? {x: [X0, sp / bw, X1], y: [bw * X0 / T, Math.min(sp, bw * (sp / bw)) / T, sp / T]}
                       : {x: [], y: []}});
 set(ridge, {data: {x: [r.ridge_point], y: [ridge.data.y[0]],
-                   text: [ridgeText(r.ridge_point, C.roof_mix[s.weight_dtype])]}});
+                   text: [C.ridge[s.weight_dtype][2]]}});
 set(span, {location: r.ridge_point});
 // The third ceiling: this step's FLOP over its kernels' launch time.
 const ceiling = r.flop_per_step / H.launch_s / T;

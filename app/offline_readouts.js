@@ -108,8 +108,7 @@ function derivation(C, s, r) {
     fmtSeconds(r.flop_per_step / r.peak_flop_per_s)];
   w.intensity = [intensityWork + " = " + _fpb(r.arithmetic_intensity_weights) + C.p_note[wd],
     _fpb(r.arithmetic_intensity_weights)];
-  w.ridge = [peak + " / " + bw + " = " + pyFixed(r.ridge_point, 1) + " FLOP/byte", pyFixed(r.ridge_point, 0) +
-    " FLOP/byte"];
+  w.ridge = [peak + " / " + bw + " = " + C.ridge[wd][0] + " FLOP/byte", C.ridge[wd][1] + " FLOP/byte"];
   const launch = fmtSeconds(r.launch_overhead_s), gpuTime = fmtSeconds(r.gpu_time_s);
   // Split, the work goes on to what the step sustains with its communication (core/explain.py _sustained).
   // What a step split over GPUs sustains with its communication (core/explain.py _held).

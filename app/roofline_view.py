@@ -48,7 +48,7 @@ from core.precision import get_precision, roof_mix
 from core.roofline import attainable_flop_per_s
 from core.scenario import ScenarioResult
 from core.spread import expected_point
-from core.units import GB, TFLOP, fmt_intensity, fmt_sig
+from core.units import GB, TFLOP, fmt_intensity, fmt_ridge, fmt_sig
 
 from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
@@ -183,12 +183,12 @@ def rungs_held_down(r: ScenarioResult) -> bool:
 def ridge_text(ridge_point: float, mix: str = "") -> str:
     r"""The ridge's label at the foot of its dotted line, ``"ridge 295\nFLOP/byte"``; under a roof of two formats
     the mix it is ``P_peak / BW`` of (:func:`core.precision.roof_mix`), which the flat roof is drawn at.
-    ``app/chart_fit.js`` ``ridgeText`` the same.
+    The offline page and the served instant redraw take it from their constants (``ridge``).
 
     >>> ridge_text(620.54, "FP4 + BF16 mix")
     'ridge 621\nFLOP/byte\n(FP4 + BF16 mix)'
     """
-    return f"ridge {ridge_point:,.0f}\nFLOP/byte" + (f"\n({mix})" if mix else "")
+    return f"ridge {fmt_ridge(ridge_point)}\nFLOP/byte" + (f"\n({mix})" if mix else "")
 
 
 def roof_key(r: ScenarioResult) -> tuple[str, str, float]:

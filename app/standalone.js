@@ -47,7 +47,7 @@ sparse_item.visible = Boolean(sp);
 const [y0, y1] = fitYRange([roof, sparse, point, point_kv, ladder, kv_ladder, other_phase], C.y_range[0], C.y_range[1],
                            C.y_margin);
 if (fig.y_range.start !== y0 || fig.y_range.end !== y1) { fig.y_range.setv({start: y0, end: y1}); }
-ridge.data = {x: [r.ridge_point], y: [y0], text: [ridgeText(r.ridge_point, C.roof_mix[s.weight_dtype])]};
+ridge.data = {x: [r.ridge_point], y: [y0], text: [C.ridge[s.weight_dtype][2]]};
 span.location = r.ridge_point;
 // The served chart's title (RooflineView.update, weight_levers, kv_levers, communication_lines): replicas and
 // APPROXIMATE_MARK on the first line, the levers that set each intensity, and with a step split over GPUs its

@@ -45,13 +45,13 @@ from core.permalink import config_for_link, to_query
 from core.precision import KV_PRECISIONS, PRECISIONS, roof_mix
 from core.profiles import deployment
 from core.scenario import DEPLOYMENT_LEVERS, LEVERS, ONE_GPU, Scenario, ScenarioResult, stored_hint
-from core.units import GiB, fmt_count
+from core.units import GiB, fmt_count, fmt_ridge
 
 from .a11y import REPAIRS
 from .controls import STOP_LABEL_JS, stop_label
 from .memory_view import MIN_LABEL_PERCENT, PARTS, SAID
 from .readouts import READOUT_KEYS, approximate_html
-from .roofline_view import DOES_NOT_FIT, OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView
+from .roofline_view import DOES_NOT_FIT, OF_PEAK, X_MARGIN, X_RANGE, Y_MARGIN, Y_RANGE, RooflineView, ridge_text
 from .style import PALETTE, STYLESHEET
 
 # The browser-side model (core's step on its profile, shared with the served lab's instant redraw) and the
@@ -95,6 +95,7 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
     g, m, dep = result.gpu, result.model, result.deployment
     profiles, sparse, per_weight, formulas, formulas_mha, reason, weight_parts, labels = {}, {}, {}, {}, {}, {}, {}, {}
     mixes: dict[str, str] = {}
+    ridges: dict[str, list[str]] = {}
     fixed = {name: getattr(scenario, name) for name in DEPLOYMENT_LEVERS if name != "weight_dtype"}
     derived = quantities(result)
     # The derivation's formulas depend on the weight format only as stored or not (core/explain.py's
@@ -116,6 +117,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         sparse[wd] = g.sparse_flop_per_s.get(at.roof)
         per_weight[wd], reason[wd], labels[wd] = at.weights.bytes_per_weight, at.roof_reason, at.weights.label
         mixes[wd] = roof_mix(at.roof, at.sixteen_bit_share)
+        ridge = at.profile.peak_flop_per_s / at.profile.bandwidth  # the ridge depends on the format alone here
+        ridges[wd] = [fmt_ridge(ridge, work=True), fmt_ridge(ridge), ridge_text(ridge, mixes[wd])]
         # Weights held per GPU, by part (embedding, head, the rest, experts): stored, each group's own bytes.
         weight_parts[wd] = list(m.stored_bytes_per_param_parts() if wd == "stored" else (per_weight[wd],) * 4)
         formulas[wd] = kind_formulas(wd, True)
@@ -170,6 +173,8 @@ def constants(scenario: Scenario, result: ScenarioResult) -> dict:
         "formulas_mha": formulas_mha,
         "roof_reason": reason,
         "roof_mix": mixes,  # "FP4 + BF16 mix" beside the Compute roof readout's value, or ""
+        # the ridge as the readout's work and value print it, and the chart's label (fmt_ridge, ridge_text)
+        "ridge": ridges,
         # the chart title's "p = …" and "KV …" (app/roofline_view.py's weight_levers and kv_levers)
         "weight_labels": labels,
         "kv_labels": {kv: PRECISIONS[kv].label for kv in KV_PRECISIONS},

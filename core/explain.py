@@ -32,6 +32,7 @@ from .units import (
     fmt_intensity,
     fmt_money,
     fmt_rate,
+    fmt_ridge,
     fmt_seconds,
     fmt_sig,
     fmt_sig_whole,
@@ -333,8 +334,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
         Quantity("intensity", "Arithmetic intensity (weights)", intensity_formula + k_note,
                  f"{intensity_work} = {_fpb(r.arithmetic_intensity_weights)}{p_note(r.model, r.weight_dtype)}",
                  _fpb(r.arithmetic_intensity_weights)),
-        Quantity("ridge", "Ridge point", "P_peak / BW", f"{peak} / {bw} = {r.ridge_point:,.1f} FLOP/byte",
-                 f"{r.ridge_point:,.0f} FLOP/byte"),
+        Quantity("ridge", "Ridge point", "P_peak / BW",
+                 f"{peak} / {bw} = {fmt_ridge(r.ridge_point, work=True)} FLOP/byte",
+                 f"{fmt_ridge(r.ridge_point)} FLOP/byte"),
         Quantity("attainable", "Attainable (weights roofline)" + per_gpu, "min(P_peak, BW·I, FLOP_weights / t_launch)"
                  + (_UNDER_CEILING.format(flop="FLOP_weights") + " ignoring KV" if split else ""),
                  f"min({peak}, {bw} × {_fpb(r.arithmetic_intensity_weights)}, "

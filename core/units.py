@@ -115,6 +115,19 @@ def fmt_sig_whole(x: float) -> str:
     return fmt_sig(x) if abs(x) < 1e4 else f"{x:,.0f}"
 
 
+def fmt_ridge(x: float, work: bool = False) -> str:
+    """A ridge point's number (FLOP/byte): whole from 10 up, two significant digits below, where a measured CPU's
+    5.4 printed as 5 (``python -m core measure``); ``work``: the figure a division prints, one decimal from 10 up
+    and three significant digits below.  The offline page takes these strings from its constants.
+
+    >>> fmt_ridge(295.31), fmt_ridge(295.31, work=True), fmt_ridge(5.444), fmt_ridge(5.444, work=True)
+    ('295', '295.3', '5.4', '5.44')
+    """
+    if x >= 10 or not math.isfinite(x):
+        return f"{x:,.1f}" if work else f"{x:,.0f}"
+    return fmt_sig(x, 3 if work else 2)
+
+
 def fmt_intensity(x: float) -> str:
     """An intensity's number (FLOP/byte), as :func:`fmt_sig_whole`.  ``app/units.js`` ``fmtIntensity``."""
     return fmt_sig_whole(x)

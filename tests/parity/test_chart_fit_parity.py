@@ -23,7 +23,6 @@ from app.roofline_view import (
     Y_RANGE,
     fit_x_end,
     fit_y_range,
-    ridge_text,
     rung_communication_feet,
     rung_overhead_ceilings,
 )
@@ -162,11 +161,3 @@ def test_a_grid_without_a_title_is_named_after_its_tag():
         "compare-batch-4-vs-int4-weights-vs-speculation-k-4-llama-3-70b-h100-sxm"
     assert ctx.eval("fileStem({tags: [3]}, 'compare')") == "compare"  # a tag not text: the name alone
 
-
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(st.floats(0.01, 1e6), st.sampled_from([0.5, 1.5, 2.5, 620.5, 621.5, 999.5, 1234.5])),
-       st.sampled_from(["", "FP4 + BF16 mix", "FP8 + BF16 mix"]))
-def test_the_ridge_label_is_the_served_charts(js, ridge, mix):
-    """The ridge's label, its whole FLOP/byte rounded as Python rounds (half to even) and the mix of a roof of two
-    formats, on the offline page and the served instant redraw as on the served chart."""
-    assert js.eval(f"ridgeText({ridge!r}, {json.dumps(mix)})") == ridge_text(ridge, mix)

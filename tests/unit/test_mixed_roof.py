@@ -110,6 +110,9 @@ def test_the_charts_ridge_label_names_the_mix_its_flat_roof_is_drawn_at():
     state = LabState(Scenario(model="gpt-oss-120b", gpu="b200", weight_dtype="stored"))
     view = RooflineView(state=state)
     assert view.ridge.data["text"] == ["ridge 621\nFLOP/byte\n(FP4 + BF16 mix)"]
+    from app.standalone import constants  # the offline page's and the instant redraw's label, by weight format
+    ridges = constants(state.scenario, state.result)["ridge"]
+    assert ridges["stored"][2] == view.ridge.data["text"][0] and ridges["fp4"][2] == "ridge 1,125\nFLOP/byte"
     state.scenario.weight_dtype = "fp4"  # one format: its own roof, no mix named
     assert view.ridge.data["text"] == ["ridge 1,125\nFLOP/byte"]
 

@@ -505,3 +505,23 @@ def test_the_tokens_per_s_work_divides_to_the_rate_it_prints(model, levers):
     for key in ("tokens", "tokens-no-kv"):
         b, e, t, rate = work.match(q[key].work).groups()
         assert fmt_rate(int(b) * number(e) / seconds_value(t)) == rate, (key, q[key].work)
+
+
+def test_a_measured_cpus_ridge_prints_as_core_measure_prints_it():
+    """`python -m core measure` on a 2-core machine: "0.2294 TFLOP/s, 0.04213 TB/s -> ridge point 5.4 FLOP/byte";
+    its link opened a lab whose readout and chart said 5 (whole numbers at any size).  Below 10 a ridge keeps two
+    significant digits (three in the work that divides to it); the offline page takes the same strings."""
+    from app.roofline_view import RooflineView, ridge_text
+    from app.standalone import constants
+    from app.state import LabState
+    from core.hardware import custom_accelerator
+
+    s = Scenario(model="llama-3-8b")
+    s.add_gpu(custom_accelerator("This machine: CPU (NumPy)", 0.04213236, 23.54, measured=True, bf16=0.22936379))
+    r = s.evaluate()
+    q = quantities(r)["ridge"]
+    assert (q.work, q.value) == ("0.2294 TFLOP/s / 0.04213 TB/s = 5.44 FLOP/byte", "5.4 FLOP/byte")
+    assert RooflineView(state=LabState(s)).ridge.data["text"] == ["ridge 5.4\nFLOP/byte"]
+    assert constants(s, r)["ridge"]["bf16"] == ["5.44", "5.4", ridge_text(r.ridge_point)]
+    h100 = quantities(Scenario(model="llama-3-8b").evaluate())["ridge"]
+    assert (h100.work.rsplit("= ", 1)[1], h100.value) == ("295.3 FLOP/byte", "295 FLOP/byte")  # as before from 10
