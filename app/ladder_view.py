@@ -274,7 +274,10 @@ class LadderView(pn.viewable.Viewer):
         fig = figure(height=CHART_HEIGHT, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
                      x_range=(0.5, 1e5), y_range=(0.1, 2e3),
                      x_axis_label="arithmetic intensity I = 2·B·k/p (FLOP/byte, on the weights)",
-                     y_axis_label="attainable (TFLOP/s, dense)", title="The ladder on the roofline",
+                     y_axis_label="attainable (TFLOP/s, dense)",
+                     # What the table's rates and times are, where a projector shows it: the caption that says so
+                     # sat below the fold (a teacher's trial).
+                     title="The ladder on the roofline: ceilings, as is every rate and time in the table",
                      toolbar_location=None, tools="", name="ladder-chart",
                      min_border_right=LAST_TICK_ROOM)
         wrap_title(fig)  # a phone's page: the axis titles wrap to the chart's width

@@ -149,8 +149,8 @@ def kv_table_html(r: ScenarioResult) -> str:
            f"{escape(_state_kinds(r.model, r.kv_bytes_per_element, gqa))})"
            f"{', at its share per GPU' if r.gpus_per_replica > 1 else ''}, as the memory bar counts it. "
            if state else "")
-        + (f"Every cell is red: on {escape(r.gpu.name)} the weights and reserve alone are "
-           f"{r.weights_shortfall_bytes / GiB:,.1f} GiB over its {r.capacity_bytes / GiB:,.1f} GiB, so no KV cache "
+        + (f"Every cell is red: on {escape(r.gpu.name)} the weights and reserve alone exceed its "
+           f"{r.capacity_bytes / GiB:,.1f} GiB by {r.weights_shortfall_bytes / GiB:,.1f} GiB, so no KV cache "
            "fits (the memory bar names a split that fits).</div>" if r.weights_shortfall_bytes > 0 else
            f"Red cells exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
            "reserve.</div>")

@@ -322,9 +322,9 @@ TOUR: tuple[TourStep, ...] = (
         "Capacity, not bandwidth, stops the batch. A change of convention for this step: the datasheet's "
         "\"80 GB\" is read as the article reads it, 80e9 bytes = {cap_gib:.1f} GiB (the lab reads it as 80 GiB, "
         "as DRAM is built), with no reserve to start with. The weights take {weight_gib:.1f} GiB and leave "
-        "{free_gib:.1f} GiB for cache beside the reserve: at {seq_gib:.2f} GiB per 8k sequence only {max_batch} "
-        "sequences fit; the article's 56 leave headroom (move the reserve to 3 GiB). The ridge needs batch 295: "
-        "the hollow rungs do not fit.",
+        "{free_gib:.1f} GiB for cache once the reserve is set aside (none at the start): at {seq_gib:.2f} GiB per "
+        "8k sequence only {max_batch} sequences fit; the article's 56 leave headroom (move the reserve to 3 GiB). "
+        "The ridge needs batch 295: the hollow rungs do not fit.",
         numbers=("cap_gib", "weight_gib", "free_gib", "seq_gib", "max_batch"),
         asks=("reserve_bytes",),
     ),

@@ -258,7 +258,7 @@ def test_the_kv_table_says_why_every_cell_is_red_when_the_weights_alone_do_not_f
     over = r.memory_used_bytes - r.kv_bytes - r.capacity_bytes  # weights and reserve, less capacity
     assert r.weights_shortfall_bytes == pytest.approx(over)
     html = kv_table_html(r)
-    assert (f"the weights and reserve alone are {over / GiB:,.1f} GiB over its {r.capacity_bytes / GiB:,.1f} GiB, "
+    assert (f"the weights and reserve alone exceed its {r.capacity_bytes / GiB:,.1f} GiB by {over / GiB:,.1f} GiB, "
             "so no KV cache fits") in html and "0.0 GiB left" not in html
     assert html.count('<td class="over"') == html.count("<td ")  # every cell red
     assert "GiB left on NVIDIA H100 SXM5 80GB after the weights" in kv_table_html(Scenario(tp=2).evaluate())
