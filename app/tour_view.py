@@ -381,8 +381,17 @@ class TourView(pn.viewable.Viewer):
             return
         step = TOUR[self.index]
         title, text = step.render(result)
-        note = step.render_footnote(result)
+        moved = step.moved(self.state.scenario)
+        # Moved off the step, its numbers follow the levers: the article's figures, which the note sets beside the
+        # step's own, no longer apply, and a workload that no longer fits says so (a teacher's trial: B = 64 at step
+        # 7 read "2,529 tokens/s" under "does not fit", with the article's batch-56 figure beside it).
+        note = "" if moved else step.render_footnote(result)
         footnote = f'<div class="footnote">Note: {escape(note)}</div>' if note else ""
+        if moved:
+            footnote = (f'<div class="footnote" data-readout="tour-moved">You moved {escape("; ".join(moved))}: the '
+                        "numbers above follow your levers, not the step's, and the article's figures are for the "
+                        "step's." + (" It does not fit in memory as set: each rate is a ceiling if it fit."
+                                      if not result.fits else "") + "</div>")
         self.caption.object = (
             f'<div class="tour-card" data-step="{self.index + 1}"><h4>{escape(title)}</h4>'
             f'<div>{escape(text)}</div>{footnote}<div class="src">Step {self.index + 1} of {len(TOUR)} · '

@@ -35,6 +35,15 @@ from .units import GB, TFLOP, GiB, KiB, fmt_money
 BASE = {**LEVERS.defaults(), "model": "llama-3-8b"}
 
 
+def _shown(lever, value) -> str:
+    """A lever's value as a tour card names it: "on"/"off", a count with separators, else its link text."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return lever.encode(value)
+
+
 @dataclass(frozen=True)
 class TourStep:
     """One stop of the tour.
@@ -77,6 +86,16 @@ class TourStep:
         """``(title, caption)`` with ``result``'s numbers filled in."""
         values = self.values(result)
         return self.title.format(**values), self.caption.format(**values)
+
+    def moved(self, scenario: Scenario) -> list[str]:
+        """The levers ``scenario`` has moved from this step's own, but those the step asks the class to move
+        (:attr:`asks`), in the lever table's order: ``["Batch B to 64 (the step's 56)"]``.  Its numbers then follow
+        those levers, not the step's, and the article's figures its footnote compares with are the step's own."""
+        own = self.levers()
+        return [f"{lever.label} to {_shown(lever, getattr(scenario, lever.name))} (the step's "
+                f"{_shown(lever, own[lever.name])})" for lever in LEVERS
+                if lever.name in own and lever.name not in self.asks
+                and getattr(scenario, lever.name) != own[lever.name]]
 
     def render_footnote(self, result: ScenarioResult) -> str:
         """The footnote with ``result``'s numbers filled in ("" when the step has none)."""

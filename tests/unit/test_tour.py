@@ -1,5 +1,6 @@
 """The guided tour: each step lands on the scenario it names and quotes the articles' figures."""
 
+import html
 import re
 
 import pytest
@@ -495,3 +496,27 @@ def test_the_first_steps_name_the_readouts_beside_their_weights_only_figures():
     assert "divides the weights' exact 16.06 GFLOP by 989.4 TFLOP/s: 0.01623 ms" in footnote
     assert "The FLOP per step readout, 16.13 GFLOP, adds attention's 0.07 GFLOP over the 128-token cache." in footnote
     assert q["flops"].value.startswith("16.13 GFLOP") and round(16.06 + 0.07, 2) == 16.13
+
+
+def test_a_card_moved_off_its_step_says_so_and_drops_the_articles_figures():
+    """A teacher's trial: at step 7, B typed to 64, the card read "2,529 tokens/s" under a chart titled "does not fit
+    in memory", and its note still set the article's batch-56 "about 2,470 tokens per second" beside "the lab's
+    exact value".  Moved off the step, the card names the lever, drops the note and says the workload does not fit;
+    a lever the step asks the class to move (step 6's reserve) is part of the step."""
+    from app.lab import Lab
+
+    lab = Lab(query={"tour": "7"})
+    assert "about 2,470 tokens per second" in lab.tour.caption.object and "You moved" not in lab.tour.caption.object
+    lab.scenario.batch = 64
+    card = html.unescape(lab.tour.caption.object)
+    assert "2,529 tokens/s" in card and "about 2,470 tokens per second" not in card
+    assert ("You moved Batch B to 64 (the step's 56): the numbers above follow your levers, not the step's, and "
+            "the article's figures are for the step's. It does not fit in memory as set: each rate is a ceiling if "
+            "it fit.") in card
+    lab.scenario.batch = 56  # back on the step: its note again
+    assert "about 2,470 tokens per second" in lab.tour.caption.object and "You moved" not in lab.tour.caption.object
+    lab.tour.go(5)  # step 6 asks for the reserve: moving it is the step
+    lab.scenario.reserve_bytes = 3 * 2**30
+    assert "You moved" not in lab.tour.caption.object
+    lab.scenario.gqa = False
+    assert "You moved Grouped-query attention to off (the step's on)" in html.unescape(lab.tour.caption.object)
