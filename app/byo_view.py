@@ -46,6 +46,7 @@ from core.permalink import (
     LinkState,
     config_for_link,
     from_query,
+    link_gpus,
     minified,
     read_scenario_file,
     scenario_file,
@@ -267,10 +268,11 @@ def open_scenario(state: LabState, query: dict, config: str | None, prepare=None
 
 
 def _apply(state: LabState, link: LinkState, undoable: bool) -> None:
-    """Apply a link's custom GPU, levers and pins to the session."""
+    """Apply a link's custom GPUs, levers and pins to the session."""
     scenario = state.scenario
-    if link.custom_gpu is not None and scenario.catalogue.own_gpus.get(link.custom_gpu.id) != link.custom_gpu:
-        scenario.add_gpu(link.custom_gpu)
+    scenario.add_gpus(link.custom_gpus)
+    if link.custom_gpu is not None and "gpu" not in link.levers:
+        scenario.gpu = link.custom_gpu.id
     scenario.param.update(**link.levers)
     if undoable:
         state.set_pins(link.pins)
@@ -581,7 +583,8 @@ class BringYourOwnView(pn.viewable.Viewer):
         """The scenario file of what is on screen: the selected model's config.json text, the levers, the pins
         and the session's own GPU (:func:`core.permalink.scenario_file`)."""
         s = self.scenario
-        return scenario_file(to_query(s.levers(), self.state.pins, s.custom_gpu()), self.state.configs.get(s.model))
+        return scenario_file(to_query(s.levers(), self.state.pins, link_gpus(s, self.state.pins)),
+                             self.state.configs.get(s.model))
 
     def _open_scenario(self) -> None:
         """Reopen a dropped scenario file: its config (read off the event loop), then its levers and pins."""

@@ -146,8 +146,9 @@ class Lab(pn.viewable.Viewer):
         query = session_query() if query is None else query
         link = from_query(query, ignore=APP_KEYS)
         app, app_notices = app_link_state(query, TABS, len(TOUR), ENGINES)
-        if link.custom_gpu is not None:
-            scenario.add_gpu(link.custom_gpu)
+        scenario.add_gpus(link.custom_gpus)  # the selected GPU's and its pins'
+        if link.custom_gpu is not None and "gpu" not in link.levers:
+            scenario.gpu = link.custom_gpu.id
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
                                         embed=app["embed"], present=app["present"] and not app["embed"],

@@ -24,7 +24,7 @@ from panel.custom import JSComponent
 from core.batching import MIXES
 from core.ladder import ARTICLE_ORDER
 from core.paging import BLOCK_SIZE
-from core.permalink import IGNORED_WHOLE, config_for_link, from_query, shown_value, to_query
+from core.permalink import IGNORED_WHOLE, config_for_link, fit_gpus, from_query, link_gpus, shown_value, to_query
 from core.units import parse_number
 
 from .message import Message
@@ -275,46 +275,75 @@ class PermalinkView(pn.viewable.Viewer):
 
     def query(self) -> dict[str, str]:
         """The permalink's query parameters for what is on screen."""
-        s = self.state.scenario
-        query = to_query(s.levers(), self.state.pins, s.custom_gpu())
-        config = self.state.configs.get(s.model)
-        if config is not None:
-            if self._link_config is None or self._link_config[0] is not config:
-                self._link_config = (config, config_for_link(config))  # once per model, not per lever move
-            if self._link_config[1] is not None:
-                query["config"] = self._link_config[1]
-        if self.state.embed:
-            query["embed"] = "true"
-        if self.state.present:
-            query["present"] = "true"
-        if self.state.tour_step is not None:
-            query["tour"] = str(self.state.tour_step)
-        if self.state.tab != self.state.param.tab.default:
-            query["tab"] = self.state.tab
-        if self.state.engine != self.state.param.engine.default:
-            query["engine"] = self.state.engine
-        if self.state.band:
-            query["band"] = "true"
-        if list(self.state.ladder) != list(ARTICLE_ORDER):
-            query["ladder"] = ",".join(self.state.ladder)
-        if self.state.mix != self.state.param.mix.default:
-            query["mix"] = self.state.mix
-        if self.state.block_size != BLOCK_SIZE:
-            query["block-size"] = str(self.state.block_size)
-        return query
+        config = self.state.configs.get(self.state.scenario.model)
+        if config is not None and (self._link_config is None or self._link_config[0] is not config):
+            self._link_config = (config, config_for_link(config))  # once per model, not per lever move
+        return link_query(self.state, self._link_config[1] if config is not None else None)[0]
+
+
+def link_query(state: LabState, config: str | None) -> tuple[dict[str, str], list]:
+    """The permalink's query parameters for what is on screen (``config``: the selected model's ``config=`` value,
+    or None), and the session's own GPUs it carries (the selected one's and the pins', as many as the link's length
+    allows: :func:`core.permalink.fit_gpus`)."""
+    s = state.scenario
+    gpus = link_gpus(s, state.pins)
+    query = to_query(s.levers(), state.pins, gpus)
+    if config is not None:
+        query["config"] = config
+    query.update(_app_keys(state))
+    return query, fit_gpus(query, gpus) if len(gpus) > 1 else gpus
+
+
+def _app_keys(state: LabState) -> dict[str, str]:
+    """The app's own keys of a link: embed and present mode, the tour's step, the tab, the engine, the band, the
+    Ladder's rungs, the serving tabs' mix and block."""
+    query: dict[str, str] = {}
+    if state.embed:
+        query["embed"] = "true"
+    if state.present:
+        query["present"] = "true"
+    if state.tour_step is not None:
+        query["tour"] = str(state.tour_step)
+    if state.tab != state.param.tab.default:
+        query["tab"] = state.tab
+    if state.engine != state.param.engine.default:
+        query["engine"] = state.engine
+    if state.band:
+        query["band"] = "true"
+    if list(state.ladder) != list(ARTICLE_ORDER):
+        query["ladder"] = ",".join(state.ladder)
+    if state.mix != state.param.mix.default:
+        query["mix"] = state.mix
+    if state.block_size != BLOCK_SIZE:
+        query["block-size"] = str(state.block_size)
+    return query
 
 
 def pins_left_out(state) -> str:
-    """What a link (or a scenario file) of ``state`` leaves out, in one sentence, or ``""``: the pins on a pasted
-    model other than the selected one.  A link carries one config.json, the selected model's; a pin on another
-    read config names a model the receiving session does not have, and is ignored there (a new user's second
-    pasted config lost its pin, unwarned)."""
+    """What a link (or a scenario file) of ``state`` leaves out, in a sentence or two, or ``""``: the pins on a pasted
+    model other than the selected one, and the pins on a GPU of the session's own that the link has no room for.
+    A link carries one config.json, the selected model's; a pin on another read config names a model the receiving
+    session does not have, and is ignored there (a new user's second pasted config lost its pin, unwarned).  It
+    carries the session's own GPUs the pins use while it stays under its length (:func:`link_query`): a scenario
+    file carries them all."""
     model = state.scenario.model
     lost = [pin.name for pin in state.pins if pin.levers.get("model") in state.configs and pin.levers["model"] != model]
-    if not lost:
-        return ""
-    names = ", ".join(f"“{name}”" for name in lost)
-    one = len(lost) == 1
-    return (f"{'This pin is' if one else 'These pins are'} on another pasted model, whose config.json a link or a "
-            f"scenario file does not carry (they carry the selected model's): {names}. Opened elsewhere, "
-            f"{'it is' if one else 'they are'} left out; select that model to share {'it' if one else 'them'}.")
+    said = ""
+    if lost:
+        names = ", ".join(f"“{name}”" for name in lost)
+        one = len(lost) == 1
+        said = (f"{'This pin is' if one else 'These pins are'} on another pasted model, whose config.json a link or "
+                f"a scenario file does not carry (they carry the selected model's): {names}. Opened elsewhere, "
+                f"{'it is' if one else 'they are'} left out; select that model to share {'it' if one else 'them'}.")
+    wanted = link_gpus(state.scenario, state.pins)
+    if len(wanted) > 1:  # a pin on a GPU of the session's own beside another: does the link have room for it?
+        config = state.configs.get(model)
+        carried = {gpu.id for gpu in link_query(state, config_for_link(config) if config else None)[1]}
+        off = [pin.name for pin in state.pins
+               if pin.levers.get("gpu") in state.scenario.catalogue.own_gpus and pin.levers["gpu"] not in carried]
+        if off:
+            one = len(off) == 1
+            said += ((" " if said else "") + f"{'This pin is' if one else 'These pins are'} on a GPU of your own "
+                     "that the link has no room for (it is near its length limit; a scenario file carries it): "
+                     + ", ".join(f"“{name}”" for name in off) + ".")
+    return said

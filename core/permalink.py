@@ -26,7 +26,7 @@ import re
 import sys
 import zlib
 from typing import NamedTuple
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from .catalogue import Catalogue
 from .config_reader import MAX_CONFIG_BYTES
@@ -121,6 +121,8 @@ class LinkState(NamedTuple):
     notices: list[str]
     custom_gpu: Accelerator | None
     config: str | None = None
+    #: Every GPU of the session's own the link defines, ``custom_gpu`` (the first) among them: its pins' too.
+    custom_gpus: tuple[Accelerator, ...] = ()
 
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
@@ -179,18 +181,51 @@ def config_from_link(value: str) -> str:
         raise ValueError("not UTF-8 text once inflated") from None
 
 
-def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (), custom_gpu: Accelerator | None = None,
-             ) -> dict[str, str]:
-    """The query parameters of a permalink for ``levers``, ``pins`` and a session's own GPU."""
+def to_query(levers: dict, pins: list[Pin] | tuple[Pin, ...] = (),
+             custom_gpu: Accelerator | list[Accelerator] | tuple[Accelerator, ...] | None = None) -> dict[str, str]:
+    """The query parameters of a permalink for ``levers``, ``pins`` and a session's own GPUs (one, or a list:
+    :func:`link_gpus`)."""
     query = {lever.flag: lever.encode(levers[lever.name]) for lever in LEVERS}
-    if custom_gpu is not None:
-        query["custom-gpu"] = json.dumps(accelerator_form(custom_gpu), separators=(",", ":"), ensure_ascii=False)
+    gpus = [custom_gpu] if isinstance(custom_gpu, Accelerator) else list(custom_gpu or ())
+    if gpus:
+        query["custom-gpu"] = gpus_text(gpus)
     if pins:
         # A pin lists only the levers that differ from the defaults, to keep links short.
         defaults = LEVERS.defaults()
         query["pins"] = json.dumps([_pin_record(pin, defaults) for pin in pins], separators=(",", ":"),
                                    ensure_ascii=False)
     return query
+
+
+def link_gpus(scenario: Scenario, pins: list[Pin] | tuple[Pin, ...] = ()) -> list[Accelerator]:
+    """The session's own GPUs a link of ``scenario`` and ``pins`` carries: the selected GPU, then each pin's, each
+    once, where they are the session's own (an engineer's trial pinned their own H20 beside an H100 and a B200 with
+    the B200 selected: the link carried no H20, and the pin was dropped where it opened)."""
+    own = scenario.catalogue.own_gpus
+    ids = dict.fromkeys([scenario.gpu, *(pin.levers.get("gpu") for pin in pins)])
+    return [own[gpu_id] for gpu_id in ids if gpu_id in own]
+
+
+def gpus_text(gpus: list[Accelerator] | tuple[Accelerator, ...]) -> str:
+    """``custom-gpu``'s text: one GPU's datasheet numbers as a JSON object (as links have always carried one), or
+    a list of them."""
+    forms = [accelerator_form(gpu) for gpu in gpus]
+    return json.dumps(forms[0] if len(forms) == 1 else forms, separators=(",", ":"), ensure_ascii=False)
+
+
+def fit_gpus(query: dict[str, str], gpus: list[Accelerator]) -> list[Accelerator]:
+    """Set ``query``'s ``custom-gpu`` to ``gpus``, less the last ones while its link would be longer than
+    :data:`MAX_LINK_CHARS` (the first, the selected GPU's, stays); the GPUs it carries.  Only a link near the
+    limit already (a config.json and 16 pins with long names) leaves one out."""
+    gpus = list(gpus)
+    if not gpus:
+        query.pop("custom-gpu", None)
+        return gpus
+    query["custom-gpu"] = gpus_text(gpus)
+    while len(gpus) > 1 and len(urlencode(query)) > MAX_LINK_CHARS:
+        gpus.pop()
+        query["custom-gpu"] = gpus_text(gpus)
+    return gpus
 
 
 #: A pin record's keys beside its name and levers: a preset pin's origin (the levers where the scenario it was
@@ -243,9 +278,10 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
         return LinkState({}, [], [too_many], None)
     notices: list[str] = []
     query = _first_values(query, notices)
-    custom = _custom_gpu(query.get("custom-gpu"), notices)
-    base = catalogue if catalogue is not None else Catalogue()
-    catalogue = base.with_gpu(custom) if custom else base
+    customs = _custom_gpus(query.get("custom-gpu"), notices)
+    catalogue = catalogue if catalogue is not None else Catalogue()
+    for gpu in customs:
+        catalogue = catalogue.with_gpu(gpu)
     config = None
     if added is not None:
         catalogue, added = catalogue.with_model(added)
@@ -269,7 +305,7 @@ def from_query(query: dict, ignore: tuple[str, ...] = (), added: ModelSpec | Non
             notices.append(f"ignored {exc}" + _travel_note(lever.name, "config" in query))
     pins = [] if config is not None else _pins(query.get("pins"), scenario, notices, "config" in query,
                                                _carried_model_renamed(query, added, scenario))
-    return LinkState(levers, pins, notices, custom, config)
+    return LinkState(levers, pins, notices, customs[0] if customs else None, config, tuple(customs))
 
 
 def shown_value(text: str) -> str:
@@ -342,12 +378,25 @@ def _load_json(key: str, text: str, notices: list[str]):
         return None
 
 
-def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
+def _custom_gpus(text: str | None, notices: list[str]) -> list[Accelerator]:
+    """``custom-gpu``'s GPUs: one JSON object, or a list of them (:func:`gpus_text`), each checked on its own."""
     if not text:
-        return None
+        return []
     form = _load_json("custom-gpu", text, notices)
     if form is None:
-        return None
+        return []
+    if not isinstance(form, list):
+        gpu = _custom_gpu(form, "custom-gpu", notices)
+        return [gpu] if gpu is not None else []
+    if not form or len(form) > MAX_PINS + 1:
+        notices.append(f"ignored custom-gpu: a list of 1 to {MAX_PINS + 1} GPUs (the selected one's and one per "
+                       f"pin), got {len(form)}")
+        return []
+    gpus = [_custom_gpu(one, f"custom-gpu's GPU {i}", notices) for i, one in enumerate(form, 1)]
+    return [gpu for gpu in gpus if gpu is not None]
+
+
+def _custom_gpu(form, key: str, notices: list[str]) -> Accelerator | None:
     try:
         if not isinstance(form, dict):
             raise ValueError("not a JSON object")
@@ -365,7 +414,7 @@ def _custom_gpu(text: str | None, notices: list[str]) -> Accelerator | None:
             raise ValueError(f"reference must be a catalogue GPU id ({', '.join(load_catalogue())})")
         return custom_accelerator(**form)
     except ValueError as exc:
-        notices.append(f"ignored custom-gpu: {exc}")
+        notices.append(f"ignored {key}: {exc}")
         return None
 
 
@@ -491,7 +540,7 @@ def scenario_file(query: dict[str, str], config: str | None) -> str:
 
     Returns:
         ``{"kind": SCENARIO_KIND, "version": 1, "config": text or null, "levers": {flag: text},
-        "pins": [...], "custom-gpu": {...}}`` (pins and custom-gpu as in a link, when there are any), indented.
+        "pins": [...], "custom-gpu": {...} or [...]}`` (pins and custom-gpu as in a link, when there are any), indented.
     """
     flags = {lever.flag for lever in LEVERS}
     doc: dict = {"kind": SCENARIO_KIND, "version": 1, "config": config,

@@ -475,8 +475,18 @@ class Scenario(param.Parameterized):
 
     def add_gpu(self, gpu: Accelerator) -> None:
         """Add ``gpu`` to this scenario's catalogue (replacing a session GPU of the same id) and select it."""
-        self.catalogue = self.catalogue.with_gpu(gpu)
+        self.add_gpus([gpu])
         self.gpu = gpu.id
+
+    def add_gpus(self, gpus: list[Accelerator] | tuple[Accelerator, ...]) -> None:
+        """Add ``gpus`` to this scenario's catalogue (each replacing a session GPU of the same id), in one change,
+        selecting none (a link's: its pins' GPUs beside the selected one)."""
+        catalogue = self.catalogue
+        for gpu in gpus:
+            if catalogue.own_gpus.get(gpu.id) != gpu:
+                catalogue = catalogue.with_gpu(gpu)
+        if catalogue is not self.catalogue:
+            self.catalogue = catalogue
 
     def custom_gpu(self) -> Accelerator | None:
         """The selected accelerator if it is this session's own, else None."""

@@ -7,7 +7,7 @@ import json
 import random
 import re
 import zlib
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import pytest
 from inputs import longest_written_query
@@ -209,6 +209,65 @@ def test_a_pins_name_is_text_and_what_is_not_is_said(given, name, notice):
     state = from_query({"pins": json.dumps([{"name": given, "batch": "4"}])})
     assert [p.name for p in state.pins] == [name] and state.pins[0].levers["batch"] == 4
     assert state.notices == ([notice] if notice else [])
+
+
+def test_pins_on_gpus_of_your_own_travel_with_the_link_and_the_scenario_file():
+    """An engineer's trial: their own H20 pinned at B = 4, then an H100 and a B200 pinned with the B200 selected; the
+    link carried no H20 ("ignored pin 'phi-4 · custom-h20 · B=4': gpu='custom-h20' is not one of …"), nor did a
+    second GPU of their own (an L20) survive beside the H20.  Every GPU of the session's own a pin uses travels."""
+    from app.lab import Lab
+    from core.hardware import custom_accelerator
+    from core.permalink import read_scenario_file, scenario_file
+
+    h20 = custom_accelerator("H20", bandwidth_tbs=4.0, capacity_gb=96, bf16=148, fp8=296, int8=296)
+    l20 = custom_accelerator("L20", bandwidth_tbs=0.864, capacity_gb=48, bf16=119.5, fp8=239)
+    s = Scenario(model="llama-3-8b", batch=4)
+    s.add_gpus([l20, h20])
+    pins = [Pin(f"on {gpu}", s.clone(gpu=gpu).levers()) for gpu in (l20.id, h20.id, "h100-sxm")]
+    s.gpu = "b200"
+    lab = Lab(query=to_query(s.levers(), pins, [l20, h20]))
+    assert lab.state.notices == [] and [p.name for p in lab.state.pins] == [f"on {l20.id}", f"on {h20.id}",
+                                                                          "on h100-sxm"]
+    assert lab.scenario.gpu == "b200" and set(lab.scenario.catalogue.own_gpus) == {l20.id, h20.id}
+    from app.permalink_view import link_query
+
+    written, carried = link_query(lab.state, None)
+    assert [g["name"] for g in json.loads(written["custom-gpu"])] == ["L20", "H20"] and carried == [l20, h20]
+    query, config = read_scenario_file(scenario_file(to_query(s.levers(), pins, [l20, h20]), None))
+    assert from_query(query).custom_gpus == (l20, h20) and config is None
+    one = from_query(to_query(s.levers(), pins[:1], [l20]))  # one GPU: one object, as links always carried it
+    assert one.custom_gpus == (l20,) and one.notices == []
+    assert json.loads(to_query(s.levers(), [], l20)["custom-gpu"])["name"] == "L20"
+    h20_form = json.loads(to_query(s.levers(), [], h20)["custom-gpu"])
+    bad = from_query({"custom-gpu": json.dumps([{"name": "x"}, h20_form])})
+    assert bad.custom_gpus == (h20,) and bad.notices[0].startswith("ignored custom-gpu's GPU 1: needs name")
+
+
+def test_a_link_near_its_length_leaves_out_the_pins_gpus_it_has_no_room_for_and_says_so(monkeypatch):
+    """A link keeps under its length (:data:`core.permalink.MAX_LINK_CHARS`, here set to 2,500 to reach it with a few
+    pins): it carries the first GPUs of the session's own only, and the Share text names the pins it leaves out (a
+    scenario file carries them all)."""
+    import core.permalink
+    from app.permalink_view import link_query, pins_left_out
+    from app.state import LabState
+    from core.hardware import custom_accelerator
+    from core.permalink import gpus_text
+
+    monkeypatch.setattr(core.permalink, "MAX_LINK_CHARS", 2_500)
+    gpus = [custom_accelerator(f"{i:02d} GPU of my own " + "x" * 40, bandwidth_tbs=1, capacity_gb=8, bf16=10,
+                               fp8=20, int8=20, fp4=40) for i in range(8)]
+    s = Scenario(model="llama-3-8b")
+    s.add_gpus(gpus)
+    pins = [Pin(f"pin {i}", s.clone(gpu=gpu.id).levers()) for i, gpu in enumerate(gpus[1:], 1)]
+    s.gpu = gpus[0].id
+    state = LabState(s, pins=pins)
+    query, carried = link_query(state, None)
+    assert 1 < len(carried) < len(gpus) and carried == gpus[:len(carried)]
+    assert len(urlencode(query)) <= 2_500 < len(urlencode({**query, "custom-gpu": gpus_text(gpus[:len(carried) + 1])}))
+    lost = ", ".join(f"“pin {i}”" for i in range(len(carried), len(gpus)))
+    assert pins_left_out(state) == ("These pins are on a GPU of your own that the link has no room for (it is near "
+                                    f"its length limit; a scenario file carries it): {lost}.")
+    assert pins_left_out(LabState(s, pins=pins[:1])) == ""  # one pin: room for its GPU
 
 
 @pytest.mark.parametrize("dollars, text", [
