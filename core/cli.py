@@ -281,9 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         result = scenario.evaluate()
         expected_step = expected.from_cli(scenario, args, result)
         if args.json:
-            out = scenario_json(result, expected_step)
-            if custom:
-                out["gpu_warnings"] = custom[1]
+            out = scenario_json(result, expected_step)  # its gpu_warnings too, as the Export tab's JSON
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
             text = printable(explain(result) + "\n\n" + expected.waterfall_text(

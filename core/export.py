@@ -16,6 +16,7 @@ import unicodedata
 from .coverage import beyond_calibration
 from .expected import ExpectedStep
 from .expected import to_json as expected_json
+from .hardware import load_catalogue, sparse_warnings
 from .pins import PinRow, bound_word, compare_metrics
 from .scenario import ScenarioResult
 
@@ -102,7 +103,8 @@ def scenario_json(r: ScenarioResult, expected: ExpectedStep | None = None) -> di
     the result's keys (:meth:`ScenarioResult.to_json`), the model as read and its assumptions, the config keys the
     lab does not model (``approximate``: where there are any, every number depends on them), and with ``expected``
     (:func:`core.expected.expected_for_scenario`, TTFT included) the ``expected_*`` keys and
-    ``expected_beyond_calibration``."""
+    ``expected_beyond_calibration``; for a GPU of the user's own, ``gpu_warnings`` (a peak that looks like a 2:4
+    sparsity headline: :func:`core.hardware.sparse_warnings`)."""
     out = r.to_json()
     out["model_read"] = r.model.architecture()
     out["assumptions"] = list(r.model.assumptions)
@@ -110,6 +112,8 @@ def scenario_json(r: ScenarioResult, expected: ExpectedStep | None = None) -> di
         out.update(expected_json(expected))
         out["expected_beyond_calibration"] = list(beyond_calibration(r))
     out["approximate"] = list(r.model.unmodelled)
+    if r.gpu.id not in load_catalogue():  # a GPU of the user's own: its figures' checks, as its form said them
+        out["gpu_warnings"] = sparse_warnings(r.gpu)
     return out
 
 

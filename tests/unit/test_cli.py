@@ -441,3 +441,23 @@ def test_explain_marks_every_figure_an_unmodelled_key_can_change(tmp_path, capsy
     path.write_text(json.dumps(config))
     assert main(["explain", "--config", str(path)]) == 0
     assert "≈" not in capsys.readouterr().out
+
+
+def test_the_export_tabs_json_has_the_keys_explain_json_prints_for_a_gpu_of_your_own(capsys):
+    """An engineer's trial: the Export tab's JSON for their own H20 had 126 scenario keys and ``explain --json`` 127;
+    ``gpu_warnings`` (a peak that looks like a 2:4-sparsity headline) was the CLI's alone."""
+    from core import Scenario
+    from core.expected import expected_for_scenario
+    from core.export import to_json
+    from core.hardware import custom_accelerator
+
+    assert main(["explain", "--gpu-name", "Fast card", "--gpu-bf16", "1979", "--gpu-bandwidth", "3.35",
+                 "--gpu-memory", "80", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    s = Scenario()
+    s.add_gpu(custom_accelerator("Fast card", bandwidth_tbs=3.35, capacity_gb=80, bf16=1979))
+    r = s.evaluate()
+    exported = json.loads(to_json(r, expected=expected_for_scenario(s, result=r)))["scenario"]
+    assert set(exported) == set(cli) and exported["gpu_warnings"] == cli["gpu_warnings"]
+    assert cli["gpu_warnings"][0].startswith("BF16 1,979 TFLOP/s is about twice the dense 989 of NVIDIA H100")
+    assert "gpu_warnings" not in json.loads(to_json(Scenario().evaluate()))["scenario"]  # a catalogue GPU: none
