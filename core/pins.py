@@ -397,6 +397,12 @@ def default_pin_name(levers: dict, pins: list[Pin], catalogue: Catalogue | None 
     last = pins[-1] if pins else None
     before = LEVERS.defaults() if last is None else trio_base(last.origin) if last.origin else last.levers
     moved = [n for n in LEVERS.names if n not in ("model", "gpu") and levers[n] != before.get(n)]
+    if not moved and any(levers[n] != before.get(n) for n in ("model", "gpu")):
+        # Only the model or the GPU moved (they are in the name already): the levers set, as the first pin says
+        # them, not "baseline" (an engineer's trial: "phi-4 · custom-h20 · B=4", then "phi-4 · h100-sxm · baseline"
+        # at the same B = 4).
+        defaults = LEVERS.defaults()
+        moved = [n for n in LEVERS.names if n not in ("model", "gpu") and levers[n] != defaults[n]]
     what = " ".join(lever_text(n, levers[n]) for n in moved[:2]) or "baseline"
     try:
         model = catalogue.model(levers["model"]).name

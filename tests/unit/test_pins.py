@@ -43,6 +43,12 @@ def test_default_names_say_model_gpu_and_the_lever_that_moved():
     same = Pin(default_pin_name(s.levers(), [first]), s.levers())
     assert default_pin_name(s.levers(), [first, same]) == "Llama-3-8B · h100-sxm · baseline"
     assert len(default_pin_name({**s.levers(), "model": "llama-3.1-405b", "gpu": "h100-pcie"}, [])) <= 40
+    # Only the GPU moved since the last pin: the levers set, as the first pin names them, not "baseline" (an
+    # engineer's trial pinned the same B = 4 on three GPUs: "B=4", then "baseline" twice).
+    b4 = Pin("b4", Scenario(model="llama-3-8b", batch=4).levers())
+    assert default_pin_name({**b4.levers, "gpu": "b200"}, [b4]) == "Llama-3-8B · b200 · B=4"
+    assert default_pin_name(Scenario(gpu="b200").levers(), [Pin("d", Scenario().levers())]) == (
+        "Llama-3-70B · b200 · baseline")  # every lever at its default: the baseline on that GPU
 
 
 def test_a_long_model_name_is_shortened_in_a_pin_name_not_the_lever_or_the_gpu():
