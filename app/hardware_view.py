@@ -1014,8 +1014,15 @@ class HardwareView(pn.viewable.Viewer):
         else:
             self.go(self.tour_index + 1)
 
+    #: The levers a tour step sets that are the lab's too (``app/lab.py`` SHARED_LEVERS): put back as they were when
+    #: the tour started once it is left or finished (a teacher's trial left it at step 9 with CUDA graphs on in the
+    #: main lab, whose overhead ceiling had moved from 45 to 160 TFLOP/s without a word).  The view's own stay.
+    RESTORED_AFTER_TOUR = ("batch", "cuda_graphs")
+
     def go(self, index: int) -> None:
         """Show hardware-tour step ``index`` (0-based): set every lever, bring its section to the front."""
+        if self.tour_index is None:
+            self._before_tour = {name: getattr(self, name) for name in self.RESTORED_AFTER_TOUR}
         self.tour_index = max(0, min(index, len(HARDWARE_TOUR) - 1))
         self.tour_prev.disabled = self.tour_index == 0
         self.tour_next.label = "Finish ✓" if self.tour_index == len(HARDWARE_TOUR) - 1 else "Next ▶"
@@ -1026,7 +1033,11 @@ class HardwareView(pn.viewable.Viewer):
         self._render_tour()
 
     def stop_tour(self) -> None:
-        """Leave the tour; the levers stay where the step left them (its kernels' outline goes with it)."""
+        """Leave the tour; the view's own levers stay where the step left them (its kernels' outline goes with it),
+        the lab's (:attr:`RESTORED_AFTER_TOUR`) go back to where they were when it started."""
+        if self.tour_index is not None and getattr(self, "_before_tour", None):
+            self.param.update(**self._before_tour)
+            self._before_tour = {}
         self.tour_index = None
         self.focus = []
         self._take_keys()

@@ -130,6 +130,26 @@ def test_tour_sets_the_view_and_its_section(view):
     assert view.tour_index is None and not view.tour_caption.visible and view.show_sparse  # levers stay
 
 
+def test_leaving_the_tour_puts_the_labs_own_levers_back_as_they_were():
+    """A teacher's trial left the hardware tour at step 9 (CUDA graphs on): the main lab kept CUDA graphs and B = 1,
+    its overhead ceiling moved from about 45 to 160 TFLOP/s with nothing saying why.  Leaving or finishing the
+    tour puts B and CUDA graphs, which are the lab's too, back as they were; the view's own levers stay."""
+    from app.lab import Lab
+
+    lab = Lab(query={"batch": "56", "tab": "Hardware"})
+    hw = lab.hardware
+    hw.go(8)  # "CUDA graphs lift the overhead ceiling": B = 1, graphs on, in the lab too
+    assert (lab.scenario.batch, lab.scenario.cuda_graphs) == (1, True) and hw.layers == HARDWARE_TOUR[8].levers()[
+        "layers"]
+    hw.stop_tour()
+    assert (lab.scenario.batch, lab.scenario.cuda_graphs) == (56, False)
+    assert hw.layers == HARDWARE_TOUR[8].levers()["layers"]  # its own: where the step left them
+    hw.go(0)
+    hw.go(len(HARDWARE_TOUR) - 1)
+    hw._tour_next()  # Finish
+    assert (lab.scenario.batch, lab.scenario.cuda_graphs) == (56, False)
+
+
 def test_section_follows_the_tabs(view):
     view.tabs.active = 2
     assert view.section == "Tiles and waves"
