@@ -223,3 +223,26 @@ def test_a_byte_order_mark_is_not_part_of_the_first_columns_name():
     must name batch (got: \ufeffbatch, …)", the mark invisible."""
     rows, problems = parse_measurements("\ufeffbatch,context,tokens_per_s\n1,2048,10\n")
     assert problems == [] and [(m.batch, m.context, m.tokens_per_s) for m in rows] == [(1, 2048, 10.0)]
+
+
+@pytest.mark.parametrize("model, levers", [
+    ("mixtral-8x7b", dict(tp=2)), ("gpt-oss-120b", dict(gpu="b200", weight_dtype="stored")),
+    ("nemotron-h-56b", dict(pp=2)), ("deepseek-v3", dict(tp=8, gpu="h200", weight_dtype="fp8")),
+    ("llama-3-70b", dict(kv_dtype="fp8", gqa=False)), ("llama-3-8b", dict(cuda_graphs=True, batch=7, spec_k=4)),
+])
+def test_measurements_are_set_against_the_roof_in_one_step_with_each_rows_own_evaluation(model, levers):
+    """An attacker's trial pasted 1,000 rows: each lever move then evaluated the scenario 1,000 times on the shared
+    event loop (1.15-1.5 s for every other student).  One step over every row's B and S gives each row's own
+    evaluation exactly: MoE experts touched, a sliding window, a hybrid's state, PP stages, MLA, KV precision."""
+    import random
+
+    s = Scenario(model=model, **levers)
+    rng = random.Random(7)
+    rows = [Measurement(rng.choice([1, 3, 8, 56, 128, 1024]), rng.choice([1, 128, 4097, 8192, 131072]),
+                        rng.uniform(10, 5000)) for _ in range(40)]
+    for m, p in zip(rows, analyse(s, rows), strict=True):
+        r = s.clone(phase="decode", spec_k=1, batch=m.batch, context=m.context).evaluate()
+        steps = m.tokens_per_s / m.batch
+        assert p.ceiling_tokens_per_s == r.tokens_per_s_with_kv and p.intensity == r.arithmetic_intensity_with_kv
+        assert p.achieved_flop_per_s == r.flop_per_step * steps and p.achieved_bandwidth == r.bytes_per_step * steps
+        assert p.fits == r.fits and p.mbu == r.bytes_per_step * steps / r.bandwidth
