@@ -47,6 +47,14 @@ from dataclasses import dataclass, field
 MAX_PATTERN_CHARS = 300
 #: Ignore/target entries beyond this many are refused.
 MAX_PATTERNS = 20_000
+#: Regular expressions (``re:``) and ``*`` wildcards beyond this many in one key are refused: each is tried against
+#: every module name, on the event loop the class shares (Python's ``re`` holds the GIL, so a worker thread does not
+#: spare the others).  Exact names are a set, any number of them.
+MAX_REGEX_PATTERNS = 16
+#: Repetitions of an atom that matches many characters (``.*``, ``\w+``, ``[^.]*``, ``(...)*``) one regular
+#: expression may have: each more multiplies the backtracking over a name that does not match (an attacker's
+#: ``re:.*.*.*.*.*.*.*.*.*!`` took 34 s and held every session; three take under 6 ms a pattern).
+MAX_BROAD_REPEATS = 3
 
 
 @dataclass(frozen=True)
@@ -188,19 +196,84 @@ def _patterns(qc: dict, keys: tuple[str, ...], problems: list[str]) -> tuple[str
         if len(value) > MAX_PATTERNS:
             problems.append(f"quantization_config.{key} has {len(value):,} entries (at most {MAX_PATTERNS:,})")
             continue
+        if _regexes(value) + _regexes(out) > MAX_REGEX_PATTERNS:  # over every key given, not each
+            problems.append(f"quantization_config.{key} brings the regular expressions and wildcards to more than "
+                            f"{MAX_REGEX_PATTERNS} (each is tried against every module name)")
+            continue
         for v in value:
             if v.startswith("re:"):
-                if len(v) > MAX_PATTERN_CHARS or re.search(r"\([^()]*[*+][^()]*\)\s*[*+{]", v):
-                    problems.append(f"quantization_config.{key}: regular expression {v[:40]!r} is too long or has "
-                                    "nested repetition")
+                why = _costly(v[3:])
+                if len(v) > MAX_PATTERN_CHARS or why:
+                    problems.append(f"quantization_config.{key}: regular expression {v[:40]!r} "
+                                    f"{why or f'has more than {MAX_PATTERN_CHARS} characters'}")
                     continue
                 try:
                     re.compile(v[3:])
                 except re.error as exc:
                     problems.append(f"quantization_config.{key}: invalid regular expression {v[:40]!r} ({exc})")
                     continue
+            elif v.count("*") > MAX_BROAD_REPEATS:  # each * is a .* (_Patterns)
+                problems.append(f"quantization_config.{key}: wildcard {v[:40]!r} has more than {MAX_BROAD_REPEATS} *")
+                continue
             out.append(v)
     return tuple(out)
+
+
+_BROAD_ESCAPES = set("wWsSD")
+
+
+def _costly(pattern: str) -> str:
+    r"""Why matching ``pattern`` against module names could take seconds, or ``""``: more than
+    :data:`MAX_BROAD_REPEATS` repetitions of atoms that match many characters (``.``, ``\w``, a class, a group), or
+    a repeated group holding a repetition or an alternation (``(a+)*``, ``(.|\w)*``: exponential backtracking).
+
+    >>> _costly(r"model\.layers\.\d+\.mlp\..*"), _costly(".*.*.*.*!"), _costly(r"(.|\w)*!")
+    ('', 'has 4 repetitions of .*-like atoms (at most 3)', 'has a repeated group holding a repetition or |')
+    """
+    broad, groups, i, n = 0, [], 0, len(pattern)
+    atom = None  # the last atom: None (nothing to repeat), "narrow", "broad" or ("group", inner repeats or |)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            atom = "broad" if pattern[i + 1:i + 2] in _BROAD_ESCAPES else "narrow"
+            i += 2
+            continue
+        if c == "[":  # a class, to its closing ] (a ] first, or after ^, is a member)
+            j = i + 1 + (pattern[i + 1:i + 2] == "^")
+            j += pattern[j:j + 1] == "]"
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            atom, i = "broad", j + 1
+            continue
+        if c == "(":
+            groups.append(False)  # whether it holds a repetition or an alternation
+            atom, i = None, i + 1
+            continue
+        if c == ")":
+            inner = groups.pop() if groups else False
+            atom, i = ("group", inner), i + 1
+            continue
+        if c == "|" and groups:
+            groups[-1] = True
+        repeat = c in "*+" or (c == "{" and re.match(r"\{\d*,(\d*)\}", pattern[i:]) is not None)
+        if repeat and atom is not None:
+            if c == "{":
+                upper = re.match(r"\{\d*,(\d*)\}", pattern[i:]).group(1)
+                repeat = upper == "" or int(upper) > 1
+            if repeat:
+                if isinstance(atom, tuple) and atom[1]:
+                    return "has a repeated group holding a repetition or |"
+                if atom != "narrow":
+                    broad += 1
+                if groups:
+                    groups[-1] = True
+            atom = None
+        elif c not in "*+?{":
+            atom = "broad" if c == "." else "narrow"
+        i += 1
+    if broad > MAX_BROAD_REPEATS:
+        return f"has {broad} repetitions of .*-like atoms (at most {MAX_BROAD_REPEATS})"
+    return ""
 
 
 IGNORE_KEYS = ("modules_to_not_convert", "ignore", "exclude_modules", "ignored_layers", "llm_int8_skip_modules")
@@ -263,7 +336,16 @@ def _compressed_tensors(qc: dict, hidden: int, problems: list[str], notes: list[
         rules.append((targets, TensorFormat(name, bits, overhead, weight_only=not group.get("input_activations"))))
     if len(groups) > 64:
         notes.append(f"quantization_config.config_groups: only the first 64 of {len(groups)} groups read")
+    if sum(_regexes(targets) for targets, _ in rules) > MAX_REGEX_PATTERNS:  # 64 groups of 16: 5.7 s a read
+        problems.append(f"quantization_config.config_groups' targets have more than {MAX_REGEX_PATTERNS} regular "
+                        "expressions and wildcards in all (each is tried against every module name)")
+        return ()
     return tuple(rules)
+
+
+def _regexes(patterns) -> int:
+    """How many of ``patterns`` are regular expressions or wildcards (each tried against every module name)."""
+    return sum(1 for v in patterns if v.startswith("re:") or "*" in v)
 
 
 def _kv_cache_note(qc: dict) -> str:

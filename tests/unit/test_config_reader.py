@@ -461,3 +461,48 @@ def test_a_fractional_gptq_group_size_is_refused():
         from_hf_config(cfg, model_id="q", name="q")
     cfg["quantization_config"]["group_size"] = 128.0  # a whole number written with a point is one
     assert from_hf_config(cfg, model_id="q", name="q").quantization.main_format.name == "INT4 (GPTQ, group 128)"
+
+
+LLAMA_8B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+            "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "vocab_size": 128256}
+
+
+@pytest.mark.parametrize("patterns, why", [
+    # An attacker's trial: nine .* took 34 s to match the module names, and held every session of the class (Python's
+    # re holds the GIL); each .* more multiplied it by ~5.  The nested-repetition guard let a row of .* through.
+    (["re:.*.*.*.*.*.*.*.*.*!"], "'re:.*.*.*.*.*.*.*.*.*!' has 9 repetitions of .*-like atoms (at most 3)"),
+    (["re:(.|\\w)*!"], "has a repeated group holding a repetition or |"),
+    (["re:([\\w.]+)*!"], "has a repeated group holding a repetition or |"),
+    (["re:[^.]*\\.[^.]*\\.[^.]*\\.[^.]*x"], "has 4 repetitions of .*-like atoms"),
+    (["*a*b*c*d"], "wildcard '*a*b*c*d' has more than 3 *"),
+    ([f"re:.*x{i}" for i in range(17)], "brings the regular expressions and wildcards to more than 16"),
+])
+def test_a_module_pattern_that_would_take_seconds_to_match_is_refused_by_name(patterns, why):
+    cfg = {**LLAMA_8B, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128,
+                                               "modules_to_not_convert": patterns}}
+    with pytest.raises(ConfigError, match="quantization_config.modules_to_not_convert") as err:
+        read(cfg)
+    assert why in str(err.value)
+
+
+def test_module_patterns_real_checkpoints_write_are_read():
+    """gpt-oss's, compressed-tensors' and ModelOpt's own: a literal path with \\d+, a .* at either end, globs."""
+    cfg = {**LLAMA_8B, "quantization_config": {
+        "quant_method": "gptq", "bits": 4, "group_size": 128,
+        "modules_to_not_convert": ["lm_head", "re:.*self_attn.*", "re:model\\.layers\\.\\d+\\.mlp\\.gate_proj$",
+                                   "*.mlp.up_proj", "model.layers.*.self_attn"]}}
+    m = read(cfg)
+    s = Scenario()
+    s.add_model(m)
+    s.weight_dtype = "stored"
+    assert s.evaluate().weight_bytes_read > 0
+
+
+def test_compressed_tensors_targets_over_every_group_are_counted_together():
+    """64 groups of 16 regular expressions each passed the per-key count and took 5.7 s to read."""
+    groups = {f"g{g}": {"targets": [f"re:.*.*.*!{g}_{i}" for i in range(16)],
+                        "weights": {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
+                                    "group_size": 128}} for g in range(64)}
+    with pytest.raises(ConfigError, match="targets have more than 16 regular expressions and wildcards in all"):
+        read({**LLAMA_8B, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": groups}})
