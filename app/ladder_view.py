@@ -22,10 +22,12 @@ from bokeh.plotting import figure
 from core.batching import MIXES
 from core.explain import bound_by_kv_reads
 from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb, ladder_start
+from core.permalink import shown_value
 from core.scenario import Scenario
 from core.units import TFLOP, fmt_count, fmt_sig
 
 from .label_layout import place_labels_in_browser, unplaced
+from .message import Message
 from .present import INPUT_TEXT_CSS, present_figure, wrap_title
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
@@ -238,8 +240,12 @@ class LadderView(pn.viewable.Viewer):
         self.figure = self._figure()
         self.ladder: Ladder | None = None
         self._key = None
-        self.layout = pn.Column(pn.FlexBox(self.rungs, self.order, self.reset, align_items="end",
-                                           sizing_mode="stretch_width"),
+        # What the order box left out, said under it (an attacker's trial: "5,1,5,99,-1,x" became "5,1" silently).
+        self.order_note = Message(lambda: pn.pane.HTML("", stylesheets=[STYLESHEET], sizing_mode="stretch_width",
+                                                       css_classes=["ladder-order-note"]))
+        controls = pn.FlexBox(self.rungs, self.order, self.reset, align_items="end", sizing_mode="stretch_width")
+        self.order_note.place = lambda pane: self.layout.insert(1, pane)
+        self.layout = pn.Column(controls,
                                 pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.table,
                                 serving_inputs(self.state), sizing_mode="stretch_width")
         self.refresh()
@@ -260,12 +266,28 @@ class LadderView(pn.viewable.Viewer):
     def _on_order(self, event) -> None:
         """The order box: rung numbers 1-7 (the article's), separated by commas or spaces; what is not one is
         left out, a repeat counts once."""
+        if event.new == self._order_text():
+            return  # the box rewritten as the lab writes it (below): what was said of the text typed stays
         by_number = {str(n): r for r, n in NUMBER.items()}
         rungs: list[str] = []
+        unknown: list[str] = []
+        repeated = False
         for item in str(event.new).replace(",", " ").split():
             rung = by_number.get(item)
-            if rung and rung not in rungs:
+            if rung is None:
+                unknown.append(item)
+            elif rung in rungs:
+                repeated = True
+            else:
                 rungs.append(rung)
+        said = []
+        if unknown:
+            shown = ", ".join(shown_value(item) for item in dict.fromkeys(unknown[:5]))
+            said.append(f"Left out {escape(shown)}{', …' if len(set(unknown)) > 5 else ''}: the rungs are 1 to 7.")
+        if repeated:
+            said.append("A rung given twice counts once.")
+        self.order_note.say(f'<div class="warn" data-readout="ladder-order-note">{" ".join(said)}</div>'
+                            if said else "")
         self.state.ladder = rungs
         if self.order.value != self._order_text():
             self.order.value = self._order_text()

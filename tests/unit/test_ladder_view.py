@@ -259,3 +259,16 @@ def test_the_tables_tokens_per_gpu_read_as_the_tours_ladder_steps_say_them():
     start = html[html.index('<tr data-rung="start">'):]
     assert "<td>22.7</td>" in start[:start.index("</tr>")]
     assert "<td>201.6</td>" in html  # step 22's rung
+
+
+def test_the_order_box_says_what_it_left_out():
+    """An attacker's trial: "5,1,5,99,-1,<b>x</b>" became "5,1" without a word.  What is not a rung number is named
+    (as text), a repeat is said to count once, and a good order clears the note."""
+    lab = Lab(query={"tab": "Ladder"})
+    lab.ladder.order.value = "5,1,5,99,-1,<b>x</b>"
+    assert lab.ladder.order.value == "5,1" and lab.state.ladder == ["paged_attention", "continuous_batching"]
+    note = lab.ladder.order_note.text
+    assert "Left out &#x27;99&#x27;, &#x27;-1&#x27;, &#x27;&lt;b&gt;x&lt;/b&gt;&#x27;: the rungs are 1 to 7." in note
+    assert "A rung given twice counts once." in note and "<b>" not in note
+    lab.ladder.order.value = "2,3"
+    assert not lab.ladder.order_note.visible and lab.state.ladder == ["weight_quantization", "speculative_decoding"]
