@@ -53,7 +53,7 @@ from core.permalink import (
     to_query,
 )
 from core.scenario import Scenario, added_levers
-from core.units import fmt_rate, fmt_sig, parse_number
+from core.units import fmt_rate, fmt_sig, parse_number, underflows
 
 from .layer_strip import layer_strip_html
 from .permalink_view import pins_left_out
@@ -145,7 +145,7 @@ def form_number(text: str | None, label: str) -> float | None:
         value = parse_number(text.replace("\u2212", "-"))
     except ValueError:
         raise ValueError(f"{label}: {text[:20]!r} is not a number (digits, a point, an exponent)") from None
-    if math.isinf(value) or (value == 0 and any(d in "123456789" for d in text.lower().partition("e")[0])):
+    if math.isinf(value) or underflows(text, value):
         # 1e-400 reads as 0 and 1e400 as inf: the range check would answer "got 0" to a figure nobody typed
         raise ValueError(f"{label}: {text[:20]!r} is {'too large' if value else 'too small'} for a number the lab "
                          "holds (a float's range, about 1e-308 to 1e308)")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import param
 
-from .units import parse_number
+from .units import parse_number, underflows
 
 __all__ = ["Lever", "LeverTable"]
 
@@ -132,7 +132,7 @@ class Lever:
                 raise ValueError
             return value
         number = parse_number(text)  # ASCII digits only: float() also reads a fullwidth "４"
-        if not math.isfinite(number):
+        if not math.isfinite(number) or underflows(text, number):  # 1e-400 is not the 0 it reads as
             raise ValueError
         if isinstance(p, param.Integer):
             if not number.is_integer():  # "4" and "4.0" are four; "4.5" is refused

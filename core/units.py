@@ -43,6 +43,16 @@ def parse_number(text: str) -> float:
     return float(stripped)
 
 
+def underflows(text: str, value: float) -> bool:
+    """Whether ``text``, read as ``value``, wrote a number too small for a float: nonzero digits before its
+    exponent and a value of 0 (``1e-400``).  Readers refuse it rather than take the 0 nobody typed.
+
+    >>> underflows("1e-400", 0.0), underflows("0.000e5", 0.0), underflows("1e-3", 1e-3)
+    (True, False, False)
+    """
+    return value == 0 and any(d in "123456789" for d in text.lower().partition("e")[0])
+
+
 def fmt_sig(x: float, sig: int = 4) -> str:
     """``x`` to ``sig`` significant digits with thousands separators and never
     in e-notation: ``1,365``, ``128,000``, ``0.9813``, ``11.8``."""

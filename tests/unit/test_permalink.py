@@ -474,3 +474,12 @@ def test_a_scenario_file_with_the_largest_config_reopens_and_a_byte_order_mark_i
     assert len(text) > 2 * len(config) - 10_000  # escaped: about twice
     assert read_scenario_file(text) == ({"batch": "8"}, config)
     assert read_scenario_file(("\ufeff" + text).encode()) == ({"batch": "8"}, config)
+
+
+def test_a_number_too_small_for_a_float_is_refused_not_read_as_zero():
+    """An attacker's trial: acceptance=1e-400 became α = 0 without a notice (the float underflows)."""
+    state = from_query({"acceptance": "1e-400", "reserve": "5e-999", "batch": "4"})
+    assert state.levers == {"batch": 4}
+    assert state.notices == ["ignored acceptance='1e-400' is not a number from 0 to 1",
+                             f"ignored reserve='5e-999' is not {LEVERS['reserve_bytes'].accepted()}"]
+    assert from_query({"acceptance": "0.0e5"}).levers == {"acceptance": 0.0}  # a zero written as one
