@@ -722,6 +722,20 @@ def test_embed_fits_a_500_by_450_iframe_and_opens_the_full_lab(page, lab_url):
     assert "batch=56" in href and "model=llama-3-8b" in href and "embed" not in href
 
 
+def test_an_embed_with_a_links_notices_still_fits_its_iframe(page, lab_url):
+    """An attacker's trial: four notices took 60 % of the 500 × 450 frame and it scrolled.  In an embed they fold
+    under their heading, which says how many; a click opens them."""
+    _open(page, lab_url + "?embed=true&model=%3Cimg%20src%3Dx%3E&gpu=../../etc/passwd&batch=1e30&pins=notjson",
+          {"width": 500, "height": 450}, wait="[data-readout=embed-summary]")
+    notice = page.locator(".link-notice summary")
+    assert notice.inner_text() == "Part of this link was ignored; the rest of it applies. (4 notices)"
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= 450
+    notice.click()
+    shown = page.locator(".link-notice details").inner_text()
+    assert "ignored batch='1e30' is not a whole number from 1 to 65,536" in shown
+    assert page.errors == []
+
+
 @pytest.mark.parametrize("tab", ["Roofline", "Hardware", "Bring your own", "Export"])
 def test_no_serious_or_critical_accessibility_violations(page, lab_url, tab):
     """axe-core on the first page, and on the tabs where it found something: the Hardware tab's multi-select
