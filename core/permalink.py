@@ -373,8 +373,12 @@ def _load_json(key: str, text: str, notices: list[str]):
     except RecursionError:
         notices.append(f"ignored {key}: nests deeper than the JSON reader allows")
         return None
-    except ValueError:
-        notices.append(f"ignored {key}: not valid JSON")
+    except ValueError as exc:
+        # Python refuses an integer of more than sys.get_int_max_str_digits() digits in valid JSON: said as such
+        # (an attacker's 4,400-digit batch read "not valid JSON").
+        too_long = "integer string conversion" in str(exc)
+        notices.append(f"ignored {key}: " + (f"a number of more than {sys.get_int_max_str_digits():,} digits"
+                                             if too_long else "not valid JSON"))
         return None
 
 

@@ -483,3 +483,10 @@ def test_a_number_too_small_for_a_float_is_refused_not_read_as_zero():
     assert state.notices == ["ignored acceptance='1e-400' is not a number from 0 to 1",
                              f"ignored reserve='5e-999' is not {LEVERS['reserve_bytes'].accepted()}"]
     assert from_query({"acceptance": "0.0e5"}).levers == {"acceptance": 0.0}  # a zero written as one
+
+
+def test_valid_json_holding_a_number_python_will_not_read_is_said_as_such():
+    """An attacker's trial: pins=[{"batch": <4,400 digits>}] was "not valid JSON", and it is valid JSON."""
+    huge = '[{"name": "a", "batch": ' + "9" * 4400 + "}]"
+    assert from_query({"pins": huge}).notices == ["ignored pins: a number of more than 4,300 digits"]
+    assert from_query({"pins": "[{"}).notices == ["ignored pins: not valid JSON"]
