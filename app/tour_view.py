@@ -389,9 +389,9 @@ class TourView(pn.viewable.Viewer):
         footnote = f'<div class="footnote">Note: {escape(note)}</div>' if note else ""
         if moved:
             footnote = (f'<div class="footnote" data-readout="tour-moved">You moved {escape("; ".join(moved))}: the '
-                        "numbers above follow your levers, not the step's, and the article's figures are for the "
-                        "step's." + (" It does not fit in memory as set: each rate is a ceiling if it fit."
-                                      if not result.fits else "") + "</div>")
+                        "numbers above are yours, not the step's or the article's."
+                        + (" It does not fit in memory: a rate is a ceiling if it fit." if not result.fits else "")
+                        + "</div>")
         self.caption.object = (
             f'<div class="tour-card" data-step="{self.index + 1}"><h4>{escape(title)}</h4>'
             f'<div>{escape(text)}</div>{footnote}<div class="src">Step {self.index + 1} of {len(TOUR)} · '

@@ -510,9 +510,8 @@ def test_a_card_moved_off_its_step_says_so_and_drops_the_articles_figures():
     lab.scenario.batch = 64
     card = html.unescape(lab.tour.caption.object)
     assert "2,529 tokens/s" in card and "about 2,470 tokens per second" not in card
-    assert ("You moved Batch B to 64 (the step's 56): the numbers above follow your levers, not the step's, and "
-            "the article's figures are for the step's. It does not fit in memory as set: each rate is a ceiling if "
-            "it fit.") in card
+    assert ("You moved Batch B to 64 (the step's 56): the numbers above are yours, not the step's or the "
+            "article's. It does not fit in memory: a rate is a ceiling if it fit.") in card
     lab.scenario.batch = 56  # back on the step: its note again
     assert "about 2,470 tokens per second" in lab.tour.caption.object and "You moved" not in lab.tour.caption.object
     lab.tour.go(5)  # step 6 asks for the reserve: moving it is the step
