@@ -91,6 +91,8 @@ def test_a_link_with_a_config_opens_that_model_in_a_fresh_page_and_keeps_it_in_t
     open_full = fresh.locator(".open-full").get_attribute("href")
     assert "config=" in open_full and "batch=24" in open_full
     fresh.goto(f"{lab_url}?config=eNo%3Cscript%3E&batch=24&embed=true")
+    # In an embed the notices fold under their heading (one here), which opens them
+    fresh.locator(".link-notice summary", has_text="(1 notice)").click(timeout=10_000)
     fresh.locator(".link-notice li", has_text="ignored config: not base64url text").wait_for(timeout=10_000)
     summary = fresh.locator("[data-readout=embed-summary]").inner_text()
     assert "I = 2·B·k / p = 24 FLOP/byte" in summary and "Llama-3-70B, BF16" in summary  # B = 24 applies, BF16
