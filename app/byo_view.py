@@ -44,6 +44,7 @@ from core.permalink import (
     MAX_LINK_CONFIG_CHARS,
     MAX_SCENARIO_CHARS,
     LinkState,
+    apply_link_gpus,
     config_for_link,
     from_query,
     link_gpus,
@@ -270,9 +271,7 @@ def open_scenario(state: LabState, query: dict, config: str | None, prepare=None
 def _apply(state: LabState, link: LinkState, undoable: bool) -> None:
     """Apply a link's custom GPUs, levers and pins to the session."""
     scenario = state.scenario
-    scenario.add_gpus(link.custom_gpus)
-    if link.custom_gpu is not None and "gpu" not in link.levers:
-        scenario.gpu = link.custom_gpu.id
+    apply_link_gpus(scenario, link)  # the selected GPU's and its pins'
     scenario.param.update(**link.levers)
     if undoable:
         state.set_pins(link.pins)

@@ -287,6 +287,7 @@ class HardwareView(pn.viewable.Viewer):
         self._built_heights: dict[str, int] = {}
         super().__init__(**params)
         self.tour_index: int | None = None
+        self._before_tour: dict = {}  # the lab's own levers as the tour found them (RESTORED_AFTER_TOUR)
         self._tour_finished = False  # the last step's "Finish" was pressed
         self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self._figs: dict = {}  # the other sections' figures, by attribute name, once built (_section_figures)
@@ -1035,7 +1036,7 @@ class HardwareView(pn.viewable.Viewer):
     def stop_tour(self) -> None:
         """Leave the tour; the view's own levers stay where the step left them (its kernels' outline goes with it),
         the lab's (:attr:`RESTORED_AFTER_TOUR`) go back to where they were when it started."""
-        if self.tour_index is not None and getattr(self, "_before_tour", None):
+        if self.tour_index is not None and self._before_tour:
             self.param.update(**self._before_tour)
             self._before_tour = {}
         self.tour_index = None

@@ -21,7 +21,7 @@ import param
 from bokeh.models import Div
 
 from core.explain import intensity_weights_formula
-from core.permalink import from_query
+from core.permalink import apply_link_gpus, from_query
 from core.scenario import LEVERS, Scenario, ScenarioResult
 from core.spread import expected_point
 from core.tour import TOUR
@@ -146,9 +146,7 @@ class Lab(pn.viewable.Viewer):
         query = session_query() if query is None else query
         link = from_query(query, ignore=APP_KEYS)
         app, app_notices = app_link_state(query, TABS, len(TOUR), ENGINES)
-        scenario.add_gpus(link.custom_gpus)  # the selected GPU's and its pins'
-        if link.custom_gpu is not None and "gpu" not in link.levers:
-            scenario.gpu = link.custom_gpu.id
+        apply_link_gpus(scenario, link)  # the selected GPU's and its pins'
         scenario.param.update(**link.levers)
         super().__init__(state=LabState(scenario, pins=link.pins, notices=[*link.notices, *app_notices],
                                         embed=app["embed"], present=app["present"] and not app["embed"],

@@ -14,6 +14,7 @@ address rewrites, and the last state of a burst is always written).  (Writing th
 
 from __future__ import annotations
 
+from functools import lru_cache
 from html import escape
 from urllib.parse import parse_qs, urlencode
 
@@ -222,7 +223,6 @@ class PermalinkView(pn.viewable.Viewer):
             styles={"background": "#fff3cd", "border": "1px solid #ffe69c", "padding": "4px 12px",
                     "border-radius": "4px"},
         ))
-        self._link_config: tuple[str, str | None] | None = None  # (config text, its config= value), last written
         self.show_notices()
 
     @param.depends("state.notices", watch=True)
@@ -281,21 +281,26 @@ class PermalinkView(pn.viewable.Viewer):
 
     def query(self) -> dict[str, str]:
         """The permalink's query parameters for what is on screen."""
-        config = self.state.configs.get(self.state.scenario.model)
-        if config is not None and (self._link_config is None or self._link_config[0] is not config):
-            self._link_config = (config, config_for_link(config))  # once per model, not per lever move
-        return link_query(self.state, self._link_config[1] if config is not None else None)[0]
+        return link_query(self.state)[0]
 
 
-def link_query(state: LabState, config: str | None) -> tuple[dict[str, str], list]:
-    """The permalink's query parameters for what is on screen (``config``: the selected model's ``config=`` value,
-    or None), and the session's own GPUs it carries (the selected one's and the pins', as many as the link's length
-    allows: :func:`core.permalink.fit_gpus`)."""
+@lru_cache(maxsize=4)
+def _config_value(text: str) -> str | None:
+    """:func:`core.permalink.config_for_link` once per config text, not per lever move (the address bar and the
+    Share text's check both ask); a few texts kept, each one a session holds anyway."""
+    return config_for_link(text)
+
+
+def link_query(state: LabState) -> tuple[dict[str, str], list]:
+    """The permalink's query parameters for what is on screen, and the session's own GPUs it carries (the selected
+    one's and the pins', as many as the link's length allows: :func:`core.permalink.fit_gpus`)."""
     s = state.scenario
     gpus = link_gpus(s, state.pins)
     query = to_query(s.levers(), state.pins, gpus)
-    if config is not None:
-        query["config"] = config
+    config = state.configs.get(s.model)
+    value = _config_value(config) if config is not None else None
+    if value is not None:
+        query["config"] = value
     query.update(_app_keys(state))
     return query, fit_gpus(query, gpus) if len(gpus) > 1 else gpus
 
@@ -343,8 +348,7 @@ def pins_left_out(state) -> str:
                 f"{'it is' if one else 'they are'} left out; select that model to share {'it' if one else 'them'}.")
     wanted = link_gpus(state.scenario, state.pins)
     if len(wanted) > 1:  # a pin on a GPU of the session's own beside another: does the link have room for it?
-        config = state.configs.get(model)
-        carried = {gpu.id for gpu in link_query(state, config_for_link(config) if config else None)[1]}
+        carried = {gpu.id for gpu in link_query(state)[1]}
         off = [pin.name for pin in state.pins
                if pin.levers.get("gpu") in state.scenario.catalogue.own_gpus and pin.levers["gpu"] not in carried]
         if off:

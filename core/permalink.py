@@ -206,6 +206,14 @@ def link_gpus(scenario: Scenario, pins: list[Pin] | tuple[Pin, ...] = ()) -> lis
     return [own[gpu_id] for gpu_id in ids if gpu_id in own]
 
 
+def apply_link_gpus(scenario: Scenario, link: LinkState) -> None:
+    """Add ``link``'s GPUs of the user's own to ``scenario``'s catalogue in one change, and select the first where
+    the link names no GPU (a hand-written ``custom-gpu=`` alone opens on it); its ``gpu=`` lever selects otherwise."""
+    scenario.add_gpus(link.custom_gpus)
+    if link.custom_gpu is not None and "gpu" not in link.levers:
+        scenario.gpu = link.custom_gpu.id
+
+
 def gpus_text(gpus: list[Accelerator] | tuple[Accelerator, ...]) -> str:
     """``custom-gpu``'s text: one GPU's datasheet numbers as a JSON object (as links have always carried one), or
     a list of them."""

@@ -231,7 +231,7 @@ def test_pins_on_gpus_of_your_own_travel_with_the_link_and_the_scenario_file():
     assert lab.scenario.gpu == "b200" and set(lab.scenario.catalogue.own_gpus) == {l20.id, h20.id}
     from app.permalink_view import link_query
 
-    written, carried = link_query(lab.state, None)
+    written, carried = link_query(lab.state)
     assert [g["name"] for g in json.loads(written["custom-gpu"])] == ["L20", "H20"] and carried == [l20, h20]
     query, config = read_scenario_file(scenario_file(to_query(s.levers(), pins, [l20, h20]), None))
     assert from_query(query).custom_gpus == (l20, h20) and config is None
@@ -261,7 +261,7 @@ def test_a_link_near_its_length_leaves_out_the_pins_gpus_it_has_no_room_for_and_
     pins = [Pin(f"pin {i}", s.clone(gpu=gpu.id).levers()) for i, gpu in enumerate(gpus[1:], 1)]
     s.gpu = gpus[0].id
     state = LabState(s, pins=pins)
-    query, carried = link_query(state, None)
+    query, carried = link_query(state)
     assert 1 < len(carried) < len(gpus) and carried == gpus[:len(carried)]
     assert len(urlencode(query)) <= 2_500 < len(urlencode({**query, "custom-gpu": gpus_text(gpus[:len(carried) + 1])}))
     lost = ", ".join(f"“pin {i}”" for i in range(len(carried), len(gpus)))
