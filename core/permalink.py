@@ -404,8 +404,14 @@ def _custom_gpus(text: str | None, notices: list[str]) -> list[Accelerator]:
         notices.append(f"ignored custom-gpu: a list of 1 to {MAX_PINS + 1} GPUs (the selected one's and one per "
                        f"pin), got {len(form)}")
         return []
-    gpus = [_custom_gpu(one, f"custom-gpu's GPU {i}", notices) for i, one in enumerate(form, 1)]
-    return [gpu for gpu in gpus if gpu is not None]
+    gpus: dict[str, Accelerator] = {}
+    for i, one in enumerate(form, 1):
+        gpu = _custom_gpu(one, f"custom-gpu's GPU {i}", notices)
+        if gpu is not None and gpu.id in gpus:  # one id, two sets of numbers: the first is the link's
+            notices.append(f"ignored custom-gpu's GPU {i}: its name gives the id of an earlier one ({gpu.id})")
+        elif gpu is not None:
+            gpus[gpu.id] = gpu
+    return list(gpus.values())
 
 
 def _custom_gpu(form, key: str, notices: list[str]) -> Accelerator | None:

@@ -241,6 +241,9 @@ def test_pins_on_gpus_of_your_own_travel_with_the_link_and_the_scenario_file():
     h20_form = json.loads(to_query(s.levers(), [], h20)["custom-gpu"])
     bad = from_query({"custom-gpu": json.dumps([{"name": "x"}, h20_form])})
     assert bad.custom_gpus == (h20,) and bad.notices[0].startswith("ignored custom-gpu's GPU 1: needs name")
+    twice = from_query({"custom-gpu": json.dumps([h20_form, {**h20_form, "bf16": 999}])})  # a crafted link
+    assert twice.custom_gpus == (h20,) and twice.notices == [
+        "ignored custom-gpu's GPU 2: its name gives the id of an earlier one (custom-h20)"]
 
 
 def test_a_link_near_its_length_leaves_out_the_pins_gpus_it_has_no_room_for_and_says_so(monkeypatch):
