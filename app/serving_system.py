@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 from core.batching import MIXES, BatchingRun, LengthMix, compare_batching
-from core.context_parallel import HOSTS, ring_attention
+from core.context_parallel import HOSTS, ring_attention, ring_host
 from core.disaggregation import OUTPUT_LEN, RATE, plan_pools
 from core.ladder import ladder_start
 from core.paging import EXISTING_WASTE, PAGED_WASTE_BELOW, POLICIES, compare_paging
@@ -231,8 +231,9 @@ def pools_html(s: Scenario, mix: LengthMix, block: int) -> str:
                     + strip, "pools")
 
 
-def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
-    """Ring Attention over N hosts for the scenario's context S: the largest context and where the transfer hides."""
+def ring_html(s: Scenario, mix: LengthMix, block: int, note: str = "") -> str:
+    """Ring Attention over N hosts of ``s`` (:func:`core.context_parallel.ring_host`) for its context S: the largest
+    context and where the transfer hides; ``note`` says where the host is not the scenario's split."""
     ring = ring_attention(s, HOSTS, context=int(s.context))
     rows = []
     for i, n in enumerate(ring.hosts):
@@ -265,7 +266,7 @@ def ring_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f"{', of its pipeline stage' if s.pp > 1 else ''}); at N = 1, "
         f"{ring.free_bytes:,.0f} bytes / ({ring.kv_bytes_per_token:,.0f} × (1 + 1/{ring.kv_layers})) = "
         f"{int(ring.free_bytes / (ring.kv_bytes_per_token * (1 + 1 / ring.kv_layers))):,} tokens. "
-        f"{condition} Causal masking's imbalance is not modelled.</div>")
+        f"{condition} Causal masking's imbalance is not modelled.{(' ' + escape(note)) if note else ''}</div>")
     head = ("<tr><th>hosts N</th><th>largest context (tokens)</th><th>block S/N</th><th>block compute</th>"
             "<th>block transfer</th><th>transfer</th></tr>")
     return _section("Context parallelism: Ring Attention",
@@ -318,21 +319,26 @@ def serving_system_html(state: LabState) -> str:
     section whose model refuses the scenario says why instead.  Shared between sessions for a scenario of the
     shipped catalogue (:func:`app.ladder_view.shipped`; :data:`app.ladder_view.SHARED_CLIMBS` kept)."""
     start, note = ladder_start(state.scenario)
-    if shipped(start):
-        return _shared_html(tuple(sorted(start.levers().items())), note, state.mix, state.block_size)
-    return _sections_html(start, note, state.mix, state.block_size)
+    # Ring Attention's host holds the weights, not the whole context (core.context_parallel.ring_host): the ladder's
+    # start, grown until one split held B sequences of S, would leave the ring nothing to split.
+    host, host_note = ring_host(state.scenario)
+    if shipped(start) and shipped(host):
+        return _shared_html(tuple(sorted(start.levers().items())), note, state.mix, state.block_size,
+                            tuple(sorted(host.levers().items())), host_note)
+    return _sections_html(start, note, state.mix, state.block_size, host, host_note)
 
 
 @lru_cache(maxsize=SHARED_CLIMBS)
-def _shared_html(levers: tuple, note: str, mix: str, block_size: int) -> str:
-    return _sections_html(Scenario(**dict(levers)), note, mix, block_size)
+def _shared_html(levers: tuple, note: str, mix: str, block_size: int, host_levers: tuple, host_note: str) -> str:
+    return _sections_html(Scenario(**dict(levers)), note, mix, block_size, Scenario(**dict(host_levers)), host_note)
 
 
-def _sections_html(start: Scenario, note: str, mix: str, block_size: int) -> str:
+def _sections_html(start: Scenario, note: str, mix: str, block_size: int, host: Scenario, host_note: str) -> str:
     parts = [f'<div class="caption"><b>{escape(note)}</b></div>'] if note else []
     for title, section in SECTIONS:
         try:
-            parts.append(section(start, MIXES[mix], block_size))
+            parts.append(ring_html(host, MIXES[mix], block_size, host_note) if section is ring_html
+                         else section(start, MIXES[mix], block_size))
         except ValueError as exc:
             parts.append(f'<div class="caption" data-refused="{escape(section.__name__)}"><b>{escape(title)}</b>: '
                          f"{escape(str(exc))}</div>")

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .scenario import Scenario, ScenarioResult, evaluate_levers
+from .units import split_words
 
 __all__ = ["HOSTS", "RingAttention", "min_block_tokens", "ring_attention"]
 
@@ -156,6 +157,32 @@ def _kv_layers_on_gpu(r: ScenarioResult) -> int:
     first = sum(stages[: r.memory_stage])
     between = model.stack.groups_between(first, first + stages[r.memory_stage])
     return max(sum(n for kind, n in between if kind.allocates_kv), 1)
+
+
+def ring_host(scenario: Scenario) -> tuple[Scenario, str]:
+    """The host a ring is made of for ``scenario``, and a note where it is not the scenario's own split.
+
+    A ring splits one sequence, so a host need hold only its weights (and reserve) with room for a block: the
+    scenario's split where its weights fit at B = 1 and S = 1, else the smallest split that holds them (as the
+    lab's "use TP = 2" suggestion finds it).  The scenario's batch and context do not move the host: a host grown
+    until one of them held the whole context (the ladder's start) would leave the ring nothing to do.
+
+    >>> host, note = ring_host(Scenario(model="llama-3-70b", gpu="h100-sxm", tp=2, context=1_000_000))
+    >>> host.tp, note
+    (2, '')
+    >>> ring_host(Scenario(model="llama-3-70b", gpu="h100-sxm", tp=1))[1]
+    'The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds them.'
+    """
+    r = scenario.clone(batch=1, context=1).evaluate()
+    if r.fits:
+        return scenario, ""
+    given = split_words(r.tp, r.pp)
+    if not r.suggested_tp:
+        return scenario, (f"The weights do not fit at {given}, nor on any split up to the node and 1,024 GPUs: no "
+                          "host holds them.")
+    tp, pp = r.suggested_tp, r.suggested_pp or 1
+    return (scenario.clone(tp=tp, pp=pp),
+            f"The weights do not fit at {given}: a host is {split_words(tp, pp)}, the smallest split that holds them.")
 
 
 def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .batching import SHAREGPT, LengthMix, compare_batching
-from .context_parallel import HOSTS, ring_attention
+from .context_parallel import HOSTS, ring_attention, ring_host
 from .disaggregation import OUTPUT_LEN, RATE, TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
 from .ladder import ARTICLE_ORDER, LadderSettings, climb, ladder_start
 from .levers import LeverTable
@@ -208,6 +208,12 @@ def run(args: argparse.Namespace) -> str:
         start, note = ladder_start(Scenario(**given))
         out = climb(start, rungs, settings)
         return _dump({**out.to_json(), "start_note": note}) if args.json else _ladder_text(out, note)
+    if args.command == "context-parallel":
+        # A ring splits one sequence: its host holds the weights at the split given (the ladder's start, grown until
+        # the split held all of --context, had made a host of 8 GPUs for --tp 2 and left the ring nothing to do).
+        host, note = ring_host(Scenario(**given))
+        out = ring_attention(host, _ints(args.hosts, "hosts"))
+        return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _ring_text(out, host))
     scenario, note = ladder_start(Scenario(**given))  # as the Serving tab: the same numbers for the same flags
     if args.command == "batching":
         out = compare_batching(scenario, _mix(args), args.requests, args.seed, args.slots, args.rate, args.max_len)
@@ -221,9 +227,6 @@ def run(args: argparse.Namespace) -> str:
         # engineer's trial found --context 4,096 decoding here at 121.6 req/s where the tab, at 2,150, read 163.2.
         out = plan_pools(scenario, args.rate, scenario.prompt_len, args.output, args.ttft, args.tpot)
         return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _pools_text(out))
-    if args.command == "context-parallel":
-        out = ring_attention(scenario, _ints(args.hosts, "hosts"))
-        return _dump(out.to_json()) if args.json else _ring_text(out, scenario)
     stages = zero_stages(scenario.catalogue.model(scenario.model), args.dp)
     micro = _ints(args.microbatches, "microbatches")
     bubble = pipeline_bubble(args.stages, np.asarray(micro))

@@ -65,6 +65,19 @@ def test_context_parallel_json(capsys):
     assert out["hosts_hidden"] == 45 and out["hidden"] == [True, True, False]
 
 
+def test_context_parallel_keeps_the_split_given_whatever_the_context(capsys):
+    """A ring splits one sequence: ``--tp 2 --context 1000000`` is a ring of 2-GPU hosts (the ladder's start had grown
+    the host to 8 GPUs, the split that holds the whole million tokens, and said nothing)."""
+    out = run_json(capsys, "context-parallel", "--tp", "2", "--context", "1000000")
+    assert out["gpus_per_host"] == 2 and out["start_note"] == "" and out["max_context"][0] == 73_080
+    out = run_json(capsys, "context-parallel", "--context", "1000000")
+    assert out["gpus_per_host"] == 2
+    assert out["start_note"] == ("The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds "
+                                 "them.")
+    assert main(["context-parallel", "--context", "1000000"]) == 0
+    assert capsys.readouterr().out.startswith("The weights do not fit at TP = 1: a host is TP = 2")
+
+
 def test_training_memory_json_and_text(capsys):
     out = run_json(capsys, "training-memory", "--model", "llama-3-70b", "--dp", "64", "--stages", "4",
                    "--microbatches", "4,12")

@@ -93,6 +93,19 @@ def test_ring_section_by_hand(html):
     assert re.search(r"16 1,169,280 512 \S+ ms \S+ ms hidden 32 2,338,560 256 \S+ µs \S+ µs exposed", text)
 
 
+def test_the_ring_is_made_of_the_scenarios_hosts_not_the_ladders_start():
+    """At TP = 2, B = 8 and S = 131,072 the other sections start at TP = 8, the split that holds the whole batch's KV
+    cache; the ring's host stays TP = 2, which holds the weights, and the table says how many hosts the context
+    needs (it had said one host of 8 GPUs holds it, leaving the ring nothing to do)."""
+    state = SimpleNamespace(scenario=Scenario(tp=2, batch=8, context=131_072), mix="sharegpt", block_size=16)
+    text = _text(serving_system_html(state))
+    assert "it starts at TP = 8, the smallest split that fits" in text
+    assert "a host is 2 GPU(s)" in text and "1 73,080 131,072" in text and "2 146,160 65,536" in text
+    state.scenario = Scenario(tp=1, context=131_072)
+    assert ("The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds them."
+            in _text(serving_system_html(state)))
+
+
 def test_zero_section_by_hand(html):
     text = _text(html)
     psi = article_start().evaluate().model.n_params  # 70.55e9
