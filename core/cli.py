@@ -130,8 +130,20 @@ def custom_gpu_from_args(args: argparse.Namespace) -> tuple[Accelerator, list[st
         gpu = custom_accelerator(values.pop("name"), bandwidth_tbs=values.pop("bandwidth_tbs", None),
                                  capacity_gb=values.pop("capacity_gb", None), **values)
     except ValueError as exc:
-        raise OneLineError(f"--gpu-name: {exc}") from None
+        raise OneLineError(f"--{_flag_named(str(exc))}: {exc}") from None
     return gpu, sparse_warnings(gpu)
+
+
+#: The ``--gpu-*`` flag a :func:`core.hardware.custom_accelerator` message is about, by the words it starts with (a
+#: bandwidth out of range had been blamed on ``--gpu-name``).
+_MESSAGE_FLAGS = (("bandwidth", "gpu-bandwidth"), ("capacity", "gpu-memory"), ("link", "gpu-link"),
+                  ("node", "gpu-node"), ("unknown reference", "gpu-reference"), ("the BF16", "gpu-bf16"),
+                  *((f"{roof.upper()} peak", f"gpu-{roof}") for roof in CUSTOM_ROOFS))
+
+
+def _flag_named(message: str) -> str:
+    """The flag ``message`` is about (``gpu-name`` for the name and anything else)."""
+    return next((flag for words, flag in _MESSAGE_FLAGS if message.startswith(words)), "gpu-name")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,9 +24,20 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, context, batch, bytes_per_ele
 
 
 def max_batch_that_fits(free_bytes, kv_bytes_per_sequence):
-    """Largest whole number of sequences whose caches fit in ``free_bytes``.
+    """Largest whole number of sequences whose caches fit in ``free_bytes``: ``floor(free / kv_per_sequence)``.
 
-    Returns 0 when nothing is free (weights and reserve already overflow memory).
+    Args:
+        free_bytes: memory beside the weights and reserve, bytes (scalar or array).
+        kv_bytes_per_sequence: one sequence's KV cache, bytes (> 0; scalar or array broadcasting with it).
+
+    Returns:
+        int64 array of ``free_bytes``' shape: 0 where nothing is free (weights and reserve already overflow memory).
+
+    Raises:
+        ValueError: a KV cache per sequence that is not a positive number (a model with none holds any batch).
     """
+    kv = np.asarray(kv_bytes_per_sequence, dtype=float)
+    if not np.all(np.isfinite(kv) & (kv > 0)):
+        raise ValueError(f"kv_bytes_per_sequence must be positive bytes, got {kv_bytes_per_sequence!r}")
     free = np.maximum(np.asarray(free_bytes, dtype=float), 0.0)
     return np.floor(free / kv_bytes_per_sequence).astype(np.int64)

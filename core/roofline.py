@@ -34,8 +34,22 @@ def arithmetic_intensity_weights(batch, tokens_per_read, bytes_per_weight):
 
 
 def ridge_point(peak_flop_per_s, bandwidth):
-    """``I_ridge = P_peak / BW`` in FLOP/byte."""
-    return np.asarray(peak_flop_per_s, dtype=float) / bandwidth
+    """``I_ridge = P_peak / BW`` in FLOP/byte (Williams, Waterman & Patterson 2009; article 000, Step 3).
+
+    Args:
+        peak_flop_per_s: dense peak, FLOP/s (scalar or array).
+        bandwidth: memory bandwidth, bytes/s (> 0; scalar or array).
+
+    Raises:
+        ValueError: a bandwidth that is not a positive number.
+
+    >>> round(float(ridge_point(989.4e12, 3.35e12)), 1)  # H100 SXM, BF16
+    295.3
+    """
+    bw = np.asarray(bandwidth, dtype=float)
+    if not np.all(np.isfinite(bw) & (bw > 0)):
+        raise ValueError(f"bandwidth must be positive bytes/s, got {bandwidth!r}")
+    return np.asarray(peak_flop_per_s, dtype=float) / bw
 
 
 def attainable_flop_per_s(intensity, peak_flop_per_s, bandwidth):

@@ -40,6 +40,8 @@ moved, not FLOPs).
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -528,6 +530,41 @@ _LEVER_NAMES = LEVERS.names
 DEPLOYMENT_LEVERS = tuple(lever.name for lever in LEVERS if lever.deploys)
 _STEP_LEVERS = frozenset(LEVERS.names) - {"model", "gpu"}
 _DEFAULTS = LEVERS.defaults()
+#: Each lever's parameter, read once: a batch move's :func:`evaluate` checks its levers without leaving this module.
+_PARAMETERS = {lever.name: lever.parameter for lever in LEVERS}
+
+
+def check_lever(name: str, value):
+    """``value`` (SI, as a caller of :func:`evaluate` passes it) if the lever ``name`` accepts it, as an int for an
+    integer lever.
+
+    A number lever takes a finite real within its bounds, an integer lever a whole one (``4``, ``4.0``, numpy's
+    too; never ``True``), a Boolean a bool.  Selectors are checked where they are looked up.
+
+    Raises:
+        ValueError: one line naming the lever, the value and what is accepted.
+
+    >>> check_lever("batch", -4)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch=-4 is not a whole number from 1 to 65,536
+    """
+    p = _PARAMETERS[name]
+    if isinstance(p, param.Selector):
+        return value
+    if isinstance(p, param.Boolean):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name}={value!r} is not true or false")
+        return bool(value)
+    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    number = float(value) if real else math.nan
+    lo, hi = p.bounds or (None, None)
+    if (not math.isfinite(number) or (isinstance(p, param.Integer) and not number.is_integer())
+            or (lo is not None and number < lo) or (hi is not None and number > hi)):
+        lever = LEVERS[name]
+        accepted = lever.accepted() if lever.scale == 1 else f"a number from {lo:,g} to {hi:,g} (SI)"
+        raise ValueError(f"{name}={value!r} is not {accepted}")
+    return int(number) if isinstance(p, param.Integer) else value
 BATCH_BOUND = LEVERS["batch"].parameter.bounds[1]
 
 
@@ -544,12 +581,13 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
             lever left out takes the table's default.
 
     Raises:
-        ValueError: an unknown lever, precision, phase or capacity convention.
+        ValueError: an unknown lever, precision, phase or capacity convention, or a number a lever does not accept
+            (:func:`check_lever`: B = -4, 2.5 or NaN), naming it.
     """
     unknown = sorted(set(levers) - _STEP_LEVERS)
     if unknown:
         raise ValueError(f"unknown lever {unknown[0]!r} for evaluate(); accepted: {', '.join(sorted(_STEP_LEVERS))}")
-    v = {**_DEFAULTS, **levers}
+    v = {**_DEFAULTS, **{name: check_lever(name, value) for name, value in levers.items()}}
     batch, spec_k, context, gqa = int(v["batch"]), int(v["spec_k"]), int(v["context"]), bool(v["gqa"])
     phase, prompt_len, acceptance = v["phase"], int(v["prompt_len"]), float(v["acceptance"])
     if phase not in ("decode", "prefill"):

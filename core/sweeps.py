@@ -12,8 +12,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scenario import Scenario, ScenarioResult
+from .scenario import LEVERS, Scenario, ScenarioResult, check_lever
 from .step import Step, step
+
+
+def _whole(values, lever: str) -> np.ndarray:
+    """``values`` as a 1-D integer array, each one the lever ``lever`` accepts (:func:`core.scenario.check_lever`).
+
+    Raises:
+        ValueError: the first value the lever refuses, naming it (``batch=0 is not a whole number from 1 to …``).
+    """
+    array = np.atleast_1d(np.asarray(values))
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iuf":
+        raise ValueError(f"{lever}: a non-empty 1-D list of numbers, not {str(values)[:40]}")
+    lo, hi = LEVERS[lever].parameter.bounds
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(array) & (array == np.round(array)) & (array >= lo) & (array <= hi))
+    if bad.any():
+        check_lever(lever, array[bad][0].item())  # raises, naming the value
+    return array.astype(np.int64)
 
 
 def batch_sweep(r: ScenarioResult, batches) -> Step:
@@ -23,10 +40,13 @@ def batch_sweep(r: ScenarioResult, batches) -> Step:
 
     Args:
         r: a result of :func:`core.scenario.evaluate`.
-        batches: 1-D array of batch sizes (>= 1).
+        batches: 1-D array of batch sizes, whole numbers from 1 to 65,536.
+
+    Raises:
+        ValueError: a batch size that is not one (0, -1, 2.5, NaN), naming it.
     """
     gained = r.expected_tokens_per_step if r.phase == "decode" else float(r.tokens_per_read)
-    return step(r.deployment.profile, np.asarray(batches), tokens=r.tokens_per_read, context=r.context,
+    return step(r.deployment.profile, _whole(batches, "batch"), tokens=r.tokens_per_read, context=r.context,
                 gained=gained, p_kv=r.kv_bytes_per_element, gqa=r.gqa, prefill=r.phase == "prefill")
 
 
@@ -44,7 +64,7 @@ def tp_sweep(scenario: Scenario, degrees=(1, 2, 4, 8, 16, 32, 64)) -> dict:
         time, or None).
     """
     model = scenario.catalogue.model(scenario.model)
-    rows = [scenario.clone(tp=int(t)).evaluate() for t in degrees if int(t) <= model.n_heads]
+    rows = [scenario.clone(tp=int(t)).evaluate() for t in _whole(degrees, "tp") if t <= model.n_heads]
     comm = np.array([r.communication_time_s for r in rows])
     memory = np.array([r.memory_time_s for r in rows])
     tps = np.array([r.tp for r in rows])
@@ -67,7 +87,7 @@ def speculation_sweep(scenario: Scenario, depths) -> dict:
 
     Args:
         scenario: the scenario (its catalogue resolves a session's own model and GPU).
-        depths: speculation depths k (>= 1).
+        depths: speculation depths k, whole numbers (the lever's bounds; 2.5 raises ValueError).
 
     Returns:
         dict of numpy arrays, one entry per depth: ``k``, ``intensity_weights``
@@ -78,7 +98,7 @@ def speculation_sweep(scenario: Scenario, depths) -> dict:
         sequence per verify step), ``step_time_s_with_kv`` (the verify pass, s),
         ``tokens_per_s_with_kv`` (B·E / step) and ``speedup`` (over k = 1 at the same batch).
     """
-    rows = [scenario.clone(phase="decode", spec_k=int(k)).evaluate() for k in depths]
+    rows = [scenario.clone(phase="decode", spec_k=int(k)).evaluate() for k in _whole(depths, "spec_k")]
     return {
         "k": np.array([r.tokens_per_read for r in rows]),
         "intensity_weights": np.array([r.arithmetic_intensity_weights for r in rows]),

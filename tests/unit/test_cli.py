@@ -246,12 +246,17 @@ def test_custom_gpu_flags_have_the_browser_forms_ranges_and_sparse_warning(capsy
     base = ["explain", "--gpu-name", "Lab card", "--gpu-bf16", "400", "--gpu-memory", "80"]
     # The same checks as the "Your GPU" form (core.hardware.custom_accelerator over CUSTOM_RANGES), one line each.
     for extra, message in [
-        (["--gpu-bandwidth", "0"], "--gpu-name: bandwidth (TB/s) must be a positive number from 0.001 to 10000, got 0"),
-        ([], "--gpu-name: bandwidth (TB/s) is missing: enter a positive number"),
+        (["--gpu-bandwidth", "0"], "--gpu-bandwidth: bandwidth (TB/s) must be a positive number from 0.001 to 10000, "
+                                   "got 0"),
+        ([], "--gpu-bandwidth: bandwidth (TB/s) is missing: enter a positive number"),
         (["--gpu-bandwidth", "fast"], "--gpu-bandwidth 'fast': not a number; accepted: 0.001 to 10000"),
-        (["--gpu-bandwidth", "2", "--gpu-fp8", "1e9"], "FP8 peak (TFLOP/s) must be a positive number from 0.01 to"),
-        (["--gpu-bandwidth", "2", "--gpu-link", "0.5"], "link (GB/s per direction) must be a positive number from 1"),
-        (["--gpu-bandwidth", "2", "--gpu-node", "2.5"], "node (GPUs) must be a whole number from 1 to 100000"),
+        (["--gpu-bandwidth", "2", "--gpu-fp8", "1e9"], "--gpu-fp8: FP8 peak (TFLOP/s) must be a positive number from"),
+        (["--gpu-bandwidth", "2", "--gpu-link", "0.5"], "--gpu-link: link (GB/s per direction) must be a positive "
+                                                        "number from 1"),
+        (["--gpu-bandwidth", "2", "--gpu-node", "2.5"], "--gpu-node: node (GPUs) must be a whole number from 1 to"),
+        (["--gpu-bandwidth", "2", "--gpu-memory", "0"], "--gpu-memory: capacity (GB) must be a positive number"),
+        (["--gpu-bandwidth", "2", "--gpu-reference", "h999"], "--gpu-reference: unknown reference GPU 'h999'"),
+        (["--gpu-bandwidth", "2", "--gpu-name", " "], "--gpu-name: name must be 1 to 60 characters"),
         (["--gpu-bandwidth", "2", "--gpu", "h100-sxm"], "--gpu and --gpu-name: give a catalogue GPU or your own"),
     ]:
         assert main(base + extra) == 2
@@ -461,3 +466,13 @@ def test_the_export_tabs_json_has_the_keys_explain_json_prints_for_a_gpu_of_your
     assert set(exported) == set(cli) and exported["gpu_warnings"] == cli["gpu_warnings"]
     assert cli["gpu_warnings"][0].startswith("BF16 1,979 TFLOP/s is about twice the dense 989 of NVIDIA H100")
     assert "gpu_warnings" not in json.loads(to_json(Scenario().evaluate()))["scenario"]  # a catalogue GPU: none
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """``python -m core explain --json | head -1``: the reader has gone before the output is written; the command
+    ends quietly with status 1 (a BrokenPipeError's traceback had followed 4 runs in 15)."""
+    with subprocess.Popen([sys.executable, "-m", "core", "list", "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        proc.stdout.close()  # before the child has imported anything, let alone printed
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 1 and err == ""

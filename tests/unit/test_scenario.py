@@ -45,6 +45,33 @@ def test_bad_values_are_refused_and_nothing_changes():
     assert (s.batch, s.gpu) == (8, "h100-sxm")
 
 
+@pytest.mark.parametrize("levers, message", [
+    ({"batch": -4}, "batch=-4 is not a whole number from 1 to 65,536"),  # had given -1,138.9 tokens/s and fits
+    ({"batch": 2.5}, "batch=2.5 is not a whole number"),  # had been read as 2
+    ({"batch": float("nan")}, "batch=nan is not a whole number"),  # had named no lever
+    ({"batch": True}, "batch=True is not a whole number"),
+    ({"acceptance": float("nan")}, "acceptance=nan is not a number from 0 to 1"),
+    ({"reserve_bytes": -1}, "reserve_bytes=-1 is not a number from 0 to"),
+    ({"gqa": "no"}, "gqa='no' is not true or false"),
+])
+def test_evaluate_refuses_what_the_scenario_refuses(levers, message):
+    """``core.evaluate``, called from a notebook with explicit levers, checks them as ``Scenario`` does."""
+    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
+        evaluate(gpu=H100, model=get_model("llama-3-8b"), **levers)
+    assert evaluate(gpu=H100, model=get_model("llama-3-8b"), batch=np.int64(4), context=8192.0).batch == 4
+
+
+def test_sweeps_refuse_a_batch_or_depth_that_is_not_one():
+    from core.sweeps import batch_sweep, speculation_sweep
+    r = Scenario(model="llama-3-8b").evaluate()
+    for bad, shown in (([-1], "-1"), ([0], "0"), ([np.nan], "nan"), ([1, 2.5], "2.5"), (np.arange(0, 257), "0")):
+        with pytest.raises(ValueError, match=f"batch={shown} is not a whole number from 1 to 65,536"):
+            batch_sweep(r, bad)  # [-1] had given -223.5 tokens/s that fit
+    with pytest.raises(ValueError, match="spec_k=2.5 is not a whole number"):
+        speculation_sweep(Scenario(), [2.5])  # had been read as 2
+    assert batch_sweep(r, [1, 2.0]).batch.tolist() == [1, 2]
+
+
 def test_hand_computed_70b_int4_on_h100():
     # 70B (70,553,706,496 params) at 0.5 bytes: 35.28 GB; at batch 1, k=1: I = 4.
     r = Scenario(weight_dtype="int4").evaluate()
@@ -343,3 +370,14 @@ def test_each_smallest_split_that_fits_names_the_precision_it_was_searched_at():
     one = Scenario(model="llama-3-70b", gpu="l4", batch=1024, context=131072).evaluate().warnings[0]
     assert one.endswith("this needs tensor parallelism over several GPUs or smaller weights (no split up to the "
                         "node and 1,024 GPUs fits in BF16)")
+
+
+def test_the_articles_formulas_refuse_a_zero_divisor():
+    """``ridge_point(P, 0)`` had returned inf beside a numpy warning, ``max_batch_that_fits(free, 0)`` -2^63."""
+    from core.kvcache import max_batch_that_fits
+    from core.roofline import ridge_point
+    with pytest.raises(ValueError, match="bandwidth must be positive bytes/s"):
+        ridge_point(1e15, 0)
+    with pytest.raises(ValueError, match="kv_bytes_per_sequence must be positive bytes"):
+        max_batch_that_fits(1e10, 0)
+    assert max_batch_that_fits(np.array([1e10, -1.0]), 3e9).tolist() == [3, 0]
