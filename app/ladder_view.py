@@ -90,10 +90,11 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
     tokens/s, seconds, FLOP/byte, FLOP/s) exactly as :meth:`core.ladder.LadderStep.numbers` gives them."""
     raises = {r.id: r.raises for r in RUNGS}
     rows = []
-    for i, (step, note) in enumerate(zip(ladder.steps, ladder.speculation_notes(), strict=True)):
+    notes = zip(ladder.steps, ladder.speculation_notes(), ladder.article_notes(), strict=True)
+    for i, (step, note, article) in enumerate(notes):
         rows.append({"n": i, "rung": step.rung, "title": step.title,
                      "pulls": PULLS[raises[step.rung]] if step.rung else "", "summary": step.summary,
-                     "speculation_cost": note, **step.numbers()})
+                     "speculation_cost": note, "article": article, **step.numbers()})
     return rows
 
 
@@ -137,6 +138,9 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         if row["summary"]:
             body.append(f'<tr class="summary"><td class="k" colspan="8"><span class="row-note">↳ '
                         f'{escape(row["summary"])}</span></td></tr>')
+        if row["article"]:  # the article's reported figure beside the climb's (core.ladder.Ladder.article_notes)
+            body.append('<tr class="summary" data-readout="article-reports"><td class="k" colspan="8">'
+                        f'<span class="row-note">↳ {escape(row["article"])}</span></td></tr>')
         if row["speculation_cost"]:  # said once, where it starts (core.ladder.Ladder.speculation_notes)
             body.append('<tr class="summary" data-readout="speculation-cost"><td class="k warn" colspan="8">'
                         f'<span class="row-note">↳ {escape(row["speculation_cost"])}</span></td></tr>')

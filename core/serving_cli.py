@@ -260,13 +260,15 @@ def _ladder_text(ladder, note: str = "") -> str:
     lines = [f"From {ladder.steps[0].models}." + (f" {note}" if note else ""),
              f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
              f"{'tok/s/GPU':>10s} {'fits':>5s} {'TTFT ms':>8s} {'TPOT ms':>8s}"]
-    for step, note in zip(ladder.steps, ladder.speculation_notes(), strict=True):
+    for step, note, article in zip(ladder.steps, ladder.speculation_notes(), ladder.article_notes(), strict=True):
         n = step.numbers()
         lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {fmt_sig(n['intensity']):>8s} "
                      f"{n['bound']:>8s} {n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
                      f"{n['max_batch']:5d} {1e3 * n['ttft_s']:8,.1f} {1e3 * n['tpot_s']:8,.2f}")
         if step.summary:
             lines.append(f"    {step.summary}")
+        if article:
+            lines.append(f"    {article}")
         if note:  # said once, where it starts (as the tab does)
             lines.append(f"    {note}")
     moe = ladder.steps[0].result.model.moe  # the tab's column: the experts B·k tokens touch

@@ -35,6 +35,26 @@ def mix():
     return req, kv_allocation(req.prompt, req.output, S)
 
 
+def test_each_rung_sets_the_articles_reported_figure_beside_the_climbs(ladder):
+    """Article 004 section 06's reported results and rung 1's caveat, under their rungs, with the climb's own ratio
+    of the tokens/s as the table prints them (a lecturer's audit found none of them on the Ladder tab)."""
+    notes = dict(zip([s.rung or "start" for s in ladder.steps], ladder.article_notes(), strict=True))
+    assert notes["start"] == notes["flash_attention"] == notes["disaggregation"] == ""
+    assert notes["continuous_batching"] == (
+        'Article 004 reports: "The ceiling is the ridge: past B ≈ 295 on an H100 you are compute-bound and further '
+        'batching buys throughput only at the cost of latency."; here the ridge is at B = 295.3 × 2 / (2 × 1) = 295.3, '
+        "and B stops at 9 (what the KV capacity allows, at most 256)")
+    assert notes["weight_quantization"] == (
+        'Article 004 reports: "GPTQ reports ~3.25× end-to-end on A100; AWQ ~3.2×."; here 127.3 / 44.8 = 2.84× per '
+        "sequence, 3,055.5 / 201.6 = 15.16× per GPU (ceilings; the rung's row over the row above)")
+    assert round(127.3 / 44.8, 2) == 2.84 and round(3055.5 / 201.6, 2) == 15.16
+    assert '"Reported 2–3×."; here 159.1 / 127.3 = 1.25× per sequence' in notes["speculative_decoding"]
+    assert "reported at roughly 93% reduction" in notes["gqa_mla"] and "(8× for Llama-3-70B)" in notes["gqa_mla"]
+    assert "reporting 2–4× throughput at equal latency" in notes["paged_attention"]
+    assert "4,016.3 / 3,819.4 = 1.05× per GPU" in notes["paged_attention"]
+    assert [step["article"] for step in ladder.to_json()["steps"]] == ladder.article_notes()
+
+
 def test_article_start():
     start = article_start()
     assert (start.model, start.gpu, start.weight_dtype, start.batch, start.spec_k, start.tp) == \
