@@ -37,6 +37,7 @@ from core.generations import (
     GHOLAMI_SOURCE,
     MEMORY_WALL_TIMELINE,
     catalogue_trend,
+    compounded_text,
     growth,
 )
 from core.hardware import load_catalogue
@@ -97,6 +98,9 @@ CSS = """
 :host(.present), :host(.present) .hw-work, :host(.present) .hw-decision, :host(.present) .hw-card,
 :host(.present) .hw-card .src { font-size: 18px; line-height: 1.3; }
 :host(.present) .hw-card h4 { font-size: 20px; margin: 2px 0 4px 0; }
+.hw-timeline { font-size: 13px; line-height: 1.4; margin: 4px 0; padding-left: 18px; list-style: none; }
+.hw-timeline .source { color: #555; font-size: 12px; }
+:host(.present) .hw-timeline, :host(.present) .hw-timeline .source { font-size: 18px; }
 """
 TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 #: Present mode's height (px) of each section's main chart: at 1280 × 720 its x axis stays above the fold under the
@@ -104,8 +108,8 @@ TOUR_BUTTON_WIDTHS = (110, 210, 130)  # px: previous, next (or start), leave
 PRESENT_CHART_HEIGHT = 370
 #: Lower in present mode: the Tiles section's two charts (staircase and waves) under their readout of three lines,
 #: the hierarchy chart with its caption of three lines, and the three ceilings' chart under its decision of two
-#: lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines.
-PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 300, "hw-ceilings": 345}
+#: lines, so that all of it shows above the fold at 1280 × 720 under a tour card of three lines (four at step 6).
+PRESENT_HEIGHTS = {"hw-stairs": 185, "hw-waves": 100, "hw-hierarchy": 280, "hw-ceilings": 345}
 #: Present mode's legend columns, where not one: the three ceilings' key in two, a row less under its chart.
 PRESENT_LEGEND_COLUMNS = {"hw-ceilings": 2}
 TOUR_TITLE = "<b>Hardware tour</b> — article 000's hardware sections"
@@ -208,6 +212,13 @@ def _section_figure(section: str, attribute: str) -> property:
         self._section_figures(section)
         return self._figs[attribute]
     return property(get, doc=f"The {section} section's {attribute} (built on first read).")
+
+
+
+#: The memory-wall timeline in words (article 000, "How the Memory Wall Got Here"): year, event, what it did, source.
+TIMELINE_HTML = ('<ol class="hw-timeline" data-readout="timeline">' + "".join(
+    f"<li><b>{e.year} · {escape(e.title)}</b>: {escape(e.detail)} <span class=\"source\">({escape(e.source)})</span>"
+    "</li>" for e in MEMORY_WALL_TIMELINE) + "</ol>")
 
 
 class HardwareView(pn.viewable.Viewer):
@@ -521,6 +532,9 @@ class HardwareView(pn.viewable.Viewer):
         self.stairs_readout = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.hier_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.gen_text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
+        # The timeline's figures in words under it (the chart has room for the titles only; a lecturer's audit found
+        # "FP16 8×", "1.30×", "2-4×" and "5-20 %" in its hover only, which a projector never shows).
+        self.timeline_text = pn.pane.HTML(TIMELINE_HTML, stylesheets=[CSS], sizing_mode="stretch_width")
         # "Show your work": the formulas under the chart; in present mode, where under the chart they are below the
         # fold, in the chart's place while it is pressed.
         self.show_work = pn.widgets.Toggle(label="Show your work", value=not self.present, width=300,
@@ -612,7 +626,8 @@ class HardwareView(pn.viewable.Viewer):
                       width=300),
             pn.Column(pn.pane.Bokeh(self.gen_fig, sizing_mode="stretch_width"), self.gen_text,
                       pn.pane.Bokeh(self.trend_fig, sizing_mode="stretch_width"),
-                      pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), sizing_mode="stretch_width"))
+                      pn.pane.Bokeh(self.timeline_fig, sizing_mode="stretch_width"), self.timeline_text,
+                      sizing_mode="stretch_width"))
 
     def _layout(self):
         # A section is built when it is first shown (most visits see one or two of the five), in place of a
@@ -703,7 +718,7 @@ class HardwareView(pn.viewable.Viewer):
         self._present_figures(self.figures())
         # The tour card, its controls and the sections' captions at 18 px, for the back of the room.
         for pane in (self.atlas_work, self.decision, self.fixes, self.stairs_readout, self.hier_text, self.gen_text,
-                     self.tour_caption, self.tour_title):
+                     self.timeline_text, self.tour_caption, self.tour_title):
             pane.css_classes = [c for c in pane.css_classes if c != "present"] + (["present"] if self.present else [])
         self.tour_title.object = "<b>Hardware tour</b>" if self.present else TOUR_TITLE  # one row at 18 px
         for button, width in zip((self.tour_prev, self.tour_next, self.tour_leave), TOUR_BUTTON_WIDTHS, strict=True):
@@ -995,7 +1010,8 @@ class HardwareView(pn.viewable.Viewer):
             f"decode 56, training GEMM 500){example}.{trap} Below, the trend since 2017: its lines (peak FLOP/s "
             f"dashed, DRAM dotted, interconnect dot-dash) are {escape(GHOLAMI_SOURCE)}: peak FLOP/s 3.0×, DRAM "
             f"bandwidth 1.6×, interconnect 1.4× per two years; its marks (triangles, circles, squares) this "
-            f"catalogue's NVIDIA flagships (V100 → B200), fitted per two years: {escape(rates)}.</div>")
+            f"catalogue's NVIDIA flagships (V100 → B200), fitted per two years: {escape(rates)}. "
+            f"{escape(compounded_text())}</div>")
 
     # -- the tour ------------------------------------------------------------------------
     def _tour_key(self, action: str) -> None:

@@ -57,6 +57,28 @@ def ridge_growth_per_2y(flop_rate: float = 3.0, bandwidth_rate: float = 1.6) -> 
     return flop_rate / bandwidth_rate
 
 
+def compounded_text(years: int = 20) -> str:
+    """Gholami et al.'s rates compounded over ``years`` (article 004, section 02, "Two exponentials"), with the
+    article's rounded figures beside the exact ones: every factor is ``rate^(years/2)`` (:func:`growth`).
+
+    >>> print(compounded_text())  # doctest: +NORMALIZE_WHITESPACE
+    Compounded over 20 years (article 004, section 02): peak FLOP/s 3.0^10 = 59,049× ("up 60,000×"), DRAM
+    bandwidth 1.6^10 = 110× ("up 100×"), interconnect 1.4^10 = 28.9× ("up 30×"). The ridge point climbs as
+    (3.0 / 1.6)^(t/2yr) = 1.875^(t/2yr): 1.875^10 = 537× more FLOP demanded per byte (the article's "60,000x /
+    100x = 600x" divides its rounded factors).
+    """
+    flop, dram, link = GHOLAMI_RATES_PER_2Y.values()
+    n = years / 2
+    ridge = ridge_growth_per_2y(flop, dram)
+    return (f"Compounded over {years} years (article 004, section 02): peak FLOP/s {flop:.1f}^{n:g} = "
+            f"{growth(flop, years):,.0f}× (\"up 60,000×\"), DRAM bandwidth {dram:g}^{n:g} = "
+            f"{growth(dram, years):,.0f}× (\"up 100×\"), interconnect {link:g}^{n:g} = {growth(link, years):,.1f}× "
+            "(\"up 30×\"). The ridge point "
+            f"climbs as ({flop:.1f} / {dram:g})^(t/2yr) = {ridge:g}^(t/2yr): {ridge:g}^{n:g} = "
+            f"{growth(ridge, years):,.0f}× more FLOP demanded per byte (the article's \"60,000x / 100x = 600x\" "
+            "divides its rounded factors).")
+
+
 def fitted_rate_per_2y(years, values) -> float:
     """Least-squares growth per two years of ``values`` against ``years`` (a straight line in log space).
 

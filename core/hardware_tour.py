@@ -181,7 +181,8 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         {"section": "Kernel atlas", "focus": ["elementwise"]},
         "LayerNorm moves 4 bytes per element (read and write at BF16) for about 10 FLOPs: I = {ln_i:.1f}. A residual "
         "add reads two tensors and writes one for one FLOP: I = {add_i:.2f}. Individually trivial, collectively a "
-        "large share of runtime.",
+        "large share of runtime. (The article's text says 0.33, one FLOP per three elements; per byte at BF16 it is "
+        "1/6, as its figure has it.)",
     ),
     HardwareTourStep(
         "5 · Fusion: same FLOPs, fewer bytes",
@@ -198,7 +199,9 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "One head at N = {attn_n:,}, d = {attn_d}: the naive kernel writes and reads the N×N scores and "
         "probabilities in HBM, {naive_mb:,.0f} MB at I = {naive_i:.1f}. FlashAttention tiles Q, K, V through "
         "{sram_kib:.0f} KiB of SRAM per SM: {flop_ratio:.3f}× the FLOPs but {flash_mb:,.0f} MB (Θ(N²d²/M)), "
-        "{naive_us:.1f} µs → {flash_us:.1f} µs, {speedup:.1f}× faster. FLOPs are the wrong unit of account.",
+        "{naive_us:.1f} µs → {flash_us:.1f} µs, {speedup:.1f}× faster. FLOPs are the wrong unit of account. (The "
+        "article's \"about d\" counts elements, not bytes; its \"order of magnitude fewer bytes\", {byte_ratio:.1f}× "
+        "here.)",
     ),
     HardwareTourStep(
         "7 · The KV cache: about 1 FLOP per byte, whatever the batch",

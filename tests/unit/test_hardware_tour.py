@@ -22,9 +22,12 @@ def test_every_step_renders_and_sets_every_lever():
     (0, ["295 FLOP per byte", "989.4 TFLOP/s", "3.35 TB/s"]),
     (1, ["1,365 FLOP/byte", "compute-bound"]),
     (2, ["intensity 1 FLOP/byte", "0.34 %"]),
-    (3, ["I = 2.5", "I = 0.17"]),
+    # Where the article's text and its figure differ, the card says which it follows (a lecturer's audit).
+    (3, ["I = 2.5", "I = 0.17", "The article's text says 0.33, one FLOP per three elements; per byte at BF16 it is "
+                                "1/6"]),
     (4, ["2.33×", "3×"]),
-    (5, ["138 MB", "59 MB", "2.3× faster"]),
+    (5, ["138 MB", "59 MB", "2.3× faster", "I = 62.7", '"about d" counts elements, not bytes',
+         '"order of magnitude fewer bytes", 2.3× here']),
     (6, ["I = 1 at batch 64"]),
     (7, ["136 kernels", "544 µs", "75 µs", "overhead-bound"]),
     (8, ["64 kernels", "memory-bound"]),

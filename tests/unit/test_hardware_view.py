@@ -412,3 +412,19 @@ def test_the_readouts_product_multiplies_out_as_printed(view, tile, m, n):
     decimals = len(c.split(".")[1])
     assert len(a.split(".")[1]) == len(b.split(".")[1]) == decimals
     assert f"{float(a) * float(b) / 100:.{decimals}f}" == c
+
+
+def test_the_generations_section_says_the_timelines_figures_and_the_twenty_years_compounded(view):
+    """Article 004 section 02's compounding and article 000's timeline figures are in the section's words, not only
+    in a hover a projector never shows (a lecturer's audit)."""
+    view.section = "Generations"
+    view.__panel__()
+    assert round(3.0**10) == 59_049 and round(1.6**10) == 110 and round(1.4**10, 1) == 28.9
+    assert round(1.875**10) == 537 and round(3.0**10 / 1.6**10) == 537
+    text = view.gen_text.object
+    assert "peak FLOP/s 3.0^10 = 59,049× (&quot;up 60,000×&quot;)" in text
+    assert "1.875^10 = 537× more FLOP demanded per byte" in text
+    timeline = view.timeline_text.object
+    for fragment in ("2017 · Volta ships tensor cores</b>: FP16 matmul throughput jumps about 8×", "1.30×",
+                     "2022 · FlashAttention makes attention IO-aware</b>: 2-4× faster with 5-20 % of the memory"):
+        assert fragment in timeline
