@@ -174,15 +174,16 @@ def ring_host(scenario: Scenario) -> tuple[Scenario, str]:
     'The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds them.'
     """
     r = scenario.clone(batch=1, context=1).evaluate()
+    approximate = f" Approximate: {r.model.unmodelled_keys_text} not modelled." if r.model.approximate else ""
     if r.fits:
-        return scenario, ""
+        return scenario, approximate.strip()
     given = split_words(r.tp, r.pp)
     if not r.suggested_tp:
         return scenario, (f"The weights do not fit at {given}, nor on any split up to the node and 1,024 GPUs: no "
-                          "host holds them.")
+                          f"host holds them.{approximate}")
     tp, pp = r.suggested_tp, r.suggested_pp or 1
-    return (scenario.clone(tp=tp, pp=pp),
-            f"The weights do not fit at {given}: a host is {split_words(tp, pp)}, the smallest split that holds them.")
+    return (scenario.clone(tp=tp, pp=pp), f"The weights do not fit at {given}: a host is {split_words(tp, pp)}, the "
+                                          f"smallest split that holds them.{approximate}")
 
 
 def ring_attention(scenario: Scenario, hosts=HOSTS, context: int | None = None) -> RingAttention:

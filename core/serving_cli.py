@@ -86,9 +86,12 @@ def _mix_flags(p: argparse.ArgumentParser, requests: int = 1000) -> None:
 
 def add_commands(sub) -> None:
     """Add the subcommands of :data:`COMMANDS` to ``sub`` (an ``argparse`` subparsers object)."""
+    from .cli import config_flag  # registered from core.cli's parser, whose flags these commands share
+
     def parser(name: str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text, description=text)
         LEVERS.add_arguments(p)
+        config_flag(p)
         p.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
         return p
 
@@ -147,6 +150,16 @@ def _levers_given(args: argparse.Namespace, table: LeverTable = LEVERS) -> dict:
     return {name: getattr(scenario, name) for name in typed}
 
 
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario the flags set, with ``--config``'s model selected (as ``explain --config`` and the page's Bring
+    your own, whose model climbs the Ladder tab: an engineer's trial found these commands refused the flag)."""
+    from .cli import add_config_model
+
+    scenario = Scenario(**_levers_given(args))
+    add_config_model(scenario, args)
+    return scenario
+
+
 def _pair(text: str | None, name: str) -> tuple[float, float]:
     try:
         low, high = (float(x) for x in str(text).split(":"))
@@ -196,7 +209,7 @@ def run(args: argparse.Namespace) -> str:
     Raises:
         ValueError: an invalid flag value (the caller prints it as one line).
     """
-    given = _levers_given(args)
+    given = _scenario(args)  # the flags, --config included
     if args.command == "ladder":
         settings = LadderSettings(weight_dtype=LEVERS["weight_dtype"].decode(args.to_weight_dtype),
                                   spec_k=int(args.to_spec_k), mix=_mix(args), n_requests=args.requests,
@@ -205,16 +218,16 @@ def run(args: argparse.Namespace) -> str:
         rungs = [r.strip() for r in args.rungs.split(",") if r.strip()]
         # The tabs' start: the scenario the flags set (article 004's by default), on the smallest split that fits
         # (a trial's Qwen3-30B-A3B climbed at article 004's TP = 2, where it fits on one GPU, and nothing said so).
-        start, note = ladder_start(Scenario(**given))
+        start, note = ladder_start(given)
         out = climb(start, rungs, settings)
         return _dump({**out.to_json(), "start_note": note}) if args.json else _ladder_text(out, note)
     if args.command == "context-parallel":
         # A ring splits one sequence: its host holds the weights at the split given (the ladder's start, grown until
         # the split held all of --context, had made a host of 8 GPUs for --tp 2 and left the ring nothing to do).
-        host, note = ring_host(Scenario(**given))
+        host, note = ring_host(given)
         out = ring_attention(host, _ints(args.hosts, "hosts"))
         return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _ring_text(out, host))
-    scenario, note = ladder_start(Scenario(**given))  # as the Serving tab: the same numbers for the same flags
+    scenario, note = ladder_start(given)  # as the Serving tab: the same numbers for the same flags
     if args.command == "batching":
         out = compare_batching(scenario, _mix(args), args.requests, args.seed, args.slots, args.rate, args.max_len)
         return _dump({**out.to_json(steps=args.steps), "start_note": note}) if args.json else _said(note,
@@ -227,15 +240,20 @@ def run(args: argparse.Namespace) -> str:
         # engineer's trial found --context 4,096 decoding here at 121.6 req/s where the tab, at 2,150, read 163.2.
         out = plan_pools(scenario, args.rate, scenario.prompt_len, args.output, args.ttft, args.tpot)
         return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _pools_text(out))
-    stages = zero_stages(scenario.catalogue.model(scenario.model), args.dp)
+    model = scenario.catalogue.model(scenario.model)
+    stages = zero_stages(model, args.dp)
     micro = _ints(args.microbatches, "microbatches")
     bubble = pipeline_bubble(args.stages, np.asarray(micro))
+    # A config with keys the lab does not model (--config) makes Ψ approximate; the split's note does not apply.
+    approximate = f"Approximate: {model.unmodelled_keys_text} not modelled." if model.approximate else ""
     if args.json:
         return _dump({"model": scenario.model, "data_parallel": args.dp, "zero": [s.to_json() for s in stages],
                       "pipeline": {"stages": args.stages, "microbatches": micro,
                                    "bubble": np.atleast_1d(bubble).tolist()},
-                      "source": "Rajbhandari et al. 2020 (ZeRO), section 3.1 and Fig. 1; article 004 section 07"})
-    lines = [f"ZeRO per GPU, {scenario.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
+                      "source": "Rajbhandari et al. 2020 (ZeRO), section 3.1 and Fig. 1; article 004 section 07",
+                      "start_note": approximate})
+    lines = [*([approximate] if approximate else []),
+             f"ZeRO per GPU, {scenario.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
              "Adam (2 + 2 + 12 bytes per parameter):"]
     for s in stages:
         lines.append(f"  stage {s.stage}: weights {s.weight_bytes / 1e9:,.2f} GB + gradients "
