@@ -164,7 +164,10 @@ class ScenarioResult:
     """Everything derived from a :class:`Scenario`, SI units throughout.
 
     Bytes are bytes, FLOP are FLOP, times are seconds, rates per second.
-    ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
+    ``kv_bytes_per_sequence`` is all a sequence caches: its KV cache, which grows with S
+    (``kv_cache_bytes_per_sequence``), and the fixed state that does not (``state_bytes_per_sequence``: a linear
+    attention's recurrent state, a cross-attention layer's image K/V), whose sum is what memory holds and a step
+    reads.  ``kv_bytes`` is the cache held by the whole batch; ``kv_traffic_bytes`` is
     what one step moves (read in decode, written in prefill).  ``weight_bytes_read``
     is what one step reads; ``weight_bytes_held`` what memory holds (they differ
     only for mixture-of-experts, whose step reads the experts its tokens touch);
@@ -245,6 +248,7 @@ class ScenarioResult:
     bound: str
     kv_bytes_per_token: float
     kv_bytes_per_sequence: float
+    kv_cache_bytes_per_sequence: float
     kv_bytes: float
     kv_traffic_bytes: float
     bytes_per_step: float
@@ -614,7 +618,8 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
 
     t_verify = float(verify.step_time_s_with_kv[0])
 
-    kv_seq = w.kv_bytes_per_sequence  # the whole model's, one sequence
+    kv_seq = w.kv_bytes_per_sequence  # the whole model's, one sequence: its KV cache and its fixed state
+    fixed_seq = prof.model_cache[gqa].fixed_bytes(p_kv)
     kv_held_per_seq = plan.pp * first("kv_bytes_per_sequence")  # a stage holds its layers' KV for PP micro-batches
     free_for_kv = w.free_for_kv_bytes
     fit = w.smallest_fit
@@ -682,7 +687,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         flop_per_step=flops,
         flop_per_step_weights=first("flop_weights"),
         attention_flop_per_step=first("attention_flop"),
-        state_bytes_per_sequence=prof.model_cache[gqa].fixed_bytes(p_kv),
+        state_bytes_per_sequence=fixed_seq,
         arithmetic_intensity_weights=first("arithmetic_intensity_weights"),
         arithmetic_intensity_with_kv=first("arithmetic_intensity_with_kv"),
         ridge_point=ridge,
@@ -693,6 +698,7 @@ def evaluate(*, gpu: Accelerator, model: ModelSpec, **levers) -> ScenarioResult:
         bound=first("bound"),
         kv_bytes_per_token=w.kv_bytes_per_token,
         kv_bytes_per_sequence=kv_seq,
+        kv_cache_bytes_per_sequence=kv_seq - fixed_seq,
         kv_bytes=batch * kv_held_per_seq,
         kv_traffic_bytes=first("kv_traffic_bytes"),
         bytes_per_step=first("bytes_moved"),

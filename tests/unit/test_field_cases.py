@@ -168,3 +168,17 @@ def test_expert_parallel_memory_is_the_fullest_gpus():
 TESTED = ["hybrid-linear-attention.json", "shared-kv-layers.json", "mxfp4-moe-sliding.json",
           "llama4-moe-layout.json", "prefill-attention-flops.json", "sparse-attention-indexer-cache.json",
           "cross-attention-layers.json", "expert-parallel-fullest-gpu.json"]
+
+
+@pytest.mark.parametrize("name", ["hybrid-linear-attention.json", "cross-attention-layers.json"])
+def test_the_cli_json_gives_the_kv_cache_apart_from_the_fixed_state(name, capsys, tmp_path):
+    """``explain --json``'s ``kv_cache_bytes_per_sequence`` is the case's KV cache; ``kv_bytes_per_sequence`` adds the
+    fixed state (an engineer's trial compared the latter with the case and found 232,161,280 against 167,772,160)."""
+    from core.cli import main
+    data = json.loads((CASES / name).read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data["input"]["config"]))
+    assert main(["explain", "--config", str(path), "--context", "8192", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kv_cache_bytes_per_sequence"] == pytest.approx(data["expected"]["kv_bytes_S8192"], rel=0.005)
+    assert out["kv_bytes_per_sequence"] == out["kv_cache_bytes_per_sequence"] + out["state_bytes_per_sequence"]
