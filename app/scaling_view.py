@@ -185,10 +185,12 @@ class ScalingView(pn.viewable.Viewer):
         # Its scenario, the large dot's TP included: a saved image is named after its title (app/image_export.py),
         # and TP = 1 and TP = 8 were one name.
         levers = f"{chart_levers(r, batch=True)}, current TP = {r.tp:,}"
-        self.times_fig.title.text = (f"{r.model.name} on {r.gpu.name} ({levers})\n"
-                                     "one GPU's step against TP (hollow: does not fit)")
-        # A ceiling, and its scenario.
-        self.rates_fig.title.text = f"tokens/s ceiling against TP, {r.model.name} ({levers})"
+        # Ceilings, and their scenario; "≈" where the model has a key the lab does not model (an engineer's trial
+        # found the approximate mark everywhere but here).
+        mark = r.model.approximate_mark
+        self.times_fig.title.text = (f"{mark}{r.model.name} on {r.gpu.name} ({levers})\n"
+                                     "one GPU's step, its ceiling, against TP (hollow: does not fit)")
+        self.rates_fig.title.text = f"{mark}tokens/s ceiling against TP, {r.model.name} ({levers})"
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
                  f"communication stays below the memory time up to TP = {int(d['tp'][-1])}")
         link = r.gpu.interconnect

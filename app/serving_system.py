@@ -149,7 +149,8 @@ def paging_html(s: Scenario, mix: LengthMix, block: int) -> str:
             f'<div class="row-label" data-policy="{k}"><b>{escape(POLICY_NAMES[k])}</b>: reserves '
             f"{a.reserved_per_sequence:,.0f} tokens per sequence for {a.used_per_sequence:,.0f} used, waste "
             f"<b>{100 * a.waste_fraction:.1f} %</b>; {fmt_count(p.fit[k])} fit, batch {p.batch[k]}, "
-            + (f"{fmt_rate(tps)} tokens/s" if tps else "no batch") + "</div>"
+            + (f"{s.catalogue.model(s.model).approximate_mark}{fmt_rate(tps)} tokens/s ceiling" if tps
+               else "no batch") + "</div>"
             + _waste_bar(a.reserved_per_sequence, a.used_per_sequence))
     lo, hi = EXISTING_WASTE
     cont, paged = paper.allocations["contiguous"].waste_fraction, paper.allocations["paged"].waste_fraction

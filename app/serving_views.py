@@ -193,6 +193,7 @@ def speculation_html(state: LabState) -> str:
     levers = state.scenario.levers()
     sweep = speculation_sweep(state.scenario, sorted({*SPEC_DEPTHS, levers["spec_k"]}))
     ridge = state.result.ridge_point
+    mark = state.result.model.approximate_mark  # ≈ beside each number where the model has a key not modelled
     rows = []
     for i, k in enumerate(sweep["k"]):
         current = ' class="current"' if k == levers["spec_k"] else ""
@@ -200,7 +201,8 @@ def speculation_html(state: LabState) -> str:
             f"<tr{current}><td>{k}</td><td>{fmt_sig(sweep['intensity_with_kv'][i])}</td>"
             f"<td>{sweep['bound'][i]}</td><td>{fmt_sig(sweep['intensity_weights'][i])}</td>"
             f"<td>{sweep['expected_tokens'][i]:.2f}</td>"
-            f"<td>{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td><td>{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
+            f"<td>{mark}{sweep['step_time_s_with_kv'][i] * 1e3:,.2f}</td>"
+            f"<td>{mark}{sweep['tokens_per_s_with_kv'][i]:,.0f}</td>"
             f"<td>{sweep['speedup'][i]:.2f}×</td></tr>"
         )
     caption = (
@@ -217,8 +219,8 @@ def speculation_html(state: LabState) -> str:
         "The draft model's own cost is not counted.</div>"
     )
     head = ("<tr><th>k</th><th>I counting KV reads (FLOP/byte)</th><th>bound</th>"
-            "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step (ms)</th>"
-            "<th>tokens/s</th><th>speedup vs k = 1</th></tr>")
+            "<th>I, weights alone (FLOP/byte)</th><th>E tokens / verify</th><th>verify step ceiling (ms)</th>"
+            "<th>tokens/s ceiling</th><th>speedup vs k = 1</th></tr>")
     return (approximate_html(state.result.model, "speculation-approximate") + caption
             + scroll_table(head + "".join(rows), "lab sticky-first"))
 

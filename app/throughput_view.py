@@ -227,8 +227,12 @@ class ThroughputView(pn.viewable.Viewer):
         shown = X_RANGE[0] <= b_ridge <= X_RANGE[1]
         on_curve = float(np.exp(np.interp(np.log(b_ridge), np.log(BATCHES), np.log(sweep.tokens_per_s_weights))))
         self.ridge.data = {"batch": [b_ridge], "tok": [on_curve]} if shown else {"batch": [], "tok": []}
+        # Article 000's caption of this chart, where it holds: "The batch never reaches the ridge point, because
+        # capacity runs out first" (a lecturer's audit found it in the docs only).
+        never = (f"; the batch never reaches it: capacity runs out first, at B = {r.max_batch:,}"
+                 if 0 < r.max_batch < b_ridge else "")
         self.ridge_item.label = {"value": f"ridge point: at B = {fmt_sig(b_ridge, 3)}, I = 2·B·k/p reaches "
-                                          f"P_peak/BW = {fmt_sig(r.ridge_point, 3)} FLOP/byte"}
+                                          f"P_peak/BW = {fmt_sig(r.ridge_point, 3)} FLOP/byte{never}"}
         self.ridge_item.visible = shown
         # Batches above max_batch do not fit: shade from halfway past it.
         left = max(r.max_batch, 0) + 0.5

@@ -533,13 +533,17 @@ def test_the_throughput_chart_marks_the_batch_that_reaches_the_ridge():
     r = lab.result
     b = r.ridge_point / (2 * 1 / 2)  # 989.4 TFLOP/s / 3.35 TB/s ÷ 2·k/p with k = 1, p = 2
     assert list(view.ridge.data["batch"]) == pytest.approx([b]) and 295 < b < 296
-    assert view.ridge_item.visible and view.ridge_item.label["value"] == (
-        "ridge point: at B = 295, I = 2·B·k/p reaches P_peak/BW = 295 FLOP/byte")
+    # Article 000's caption of this chart, said where it holds: 62 sequences of 8,192 fit, B = 295 never does.
+    assert r.max_batch == 62 and view.ridge_item.visible and view.ridge_item.label["value"] == (
+        "ridge point: at B = 295, I = 2·B·k/p reaches P_peak/BW = 295 FLOP/byte; the batch never reaches it: "
+        "capacity runs out first, at B = 62")
     # on the bend of the ceiling ignoring the cache: its flat top, B·k / (FLOP per step / P_peak) tokens/s
     top = max(view.curves.data["no_kv"])
     assert view.ridge.data["tok"][0] == pytest.approx(top, rel=0.02)
     lab.scenario.weight_dtype = "int4"  # p = 0.5: four times the intensity per sequence, a quarter of the batch
     assert view.ridge.data["batch"][0] == pytest.approx(b / 4) and "at B = 73.8," in view.ridge_item.label["value"]
+    lab.scenario.context = 1024  # 74 GiB free for 128 KiB × 1,024 per sequence: B = 73.8 fits, the caption goes
+    assert lab.result.max_batch > 74 and "never reaches" not in view.ridge_item.label["value"]
     lab.scenario.phase = "prefill"  # a prompt alone is past the ridge: no batch to mark on the axis
     assert list(view.ridge.data["batch"]) == [] and not view.ridge_item.visible
 

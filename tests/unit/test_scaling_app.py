@@ -391,3 +391,30 @@ def test_the_speculation_tab_says_where_depth_stops_paying_and_why_below_e():
     assert "an MoE's k tokens touch more experts, whose weights it reads too" in page
     assert "does not fit" not in page and "the speedup is E" not in page
     assert "carries k tokens' activations" in speculation_html(Lab(query={"model": "llama-3-70b", "tp": "2"}).state)
+
+
+def test_the_scaling_speculation_and_paging_figures_say_they_are_ceilings_and_approximate_where_they_are():
+    """An engineer's trial: with a config the lab marks approximate, the Scaling charts showed no "≈", the Speculation
+    table's times and tokens/s did not say they were ceilings, and the paging lines' tokens/s said neither."""
+    import json
+    from pathlib import Path
+
+    from app.serving_system import paging_html
+    from app.serving_views import speculation_html
+    from core import from_hf_config
+    from core.batching import SHAREGPT
+
+    case = json.loads((Path(__file__).parents[1] / "field_cases" / "hybrid-linear-attention.json").read_text())
+    s = Scenario()
+    s.add_model(from_hf_config(case["input"]["config"], model_id="config-hybrid", name="hybrid"))
+    lab = Lab(s)
+    assert lab.state.result.model.approximate
+    lab.state.tab = "Scaling"
+    assert lab.scaling.times_fig.title.text.startswith("≈ hybrid on NVIDIA H100")
+    assert "one GPU's step, its ceiling, against TP" in lab.scaling.times_fig.title.text
+    assert lab.scaling.rates_fig.title.text.startswith("≈ tokens/s ceiling against TP, hybrid")
+    html = speculation_html(lab.state)
+    assert "<th>verify step ceiling (ms)</th><th>tokens/s ceiling</th>" in html
+    assert html.count("<td>≈ ") == 2 * 8  # every row's step and tokens/s (k = 1 … 8)
+    assert "tokens/s ceiling</div>" in paging_html(lab.scenario, SHAREGPT, 16)
+    assert "≈ " in paging_html(lab.scenario, SHAREGPT, 16)
