@@ -316,7 +316,7 @@ def _measure(args: argparse.Namespace) -> int:
         get_accelerator(args.datasheet)  # refuse an unknown id before measuring
     roofs = measure(args.seconds)
     gpu = custom_accelerator(f"This machine: {roofs.device}"[:60], bandwidth_tbs=roofs.bandwidth / 1e12,
-                             capacity_gb=max(roofs.memory_bytes, GiB) / GiB, bf16=roofs.flops / 1e12,
+                             capacity_gib=max(roofs.memory_bytes, GiB) / GiB, bf16=roofs.flops / 1e12,
                              reference=args.datasheet or catalogue_match(roofs.device), measured=True)
     form = accelerator_form(gpu)
     print(f"{roofs.device}: {fmt_flops_rate(roofs.flops)} ({roofs.flops_kind}), {fmt_bandwidth(roofs.bandwidth)} "

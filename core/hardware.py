@@ -236,22 +236,25 @@ CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1
                  "node": (1, 100_000)}
 
 
-def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, reference: str | None = None,
+def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float | None = None, reference: str | None = None,
                        link_gbs: float | None = None, max_node: int | None = None, measured: bool = False,
-                       **peaks_tflops: float) -> Accelerator:
+                       capacity_gib: float | None = None, **peaks_tflops: float) -> Accelerator:
     """A user's accelerator from datasheet-style numbers (TFLOP/s, TB/s, GB as printed).
 
     Args:
         name: display name (1 to 60 characters).
         bandwidth_tbs: memory bandwidth, TB/s (1e12 bytes/s).
-        capacity_gb: memory capacity as the datasheet prints it, "GB".
+        capacity_gb: memory capacity as the datasheet prints it, "GB" (read under the scenario's capacity
+            convention).
+        capacity_gib: instead of ``capacity_gb``, a capacity in GiB (2^30 bytes), one reading whatever the
+            convention: what a device reports (``python -m core measure`` writes it).
         reference: a catalogue id whose datasheet roof is drawn beside this
             one (a measured H200 beside the H200's datasheet), or None.
         link_gbs: the scale-up link, GB/s (1e9 bytes/s) per direction per GPU, or None (no link figure).
         max_node: GPUs one scale-up domain joins, or None (no scale-up node).
         measured: the numbers were measured on the machine, not read from a datasheet (``python -m core
-            measure`` sets it): the expected step takes no attainable fraction off its bandwidth and BF16 roof,
-            and ``capacity_gb`` is the GiB the device reports (one reading under either capacity convention).
+            measure`` sets it): the expected step takes no attainable fraction off its bandwidth and BF16 roof.
+            A measured part's ``capacity_gb`` (a link written before ``capacity_gib``) is read as GiB.
         **peaks_tflops: dense peaks by roof (``bf16`` required; ``fp8``,
             ``int8``, ``fp4`` optional), TFLOP/s.
 
@@ -268,8 +271,12 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
     if unknown:
         raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
+    if capacity_gb is not None and capacity_gib is not None:
+        raise ValueError("capacity: give capacity_gb (as the datasheet prints it) or capacity_gib, not both")
+    in_gib = capacity_gib is not None or measured is True
     values = {"bandwidth (TB/s)": (bandwidth_tbs, CUSTOM_RANGES["bandwidth"]),
-              "capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"]),
+              **({"capacity (GiB)": (capacity_gib, CUSTOM_RANGES["capacity"])} if capacity_gib is not None else
+                 {"capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"])}),
               **{f"{k.upper()} peak (TFLOP/s)": (v, CUSTOM_RANGES["peak"]) for k, v in peaks_tflops.items()
                  if v is not None}}
     if peaks_tflops.get("bf16") is None:
@@ -299,9 +306,10 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
     return Accelerator(
         id=f"custom-{slug}", name=name, vendor="", architecture="", year=0,
         dense_flop_per_s={k: float(v) * 1e12 for k, v in peaks_tflops.items() if v is not None},
-        sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12, memory_datasheet_value=float(capacity_gb),
-        # A measured capacity is the bytes the device reports, written in GiB: one reading, whatever the convention.
-        memory_datasheet_unit="GiB" if measured else "GB", memory_type="",
+        sparse_flop_per_s={}, hbm_bandwidth=float(bandwidth_tbs) * 1e12,
+        memory_datasheet_value=float(capacity_gib if capacity_gib is not None else capacity_gb),
+        # A capacity in GiB (what a device reports): one reading, whatever the convention.
+        memory_datasheet_unit="GiB" if in_gib else "GB", memory_type="",
         sources={"all": "measured on the machine (python -m core measure)" if measured else "entered by the user"},
         notes="A custom accelerator: its numbers are the user's.", reference_id=reference, interconnect=link,
         measured=measured,
@@ -310,7 +318,8 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float, refe
 
 def accelerator_form(gpu: Accelerator) -> dict:
     """The datasheet-style numbers :func:`custom_accelerator` takes (for permalinks)."""
-    form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, "capacity_gb": gpu.memory_datasheet_value}
+    capacity = "capacity_gib" if gpu.memory_datasheet_unit == "GiB" else "capacity_gb"  # never GiB under a GB name
+    form = {"name": gpu.name, "bandwidth_tbs": gpu.hbm_bandwidth / 1e12, capacity: gpu.memory_datasheet_value}
     form.update({k: v / 1e12 for k, v in gpu.dense_flop_per_s.items() if k in CUSTOM_ROOFS})
     if gpu.reference_id:
         form["reference"] = gpu.reference_id

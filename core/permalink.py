@@ -418,12 +418,14 @@ def _custom_gpu(form, key: str, notices: list[str]) -> Accelerator | None:
     try:
         if not isinstance(form, dict):
             raise ValueError("not a JSON object")
-        known = {"name", "bandwidth_tbs", "capacity_gb", "reference", "link_gbs", "max_node", "measured",
-                 *CUSTOM_ROOFS}
-        missing = {"name", "bandwidth_tbs", "capacity_gb", "bf16"} - set(form)
+        known = {"name", "bandwidth_tbs", "capacity_gb", "capacity_gib", "reference", "link_gbs", "max_node",
+                 "measured", *CUSTOM_ROOFS}
+        missing = {"name", "bandwidth_tbs", "bf16"} - set(form)
+        if not {"capacity_gb", "capacity_gib"} & set(form):
+            missing.add("capacity_gb")
         if missing or set(form) - known:
-            raise ValueError(f"needs name, bandwidth_tbs, capacity_gb and bf16 (optional fp8, int8, fp4, reference, "
-                             "link_gbs, max_node, measured); "
+            raise ValueError(f"needs name, bandwidth_tbs, capacity_gb (or capacity_gib) and bf16 (optional fp8, int8, "
+                             "fp4, reference, link_gbs, max_node, measured); "
                              f"missing {sorted(missing)}, unknown {sorted(map(shown_value, set(form) - known))}")
         if not isinstance(form["name"], str):
             raise ValueError("name must be text")

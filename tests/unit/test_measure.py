@@ -1,5 +1,6 @@
 """Measured points (MBU, MFU, gap) and this machine's roofline."""
 
+import json
 import math
 import sys
 import time
@@ -216,6 +217,24 @@ def test_a_measured_capacity_has_one_reading():
         assert r.capacity_bytes == 139.8 * 2**30
         assert quantities(r)["capacity"].work == ("139.8 GiB measured on the machine -> 139.80 GiB "
                                                   "(in GiB already: one reading)")
+
+
+def test_a_measured_capacity_is_written_in_gib_under_a_gib_name():
+    """A researcher's trial: ``measure --out`` wrote ``"capacity_gb": 23.54`` for 25.28 GB (23.54 GiB), a GiB value
+    under a GB name.  The form and the link now say ``capacity_gib``; a link written before still opens as GiB."""
+    from core.hardware import accelerator_form, custom_accelerator
+    from core.permalink import from_query
+
+    gpu = custom_accelerator("This machine: X", bandwidth_tbs=0.02, capacity_gib=23.54, bf16=0.5, measured=True)
+    form = accelerator_form(gpu)
+    assert form["capacity_gib"] == 23.54 and "capacity_gb" not in form
+    assert accelerator_form(custom_accelerator("H20", bandwidth_tbs=4, capacity_gb=96, bf16=148))["capacity_gb"] == 96
+    old = {key: value for key, value in form.items() if key != "capacity_gib"} | {"capacity_gb": 23.54}  # before
+    for f in (form, old):
+        state = from_query({"custom-gpu": [json.dumps(f)], "gpu": [gpu.id], "capacity": ["decimal"]})
+        assert state.notices == [] and state.custom_gpus[0].capacity_bytes("decimal") == 23.54 * 2**30
+    with pytest.raises(ValueError, match="capacity_gb .* or capacity_gib, not both"):
+        custom_accelerator("x", bandwidth_tbs=1, capacity_gb=80, capacity_gib=74.5, bf16=100)
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_columns_name():
