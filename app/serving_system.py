@@ -27,7 +27,14 @@ from core.disaggregation import OUTPUT_LEN, RATE, plan_pools
 from core.ladder import ladder_start
 from core.paging import EXISTING_WASTE, PAGED_WASTE_BELOW, POLICIES, compare_paging
 from core.scenario import Scenario
-from core.training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
+from core.training_memory import (
+    DATA_PARALLEL,
+    MICROBATCHES,
+    PIPELINE_STAGES,
+    limits_text,
+    pipeline_bubble,
+    zero_stages,
+)
 from core.units import GB, GiB, fmt_count, fmt_rate, fmt_seconds, fmt_sig
 
 from .ladder_view import SHARED_CLIMBS, shipped
@@ -298,7 +305,8 @@ def zero_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f'communication volume. A training-side answer." {escape(r.model.name)} (Ψ = {stages[0].n_params / 1e9:,.2f}'
         f"B) over N_d = {DATA_PARALLEL} GPUs, mixed-precision Adam (2 + 2 + 12 bytes per parameter; Rajbhandari et "
         f"al., SC 2020, section 3.1), GB (10^9 bytes) per GPU; red: over one {escape(r.gpu.name)}'s "
-        f"{capacity / GiB:,.1f} GiB ({capacity / GB:,.1f} GB), before activations.</div>")
+        f"{capacity / GiB:,.1f} GiB ({capacity / GB:,.1f} GB), before activations. "
+        f"{escape(limits_text(DATA_PARALLEL))}</div>")
     head = ("<tr><th>stage</th><th>weights</th><th>gradients</th><th>optimizer</th><th>total per GPU</th>"
             "<th>less than stage 0</th><th>communication</th></tr>")
     pipe = (f'<div class="caption" data-readout="bubble">Pipeline bubble (P − 1)/(M + P − 1) for P = '

@@ -457,7 +457,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  f"{'measured on the machine' if g.measured else 'on the datasheet'} -> "
                  f"{fmt_bytes_gib(r.capacity_bytes)} ("
                  + ("in GiB already: one reading" if g.memory_datasheet_unit == "GiB"
-                    else CAPACITY_CONVENTIONS[r.capacity_convention]) + ")",
+                    else CAPACITY_CONVENTIONS[r.capacity_convention]) + ")" + _other_reading(r),
                  fmt_bytes_gib(r.capacity_bytes)),
         Quantity("free", "Free for KV" + per_gpu, "max(0, capacity − weights held − reserve)",
                  f"max(0, {r.capacity_bytes / GiB:,.2f} GiB − {r.weight_bytes_held / GiB:,.2f} GiB − "
@@ -746,6 +746,17 @@ def quantities(r: ScenarioResult) -> dict[str, Quantity]:
 #: Quantities a model's config cannot change (the GPU's, its capacity, the split's GPUs and stages, speculation's E):
 #: never marked approximate.
 NOT_THE_MODELS = ("ridge", "roof", "capacity", "gpus", "pipeline", "spec")
+
+
+def _other_reading(r: ScenarioResult) -> str:
+    """The capacity under the convention not in use, where a datasheet's GB has two readings (a lecturer's audit:
+    the default's 62 sequences of Llama-3-8B beside article 000's 59, and nothing said how to get there)."""
+    g = r.gpu
+    if g.memory_datasheet_unit == "GiB":
+        return ""
+    other = next(c for c in CAPACITY_CONVENTIONS if c != r.capacity_convention)
+    return (f"; the capacity convention's other reading, {CAPACITY_CONVENTIONS[other]}, gives "
+            f"{fmt_bytes_gib(g.capacity_bytes(other))}")
 
 
 def marked_value(q: Quantity, approximate: bool) -> str:

@@ -32,7 +32,7 @@ from .ladder import ARTICLE_ORDER, LadderSettings, climb, ladder_start
 from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
-from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, pipeline_bubble, zero_stages
+from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, limits_text, pipeline_bubble, zero_stages
 from .units import fmt_sig
 
 __all__ = ["COMMANDS", "add_commands", "run"]
@@ -260,6 +260,7 @@ def run(args: argparse.Namespace) -> str:
                      f"{s.gradient_bytes / 1e9:,.2f} GB + optimizer {s.optimizer_bytes / 1e9:,.2f} GB = "
                      f"{s.total_bytes / 1e9:,.2f} GB "
                      f"({s.reduction:,.2f}× less, communication {s.communication_factor:g}×)")
+    lines.append(f"  {limits_text(args.dp)}")
     lines.append(f"Pipeline bubble (P−1)/(M+P−1), P = {args.stages}: " + ", ".join(
         f"M = {m}: {100 * b:.1f} %" for m, b in zip(micro, np.atleast_1d(bubble), strict=True)))
     return "\n".join(lines)

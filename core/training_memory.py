@@ -130,6 +130,24 @@ def zero_stages(model: ModelSpec | float, data_parallel: int) -> tuple[ZeroStage
     return tuple(zero_memory(psi, data_parallel, s) for s in range(4))
 
 
+def limits_text(data_parallel: int) -> str:
+    """Why ZeRO's stages 1 and 2 save less than the article's "4×, 8×" at ``data_parallel`` GPUs: those are the
+    limits as N_d grows, ``16 / (2 + 2 + 12/N_d) → 4`` and ``16 / (2 + 14/N_d) → 8`` (mixed-precision Adam's 2 + 2 + 12
+    bytes per parameter; Rajbhandari et al. 2020, Fig. 1).
+
+    >>> print(limits_text(64))  # doctest: +NORMALIZE_WHITESPACE
+    Article 004's "4×, 8×" are the limits as N_d grows: 16 / (2 + 2 + 12/N_d) and 16 / (2 + 14/N_d); at
+    N_d = 64, 16 / 4.1875 = 3.82× and 16 / 2.21875 = 7.21×.
+    """
+    total = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMIZER_BYTES
+    one = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMIZER_BYTES / data_parallel
+    two = WEIGHT_BYTES + (GRADIENT_BYTES + OPTIMIZER_BYTES) / data_parallel
+    return (f"Article 004's \"4×, 8×\" are the limits as N_d grows: {total} / ({WEIGHT_BYTES} + {GRADIENT_BYTES} + "
+            f"{OPTIMIZER_BYTES}/N_d) and {total} / ({WEIGHT_BYTES} + {GRADIENT_BYTES + OPTIMIZER_BYTES}/N_d); at "
+            f"N_d = {data_parallel:,}, {total} / {one:g} = {total / one:.2f}× and {total} / {two:g} = "
+            f"{total / two:.2f}×.")
+
+
 def pipeline_bubble(stages, microbatches):
     """The idle fraction of one pipeline pass, ``(P − 1) / (M + P − 1)`` (broadcasts).
 

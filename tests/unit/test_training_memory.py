@@ -61,3 +61,17 @@ def test_the_scenarios_bubble_is_this_at_m_equals_pp():
 def test_invalid_input_raises(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+def test_the_articles_4x_and_8x_are_said_as_the_limits_beside_the_stages_at_64_gpus():
+    """A lecturer's audit: 3.82× and 7.21× sat under the article's quoted "4×, 8×" with no word of why."""
+    from core.training_memory import limits_text
+
+    assert round(16 / (2 + 2 + 12 / 64), 2) == 3.82 and round(16 / (2 + 14 / 64), 2) == 7.21
+    text = limits_text(64)
+    assert text.endswith("at N_d = 64, 16 / 4.1875 = 3.82× and 16 / 2.21875 = 7.21×.")
+    assert "16 / 4.012 = 3.99× and 16 / 2.014 = 7.94×" in limits_text(1000)  # nearer the limits
+    from app.serving_system import zero_html
+    from core.batching import SHAREGPT
+    from core.scenario import Scenario
+    assert "are the limits as N_d grows" in zero_html(Scenario(), SHAREGPT, 16)
