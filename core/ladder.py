@@ -582,12 +582,17 @@ class Ladder:
                     here = (f"here the ridge is at B = {fmt_sig(a['ridge_point'])} × {fmt_sig(a['p'])} / (2 × "
                             f"{a['k']}) = {fmt_sig(ridge_b)}, and B stops at {b['batch']:,} (what the KV capacity "
                             f"allows, at most {self.settings.max_num_seqs:,})")
-            elif step.rung in SPEEDUP_RUNGS:
+            elif step.rung in SPEEDUP_RUNGS and min(round(a["tokens_per_s_per_sequence"], 1),
+                                                    round(a["tokens_per_s_per_gpu"], 1)) > 0:
+                # (A climb that fits no sequence has no rate to divide by: the quote stands alone.)
                 seq = [round(n["tokens_per_s_per_sequence"], 1) for n in (a, b)]
                 gpu = [round(n["tokens_per_s_per_gpu"], 1) for n in (a, b)]
+                tpot = [1e3 * n["tpot_s"] for n in (a, b)]
+                latency = (f"; TPOT {tpot[0]:.2f} → {tpot[1]:.2f} ms, not at equal latency" if tpot[1] > 1.05 * tpot[0]
+                           else "")
                 here = (f"here {seq[1]:,.1f} / {seq[0]:,.1f} = {seq[1] / seq[0]:.2f}× per sequence, "
                         f"{gpu[1]:,.1f} / {gpu[0]:,.1f} = {gpu[1] / gpu[0]:.2f}× per GPU (ceilings; the rung's "
-                        "row over the row above)")
+                        f"row over the row above){latency}")
             notes.append(f'Article 004 reports: "{said}"' + (f"; {here}" if here else ""))
         return notes
 

@@ -52,6 +52,9 @@ def test_each_rung_sets_the_articles_reported_figure_beside_the_climbs(ladder):
     assert "reported at roughly 93% reduction" in notes["gqa_mla"] and "(8× for Llama-3-70B)" in notes["gqa_mla"]
     assert "reporting 2–4× throughput at equal latency" in notes["paged_attention"]
     assert "4,016.3 / 3,819.4 = 1.05× per GPU" in notes["paged_attention"]
+    # The article's 2-4× is "at equal latency"; here B grows 48 → 256 and the TPOT with it (a teacher's trial).
+    assert notes["paged_attention"].endswith("; TPOT 6.28 → 31.87 ms, not at equal latency")
+    assert "latency" not in notes["weight_quantization"] + notes["speculative_decoding"]  # their TPOT falls
     assert [step["article"] for step in ladder.to_json()["steps"]] == ladder.article_notes()
 
 

@@ -179,3 +179,13 @@ def test_every_serving_command_reads_a_config(command, capsys, tmp_path):
     assert "Approximate: " in capsys.readouterr().out
     if command == "training-memory":
         assert out["model"].startswith("config-")
+
+
+def test_a_ladder_that_fits_no_sequence_prints_the_quotes_without_a_ratio(capsys, tmp_path):
+    """An attacker's trial: a model no split holds had the ladder divide by its start's 0.0 tokens/s (a traceback)."""
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps({"num_hidden_layers": 2048, "hidden_size": 65536, "num_attention_heads": 512,
+                                "num_key_value_heads": 8, "intermediate_size": 262144, "vocab_size": 32000}))
+    out = run_json(capsys, "ladder", "--config", str(path))
+    notes = {step["rung"]: step["article"] for step in out["steps"]}
+    assert notes["weight_quantization"] == 'Article 004 reports: "GPTQ reports ~3.25× end-to-end on A100; AWQ ~3.2×."'
