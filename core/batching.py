@@ -84,6 +84,10 @@ NOTE = ("ceilings: every step takes the lab's roofline time at its batch (plus l
 #: vLLM's ``max_num_seqs`` (``EngineArgs.max_num_seqs = 256``, vllm/engine/arg_utils.py;
 #: "maximum number of sequences per iteration").  A cap on the slots, not a capacity.
 MAX_NUM_SEQS = 256
+#: The most decode steps one run simulates: five numbers each (40 bytes), 640 MB at most.  ShareGPT's 100,000 requests
+#: (``--requests``' most) take 12.2 million steps batched statically at the default slots; requests of 2,097,152 output
+#: tokens took 10^9 (an attacker's trial: 7.8 GiB asked of numpy, then all of the machine's memory).
+MAX_STEPS = 16_000_000
 
 
 @dataclass(frozen=True)
@@ -555,6 +559,10 @@ def simulate(requests: Requests, table: StepTable, policy: str, slots: int | Non
     else:
         raise ValueError(f"unknown batching policy {policy!r}; accepted: static, continuous")
     count = np.asarray(count, dtype=np.int64)
+    steps = int(count.sum())
+    if steps > MAX_STEPS:  # each step is five numbers in the run: 10^9 steps had asked numpy for 40 GB
+        raise ValueError(f"the stream takes {steps:,} decode steps {policy}, more than the {MAX_STEPS:,} simulated: "
+                         "fewer requests or shorter outputs")
     step_batch = np.repeat(np.asarray(batch, dtype=np.int64), count)
     step_time = np.repeat(np.asarray(dt, dtype=float), count)
     gaps = np.zeros(len(step_time))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import stat
 import sys
 from pathlib import Path
 from urllib.parse import urlencode
@@ -345,6 +346,8 @@ def model_from_file(path: str) -> ModelSpec:
     """
     p = Path(path)
     try:
+        if stat.S_ISFIFO(p.stat().st_mode):  # opening one waits for a writer: a trial's command hung until killed
+            raise OneLineError(f"--config {path}: a named pipe, not a file")
         with p.open("rb") as f:  # never more than the limit and one byte: /dev/zero is a file too
             data = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:

@@ -33,7 +33,7 @@ from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
 from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, limits_text, pipeline_bubble, zero_stages
-from .units import fmt_sig
+from .units import fmt_sig, parse_number
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
@@ -42,6 +42,9 @@ COMMANDS = ("ladder", "batching", "paging", "disaggregation", "context-parallel"
 
 #: The most requests a stream may hold: a second or two of simulation (100,000,000 ran past a minute, a trial).
 MAX_REQUESTS = 100_000
+#: ``training-memory``'s bounds: N_d up to 2^20 GPUs, P up to the PP lever's 512 stages.
+MAX_DATA_PARALLEL = 2**20
+MAX_STAGES = 512
 #: The longest sequence a flag may name, tokens: the context lever's bound.
 MAX_TOKENS = LEVERS["context"].parameter.bounds[1]
 #: The most sequences a flag may name (slots, hosts, micro-batches): the batch lever's bound.
@@ -50,16 +53,25 @@ MAX_SEQUENCES = LEVERS["batch"].parameter.bounds[1]
 MAX_SPEC_K = LEVERS["spec_k"].parameter.bounds[1]
 
 
+#: What a number flag reads as not finite (then out of range), rather than as not a number.
+NON_FINITE = ("inf", "infinity", "nan")
+
+
 def _within(kind: type, low: float, high: float, accepted: str, above: bool = False):
     """An ``argparse`` type: ``kind`` (int or float) from ``low`` (excluded when ``above``) to ``high``, finite, else
     one line saying what is accepted (``inf`` and ``nan`` had reached the simulations and raised in them)."""
     def convert(text: str):
+        shown = text[:20] + ("…" if len(text) > 20 else "")  # a 5,000-digit value was echoed whole
         try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r}: accepted: {accepted}") from None
+            # ASCII digits only, as the levers' flags: int() had read "２", "٤" and "1_0" (an attacker's trial)
+            number = float(text) if text.strip().lower().lstrip("+-") in NON_FINITE else parse_number(text)
+            if kind is int and math.isfinite(number) and not number.is_integer():
+                raise ValueError
+            value = kind(number) if math.isfinite(number) else number
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{shown!r}: accepted: {accepted}") from None
         if not (math.isfinite(value) and (value > low if above else value >= low) and value <= high):
-            raise argparse.ArgumentTypeError(f"{text}: out of range; accepted: {accepted}")
+            raise argparse.ArgumentTypeError(f"{shown}: out of range; accepted: {accepted}")
         return value
     return convert
 
@@ -134,8 +146,10 @@ def add_commands(sub) -> None:
     cp.add_argument("--hosts", default=",".join(map(str, HOSTS)), help="ring sizes N, comma-separated")
 
     tm = parser("training-memory", "ZeRO stages per GPU for --model, and the pipeline bubble")
-    tm.add_argument("--dp", type=int, default=DATA_PARALLEL, help=f"data-parallel GPUs N_d (default {DATA_PARALLEL})")
-    tm.add_argument("--stages", type=int, default=PIPELINE_STAGES,
+    tm.add_argument("--dp", type=_within(int, 1, MAX_DATA_PARALLEL, f"a whole number from 1 to {MAX_DATA_PARALLEL:,}"),
+                    default=DATA_PARALLEL, help=f"data-parallel GPUs N_d (default {DATA_PARALLEL})")
+    tm.add_argument("--stages", type=_within(int, 1, MAX_STAGES, f"a whole number from 1 to {MAX_STAGES:,}"),
+                    default=PIPELINE_STAGES,
                     help=f"pipeline stages P for the bubble (default {PIPELINE_STAGES})")
     tm.add_argument("--microbatches", default=",".join(map(str, MICROBATCHES)),
                     help="micro-batch counts M, comma-separated")
@@ -192,12 +206,15 @@ def _mix(args: argparse.Namespace) -> LengthMix:
 
 
 def _ints(text: str, name: str, high: int = MAX_SEQUENCES) -> list[int]:
-    """Whole numbers separated by commas, each from 1 to ``high`` (a ring of 999,999,999 hosts had printed a block
-    of 0 tokens)."""
+    """Whole numbers in ASCII digits separated by commas, each from 1 to ``high`` (a ring of 999,999,999 hosts had
+    printed a block of 0 tokens; "２" had been read as 2)."""
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
+        numbers = [parse_number(x) for x in text.split(",") if x.strip()]
+        if not all(math.isfinite(n) and n.is_integer() for n in numbers):
+            raise ValueError
+        values = [int(n) for n in numbers]
     except ValueError:
-        raise ValueError(f"--{name} {text!r}: whole numbers separated by commas") from None
+        raise ValueError(f"--{name} {text[:40]!r}: whole numbers separated by commas") from None
     if any(not 1 <= v <= high for v in values):
         raise ValueError(f"--{name} {text!r}: each from 1 to {high:,}")
     return values

@@ -476,3 +476,12 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
         proc.stdout.close()  # before the child has imported anything, let alone printed
         err = proc.stderr.read().decode()
     assert proc.returncode == 1 and err == ""
+
+
+def test_a_named_pipe_as_config_is_refused_not_waited_on(capsys, tmp_path):
+    """An attacker's trial: ``--config FIFO`` blocked until the command was killed (opening one waits for a writer)."""
+    import os
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    assert main(["explain", "--config", str(fifo)]) == 2
+    assert capsys.readouterr().err == f"error: --config {fifo}: a named pipe, not a file\n"

@@ -107,6 +107,15 @@ def test_training_memory_json_and_text(capsys):
     (["paging", "--block-size", "99999999"], "--block-size: 99999999: out of range"),
     (["batching", "--max-len", "0"], "--max-len: 0: out of range"),
     (["ladder", "--to-spec-k", "999"], "--to-spec-k: 999: out of range; accepted: a whole number from 1 to 64"),
+    # ASCII digits only, as the lever flags (an attacker's trial: "２", "٤" and "1_0" had been read as numbers),
+    # and N_d bounded (10^30 had printed "999,999,999,999,999,879,147,136,483,328.00× less").
+    (["context-parallel", "--hosts", "２"], "--hosts '２': whole numbers separated by commas"),
+    (["context-parallel", "--hosts", "1_0"], "--hosts '1_0': whole numbers separated by commas"),
+    (["training-memory", "--dp", "６４"], "--dp: '６４': accepted: a whole number from 1 to 1,048,576"),
+    (["batching", "--requests", "1_000"], "--requests: '1_000': accepted: a whole number from 1 to 100,000"),
+    (["disaggregation", "--rate", "٤"], "--rate: '٤': accepted: a number of requests per second"),
+    (["training-memory", "--dp", "1" + "0" * 30], "--dp: 10000000000000000000…: out of range; accepted: a whole "
+                                                  "number from 1 to 1,048,576"),
     # A mix's flags without --mix had been ignored, silently.
     (["batching", "--prompt", "-1"], "--prompt sets a request mix of your own: add --mix fixed, uniform or lognormal"),
     (["paging", "--output", "0", "--sigma", "2"], "--output, --sigma set a request mix of your own"),
@@ -189,3 +198,13 @@ def test_a_ladder_that_fits_no_sequence_prints_the_quotes_without_a_ratio(capsys
     out = run_json(capsys, "ladder", "--config", str(path))
     notes = {step["rung"]: step["article"] for step in out["steps"]}
     assert notes["weight_quantization"] == 'Article 004 reports: "GPTQ reports ~3.25× end-to-end on A100; AWQ ~3.2×."'
+
+
+def test_a_stream_too_long_to_simulate_is_refused_before_numpy_is_asked_for_it(capsys):
+    """An attacker's trial: 1,000 requests of 2,097,152 output tokens, each flag in range, had the batching run ask
+    numpy for 7.8 GiB (a traceback), and with --requests 100000 all of the machine's memory."""
+    assert main(["batching", "--model", "llama-3-8b", "--tp", "8", "--mix", "fixed", "--prompt", "1", "--output",
+                 "2097152", "--context", "2097152"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: the stream takes 1,048,575,500 decode steps static, more than the 16,000,000 simulated: "
+                   "fewer requests or shorter outputs\n")
