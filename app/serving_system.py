@@ -156,8 +156,9 @@ def paging_html(s: Scenario, mix: LengthMix, block: int) -> str:
             f'<div class="row-label" data-policy="{k}"><b>{escape(POLICY_NAMES[k])}</b>: reserves '
             f"{a.reserved_per_sequence:,.0f} tokens per sequence for {a.used_per_sequence:,.0f} used, waste "
             f"<b>{100 * a.waste_fraction:.1f} %</b>; {fmt_count(p.fit[k])} fit, batch {p.batch[k]}, "
-            + (f"{s.catalogue.model(s.model).approximate_mark}{fmt_rate(tps)} tokens/s ceiling" if tps
-               else "no batch") + "</div>"
+            + (f"{s.catalogue.model(s.model).approximate_mark}{fmt_rate(tps)} tokens/s ceiling"
+               + (f" on {p.result.gpus_per_replica:,} GPUs" if p.result.gpus_per_replica > 1 else "")
+               if tps else "no batch") + "</div>"
             + _waste_bar(a.reserved_per_sequence, a.used_per_sequence))
     lo, hi = EXISTING_WASTE
     cont, paged = paper.allocations["contiguous"].waste_fraction, paper.allocations["paged"].waste_fraction
@@ -275,7 +276,10 @@ def ring_html(s: Scenario, mix: LengthMix, block: int, note: str = "") -> str:
         f"{ring.free_bytes:,.0f} bytes / ({ring.kv_bytes_per_token:,.0f} × (1 + 1/{ring.kv_layers})) = "
         f"{int(ring.free_bytes / (ring.kv_bytes_per_token * (1 + 1 / ring.kv_layers))):,} tokens. "
         f"{condition} Causal masking's imbalance is not modelled.{(' ' + escape(note)) if note else ''}</div>")
-    head = ("<tr><th>hosts N</th><th>largest context (tokens)</th><th>block S/N</th><th>block compute</th>"
+    # Which S each column is at (a teacher's trial read the largest context, which grows with N, beside the blocks of
+    # the scenario's S as one row of one context).
+    head = ("<tr><th>hosts N</th><th>largest context N hosts hold (tokens)</th>"
+            f"<th>block S/N at S = {ring.context:,}</th><th>block compute</th>"
             "<th>block transfer</th><th>transfer</th></tr>")
     return _section("Context parallelism: Ring Attention",
                     caption + scroll_table(head + "".join(rows)), "ring")

@@ -79,6 +79,14 @@ class HardwareTourStep:
         return self.title.format(**values), self.caption.format(**values)
 
 
+def _growth(roof: str) -> float:
+    """The H100 SXM's dense BF16 peak (``"dense_flop_per_s"``) or HBM bandwidth over the V100's."""
+    old, new = get_accelerator("v100"), get_accelerator("h100-sxm")
+    if roof == "dense_flop_per_s":
+        return new.dense_flop_per_s["bf16"] / old.dense_flop_per_s["bf16"]
+    return new.hbm_bandwidth / old.hbm_bandwidth
+
+
 def hardware_values(lv: dict) -> dict:
     """Display values (TFLOP/s, TB/s, MB = 1e6 bytes, µs, FLOP/byte) captions may quote, from the levers ``lv``."""
     gpu = get_accelerator(lv["gpu"])
@@ -139,6 +147,9 @@ def hardware_values(lv: dict) -> dict:
         "tile_eff": 100 * q.tile_efficiency,
         "ridges": ", ".join(f"{get_accelerator(i).name.replace('NVIDIA ', '').replace('AMD Instinct ', '')} {r:.0f}"
                             for i, r in ridges.items()),
+        # V100 → H100: the growth of each roof the Generations step speaks of (a teacher's trial: "nearly the same
+        # bandwidth" beside 0.9 → 3.35 TB/s drawn).
+        "v100_h100_flop": _growth("dense_flop_per_s"), "v100_h100_bw": _growth("hbm_bandwidth"),
         "flop_rate": GHOLAMI_RATES_PER_2Y["peak FLOP/s"], "bw_rate": GHOLAMI_RATES_PER_2Y["DRAM bandwidth"],
         "ic_rate": GHOLAMI_RATES_PER_2Y["interconnect bandwidth"],
         "cat_flop_rate": trend.rates["peak FLOP/s"], "cat_bw_rate": trend.rates["DRAM bandwidth"],
@@ -261,8 +272,9 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "13 · Generations: the ridge climbs, unless bandwidth catches up",
         "article 000, How the Memory Wall Got Here (generations chart)",
         {"section": "Generations"},
-        "Ridge points: {ridges}. More FLOP/s over nearly the same bandwidth pushes more work under the slope; the "
-        "H200 did the opposite (same compute, 43 % more bandwidth) and is faster for inference.",
+        "Ridge points: {ridges}. From the V100 to the H100 dense FLOP/s grew {v100_h100_flop:.1f}× and bandwidth "
+        "only {v100_h100_bw:.1f}×: the ridge climbed and more work sits under the slope. The H200 did the opposite "
+        "(same compute, 43 % more bandwidth) and is faster for inference.",
     ),
     HardwareTourStep(
         "14 · Why a faster GPU makes more of your workload memory-bound",

@@ -101,6 +101,9 @@ def test_the_ring_is_made_of_the_scenarios_hosts_not_the_ladders_start():
     text = _text(serving_system_html(state))
     assert "it starts at TP = 8, the smallest split that fits" in text
     assert "a host is 2 GPU(s)" in text and "1 73,080 131,072" in text and "2 146,160 65,536" in text
+    # Each column says at which S it is (a teacher read the largest context and the block as one context's).
+    assert "largest context N hosts hold (tokens) block S/N at S = 131,072" in text
+    assert "tokens/s ceiling on 8 GPUs" in text  # the paging lines' rates are the start's copy's, TP = 8
     state.scenario = Scenario(tp=1, context=131_072)
     assert ("The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds them."
             in _text(serving_system_html(state)))
