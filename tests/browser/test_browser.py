@@ -38,8 +38,18 @@ def checkbox(page, css):
     return page.locator(f"{css} input[type=checkbox]")
 
 
-def tab(page, title):
-    page.get_by_text(title, exact=True).click()
+def tab(page, title, tries: int = 3):
+    """Open the tab ``title``, clicking again where a click was lost: under load a click on a tab header as the tab
+    bar redrew left the tab shut (the Pins tab's Remove button then waited 30 s, not visible)."""
+    active = page.get_by_role("tab", name=title, exact=True, selected=True)
+    for attempt in range(tries):
+        page.get_by_text(title, exact=True).click()
+        try:
+            active.first.wait_for(timeout=5000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; click again, then fail below
+            if attempt == tries - 1:
+                raise
 
 
 def source(page, name, column):
