@@ -245,7 +245,11 @@ def add_config_model(scenario: Scenario, args: argparse.Namespace) -> None:
     """
     if not getattr(args, "config", None):
         return
-    scenario.add_model(model_from_file(args.config))
+    model = model_from_file(args.config)
+    if getattr(args, "model", None) is not None:  # said, not dropped in silence (an attacker's trial)
+        print(f"warning: --model {printable(one_line(str(args.model)))[:40]} is replaced by --config's model "
+              f"({printable(one_line(model.name))[:60]})", file=sys.stderr)
+    scenario.add_model(model)
     if args.weight_dtype is not None:
         scenario.weight_dtype = LEVERS["weight_dtype"].decode(args.weight_dtype)
 

@@ -485,3 +485,14 @@ def test_a_named_pipe_as_config_is_refused_not_waited_on(capsys, tmp_path):
     os.mkfifo(fifo)
     assert main(["explain", "--config", str(fifo)]) == 2
     assert capsys.readouterr().err == f"error: --config {fifo}: a named pipe, not a file\n"
+
+
+def test_a_model_flag_beside_a_config_is_said_to_be_replaced(capsys, tmp_path):
+    """An attacker's trial: ``--config F --model llama-3-70b`` evaluated the config, and nothing said --model went."""
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+                                "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000}))
+    assert main(["explain", "--config", str(path), "--model", "llama-3-70b", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["model"] == "config-mine"
+    assert err == "warning: --model llama-3-70b is replaced by --config's model (mine)\n"
