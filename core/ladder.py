@@ -324,8 +324,10 @@ def _gqa(climb: _Climb, before: _State, after: _State):
     kind = "MLA's latent" if model.mla else f"{model.n_kv_heads} KV heads for {model.n_heads} query heads"
     ratio = kv_without / r1.kv_bytes_per_token
     if r0.gqa:
-        summary = (f"capacity: already in the start ({kind}): {ratio:.0f}× less KV per token; without it "
-                   f"{fit_without} sequences would fit, not {fit_with}")
+        # (No sequence fitting either way says so: "without it 0 sequences would fit, not 0" read as a slip.)
+        summary = (f"capacity: already in the start ({kind}): {ratio:.0f}× less KV per token; " + (
+            f"without it {fit_without} sequences would fit, not {fit_with}" if fit_with else
+            "no sequence fits with it or without it"))
     else:
         summary = (f"capacity: KV per token {r0.kv_bytes_per_token / 1024:,.0f} → {r1.kv_bytes_per_token / 1024:,.0f}"
                    f" KiB ({kind}, {ratio:.0f}×); fit {fit_without} → {fit_with}" + _b_change(before, after))

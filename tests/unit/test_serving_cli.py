@@ -198,6 +198,8 @@ def test_a_ladder_that_fits_no_sequence_prints_the_quotes_without_a_ratio(capsys
     out = run_json(capsys, "ladder", "--config", str(path))
     notes = {step["rung"]: step["article"] for step in out["steps"]}
     assert notes["weight_quantization"] == 'Article 004 reports: "GPTQ reports ~3.25× end-to-end on A100; AWQ ~3.2×."'
+    gqa = next(step["summary"] for step in out["steps"] if step["rung"] == "gqa_mla")
+    assert gqa.endswith("less KV per token; no sequence fits with it or without it")  # not "0 would fit, not 0"
 
 
 def test_a_stream_too_long_to_simulate_is_refused_before_numpy_is_asked_for_it(capsys):
