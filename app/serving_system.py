@@ -117,7 +117,9 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
         f"(seed {c.seed}, all waiting at t = 0{', in each lane' if c.table.lanes > 1 else ''}), {c.slots_text()}"
         + ("; a lane's step crosses every stage, and the tokens/s count every lane" if c.table.lanes > 1 else "")
         + ". "
-        "Static, request-level batching (a batch decodes until its longest output is done) against continuous, "
+        + (f"{c.at_max_len:,} of them reach the maximum length S = {c.max_len:,} (P + O = S): the mix's longer ones "
+           "are cut to it. " if c.at_max_len else "")
+        + "Static, request-level batching (a batch decodes until its longest output is done) against continuous, "
         "iteration-level batching (Orca: Yu et al., OSDI 2022, section 3.1: a finished sequence leaves and a "
         "waiting one joins at the next iteration). Article 000: \"static batching leaves the batch dimension "
         f'small whenever sequences finish at different times". Here static sustains {st["sustained_batch"]:.2f} '

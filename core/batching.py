@@ -624,6 +624,13 @@ class BatchingComparison:
         lanes = f" in each of {self.table.lanes} lanes, {' × '.join(parts)}" if self.table.lanes > 1 else ""
         return f"{slots:,} slot{'s' if slots != 1 else ''}{why}{lanes}"
 
+    @property
+    def at_max_len(self) -> int:
+        """Requests whose P + O is the maximum length: a longer draw of the mix is cut to it (:meth:`LengthMix.sample`)
+        and, rarely, one is drawn at exactly that length (an attacker's trial: 100,000-token prompts ran as 8,191
+        without a word)."""
+        return int(np.count_nonzero(self.requests.prompt + self.requests.output == self.max_len))
+
     def to_json(self, steps: bool = False) -> dict:
         """Strict-JSON-ready dict (SI units); ``steps`` adds the per-step effective batch of each policy."""
         out = {
@@ -632,6 +639,7 @@ class BatchingComparison:
             "requests": len(self.requests),
             "rate_per_s": self.rate,
             "max_len": self.max_len,
+            "requests_at_max_len": self.at_max_len,
             "prompt_mean": float(self.requests.prompt.mean()),
             "output_mean": float(self.requests.output.mean()),
             "held_context": self.table.context,

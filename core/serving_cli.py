@@ -323,6 +323,9 @@ def _batching_text(c) -> str:
              + ("a backlog" if c.rate is None else f"{c.rate:g} req/s") + f"), {c.slots_text()}, "
              f"KV read per sequence {c.table.context:,} tokens"
              + ("; tokens/s count every lane" if c.table.lanes > 1 else "")]
+    if c.at_max_len:
+        lines.append(f"  {c.at_max_len:,} of {len(c.requests):,} requests reach the maximum length "
+                     f"{c.max_len:,} (P + O = max_len): the mix's longer ones are cut to it")
     for run in (c.static, c.continuous):
         s = run.summary()
         lines.append(f"  {run.policy:10s}: sustained batch {s['sustained_batch']:6.2f} ({s['time_mean_batch']:6.2f} "

@@ -210,3 +210,15 @@ def test_a_stream_too_long_to_simulate_is_refused_before_numpy_is_asked_for_it(c
     err = capsys.readouterr().err
     assert err == ("error: the stream takes 1,048,575,500 decode steps static, more than the 16,000,000 simulated: "
                    "fewer requests or shorter outputs\n")
+
+
+def test_batching_says_how_many_requests_the_maximum_length_cut(capsys):
+    """An attacker's trial: 100,000-token prompts ran as 8,191 under a header that said "prompt 100000", unsaid."""
+    assert main(["batching", "--model", "llama-3-8b", "--mix", "fixed", "--prompt", "100000", "--output", "2"]) == 0
+    assert ("  1,000 of 1,000 requests reach the maximum length 8,192 (P + O = max_len): the mix's longer ones are cut "
+            "to it") in capsys.readouterr().out.split("\n")
+    assert run_json(capsys, "batching", "--model", "llama-3-8b")["requests_at_max_len"] == 0  # ShareGPT at 8,192
+    from app.serving_system import batching_html
+    from core.batching import SHAREGPT
+    html = batching_html(Scenario(model="llama-3-8b", context=512), SHAREGPT, 16)
+    assert "325 of them reach the maximum length S = 512 (P + O = S): the mix's longer ones are cut to it." in html
