@@ -174,7 +174,7 @@ def ring_host(scenario: Scenario) -> tuple[Scenario, str]:
     'The weights do not fit at TP = 1: a host is TP = 2, the smallest split that holds them.'
     """
     r = scenario.clone(batch=1, context=1).evaluate()
-    approximate = f" Approximate: {r.model.unmodelled_keys_text} not modelled." if r.model.approximate else ""
+    approximate = f" {r.model.approximate_sentence}" if r.model.approximate else ""
     if r.fits:
         return scenario, approximate.strip()
     given = split_words(r.tp, r.pp)

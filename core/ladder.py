@@ -135,7 +135,7 @@ def ladder_start(scenario: Scenario) -> tuple[Scenario, str]:
         notes.append(f"B is per micro-batch: PP = {start.pp} micro-batches are in flight, and the tokens/s per GPU "
                      "count them all.")
     if r.model.approximate:
-        notes.append(f"Approximate: {r.model.unmodelled_keys_text} not modelled.")
+        notes.append(r.model.approximate_sentence)
     return start, " ".join(notes)
 
 

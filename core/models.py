@@ -335,6 +335,12 @@ class ModelSpec:
         return f"approximate: {self.unmodelled_keys_text} not modelled" + (f" ({see})" if see else "")
 
     @property
+    def approximate_sentence(self) -> str:
+        """``"Approximate: <keys> not modelled."``, the sentence that opens a command's or a tab's note, or ``""``."""
+        note = self.approximate_note("")
+        return f"{note[0].upper()}{note[1:]}." if note else ""
+
+    @property
     def unmodelled_keys_text(self) -> str:
         """The config keys the lab does not model, in words: the first four and how many more (``""`` when none)."""
         more = len(self.unmodelled) - 4

@@ -566,7 +566,7 @@ def check_lever(name: str, value):
     if (not math.isfinite(number) or (isinstance(p, param.Integer) and not number.is_integer())
             or (lo is not None and number < lo) or (hi is not None and number > hi)):
         lever = LEVERS[name]
-        accepted = lever.accepted() if lever.scale == 1 else f"a number from {lo:,g} to {hi:,g} (SI)"
+        accepted = lever.accepted() if lever.scale == 1 else f"a number from {lo:,.15g} to {hi:,.15g} (SI)"
         raise ValueError(f"{name}={value!r} is not {accepted}")
     return int(number) if isinstance(p, param.Integer) else value
 BATCH_BOUND = LEVERS["batch"].parameter.bounds[1]

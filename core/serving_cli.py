@@ -216,7 +216,7 @@ def _ints(text: str, name: str, high: int = MAX_SEQUENCES) -> list[int]:
     except ValueError:
         raise ValueError(f"--{name} {text[:40]!r}: whole numbers separated by commas") from None
     if any(not 1 <= v <= high for v in values):
-        raise ValueError(f"--{name} {text!r}: each from 1 to {high:,}")
+        raise ValueError(f"--{name} {text[:40]!r}: each from 1 to {high:,}")
     return values
 
 
@@ -262,7 +262,7 @@ def run(args: argparse.Namespace) -> str:
     micro = _ints(args.microbatches, "microbatches")
     bubble = pipeline_bubble(args.stages, np.asarray(micro))
     # A config with keys the lab does not model (--config) makes Ψ approximate; the split's note does not apply.
-    approximate = f"Approximate: {model.unmodelled_keys_text} not modelled." if model.approximate else ""
+    approximate = model.approximate_sentence
     if args.json:
         return _dump({"model": scenario.model, "data_parallel": args.dp, "zero": [s.to_json() for s in stages],
                       "pipeline": {"stages": args.stages, "microbatches": micro,
