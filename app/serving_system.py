@@ -251,7 +251,7 @@ def ring_html(s: Scenario, mix: LengthMix, block: int, note: str = "") -> str:
         transfer = "—" if ring.transfer_time_s is None else fmt_seconds(float(ring.transfer_time_s[i]))
         hidden = "hidden" if ring.hidden[i] else "exposed"
         rows.append(f'<tr data-hosts="{int(n)}" class="{"" if ring.hidden[i] else "over"}"><td>{int(n)}</td>'
-                    f"<td>{int(ring.max_context[i]):,}</td><td>{float(ring.block_tokens[i]):,.0f}</td>"
+                    f"<td>{int(ring.max_context[i]):,}</td><td>{escape(ring.block_text(i))}</td>"
                     f"<td>{fmt_seconds(float(ring.compute_time_s[i]))}</td><td>{transfer}</td>"
                     f'<td class="{"" if ring.hidden[i] else "over"}">{hidden}</td></tr>')
     if ring.min_block is None:
@@ -263,7 +263,9 @@ def ring_html(s: Scenario, mix: LengthMix, block: int, note: str = "") -> str:
             "the BF16 roof attention runs at, / "
             f"{fmt_sig(ring.link_bandwidth / GB)} GB/s) × {ring.kv_bytes_per_token:,.0f} bytes / "
             f"{ring.attention_flop_per_key:,.0f} FLOP = <b>{ring.min_block:,.0f} tokens</b>: at S = "
-            f"{ring.context:,} it stops hiding past N = {ring.hosts_hidden:,} hosts (S/N &lt; c_min). In decode a host "
+            + (f"{ring.context:,} it stops hiding past N = {ring.hosts_hidden:,} hosts (S/N &lt; c_min)."
+               if ring.hosts_hidden else f"{ring.context:,} it hides at no N (S &lt; c_min).")
+            + " In decode a host "
             f"has one query token and the transfer {'hides' if ring.decode_hides else 'never hides'}: the ring pays "
             "off in prefill.")
     caption = (

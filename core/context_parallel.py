@@ -119,6 +119,22 @@ class RingAttention:
         """Whether a decode step (one query token per host) would hide a block's transfer: ``c_min <= 1``."""
         return self.min_block is not None and self.min_block <= 1.0
 
+    def hiding_text(self) -> str:
+        """Where the transfer hides at ``context``, in words: "while S/N >= c_min tokens (N <= M)", or that it hides
+        at no N when S is shorter than one block (a context of 1 had printed "N <= 0").  "" without a link figure."""
+        if self.min_block is None:
+            return ""
+        if not self.hosts_hidden:
+            return (f"transfer hides at no N: S = {self.context:,} tokens is shorter than one block of "
+                    f"c_min = {self.min_block:,.0f} tokens")
+        return f"transfer hides while S/N >= {self.min_block:,.0f} tokens (N <= {self.hosts_hidden:,})"
+
+    def block_text(self, i: int) -> str:
+        """Row ``i``'s block ``S/N`` in tokens, as printed: whole tokens, or the fraction and why where N > S (a
+        context of 1 had printed "block 0" for every ring of 2 hosts or more)."""
+        c = float(self.block_tokens[i])
+        return f"{c:,.0f}" if c >= 1 else f"{c:.2g} (S < N: a host holds no whole token)"
+
     def to_json(self) -> dict:
         """The fields as a strict-JSON-ready dict (SI units: seconds, bytes, FLOP, tokens)."""
         return {

@@ -363,12 +363,11 @@ def _pools_text(d) -> str:
 
 def _ring_text(ring, scenario: Scenario) -> str:
     head = (f"{scenario.model} on {scenario.gpu}, S = {ring.context:,} tokens; a host is {ring.gpus_per_host} GPU(s); "
-            + (f"transfer hides while S/N >= {ring.min_block:,.0f} tokens (N <= {ring.hosts_hidden})"
-               if ring.min_block is not None else "no link bandwidth in the catalogue: overlap not evaluated"))
+            + (ring.hiding_text() or "no link bandwidth in the catalogue: overlap not evaluated"))
     lines = [head]
     for i, n in enumerate(ring.hosts):
         t = "" if ring.transfer_time_s is None else f", transfer {1e3 * ring.transfer_time_s[i]:9.3f} ms"
         lines.append(f"  N = {n:4d}: largest context {ring.max_context[i]:13,d} tokens; block "
-                     f"{ring.block_tokens[i]:12,.0f}, compute {1e3 * ring.compute_time_s[i]:11.3f} ms{t}"
+                     f"{ring.block_text(i):>12}, compute {1e3 * ring.compute_time_s[i]:11.3f} ms{t}"
                      + (" (hidden)" if ring.hidden[i] else ""))
     return "\n".join(lines)

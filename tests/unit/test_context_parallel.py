@@ -105,3 +105,20 @@ def test_a_pipeline_stage_holds_its_own_layers_blocks_and_attention_runs_in_bf16
     assert ring.peak_flop_per_s == r.gpu.dense_flop_per_s["bf16"] < r.peak_flop_per_s
     assert ring.min_block == pytest.approx(
         ring.peak_flop_per_s / ring.link_bandwidth * ring.kv_bytes_per_token / ring.attention_flop_per_key)
+
+
+def test_a_context_shorter_than_one_block_hides_at_no_n_and_says_so(mha):
+    # A command-line trial: --context 1 printed "transfer hides while S/N >= 275 tokens (N <= 0)" and "block 0" for
+    # every ring of 2 hosts or more.
+    short = ring_attention(Scenario(tp=2, gqa=False), hosts=[1, 2, 4], context=1)
+    assert short.hosts_hidden == 0
+    assert short.hiding_text() == ("transfer hides at no N: S = 1 tokens is shorter than one block of "
+                                   "c_min = 2,199 tokens")
+    assert [short.block_text(i) for i in range(3)] == [
+        "1", "0.5 (S < N: a host holds no whole token)", "0.25 (S < N: a host holds no whole token)"]
+    assert mha.hiding_text() == "transfer hides while S/N >= 2,199 tokens (N <= 45)"
+
+
+def test_without_a_link_figure_the_hiding_text_is_empty():
+    ring = ring_attention(Scenario(model="llama-3-8b", gpu="tpu-v4"), hosts=(1, 4))
+    assert ring.min_block is None and ring.hiding_text() == ""

@@ -203,3 +203,12 @@ def test_pool_names_close_together_take_rows_of_their_own():
     assert rows["decode"] == rows["colocated"] != rows["prefill"]
     apart = _mini_roofline([("prefill", 2000.0, "#111"), ("decode", 34.0, "#222")], 295)
     assert len(set(re.findall(r'y="(-?\d+)"[^>]*font-size="11"', apart))) == 1  # far apart: one row
+
+
+def test_a_context_under_one_block_hides_at_no_n():
+    """At S = 64, under the 275-token block, the caption had said "it stops hiding past N = 0 hosts"."""
+    state = SimpleNamespace(scenario=Scenario(tp=2, context=64), mix="sharegpt", block_size=16)
+    text = _text(serving_system_html(state))
+    assert "= 275 tokens : at S = 64 it hides at no N (S < c_min)." in text
+    assert "past N = 0" not in text
+    assert "128 9,354,240 0.5 (S < N: a host holds no whole token)" in text
