@@ -28,6 +28,7 @@ from .hardware import (
     CUSTOM_RANGES,
     CUSTOM_ROOFS,
     Accelerator,
+    CustomAcceleratorError,
     accelerator_form,
     catalogue_match,
     custom_accelerator,
@@ -130,21 +131,10 @@ def custom_gpu_from_args(args: argparse.Namespace) -> tuple[Accelerator, list[st
     try:
         gpu = custom_accelerator(values.pop("name"), bandwidth_tbs=values.pop("bandwidth_tbs", None),
                                  capacity_gb=values.pop("capacity_gb", None), **values)
-    except ValueError as exc:
-        raise OneLineError(f"--{_flag_named(str(exc))}: {exc}") from None
+    except CustomAcceleratorError as exc:  # it names its argument: the flag is that argument's (or the name's)
+        flag = next((f for f, (dest, _, _) in CUSTOM_GPU_FLAGS.items() if dest == exc.field), "gpu-name")
+        raise OneLineError(f"--{flag}: {exc}") from None
     return gpu, sparse_warnings(gpu)
-
-
-#: The ``--gpu-*`` flag a :func:`core.hardware.custom_accelerator` message is about, by the words it starts with (a
-#: bandwidth out of range had been blamed on ``--gpu-name``).
-_MESSAGE_FLAGS = (("bandwidth", "gpu-bandwidth"), ("capacity", "gpu-memory"), ("link", "gpu-link"),
-                  ("node", "gpu-node"), ("unknown reference", "gpu-reference"), ("the BF16", "gpu-bf16"),
-                  *((f"{roof.upper()} peak", f"gpu-{roof}") for roof in CUSTOM_ROOFS))
-
-
-def _flag_named(message: str) -> str:
-    """The flag ``message`` is about (``gpu-name`` for the name and anything else)."""
-    return next((flag for words, flag in _MESSAGE_FLAGS if message.startswith(words)), "gpu-name")
 
 
 def build_parser() -> argparse.ArgumentParser:

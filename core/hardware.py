@@ -236,6 +236,20 @@ CUSTOM_RANGES = {"peak": (0.01, 1e7), "bandwidth": (1e-3, 1e4), "capacity": (0.1
                  "node": (1, 100_000)}
 
 
+class CustomAcceleratorError(ValueError):
+    """A number or name :func:`custom_accelerator` refuses, with the argument it is about.
+
+    Attributes:
+        field: the argument's name as :func:`custom_accelerator` takes it (``"name"``, ``"bandwidth_tbs"``,
+            ``"capacity_gb"``, ``"capacity_gib"``, ``"link_gbs"``, ``"max_node"``, ``"reference"``, ``"measured"``, or a
+            roof such as ``"bf16"``), so that a caller can name its own field or flag for it.
+    """
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float | None = None, reference: str | None = None,
                        link_gbs: float | None = None, max_node: int | None = None, measured: bool = False,
                        capacity_gib: float | None = None, **peaks_tflops: float) -> Accelerator:
@@ -259,45 +273,51 @@ def custom_accelerator(name: str, bandwidth_tbs: float, capacity_gb: float | Non
             ``int8``, ``fp4`` optional), TFLOP/s.
 
     Raises:
-        ValueError: a missing number, one outside :data:`CUSTOM_RANGES`, or an unknown roof, naming it.
+        CustomAcceleratorError: a ValueError naming the argument it is about (``field``): a missing number, one
+            outside :data:`CUSTOM_RANGES`, an unknown roof or reference.
     """
     name = str(name).strip()
     if not 1 <= len(name) <= 60:
-        raise ValueError("name must be 1 to 60 characters")
+        raise CustomAcceleratorError("name", "name must be 1 to 60 characters")
     hidden = next((c for c in name if not c.isprintable()), None)
     if hidden is not None:  # a bidi override turned the page's words around it backwards (an attacker's trial)
-        raise ValueError(f"name holds a character a page does not print ({ascii(hidden)[1:-1]}): letters, digits, "
-                         "spaces and punctuation only")
+        raise CustomAcceleratorError("name", f"name holds a character a page does not print "
+                                     f"({ascii(hidden)[1:-1]}): letters, digits, spaces and punctuation only")
     unknown = set(peaks_tflops) - set(CUSTOM_ROOFS)
     if unknown:
-        raise ValueError(f"unknown compute roof {sorted(unknown)[0]!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
+        roof = sorted(unknown)[0]
+        raise CustomAcceleratorError(roof, f"unknown compute roof {roof!r}; accepted: {', '.join(CUSTOM_ROOFS)}")
     if capacity_gb is not None and capacity_gib is not None:
-        raise ValueError("capacity: give capacity_gb (as the datasheet prints it) or capacity_gib, not both")
+        raise CustomAcceleratorError("capacity_gb", "capacity: give capacity_gb (as the datasheet prints it) or "
+                                     "capacity_gib, not both")
     in_gib = capacity_gib is not None or measured is True
-    values = {"bandwidth (TB/s)": (bandwidth_tbs, CUSTOM_RANGES["bandwidth"]),
-              **({"capacity (GiB)": (capacity_gib, CUSTOM_RANGES["capacity"])} if capacity_gib is not None else
-                 {"capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"])}),
-              **{f"{k.upper()} peak (TFLOP/s)": (v, CUSTOM_RANGES["peak"]) for k, v in peaks_tflops.items()
+    values = {"bandwidth (TB/s)": (bandwidth_tbs, CUSTOM_RANGES["bandwidth"], "bandwidth_tbs"),
+              **({"capacity (GiB)": (capacity_gib, CUSTOM_RANGES["capacity"], "capacity_gib")}
+                 if capacity_gib is not None else
+                 {"capacity (GB)": (capacity_gb, CUSTOM_RANGES["capacity"], "capacity_gb")}),
+              **{f"{k.upper()} peak (TFLOP/s)": (v, CUSTOM_RANGES["peak"], k) for k, v in peaks_tflops.items()
                  if v is not None}}
     if peaks_tflops.get("bf16") is None:
-        raise ValueError("the BF16/FP16 dense peak (TFLOP/s) is required")
-    for label, (v, (lo, hi)) in values.items():
+        raise CustomAcceleratorError("bf16", "the BF16/FP16 dense peak (TFLOP/s) is required")
+    for label, (v, (lo, hi), arg) in values.items():
         if v is None:
-            raise ValueError(f"{label} is missing: enter a positive number")
+            raise CustomAcceleratorError(arg, f"{label} is missing: enter a positive number")
         if isinstance(v, str):
-            raise ValueError(f"{label} must be a JSON number, not text: got {v[:20]!r}")
+            raise CustomAcceleratorError(arg, f"{label} must be a JSON number, not text: got {v[:20]!r}")
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not (lo <= v <= hi):
-            raise ValueError(f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
+            raise CustomAcceleratorError(arg, f"{label} must be a positive number from {lo:g} to {hi:g}, got {v!r}")
     if reference is not None and (not isinstance(reference, str) or reference not in load_catalogue()):
-        raise ValueError(f"unknown reference GPU {reference!r}; accepted: {', '.join(load_accelerators())}")
+        raise CustomAcceleratorError("reference", f"unknown reference GPU {reference!r}; accepted: "
+                                                  f"{', '.join(load_accelerators())}")
     if not isinstance(measured, bool):
-        raise ValueError(f"measured must be true or false, got {str(measured)[:20]!r}")
-    for label, v, key in (("link (GB/s per direction)", link_gbs, "link"), ("node (GPUs)", max_node, "node")):
+        raise CustomAcceleratorError("measured", f"measured must be true or false, got {str(measured)[:20]!r}")
+    for label, v, key, arg in (("link (GB/s per direction)", link_gbs, "link", "link_gbs"),
+                               ("node (GPUs)", max_node, "node", "max_node")):
         lo, hi = CUSTOM_RANGES[key]
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= v <= hi
                               or (key == "node" and v != int(v))):
             whole = "a whole number" if key == "node" else "a positive number"
-            raise ValueError(f"{label} must be {whole} from {lo:g} to {hi:g}, got {v!r}")
+            raise CustomAcceleratorError(arg, f"{label} must be {whole} from {lo:g} to {hi:g}, got {v!r}")
     link = None if link_gbs is None else Interconnect(
         kind="custom link", generation="", bandwidth=float(link_gbs) * 1e9, direction="per direction",
         max_node=None if max_node is None else int(max_node),

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from core.cli import main
+from core.cli import CUSTOM_GPU_FLAGS, main
 from core.model_catalogue import CATALOGUE_DIR
 
 
@@ -496,3 +496,23 @@ def test_a_model_flag_beside_a_config_is_said_to_be_replaced(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert json.loads(out)["model"] == "config-mine"
     assert err == "warning: --model llama-3-70b is replaced by --config's model (mine)\n"
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"name": " "}, "name"), ({"name": "a\u202eb"}, "name"), ({"bandwidth_tbs": 0}, "bandwidth_tbs"),
+    ({"bandwidth_tbs": None}, "bandwidth_tbs"), ({"capacity_gb": "80"}, "capacity_gb"),
+    ({"capacity_gb": None, "capacity_gib": -1}, "capacity_gib"), ({"capacity_gib": 80}, "capacity_gb"),
+    ({"bf16": None}, "bf16"), ({"fp8": 1e9}, "fp8"), ({"fp16": 1}, "fp16"), ({"reference": "h999"}, "reference"),
+    ({"measured": "yes"}, "measured"), ({"link_gbs": 0.5}, "link_gbs"), ({"max_node": 2.5}, "max_node"),
+])
+def test_a_custom_gpus_refusal_names_the_argument_it_is_about(kwargs, field):
+    """The CLI names the flag from the refusal's argument; it had matched the message's first words, so a refusal
+    worded anew would have been blamed on --gpu-name."""
+    from core.hardware import CustomAcceleratorError, custom_accelerator
+
+    args = {"name": "Lab card", "bandwidth_tbs": 2.0, "capacity_gb": 80, "bf16": 400, **kwargs}
+    with pytest.raises(CustomAcceleratorError) as refused:
+        custom_accelerator(**args)
+    assert refused.value.field == field
+    flags = {dest: flag for flag, (dest, _, _) in CUSTOM_GPU_FLAGS.items()}
+    assert field in flags or field in ("capacity_gib", "measured", "fp16")  # not flags: links and measure write them
