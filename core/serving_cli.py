@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
 from .scenario import LEVERS, Scenario
 from .training_memory import DATA_PARALLEL, MICROBATCHES, PIPELINE_STAGES, limits_text, pipeline_bubble, zero_stages
-from .units import fmt_sig, parse_number
+from .units import GiB, fmt_sig, parse_number
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
@@ -227,6 +228,8 @@ def run(args: argparse.Namespace) -> str:
         ValueError: an invalid flag value (the caller prints it as one line).
     """
     given = _scenario(args)  # the flags, --config included
+    if args.command == "training-memory":
+        return _training_memory(args, given)
     if args.command == "ladder":
         settings = LadderSettings(weight_dtype=LEVERS["weight_dtype"].decode(args.to_weight_dtype),
                                   spec_k=int(args.to_spec_k), mix=_mix(args), n_requests=args.requests,
@@ -257,26 +260,44 @@ def run(args: argparse.Namespace) -> str:
         # engineer's trial found --context 4,096 decoding here at 121.6 req/s where the tab, at 2,150, read 163.2.
         out = plan_pools(scenario, args.rate, scenario.prompt_len, args.output, args.ttft, args.tpot)
         return _dump({**out.to_json(), "start_note": note}) if args.json else _said(note, _pools_text(out))
-    model = scenario.catalogue.model(scenario.model)
+
+
+#: The levers ``training-memory`` reads: ZeRO's memory per GPU is the model's, over N_d (``--dp``), against one GPU's
+#: capacity (its convention).
+TRAINING_LEVERS = ("model", "gpu", "capacity")
+
+
+def _training_memory(args: argparse.Namespace, given: Scenario) -> str:
+    """ZeRO's stages per GPU against one GPU's capacity (as the Serving tab's table), and the pipeline bubble."""
+    ignored = [f"--{name.replace('_', '-')}" for name in sorted(_levers_given(args)) if name not in TRAINING_LEVERS]
+    if ignored:  # they had been taken and ignored without a word (a trial's --tp 4 --batch 8)
+        print(f"warning: training-memory does not read {', '.join(ignored)}: ZeRO's memory per GPU is the model's "
+              "over --dp, against one --gpu's capacity", file=sys.stderr)
+    model = given.catalogue.model(given.model)
+    r = given.evaluate()
+    capacity = r.capacity_bytes
     stages = zero_stages(model, args.dp)
     micro = _ints(args.microbatches, "microbatches")
     bubble = pipeline_bubble(args.stages, np.asarray(micro))
     # A config with keys the lab does not model (--config) makes Ψ approximate; the split's note does not apply.
     approximate = model.approximate_sentence
     if args.json:
-        return _dump({"model": scenario.model, "data_parallel": args.dp, "zero": [s.to_json() for s in stages],
+        return _dump({"model": given.model, "gpu": given.gpu, "capacity_bytes": capacity, "data_parallel": args.dp,
+                      "zero": [{**s.to_json(), "over_capacity": s.total_bytes > capacity} for s in stages],
                       "pipeline": {"stages": args.stages, "microbatches": micro,
                                    "bubble": np.atleast_1d(bubble).tolist()},
                       "source": "Rajbhandari et al. 2020 (ZeRO), section 3.1 and Fig. 1; article 004 section 07",
                       "start_note": approximate})
     lines = [*([approximate] if approximate else []),
-             f"ZeRO per GPU, {scenario.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
-             "Adam (2 + 2 + 12 bytes per parameter):"]
+             f"ZeRO per GPU, {given.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
+             f"Adam (2 + 2 + 12 bytes per parameter), against one {r.gpu.name}'s {capacity / GiB:,.1f} GiB "
+             f"({capacity / 1e9:,.1f} GB), before activations:"]
     for s in stages:
         lines.append(f"  stage {s.stage}: weights {s.weight_bytes / 1e9:,.2f} GB + gradients "
                      f"{s.gradient_bytes / 1e9:,.2f} GB + optimizer {s.optimizer_bytes / 1e9:,.2f} GB = "
                      f"{s.total_bytes / 1e9:,.2f} GB "
-                     f"({s.reduction:,.2f}× less, communication {s.communication_factor:g}×)")
+                     f"({s.reduction:,.2f}× less, communication {s.communication_factor:g}×)"
+                     + (": over one GPU" if s.total_bytes > capacity else ": fits one GPU"))
     lines.append(f"  {limits_text(args.dp)}")
     lines.append(f"Pipeline bubble (P−1)/(M+P−1), P = {args.stages}: " + ", ".join(
         f"M = {m}: {100 * b:.1f} %" for m, b in zip(micro, np.atleast_1d(bubble), strict=True)))

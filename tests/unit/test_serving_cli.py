@@ -89,6 +89,22 @@ def test_training_memory_json_and_text(capsys):
     assert "stage 3" in capsys.readouterr().out
 
 
+def test_training_memory_reads_the_gpu_and_says_which_flags_it_does_not_read(capsys):
+    """A trial: ``--gpu``, ``--tp`` and ``--batch`` were taken and changed nothing, without a word.  Each stage is now
+    against one GPU's capacity, as the Serving tab's table (red there: over), and the levers ZeRO does not read are
+    named on stderr."""
+    out = run_json(capsys, "training-memory", "--gpu", "h200", "--model", "llama-3-8b")
+    assert out["gpu"] == "h200" and out["capacity_bytes"] == 141 * 2**30  # the default convention: "141 GB" as GiB
+    assert [z["over_capacity"] for z in out["zero"]] == [False] * 4  # stage 0: 16 × 8.03B = 128.5 GB < 151.4 GB
+    assert main(["training-memory", "--gpu", "h200", "--tp", "4", "--batch", "8"]) == 0
+    got = capsys.readouterr()
+    assert got.err == ("warning: training-memory does not read --batch, --tp: ZeRO's memory per GPU is the model's "
+                       "over --dp, against one --gpu's capacity\n")
+    assert "against one NVIDIA H200 SXM 141GB's 141.0 GiB (151.4 GB), before activations:" in got.out
+    assert "= 1,128.86 GB (1.00× less, communication 1×): over one GPU" in got.out
+    assert "= 17.64 GB (64.00× less, communication 1.5×): fits one GPU" in got.out
+
+
 @pytest.mark.parametrize("args, message", [
     (["ladder", "--rungs", "warp_drive"], "unknown rung 'warp_drive'"),
     (["batching", "--mix", "fixed"], "--mix fixed needs --prompt and --output"),
