@@ -106,3 +106,13 @@ def test_memory_levels_fastest_first():
     assert bws[1] == pytest.approx(7.2192e12) and bws[0] == pytest.approx(19.49e12, rel=1e-3)
     assert [n for n, _, _ in get_accelerator("h100-sxm").memory_levels()] == ["SRAM", "HBM"]
     assert get_accelerator("h100-sxm").memory_levels()[0][1] == pytest.approx(33.45e12, rel=1e-3)
+
+
+def test_the_rtx_5090s_fp8_int8_and_fp4_roofs_are_the_whitepapers_dense_figures():
+    """Blackwell GeForce's appendix (FP32 accumulate, as the RTX 4090's): FP8 419, INT8 838, FP4 1,676 dense; the
+    catalogue had BF16 only, so FP8 weights on an RTX 5090 took BF16's roof for their prefill."""
+    g = get_accelerator("rtx-5090")
+    assert {k: v / 1e12 for k, v in g.dense_flop_per_s.items()} == {"fp32": 104.8, "bf16": 209.5, "fp8": 419,
+                                                                   "int8": 838, "fp4": 1676}
+    assert g.sparse_flop_per_s["fp4"] == 3352e12  # the "3,352 AI TOPS" headline is FP4 with 2:4 sparsity
+    assert "main-horse.github.io" in RECORDS["rtx-5090"]["sources"]["dense_flop_per_s"]
