@@ -212,3 +212,10 @@ def test_a_context_under_one_block_hides_at_no_n():
     assert "= 275 tokens : at S = 64 it hides at no N (S < c_min)." in text
     assert "past N = 0" not in text
     assert "128 9,354,240 0.5 (S < N: a host holds no whole token)" in text
+
+
+def test_the_batching_tables_columns_say_they_are_ceilings(html):
+    """An engineer's trial read the table's 3,202 tokens/s as what an engine delivers: "Ceilings" was in the caption
+    only."""
+    assert ("<th>tokens/s ceiling</th><th>TTFT mean at the ceiling</th><th>TPOT mean at the ceiling</th>"
+            "<th>end-to-end mean at the ceiling</th>") in html
