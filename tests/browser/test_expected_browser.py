@@ -26,7 +26,7 @@ def test_the_expected_tab_the_engine_in_the_link_and_the_expected_point(page, la
     readout = page.locator("[data-readout=expected-tokens]")
     assert readout.inner_text().startswith("ceiling 115 tokens/s; expected ≈ ")
     # S = 8,192 is past the calibration set's longest decode context (3,072): "(extrapolated)", core/coverage.py
-    assert readout.inner_text().endswith("gpt-fast preset (extrapolated)")
+    assert readout.inner_text().endswith("gpt-fast preset with CUDA graphs (extrapolated)")
     page.locator(".engine select").select_option("llama.cpp")
     page.wait_for_function("new URLSearchParams(window.location.search).get('engine') === 'llama.cpp'",
                            timeout=10_000)

@@ -69,7 +69,8 @@ def test_the_readout_the_tab_and_the_command_line_say_it(capsys):
     assert "Outside what was measured" in beyond and "multi-head latent attention (MLA)" in beyond
     assert "256 routed experts (the set&#x27;s MoE models have at most 8)" in beyond
     value = re.search(r'data-readout="expected-tokens">(.*?)</span>', lab.readouts.pane.text).group(1)
-    assert value.endswith("generic engine (approximate; if it fit; extrapolated)")  # beside the ≈ and the fit's
+    # beside the ≈ and the fit's
+    assert value.endswith("generic engine without CUDA graphs (approximate; if it fit; extrapolated)")
     near = Lab(Scenario(model="llama-2-7b", gpu="a100-80gb", context=1024), query={})
     near.state.tab = "Expected"
     assert 'data-readout="expected-beyond"' not in near._tab_views["Expected"].pane.object

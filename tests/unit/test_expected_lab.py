@@ -44,8 +44,8 @@ def test_the_readout_names_the_ceiling_the_expected_value_and_the_engine():
     # It does not fit on one H100, so the prediction says "(if it fit)" as the ceiling's 23 tokens/s does.
     assert _readout(pane, "tokens") == "23 tokens/s (if it fit)"
     assert _readout(pane, "expected-tokens") == (
-        "ceiling 23.3 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine (if it fit; "
-        "extrapolated)")
+        "ceiling 23.3 tokens/s; expected ≈ 17 tokens/s (71 % of the ceiling), generic engine without CUDA graphs "
+        "(if it fit; extrapolated)")
     assert round(0.71 * 23.3) == 17  # it multiplies out (a trial: "71 % of the ceiling" beside 23 read as 16.3)
     assert "Expected tokens/s per sequence (a prediction, generic engine)" in html.unescape(pane)
     assert _readout(pane, "expected-tokens-aggregate").startswith("ceiling 23.3 tokens/s; expected ≈ 17 tokens/s")
@@ -77,7 +77,8 @@ def test_the_engine_selector_changes_the_prediction_not_the_ceiling():
     lab.state.engine = "vLLM"
     assert lab.result is ceiling  # no re-evaluation: the ceiling is untouched
     assert lab.state.expected.engine == "vLLM" and lab.state.expected.expected_step_time_s != generic
-    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith(", vLLM preset (extrapolated)")  # S = 8,192
+    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith(
+        ", vLLM preset with CUDA graphs (extrapolated)")  # S = 8,192
     assert lab.readouts.engine.value == "vLLM"
     assert "generic" in lab.readouts.engine.options and "llama.cpp" in lab.readouts.engine.options
 
@@ -103,14 +104,15 @@ def test_a_model_with_keys_not_modelled_marks_the_expected_value_approximate():
     lab = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8", tp=8), query={})
     assert lab.result.model.approximate
     # (extrapolated: MLA, 256 experts, a B200 and S = 8,192 are beyond the calibration set, core/coverage.py)
-    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith("generic engine (approximate; extrapolated)")
+    assert _readout(lab.readouts.pane.text, "expected-tokens").endswith(
+        "generic engine without CUDA graphs (approximate; extrapolated)")
     lab.scenario.model = "llama-3-70b"
     assert "(approximate)" not in _readout(lab.readouts.pane.text, "expected-tokens")
     # On one B200 DeepSeek-V3 does not fit: both caveats, in one bracket, and the work says why.
     one = Lab(Scenario(model="deepseek-v3", gpu="b200", weight_dtype="fp8"), query={})
     one.state.show_work = True
     assert _readout(one.readouts.pane.text, "expected-tokens").endswith(
-        "generic engine (approximate; if it fit; extrapolated)")
+        "generic engine without CUDA graphs (approximate; if it fit; extrapolated)")
     work = html.unescape(re.search(r'data-work="expected-tokens">([^<]*)<', one.readouts.pane.text).group(1))
     assert ("of the ceiling); it does not fit in memory (Step 5), so no engine runs it as set; extrapolated, the "
             "calibration set had none of: multi-head latent attention (MLA); shared experts; 256 routed "
@@ -438,3 +440,31 @@ def test_one_share_and_one_ceiling_wherever_the_expected_tokens_are_printed():
     ceiling = re.match(r"ceiling ([\d.,]+) tokens/s", q.value).group(1)
     assert ceiling == "61.3" and f"; {ceiling} tokens/s × 16.3 ms / 24.73 ms = 40 tokens/s" in q.work
     assert round(61.3 * 16.3 / 24.73) == 40
+
+
+def test_the_expected_readout_says_whether_the_launches_are_captured():
+    """An engineer's trial compared INT4's expected 264 tokens/s with batch 4's 442 without knowing that the generic
+    engine follows the CUDA-graphs lever, off by default: with it on, INT4 expects 357.  The readout says which."""
+    lab = Lab(Scenario(model="llama-3-8b", weight_dtype="int4"), query={})
+    before = _readout(lab.readouts.pane.text, "expected-tokens")
+    assert "expected ≈ 264 tokens/s" in before and before.endswith("generic engine without CUDA graphs (extrapolated)")
+    lab.scenario.cuda_graphs = True
+    after = _readout(lab.readouts.pane.text, "expected-tokens")
+    assert "expected ≈ 357 tokens/s" in after and after.endswith("generic engine with CUDA graphs (extrapolated)")
+
+
+def test_the_expected_time_per_output_token_is_one_over_the_expected_tokens_per_sequence(capsys):
+    """An engineer's trial judged 4-token speculation by its time per output token and found only the ceiling's."""
+    import json
+
+    from core.cli import main
+
+    assert main(["explain", "--model", "llama-3-8b", "--spec-k", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["expected_time_per_output_token_s"] == pytest.approx(1 / out["expected_tokens_per_s_per_sequence"])
+    assert out["expected_time_per_output_token_s"] == pytest.approx(3.079e-3, abs=1e-6)  # 7.799 ms per step / 2.533
+    assert out["expected_cuda_graphs"] is False
+    assert main(["explain", "--model", "llama-3-8b", "--spec-k", "4"]) == 0
+    assert "  time per output token: ceiling 2.019 ms, expected 3.079 ms" in capsys.readouterr().out
+    assert main(["explain", "--model", "llama-3-8b", "--phase", "prefill", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["expected_time_per_output_token_s"] is None
