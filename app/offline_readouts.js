@@ -159,7 +159,8 @@ function derivation(C, s, r) {
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
     (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
-      ? " by KV reads" : "")];
+      ? " by KV reads" : "") + (!overheadBound && r.step_time_s_weights === r.launch_overhead_s
+      ? "; weights alone: overhead" : "")];
   // core/explain.py _kernels_work: a Llama-style block's kernels per layer, and those outside the layers
   const stageLayers = C.profiles[s.weight_dtype].stages[r.slowest_stage].layers, outside = C.kernels_outside_layers;
   w.overhead = [pyInt(r.kernels_per_step) + " kernels (" + pyInt(stageLayers) + " layers" + (pp > 1 ? " on this GPU" : "") +

@@ -280,7 +280,7 @@ def test_page_agrees_with_the_core_where_the_launches_set_the_step(offline_page)
     # BF16 at 8k: the launches outlast the weights' reads (2.00 ms), not the step with the KV's (2.24 ms).
     page.evaluate(SET, [batches.index(1), 1, "bf16", "bf16", contexts.index(8192), True, 0.7])
     expect(page.locator("[data-readout=overhead]")).to_have_text("2.128 ms (binds the weights-only figures)")
-    expect(page.locator("[data-readout=bound]")).to_have_text("memory-bound")
+    expect(page.locator("[data-readout=bound]")).to_have_text("memory-bound; weights alone: overhead")
     assert page.errors == []
 
 
