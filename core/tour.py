@@ -505,9 +505,10 @@ GPU_TOUR: tuple[TourStep, ...] = (
         "Many GPUs: 70B does not fit one H100",
         "article 004, section 07",
         {"model": "llama-3-70b", "gpu_hour_price": 2.0},
-        "{model} in BF16 is {held_gib:.0f} GiB of weights; with one sequence's KV cache and the reserve it needs "
-        "{used_gib:.0f} GiB against {cap_gib:.0f} GiB: it {fits}. The smallest split that does is TP = "
-        "{suggested_tp} (the button under the memory bar).",
+        # "per GPU at TP = …": after the card's own button (TP = 2) it had said the model "is 66 GiB of weights"
+        "{model} in BF16 holds {held_gib:.0f} GiB of weights per GPU at TP = {tp}; with one sequence's KV cache and "
+        "the reserve it needs {used_gib:.0f} GiB against {cap_gib:.0f} GiB: it {fits}. The smallest split that does "
+        "is TP = {suggested_tp} (the button under the memory bar).",
         numbers=("held_gib", "used_gib", "cap_gib", "suggested_tp"),
     ),
     GpuTourStep(

@@ -224,3 +224,24 @@ def test_the_wave_step_says_how_much_more_work_its_extra_column_is():
     assert "N = 16,897 makes 132 + 1 = 133: 2 waves, twice the time for 0.006 % more useful work" in text
     assert "(article 000's whole block more: 0.8 %)" in text
     assert f"{100 / 16896:.3f}" == "0.006" and f"{100 / 132:.1f}" == "0.8"
+
+
+def test_step_9_says_what_binds_as_the_step_stands():
+    """A student set fusion back to unfused, as step 9 asks, and read "Now the weight read (75 µs) binds:
+    overhead-bound"."""
+    step = HARDWARE_TOUR[8]
+    fused = step.render()[1]
+    assert "Now the weight read (" in fused and "µs) binds: memory-bound, and the bandwidth fixes apply again." in fused
+    unfused = step.render({**step.levers(), "fusion_level": "unfused"})[1]
+    assert "binds" not in unfused
+    assert "µs) still outlast the weight read (" in unfused and "µs): overhead-bound." in unfused
+
+
+def test_the_many_gpu_steps_weights_are_per_gpu_at_the_split_shown():
+    """Step 17's own button (TP = 2) had made it say "Llama-3-70B in BF16 is 66 GiB of weights"."""
+    from core.scenario import Scenario
+    from core.tour import GPU_TOUR
+
+    for tp, text in ((1, "holds 131 GiB of weights per GPU at TP = 1;"),
+                     (2, "holds 66 GiB of weights per GPU at TP = 2;")):
+        assert text in GPU_TOUR[0].render(Scenario(model="llama-3-70b", tp=tp).evaluate())[1]
