@@ -121,6 +121,12 @@ def hardware_values(lv: dict) -> dict:
         "sram_bw": fmt_bandwidth(levels.get("SRAM", float("nan"))),
         "l2_bw": fmt_bandwidth(levels.get("L2", float("nan"))),
         "gemm_i": g.intensity, "gemm_bound": g.bound(gpu), "m": lv["gemm_m"], "k": lv["gemm_k"], "n": lv["gemm_n"],
+        # The GEMM as its sliders stand, and its I to the chart's digits (a student shrank N to 16 as step 2 asks and
+        # read "M = K = N = 4,096 … = 16 FLOP/byte" over a chart that said 15.9).
+        "gemm_dims": (f"M = K = N = {lv['gemm_m']:,}" if lv["gemm_m"] == lv["gemm_k"] == lv["gemm_n"] else
+                      f"M = {lv['gemm_m']:,}, K = {lv['gemm_k']:,}, N = {lv['gemm_n']:,}"),
+        # whole above 100 (the article's "1,365"), else to a tenth as its work line (core.kernels.gemm) prints it
+        "gemm_i_text": f"{g.intensity:,.0f}" if g.intensity >= 100 else f"{g.intensity:,.1f}",
         "batch": lv["batch"], "batch_tokens": f"{lv['batch']:,} token{'' if lv['batch'] == 1 else 's'}",
         "matvec_i": mv.intensity, "matvec_pct": 100 * mv.attainable_flop_per_s(gpu) / peak,
         "ln_i": ln.intensity, "add_i": add.intensity,
@@ -180,7 +186,7 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "2 · GEMM: the one kernel above the ridge",
         "article 000, Where each transformer operation lands (matrix multiply)",
         {"section": "Kernel atlas", "focus": ["gemm"]},
-        "C = AB with M = K = N = {m:,}: 2MKN FLOPs over (MK + KN + MN)·2 bytes = {gemm_i:,.0f} FLOP/byte, "
+        "C = AB with {gemm_dims}: 2MKN FLOPs over (MK + KN + MN)·2 bytes = {gemm_i_text} FLOP/byte, "
         "{gemm_bound}-bound. For square matrices I ≈ n/3: shrink N with its slider and watch the dot slide down the "
         "roof into the memory-bound region.",
     ),
@@ -251,8 +257,8 @@ HARDWARE_TOUR: tuple[HardwareTourStep, ...] = (
         "article 000, Peak is not attainable (tile quantisation)",
         {"section": "Tiles and waves"},
         "With a {tile} output tile, a GEMM with N = 257 pads its last column of tiles and computes N = {padded_257} "
-        "at full cost: {tile_eff:.1f} % useful work. Throughput against N is a staircase with risers at multiples of "
-        "the tile.",
+        "at full cost: {tile_eff:.1f} % useful work. The time against N is a staircase with risers at multiples of "
+        "the tile, so the useful throughput is a sawtooth: it drops just past each multiple and climbs back.",
     ),
     HardwareTourStep(
         "11 · Wave quantisation: {waves_plus1} waves for one extra block",

@@ -245,3 +245,17 @@ def test_the_many_gpu_steps_weights_are_per_gpu_at_the_split_shown():
     for tp, text in ((1, "holds 131 GiB of weights per GPU at TP = 1;"),
                      (2, "holds 66 GiB of weights per GPU at TP = 2;")):
         assert text in GPU_TOUR[0].render(Scenario(model="llama-3-70b", tp=tp).evaluate())[1]
+
+
+def test_step_2_follows_the_gemm_its_card_asks_to_shrink():
+    """A student shrank N to 16, as step 2 asks, and read "M = K = N = 4,096 … = 16 FLOP/byte" over a chart at 15.9."""
+    step = HARDWARE_TOUR[1]
+    text = step.render({**step.levers(), "gemm_n": 16})[1]
+    assert "C = AB with M = 4,096, K = 4,096, N = 16: 2MKN FLOPs over (MK + KN + MN)·2 bytes = 15.9 FLOP/byte, " \
+           "memory-bound." in text
+    assert round(2 * 4096 * 4096 * 16 / ((4096 * 4096 + 4096 * 16 + 4096 * 16) * 2), 1) == 15.9
+
+
+def test_step_10_says_the_time_is_the_staircase_and_the_throughput_a_sawtooth():
+    # A student read "Throughput against N is a staircase" over the chart's sawtooth (drops past N = 257 and 385).
+    assert "The time against N is a staircase" in caption(9) and "useful throughput is a sawtooth" in caption(9)
