@@ -92,7 +92,9 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
     rows = []
     notes = zip(ladder.steps, ladder.speculation_notes(), ladder.article_notes(), strict=True)
     for i, (step, note, article) in enumerate(notes):
-        rows.append({"n": i, "rung": step.rung, "title": step.title,
+        # ``number``: the rung's in article 004's list (0: the start), as its toggle and the order box say it; ``n``
+        # its place in this climb (a student switched speculation off and the rows renumbered under the toggles).
+        rows.append({"n": i, "number": NUMBER[step.rung] if step.rung else 0, "rung": step.rung, "title": step.title,
                      "pulls": PULLS[raises[step.rung]] if step.rung else "", "summary": step.summary,
                      "speculation_cost": note, "article": article, **step.numbers()})
     return rows
@@ -126,7 +128,7 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         pulls = f' <span class="pulls">({escape(row["pulls"])})</span>' if row["pulls"] else ""
         body.append(
             f'<tr data-rung="{escape(row["rung"] or "start")}">'
-            f'<td class="k">{row["n"]} {escape(row["title"])}{pulls}</td>'
+            f'<td class="k">{row["number"]} {escape(row["title"])}{pulls}</td>'
             f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
             f'<td>{fmt_sig(row["intensity"])}<br>'
             f'<span class="pulls">{escape(_bound(row, row["ridge_point"]))}</span></td>'
@@ -192,10 +194,10 @@ def chart_data(ladder: Ladder) -> dict:
     ``align``, the labels' offsets before the browser lays them out: :func:`app.label_layout.unplaced`) and
     ``arrows`` (from each point to the next one that moved)."""
     xs, ys, labels = [], [], []
-    for i, step in enumerate(ladder.steps):
+    for step in ladder.steps:
         n = step.numbers()
         x, y = n["intensity"], n["attainable_flop_per_s"] / TFLOP
-        name = f"{i} {SHORT[step.rung]}" if step.rung else "0 start"
+        name = f"{NUMBER[step.rung]} {SHORT[step.rung]}" if step.rung else "0 start"  # the article's numbers
         if xs and abs(_log(x) - _log(xs[-1])) < NEAR and abs(_log(y) - _log(ys[-1])) < NEAR:
             # Same place as the point before: named on the first label of the run.
             first = max(j for j, lab in enumerate(labels) if lab)

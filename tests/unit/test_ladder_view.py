@@ -272,3 +272,18 @@ def test_the_order_box_says_what_it_left_out():
     assert "A rung given twice counts once." in note and "<b>" not in note
     lab.ladder.order.value = "2,3"
     assert not lab.ladder.order_note.visible and lab.state.ladder == ["weight_quantization", "speculative_decoding"]
+
+
+def test_rows_and_chart_keep_the_articles_numbers_whatever_the_order():
+    """A student switched speculation off: the rows and the chart's labels renumbered ("3 GQA/MLA"), under toggles and
+    an order box that kept article 004's numbers ("4 GQA/MLA", order "1,2,4,5,6,7")."""
+    from core.ladder import LadderSettings, article_start, climb
+
+    ladder = climb(article_start(), ["paged_attention", "continuous_batching"], LadderSettings())
+    assert [r["number"] for r in ladder_rows(ladder)] == [0, 5, 1]
+    assert [r["n"] for r in ladder_rows(ladder)] == [0, 1, 2]
+    html = ladder_table_html(ladder)
+    assert '<td class="k">5 PagedAttention' in html and '<td class="k">1 Continuous batching' in html
+    labels = [lab for lab in chart_data(ladder)["points"]["label"] if lab]
+    assert labels[0].startswith("0 start") and any(lab.startswith("1 ") for lab in labels)
+    assert not any(lab.startswith("2 ") for lab in labels)
