@@ -96,6 +96,8 @@ const SUCCESSORS = {
   "tour-next": [".tour-next", ".tour-leave"], "tour-resume": [".tour-next", ".tour-leave"],
   "tour-leave": [".tour-next"], "present-toggle": [".present-toggle"],
   "suggest-tp": [".more-levers", ".levers"], "tour-jump": [".tour-jump"],
+  // The Hardware tab's own tour (a student's trial: its Start, Leave and last "Finish ✓" left the body focused).
+  "hw-tour-next": [".hw-tour-next", ".hw-tour-leave"], "hw-tour-leave": [".hw-tour-next"],
 };
 // A closed list's arrows choose its next option at once (Chromium): "Jump to step" chosen so starts the tour, whose row
 // is drawn again, and the focus fell to the page's body (a keyboard trial). Its keys are watched as a press is.

@@ -73,3 +73,18 @@ def test_in_present_mode_the_arrows_on_a_section_tab_move_the_tab_not_the_tour(p
     assert page.locator(".hw-card").count() == 0  # the tour did not start
     page.keyboard.press("PageDown")  # a clicker's "next" still drives the tour
     page.locator(".hw-card[data-step='1']").wait_for(timeout=10000)
+
+
+def test_the_hardware_tours_buttons_pressed_from_the_keyboard_hand_the_focus_on(page, lab_url):
+    """A student's trial: Enter on "Start the hardware tour ▶", on "Leave the tour" and on the last step's "Finish ✓"
+    left the focus on the page's body, where the main tour's hands it to the control that takes its place."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?tab=Hardware")
+    page.locator(".hw-tour-next button").focus()
+    page.keyboard.press("Enter")
+    page.locator(".hw-card[data-step='1']").wait_for(timeout=20000)
+    page.wait_for_function(f"{FOCUSED_TEXT} === 'Next ▶'", timeout=10_000)
+    page.locator(".hw-tour-leave button").focus()
+    page.keyboard.press("Enter")
+    page.locator(".hw-card").wait_for(state="hidden", timeout=5000)
+    page.wait_for_function(f"{FOCUSED_TEXT} === 'Start the hardware tour ▶'", timeout=10_000)
