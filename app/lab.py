@@ -234,6 +234,17 @@ class Lab(pn.viewable.Viewer):
         # a wide screen, above them when the page is narrow or zoomed.
         levers = build_controls(self.scenario)
         self.instant = InstantRedraw(self.state, self.roofline, lever_widgets(levers))
+        # A tour step that asks for a lever of "More levers" opens that section (present mode shows the lever above
+        # the card instead): a student looked for step 6's reserve in the folded section.
+        more = next((o for o in levers.objects if "more-levers" in o.css_classes), None)
+
+        def open_asked(*_events) -> None:
+            step = self.state.tour_step
+            if (more is not None and step is not None and not self.state.present
+                    and any(LEVERS[name].more for name in TOUR[step - 1].asks)):
+                more.collapsed = False
+
+        self.state.param.watch(open_asked, "tour_step")
         self.controls = pn.Card(*levers.objects, title="Levers", collapsible=True,
                                 collapsed=self.state.present, width=320, margin=(0, 20, 10, 5),
                                 styles={"flex": "0 1 320px"}, min_width=0, css_classes=["levers"],

@@ -523,3 +523,21 @@ def test_a_card_moved_off_its_step_says_so_and_drops_the_articles_figures():
     assert "You moved" not in lab.tour.caption.object
     lab.scenario.gqa = False
     assert "You moved Grouped-query attention to off (the step's on)" in html.unescape(lab.tour.caption.object)
+
+
+def test_a_step_asking_for_a_lever_under_more_levers_opens_that_section():
+    """A student's trial: step 6 asks to "move the reserve to 3 GiB", a lever folded under "More levers (10)"."""
+    import panel as pn
+
+    from app.lab import Lab
+    from core.tour import TOUR
+
+    lab = Lab(query={})
+    more = next(c for c in lab.layout.select(pn.Card) if "more-levers" in c.css_classes)
+    assert more.collapsed
+    asking = next(i for i, step in enumerate(TOUR) if "reserve_bytes" in step.asks)
+    lab.state.tour_step = asking  # the step before: nothing asked from the section
+    assert more.collapsed
+    lab.state.tour_step = asking + 1
+    assert not more.collapsed
+    assert any(getattr(w, "lever", None) == "reserve_bytes" for w in more.select(pn.widgets.Widget))
