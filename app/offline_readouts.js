@@ -373,7 +373,7 @@ function manyGpus(C, s, r, w) {
     const price = fmtMoney(r.gpu_hour_price), n = X.gpus_total;
     return [c === null ? "set a price per GPU-hour" : price + " × " + pyInt(n) + " / 3600 / " + fmtSig(tps, 6) +
       " tokens/s × 1e6 = " + fmtMoney(c) + " (" + price + " per GPU-hour, " + pyInt(n) + " GPU" + (n !== 1 ? "s" : "") +
-      ", 3,600 s an hour)", fmtMoney(c)];
+      ", 3,600 s an hour)", fmtMoney(c) + (c === null ? "" : unfitValue(r))];
   };
   w["cost-output"] = cost(r.output_tokens_per_s_aggregate, r.cost_per_million_output_tokens);
   w["cost-prompt"] = cost(r.prompt_tokens_per_s_aggregate, r.cost_per_million_prompt_tokens);

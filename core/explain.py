@@ -739,8 +739,11 @@ def _cost(key: str, kind: str, tokens_per_s: float, cost: float | None, r: Scena
     gpus = f"{r.gpus_total:,} GPU" + ("s" if r.gpus_total != 1 else "")
     work = (f"{_money(r.gpu_hour_price)} × {r.gpus_total:,} / 3600 / {fmt_sig(tokens_per_s, 6)} tokens/s × 1e6 = "
             f"{_money(cost)} ({_money(r.gpu_hour_price)} per GPU-hour, {gpus}, 3,600 s an hour)")
+    # A cost of tokens that no engine makes as set says so, as their tokens/s do (a student's trial: $23.85 beside
+    # "23 tokens/s (if it fit)").
     return Quantity(key, f"Cost per million {kind} tokens", f"price × GPUs / 3600 / {kind} tokens/s × 1e6",
-                    work if cost is not None else "set a price per GPU-hour", _money(cost))
+                    work if cost is not None else "set a price per GPU-hour",
+                    _money(cost) + (_unfit_value(r) if cost is not None else ""))
 
 
 def quantities(r: ScenarioResult) -> dict[str, Quantity]:

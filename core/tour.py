@@ -534,7 +534,7 @@ GPU_TOUR: tuple[TourStep, ...] = (
     ),
     GpuTourStep(
         "8B on one GPU, times eight: cheapest per token",
-        "article 000, Where It Breaks (cost from bytes moved)",
+        "article 000, How It Is Used in Practice (cost from bytes moved)",
         {"model": "llama-3-8b", "batch": 56, "replicas": 8, "gpu_hour_price": 2.0},
         "{replicas} replicas of {model} at B = 56 each: {tok_all:,.0f} tokens/s on {gpus} GPUs, no "
         "communication at all, {cost_out} per million output tokens at {price} per GPU-hour. Two levers moved from "

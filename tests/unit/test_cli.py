@@ -174,7 +174,8 @@ def test_money_has_one_format_in_the_explanation_and_the_readouts(capsys):
     assert main(["explain", "--gpu-hour-price", "1e6"]) == 0
     text = capsys.readouterr().out
     assert "e+" not in text and "$1,000,000.00 × 1 / 3600" in text
-    assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f}"
+    # 70B on one H100 does not fit: "(if it fit)", as its tokens/s
+    assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f} (if it fit)"
     assert quantities(Scenario().evaluate())["cost-output"].value == "no price given"
 
 
@@ -516,3 +517,15 @@ def test_a_custom_gpus_refusal_names_the_argument_it_is_about(kwargs, field):
     assert refused.value.field == field
     flags = {dest: flag for flag, (dest, _, _) in CUSTOM_GPU_FLAGS.items()}
     assert field in flags or field in ("capacity_gib", "measured", "fp16")  # not flags: links and measure write them
+
+
+def test_the_cost_of_a_workload_that_does_not_fit_says_if_it_fit():
+    # A student's trial: many-GPU step 17 showed "$23.85" per million output tokens beside "23 tokens/s (if it fit)".
+    from core import Scenario
+    from core.explain import quantities
+
+    r = Scenario(model="llama-3-70b", gpu_hour_price=2.0).evaluate()
+    assert not r.fits
+    assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f} (if it fit)"
+    fits = Scenario(model="llama-3-70b", gpu_hour_price=2.0, tp=2).evaluate()
+    assert quantities(fits)["cost-output"].value == f"${fits.cost_per_million_output_tokens:,.2f}"

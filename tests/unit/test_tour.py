@@ -541,3 +541,13 @@ def test_a_step_asking_for_a_lever_under_more_levers_opens_that_section():
     lab.state.tour_step = asking + 1
     assert not more.collapsed
     assert any(getattr(w, "lever", None) == "reserve_bytes" for w in more.select(pn.widgets.Widget))
+
+
+def test_the_cost_step_cites_the_section_its_paragraph_is_in():
+    """A student's trial: the cost step cited "Where It Breaks"; article 000's "Cost modelling should start here …
+    Estimating from bytes moved and memory bandwidth lands within tens of percent" is in "How It Is Used in
+    Practice"."""
+    from core.tour import GPU_TOUR
+
+    step = next(s for s in GPU_TOUR if s.title == "8B on one GPU, times eight: cheapest per token")
+    assert step.source == "article 000, How It Is Used in Practice (cost from bytes moved)"
