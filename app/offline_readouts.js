@@ -295,7 +295,7 @@ function communicationLines(C, s, r) {
     (X.ep > 1 ? ", EP = " + pyInt(X.ep) : "");
   const who = X.replicas > 1 ? "per GPU: 1 of " + pyInt(X.gpus_per_replica) + " (" + levels + ") in each of " +
     pyInt(X.replicas) + " replicas\n" : "per GPU of " + pyInt(X.gpus_per_replica) + " (" + levels + "): ";
-  const ridge = link ? " (link ridge " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
+  const ridge = link ? " (link ridge P_peak/link: " + fmtSig(r.peak_flop_per_s / link) + ")" : "";
   const took = r.bound === "overhead" ? ", under " + fmtSig(r.step_time_s_with_kv * 1e3, 3) + " ms of launches"
     : " = " + fmtSig(share, 2) + " % of the step";
   return "\n" + who + "communication " + fmtSig(r.communication_time_s * 1e3, 3) + " ms" + took + "\nits I = " +

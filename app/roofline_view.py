@@ -1033,7 +1033,8 @@ def communication_lines(r) -> str:
     levels = f"TP = {r.tp:,}" + (f", PP = {r.pp:,}" if r.pp > 1 else "") + (f", EP = {r.ep:,}" if r.ep > 1 else "")
     who = (f"per GPU: 1 of {r.gpus_per_replica:,} ({levels}) in each of {r.replicas:,} replicas\n" if r.replicas > 1
            else f"per GPU of {r.gpus_per_replica:,} ({levels}): ")
-    link = f" (link ridge {fmt_sig(r.interconnect_ridge_point)})" if r.interconnect_ridge_point else ""
+    # named by its formula (a student read "link ridge 2,199" and found the term explained nowhere on the chart)
+    link = f" (link ridge P_peak/link: {fmt_sig(r.interconnect_ridge_point)})" if r.interconnect_ridge_point else ""
     # Overhead-bound, the launches set the step and the communication runs under them: a share of the step would
     # read as if it lengthened it.
     took = (f", under {fmt_sig(r.step_time_s_with_kv * 1e3, 3)} ms of launches" if r.bound == "overhead"

@@ -123,7 +123,7 @@ _ROOFLINE = ("Llama-3-8B · NVIDIA H100 SXM5 80GB · decode\nI = 4 FLOP/byte (we
     # Split over GPUs the communication line names the split: TP = 8 and TP = 4, PP = 2 keep apart; the link ridge's
     # bracket has no lever.
     (_ROOFLINE.format(b=1, k=1, p="BF16") + "\nper GPU of 8 (TP = 4, PP = 2): communication 1.12 ms = 14 % of the "
-     "step\nits I = 4,431 FLOP per byte sent (link ridge 2,199)", "roofline",
+     "step\nits I = 4,431 FLOP per byte sent (link ridge P_peak/link: 2,199)", "roofline",
      "roofline-llama-3-8b-nvidia-h100-sxm5-80gb-decode-weights-b-1-k-1-p-bf16-s-8192-kv-bf16-tp-4-pp-2"),
     ("Llama-3.1-405B · NVIDIA H200 · decode · does not fit in memory · ≈ approximate", "roofline",
      "roofline-llama-3.1-405b-nvidia-h200-decode-does-not-fit-in-memory-approximate"),

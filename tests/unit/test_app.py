@@ -592,7 +592,7 @@ def test_the_roofline_title_of_many_gpus_is_short_lines():
     lab = Lab(Scenario(model="llama-3.1-405b", tp=8), {})
     lines = lab.roofline.figure.title.text.split("\n")
     assert lines[3:] == ["per GPU of 8 (TP = 8): communication 1.54 ms = 4.8 % of the step",
-                         "its I = 7,607 FLOP per byte sent (link ridge 2,199)"]
+                         "its I = 7,607 FLOP per byte sent (link ridge P_peak/link: 2,199)"]
     # The frame is 479 px wide at 1280 × 720; a 66-character line of the 12 px title takes ~370 px of it.
     assert max(len(line) for line in lines) <= 72
     # Overhead-bound (Llama-3-8B on 8, B = 1: 1.424 ms of launches against 1.03 ms of GPU time) the launches set

@@ -82,7 +82,7 @@ def test_communication_is_told_in_time_not_as_a_roof_on_the_hbm_axis():
     assert all("interconnect" not in str(item.label) for item in lab.roofline.legend.items)
     lines = lab.roofline.figure.title.text.split("\n")
     assert lines[3:] == ["per GPU of 8 (TP = 8): communication 0.97 ms = 15 % of the step",
-                         "its I = 4,431 FLOP per byte sent (link ridge 2,199)"]
+                         "its I = 4,431 FLOP per byte sent (link ridge P_peak/link: 2,199)"]
     assert r.communication_time_s / r.step_time_s_with_kv == pytest.approx(0.153, abs=5e-4)
     assert 989.4e12 / 450e9 == pytest.approx(r.interconnect_ridge_point, rel=1e-3)
 
