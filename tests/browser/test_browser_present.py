@@ -2162,3 +2162,19 @@ def test_the_roofline_key_stays_on_its_canvas_on_a_projector(page, lab_url, size
     assert key["font"] == "18px" and 0 <= key["left"] and key["right"] <= key["canvas"], key
     assert key["bottom"] <= size["height"], key  # and the chart, key and all, above the fold
     assert errors == []
+
+
+def test_a_table_that_scrolls_sideways_can_be_scrolled_from_the_keyboard(page, lab_url):
+    """An accessibility audit at 1280 × 720: the Serving tab's batching table is wider than its box, which no key
+    could reach (axe's scrollable-region-focusable, serious); its last column was cut to "22.…"."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    _open(page, f"{lab_url}?tab=Serving&model=llama-3-8b", {"width": 1280, "height": 720},
+          wait="[data-readout=batching]")
+    page.wait_for_timeout(2500)  # the page's repairs run again within 2 s of a change
+    page.locator(".notyf__toast").wait_for(state="detached", timeout=15_000)
+    found = [v["id"] for v in Axe().run(page).response["violations"]]
+    assert "scrollable-region-focusable" not in found, found
+    box = page.locator(".scroll").first
+    assert box.get_attribute("tabindex") == "0" and box.get_attribute("role") == "region"
+    assert box.get_attribute("aria-label")
