@@ -118,6 +118,10 @@ def _state_kinds(model, bytes_per_element: float, gqa: bool) -> str:
     return ", ".join(dict.fromkeys(t.what for t in model.kv_terms(bytes_per_element, gqa) if t.fixed_bytes))
 
 
+#: What a KV-table cell over the free memory carries besides its colour: a mark, and the words a screen reader says.
+OVER_MARK = ' <span aria-hidden="true">✕</span><span class="visually-hidden">, does not fit</span>'
+
+
 def kv_table_html(r: ScenarioResult) -> str:
     """KV-cache GiB for contexts 1k-128k × users 1-64; cells over the free memory marked."""
     gqa = r.gqa
@@ -134,8 +138,11 @@ def kv_table_html(r: ScenarioResult) -> str:
     head = "".join(f"<th>{u} user{'s' if u > 1 else ''}</th>" for u in TABLE_USERS)
     body = []
     for s, row, left in zip(TABLE_CONTEXTS, table, room, strict=True):
+        # A cell over the memory says so in a mark and in words, not in its colour alone (an accessibility audit:
+        # in forced colours every cell looked alike, and a screen reader heard no difference).
         cells = "".join(
-            f'<td class="{"over" if b > left else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}</td>'
+            f'<td class="{"over" if b > left else ""}" data-ctx="{s}" data-users="{u}">{b / GiB:,.1f}'
+            + (OVER_MARK if b > left else "") + "</td>"
             for u, b in zip(TABLE_USERS, row, strict=True)
         )
         body.append(f"<tr><th>{fmt_count(s)}</th>{cells}</tr>")  # S as the sliders and the titles write it
@@ -149,10 +156,10 @@ def kv_table_html(r: ScenarioResult) -> str:
            f"{escape(_state_kinds(r.model, r.kv_bytes_per_element, gqa))})"
            f"{', at its share per GPU' if r.gpus_per_replica > 1 else ''}, as the memory bar counts it. "
            if state else "")
-        + (f"Every cell is red: on {escape(r.gpu.name)} the weights and reserve alone exceed its "
+        + (f"Every cell is red (✕): on {escape(r.gpu.name)} the weights and reserve alone exceed its "
            f"{r.capacity_bytes / GiB:,.1f} GiB by {r.weights_shortfall_bytes / GiB:,.1f} GiB, so no KV cache "
            "fits (the memory bar names a split that fits).</div>" if r.weights_shortfall_bytes > 0 else
-           f"Red cells exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
+           f"Red cells (✕) exceed the {max(free, 0) / GiB:,.1f} GiB left on {escape(r.gpu.name)} after the weights and "
            "reserve.</div>")
     )
     return (approximate_html(r.model, "kv-table-approximate") + note

@@ -139,7 +139,9 @@ def test_traffic_view_follows_context(lab):
 def test_kv_table_follows_gqa(lab):
     tab(lab, "KV table")
     lab.locator("[data-ctx='131072'][data-users='1']", has_text="40.0").wait_for(timeout=5000)  # 70B, 128k, GiB
-    assert lab.locator("[data-ctx='32768'][data-users='8']").inner_text() == "80.0"
+    # 70B does not fit one H100: every cell is over, in a mark and in words as well as in red (an accessibility audit)
+    cell = lab.locator("[data-ctx='32768'][data-users='8']")
+    assert cell.inner_text().startswith("80.0") and cell.get_by_text(", does not fit").count() == 1
     checkbox(lab, ".gqa").uncheck()
     lab.locator("[data-ctx='131072'][data-users='1']", has_text="320.0").wait_for(timeout=5000)
 

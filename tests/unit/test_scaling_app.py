@@ -190,7 +190,9 @@ def test_the_kv_table_counts_a_hybrids_fixed_state_as_the_memory_bar_does():
     assert r.model.state_bytes_per_sequence(2) == state == 459_620_352
     assert r.kv_bytes == pytest.approx(64 * (kv + state)) and r.max_batch == 44 and not r.fits
     html = kv_table_html(r)
-    assert f'<td class="over" data-ctx="8192" data-users="64">{64 * (kv + state) / GiB:,.1f}</td>' in html  # 47.4
+    # 47.4, marked in words as well as in red (an accessibility audit)
+    assert (f'<td class="over" data-ctx="8192" data-users="64">{64 * (kv + state) / GiB:,.1f} <span aria-hidden="true">'
+            '✕</span><span class="visually-hidden">, does not fit</span></td>') in html
     assert '<td class="" data-ctx="8192" data-users="32">23.7</td>' in html  # 32 of the 44 that fit
     assert "KV cache and fixed state of Nemotron-H" in html
     from core.explain import quantities
