@@ -106,7 +106,11 @@ TAB_BAR_CSS = (".bk-btn-group { flex-wrap: wrap; height: auto; border-bottom: 1p
                # for the keyboard's focus only.
                ".bk-btn-group > .bk-btn:focus:not(:focus-visible) { outline: none; box-shadow: none; }"
                ".bk-btn-group > .bk-btn.bk-active { color: #000000; background: #ffffff; "
-               f"border-color: {PALETTE['ladder']} #d9d9d9 #ffffff #d9d9d9; }}")
+               f"border-color: {PALETTE['ladder']} #d9d9d9 #ffffff #d9d9d9; }}"
+               # In forced colours the open tab's coloured top border was painted over: every tab looked alike (an
+               # accessibility audit).  It is outlined in the theme's highlight and underlined.
+               "@media (forced-colors: active) { .bk-btn-group > .bk-btn.bk-active { border: 2px solid Highlight; "
+               "border-top-width: 4px; text-decoration: underline; } }")
 #: Present mode's row of the views and the side column: on a screen too narrow for the two side by side (the side
 #: column's 460 px beside the views' 480), the side column (the tour's buttons, the card) comes first.
 PRESENT_PHONE_CSS = "@media (max-width: 700px) { .present-side { order: -1; } }"

@@ -50,7 +50,10 @@ CHART_HEIGHT = 360
 PRESENT_CHART_HEIGHT = 260
 #: The seven rung buttons in one row of the centre column at 1280 px (with Bokeh's padding the row runs into the
 #: readouts column): narrower padding, and a row that wraps rather than spill.
-RUNG_BUTTONS_CSS = ".bk-btn-group { flex-wrap: wrap; } .bk-btn { padding-left: 0.45em; padding-right: 0.45em; }"
+RUNG_BUTTONS_CSS = (".bk-btn-group { flex-wrap: wrap; } .bk-btn { padding-left: 0.45em; padding-right: 0.45em; }"
+                    # a rung switched on keeps a mark of its own in forced colours (its fill was painted over)
+                    "@media (forced-colors: active) { .bk-btn.bk-active { border: 3px solid Highlight; "
+                    "text-decoration: underline; } }")
 #: Points this close on the log axes (decades) share one label: a rung that moves no lever lands where the
 #: one before it did.
 NEAR = 0.02

@@ -2178,3 +2178,21 @@ def test_a_table_that_scrolls_sideways_can_be_scrolled_from_the_keyboard(page, l
     box = page.locator(".scroll").first
     assert box.get_attribute("tabindex") == "0" and box.get_attribute("role") == "region"
     assert box.get_attribute("aria-label")
+
+
+def test_forced_colours_keep_the_open_tab_and_the_bars(page, lab_url):
+    """An accessibility audit in forced colours: the open view's tab looked like every other, and the memory bar's
+    segments and its key's swatches were painted over (an empty box)."""
+    page.emulate_media(forced_colors="active")
+    _open(page, f"{lab_url}?model=llama-3-8b", {"width": 1280, "height": 720})
+    style = """(sel) => { const find = (root) => { const el = root.querySelector(sel); if (el) return el;
+        for (const host of root.querySelectorAll('*')) { if (host.shadowRoot) { const f = find(host.shadowRoot);
+          if (f) return f; } } return null; };
+      const el = find(document); if (!el) return null; const s = getComputedStyle(el);
+      return [s.forcedColorAdjust, s.textDecorationLine, s.borderTopWidth]; }"""
+    page.wait_for_function(f"({style})('.mem-seg') !== null", timeout=20_000)
+    assert page.evaluate(style, ".mem-seg")[0] == "none"
+    assert page.evaluate(style, ".mem-legend i")[0] == "none"
+    _adjust, underline, top = page.evaluate(style, ".bk-btn-group > .bk-btn.bk-active")
+    assert underline == "underline" and top == "4px"
+    assert page.errors == []
