@@ -583,7 +583,8 @@ def embed_summary(r: ScenarioResult) -> str:
         f"{fmt_sig(r.arithmetic_intensity_weights)} FLOP/byte</b> · ridge {r.ridge_point:,.0f} · "
         f"{fmt_sig(r.attainable_flop_per_s_with_kv / TFLOP)} TFLOP/s counting KV reads "
         f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak) · "
-        f"{r.tokens_per_s_with_kv:,.0f} tokens/s · memory {fits} · "
+        # a ceiling, said so (a docs writer's trial read the embed's tokens/s as what an engine delivers)
+        f"{r.tokens_per_s_with_kv:,.0f} tokens/s ceiling{'' if r.fits else ' (if it fit)'} · memory {fits} · "
         f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
     )
 

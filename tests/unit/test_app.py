@@ -948,8 +948,10 @@ def test_the_embeds_summary_pairs_tokens_per_s_with_the_flop_rate_that_counts_kv
 
     text = embed_summary(Scenario(gpu="h200", batch=32, context=65536, gqa=False).evaluate())
     assert "<b>I = 2·B·k / p = 32 FLOP/byte</b> · ridge 206 · 8.524 TFLOP/s counting KV reads (0.862 % of peak) · " \
-           "27 tokens/s · memory does not fit · Llama-3-70B, BF16, h200" in text
+           "27 tokens/s ceiling (if it fit) · memory does not fit · Llama-3-70B, BF16, h200" in text
     assert "153.6" not in text
+    fits = embed_summary(Scenario(model="llama-3-8b", batch=4).evaluate())
+    assert " tokens/s ceiling · memory fits · Llama-3-8B" in fits  # a docs writer read it as an engine's rate
 
 
 def test_the_embeds_summary_gives_an_moes_intensity_under_its_own_formula():
