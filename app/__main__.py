@@ -21,7 +21,7 @@ from core.cli import (
 from core.config_reader import MAX_CONFIG_BYTES
 
 from .byo_view import portable_config
-from .standalone import standalone_html
+from .standalone import FULL_LAB, standalone_html
 
 
 def config_text(path: str) -> str:
@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     export = sub.add_parser("export", help="write one self-contained HTML file (no server, no network)")
     export.add_argument("--out", default="roofline-lab.html", help="output file (default: roofline-lab.html)")
+    export.add_argument("--lab-url", default=FULL_LAB,
+                        help="where the page's 'Open this scenario in the full lab' goes: an http(s) address, or a "
+                             "path from the page (default: ../app, a class page served beside the lab); '' for no "
+                             "link (a page hosted away from any lab)")
     scenario_flags(export)
     config_flag(export)
     try:
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         add_config_model(scenario, args)
         if scenario.phase != "decode":
             raise OneLineError("--phase prefill: the offline page shows decode only; accepted: decode")
-        html = standalone_html(scenario, config_text(args.config) if args.config else None)
+        html = standalone_html(scenario, config_text(args.config) if args.config else None, args.lab_url)
         Path(args.out).write_text(html, encoding="utf-8")
     except (OneLineError, ValueError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)

@@ -80,7 +80,9 @@ results._write_text = () => {
         : c.kind === "number" ? String(Number((v / c.scale).toPrecision(15))) : String(v));
     }
     const href = new URL(C.full_lab.path + "?" + q.toString(), location.href).href;
-    link.text = '<a href="' + escHtml(href) + '">Open this scenario in the full lab</a> ' +
+    // In a frame (a docs page's iframe) the lab opens in a tab of its own, not inside the frame.
+    const framed = window.self !== window.top ? ' target="_blank" rel="noopener noreferrer"' : "";
+    link.text = '<a href="' + escHtml(href) + '"' + framed + '>Open this scenario in the full lab</a> ' +
       "(pins, Compare, several GPUs, prefill)";
     link.visible = true;
   }

@@ -245,22 +245,44 @@ PAGE_TEMPLATE = """
 """
 
 #: Where the full lab is, from the page served beside it (README, *Serving a class*: ``/class/<page>.html``
-#: next to ``/app``).
+#: next to ``/app``).  ``python -m app export --lab-url`` gives another (a page hosted on a docs site).
 FULL_LAB = "../app"
 
 
-def full_lab_link(scenario: Scenario, config: str | None = None) -> dict | None:
+def check_lab_url(text: str) -> str:
+    """The full lab's address for an exported page's link: an http(s) URL or a path, as given.
+
+    Raises:
+        ValueError: another scheme (``javascript:``), a space, a quote or an angle bracket, or over 2,000
+            characters.
+    """
+    from urllib.parse import urlsplit
+
+    if len(text) > 2000 or any(c.isspace() or c in "\"'<>`" or not c.isprintable() for c in text):
+        raise ValueError("--lab-url: an http(s) address or a path, without spaces, quotes or angle brackets")
+    parts = urlsplit(text)
+    if parts.scheme not in ("", "http", "https") or (parts.scheme and not parts.netloc):
+        raise ValueError(f"--lab-url {text[:40]!r}: accepted an http(s) address (https://lab.example.org/app) or "
+                         "a path (../app)")
+    return text
+
+
+def full_lab_link(scenario: Scenario, config: str | None = None, path: str = FULL_LAB) -> dict | None:
     """What the page needs to link its scenario, as moved by the reader, into the full lab.
 
     Args:
         config: the config.json text of a session's own model: the link carries it as ``config=``
             (:func:`core.permalink.config_for_link`), which the lab reads again.
+        path: the full lab's address, relative to the page or absolute (:func:`check_lab_url`); "" for none.
 
     Returns:
         ``{"path": FULL_LAB, "query": the permalink query of the page's scenario, "levers": {name: codec}}``,
         each codec the lever's flag and how its value is written (:meth:`core.levers.Lever.encode`); or None
-        for a pasted model whose config is not given or is too long for a link (a scenario file carries it).
+        for a pasted model whose config is not given or is too long for a link (a scenario file carries it), and
+        where ``path`` is "".
     """
+    if not path:
+        return None
     query = to_query(scenario.levers(), custom_gpu=scenario.custom_gpu())
     if scenario.catalogue.is_own(scenario.model):
         value = config_for_link(config) if config is not None else None
@@ -274,7 +296,7 @@ def full_lab_link(scenario: Scenario, config: str | None = None) -> dict | None:
                 else "number" if isinstance(p, param.Number) else "text")
         return {"flag": lever.flag, "kind": kind, "negated": lever.negated, "scale": lever.scale}
 
-    return {"path": FULL_LAB, "query": query, "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
+    return {"path": path, "query": query, "levers": {name: codec(LEVERS[name]) for name in PAGE_LEVERS}}
 
 
 def split_words(r: ScenarioResult) -> str:
@@ -307,13 +329,18 @@ def _widget(lever: Lever, scenario: Scenario, stops: list[int] | None):
                   css_classes=[lever.css], width=200)
 
 
-def standalone_html(scenario: Scenario, config: str | None = None) -> str:
+def standalone_html(scenario: Scenario, config: str | None = None, lab_url: str = FULL_LAB) -> str:
     """The page for ``scenario`` as one HTML string (Bokeh resources inline).
 
     Args:
         scenario: what the page shows (decode, at its split; a session's own GPU and model travel).
         config: the config.json text of the scenario's model when it is a session's own (a pasted config): the
             page's link to the full lab carries it (:func:`full_lab_link`).
+        lab_url: where the page's link to the full lab goes (:func:`check_lab_url`; "" for no link): beside the
+            page by default, as a class page is served.
+
+    Raises:
+        ValueError: a ``lab_url`` :func:`check_lab_url` refuses.
 
     Every name written into the page is escaped, so a custom GPU or model named
     ``<img onerror=…>`` shows as text.
@@ -326,7 +353,7 @@ def standalone_html(scenario: Scenario, config: str | None = None) -> str:
     c["other_phase_label"] = view.other_phase.data["label"][0]  # the served chart's words for the same point
     c["y_range"], c["y_margin"] = list(Y_RANGE), Y_MARGIN  # the page widens it as the served chart does
     c["x_end"], c["x_margin"] = X_RANGE[1], X_MARGIN  # and the x range, past the farthest drawn point
-    c["full_lab"] = full_lab_link(scenario, config)
+    c["full_lab"] = full_lab_link(scenario, config, check_lab_url(lab_url))
     view.other_phase_item.label = {"value": f"other phase: {c['other_phase_label']}"}
     fig = view.figure
     fig.sizing_mode = "stretch_width"

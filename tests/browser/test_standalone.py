@@ -401,6 +401,34 @@ def test_the_class_page_opens_its_scenario_in_the_full_lab(page, tmp_path, own):
         stop_lab(proc)
 
 
+def test_a_page_in_a_docs_sites_frame_opens_the_lab_it_names_in_a_tab_of_its_own(page, tmp_path):
+    """A docs writer's trial: the page hosted on a docs site, in an iframe, linked to that site's /app (404), and
+    the 404 opened inside the frame.  Exported with ``--lab-url``, it links to that lab, in a new tab."""
+    import http.server
+    import threading
+
+    from app.__main__ import main as app_main
+
+    site = tmp_path / "site"
+    site.mkdir()
+    assert app_main(["export", "--model", "llama-3-8b", "--out", str(site / "page.html"),
+                     "--lab-url", "https://lab.example.org/app"]) == 0
+    (site / "doc.html").write_text('<h1>Docs</h1><iframe src="page.html" width="900" height="700"></iframe>')
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(site))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/doc.html")
+        frame = page.frame_locator("iframe")
+        link = frame.locator(".full-lab a")
+        link.wait_for(timeout=60_000)
+        assert link.get_attribute("href").startswith("https://lab.example.org/app?")
+        assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
     # Written without the config's text (only the model), the page offers no link rather than one that opens
     # another model (with the text, the link carries it: test_the_class_page_opens_its_scenario_in_the_full_lab).

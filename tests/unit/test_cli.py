@@ -529,3 +529,27 @@ def test_the_cost_of_a_workload_that_does_not_fit_says_if_it_fit():
     assert quantities(r)["cost-output"].value == f"${r.cost_per_million_output_tokens:,.2f} (if it fit)"
     fits = Scenario(model="llama-3-70b", gpu_hour_price=2.0, tp=2).evaluate()
     assert quantities(fits)["cost-output"].value == f"${fits.cost_per_million_output_tokens:,.2f}"
+
+
+def test_an_exported_page_links_to_the_lab_it_is_told_of(capsys, tmp_path):
+    """A docs writer hosted the offline page on a docs site: its "Open this scenario in the full lab" went to that
+    site's own /app (404), inside the iframe.  ``--lab-url`` names the lab; "" leaves the link out; a scheme other
+    than http(s) is refused."""
+    from app.__main__ import main as app_main
+    from app.standalone import check_lab_url, full_lab_link
+    from core import Scenario
+
+    out = tmp_path / "page.html"
+    assert app_main(["export", "--model", "llama-3-8b", "--out", str(out), "--lab-url",
+                     "https://lab.example.org/app"]) == 0
+    assert '"https://lab.example.org/app"' in out.read_text()
+    assert full_lab_link(Scenario(model="llama-3-8b"), path="https://lab.example.org/app")["path"] == \
+        "https://lab.example.org/app"
+    assert full_lab_link(Scenario(model="llama-3-8b"), path="") is None
+    assert full_lab_link(Scenario(model="llama-3-8b"))["path"] == "../app"  # a class page, served beside the lab
+    for bad in ("javascript:alert(1)", "https://x.org/app\" onclick=\"x", "data:text/html,hi", "https:///app",
+                "x" * 2001):
+        with pytest.raises(ValueError, match="--lab-url"):
+            check_lab_url(bad)
+    assert app_main(["export", "--out", str(out), "--lab-url", "javascript:alert(1)"]) == 2
+    assert capsys.readouterr().err.startswith("error: --lab-url 'javascript:alert(1)': accepted an http(s) address")
