@@ -102,6 +102,9 @@ const SUCCESSORS = {
 // A closed list's arrows choose its next option at once (Chromium): "Jump to step" chosen so starts the tour, whose row
 // is drawn again, and the focus fell to the page's body (a keyboard trial). Its keys are watched as a press is.
 const LIST_KEYS = ["ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"];
+// The keys a presenter's clicker sends (and the tour's arrows), and the buttons that pass them on to the tour.
+const CLICKER_KEYS = ["PageDown", "PageUp", "ArrowRight", "ArrowLeft"];
+const TOUR_BUTTONS = ["tour-next", "tour-resume", "tour-leave", "hw-tour-next", "hw-tour-leave"];
 function focusable(el) {
   if (el.matches("button:not([disabled]), input, select, [tabindex='0']")) return el;
   const inner = el.shadowRoot ? el.shadowRoot.querySelectorAll("*") : [];
@@ -134,12 +137,16 @@ function keepFocusOnReplace() {
     const leaving = event.key === "Escape" && Array.from(roots(document, [])).some((root) =>
       Array.from(root.querySelectorAll(".tour-leave")).some((e) => e.getClientRects().length));
     const listKey = LIST_KEYS.includes(event.key);
-    if (!["Enter", " "].includes(event.key) && !leaving && !listKey) return;
+    // A clicker's keys on a focused tour button drive the tour (app/tour_view.py), which draws the button again (an
+    // accessibility audit: PageDown on a focused "Start the tour" in present mode left the body focused).
+    const clickerKey = CLICKER_KEYS.includes(event.key);
+    if (!["Enter", " "].includes(event.key) && !leaving && !listKey && !clickerKey) return;
     const host = leaving ? null : event.composedPath().find((e) => e instanceof Element &&
       Object.keys(SUCCESSORS).some((c) => e.classList.contains(c)));
     if (!host && !leaving) return;
     const cls = leaving ? "tour-leave" : Object.keys(SUCCESSORS).find((c) => host.classList.contains(c));
-    if (listKey && cls !== "tour-jump") return;
+    if (listKey && !clickerKey && cls !== "tour-jump") return;
+    if (clickerKey && cls !== "tour-jump" && !TOUR_BUTTONS.includes(cls)) return;
     const pressed = deepFocus();
     let placed = null;  // where this put the focus: a control drawn again can take it away once more
     const settle = (tries) => setTimeout(() => {

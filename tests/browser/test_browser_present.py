@@ -2196,3 +2196,14 @@ def test_forced_colours_keep_the_open_tab_and_the_bars(page, lab_url):
     _adjust, underline, top = page.evaluate(style, ".bk-btn-group > .bk-btn.bk-active")
     assert underline == "underline" and top == "4px"
     assert page.errors == []
+
+
+def test_a_clickers_key_on_a_focused_tour_button_keeps_the_focus_on_the_tours_buttons(page, lab_url):
+    """An accessibility audit in present mode: PageDown (a clicker's "next") with the focus on "Start the tour"
+    started the tour, drew the button again and left the focus on the page's body."""
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    page.locator(".tour-next button").focus()
+    page.keyboard.press("PageDown")
+    page.locator(".tour-caption").first.wait_for(timeout=10_000)
+    page.wait_for_function(f"{FOCUSED_TEXT} === 'Next ▶'", timeout=10_000)
+    assert page.errors == []
