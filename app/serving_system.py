@@ -48,6 +48,10 @@ PAPER_MAX_LEN = 2048
 SPARK_BINS = 160
 SPARK_W, SPARK_H = 640, 130
 COLORS = {"static": PALETTE["kv_cache"], "continuous": PALETTE["ladder"]}
+#: Each policy's line by its dash as well as its colour, and the glyph its key draws (an accessibility audit: two
+#: solid lines told apart by colour alone).
+DASHES = {"static": "6 3", "continuous": ""}
+GLYPHS = {"static": "╍", "continuous": "━"}
 POLICY_NAMES = {"contiguous": "contiguous, Orca (Max)", "pow2": "Orca (Pow2)", "oracle": "Orca (Oracle)",
                 "paged": "paged, vLLM"}
 
@@ -68,12 +72,13 @@ def time_binned_batch(run: BatchingRun, end_s: float, bins: int = SPARK_BINS) ->
     return np.diff(covered) / np.diff(edges)
 
 
-def _polyline(values: np.ndarray, y_max: float, color: str) -> str:
+def _polyline(values: np.ndarray, y_max: float, color: str, dash: str = "") -> str:
     n = len(values)
     xs = np.arange(n) * (SPARK_W - 40) / max(n - 1, 1) + 36
     ys = SPARK_H - 18 - np.asarray(values, dtype=float) / y_max * (SPARK_H - 28)
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
-    return f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>'
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
+    return f'<polyline fill="none" stroke="{color}" stroke-width="2"{dashed} points="{points}"/>'
 
 
 def batch_sparkline(static: BatchingRun, continuous: BatchingRun) -> str:
@@ -81,7 +86,8 @@ def batch_sparkline(static: BatchingRun, continuous: BatchingRun) -> str:
     end, the batch axis to the slots."""
     end = max(static.makespan_s, continuous.makespan_s)
     slots = max(static.slots, 1)
-    lines = "".join(_polyline(time_binned_batch(run, end), slots, COLORS[run.policy]) for run in (static, continuous))
+    lines = "".join(_polyline(time_binned_batch(run, end), slots, COLORS[run.policy], DASHES[run.policy])
+                    for run in (static, continuous))
     base, top = SPARK_H - 18, 10
     return (f'<svg class="spark" viewBox="0 0 {SPARK_W} {SPARK_H}" width="100%" style="max-width:{SPARK_W}px" '
             'role="img" aria-label="effective batch over time, static and continuous">'
@@ -106,7 +112,7 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
         m = run.summary()
         rows.append(
             f'<tr data-policy="{run.policy}"><td class="k" style="white-space:nowrap">'
-            f'<span style="color:{COLORS[run.policy]}">━</span> '
+            f'<span style="color:{COLORS[run.policy]}">{GLYPHS[run.policy]}</span> '
             f"{run.policy}</td><td>{m['sustained_batch']:.2f}</td><td>{m['time_mean_batch']:.2f}</td>"
             f"<td>{fmt_sig(m['mean_intensity'])}</td>"
             f"<td>{fmt_rate(m['tokens_per_s'])}</td><td>{fmt_seconds(m['ttft_mean_s'])}</td>"
@@ -132,7 +138,7 @@ def batching_html(s: Scenario, mix: LengthMix, block: int) -> str:
             "<th>tokens/s ceiling</th>"  # each step a roofline time (an engineer's trial read them as predictions)
             "<th>TTFT mean at the ceiling</th><th>TPOT mean at the ceiling</th><th>end-to-end mean at the ceiling</th>"
             "</tr>")
-    key = " ".join(f'<span style="color:{COLORS[p]}">━</span> {p}' for p in ("static", "continuous"))
+    key = " ".join(f'<span style="color:{COLORS[p]}">{GLYPHS[p]}</span> {p}' for p in ("static", "continuous"))
     spark = ('<div class="caption">Effective batch over time (sequences emitting a token'
              + (" in one lane" if c.table.lanes > 1 else "") + f"; mean over each 1/{SPARK_BINS} of the time): "
              f"{key}</div>" + batch_sparkline(c.static, c.continuous))

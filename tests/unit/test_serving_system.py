@@ -10,7 +10,7 @@ import pytest
 
 from app.lab import Lab
 from app.serving_system import batch_sparkline, pools_html, serving_system_html, time_binned_batch
-from core.batching import compare_batching
+from core.batching import SHAREGPT, compare_batching
 from core.disaggregation import plan_pools
 from core.ladder import article_start
 from core.scenario import Scenario
@@ -219,3 +219,13 @@ def test_the_batching_tables_columns_say_they_are_ceilings(html):
     only."""
     assert ("<th>tokens/s ceiling</th><th>TTFT mean at the ceiling</th><th>TPOT mean at the ceiling</th>"
             "<th>end-to-end mean at the ceiling</th>") in html
+
+
+def test_the_batching_lines_differ_by_dash_as_well_as_colour():
+    """An accessibility audit: static and continuous were two solid lines told apart by colour alone."""
+    from app.serving_system import DASHES, GLYPHS
+
+    c = compare_batching(Scenario(model="llama-3-8b"), SHAREGPT, 200, 0)
+    svg = batch_sparkline(c.static, c.continuous)
+    assert svg.count('stroke-dasharray="6 3"') == 1 and DASHES["continuous"] == ""
+    assert GLYPHS["static"] != GLYPHS["continuous"]
