@@ -52,6 +52,15 @@ PIN_COLUMNS = (
 )
 
 
+#: The scenario each ladder row is of, in the ladder CSV's first columns (a docs writer's trial: a pasted table had
+#: batch and numbers only, no model, GPU or precision).  ``(header, how the result gives it)``.
+SCENARIO_COLUMNS = (
+    ("model", lambda r: r.model.name), ("gpu", lambda r: r.gpu.name), ("weight_dtype", lambda r: r.weight_dtype),
+    ("kv_dtype", lambda r: r.kv_dtype), ("spec_k", lambda r: r.spec_k), ("context_tokens", lambda r: r.context),
+    ("tensor_parallel", lambda r: r.tp), ("pipeline_parallel", lambda r: r.pp),
+)
+
+
 def ladder_records(r: ScenarioResult) -> list[dict]:
     """The batch ladder as one dict per rung (keys as in :data:`LADDER_COLUMNS`, then :data:`APPROXIMATE_COLUMN`)."""
     lad, approximate = r.ladder, "; ".join(r.model.unmodelled)
@@ -160,8 +169,10 @@ def _csv(records: list[dict], columns) -> str:
 
 
 def ladder_csv(r: ScenarioResult) -> str:
-    """The batch ladder as CSV with unit-named headers."""
-    return _csv(ladder_records(r), [*(h for _, h in LADDER_COLUMNS), APPROXIMATE_COLUMN])
+    """The batch ladder as CSV with unit-named headers, each row led by its scenario (:data:`SCENARIO_COLUMNS`)."""
+    scenario = {header: of(r) for header, of in SCENARIO_COLUMNS}
+    return _csv([{**scenario, **rec} for rec in ladder_records(r)],
+                [*(h for h, _ in SCENARIO_COLUMNS), *(h for _, h in LADDER_COLUMNS), APPROXIMATE_COLUMN])
 
 
 def pins_csv(rows: list[PinRow], engine: str | None = None) -> str:

@@ -125,7 +125,11 @@ def test_pins_at_different_intensities_need_no_notes():
 def test_ladder_csv_has_unit_headers_and_real_values():
     r = Scenario(model="llama-3-8b").evaluate()
     rows = list(csv.DictReader(io.StringIO(ladder_csv(r))))
-    assert list(rows[0]) == [*(h for _, h in LADDER_COLUMNS), "approximate_keys_not_modelled"]
+    # the scenario first (a docs writer's pasted table had batch and numbers only)
+    assert list(rows[0]) == ["model", "gpu", "weight_dtype", "kv_dtype", "spec_k", "context_tokens", "tensor_parallel",
+                             "pipeline_parallel", *(h for _, h in LADDER_COLUMNS), "approximate_keys_not_modelled"]
+    assert (rows[0]["model"], rows[0]["gpu"], rows[0]["weight_dtype"], rows[0]["context_tokens"]) == (
+        "Llama-3-8B", "NVIDIA H100 SXM5 80GB", "bf16", "8192")
     assert rows[0]["approximate_keys_not_modelled"] == ""  # a shipped model: every key modelled
     assert rows[0]["batch"] == "1" and float(rows[0]["attainable_flop_per_s_weights"]) == 3.35e12
     assert rows[-1]["fits_in_memory"] == "False"
