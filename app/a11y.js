@@ -441,6 +441,12 @@ function fix() {
       if (buttons.length < 2) continue;
       for (const b of buttons) if (!b.hasAttribute("aria-pressed")) pressedFollowsActive(b);
     }
+    // A toggle button on its own (Bokeh's Toggle: the Hardware tab's "Show your work") shows its state by its fill
+    // alone: it says it as a group's buttons do (an accessibility audit).
+    if (root.host && root.host.classList.contains("bk-Toggle")) {
+      const b = root.querySelector("button.bk-btn:not([aria-pressed])");
+      if (b) pressedFollowsActive(b);
+    }
     // A multi-select (Bokeh's MultiChoice, drawn by Choices.js: the Hardware tab's kernels) marks each chosen
     // value's chip aria-selected, an attribute a plain element may not carry (axe: aria-allowed-attr, critical).
     // A chip is a value shown, not an option: its text says it; the options in the list keep theirs.

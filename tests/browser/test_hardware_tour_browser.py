@@ -88,3 +88,22 @@ def test_the_hardware_tours_buttons_pressed_from_the_keyboard_hand_the_focus_on(
     page.keyboard.press("Enter")
     page.locator(".hw-card").wait_for(state="hidden", timeout=5000)
     page.wait_for_function(f"{FOCUSED_TEXT} === 'Start the hardware tour ▶'", timeout=10_000)
+
+
+#: Whether the "Show your work" button says it is pressed (``%s``: "true" or "false"), into shadow roots.
+PRESSED = """() => { const find = (root) => { for (const h of root.querySelectorAll('*')) { if (!h.shadowRoot) continue;
+    const b = h.shadowRoot.querySelector('button[aria-pressed]');
+    if (b && b.textContent.includes('Show your work')) return b;
+    const f = find(h.shadowRoot); if (f) return f; } return null; };
+  const b = find(document); return b !== null && b.getAttribute('aria-pressed') === '%s'; }"""
+
+
+def test_show_your_work_says_whether_it_is_pressed(page, lab_url):
+    """An accessibility audit: the Hardware tab's "Show your work" toggle showed its state by its fill alone."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?tab=Hardware")
+    toggle = page.get_by_role("button", name="Show your work")
+    toggle.wait_for(timeout=30_000)
+    page.wait_for_function(PRESSED % "true", timeout=20_000)
+    toggle.click()
+    page.wait_for_function(PRESSED % "false", timeout=20_000)
