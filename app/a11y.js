@@ -301,6 +301,9 @@ function say(text) {
   }
   statusRegion.textContent = text;
 }
+// Keys said only after this many ms without another change, and their timers.
+const SETTLING = { result: 1000 };
+const settling = new Map();
 function announceChanges(root) {
   for (const el of root.querySelectorAll("[data-announce-key]")) {
     const key = el.getAttribute("data-announce-key");
@@ -308,7 +311,15 @@ function announceChanges(root) {
     const now = seq + "\u0000" + text, before = announced.get(key);
     announced.set(key, now);
     // A status with a sequence is news from its first change on (the Pins tab's, drawn with its first action).
-    if (text && before !== now && (before !== undefined || (seq !== "" && seq !== "0"))) say(text);
+    if (!(text && before !== now && (before !== undefined || (seq !== "" && seq !== "0")))) continue;
+    // The result of a move (app/readouts.py result_announcement) is said once the moves settle: a slider dragged
+    // through ten stops says the last, not ten.
+    if (SETTLING[key] !== undefined) {
+      clearTimeout(settling.get(key));
+      settling.set(key, setTimeout(() => { if (announced.get(key) === now) say(text); }, SETTLING[key]));
+    } else {
+      say(text);
+    }
   }
 }
 function watchAnnouncements(root) {

@@ -81,6 +81,15 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     return f'<div class="readouts">{items}</div>{warn}'
 
 
+def result_announcement(r: ScenarioResult) -> str:
+    """What a screen reader hears once a move of a lever settles (app/a11y.js, after a second without another): the
+    intensity, its share of peak, the bound and the ceiling's tokens/s, as the readouts print them.  An
+    accessibility audit moved the batch six times and heard only the slider's value; the readouts were silent."""
+    q = quantities(r)
+    return (f"Intensity {q['intensity'].value}, {q['peak-fraction'].value} of peak, {q['bound'].value}, "
+            f"ceiling {q['tokens'].value}")
+
+
 def approximate_html(model, key: str = "approximate", see: str = "see what the lab read") -> str:
     """The line that heads a model's numbers when its config has keys the lab did not model
     (:meth:`core.models.ModelSpec.approximate_note`), or ``""``: every number below depends on them.
@@ -131,8 +140,9 @@ class ReadoutsView(pn.viewable.Viewer):
     @param.depends("state.result", "state.expected", "state.show_work", watch=True)
     def _refresh(self) -> None:
         s = self.state
+        said = f'<div hidden data-announce-key="result" data-announce="{escape(result_announcement(s.result))}"></div>'
         self._readouts = approximate_html(s.result.model) + readouts_html(
-            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error)
+            s.result, s.show_work, expected=s.expected, expected_error=s.expected_error) + said
         self._on_measured()
 
     @param.depends("state.measured", watch=True)

@@ -358,7 +358,10 @@ def test_downloads_carry_the_scenario(lab):
     with lab.expect_download() as info:
         lab.locator(".download-ladder").click()
     text = Path(info.value.path()).read_text()
-    assert text.splitlines()[0].startswith("batch,arithmetic_intensity_weights_flop_per_byte")
+    # each row led by its scenario (a docs writer's pasted table had batch and numbers only)
+    assert text.splitlines()[0].startswith("model,gpu,weight_dtype,kv_dtype,spec_k,context_tokens,tensor_parallel,"
+                                           "pipeline_parallel,batch,arithmetic_intensity_weights_flop_per_byte")
+    assert text.splitlines()[1].startswith("Llama-3-70B,NVIDIA H100 SXM5 80GB,bf16,bf16,1,8192,1,1,1,")
     with lab.expect_download() as info:
         lab.locator(".download-json").click()
     doc = json.loads(Path(info.value.path()).read_text())
@@ -515,3 +518,21 @@ def test_every_control_shows_the_keyboards_focus(lab):
     assert all(s[1:] == ["solid", "2px", "rgb(26, 29, 33)"] for s in seen), seen
     lab.locator(".lab-tabs .bk-btn", has_text="Roofline").click()  # the pointer: no ring
     assert lab.evaluate(FOCUSED_OUTLINE)[1] == "none"
+
+
+def test_a_moves_result_is_said_once_the_moves_settle(page, lab_url):
+    """An accessibility audit moved the batch six times and heard the slider's value only: the intensity, the share
+    of peak and the bound changed in silence.  Once the moves settle, the result is said once, in the page's polite
+    status region (app/a11y.js); the page's first result is not."""
+    status = "(document.querySelector('.lab-status')?.textContent ?? '')"
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{lab_url}?model=llama-3-8b")
+    box = page.get_by_label("exact B", exact=True)
+    box.wait_for(timeout=60_000)
+    page.wait_for_timeout(2500)  # the repairs have read the first result
+    assert not page.evaluate(status).startswith("Intensity")
+    for value in ("4", "8"):
+        box.fill(value)
+        box.press("Enter")
+    page.wait_for_function(f"{status} === 'Intensity 8 FLOP/byte, 2.71 % of peak, memory-bound, ceiling 1,087 "
+                           "tokens/s'", timeout=15_000)
