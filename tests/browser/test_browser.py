@@ -225,6 +225,17 @@ def test_pin_rename_and_remove(lab):
     click_until(lab, ".pin-rename button", lab.locator("[data-pin='1']", has_text="my baseline"))
     wait_for_pins_on_chart(lab, "n[0] === 'my baseline'")
     tab(lab, "Pins")
+    # Under load the Pins tab's part was still hidden 30 s on, the tab already selected (two fresh-clone runs): it is
+    # opened again from another tab until the button shows.
+    for attempt in range(3):
+        try:
+            lab.locator(".pin-remove button").wait_for(state="visible", timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; open the tab again, then fail below
+            if attempt == 2:
+                raise
+            tab(lab, "Roofline")
+            tab(lab, "Pins")
     click_until(lab, ".pin-remove button", lab.locator("[data-readout=pins]", has_text="No pins yet"))
     wait_for_pins_on_chart(lab, "n.length === 0")
     assert lab.errors == []

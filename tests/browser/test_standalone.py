@@ -63,7 +63,9 @@ SET = """
   m('context').value = s; m('gqa').active = g; m('acceptance').value = a;
 }
 """
-RESULTS = "JSON.parse(Bokeh.documents[0].get_model_by_name('results').text)"
+# (an empty text, before the page's script first writes it, reads as {}: a wait on it keeps waiting, where JSON.parse
+# threw and ended the wait at once under load)
+RESULTS = "JSON.parse(Bokeh.documents[0].get_model_by_name('results').text || '{}')"
 TEXT = "(name) => Bokeh.documents[0].get_model_by_name(name).text"
 TITLE = "Bokeh.documents[0].get_model_by_name('roofline').title.text"
 # The page's constants, as its callback holds them (CustomJS args: a Map in BokehJS 3).
