@@ -155,12 +155,13 @@ function derivation(C, s, r) {
   const byIntensity = _fpb(r.arithmetic_intensity_with_kv) + " " + (rooflineBound === "memory" ? "<" : "≥") + " " +
     pyFixed(r.ridge_point, 1) + " FLOP/byte";
   const overheadBound = r.bound === "overhead";
+  // core/explain.py launches_bind_weights_only: the launches outlast the weights-only step, not the whole step's
+  const weightsWait = !overheadBound && r.step_time_s_weights === r.launch_overhead_s;
   w.bound = [overheadBound ? "launches " + launch + " > " + gpuTime + " of GPU time: overhead-bound (the roofline " +
     "alone: " + byIntensity + ", " + rooflineBound + "-bound)"
     : byIntensity + "; launches " + launch + " ≤ " + gpuTime + " of GPU time", r.bound + "-bound" +
     (r.bound === "memory" && r.arithmetic_intensity_weights >= r.ridge_point
-      ? " by KV reads" : "") + (!overheadBound && r.step_time_s_weights === r.launch_overhead_s
-      ? "; weights alone: overhead" : "")];
+      ? " by KV reads" : "") + (weightsWait ? "; weights alone: overhead" : "")];
   // core/explain.py _kernels_work: a Llama-style block's kernels per layer, and those outside the layers
   const stageLayers = C.profiles[s.weight_dtype].stages[r.slowest_stage].layers, outside = C.kernels_outside_layers;
   w.overhead = [pyInt(r.kernels_per_step) + " kernels (" + pyInt(stageLayers) + " layers" + (pp > 1 ? " on this GPU" : "") +
@@ -169,11 +170,11 @@ function derivation(C, s, r) {
     " → " + launchWork(C, r) + " against " + gpuTime + " of GPU time (" + fmtSeconds(r.compute_time_s) + " of compute, " +
     fmtSeconds(r.memory_time_s) + " of memory" +
     (split ? ", + " + fmtSeconds(r.communication_time_s) + " of communication" : "") + "): " +
-    (overheadBound ? "the launches set the step" : r.step_time_s_weights === r.launch_overhead_s
+    (overheadBound ? "the launches set the step" : weightsWait
       ? "hidden under the GPU's work counting KV reads, not under the weights-only step's: they set the weights-only " +
         "figures" : "hidden under the GPU's work") + "; overhead ceiling " +
     fmtFlopsRate(r.overhead_ceiling_flop_per_s), launch + " (" + (overheadBound ? "overhead-bound"
-    : r.step_time_s_weights === r.launch_overhead_s ? "binds the weights-only figures" : "not binding") + ")"];
+    : weightsWait ? "binds the weights-only figures" : "not binding") + ")"];
   w["step-time"] = [(split ? "max(" : "") + "max(" + fmtFlop(r.flop_per_step) + " / " + peak + ", " +
     pyFixed(r.bytes_per_step / 1e9, 2) + " GB / " + bw +
     (split ? ") + " + fmtSeconds(r.communication_time_s) + ", " + launch + ")" : ", " + launch + ")") + " = " +

@@ -722,20 +722,19 @@ class ExpectedStep:
     expected_ttft_s: float | None = None
     ttft_terms: tuple[Term, ...] = field(default_factory=tuple)
 
+    def _tpot(self, tokens_per_s_per_sequence: float) -> float | None:
+        return None if self.phase != "decode" or tokens_per_s_per_sequence <= 0 else 1.0 / tokens_per_s_per_sequence
+
     @property
     def expected_tpot_s(self) -> float | None:
         """Expected time per output token of one sequence, seconds: ``1 / expected tokens/s per sequence`` (the
         expected step over the E tokens a sequence gains in it, times the stages); None in prefill."""
-        if self.phase != "decode" or self.expected_tokens_per_s_per_sequence <= 0:
-            return None
-        return 1.0 / self.expected_tokens_per_s_per_sequence
+        return self._tpot(self.expected_tokens_per_s_per_sequence)
 
     @property
     def ceiling_tpot_s(self) -> float | None:
         """The ceiling's time per output token, seconds, as :attr:`expected_tpot_s` (None in prefill)."""
-        if self.phase != "decode" or self.ceiling_tokens_per_s_per_sequence <= 0:
-            return None
-        return 1.0 / self.ceiling_tokens_per_s_per_sequence
+        return self._tpot(self.ceiling_tokens_per_s_per_sequence)
 
     @property
     def fraction_of_ceiling(self) -> float:

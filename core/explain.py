@@ -140,6 +140,13 @@ def bound_by_kv_reads(bound: str, intensity_weights: float, ridge_point: float) 
     return bound == "memory" and intensity_weights >= ridge_point
 
 
+def launches_bind_weights_only(r: ScenarioResult) -> bool:
+    """Whether the launches outlast the weights-only step (what the "weights" readouts count) but not the step
+    counting KV: they then set the weights-only figures (the chart's point, the headline's share of peak), not the
+    step.  (app/offline_readouts.js ``weightsWait`` is its twin.)"""
+    return r.bound != "overhead" and r.step_time_s_weights == r.launch_overhead_s
+
+
 def bound_word_kv(r: ScenarioResult) -> str:
     """The Bound readout: the step's bound, saying when the KV reads alone put it under the ridge, the weights alone
     being above it (the chart's point, at the weights' intensity, then sits on the compute roof).  Short: the
@@ -148,9 +155,8 @@ def bound_word_kv(r: ScenarioResult) -> str:
     # The launches outlast the weights-only step but not the step counting KV: the chart's point and the headline's
     # share of peak sit under the overhead ceiling (an engineer's trial read INT4's "1.14 % of peak" beside
     # "memory-bound" and batch 4's 1.35 % at the same I as a contradiction).
-    weights_wait = r.bound != "overhead" and r.step_time_s_weights == r.launch_overhead_s
-    return f"{r.bound}-bound" + (" by KV reads" if kv_only else "") + ("; weights alone: overhead" if weights_wait
-                                                                     else "")
+    return (f"{r.bound}-bound" + (" by KV reads" if kv_only else "")
+            + ("; weights alone: overhead" if launches_bind_weights_only(r) else ""))
 
 
 def _pct(x: float) -> str:
@@ -247,8 +253,9 @@ def derivation(r: ScenarioResult) -> list[Step]:
     overhead_bound = r.bound == "overhead"
     # The launches can outlast the weights-only step (what the "weights" readouts count) and not the whole step's
     # GPU time: they then bind those readouts, not the step.
+    weights_only = launches_bind_weights_only(r)
     overhead_word = ("overhead-bound" if overhead_bound else "binds the weights-only figures"
-                     if r.step_time_s_weights == r.launch_overhead_s else "not binding")
+                     if weights_only else "not binding")
     roofline_bound = "memory" if r.arithmetic_intensity_with_kv < r.ridge_point else "compute"
     roofline_side = "<" if roofline_bound == "memory" else "≥"
     # Split into stages, the step is the slowest stage's: said, as the weights held are another stage's (the one
@@ -433,7 +440,7 @@ def derivation(r: ScenarioResult) -> list[Step]:
                  + ("the launches set the step" if overhead_bound else
                     # A new user read "hidden" beside the value's "binds the weights-only figures" as a contradiction.
                     "hidden under the GPU's work counting KV reads, not under the weights-only step's: they set "
-                    "the weights-only figures" if r.step_time_s_weights == r.launch_overhead_s else
+                    "the weights-only figures" if weights_only else
                     "hidden under the GPU's work")
                  + f"; overhead ceiling {fmt_flops_rate(r.overhead_ceiling_flop_per_s)}",
                  f"{launch} ({overhead_word})"),
