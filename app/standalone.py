@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import param
 from bokeh.document import Document
@@ -253,15 +254,17 @@ def check_lab_url(text: str) -> str:
     """The full lab's address for an exported page's link: an http(s) URL or a path, as given.
 
     Raises:
-        ValueError: another scheme (``javascript:``), a space, a quote or an angle bracket, or over 2,000
-            characters.
+        ValueError: another scheme (``javascript:``), a query or a fragment, a space, a quote or an angle bracket,
+            over 2,000 characters, or not text.
     """
-    from urllib.parse import urlsplit
-
+    if not isinstance(text, str):
+        raise ValueError(f"--lab-url: an http(s) address or a path, not {type(text).__name__}")
     if len(text) > 2000 or any(c.isspace() or c in "\"'<>`" or not c.isprintable() for c in text):
         raise ValueError("--lab-url: an http(s) address or a path, without spaces, quotes or angle brackets")
     parts = urlsplit(text)
-    if parts.scheme not in ("", "http", "https") or (parts.scheme and not parts.netloc):
+    # (the page appends "?" and the scenario's query: a query or a fragment of its own would break the link)
+    if parts.scheme not in ("", "http", "https") or (parts.scheme and not parts.netloc) or parts.query \
+            or parts.fragment:
         raise ValueError(f"--lab-url {text[:40]!r}: accepted an http(s) address (https://lab.example.org/app) or "
                          "a path (../app)")
     return text

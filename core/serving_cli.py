@@ -264,18 +264,17 @@ def run(args: argparse.Namespace) -> str:
 
 #: The levers ``training-memory`` reads: ZeRO's memory per GPU is the model's, over N_d (``--dp``), against one GPU's
 #: capacity (its convention).
-TRAINING_LEVERS = ("model", "gpu", "capacity")
+TRAINING_LEVERS = ("model", "gpu", "capacity_convention")
 
 
 def _training_memory(args: argparse.Namespace, given: Scenario) -> str:
     """ZeRO's stages per GPU against one GPU's capacity (as the Serving tab's table), and the pipeline bubble."""
-    ignored = [f"--{name.replace('_', '-')}" for name in sorted(_levers_given(args)) if name not in TRAINING_LEVERS]
+    ignored = [f"--{LEVERS[name].flag}" for name in sorted(_levers_given(args)) if name not in TRAINING_LEVERS]
     if ignored:  # they had been taken and ignored without a word (a trial's --tp 4 --batch 8)
         print(f"warning: training-memory does not read {', '.join(ignored)}: ZeRO's memory per GPU is the model's "
               "over --dp, against one --gpu's capacity", file=sys.stderr)
-    model = given.catalogue.model(given.model)
-    r = given.evaluate()
-    capacity = r.capacity_bytes
+    model, gpu = given.catalogue.model(given.model), given.catalogue.gpu(given.gpu)
+    capacity = gpu.capacity_bytes(given.capacity_convention)  # one GPU's, under the convention: no step to evaluate
     stages = zero_stages(model, args.dp)
     micro = _ints(args.microbatches, "microbatches")
     bubble = pipeline_bubble(args.stages, np.asarray(micro))
@@ -290,7 +289,7 @@ def _training_memory(args: argparse.Namespace, given: Scenario) -> str:
                       "start_note": approximate})
     lines = [*([approximate] if approximate else []),
              f"ZeRO per GPU, {given.model} (Ψ = {stages[0].n_params / 1e9:,.2f}B), N_d = {args.dp}, mixed-precision "
-             f"Adam (2 + 2 + 12 bytes per parameter), against one {r.gpu.name}'s {capacity / GiB:,.1f} GiB "
+             f"Adam (2 + 2 + 12 bytes per parameter), against one {gpu.name}'s {capacity / GiB:,.1f} GiB "
              f"({capacity / 1e9:,.1f} GB), before activations:"]
     for s in stages:
         lines.append(f"  stage {s.stage}: weights {s.weight_bytes / 1e9:,.2f} GB + gradients "

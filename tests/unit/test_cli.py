@@ -548,7 +548,7 @@ def test_an_exported_page_links_to_the_lab_it_is_told_of(capsys, tmp_path):
     assert full_lab_link(Scenario(model="llama-3-8b"), path="") is None
     assert full_lab_link(Scenario(model="llama-3-8b"))["path"] == "../app"  # a class page, served beside the lab
     for bad in ("javascript:alert(1)", "https://x.org/app\" onclick=\"x", "data:text/html,hi", "https:///app",
-                "x" * 2001):
+                "x" * 2001, "https://x.org/app?a=1", "https://x.org/app#top", None):
         with pytest.raises(ValueError, match="--lab-url"):
             check_lab_url(bad)
     assert app_main(["export", "--out", str(out), "--lab-url", "javascript:alert(1)"]) == 2

@@ -103,6 +103,11 @@ def test_training_memory_reads_the_gpu_and_says_which_flags_it_does_not_read(cap
     assert "against one NVIDIA H200 SXM 141GB's 141.0 GiB (151.4 GB), before activations:" in got.out
     assert "= 1,128.86 GB (1.00× less, communication 1×): over one GPU" in got.out
     assert "= 17.64 GB (64.00× less, communication 1.5×): fits one GPU" in got.out
+    # --capacity is read (H200's "141 GB" as 10^9 bytes), not warned of; an ignored lever is named by its flag
+    assert main(["training-memory", "--gpu", "h200", "--capacity", "decimal", "--no-gqa", "--reserve", "5"]) == 0
+    got = capsys.readouterr()
+    assert got.err.startswith("warning: training-memory does not read --no-gqa, --reserve: ")
+    assert "against one NVIDIA H200 SXM 141GB's 131.3 GiB (141.0 GB)" in got.out
 
 
 @pytest.mark.parametrize("args, message", [
