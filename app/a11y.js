@@ -301,8 +301,7 @@ function say(text) {
   }
   statusRegion.textContent = text;
 }
-// Keys said only after this many ms without another change, and their timers.
-const SETTLING = { result: 1000 };
+// The timers of statuses said once their changes settle (data-announce-settle: ms without another change).
 const settling = new Map();
 function announceChanges(root) {
   for (const el of root.querySelectorAll("[data-announce-key]")) {
@@ -312,11 +311,12 @@ function announceChanges(root) {
     announced.set(key, now);
     // A status with a sequence is news from its first change on (the Pins tab's, drawn with its first action).
     if (!(text && before !== now && (before !== undefined || (seq !== "" && seq !== "0")))) continue;
-    // The result of a move (app/readouts.py result_announcement) is said once the moves settle: a slider dragged
-    // through ten stops says the last, not ten.
-    if (SETTLING[key] !== undefined) {
+    // A status that asks for it (the result of a move, app/readouts.py result_announcement) is said once its
+    // changes settle: a slider dragged through ten stops says the last, not ten.
+    const settle = Number(el.getAttribute("data-announce-settle") || 0);
+    if (settle > 0) {
       clearTimeout(settling.get(key));
-      settling.set(key, setTimeout(() => { if (announced.get(key) === now) say(text); }, SETTLING[key]));
+      settling.set(key, setTimeout(() => { if (announced.get(key) === now) say(text); }, settle));
     } else {
       say(text);
     }

@@ -140,7 +140,8 @@ class ReadoutsView(pn.viewable.Viewer):
     @param.depends("state.result", "state.expected", "state.show_work", watch=True)
     def _refresh(self) -> None:
         s = self.state
-        said = f'<div hidden data-announce-key="result" data-announce="{escape(result_announcement(s.result))}"></div>'
+        said = (f'<div hidden data-announce-key="result" data-announce-settle="1000" '
+                f'data-announce="{escape(result_announcement(s.result))}"></div>')
         self._readouts = approximate_html(s.result.model) + readouts_html(
             s.result, s.show_work, expected=s.expected, expected_error=s.expected_error) + said
         self._on_measured()
