@@ -371,6 +371,14 @@ function alignLadderRows(root) {
     }
   }
 }
+// The text of the chart a canvas layer draws: the nearest figure element around it that carries one.
+function chartText(layer) {
+  for (let node = layer.getRootNode(); node && node.host; node = node.host.getRootNode()) {
+    const text = node.host.getAttribute("data-chart");
+    if (text) return text;
+  }
+  return "Chart";
+}
 function fix() {
   for (const root of roots(document, [])) {
     showTheTourLinksCard(root);
@@ -435,10 +443,11 @@ function fix() {
       const title = box.getRootNode().querySelector(".bk-input-group > label, label");
       if (title && title.textContent.trim()) box.setAttribute("aria-label", title.textContent.trim());
     }
-    // A chart's canvas takes the focus (its tools' keys) with no name: its title is drawn, not text.
+    // A chart's canvas takes the focus (its tools' keys) with no name: its title is drawn, not text.  It takes the
+    // text its figure carries (app/style.py describe_chart: what it plots, and where its figures are as text).
     for (const layer of root.querySelectorAll(".bk-events[tabindex]:not([aria-label])")) {
       layer.setAttribute("role", "figure");  // not "img": a figure may hold its toolbar's buttons
-      layer.setAttribute("aria-label", "Chart: its figures are in the readouts and the tables beside it");
+      layer.setAttribute("aria-label", chartText(layer));
     }
     for (const area of root.querySelectorAll("textarea:not([aria-label])")) {
       const title = area.getRootNode().querySelector("label");

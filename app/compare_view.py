@@ -46,7 +46,7 @@ from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .roofline_view import shared_name_parts
 from .state import LabState
-from .style import PALETTE, PIN_STYLES, STYLESHEET, scroll_table
+from .style import PALETTE, PIN_STYLES, STYLESHEET, describe_chart, scroll_table
 
 #: A row's height: every row carries its own x axis of pin names (its plot frame about 90 px).
 ROW_HEIGHT = 150
@@ -196,6 +196,8 @@ class CompareView(pn.viewable.Viewer):
         fig = figure(x_range=self.x_range, height=ROW_HEIGHT, sizing_mode="stretch_width", tools="",
                      toolbar_location=None, title=f"{metric.label} ({metric.unit})", name=f"compare-{metric.key}-fig")
         wrap_title(fig)  # a phone's page: "KV cache, share of one GPU's capacity (%)" wraps, not cut
+        describe_chart(fig, f"Compare chart: {metric.label} ({metric.unit}), one mark per pin. The CSV download gives "
+                            "every pin's values.")
         source = self.sources[metric.key]
         bars = fig.vbar(x="pin", top="value", width=0.12, source=source, color="color", alpha=0.45)
         # Hollow, in the pin's colour, where the pin does not fit in memory (as the roofline's rungs): its "(if it

@@ -67,7 +67,7 @@ from core.waves import TILES, gemm_quantisation, sm_count_for_waves, staircase
 from .controls import number_box
 from .label_layout import place_labels_in_browser, unplaced
 from .present import CARD_HEADER_CSS, PRESENT_CONTROLS, present_figure, wrap_title
-from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, series_style, tab_placeholder, text_color
+from .style import LAST_TICK_ROOM, ONLY_THE_ACTIVE_TAB, describe_chart, series_style, tab_placeholder, text_color
 from .style import PALETTE as LAB_PALETTE
 from .tour_view import TourKeys, key_move
 from .turns import later
@@ -183,12 +183,34 @@ def _roof(peak: float, bandwidth: float) -> list[float]:
     return list(attainable_flop_per_s(X, peak, bandwidth) / TFLOP)
 
 
+#: What each chart plots and where its figures are as text, for a screen reader (app/style.py describe_chart).
+CHART_TEXTS = {
+    "hw-atlas": "Kernel atlas, log-log: each kernel chosen at its arithmetic intensity and attainable TFLOP/s under "
+                "the GPU's roof; Show your work lists each kernel's formula, bound and time.",
+    "hw-ceilings": "Three ceilings, log-log: the decode step against the compute and memory roofs and the launch "
+                   "overhead's ceiling; the line above it gives the three times.",
+    "hw-decision": "The decode step's time under each ceiling, overhead, memory and compute, in µs: the longest sets "
+                   "the step; the line above the charts gives the three times.",
+    "hw-stairs": "Tiles and waves: a GEMM's achieved TFLOP/s against its output columns N, a staircase of whole "
+                 "waves of tiles, with the N chosen marked; the line above gives its tiles and waves.",
+    "hw-waves": "Tiles and waves: the waves of tiles against N.",
+    "hw-hierarchy": "Memory hierarchy, log-log: a roof per memory level, and attention's points at their arithmetic "
+                    "intensities; the text under it gives their traffic and intensities.",
+    "hw-generations": "Generations, log-log: each GPU's roof and ridge point, and the workloads' intensities; the "
+                      "text under it names the workloads.",
+    "hw-trend": "Trend since 2017: each part's peak FLOP/s, DRAM bandwidth and interconnect bandwidth as a multiple "
+                "of the V100's, against launch year, with Gholami et al.'s rates.",
+    "hw-timeline-fig": "The memory wall's timeline: an event per year; the list under the chart gives each.",
+}
+
+
 def _log_figure(name: str, height: int = 430, y_label: str = "attainable performance (TFLOP/s, dense)",
                 x_label: str = "arithmetic intensity (FLOP/byte)"):
-    return figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
-                  x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
-                  toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4),
-                  min_border_right=LAST_TICK_ROOM)
+    fig = figure(x_axis_type="log", y_axis_type="log", height=height, sizing_mode="stretch_width", name=name,
+                 x_axis_label=x_label, y_axis_label=y_label, tools="pan,wheel_zoom,reset,save",
+                 toolbar_location="above", x_range=(0.05, 1e5), y_range=(0.05, 2e4),
+                 min_border_right=LAST_TICK_ROOM)
+    return describe_chart(fig, CHART_TEXTS[name])
 
 
 def _section(controls, charts):
@@ -418,6 +440,7 @@ class HardwareView(pn.viewable.Viewer):
         self._figs["ceil_fig"] = g
         bars = figure(y_range=["overhead", "memory", "compute"], height=170, sizing_mode="stretch_width",
                       x_axis_label="time per step (µs)", tools="", toolbar_location=None, name="hw-decision")
+        describe_chart(bars, CHART_TEXTS[bars.name])
         bars.hbar(y="regime", right="us", source=self.ceil_bars, height=0.6, color="color")
         self._figs["bars_fig"] = bars
 
@@ -430,6 +453,7 @@ class HardwareView(pn.viewable.Viewer):
                    toolbar_location="above", name="hw-stairs",
                    tooltips=[("N", "@n"), ("TFLOP/s", "@tflops{0,0.0}"), ("waves", "@waves"),
                              ("padded N", "@padded"), ("useful", "@eff{0.0%}")])
+        describe_chart(s, CHART_TEXTS[s.name])
         s.step("n", "tflops", source=self.stairs, mode="after", line_width=2, color="#1f77b4")
         s.scatter("n", "tflops", source=self.stairs_probe, size=12, color="#d62728")
         # A quarter of the data's span of room below and above: at the lowest stair the readout's dot, in the
@@ -439,6 +463,7 @@ class HardwareView(pn.viewable.Viewer):
         self._figs["stairs_fig"] = s
         w = figure(height=140, sizing_mode="stretch_width", x_axis_label="N", y_axis_label="waves",
                    tools="", toolbar_location=None, name="hw-waves")
+        describe_chart(w, CHART_TEXTS[w.name])
         w.x_range = s.x_range
         w.step("n", "waves", source=self.stairs, mode="after", line_width=2, color="#9467bd")
         w.yaxis.ticker.min_interval = 1  # a wave is whole: no tick at 1.2 waves
@@ -499,6 +524,7 @@ class HardwareView(pn.viewable.Viewer):
                    y_axis_label="× the 2017 value (V100)", tools="pan,wheel_zoom,reset,save,hover",
                    toolbar_location="above", name="hw-trend",
                    tooltips=[("part", "@name"), ("series", "@series"), ("× 2017", "@rel{0,0.0}")])
+        describe_chart(t, CHART_TEXTS[t.name])
         t.multi_line("xs", "ys", source=self.trend_lines, line_color="color", line_dash="dash", line_width=2,
                      legend_label="Gholami et al. 2024: 3.0× / 1.6× / 1.4× per 2 years")
         t.scatter("year", "rel", source=self.trend_points, size=10, color="color", marker="marker",
@@ -515,6 +541,7 @@ class HardwareView(pn.viewable.Viewer):
         tl = figure(height=320, sizing_mode="stretch_width", x_range=(1992, 2034), y_range=(-0.7, len(ev) - 0.3),
                     tools="hover", toolbar_location=None, name="hw-timeline-fig", x_axis_label="year",
                     tooltips=[("", "@title"), ("", "@detail"), ("source", "@source")])
+        describe_chart(tl, CHART_TEXTS[tl.name])
         tl.yaxis.visible = False
         tl.ygrid.visible = False
         events = tl.scatter("year", "y", source=tl_src, size=11, color="#6d28d9")

@@ -32,7 +32,7 @@ from .present import INPUT_TEXT_CSS, present_figure, wrap_title
 from .roofline_view import fit_x_end, roof_xy
 from .serving_views import serving_inputs
 from .state import LabState
-from .style import LAST_TICK_ROOM, PALETTE, STYLESHEET
+from .style import LAST_TICK_ROOM, PALETTE, STYLESHEET, describe_chart
 
 #: The rung's short name on the chart (the table gives the article's title).
 SHORT = {"continuous_batching": "batching", "weight_quantization": "quantization",
@@ -312,6 +312,9 @@ class LadderView(pn.viewable.Viewer):
                      toolbar_location=None, tools="", name="ladder-chart",
                      min_border_right=LAST_TICK_ROOM)
         wrap_title(fig)  # a phone's page: the axis titles wrap to the chart's width
+        describe_chart(fig, "Ladder chart, log-log: the climb, a point per rung switched on at its arithmetic "
+                            "intensity on the weights and its attainable TFLOP/s under the roof, joined by arrows. "
+                            "The table gives each rung's figures.")
         fig.line("x", "y", source=self.roof, color=PALETTE["roof"], line_width=2)
         fig.line("x", "y", source=self.later_roof, color=PALETTE["roof"], line_width=2, line_dash="dashed")
         self.ridge = Span(dimension="height", location=1, line_color=PALETTE["roof"], line_dash="dashed")

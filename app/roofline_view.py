@@ -54,10 +54,13 @@ from .image_export import image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .state import LabState
-from .style import LAST_TICK_ROOM, PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS
+from .style import LAST_TICK_ROOM, PALETTE, PIN_STYLES, SERIES_DASHES, SERIES_MARKERS, describe_chart
 
 #: The tab that shows the chart (app/state.py's TABS).
 CHART_TAB = "Roofline"
+#: What the chart plots, for a screen reader (app/style.py describe_chart).
+ROOFLINE_TEXT = ("Roofline chart, log-log: attainable TFLOP/s (dense) against arithmetic intensity in FLOP/byte, "
+                 "with the roof, its ridge point, the batch ladder and your workload.")
 PRESENT_HEIGHT = 560  # px: the chart in present mode, legend included, under the tabs of a 720-px screen
 #: px the roofline grows by on a page under 640 px wide, where its legend takes one column (10 rows, not 5) and its
 #: title wraps to five lines: its plot keeps ~330 px for its six decades.
@@ -533,6 +536,8 @@ class RooflineView(pn.viewable.Viewer):
             min_border_right=LAST_TICK_ROOM,
         )
         fig.add_tools(*image_actions(fig, "roofline"))  # SVG and PNG at 2x (app/image_export.py)
+        describe_chart(fig, ROOFLINE_TEXT + (" Its figures are in the summary above it." if self.compact
+                                             else " Your workload's figures are in the readouts."))
         self.legend = legend = Legend(items=[])
         add = _renderer_adder(fig, legend, self._rows)
         self.sparse_renderer = add(Line(x="x", y="y", line_color=PALETTE["sparse"], line_dash=SERIES_DASHES["sparse"],

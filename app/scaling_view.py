@@ -25,7 +25,7 @@ from core.sweeps import tp_sweep
 from .image_export import chart_levers, image_actions
 from .present import present_figure, wrap_title
 from .state import LabState
-from .style import PALETTE, STYLESHEET
+from .style import PALETTE, STYLESHEET, describe_chart
 
 TAB = "Scaling"
 MS = 1e3
@@ -38,6 +38,13 @@ HEIGHTS = {"times": (340, 500), "rates": (300, 500)}
 #: Each chart's flex basis: a whole row each (one above the other) normally; in present mode side by side where the
 #: column is wide enough (a projector), one above the other on a phone.
 CHART_FLEX = ("1 1 100%", "1 1 360px")
+#: What each chart plots, for a screen reader (app/style.py describe_chart).
+SCALING_TEXTS = {
+    "scaling-time-figure": "Scaling chart, log-log: one GPU's compute, memory and communication time per step and the "
+                           "time per output token, against the tensor-parallel degree TP.",
+    "scaling-rate-figure": "Scaling chart, log-log: tokens/s of the whole deployment and per sequence, against the "
+                           "tensor-parallel degree TP.",
+}
 
 
 def kv_under_tp(model) -> str:
@@ -94,6 +101,7 @@ class ScalingView(pn.viewable.Viewer):
                      x_axis_label="tensor-parallel degree TP (GPUs per layer)", tools="pan,wheel_zoom,reset",
                      toolbar_location="above", **kw)
         fig.add_tools(*image_actions(fig, (fig.name or "scaling").removesuffix("-figure")))  # app/image_export.py
+        describe_chart(fig, SCALING_TEXTS[fig.name])
         fig.toolbar.autohide = True
         fig.toolbar_inner = True  # over the frame's top, as the roofline's: beside a long title it folded into "⋮"
         fig.xaxis.ticker = [1, 2, 4, 8, 16, 32, 64, 128]

@@ -69,6 +69,20 @@ def scroll_table(rows: str, cls: str = "lab", attrs: str = "") -> str:
     (`` data-readout="pins"``)."""
     return (f'<div class="scroll" tabindex="0" role="region" aria-label="table, scrolls sideways">'
             f'<table class="{cls}"{attrs}>{rows}</table></div>')
+
+
+def describe_chart(fig, text: str):
+    """Name a chart for a screen reader: ``text`` says what it plots and, where the page gives them as text, where its
+    figures are.  Returns ``fig``.
+
+    A chart's title, labels and marks are drawn on a canvas, which a screen reader cannot read.  The text rides on
+    the figure's own element (Bokeh's ``html_attributes``, ``data-chart``); the page's repairs (``app/a11y.js``) give
+    it to the chart's focusable layer as its name.
+    """
+    fig.html_attributes = {**fig.html_attributes, "data-chart": text}
+    return fig
+
+
 #: Code in a Markdown pane (`roofline.svg`) dark enough to read on white: Panel's default theme draws it #82aaff,
 #: 2.4:1 against white, under WCAG's 4.5:1 (axe's color-contrast); #0a4a85 is 9:1.  The theme sets the colour on
 #: each pane's own root, so the pane's stylesheet sets it again there.

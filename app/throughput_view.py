@@ -24,7 +24,7 @@ from .image_export import chart_levers, image_actions
 from .label_layout import place_labels_in_browser, unplaced
 from .present import present_figure, wrap_title
 from .state import LabState
-from .style import PALETTE, PIN_STYLES, SERIES_MARKERS
+from .style import PALETTE, PIN_STYLES, SERIES_MARKERS, describe_chart
 
 #: The batch axis: B = 1 … 1,024 and a tenth of a decade either side, so that the markers at B = 1 and 1,024 are
 #: drawn whole (they were cut in half by the frame).
@@ -104,6 +104,9 @@ class ThroughputView(pn.viewable.Viewer):
             tools="pan,wheel_zoom,reset", toolbar_location="above", name="throughput-figure",
         )
         fig.add_tools(*image_actions(fig, "throughput-vs-batch"))  # SVG and PNG at 2x (app/image_export.py)
+        describe_chart(fig, "Throughput chart, log-log: the tokens/s ceiling against batch B, on the weights alone and "
+                            "counting KV reads at the context S; the batches whose KV cache does not fit are shaded. "
+                            "The current batch's figures are in the readouts.")
         fig.toolbar.autohide = True
         fig.toolbar_inner = True  # over the frame's top, as the roofline's: beside a long title it folded into "⋮"
         # From past the largest batch that fits to the frame's right edge (right=None).
