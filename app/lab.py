@@ -335,7 +335,9 @@ class Lab(pn.viewable.Viewer):
             pane.css_classes = ["present"] if present else []
         self.controls.collapsed = present
         if present and self.title is None:
-            self.title = pn.pane.HTML("<b>Roofline Lab</b>", styles={"font-size": "18px"}, margin=(8, 10))
+            # The page's heading (the intro's, folded away here, is the page's h1 otherwise): a screen reader's
+            # list of headings starts with the lab's name.
+            self.title = pn.pane.HTML('<h1 style="font-size: 18px; margin: 0">Roofline Lab</h1>', margin=(8, 10))
             self.header.insert(0, self.title)
         if self.title is not None:
             self.title.visible = present

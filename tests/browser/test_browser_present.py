@@ -774,6 +774,15 @@ def test_the_embed_has_a_main_landmark_and_a_heading(page, lab_url):
     assert size[0] <= 500 and size[1] <= 450, size  # the heading takes no room
 
 
+def test_present_mode_has_a_level_one_heading(page, lab_url):
+    """Present mode folds the intro, the page's h1, away: its own title is then the page's heading (an accessibility
+    audit: a screen reader's list of headings had no lab's name on a projector's page)."""
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    heading = page.get_by_role("heading", level=1)
+    heading.wait_for(timeout=15_000)
+    assert heading.count() == 1 and heading.inner_text() == "Roofline Lab"
+
+
 @pytest.mark.parametrize("tab, wait", [("Roofline", "canvas"), ("Hardware", ".choices"),
                                        ("Bring your own", "textarea")])
 def test_every_control_has_a_name_and_a_card_says_whether_it_is_open(page, lab_url, tab, wait):
