@@ -23,9 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from .expected import load_efficiency
 from .model_catalogue import get_model
 from .models import ModelSpec
-from .published import calibration_set
+from .published import calibration_set, format_class
 from .units import fmt_count
 
 __all__ = ["Coverage", "beyond_calibration", "beyond_text", "calibration_coverage"]
@@ -51,6 +52,8 @@ class Coverage:
         max_layers: the most layers of a calibration model (the launch term counts kernels per layer).
         max_tp, max_ep, max_pp: the largest splits measured.
         max_batch: the largest batch B, sequences.
+        max_batch_by_class: the largest batch B measured in each weight format's class (``16-bit``, ``fp8``,
+            ``8-bit``, ``4-bit``: each non-16-bit class has its own fitted dequantisation factor per engine), sequences.
         max_context: the longest decode context S, tokens (prompt + half the output, as the lab reads a generation).
         max_prompt: the longest prompt, tokens (what a prefill reads).
         max_spec_k: the most tokens a measured decode step verified (1: none speculated).
@@ -70,6 +73,7 @@ class Coverage:
     gpus: frozenset[str]
     n: int
     max_spec_k: int = 1
+    max_batch_by_class: tuple[tuple[str, int], ...] = ()
 
 
 @cache
@@ -85,12 +89,22 @@ def calibration_coverage() -> Coverage:
         max_tp=max(m.tp for m in ms), max_ep=1, max_pp=1,
         max_batch=max(m.batch for m in ms),
         max_context=max(m.decode_context for m in ms), max_prompt=max(m.prompt_len for m in ms),
-        gpus=frozenset(m.gpu for m in ms), n=len(ms))
+        gpus=frozenset(m.gpu for m in ms), n=len(ms),
+        max_batch_by_class=tuple(sorted({cls: max(m.batch for m in ms if format_class(m) == cls)
+                                         for cls in {format_class(m) for m in ms}}.items())))
+
+
+def weight_class(weight_dtype: str) -> str | None:
+    """The class of the weight-precision lever ``weight_dtype`` (``core/efficiency.json``: ``int4`` is ``4-bit``), or
+    None for a lever with none (a pasted model's weights as stored)."""
+    fmt = load_efficiency()["formats"].get(weight_dtype)
+    return fmt.get("class") if isinstance(fmt, dict) else None
 
 
 def beyond_calibration(result) -> tuple[str, ...]:
     """What ``result`` (a :class:`~core.scenario.ScenarioResult`) has that no calibration measurement had, in words,
-    or ``()``: its model's features, its routed experts, its split, its GPU, its batch and its context."""
+    or ``()``: its model's features, its routed experts, its split, its GPU, its batch (overall and in its weights'
+    class) and its context."""
     c = calibration_coverage()
     m: ModelSpec = result.model
     out = [name for name, has in FEATURES.items() if name not in c.features and has(m)]
@@ -105,6 +119,16 @@ def beyond_calibration(result) -> tuple[str, ...]:
         out.append(f"{result.gpu.name} (no measurement in the set ran on it)")
     if result.phase == "decode" and result.batch > c.max_batch:
         out.append(f"B = {fmt_count(result.batch)} (the set's largest is {fmt_count(c.max_batch)})")
+    elif result.phase == "decode" and (cls := weight_class(result.weight_dtype)) is not None:
+        # Within the set's batches, but past its batches in this class: the class's dequantisation factor was fitted
+        # only there (every 4-bit measurement is at B = 1, and a W4A16 GEMM at B = 256 is not a B = 1 matvec).
+        most = dict(c.max_batch_by_class).get(cls)
+        if most is None:
+            out.append(f"{cls} weights (no measurement in the set has them)")
+        elif result.batch > most:
+            measured = "all at B = 1" if most == 1 else f"at B ≤ {fmt_count(most)}"
+            out.append(f"B = {fmt_count(result.batch)} with {cls} weights (the set's {cls} measurements are "
+                       f"{measured})")
     if result.phase == "decode" and result.context > c.max_context:
         out.append(f"S = {fmt_count(result.context)} tokens (the set's longest decode context is "
                    f"{fmt_count(c.max_context)})")
