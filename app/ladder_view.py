@@ -20,7 +20,7 @@ from bokeh.models import Arrow, ColumnDataSource, LabelSet, NormalHead, Span
 from bokeh.plotting import figure
 
 from core.batching import MIXES
-from core.explain import bound_by_kv_reads
+from core.explain import rung_bound_word
 from core.ladder import ARTICLE_ORDER, RUNGS, Ladder, LadderSettings, climb, ladder_start
 from core.permalink import shown_value
 from core.scenario import Scenario
@@ -103,12 +103,6 @@ def ladder_rows(ladder: Ladder) -> list[dict]:
     return rows
 
 
-def _bound(row: dict, ridge: float) -> str:
-    """A rung's bound as the table words it: the step's, counting KV reads, saying so where the intensity on the
-    weights beside it is past the ridge (a trial read "memory" under 449.8 with the ridge at 295 as an error)."""
-    return "memory, by KV reads" if bound_by_kv_reads(row["bound"], row["intensity"], ridge) else row["bound"]
-
-
 def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     """The steps as an HTML table: per rung what it pulled, then B, k, p, the intensity 2·B·k/p on the weights,
     the bound, tokens/s per sequence and per GPU, the largest batch that fits, TTFT and TPOT."""
@@ -134,7 +128,8 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
             f'<td class="k">{row["number"]} {escape(row["title"])}{pulls}</td>'
             f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
             f'<td>{fmt_sig(row["intensity"])}<br>'
-            f'<span class="pulls">{escape(_bound(row, row["ridge_point"]))}</span></td>'
+            f'<span class="pulls">{escape(rung_bound_word(row["bound"], row["intensity"], row["ridge_point"]))}'
+            '</span></td>'
             # One decimal, as the rungs' notes and the tour's ladder steps print them (the table said 23 beside
             # step 21's "22.7 tokens/s per GPU").
             f'<td>{row["tokens_per_s_per_sequence"]:,.1f}</td><td>{row["tokens_per_s_per_gpu"]:,.1f}</td>'

@@ -140,6 +140,17 @@ def bound_by_kv_reads(bound: str, intensity_weights: float, ridge_point: float) 
     return bound == "memory" and intensity_weights >= ridge_point
 
 
+def rung_bound_word(bound: str, intensity_weights: float, ridge_point: float) -> str:
+    """A ladder rung's bound as the Ladder tab and ``python -m core ladder`` word it: the step's (counting KV reads),
+    saying so where the intensity on the weights beside it (FLOP/byte) is at or past the ridge point (a trial read
+    "memory" under 449.8 with the ridge at 295 as an error).
+
+    >>> rung_bound_word("memory", 1024.0, 295.0), rung_bound_word("memory", 16.0, 295.0)
+    ('memory, by KV reads', 'memory')
+    """
+    return "memory, by KV reads" if bound_by_kv_reads(bound, intensity_weights, ridge_point) else bound
+
+
 def launches_bind_weights_only(r: ScenarioResult) -> bool:
     """Whether the launches outlast the weights-only step (what the "weights" readouts count) but not the step
     counting KV: they then set the weights-only figures (the chart's point, the headline's share of peak), not the

@@ -29,6 +29,7 @@ import numpy as np
 from .batching import SHAREGPT, LengthMix, compare_batching
 from .context_parallel import HOSTS, ring_attention, ring_host
 from .disaggregation import OUTPUT_LEN, RATE, TPOT_TARGET_S, TTFT_TARGET_S, plan_pools
+from .explain import rung_bound_word
 from .ladder import ARTICLE_ORDER, LadderSettings, climb, ladder_start
 from .levers import LeverTable
 from .paging import BLOCK_SIZE, POLICIES, compare_paging
@@ -314,12 +315,13 @@ def _said(note: str, text: str) -> str:
 
 def _ladder_text(ladder, note: str = "") -> str:
     lines = [f"From {ladder.steps[0].models}." + (f" {note}" if note else ""),
-             f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>8s} {'tok/s/seq':>10s} "
+             f"{'rung':34s} {'B':>5s} {'k':>2s} {'p':>4s} {'I':>8s} {'bound':>19s} {'tok/s/seq':>10s} "
              f"{'tok/s/GPU':>10s} {'fits':>5s} {'TTFT ms':>8s} {'TPOT ms':>8s}"]
     for step, note, article in zip(ladder.steps, ladder.speculation_notes(), ladder.article_notes(), strict=True):
         n = step.numbers()
         lines.append(f"{step.title:34s} {n['batch']:5d} {n['k']:2d} {n['p']:4g} {fmt_sig(n['intensity']):>8s} "
-                     f"{n['bound']:>8s} {n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
+                     f"{rung_bound_word(n['bound'], n['intensity'], n['ridge_point']):>19s} "
+                     f"{n['tokens_per_s_per_sequence']:10,.1f} {n['tokens_per_s_per_gpu']:10,.1f} "
                      f"{n['max_batch']:5d} {1e3 * n['ttft_s']:8,.1f} {1e3 * n['tpot_s']:8,.2f}")
         if step.summary:
             lines.append(f"    {step.summary}")
@@ -333,7 +335,8 @@ def _ladder_text(ladder, note: str = "") -> str:
     # INT4's BF16, 281): the tab dashes the first ridge beside the last, and the text names both (a trial).
     moved = f" at the last rung ({start:,.0f} at the start)" if f"{start:,.0f}" != f"{end:,.0f}" else ""
     lines.append(f"ridge point {end:,.0f} FLOP/byte{moved}; "
-                 f"{'I = 2·B·k·N_active / (N_read·p)' if moe else 'I = 2·B·k/p'} on the weights")
+                 f"{'I = 2·B·k·N_active / (N_read·p)' if moe else 'I = 2·B·k/p'} on the weights; the bound counts "
+                 "the KV reads (\"memory, by KV reads\" where I on the weights alone is past the ridge)")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 models' numbers, text, and one-line errors."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,7 @@ def test_the_command_line_starts_where_the_tabs_do_and_says_so(capsys):
     assert main(["ladder", "--model", "qwen3-30b-a3b", "--batch", "16"]) == 0
     text = capsys.readouterr().out
     assert "(TP = 1)" in text.splitlines()[0] and "I = 2·B·k·N_active / (N_read·p) on the weights" in text
-    assert "   2.655   memory" in text  # the tab's intensity, not "3"
+    assert re.search(r"   2\.655 +memory ", text)  # the tab's intensity, not "3"
     assert main(["batching", "--tp", "2", "--batch", "64"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("The scenario does not fit at TP = 2 (weights and KV cache at B = 64): it starts at TP = 4")
@@ -189,8 +190,9 @@ def test_the_ladders_text_names_the_first_ridge_where_the_quantisation_rung_move
     # A trial: gpt-oss as stored on a B200 starts on its FP4 + BF16 mix (620.5 FLOP/byte) and the quantisation rung
     # takes it to INT4's BF16 roof (281.2); the text printed only "ridge point 281" where the tab dashes both.
     main(["ladder", "--model", "gpt-oss-120b", "--gpu", "b200", "--weight-dtype", "stored"])
-    assert capsys.readouterr().out.rstrip().endswith(
-        "ridge point 281 FLOP/byte at the last rung (621 at the start); I = 2·B·k·N_active / (N_read·p) on the weights")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(
+        "ridge point 281 FLOP/byte at the last rung (621 at the start); I = 2·B·k·N_active / (N_read·p) on the "
+        "weights;")
     main(["ladder"])
     assert "ridge point 295 FLOP/byte; I = 2·B·k/p on the weights" in capsys.readouterr().out
 
@@ -243,3 +245,20 @@ def test_batching_says_how_many_requests_the_maximum_length_cut(capsys):
     from core.batching import SHAREGPT
     html = batching_html(Scenario(model="llama-3-8b", context=512), SHAREGPT, 16)
     assert "325 of them reach the maximum length S = 512 (P + O = S): the mix's longer ones are cut to it." in html
+
+
+def test_the_ladders_text_words_a_rungs_bound_as_the_tab_does(capsys):
+    """An engineer's trial: ``ladder --model llama-3-8b --batch 64 --context 2048`` printed "1,024 memory" on the
+    quantisation rung beside "ridge point 295", where the tab says "memory, by KV reads"
+    (core.explain.rung_bound_word)."""
+    from app.ladder_view import ladder_table_html
+    from core.ladder import climb
+    from core.scenario import Scenario
+
+    assert main(["ladder", "--model", "llama-3-8b", "--batch", "64", "--context", "2048"]) == 0
+    text = capsys.readouterr().out
+    row = next(line for line in text.splitlines() if line.startswith("Weight quantization"))
+    assert re.search(r" 1,024 memory, by KV reads +159\.8 ", row), row
+    html = ladder_table_html(climb(Scenario(model="llama-3-8b", batch=64, context=2048)))
+    # one rung's, and the key under the table that says what it means
+    assert html.count("memory, by KV reads") == text.count("memory, by KV reads") == 2
