@@ -144,6 +144,9 @@ class Interconnect:
         max_node: the most accelerators one scale-up domain joins (8 for HGX, 72 for
             NVL72, the pod for TPUs); None for PCIe-only cards (no scale-up domain).
         as_printed: the datasheet's wording.
+        mesh_links: for a full mesh (AMD's Infinity Fabric platforms: no switch, a direct link to each peer), the
+            links per GPU the printed bandwidth is the total of; None for a switched fabric, where any group of GPUs
+            has the whole bandwidth.
     """
 
     kind: str
@@ -152,6 +155,7 @@ class Interconnect:
     direction: str
     max_node: int | None
     as_printed: str
+    mesh_links: int | None = None
 
     @property
     def per_direction_bandwidth(self) -> float | None:
@@ -160,6 +164,25 @@ class Interconnect:
             return None
         return self.bandwidth / 2 if self.direction.startswith("bidirectional") else self.bandwidth
 
+    def group_bandwidth(self, gpus: int) -> float | None:
+        """Bytes/s one way that one GPU of a group of ``gpus`` has toward the others: the whole per-direction figure
+        on a switched fabric; on a full mesh of ``mesh_links`` links, only the ``gpus − 1`` links to its peers
+        (a pair of MI300Xs shares one 64 GB/s link, not the 448 GB/s of all seven).  None if unknown.
+
+        A ring all-reduce over that bandwidth takes what the mesh's direct algorithm takes: each GPU sends
+        2·(n−1)/n of the data over n − 1 links at once.
+
+        >>> from core.hardware import get_accelerator
+        >>> [get_accelerator("mi300x").interconnect.group_bandwidth(n) / 1e9 for n in (2, 4, 8)]
+        [64.0, 192.0, 448.0]
+        >>> get_accelerator("h100-sxm").interconnect.group_bandwidth(2) / 1e9
+        450.0
+        """
+        bw = self.per_direction_bandwidth
+        if bw is None or not self.mesh_links or gpus < 2:
+            return bw
+        return bw * min(gpus - 1, self.mesh_links) / self.mesh_links
+
 
 def _interconnect(rec: dict | None) -> Interconnect | None:
     if not rec:
@@ -167,7 +190,7 @@ def _interconnect(rec: dict | None) -> Interconnect | None:
     bw = rec.get("bandwidth_bytes_per_s")
     return Interconnect(kind=rec["kind"], generation=str(rec["generation"]),
                         bandwidth=None if bw is None else float(bw), direction=rec["direction"],
-                        max_node=rec.get("max_node"), as_printed=rec["as_printed"])
+                        max_node=rec.get("max_node"), as_printed=rec["as_printed"], mesh_links=rec.get("mesh_links"))
 
 
 def _from_record(rec: dict) -> Accelerator:

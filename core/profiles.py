@@ -27,7 +27,7 @@ from .overhead import kernels_per_step, overhead_time
 from .parallelism import Parallelism
 from .precision import compute_roof, mixed_roof
 from .step import AttentionProfile, CacheProfile, Collective, Split, StageProfile, StepProfile
-from .units import fmt_flops_rate
+from .units import fmt_flops_rate, fmt_sig
 from .weights import STORED, Weights, weights_as
 
 __all__ = ["CACHE_SIZE", "Deployment", "deployment"]
@@ -172,7 +172,7 @@ def _build(model: ModelSpec, gpu: Accelerator, v: dict) -> Deployment:
         sixteen_bit_share=share,
         kv_heads_per_gpu={gqa: plan.kv_heads_per_gpu(gqa) for gqa in (True, False)},
         warnings=tuple(warnings),
-        interconnect=_link_text(gpu), reference=reference, reference_peak=reference_peak,
+        interconnect=_link_text(gpu, plan.tp * plan.ep), reference=reference, reference_peak=reference_peak,
         cuda_graphs=bool(v["cuda_graphs"]), n_params=model.n_params, n_active_params=model.n_active_params,
         query_heads_per_gpu=plan.query_heads_per_gpu(), layers_per_gpu=max(plan.stage_layers()),
         experts_per_gpu=plan.experts_per_gpu(), gpus_per_replica=plan.gpus_per_replica,
@@ -341,7 +341,8 @@ def _plan(gpu: Accelerator, model: ModelSpec, tp: int, pp: int, ep: int, replica
         warnings.append(f"TP = {tp} does not divide {model.name}'s {model.n_heads} query heads: engines refuse "
                         f"this split; the lab gives each GPU ceil({model.n_heads}/{tp}) heads")
     link = gpu.interconnect
-    bandwidth = link.per_direction_bandwidth if link else None
+    # What a GPU has toward the others of its group: on a full mesh only the links to its peers (core/hardware.py).
+    bandwidth = link.group_bandwidth(tp * ep) if link else None
     if tp * ep > 1 and not bandwidth:
         warnings.append(f"{gpu.name} has no interconnect bandwidth in the catalogue: communication time counts "
                         "only the per-call latency")
@@ -357,12 +358,18 @@ def _plan(gpu: Accelerator, model: ModelSpec, tp: int, pp: int, ep: int, replica
     return Parallelism(model, tp=tp, pp=pp, ep=ep, replicas=replicas, link_bandwidth=bandwidth)
 
 
-def _link_text(gpu: Accelerator) -> str:
-    """The scale-up link in words, as the catalogue prints it."""
+def _link_text(gpu: Accelerator, group: int = 1) -> str:
+    """The scale-up link in words, as the catalogue prints it; on a full mesh, what a group of ``group`` GPUs (TP·EP)
+    has of it, the figure the communication uses."""
     link = gpu.interconnect
     if link is None:
         return "no interconnect in the catalogue"
     bw = link.per_direction_bandwidth
     per_dir = f", {bw / 1e9:,.0f} GB/s per direction" if bw else ""
     node = f", up to {link.max_node} accelerators per node" if link.max_node else ", no scale-up node"
-    return f"{link.kind} {link.generation}".strip() + f" ({link.as_printed}{per_dir}{node})"
+    mesh = ""
+    if link.mesh_links and bw and group > 1:
+        used = min(group - 1, link.mesh_links)
+        mesh = (f"; a full mesh: each of {group} GPUs reaches the others over {used} of its {link.mesh_links} links, "
+                f"{fmt_sig(link.group_bandwidth(group) / 1e9)} GB/s per direction")
+    return f"{link.kind} {link.generation}".strip() + f" ({link.as_printed}{per_dir}{node}{mesh})"

@@ -116,3 +116,30 @@ def test_the_rtx_5090s_fp8_int8_and_fp4_roofs_are_the_whitepapers_dense_figures(
                                                                    "int8": 838, "fp4": 1676}
     assert g.sparse_flop_per_s["fp4"] == 3352e12  # the "3,352 AI TOPS" headline is FP4 with 2:4 sparsity
     assert "main-horse.github.io" in RECORDS["rtx-5090"]["sources"]["dense_flop_per_s"]
+
+
+def test_amds_links_are_bidirectional_and_a_mesh_gives_a_group_its_peers_links_only():
+    """A hardware engineer's trial: an MI300X's 7 × 128 GB/s Infinity Fabric links were counted as 896 GB/s each way
+    (as much as a B200's NVLink 5), where each link is 16 lanes × 32 Gb/s = 64 GB/s each way; and on the platform's
+    full mesh, with no switch, a pair of GPUs shares one link."""
+    for gpu, per_link in (("mi300x", 64e9), ("mi325x", 64e9), ("mi355x", 76.8e9)):
+        ic = get_accelerator(gpu).interconnect
+        assert ic.mesh_links == 7 and ic.per_direction_bandwidth == pytest.approx(7 * per_link)
+        assert [ic.group_bandwidth(n) for n in (1, 2, 4, 8, 16)] == pytest.approx(
+            [7 * per_link, per_link, 3 * per_link, 7 * per_link, 7 * per_link])
+    nvlink = get_accelerator("h100-sxm").interconnect
+    assert nvlink.mesh_links is None and nvlink.group_bandwidth(2) == nvlink.group_bandwidth(8) == 450e9
+
+
+def test_a_split_on_a_mesh_communicates_over_its_peers_links():
+    from core import Scenario
+
+    def link(gpu, tp):
+        return Scenario(model="llama-3-70b", gpu=gpu, tp=tp).evaluate()
+
+    pair, eight = link("mi300x", 2), link("mi300x", 8)
+    assert pair.link_bandwidth == 64e9 and eight.link_bandwidth == 448e9
+    assert "over 1 of its 7 links, 64 GB/s per direction" in pair.interconnect
+    assert link("h100-sxm", 2).link_bandwidth == 450e9
+    # the same bytes over a seventh of the links: the pair's wire time is 7 × the eight's per byte
+    assert pair.communication_time_s > eight.communication_time_s
