@@ -500,7 +500,7 @@ class LadderStep:
             "ridge_point": r.ridge_point, "attainable_flop_per_s": r.attainable_flop_per_s_weights,
             "attainable_flop_per_s_with_kv": r.attainable_flop_per_s_with_kv,
             "bound": r.bound, "tokens_per_s_per_sequence": r.tokens_per_s_per_sequence,
-            "tokens_per_s_per_gpu": _per_gpu(r),
+            "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
             "max_batch": self.fit, "ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "fits": r.fits,
             "gpus": r.gpus_total,
         }
@@ -514,7 +514,7 @@ class LadderStep:
             return None
         e = self.result.expected_tokens_per_step
         verify = self.result.tpot_s * e  # TPOT = verify / E
-        return {"tokens_per_s_per_gpu": _per_gpu(k1), "tpot_s": k1.tpot_s, "verify_s": verify, "e_tokens": e,
+        return {"tokens_per_s_per_gpu": k1.tokens_per_s_per_gpu, "tpot_s": k1.tpot_s, "verify_s": verify, "e_tokens": e,
                 "verify_steps": verify / k1.tpot_s}
 
     @property
@@ -538,11 +538,6 @@ class LadderStep:
                 "levers": dict(self.levers), "applied": list(self.applied),
                 "without_speculation": None if k1 is None else {key: k1[key] for key in ("tokens_per_s_per_gpu",
                                                                                          "tpot_s")}}
-
-
-def _per_gpu(r: ScenarioResult) -> float:
-    """Output tokens/s per GPU of a result (all replicas' tokens over all GPUs)."""
-    return r.output_tokens_per_s_aggregate / r.gpus_total
 
 
 @dataclass(frozen=True)
@@ -652,7 +647,7 @@ def _step(climb: _Climb, state: _State, order: tuple[str, ...], rung: Rung | Non
     k1 = None
     if state.levers.get("spec_k", 1) > 1 and r.bound != "memory":  # past the ridge, does verifying k still pay?
         k1 = climb.evaluate({**state.levers, "spec_k": 1})
-        k1 = k1 if _per_gpu(k1) > _per_gpu(r) else None
+        k1 = k1 if k1.tokens_per_s_per_gpu > r.tokens_per_s_per_gpu else None
     return LadderStep(rung.id if rung else None, title, models, assumes, summary, effect, dict(state.levers), order,
                       climb.fit(state.levers, state.applied), r, k1)
 

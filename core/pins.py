@@ -602,10 +602,15 @@ COMPARE_METRICS = (
     CompareMetric("tokens_aggregate", "aggregate tokens/s of the batch (× PP micro-batches in flight), ceiling",
                   "tokens/s",
                   lambda r: r.tokens_per_s_with_kv, "tokens_per_s_with_kv", note=_if_it_fit, fmt=fmt_rate),
+    # Per GPU: pins of different sizes (TP = 4 against one GPU) compared by the batch's rate alone read as the larger
+    # deployment's GPU being faster (a hardware engineer's trial).
+    CompareMetric("tokens_per_gpu", "tokens/s per GPU (all the deployment's GPUs), ceiling", "tokens/s",
+                  lambda r: r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu", note=_if_it_fit, fmt=fmt_rate),
     CompareMetric("tpot", "time per output token at the ceiling", "ms", lambda r: r.tpot_s, "time_per_output_token_s",
                   1e3, _if_it_fit),
-    CompareMetric("weights", "weights held", "GiB", lambda r: r.weight_bytes_held, "weight_bytes_held", 1 / GiB),
-    CompareMetric("kv", "KV cache held (the batch)", "GiB", lambda r: r.kv_bytes, "kv_cache_bytes", 1 / GiB),
+    CompareMetric("weights", "weights held per GPU", "GiB", lambda r: r.weight_bytes_held, "weight_bytes_held",
+                  1 / GiB),
+    CompareMetric("kv", "KV cache of the batch, held per GPU", "GiB", lambda r: r.kv_bytes, "kv_cache_bytes", 1 / GiB),
     CompareMetric("memory", "fits in memory? weights + KV + reserve, of one GPU's capacity", "%",
                   lambda r: r.memory_used_bytes / r.capacity_bytes, "memory_used_fraction_of_capacity", 100, _fits),
     CompareMetric("intensity_kv", "intensity counting KV reads", "FLOP/byte", lambda r: r.arithmetic_intensity_with_kv,

@@ -339,6 +339,12 @@ class ScenarioResult:
         return self.phase == "decode" and self.gqa
 
     @property
+    def tokens_per_s_per_gpu(self) -> float:
+        """Output tokens/s per GPU: every replica's output tokens/s over all its GPUs (tokens/s).  The figure that
+        compares deployments of different sizes: 4 GPUs at TP = 4 against 1."""
+        return self.output_tokens_per_s_aggregate / self.gpus_total
+
+    @property
     def kv_share_per_gpu(self) -> float:
         """Fraction of one sequence's KV cache one GPU reads per step (1 on one GPU; see :mod:`core.parallelism`)."""
         return self.deployment.plan.kv_share(self.gqa)

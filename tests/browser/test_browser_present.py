@@ -1376,7 +1376,7 @@ def test_compare_values_stay_inside_their_charts(page, lab_url, present):
     # ticks in 40 px).
     page.wait_for_function(f"(({COMPARE_MARKS})()).marks.every((m) => m[1])", timeout=5000)
     rows = page.evaluate(COMPARE_MARKS)
-    assert len(rows["marks"]) == len(compare_metrics()) * 6  # ten rows (the expected tokens/s under each ceiling's)
+    assert len(rows["marks"]) == len(compare_metrics()) * 6  # eleven rows (the expected tokens/s under each ceiling's)
     for name, ticks, gaps, size in rows["ticks"]:
         assert 2 <= len(ticks) <= 4 and min(gaps) >= 1.5 * size, (name, ticks, gaps)
         assert min(ticks) == 0  # nothing below zero is labelled
@@ -1592,7 +1592,7 @@ def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, prese
     errors = _open_compare(page, lab_url, present, pins, 16)
     names = page.evaluate("[...Bokeh.documents[0].all_models].filter((m) => (m.name || '').startsWith('compare-')"
                           " && m.name.endsWith('-fig')).map((m) => m.name)")
-    assert len(names) == len(compare_metrics()) == 10
+    assert len(names) == len(compare_metrics()) == 11
     shown = 0
     for name in names:
         boxes, problems = _settled_labels(page, name)
@@ -1602,7 +1602,7 @@ def test_compare_value_labels_of_sixteen_pins_never_collide(page, lab_url, prese
     # Every value, shown or left out, is in its row's hover.
     hover = page.evaluate("""[...Bokeh.documents[0].all_models].filter((m) => m.type === 'HoverTool'
         && JSON.stringify(m.tooltips).includes('@hover')).length""")
-    assert hover == 10
+    assert hover == 11
     texts = page.evaluate("Array.from(Bokeh.documents[0].get_model_by_name('compare-kv').data.text)")
     assert len(texts) == 16 and all(texts)
     assert errors == []

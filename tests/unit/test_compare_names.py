@@ -147,7 +147,7 @@ def test_an_empty_compare_tab_builds_no_chart():
     plots = lambda: [m for m in lab.compare.layout.get_root(Document()).references() if isinstance(m, Plot)]  # noqa: E731
     assert plots() == [] and "No pins to compare yet" in lab.compare.empty.object
     lab.pins.add_preset()
-    assert len(plots()) == 10 and lab.compare.chart.visible  # one per row: compare_metrics()
+    assert len(plots()) == 11 and lab.compare.chart.visible  # one per row: compare_metrics()
 
 
 def test_a_pipeline_pins_tokens_per_sequence_is_one_over_its_time_per_token():

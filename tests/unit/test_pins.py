@@ -550,3 +550,20 @@ def test_an_moes_trio_notes_each_pin_of_the_lever_it_moved():
     # Pins of scenarios (no trio) still name every pin's value on a tie.
     two = compare([Pin("a", Scenario(batch=4).levers()), Pin("b", Scenario(spec_k=4).levers())])
     assert [len(row.notes) for row in two] == [2, 2]
+
+
+def test_compare_gives_pins_of_different_sizes_a_rate_per_gpu():
+    """A hardware engineer's trial: 4 × H100 at TP = 4 showed 2,573 tokens/s above one B200's 1,636 with no row per
+    GPU, and read as "H100 beats B200"; the KV row said "(the batch)" over a figure per GPU."""
+    from app.lab import Lab
+
+    lab = Lab(query={"pins": '[{"name": "h", "gpu": "h100-sxm", "batch": "64", "tp": "4"}, '
+                             '{"name": "b", "gpu": "b200", "batch": "64"}]'})
+    lab.state.tab = "Compare"
+    h100, b200 = (Scenario(model="llama-3-70b", gpu=gpu, batch=64, tp=tp).evaluate()
+                  for gpu, tp in (("h100-sxm", 4), ("b200", 1)))
+    per_gpu = lab.compare.sources["tokens_per_gpu"].data["value"]
+    assert list(per_gpu) == pytest.approx([h100.output_tokens_per_s_aggregate / 4, b200.output_tokens_per_s_aggregate])
+    assert per_gpu[1] > per_gpu[0] and h100.tokens_per_s_with_kv > b200.tokens_per_s_with_kv
+    labels = {m.key: m.label for m in COMPARE_METRICS}
+    assert labels["kv"] == "KV cache of the batch, held per GPU" and labels["weights"] == "weights held per GPU"
