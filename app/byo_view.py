@@ -37,7 +37,7 @@ from core.config_reader import (
     named_by_file,
     parse_config_text,
 )
-from core.hardware import custom_accelerator, load_catalogue, sparse_warnings
+from core.hardware import custom_accelerator, load_catalogue, peak_order_warnings, sparse_warnings
 from core.measured_points import ABOVE_ROOF_CAUSE, MAX_CSV_CHARS, MeasuredPoint, parse_measurements
 from core.models import ConfigError, ModelSpec
 from core.permalink import (
@@ -412,6 +412,10 @@ class BringYourOwnView(pn.viewable.Viewer):
                       for roof, label in (("bf16", "BF16/FP16"), ("fp8", "FP8"), ("int8", "INT8"), ("fp4", "FP4"))}
         self.bandwidth = figure("Memory bandwidth (TB/s)", "gpu-bw")
         self.capacity = figure("Memory (GB, as printed)", "gpu-capacity")
+        # Its scale-up link and node, as the command line's --gpu-link and --gpu-node and a link's custom-gpu= carry
+        # them: without a link a split counted only its calls' latency (a hardware engineer's trial).
+        self.link = figure("Scale-up link (GB/s per direction, optional)", "gpu-link")
+        self.node = figure("GPUs per scale-up node (optional)", "gpu-node")
         datasheets = {"(none)": None, **{g.name: g.id for g in load_catalogue().values()}}
         self.reference = pn.widgets.Select(label="Draw beside the datasheet of", width=220, css_classes=["gpu-ref"],
                                            options=datasheets, stylesheets=[INPUT_TEXT_CSS])
@@ -444,7 +448,8 @@ class BringYourOwnView(pn.viewable.Viewer):
             pn.pane.Markdown("#### Your model: a Hugging Face config.json"),
             self.config_file, self.config_text, self.read_config, self.config_report,
             pn.pane.Markdown("#### Your GPU (dense figures, not the 2:4-sparsity headline)"),
-            pn.FlexBox(self.gpu_name, *self.peaks.values(), self.bandwidth, self.capacity, self.reference),
+            pn.FlexBox(self.gpu_name, *self.peaks.values(), self.bandwidth, self.capacity, self.link, self.node,
+                       self.reference),
             self.add_gpu, self.gpu_report,
             pn.pane.Markdown("#### Your measurements: decode points, CSV with a header "
                              "`batch,context,tokens_per_s` (plain decode, k = 1, the current model, GPU and "
@@ -618,6 +623,8 @@ class BringYourOwnView(pn.viewable.Viewer):
                                                                self.bandwidth.name),
                                      capacity_gb=form_number(self.capacity.value_input or self.capacity.value,
                                                              self.capacity.name),
+                                     link_gbs=form_number(self.link.value_input or self.link.value, self.link.name),
+                                     max_node=form_number(self.node.value_input or self.node.value, self.node.name),
                                      reference=self.reference.value,
                                      **{roof: v for roof, v in typed.items() if v is not None})
         except ValueError as exc:
@@ -625,14 +632,20 @@ class BringYourOwnView(pn.viewable.Viewer):
             return
         earlier = self.scenario.catalogue.own_gpus.get(gpu.id)
         self.scenario.add_gpu(gpu)
-        warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in sparse_warnings(gpu))
+        warnings = "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in (*sparse_warnings(gpu),
+                                                                                  *peak_order_warnings(gpu)))
         if earlier is not None and earlier != gpu:  # "My GPU" and "my-gpu!" are one id: the second had replaced the
             # first without a word (an attacker's trial); links name a GPU by that id, so it stays one
             warnings += (f'<div class="warn">⚠ it replaces your earlier {escape(earlier.name)} ({escape(gpu.id)}): '
                          "names that differ only in case and punctuation are one GPU; give it another name to keep "
                          "both</div>")
+        link = gpu.interconnect
+        linked = (f"; link {fmt_sig(link.per_direction_bandwidth / 1e9)} GB/s per direction"
+                  + (f", {link.max_node:,} GPUs per node" if link.max_node else "") if link else
+                  "; no link figure: a split over GPUs counts only its calls' latency")
         self.gpu_report.object = (f'<div class="ok" data-readout="gpu-form">Added {escape(gpu.name)}: BF16 ridge point '
-                                  f"{fmt_sig(gpu.ridge_point(), 3)} FLOP/byte; now the selected GPU.</div>{warnings}")
+                                  f"{fmt_sig(gpu.ridge_point(), 3)} FLOP/byte{linked}; now the selected GPU.</div>"
+                                  f"{warnings}")
 
     # -- your measurements ------------------------------------------------------------
     def _plot(self) -> None:

@@ -34,6 +34,7 @@ from .hardware import (
     custom_accelerator,
     get_accelerator,
     load_catalogue,
+    peak_order_warnings,
     sparse_warnings,
 )
 from .machine_roofs import measure
@@ -134,7 +135,7 @@ def custom_gpu_from_args(args: argparse.Namespace) -> tuple[Accelerator, list[st
     except CustomAcceleratorError as exc:  # it names its argument: the flag is that argument's (or the name's)
         flag = next((f for f, (dest, _, _) in CUSTOM_GPU_FLAGS.items() if dest == exc.field), "gpu-name")
         raise OneLineError(f"--{flag}: {exc}") from None
-    return gpu, sparse_warnings(gpu)
+    return gpu, [*sparse_warnings(gpu), *peak_order_warnings(gpu)]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -391,6 +391,22 @@ def catalogue_match(device_name: str) -> str | None:
     return None
 
 
+def peak_order_warnings(gpu: Accelerator) -> list[str]:
+    """Peaks of a narrower format below the BF16/FP16 peak: every datasheet in the catalogue prints FP8 and INT8 at
+    1× to 2× BF16 and FP4 at 2× to 4×, so a lower figure is most often a typo or a wrong column (the lab would then
+    run an FP8 step slower than a BF16 one).
+
+    >>> from core.hardware import custom_accelerator
+    >>> peak_order_warnings(custom_accelerator("x", 3.0, 80, bf16=100, fp8=50))
+    ['FP8 50 TFLOP/s is below the BF16/FP16 peak of 100: datasheets print a narrower format at 1× to 4× BF16. Check \
+the figure.']
+    """
+    bf16 = gpu.dense_flop_per_s.get("bf16")
+    return [f"{roof.upper()} {peak / 1e12:,.4g} TFLOP/s is below the BF16/FP16 peak of {bf16 / 1e12:,.4g}: datasheets "
+            "print a narrower format at 1× to 4× BF16. Check the figure."
+            for roof, peak in gpu.dense_flop_per_s.items() if roof in ("fp8", "int8", "fp4") and bf16 and peak < bf16]
+
+
 def sparse_warnings(gpu: Accelerator) -> list[str]:
     """Peaks that look like 2:4-sparsity headlines rather than dense figures.
 

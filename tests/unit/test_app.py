@@ -228,6 +228,30 @@ def test_a_custom_gpu_joins_the_selector_warns_on_sparse_figures_and_travels_in_
     assert again.scenario.gpu == "custom-sparse-ish-h100" and round(again.result.ridge_point) == 591
 
 
+def test_a_custom_gpus_link_and_node_come_from_the_form_and_travel_in_the_link():
+    """A hardware engineer's trial: the form had no link or node fields (the command line's --gpu-link and
+    --gpu-node had), so a split of a custom GPU counted only its calls' latency; and FP8 50 under BF16 100 passed
+    without a word."""
+    from urllib.parse import parse_qsl
+
+    lab = Lab()
+    lab.byo.link.value, lab.byo.node.value = "450", "8"
+    said = add_gpu(lab, "H20-ish", "4", "96", bf16="148", fp8="50")
+    assert "link 450 GB/s per direction, 8 GPUs per node" in said
+    assert "FP8 50 TFLOP/s is below the BF16/FP16 peak of 148" in said
+    link = lab.scenario.catalogue.own_gpus["custom-h20-ish"].interconnect
+    assert (link.per_direction_bandwidth, link.max_node) == (450e9, 8)
+    lab.scenario.tp = 8
+    assert lab.result.link_bandwidth == 450e9
+    again = Lab(query=dict(parse_qsl(lab.link.address.query[1:])))
+    assert again.result.link_bandwidth == 450e9 and again.result.tp == 8
+    lab.byo.link.value, lab.byo.node.value = "", ""
+    assert "no link figure: a split over GPUs counts only its calls' latency" in add_gpu(lab, "Bare", "4", "96",
+                                                                                         bf16="148")
+    lab.byo.link.value = "0.5"
+    assert "Not added" in add_gpu(lab, "Slow", "4", "96", bf16="148")
+
+
 def test_a_custom_gpu_with_a_missing_number_is_refused():
     lab = Lab()
     assert "Not added: bandwidth (TB/s) is missing: enter a positive number" in add_gpu(lab, bf16="500")
