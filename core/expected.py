@@ -110,7 +110,9 @@ TERM_NAMES = (
     ("hbm", "HBM: attainable fraction of datasheet bandwidth"),
     ("kernels", "weight-streaming kernels below stream bandwidth"),
     ("kv", "KV-cache reads below stream bandwidth (attention kernels)"),
-    ("dequant", "dequantisation in quantised kernels"),
+    # Fitted per format class, it is what a quantised format's kernels do to the weight read beside a 16-bit one's:
+    # dequantisation for weight-only INT4 and INT8, and for FP8 (W8A8, none to undo) a factor that can be a gain.
+    ("dequant", "quantised kernels: dequantisation and their weight read, fitted per format class"),
     ("gemm", "GEMM: attainable fraction of the format's peak"),
     ("attention", "attention in BF16 at FlashAttention's rate"),
     ("collectives", "collectives: α–β per all-reduce"),
@@ -132,7 +134,7 @@ def engine_names() -> tuple[str, ...]:
 
 #: Each term's name in a few words (the readouts' show-your-work).
 TERM_SHORT = {"format": "format", "embedding": "embedding", "hbm": "HBM", "kernels": "kernels", "kv": "KV reads",
-              "dequant": "dequantisation", "gemm": "GEMM", "attention": "attention", "collectives": "collectives",
+              "dequant": "quantised kernels", "gemm": "GEMM", "attention": "attention", "collectives": "collectives",
               "launches": "launches", "overlap": "overlap", "engine": "engine"}
 
 
