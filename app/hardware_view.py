@@ -966,18 +966,18 @@ class HardwareView(pn.viewable.Viewer):
             note += " " + SRAM_NOTE.format(gpu=gpu.name)
         self.hier_text.object = (
             f"<div>One head, N = {self.attn_n:,}, d = {self.attn_d}: naive attention moves {na.bytes_moved / 1e6:,.1f} "
-            f"MB through HBM (I = {na.intensity:,.1f}); FlashAttention with {sram / 1024:,.0f} KiB of SRAM per SM "
-            f"moves {fa.bytes_moved / 1e6:,.1f} MB (I = {fa.intensity:,.1f}) while doing "
+            f"MB through HBM (I = {na.intensity:,.1f}); FlashAttention, {sram / 1024:,.0f} KiB of SRAM per SM, "
+            f"{fa.bytes_moved / 1e6:,.1f} MB (I = {fa.intensity:,.1f}, Dao et al.'s bound) for "
             f"{fa.flop / na.flop:.3f}× the FLOPs: {na.time(gpu) * 1e6:,.1f} µs → {fa.time(gpu) * 1e6:,.1f} µs on the "
-            f"HBM roof. If the L2 holds one head's K and V ({2 * self.attn_n * self.attn_d * 2 / MiB:,.1f} MiB against "
-            f"{l2_text}), HBM sees only Q, K, V and O once ({floor / 1e6:,.1f} MB) and "
-            f"the re-reads land on the faster roofs: I = {fa.flop / floor:,.0f} FLOP per HBM byte, "
-            # Dao et al.'s count is an IO bound with no L2 reuse; with it, the forward pass is past the ridge, as
+            f"HBM roof. With one head's K and V ({2 * self.attn_n * self.attn_d * 2 / MiB:,.1f} MiB) in {l2_text}, "
+            f"HBM sees Q, K, V and O once ({floor / 1e6:,.1f} MB): I = {fa.flop / floor:,.0f}, "
+            # Dao et al.'s count is an IO bound with no reuse in L2; with it, the forward pass is past the ridge, as
             # FlashAttention-2 runs in practice (a hardware engineer's trial read the 17.7 µs "on the HBM roof" as
             # the lab's claim that FlashAttention is memory-bound).
-            + (f"past the ridge ({gpu.ridge_point():,.0f}): compute-bound, as FlashAttention runs in practice. "
-               if fa.flop / floor >= gpu.ridge_point() else f"under the ridge ({gpu.ridge_point():,.0f}). ")
-            + f"The {fa.bytes_moved / 1e6:,.1f} MB is Dao et al.'s bound, with no reuse in L2.{escape(note)}</div>")
+            + (f"past the ridge ({gpu.ridge_point():,.0f}), compute-bound as in practice."
+               if fa.flop / floor >= gpu.ridge_point() else
+               f"under the ridge ({gpu.ridge_point():,.0f}); the re-reads land on the faster roofs.")
+            + f"{escape(note)}</div>")
 
     def _refresh_generations(self, gpu):
         ids = list(self.generations)

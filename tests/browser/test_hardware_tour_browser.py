@@ -16,7 +16,7 @@ def test_the_hardware_tour_follows_the_arrow_keys(page, lab_url):
     page.keyboard.press("ArrowLeft")
     page.locator(".hw-card[data-step='2']").wait_for(timeout=5000)
     page.keyboard.press("Escape")
-    page.locator(".hw-card").wait_for(state="hidden", timeout=5000)
+    page.locator(".hw-card").wait_for(state="hidden", timeout=15_000)
 
 
 def test_in_present_mode_a_clicker_starts_the_hardware_tour_and_the_page_stays_put(page, lab_url):
@@ -83,11 +83,11 @@ def test_the_hardware_tours_buttons_pressed_from_the_keyboard_hand_the_focus_on(
     page.locator(".hw-tour-next button").focus()
     page.keyboard.press("Enter")
     page.locator(".hw-card[data-step='1']").wait_for(timeout=20000)
-    page.wait_for_function(f"{FOCUSED_TEXT} === 'Next ▶'", timeout=10_000)
+    page.wait_for_function(f"{FOCUSED_TEXT} === 'Next ▶'", timeout=20_000)  # the server's turn, under load
     page.locator(".hw-tour-leave button").focus()
     page.keyboard.press("Enter")
-    page.locator(".hw-card").wait_for(state="hidden", timeout=5000)
-    page.wait_for_function(f"{FOCUSED_TEXT} === 'Start the hardware tour ▶'", timeout=10_000)
+    page.locator(".hw-card").wait_for(state="hidden", timeout=15_000)
+    page.wait_for_function(f"{FOCUSED_TEXT} === 'Start the hardware tour ▶'", timeout=20_000)
 
 
 #: Whether the "Show your work" button says it is pressed (``%s``: "true" or "false"), into shadow roots.

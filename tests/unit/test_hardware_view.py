@@ -65,8 +65,8 @@ def test_flash_attention_beats_naive_with_more_flops(view):
     floor = attention_compulsory_bytes(4096, 128)
     assert floor == 4 * 4096 * 128 * 2  # Q, K, V and O once, BF16
     assert round(flash_attention(4096, 128, 228 * 1024).flop / floor) == 2077
-    assert "I = 2,077 FLOP per HBM byte, past the ridge (295): compute-bound" in text
-    assert "The 59.3 MB is Dao et al.'s bound, with no reuse in L2." in text
+    assert "(4.2 MB): I = 2,077, past the ridge (295), compute-bound as in practice." in text
+    assert "59.3 MB (I = 146.9, Dao et al.'s bound)" in text
 
 
 def test_overhead_ceiling_and_the_decision(view):
