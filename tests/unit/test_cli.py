@@ -290,6 +290,8 @@ def test_list_verbose_gives_each_gpus_dense_roofs_bandwidth_capacity_and_each_mo
     assert gpu["a100-80gb"].split()[1:9] == ["312", "—", "624", "—", "19.5", "2.039", "153", "80"]
     assert "32 GiB HBM2 → 32.00 GiB" in gpu["tpu-v4"] and "—" in gpu["tpu-v4"].split("GiB")[-1]  # no per-chip link
     assert "dense" in out and "2:4" in out and "TOP/s" in out  # the header says what the figures are
+    # The V100's 125 is FP16 (Volta has no BF16): the column is the 16-bit roof, and the header says whose is FP16.
+    assert lines[1].split()[1] == "16-bit" and "16-bit: BF16, or FP16 where a part has no BF16 (v100)" in lines[0]
     model = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in ("llama-3-70b",
                                                                                               "mixtral-8x7b")}
     # Llama-3-70B: 70,553,706,496 parameters, 80 layers, 2·80·8·128·2 bytes = 320 KiB per token, 8,192 trained.
