@@ -26,6 +26,10 @@ def test_scaling_tab_draws_times_and_rates_against_tp():
     assert view.crossover.visible and view.crossover.location == 16
     assert "TP = 16" in view.note.object
     assert view.past_node.left == pytest.approx(8 * 1.41)
+    # Past the node the figures keep the scale-up link, said beside the claim (a hardware engineer's trial).
+    assert ("past 8 GPUs (grey) the NVLink node ends, and the figures there keep its link (the slower "
+            "scale-out network is not modelled)") in view.note.object
+    assert "(NVLink 4, 450 GB/s per direction);" in view.note.object  # the link in a few words
     # Its title names the levers its curves depend on: a saved image of INT4 and one of k = 4 are named apart.
     # The current TP too (the large dot): TP = 1 and TP = 4 saved as one name.
     assert view.times_fig.title.text.split("\n")[0] == (
