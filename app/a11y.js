@@ -425,14 +425,18 @@ function fix() {
       const title = shownText(b).replace(/\u200b/g, "").trim();
       if (title) b.setAttribute("aria-label", title);
     }
-    // ... and says whether its card is open: an open card draws its items beside the header, a closed one none.
+    // ... and says whether its card is open: an open card shows its items beside the header, a closed one none.  A
+    // card drawn closed (present mode's Levers) still holds its items, hidden: it said "expanded" until opened and
+    // closed again (an accessibility audit), so what counts is an item shown, as it changes.
     for (const b of root.querySelectorAll("button.card-header:not([aria-expanded])")) {
       const card = b.parentNode;
       const sync = () => {
-        const open = Array.from(card.children).some((c) => c !== b && !["STYLE", "LINK"].includes(c.tagName));
+        const open = Array.from(card.children).some((c) => c !== b && !["STYLE", "LINK"].includes(c.tagName)
+                                                        && getComputedStyle(c).display !== "none");
         if (b.getAttribute("aria-expanded") !== String(open)) b.setAttribute("aria-expanded", String(open));
       };
-      new MutationObserver(sync).observe(card, { childList: true });
+      new MutationObserver(sync).observe(card, { childList: true, subtree: true,
+                                                 attributeFilter: ["style", "class"] });
       sync();
     }
     // A multi-select (Choices.js: the Hardware tab's "Ops, in order") types into an input with no name: it takes its

@@ -783,6 +783,19 @@ def test_present_mode_has_a_level_one_heading(page, lab_url):
     assert heading.count() == 1 and heading.inner_text() == "Roofline Lab"
 
 
+def test_present_modes_folded_levers_say_they_are_folded(page, lab_url):
+    """Present mode draws the Levers card folded: its header said "expanded" until it was opened and folded again
+    (an accessibility audit; a folded card keeps its items, hidden)."""
+    _open(page, lab_url + "?present=true", PROJECTOR)
+    levers = page.get_by_role("button", name="Levers", exact=True)
+    page.get_by_role("button", name="Levers", exact=True, expanded=False).wait_for(timeout=15_000)
+    levers.click()
+    page.get_by_role("button", name="Levers", exact=True, expanded=True).wait_for(timeout=15_000)
+    assert page.get_by_role("combobox", name="Model").is_visible()
+    levers.click()
+    page.get_by_role("button", name="Levers", exact=True, expanded=False).wait_for(timeout=15_000)
+
+
 @pytest.mark.parametrize("tab, wait", [("Roofline", "canvas"), ("Hardware", ".choices"),
                                        ("Bring your own", "textarea")])
 def test_every_control_has_a_name_and_a_card_says_whether_it_is_open(page, lab_url, tab, wait):
