@@ -123,6 +123,12 @@ FIELD_LIMITS = {
     "sliding_window_size": "window",
 }
 
+#: The kinds of FIELD_LIMITS whose keys set a layer's sizes: one given and not read changes what the numbers mean.
+SHAPE_KINDS = frozenset({"hidden", "heads", "head_dim", "intermediate", "experts", "state", "rank"})
+#: Size keys a config may carry that no layer the lab reads uses: Mamba-1's Δ rank, which Mamba-2 configs
+#: (Nemotron-H) keep from their parent class.
+UNUSED_SHAPE_KEYS = frozenset({"time_step_rank"})
+
 GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text")
 
 #: Defaults the transformers config classes apply when a published config leaves
@@ -131,6 +137,9 @@ GEMMA_TYPES = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_t
 MODEL_TYPE_DEFAULTS = {
     "gemma3_text": {"vocab_size": 262_208, "head_dim": 256, "max_position_embeddings": 131_072,
                     "sliding_window_pattern": 6},
+    # transformers' configuration_qwen3.py: Qwen3Config(head_dim=128), not hidden / heads (Qwen3-32B: 5,120 / 64 =
+    # 80); Qwen3MoeConfig's default is None, hidden / heads.
+    "qwen3": {"head_dim": 128},
 }
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "qwen3_5_moe_text", "qwen3_5_moe",
                  "qwen3_5_text", "gemma3n", "gemma3n_text")
@@ -144,6 +153,16 @@ MLLAMA_TYPES = ("mllama", "mllama_text_model")
 
 #: Model types whose MoE shared expert is scaled by a sigmoid gate h → 1.
 SHARED_GATE_TYPES = ("qwen2_moe", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text")
+
+#: The ``model_type`` values the reader was written and checked for (its tests and the shipped configs).  Another is
+#: read as the Llama-style decoder its keys name, and the result is marked approximate: a family whose keys mean
+#: something else is misread without a word (Qwen-1's ``intermediate_size`` counts both MLP halves: 56 % too many
+#: parameters; an engineer's trial).
+READER_TYPES = frozenset({
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_text",
+    "qwen3_5_moe", "qwen3_5_moe_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "deepseek_v32", "llama4", "llama4_text",
+    "nemotron_h", "jamba", "granitemoehybrid", "gpt2", "chatglm", "falcon", "refinedweb", "refinedwebmodel",
+    *GEMMA_TYPES, *LIGHTNING_TYPES, *PARALLEL_HYBRID_TYPES, *MLLAMA_TYPES})
 
 #: Keys that do not change memory traffic or FLOPs (ids, training settings,
 #: numerics, rope details, names); every other key not read is named in a warning.
@@ -545,6 +564,16 @@ def _dialect(cfg: dict) -> str:
     return "llama"
 
 
+def _ordinal(n: int) -> str:
+    """``2nd``, ``3rd``, ``4th``, ``11th``, ``21st``: "every 2th layer" read as a typo (a trial).
+
+    >>> [_ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '103rd']
+    """
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def _dtype_bytes(value, default: float) -> float:
     return {"float32": 4.0, "fp32": 4.0, "float": 4.0, "bfloat16": 2.0, "float16": 2.0, "half": 2.0,
             "fp16": 2.0, "bf16": 2.0}.get(str(value).lower(), default) if value is not None else default
@@ -601,6 +630,14 @@ def from_hf_config(
                              "engines serve a 32-bit checkpoint (vLLM's dtype \"auto\" loads FP32 weights as FP16); "
                              "its files hold twice those bytes")
     warnings, unmodelled = _unread(cfg, r, outer)
+    if quant is not None and not quant.modelled:  # counted at its bits alone: no scales, no format's layout
+        unmodelled += (f"quantization_config ({quant.method})",)
+    model_type = str(cfg.get("model_type") or "").strip().lower()
+    if model_type and model_type not in READER_TYPES:
+        warnings += (f"model_type {_show(cfg.get('model_type'))} is not one the reader knows: read as a "
+                     f"{dialect}-style decoder from the keys it names; a family whose keys mean something else is "
+                     "misread",)
+        unmodelled += ("model_type",)
     return ModelSpec(
         id=model_id,
         name=name,
@@ -661,6 +698,14 @@ def _unread(cfg: dict, r: _Reader, outer: set[str]) -> tuple[tuple[str, ...], tu
         if value not in (None, 0, False, [], {}):
             out.append(f"{key} not modelled: {what}")
             names.append(key)
+    # A size key another family reads, given here and not read by this one (``kv_channels`` on a Llama config: its
+    # head_dim was taken as hidden / heads, without a word; an engineer's trial).
+    shapes = sorted(k for k, kind in FIELD_LIMITS.items() if kind in SHAPE_KINDS and cfg.get(k) not in (None, 0, [])
+                    and k not in r.read and k not in UNUSED_SHAPE_KEYS)
+    for key in shapes:
+        out.append(f"{key} not read: the {_show(cfg.get('model_type', '?'))} reader takes its sizes from other keys "
+                   "and the numbers assume this one changes none of them")
+        names.append(key)
     unknown = sorted(k for k in cfg if isinstance(k, str) and k not in IRRELEVANT_KEYS and k not in NOT_MODELLED
                      and k not in r.read and not k.startswith(("_", "id2label", "label2id"))
                      and k not in ("id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
@@ -736,7 +781,7 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
         return ["full" if i % period == offset else "mamba" for i in range(n_layers)]
     if cfg.get("full_attention_interval") is not None:
         interval = r.count("full_attention_interval", 1, low=1)
-        r.assumptions.append(f"no layer_types: every {interval}th layer full attention, the others linear "
+        r.assumptions.append(f"no layer_types: every {_ordinal(interval)} layer full attention, the others linear "
                              "attention (full_attention_interval)")
         return ["full" if (i + 1) % interval == 0 else "linear" for i in range(n_layers)]
     return ["full"] * n_layers
@@ -760,6 +805,12 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
     elif window:
         if model_type == "gemma2":
             r.assumptions.append("Gemma-2: local (sliding) and global layers alternate, starting local")
+            windows = [window if i % 2 == 0 else None for i in range(n)]
+        elif model_type == "gpt_oss":
+            # transformers' configuration_gpt_oss.py: layer_types default "sliding_attention" if (i + 1) % 2, else
+            # "full_attention" (a trial: without layer_types every layer had slid within 128 tokens, KV 128× low).
+            r.assumptions.append("gpt-oss with no layer_types: sliding and full layers alternate, starting sliding "
+                                 "(transformers' default)")
             windows = [window if i % 2 == 0 else None for i in range(n)]
         elif model_type in ("gemma3", "gemma3_text"):
             pattern = r.count("sliding_window_pattern", 6, low=1)
@@ -801,8 +852,8 @@ def _windows(r: _Reader, mixers: list[str]) -> tuple[list[int | None], list[int 
             interval = r.count("nope_layer_interval", 0, low=1) or r.count("no_rope_layer_interval", 4, low=1)
             rope = [int((i + 1) % interval != 0) for i in range(n)]
             r.assumptions.append(("no_rope_layers is []" if empty else "no no_rope_layers")
-                                 + f": every {interval}th layer is a NoPE layer with global attention, the others "
-                                 "attend within chunks (Llama-4's default, as transformers reads it)")
+                                 + f": every {_ordinal(interval)} layer is a NoPE layer with global attention, the "
+                                 "others attend within chunks (Llama-4's default, as transformers reads it)")
         chunks = [chunk if (use and mixers[i] == "full" and windows[i] is None) else None
                   for i, use in enumerate(rope)]
     return windows, chunks

@@ -456,7 +456,8 @@ def read_quantization(qc, *, hidden: int, problems: list[str], notes: list[str])
             sub.append("quantization_config: bitsandbytes with neither load_in_4bit nor load_in_8bit")
             rules = ()
     else:
-        bits = _number(qc, "bits", sub, 16, low=1, high=16)
+        # "nbits": HQQ's name for it (a trial: an HQQ 4-bit checkpoint was counted at 16 bits, "nbits" unread).
+        bits = _number(qc, "bits" if "bits" in qc or "nbits" not in qc else "nbits", sub, 16, low=1, high=16)
         notes.append(f"quantization_config quant_method {method!r} is not modelled: \"as stored\" counts every "
                      f"linear weight at {bits:g} bits, no scale overhead, embeddings and LM head 16-bit (the weight "
                      "precision lever's formats count every weight at theirs)")

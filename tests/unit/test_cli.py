@@ -430,7 +430,7 @@ def test_the_engine_flag_takes_any_case_as_the_link_does(capsys):
 def test_explain_marks_every_figure_an_unmodelled_key_can_change(tmp_path, capsys):
     """An engineer's trial: ``explain --config`` said APPROXIMATE on its first line only; the parameter count, the
     step time, the tokens/s and the expected line below it were bare, where the page marks each value "≈"."""
-    config = {"architectures": ["WeirdForCausalLM"], "model_type": "weird", "hidden_size": 4096,
+    config = {"architectures": ["WeirdForCausalLM"], "model_type": "llama", "hidden_size": 4096,
               "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
               "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
               "torch_dtype": "bfloat16", "parallel_attn_mlp": True}

@@ -363,10 +363,10 @@ def test_the_export_tabs_scenario_is_explain_json_key_for_key_and_marks_an_appro
     assert main(["explain", "--config", str(path), "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)
     assert web == cli
-    assert web["approximate"] == ["lora_rank", "parallel_attn_mlp"]
+    assert web["approximate"] == ["lora_rank", "parallel_attn_mlp", "model_type"]  # "weird": not a type it knows
     assert web["expected_ttft_s"] > 0 and len(web["expected_ttft_terms"]) > 3
     rungs = list(csv.DictReader(io.StringIO(ladder_csv(lab.state.result))))
-    assert {rung["approximate_keys_not_modelled"] for rung in rungs} == {"lora_rank; parallel_attn_mlp"}
+    assert {rung["approximate_keys_not_modelled"] for rung in rungs} == {"lora_rank; parallel_attn_mlp; model_type"}
 
 
 def test_compare_says_what_a_speculating_pins_ceiling_assumes():

@@ -506,3 +506,72 @@ def test_compressed_tensors_targets_over_every_group_are_counted_together():
                                     "group_size": 128}} for g in range(64)}
     with pytest.raises(ConfigError, match="targets have more than 16 regular expressions and wildcards in all"):
         read({**LLAMA_8B, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": groups}})
+
+
+# -- a trial with the newest architectures: what a config leaves out, or names in another family's words -----------
+def _gpt_oss(**changes) -> dict:
+    with open("core/model_configs/gpt-oss-120b.json") as f:
+        cfg = json.load(f)
+    cfg.update(changes)
+    return {k: v for k, v in cfg.items() if v is not None}
+
+
+def test_gpt_oss_without_layer_types_alternates_sliding_and_full_layers_as_transformers_does():
+    """Without layer_types every layer had slid within 128 tokens: the KV cache 128× low, 1,846 sequences "fitting"."""
+    listed, bare = read(_gpt_oss()), read(_gpt_oss(layer_types=None))
+    assert list(bare.layer_windows) == list(listed.layer_windows) == [128 if i % 2 == 0 else None for i in range(36)]
+    assert any("sliding and full layers alternate, starting sliding (transformers' default)" in a
+               for a in bare.assumptions)
+
+
+def test_an_unmodelled_quantisation_is_counted_at_its_bits_and_marks_the_model_approximate():
+    """An HQQ 4-bit checkpoint ("nbits") was counted at 16 bits, its readouts bare of "≈"."""
+    cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+           "max_position_embeddings": 8192, "quantization_config": {"quant_method": "hqq", "nbits": 4,
+                                                                     "group_size": 64}}
+    m = read(cfg)
+    assert m.quantization.bits == 4 and not m.quantization.modelled
+    assert m.approximate and "quantization_config (hqq)" in m.unmodelled
+
+
+def test_a_model_type_the_reader_does_not_know_marks_the_model_approximate():
+    """Qwen-1's intermediate_size counts both MLP halves (22,016 for an 11,008 MLP): read as Llama's, 12.0 B
+    parameters for a 7.7 B model, with no word; an unknown type read as Llama, with none either."""
+    base = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 8192}
+    assert not read({**base, "model_type": "llama"}).approximate
+    for model_type in ("frobnicator", "qwen"):
+        m = read({**base, "model_type": model_type})
+        assert m.approximate and "model_type" in m.unmodelled
+        assert any(w.startswith(f"model_type '{model_type}' is not one the reader knows: read as a llama-style "
+                                "decoder") for w in m.warnings), m.warnings
+
+
+def test_a_size_key_of_another_family_is_named_when_not_read():
+    """kv_channels on a Llama config (ChatGLM's name for head_dim): head_dim was taken as hidden / heads, without a
+    word."""
+    base = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+            "max_position_embeddings": 8192}
+    m = read({**base, "kv_channels": 64})
+    assert m.approximate and "kv_channels" in m.unmodelled
+    assert any(w.startswith("kv_channels not read: the 'llama' reader takes its sizes from other keys") for w in
+               m.warnings)
+
+
+def test_qwen3_without_head_dim_takes_its_config_class_default():
+    """transformers' Qwen3Config(head_dim=128): Qwen3-32B's is 128, not 5,120 / 64 = 80."""
+    cfg = {"model_type": "qwen3", "hidden_size": 5120, "intermediate_size": 25600, "num_hidden_layers": 64,
+           "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 151936,
+           "max_position_embeddings": 40960}
+    m = read(cfg)
+    assert m.head_dim == 128 and m.kv_bytes_per_token(2) == 2 * 64 * 8 * 128 * 2  # 262,144 bytes
+    assert "head_dim absent: 128 (the qwen3 config class default)" in m.assumptions
+
+
+def test_an_interval_is_said_as_an_ordinal():
+    from core.config_reader import _ordinal
+
+    assert [_ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "103rd"]
