@@ -502,7 +502,7 @@ def _cost_at_batch_1(levers: tuple) -> str:
 #: The many-GPU steps, at $2 per GPU-hour so the cost shows.
 GPU_TOUR: tuple[TourStep, ...] = (
     GpuTourStep(
-        "Many GPUs: 70B does not fit one H100",
+        "Many GPUs: does 70B fit one H100?",  # a question: after its own TP = 2 button the body says it fits
         "article 004, section 07",
         {"model": "llama-3-70b", "gpu_hour_price": 2.0},
         # "per GPU at TP = …": after the card's own button (TP = 2) it had said the model "is 66 GiB of weights"
