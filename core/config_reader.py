@@ -104,6 +104,7 @@ FIELD_LIMITS = {
     "v_head_dim": "head_dim",
     "intermediate_size": "intermediate", "moe_intermediate_size": "intermediate", "ffn_hidden_size": "intermediate",
     "n_inner": "intermediate", "shared_expert_intermediate_size": "intermediate",
+    "moe_shared_expert_intermediate_size": "intermediate",
     "intermediate_size_mlp": "intermediate", "shared_intermediate_size": "intermediate",
     "vocab_size": "vocab", "padded_vocab_size": "vocab",
     "num_local_experts": "experts", "num_experts": "experts", "n_routed_experts": "experts",
@@ -1047,7 +1048,10 @@ def _moe(r: _Reader, n_layers: int, model_type: str, inter: int, wanted: bool) -
     width = r.positive_int("moe_intermediate_size", required=False) or inter
     if not width:
         r.problems.append("missing 'moe_intermediate_size' (or 'intermediate_size') for the experts")
-    shared_width = r.positive_int("shared_expert_intermediate_size", required=False)
+    # Nemotron-H's MoE (Nemotron-3 Nano) names its one shared expert's width moe_shared_expert_intermediate_size:
+    # unread, 459 M parameters were missing (an engineer's trial; NVIDIA's 31.6 B total).
+    shared_width = r.positive_int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                                  required=False)
     shared = r.count("n_shared_experts", 1 if shared_width else 0)
     if model_type == "qwen3_moe" and shared:
         # transformers' Qwen3MoeConfig has no shared expert (Qwen2-MoE's and Qwen3-Next's have one).

@@ -575,3 +575,22 @@ def test_an_interval_is_said_as_an_ordinal():
 
     assert [_ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "103rd"]
+
+
+def test_nemotron_3_nanos_shared_expert_is_counted():
+    """Nemotron-H's MoE names its shared expert's width moe_shared_expert_intermediate_size: unread, 23 MoE layers ×
+    2 × 2,688 × 3,712 = 458,981,376 parameters were missing (NVIDIA gives 31.6 B in all)."""
+    cfg = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 2688,
+           "num_hidden_layers": 52, "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+           "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "mamba_num_heads": 64,
+           "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "expand": 2,
+           "intermediate_size": 1856, "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
+           "n_routed_experts": 128, "num_experts_per_tok": 6, "vocab_size": 131072, "mlp_hidden_act": "relu2",
+           "tie_word_embeddings": False, "max_position_embeddings": 262144, "torch_dtype": "bfloat16"}
+    with_shared = read(cfg)
+    without = read({k: v for k, v in cfg.items() if k != "moe_shared_expert_intermediate_size"})
+    assert with_shared.moe.n_shared_experts == 1 and with_shared.moe.shared_intermediate == 3712
+    assert cfg["hybrid_override_pattern"].count("E") == 23
+    assert with_shared.n_params - without.n_params == 23 * 2 * 2688 * 3712 == 458_981_376
+    assert with_shared.n_active_params - without.n_active_params == 458_981_376  # the shared expert runs always
+    assert round(with_shared.n_params / 1e9, 1) == 31.6 and not with_shared.approximate
