@@ -756,7 +756,15 @@ def _mixers(r: _Reader, n_layers: int) -> list[str]:
             r.problems.append(f"'layer_types' has kinds this lab cannot model: {', '.join(_show(b) for b in bad[:5])} "
                               f"(accepted: {', '.join(names)})")
             raise _Refused
-        return [names[t] for t in types]
+        mixers = [names[t] for t in types]
+        # Both given and at odds: the list wins, as in transformers (Qwen3-Next's config derives layer_types from the
+        # interval only when the list is absent); said, not silently (an engineer's trial).
+        interval = cfg.get("full_attention_interval")
+        if isinstance(interval, int) and not isinstance(interval, bool) and interval > 0 and \
+                [m == "full" for m in mixers] != [(i + 1) % interval == 0 for i in range(n_layers)]:
+            r.assumptions.append(f"layer_types and full_attention_interval {interval} disagree on which layers are "
+                                 "full attention: layer_types is read, as transformers reads it")
+        return mixers
     if pattern is not None:
         letters = {"M": "mamba", "*": "full", "-": "mlp", "E": "moe"}
         if not isinstance(pattern, str) or len(pattern) != n_layers or set(pattern) - set(letters):

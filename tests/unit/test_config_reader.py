@@ -594,3 +594,19 @@ def test_nemotron_3_nanos_shared_expert_is_counted():
     assert with_shared.n_params - without.n_params == 23 * 2 * 2688 * 3712 == 458_981_376
     assert with_shared.n_active_params - without.n_active_params == 458_981_376  # the shared expert runs always
     assert round(with_shared.n_params / 1e9, 1) == 31.6 and not with_shared.approximate
+
+
+def test_a_layer_types_list_at_odds_with_full_attention_interval_is_read_and_said():
+    """The list wins, as in transformers, but the disagreement was silent (an engineer's trial)."""
+    with open("core/model_configs/qwen3-next-80b-a3b.json") as f:
+        cfg = json.load(f)
+    n = cfg["num_hidden_layers"]
+    agree = read({**cfg, "layer_types": ["full_attention" if (i + 1) % 4 == 0 else "linear_attention"
+                                         for i in range(n)], "full_attention_interval": 4})
+    odd = read({**cfg, "layer_types": ["full_attention" if i % 2 == 0 else "linear_attention" for i in range(n)],
+                "full_attention_interval": 4})
+    said = "layer_types and full_attention_interval 4 disagree on which layers are full attention"
+    assert not any(said in a for a in agree.assumptions)
+    assert any(said in a for a in odd.assumptions)
+    # the list, not the interval: 24 full-attention layers hold KV, not 12
+    assert odd.kv_bytes_per_token(2) == 2 * agree.kv_bytes_per_token(2)
