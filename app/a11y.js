@@ -163,7 +163,10 @@ function keepFocusOnReplace() {
       }
       if (tries > 0) settle(tries - 1);  // watched until the server's answer has been drawn
     }, 250);
-    settle(16);  // the server's answer (present mode builds its layout) can take a few seconds on a busy machine
+    // The server's answer (present mode builds its layout; the hardware tour its first section) can take several
+    // seconds on a busy machine: watched for 15 s (over 4 s, the hardware tour's row drawn again took the focus after
+    // the watch had ended, in 1 of 3 full runs of the suite). Any later key, or a focus moved on, ends the watch.
+    settle(60);
   }, true);
 }
 // A focus ring a keyboard user can see on every control (WCAG 2.4.7): Bokeh draws a 1-px dotted grey outline (about
