@@ -20,6 +20,7 @@ import param
 from bokeh.models import BoxAnnotation, ColumnDataSource, FixedTicker, HoverTool, NoOverlap, Span
 from bokeh.plotting import figure
 
+from core.hardware import NO_LINK_WORDS
 from core.sweeps import tp_sweep
 
 from .image_export import chart_levers, image_actions
@@ -54,17 +55,6 @@ def kv_under_tp(model) -> str:
         return ("With MLA the cache is one latent per token and layer, shared by every head: each TP GPU holds "
                 "all of it from TP = 1, and it does not shrink.")
     return f"Once TP passes h_kv = {model.n_kv_heads} the KV cache is replicated and stops shrinking."
-
-
-def link_words(link) -> str:
-    """The scale-up link in a few words, for every TP the charts span: its kind, its figure per direction and, on a
-    full mesh, how a group uses it (the readouts give the catalogue's whole wording, at the current TP)."""
-    if link is None:
-        return "no interconnect in the catalogue"
-    bw = link.per_direction_bandwidth
-    return (f"{link.kind} {link.generation}".strip() + (f", {bw / 1e9:,.0f} GB/s per direction" if bw else "")
-            + (f", a full mesh: a group of n GPUs uses n − 1 of its {link.mesh_links} links" if link.mesh_links
-               else ""))
 
 
 class ScalingView(pn.viewable.Viewer):
@@ -214,6 +204,7 @@ class ScalingView(pn.viewable.Viewer):
         cross = (f"communication overtakes the memory time at <b>TP = {over}</b>" if over is not None else
                  f"communication stays below the memory time up to TP = {int(d['tp'][-1])}")
         link = r.gpu.interconnect
+        link_words = NO_LINK_WORDS if link is None else link.words()
         # Past the node the figures keep the scale-up link (docs/known-limits.md): said where the claim is made (a
         # hardware engineer's trial read "below the memory time up to TP = 64" on an 8-GPU MI300X platform).
         node_text = (f"; past {node} GPUs (grey) the {escape(link.kind)} node ends, and the figures there keep its "
@@ -222,5 +213,5 @@ class ScalingView(pn.viewable.Viewer):
                      f"{escape(link.kind) if link else 'an unknown link'}")
         self.note.object = ('<div class="caption"><b>Why more TP stops paying:</b> each doubling halves the weights '
                             "a GPU reads, but every "
-                            f"layer still pays two all-reduces of B·k·h activations ({escape(link_words(link))}); "
+                            f"layer still pays two all-reduces of B·k·h activations ({escape(link_words)}); "
                             f"{cross}{node_text}. {kv_under_tp(r.model)}</div>")

@@ -184,9 +184,8 @@ def catalogue_text(verbose: bool = False) -> str:
     def peak(g: dict, roof: str) -> str:
         return fmt_sig(g["dense_flop_per_s"][roof] / 1e12) if roof in g["dense_flop_per_s"] else "—"
 
-    # The 16-bit roof is BF16's, or FP16's on a part with no BF16 (a hardware engineer's trial read the V100's 125
-    # under "BF16": Volta multiplies FP16 only, as its catalogue note says).
-    fp16_only = [g.id for g in load_catalogue().values() if "no BF16" in g.notes]
+    # The 16-bit roof is BF16's, or FP16's on a part with no BF16 (the catalogue's sixteen_bit: Volta).
+    fp16_only = [g.id for g in load_catalogue().values() if g.sixteen_bit == "FP16"]
     rows = ["GPUs: dense peaks in TFLOP/s (INT8 in TOP/s), not the 2:4-sparsity headline; HBM bandwidth; ridge "
             "point P_peak(16-bit) / BW; capacity as printed → as the lab reads it; scale-up link per direction; "
             f"16-bit: BF16, or FP16 where a part has no BF16 ({', '.join(fp16_only)})",

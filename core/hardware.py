@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .units import GB, GiB
+from .units import GB, GiB, fmt_sig
 
 CATALOGUE_PATH = Path(__file__).with_name("hardware.json")
 
@@ -59,6 +59,8 @@ class Accelerator:
         interconnect: the scale-up link, or None.
         l2_bandwidth: L2 bandwidth, bytes/s, where a source gives it (else None).
         sram_bandwidth: aggregate shared-memory bandwidth, bytes/s (else None).
+        sixteen_bit: the format of the 16-bit roof (``dense_flop_per_s["bf16"]``): ``"BF16"``, or ``"FP16"`` on a
+            part whose tensor cores have no BF16 (Volta).
     """
 
     id: str
@@ -84,6 +86,7 @@ class Accelerator:
     interconnect: Interconnect | None = None
     l2_bandwidth: float | None = None
     sram_bandwidth: float | None = None
+    sixteen_bit: str = "BF16"
 
     def capacity_bytes(self, convention: str = "binary") -> float:
         """Memory capacity in bytes under a :data:`CAPACITY_CONVENTIONS` reading.
@@ -183,6 +186,40 @@ class Interconnect:
             return bw
         return bw * min(gpus - 1, self.mesh_links) / self.mesh_links
 
+    def words(self, group: int | None = None) -> str:
+        """The link in words.
+
+        Args:
+            group: the GPUs one collective spans (TP·EP).  None: a few words that hold for every group size (kind,
+                figure per direction and, on a full mesh, how a group uses it), for a chart across TP.  A number:
+                the catalogue's wording, the node, and on a full mesh what each of ``group`` GPUs has of it (the
+                figure the communication uses).
+
+        >>> link = get_accelerator("mi300x").interconnect
+        >>> link.words()
+        'Infinity Fabric 4 (CDNA 3), 448 GB/s per direction, a full mesh: a group of n GPUs uses n − 1 of its 7 links'
+        >>> link.words(2).split("; ")[1]
+        'a full mesh: each of 2 GPUs reaches the others over 1 of its 7 links, 64 GB/s per direction)'
+        """
+        bw = self.per_direction_bandwidth
+        name = f"{self.kind} {self.generation}".strip()
+        per_dir = f", {bw / 1e9:,.0f} GB/s per direction" if bw else ""
+        if group is None:
+            mesh = (f", a full mesh: a group of n GPUs uses n − 1 of its {self.mesh_links} links" if self.mesh_links
+                    else "")
+            return name + per_dir + mesh
+        node = f", up to {self.max_node} accelerators per node" if self.max_node else ", no scale-up node"
+        mesh = ""
+        if self.mesh_links and bw and group > 1:
+            used = min(group - 1, self.mesh_links)
+            mesh = (f"; a full mesh: each of {group} GPUs reaches the others over {used} of its {self.mesh_links} "
+                    f"links, {fmt_sig(self.group_bandwidth(group) / 1e9)} GB/s per direction")
+        return f"{name} ({self.as_printed}{per_dir}{node}{mesh})"
+
+
+#: The link's words where the catalogue has none (:meth:`Interconnect.words`).
+NO_LINK_WORDS = "no interconnect in the catalogue"
+
 
 def _interconnect(rec: dict | None) -> Interconnect | None:
     if not rec:
@@ -217,6 +254,7 @@ def _from_record(rec: dict) -> Accelerator:
         interconnect=_interconnect(rec.get("interconnect")),
         l2_bandwidth=rec.get("hierarchy", {}).get("l2_bandwidth"),
         sram_bandwidth=rec.get("hierarchy", {}).get("sram_bandwidth"),
+        sixteen_bit=rec.get("sixteen_bit", "BF16"),
     )
 
 

@@ -21,13 +21,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .hardware import Accelerator, get_accelerator
+from .hardware import NO_LINK_WORDS, Accelerator, get_accelerator
 from .models import ModelSpec
 from .overhead import kernels_per_step, overhead_time
 from .parallelism import Parallelism
 from .precision import compute_roof, mixed_roof
 from .step import AttentionProfile, CacheProfile, Collective, Split, StageProfile, StepProfile
-from .units import fmt_flops_rate, fmt_sig
+from .units import fmt_flops_rate
 from .weights import STORED, Weights, weights_as
 
 __all__ = ["CACHE_SIZE", "Deployment", "deployment"]
@@ -359,17 +359,6 @@ def _plan(gpu: Accelerator, model: ModelSpec, tp: int, pp: int, ep: int, replica
 
 
 def _link_text(gpu: Accelerator, group: int = 1) -> str:
-    """The scale-up link in words, as the catalogue prints it; on a full mesh, what a group of ``group`` GPUs (TP·EP)
-    has of it, the figure the communication uses."""
-    link = gpu.interconnect
-    if link is None:
-        return "no interconnect in the catalogue"
-    bw = link.per_direction_bandwidth
-    per_dir = f", {bw / 1e9:,.0f} GB/s per direction" if bw else ""
-    node = f", up to {link.max_node} accelerators per node" if link.max_node else ", no scale-up node"
-    mesh = ""
-    if link.mesh_links and bw and group > 1:
-        used = min(group - 1, link.mesh_links)
-        mesh = (f"; a full mesh: each of {group} GPUs reaches the others over {used} of its {link.mesh_links} links, "
-                f"{fmt_sig(link.group_bandwidth(group) / 1e9)} GB/s per direction")
-    return f"{link.kind} {link.generation}".strip() + f" ({link.as_printed}{per_dir}{node}{mesh})"
+    """The scale-up link in words, with what a group of ``group`` GPUs (TP·EP) has of it
+    (:meth:`~core.hardware.Interconnect.words`)."""
+    return NO_LINK_WORDS if gpu.interconnect is None else gpu.interconnect.words(group)

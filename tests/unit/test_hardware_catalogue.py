@@ -143,3 +143,18 @@ def test_a_split_on_a_mesh_communicates_over_its_peers_links():
     assert link("h100-sxm", 2).link_bandwidth == 450e9
     # the same bytes over a seventh of the links: the pair's wire time is 7 × the eight's per byte
     assert pair.communication_time_s > eight.communication_time_s
+
+
+def test_the_sixteen_bit_roof_names_its_format():
+    # Volta's tensor cores multiply FP16 only: its 16-bit roof (kept under "bf16") is FP16's, said as data, not as a
+    # note's words; every other part's is BF16's.
+    formats = {g.id: g.sixteen_bit for g in load_catalogue().values()}
+    assert formats.pop("v100") == "FP16"
+    assert set(formats.values()) == {"BF16"}
+
+
+def test_a_link_in_words_for_every_group_and_for_one():
+    mesh, switched = get_accelerator("mi300x").interconnect, get_accelerator("h100-sxm").interconnect
+    assert mesh.words().endswith("448 GB/s per direction, a full mesh: a group of n GPUs uses n − 1 of its 7 links")
+    assert "over 3 of its 7 links, 192 GB/s per direction" in mesh.words(4)
+    assert "up to 8 accelerators per node" in switched.words(2) and "mesh" not in switched.words(8)
