@@ -579,7 +579,11 @@ def test_an_interval_is_said_as_an_ordinal():
 
 def test_nemotron_3_nanos_shared_expert_is_counted():
     """Nemotron-H's MoE names its shared expert's width moe_shared_expert_intermediate_size: unread, 23 MoE layers ×
-    2 × 2,688 × 3,712 = 458,981,376 parameters were missing (NVIDIA gives 31.6 B in all)."""
+    2 × 2,688 × 3,712 = 458,981,376 parameters were missing.
+
+    NVIDIA gives 31.6 B in all: the model card of https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16,
+    as reproduced at https://replicate.com/nvidia/nemotron-3-nano-30b-a3b/readme ("31.6 billion total parameters").
+    The config is that card's config.json, the keys the reader uses."""
     cfg = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 2688,
            "num_hidden_layers": 52, "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "mamba_num_heads": 64,
