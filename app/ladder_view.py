@@ -117,7 +117,8 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
     intensity = "I = 2·B·k·N_active / (N_read·p)" if moe else "I = 2·B·k/p"
     # The three levers apart, not a product: "48 · 4 · 0.5" multiplied to 96 beside I = 768 (a teacher's trial);
     # semicolons, as B takes a thousands comma.
-    head = (f"<tr><th>rung (what it pulls)</th><th>B; k; p</th><th>{intensity}</th>"
+    head = (f'<tr><th>rung<span class="rung-title"> (what it pulls)</span></th>'
+            f"<th>B; k; p</th><th>{intensity}</th>"
             "<th>tokens/s per seq.</th><th>tokens/s per GPU</th><th>largest B that fits</th><th>TTFT ms</th>"
             "<th>TPOT ms</th></tr>")
     body = []
@@ -125,7 +126,8 @@ def ladder_table_html(ladder: Ladder, note: str = "") -> str:
         pulls = f' <span class="pulls">({escape(row["pulls"])})</span>' if row["pulls"] else ""
         body.append(
             f'<tr data-rung="{escape(row["rung"] or "start")}">'
-            f'<td class="k">{row["number"]} {escape(row["title"])}{pulls}</td>'
+            f'<td class="k">{row["number"]} <span class="rung-title">{escape(row["title"])}{pulls}</span>'
+            f'<span class="rung-short">{escape(SHORT.get(row["rung"], "start"))}</span></td>'
             f'<td>{fmt_count(row["batch"])}; {row["k"]}; {fmt_sig(row["p"])}</td>'
             f'<td>{fmt_sig(row["intensity"])}<br>'
             f'<span class="pulls">{escape(rung_bound_word(row["bound"], row["intensity"], row["ridge_point"]))}'

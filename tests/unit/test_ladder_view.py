@@ -57,7 +57,7 @@ def test_the_article_climb_by_hand(lab):
                                               "relieves capacity", "removes traffic", "splits the pools"]
     html = lab.ladder.table.object
     assert html.count("<tr data-rung=") == 8
-    assert '<tr data-rung="weight_quantization"><td class="k">2 Weight quantization' in html
+    assert '<tr data-rung="weight_quantization"><td class="k">2 <span class="rung-title">Weight quantization' in html
     assert "<th>B; k; p</th>" in html and "<td>48; 1; 0.5</td><td>192<br>" in html
     assert "<td>3,055.5</td>" in html  # tokens/s per GPU, one decimal as the notes and the tour write it
     # k = 4 past the point where it pays: said once, under the rung where it starts (paging's B = 256).
@@ -283,7 +283,8 @@ def test_rows_and_chart_keep_the_articles_numbers_whatever_the_order():
     assert [r["number"] for r in ladder_rows(ladder)] == [0, 5, 1]
     assert [r["n"] for r in ladder_rows(ladder)] == [0, 1, 2]
     html = ladder_table_html(ladder)
-    assert '<td class="k">5 PagedAttention' in html and '<td class="k">1 Continuous batching' in html
+    assert '<td class="k">5 <span class="rung-title">PagedAttention' in html
+    assert '<td class="k">1 <span class="rung-title">Continuous batching' in html
     labels = [lab for lab in chart_data(ladder)["points"]["label"] if lab]
     assert labels[0].startswith("0 start") and any(lab.startswith("1 ") for lab in labels)
     assert not any(lab.startswith("2 ") for lab in labels)
