@@ -13,7 +13,7 @@ import re
 from html import escape
 
 from core.coverage import beyond_calibration, beyond_text
-from core.expected import ExpectedStep, Term, above_ceiling, engine_label, expected_step
+from core.expected import ExpectedStep, Term, above_ceiling, ceiling_basis, engine_label, expected_step
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
@@ -116,7 +116,8 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
     share = f"{pct} % of the ceiling's {whole}"
     head = (
         approximate_html(r.model, "expected-approximate") +
-        f'<div class="caption" data-readout="expected-caption">The <b>ceiling</b> is the roofline\'s step; the '
+        '<div class="caption" data-readout="expected-caption">The <b>ceiling</b> is the roofline\'s step'
+        + (f" with its {escape(basis)}" if (basis := ceiling_basis(e)) else "") + "; the "
         f"<b>expected</b> step is a prediction for the <b>{escape(who)}</b> ({escape(e.parameters.weight_format)} "
         f"weights, input embedding {escape(e.embedding_convention)}): the ceiling plus the terms below, each "
         "applied on top of the ones before, with its formula and the source of its constants. The seconds add "
@@ -243,7 +244,7 @@ def user_rows_html(state: LabState, cache: dict) -> str:
         if key not in cache:
             r = s.clone(phase="decode", spec_k=1, batch=m.batch, context=m.context).evaluate()
             e = expected_step(r, engine)
-            cache[key] = (r.tokens_per_s_with_kv, r.tokens_per_s_with_kv * e.fraction_of_ceiling)
+            cache[key] = (r.tokens_per_s_with_kv, r.tokens_per_s_with_kv * e.of_scenario_ceiling)
         ceiling, expected = cache[key]
         body.append(f'<tr data-user="{m.batch}-{m.context}"><td>B = {m.batch}, S = {m.context:,}</td>'
                     f"<td>{fmt_rate(m.tokens_per_s)}</td><td>{fmt_rate(ceiling)}</td><td>{fmt_rate(expected)}</td>"

@@ -22,7 +22,7 @@ from functools import partial
 from .catalogue import Catalogue
 from .config_reader import printable_name
 from .coverage import beyond_calibration
-from .expected import above_ceiling, engine_label, engine_names, expected_step
+from .expected import above_ceiling, ceiling_basis, engine_label, engine_names, expected_step
 from .precision import get_precision
 from .scenario import LEVERS, STORED, ScenarioResult, evaluate_levers
 from .units import GiB, fmt_rate, fmt_seconds, fmt_sig
@@ -529,7 +529,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
                     steps: dict | None = None) -> CompareMetric:
     """The Compare row of a ceiling's tokens/s (the :data:`COMPARE_METRICS` row keyed ``ceiling``: per sequence, or
     the batch's) as an engine is expected to deliver it, under ``engine``'s preset (None: the generic engine): the
-    ceiling's rate × ceiling step / expected step (:attr:`core.expected.ExpectedStep.fraction_of_ceiling`).
+    ceiling's rate × ceiling step / expected step (:attr:`core.expected.ExpectedStep.of_scenario_ceiling`).
 
     Which lever wins on an engine, beside which wins at the ceiling (:func:`core.expected.expected_step`: an INT4
     pin's dequantisation and launches cost it a larger share of its ceiling than a batch's or a speculation's).  The
@@ -563,7 +563,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
 
     def expected(r: ScenarioResult) -> float:
         e = step_of(r)
-        return of.si(r) * e.fraction_of_ceiling if e is not None else math.nan
+        return of.si(r) * e.of_scenario_ceiling if e is not None else math.nan
 
     def note(r: ScenarioResult, words: bool = True) -> str:
         """The label's note; ``words`` False: without the caveats the hover says in full (:func:`caveat`)."""
@@ -572,7 +572,10 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
             return "(no expected step for this scenario)"
         caveats = "".join(text for text, on in ((", if it fit", not r.fits),
                                                 ("; extrapolated", words and beyond_calibration(r)),
-                                                ("; above the ceiling", words and above_ceiling(step_of(r)))) if on)
+                                                ("; above the ceiling", words and above_ceiling(step_of(r))),
+                                                # the ceiling of the engine's launches, not the ceiling row's
+                                                ("; ceiling at the engine's launches",
+                                                 step_of(r).ceiling_rebased)) if on)
         # The pin's share as its readouts print it, alike in the per-sequence and the batch's rows (a trial read
         # "110 (67 % of 164.6)" above "442 (67.1 % of 658)"); a finite value has an expected step
         pct, whole = step_of(r).shares[0 if ceiling == "tokens_per_sequence" else 1]
@@ -583,6 +586,8 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         said = [f"extrapolated: {'; '.join(beyond)}"] if beyond else []
         if step_of(r) is not None and (above := above_ceiling(step_of(r))):
             said.append(above)
+        if step_of(r) is not None and (basis := ceiling_basis(step_of(r))):
+            said.append(f"the share is of the ceiling with its {basis}")
         return "; ".join(said)
 
     key = "expected_tokens" if ceiling == "tokens_per_sequence" else f"expected_{ceiling}"
