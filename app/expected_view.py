@@ -136,7 +136,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
         f"{fmt_sig(spread.low, 2)}–{fmt_sig(spread.high, 2)} × the expected speed (10th–90th percentile, "
         f"median {fmt_sig(spread.median, 2)}; {escape(spread.source)}).</div>"
         + (f'<div class="caption beyond" data-readout="expected-beyond"><b>⚠ Outside what was measured.</b> '
-           f"{escape(beyond)}</div>" if (beyond := beyond_text(beyond_calibration(r))) else ""))
+           f"{escape(beyond)}</div>" if (beyond := beyond_text(beyond_calibration(r, e.engine))) else ""))
     mark = r.model.approximate_mark  # "≈ " where the model has a key the lab does not model, on every value
     body = waterfall_rows(e.ceiling_step_time_s, e.terms, lambda t: per_step / t, "tokens/s per sequence",
                           mark=mark)

@@ -69,7 +69,7 @@ def readouts_html(r: ScenarioResult, show_work: bool = False, keys: tuple[str, .
     extra: dict[str, str] = {}
     if expected is not None:
         for q in expected_quantities(expected, approximate=r.model.approximate, fits=r.fits,
-                                     beyond=beyond_calibration(r)):
+                                     beyond=beyond_calibration(r, expected.engine)):
             extra[q.key] = _item(q, show_work, "ro expected")
     elif expected_error:
         extra["expected-tokens"] = (f'<div class="ro expected" data-key="expected-tokens"><div class="warn" '

@@ -218,7 +218,7 @@ def expected_label(e, p, r: ScenarioResult) -> str:
     whisker spans (``p``: :func:`core.spread.expected_point`).  Short: a legend entry as wide as a sentence widened
     its column over the chart's, and on a projector two lines pushed the legend's last row below a 720-px screen's
     fold (tour steps 12 and 18); the Expected tab and the readouts say the rest, what is extrapolated included."""
-    beyond = "; extrapolated" if beyond_calibration(r) else ""
+    beyond = "; extrapolated" if beyond_calibration(r, e.engine) else ""
     return (f"expected ({engine_label(e.engine)}{beyond}), spread "
             f"{fmt_sig(p.spread.low, 2)}–{fmt_sig(p.spread.high, 2)}×")
 

@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             text = json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity or NaN
         else:
             text = printable(explain(result) + "\n\n" + expected.waterfall_text(
-                expected_step, fits=result.fits, beyond=beyond_text(beyond_calibration(result)),
+                expected_step, fits=result.fits, beyond=beyond_text(beyond_calibration(result, expected_step.engine)),
                 approximate=bool(result.model.unmodelled)))
         for warning in (custom[1] if custom else []):  # the browser form's 2:4-sparsity check, on stderr
             print(f"warning: {printable(one_line(warning))}", file=sys.stderr)

@@ -29,7 +29,7 @@ from .models import ModelSpec
 from .published import calibration_set, format_class
 from .units import fmt_count
 
-__all__ = ["Coverage", "beyond_calibration", "beyond_text", "calibration_coverage"]
+__all__ = ["Coverage", "beyond_calibration", "beyond_engine", "beyond_text", "calibration_coverage", "engine_coverage"]
 
 #: Architectural features a model may have, by name: what the calibration set is checked for.
 FEATURES = {
@@ -101,10 +101,61 @@ def weight_class(weight_dtype: str) -> str | None:
     return fmt.get("class") if isinstance(fmt, dict) else None
 
 
-def beyond_calibration(result) -> tuple[str, ...]:
+@cache
+def engine_coverage(engine: str) -> tuple[int, frozenset[str], tuple[int, int], tuple[int, int]]:
+    """``(measurements, GPU ids, (least, most TP), (least, most decode B))`` of ``engine``'s own calibration
+    measurements, on which its per-engine constants were fitted (``(0, …)`` for an engine with none)."""
+    ms = [m for m in calibration_set() if m.preset == engine]
+    if not ms:
+        return 0, frozenset(), (0, 0), (0, 0)
+    tps, batches = [m.tp for m in ms], [m.batch for m in ms]
+    return len(ms), frozenset(m.gpu for m in ms), (min(tps), max(tps)), (min(batches), max(batches))
+
+
+def _span(low: int, high: int) -> str:
+    return fmt_count(low) if low == high else f"{fmt_count(low)}–{fmt_count(high)}"
+
+
+def beyond_engine(result, engine: str | None) -> str:
+    """Where ``result`` lies outside ``engine``'s own calibration measurements (its GPU, TP or decode B), in words,
+    or ``""``: the preset's per-engine constants were fitted there (an engineer's trial: vLLM's three, on A100s at
+    TP = 4 and MI300Xs at TP = 8, read for an H100 at TP = 1 without a word).  None (the generic engine) has none.
+
+    >>> from core import Scenario
+    >>> beyond_engine(Scenario(model="llama-3-8b", gpu="h100-sxm").evaluate(), "vLLM")
+    "vLLM's own constants were fitted on 3 measurements (A100 SXM4 80GB, MI300X; TP 4–8; B 1–64): not on this GPU, not \
+at TP = 1"
+    """
+    if engine is None:
+        return ""
+    n, gpus, (tp_lo, tp_hi), (b_lo, b_hi) = engine_coverage(engine)
+    if not n:
+        return ""
+    outside = []
+    if result.gpu.id not in gpus:
+        outside.append("not on this GPU")
+    if not tp_lo <= result.tp <= tp_hi:
+        outside.append(f"not at TP = {result.tp}")
+    if result.phase == "decode" and not b_lo <= result.batch <= b_hi:
+        outside.append(f"not at B = {fmt_count(result.batch)}")
+    if not outside:
+        return ""
+    names = ", ".join(sorted(_gpu_name(g) for g in gpus))
+    return (f"{engine}'s own constants were fitted on {n} measurement{'s' if n > 1 else ''} ({names}; TP "
+            f"{_span(tp_lo, tp_hi)}; B {_span(b_lo, b_hi)}): {', '.join(outside)}")
+
+
+def _gpu_name(gpu_id: str) -> str:
+    from .hardware import get_accelerator
+
+    return get_accelerator(gpu_id).name.removeprefix("NVIDIA ").removeprefix("AMD Instinct ")
+
+
+def beyond_calibration(result, engine: str | None = None) -> tuple[str, ...]:
     """What ``result`` (a :class:`~core.scenario.ScenarioResult`) has that no calibration measurement had, in words,
     or ``()``: its model's features, its routed experts, its split, its GPU, its batch (overall and in its weights'
-    class) and its context."""
+    class) and its context; with ``engine``, also where it lies outside that engine's own measurements
+    (:func:`beyond_engine`)."""
     c = calibration_coverage()
     m: ModelSpec = result.model
     out = [name for name, has in FEATURES.items() if name not in c.features and has(m)]
@@ -138,6 +189,8 @@ def beyond_calibration(result) -> tuple[str, ...]:
     if result.phase == "prefill" and result.tokens_per_read > c.max_prompt:
         out.append(f"a prompt of {fmt_count(result.tokens_per_read)} tokens (the set's longest is "
                    f"{fmt_count(c.max_prompt)})")
+    if own := beyond_engine(result, engine):
+        out.append(own)
     return tuple(out)
 
 

@@ -119,7 +119,7 @@ def scenario_json(r: ScenarioResult, expected: ExpectedStep | None = None) -> di
     out["assumptions"] = list(r.model.assumptions)
     if expected is not None:
         out.update(expected_json(expected))
-        out["expected_beyond_calibration"] = list(beyond_calibration(r))
+        out["expected_beyond_calibration"] = list(beyond_calibration(r, expected.engine))
     out["approximate"] = list(r.model.unmodelled)
     if r.gpu.id not in load_catalogue():  # a GPU of the user's own: its figures' checks, as its form said them
         out["gpu_warnings"] = sparse_warnings(r.gpu)

@@ -571,7 +571,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         if not math.isfinite(value):
             return "(no expected step for this scenario)"
         caveats = "".join(text for text, on in ((", if it fit", not r.fits),
-                                                ("; extrapolated", words and beyond_calibration(r)),
+                                                ("; extrapolated", words and beyond_calibration(r, engine)),
                                                 ("; above the ceiling", words and above_ceiling(step_of(r))),
                                                 # the ceiling of the engine's launches, not the ceiling row's
                                                 ("; ceiling at the engine's launches",
@@ -582,7 +582,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
         return f"({pct} % of {whole}{caveats})"
 
     def caveat(r: ScenarioResult) -> str:
-        beyond = beyond_calibration(r)
+        beyond = beyond_calibration(r, engine)
         said = [f"extrapolated: {'; '.join(beyond)}"] if beyond else []
         if step_of(r) is not None and (above := above_ceiling(step_of(r))):
             said.append(above)

@@ -313,7 +313,10 @@ def test_the_scenario_json_carries_the_expected_step_as_the_cli_does():
     scenario = json.loads(to_json(r, (), "vLLM", e))["scenario"]
     assert scenario["expected_engine"] == "vLLM"
     assert scenario["expected_tokens_per_s_per_sequence"] == e.expected_tokens_per_s_per_sequence
-    assert scenario["expected_beyond_calibration"] == ["S = 8,192 tokens (the set's longest decode context is 3,072)"]
+    assert scenario["expected_beyond_calibration"] == [
+        "S = 8,192 tokens (the set's longest decode context is 3,072)",
+        "vLLM's own constants were fitted on 3 measurements (A100 SXM4 80GB, MI300X; TP 4–8; B 1–64): not on this "
+        "GPU, not at TP = 1"]
     assert "expected_engine" not in json.loads(to_json(r))["scenario"]
     lab = Lab(query={"engine": "vLLM"})
     download = next(w for w in build_exports(lab.state).select()

@@ -115,3 +115,26 @@ def test_a_batch_past_its_weight_class_measurements_is_an_extrapolation():
     assert beyond("bf16", 385) == ("B = 385 with 16-bit weights (the set's 16-bit measurements are at B ≤ 384)",)
     assert beyond("int4", 256, phase="prefill") == ()  # a prefill's batch of prompts is read against its prompt
     assert "B = 256 with 4-bit weights" in beyond_text(beyond("int4", 256))
+
+
+def test_a_preset_read_outside_its_own_measurements_says_so():
+    """An engineer's trial: vLLM's own constants come from three measurements (A100s at TP = 4, B = 64; MI300Xs at
+    TP = 8), yet an H100 at TP = 1 was predicted with no word.  Inside the engine's own GPUs, TPs and batches nothing
+    is added; the generic engine (the median of the fitted ones) has no own measurements to leave."""
+    from core.coverage import beyond_engine, engine_coverage
+
+    assert engine_coverage("vLLM") == (3, frozenset({"a100-80gb", "mi300x"}), (4, 8), (1, 64))
+    h100 = Scenario(model="llama-3-8b", gpu="h100-sxm", context=1024).evaluate()
+    said = beyond_calibration(h100, "vLLM")
+    assert said[-1] == ("vLLM's own constants were fitted on 3 measurements (A100 SXM4 80GB, MI300X; TP 4–8; B 1–64): "
+                        "not on this GPU, not at TP = 1")
+    assert beyond_calibration(h100) == beyond_calibration(h100, None) == ()
+    inside = Scenario(model="llama-3-70b", gpu="a100-80gb", tp=4, batch=64, context=1024).evaluate()
+    assert beyond_engine(inside, "vLLM") == ""
+    assert beyond_engine(Scenario(model="llama-3-70b", gpu="a100-80gb", tp=4, batch=128).evaluate(),
+                         "vLLM").endswith(": not at B = 128")
+    from core.coverage import beyond_text
+    from core.expected import expected_step, waterfall_text
+
+    assert "not on this GPU, not at TP = 1" in waterfall_text(expected_step(h100, "vLLM"),
+                                                            beyond=beyond_text(said))
