@@ -511,7 +511,15 @@ def _row_json(r: Row) -> dict:
     m = r.measurement
     return {"id": m.id, "engine_preset": m.preset, "metric": m.metric, "measured": m.measured, "ceiling": r.ceiling,
             "expected": r.expected, "measured_over_ceiling": r.measured_over_ceiling,
-            "measured_over_expected": r.measured_over_expected, "set": m.set}
+            "measured_over_expected": r.measured_over_expected, "set": m.set, "source": dict(m.source)}
+
+
+def _sources(rows: list[Row]) -> list[str]:
+    """Where each row's measurement was published: its URL and the table row, as ``core/measurements.json`` cites
+    them (an engineer's trial found them only in the data file)."""
+    return ["Sources (measurements.json: the page and the table row of each)",
+            *(f"  {r.measurement.id}: {r.measurement.source.get('url', '')} ({r.measurement.source.get('where', '')})"
+              for r in rows)]
 
 
 def _scored_sets() -> tuple[list[Row], list[Row]]:
@@ -543,6 +551,7 @@ def validation_text(loo: bool = True) -> str:
              _summary("calibration (in-sample)", scores(calib))]
     if loo:
         lines.append(_summary("calibration (leave-one-out)", scores(leave_one_out(calibration_set()))))
+    lines += ["", *_sources(held)]
     return "\n".join(lines)
 
 

@@ -415,6 +415,7 @@ def test_list_and_validate_answer_in_json_too(capsys):
     assert rows and all(r["set"] == "held_out" for r in rows)
     assert report["held_out"]["scores"]["n"] == len(rows) and "calibration_leave_one_out" not in report
     r = rows[0]
+    assert r["source"]["url"].startswith("https://") and r["source"]["where"]
     assert r["measured_over_expected"] == (r["measured"] / r["expected"] if r["metric"].startswith("tokens")
                                            else r["expected"] / r["measured"])
 

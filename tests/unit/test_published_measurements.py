@@ -146,6 +146,9 @@ def test_validate_prints_the_held_out_table_and_scores(capsys):
         assert m.id[:48] in text
     assert f"held-out: n = {len(held_out_set())}, median |expected/measured - 1| = " in text
     assert "above the ceiling: none" in text and "leave-one-out" not in text
+    # Each held-out row's source, as measurements.json cites it (an engineer's trial found them only there).
+    first = held_out_set()[0]
+    assert f"  {first.id}: {first.source['url']} ({first.source['where']})" in text.split("Sources")[1]
 
 
 def test_validates_table_states_every_ratio_as_a_speeds():
