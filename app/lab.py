@@ -74,6 +74,7 @@ Try batch 4, INT4 weights, or speculation depth 4: on a dense model all three la
 
 #: The levers of embed mode's compact control strip.
 EMBED_LEVERS = ["model", "gpu", "weight_dtype", "batch", "spec_k", "context", "gqa"]
+LEVER_DEFAULTS = LEVERS.defaults()
 #: The chart's least height in embed mode: with the summary, the key and the link it fits a 500 × 450 iframe; a
 #: taller iframe gives the chart its height (the page is one column as tall as the iframe, the chart its rest).
 EMBED_CHART_HEIGHT = 250
@@ -548,7 +549,7 @@ class Lab(pn.viewable.Viewer):
     @param.depends("state.result", watch=True)
     def _on_embed_result(self) -> None:
         if self.embed:
-            self._embed_summary.object = embed_summary(self.state.result)
+            self._embed_summary.object = embed_summary(self.state.result, set_elsewhere(self.scenario))
 
     @param.depends("state.result", "state.pin_rows", "state.measured", "state.band", "state.expected", watch=True)
     def _on_embed_link(self) -> None:
@@ -573,11 +574,30 @@ class Lab(pn.viewable.Viewer):
         self.pins.pin_current()
 
 
-def embed_summary(r: ScenarioResult) -> str:
+def set_elsewhere(scenario: Scenario) -> list[str]:
+    """The levers the embed has no control for (:data:`EMBED_LEVERS`) that are not at their defaults, as
+    ``"TP = 2"``, ``"KV-cache precision p_kv = fp8"``, ``"CUDA graphs on"``: a link may set them, and the embed's
+    numbers depend on them (a docs writer's trial: an FP8 cache at TP = 2 was said nowhere in the embed)."""
+    out = []
+    for lever in LEVERS:
+        value = getattr(scenario, lever.name)
+        if lever.name in EMBED_LEVERS or value == LEVER_DEFAULTS[lever.name]:
+            continue
+        name = lever.symbol or lever.parameter.label
+        if isinstance(value, bool):
+            out.append(f"{name} {'on' if value else 'off'}")
+        else:
+            out.append(f"{name} = {lever.encode(value)}{' ' + lever.unit if lever.unit else ''}")
+    return out
+
+
+def embed_summary(r: ScenarioResult, elsewhere: list[str] | tuple = ()) -> str:
     """One line of the key numbers for embed mode, where the readouts are left out: the intensity on the weights
     under its formula (the articles' I = 2·B·k / p, or an MoE's or a stored checkpoint's:
     :func:`core.explain.intensity_weights_formula`), and what the step attains counting KV reads, with the tokens/s
-    that go with it; before it the embed's heading, for a screen reader only (the iframe's page has no other)."""
+    that go with it; before it the embed's heading, for a screen reader only (the iframe's page has no other).
+    ``elsewhere``: the levers set that the embed has no control for (:func:`set_elsewhere`), named after the
+    scenario."""
     fits = "fits" if r.fits else "does not fit"
     return (
         '<h1 class="visually-hidden">Roofline Lab: the roofline of one decode step</h1>'
@@ -587,7 +607,8 @@ def embed_summary(r: ScenarioResult) -> str:
         f"({fmt_sig(100 * r.peak_fraction_with_kv, 3)} % of peak) · "
         # a ceiling, said so (a docs writer's trial read the embed's tokens/s as what an engine delivers)
         f"{r.tokens_per_s_with_kv:,.0f} tokens/s ceiling{'' if r.fits else ' (if it fit)'} · memory {fits} · "
-        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}</div>"
+        f"{escape(r.model.name)}, {escape(r.weight_format)}, {escape(r.gpu.id)}"
+        + (f" · also set: {escape(', '.join(elsewhere))}" if elsewhere else "") + "</div>"
     )
 
 

@@ -978,6 +978,17 @@ def test_the_embeds_summary_pairs_tokens_per_s_with_the_flop_rate_that_counts_kv
     assert " tokens/s ceiling · memory fits · Llama-3-8B" in fits  # a docs writer read it as an engine's rate
 
 
+def test_the_embed_names_the_levers_it_has_no_control_for():
+    """A docs writer's trial: a link to Qwen3-30B-A3B on MI300Xs with an FP8 cache at TP = 2 showed an embed whose
+    summary and drawer said neither (its figures are one GPU's of two, its cache half the bytes)."""
+    link = {"embed": "true", "model": "qwen3-30b-a3b", "gpu": "mi300x", "batch": "64", "weight-dtype": "fp8",
+            "kv-dtype": "fp8", "context": "32768", "tp": "2", "cuda-graphs": "true"}
+    summary = Lab(query=link)._embed_summary.object
+    assert summary.endswith("Qwen3-30B-A3B, FP8, mi300x · also set: KV-cache precision p_kv = fp8, TP = 2, "
+                            "CUDA graphs on</div>")
+    assert "also set" not in Lab(query={"embed": "true", "batch": "4"})._embed_summary.object  # the drawer has B
+
+
 def test_the_embeds_summary_gives_an_moes_intensity_under_its_own_formula():
     """An engineer's trial: Mixtral at B = 8 in FP8 read "I = 2·B·k/p = 4.885 FLOP/byte", where 2·8·1/1 is 16 (an MoE
     reads experts it does not use for every token): the formula `explain` gives, whose product is the value shown."""
