@@ -70,8 +70,9 @@ results._write_text = () => {
   readouts.text = readoutsHtml(C.readout_keys.map(key => rows[key]), show_work.active, notes, Boolean(C.approximate));
   memory.text = memoryHtml(C, s, r);
   // Served beside the lab (a class page): the reader's scenario, as moved here, opens in the full lab.  Each lever
-  // is written as core.levers.Lever.encode writes it; opened from a file, there is no lab to link to.
-  if (C.full_lab && location.protocol.startsWith("http")) {
+  // is written as core.levers.Lever.encode writes it.  Opened from a file, a path has no lab to resolve against;
+  // an absolute --lab-url still has (a docs writer's trial: a wiki attachment lost the link it was written with).
+  if (C.full_lab && (location.protocol.startsWith("http") || /^https?:\/\//i.test(C.full_lab.path))) {
     const q = new URLSearchParams(C.full_lab.query);
     for (const [name, c] of Object.entries(C.full_lab.levers)) {
       const v = s[name];

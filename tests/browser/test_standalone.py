@@ -75,6 +75,9 @@ CONSTANTS = ("(() => { const cb = [...Bokeh.documents[0].all_models].find((m) =>
              " return JSON.parse(JSON.stringify(C, (k, v) => v instanceof Map ? Object.fromEntries(v) : v)); })()")
 
 
+RESULTS_WRITTEN = "Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('results').text.length > 0"
+
+
 @pytest.fixture
 def offline_page(browser, tmp_path):
     """Open a written page from file:// in a context where every network request fails."""
@@ -91,9 +94,7 @@ def offline_page(browser, tmp_path):
         page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: page.errors.append(str(e)))
         page.goto(path.as_uri())
-        page.wait_for_function(
-            "Bokeh.documents.length > 0 && Bokeh.documents[0].get_model_by_name('results').text.length > 0"
-        )
+        page.wait_for_function(RESULTS_WRITTEN)
         return page, path
 
     yield open_page
@@ -429,6 +430,27 @@ def test_a_page_in_a_docs_sites_frame_opens_the_lab_it_names_in_a_tab_of_its_own
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_page_written_with_an_absolute_lab_url_links_to_it_from_a_file(browser, tmp_path):
+    """A docs writer's trial: ``app export --lab-url http://…/app``, opened from disk (a wiki attachment), showed no
+    link: the page linked only when served.  An absolute address needs no server; a relative one still does."""
+    scenario = Scenario(model="llama-3-8b", gpu="h100-sxm", batch=56)
+    for url, linked in (("https://lab.example.org/app", True), ("../app", False)):
+        path = tmp_path / f"page-{linked}.html"
+        path.write_text(standalone_html(scenario, lab_url=url), encoding="utf-8")
+        ctx = browser.new_context()
+        ctx.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page = ctx.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_function(RESULTS_WRITTEN)
+        text = page.evaluate("Bokeh.documents[0].get_model_by_name('full-lab').text")
+        if linked:
+            href = page.locator(".full-lab a").get_attribute("href")
+            assert href.startswith("https://lab.example.org/app?") and "batch=56" in href and "model=llama-3-8b" in href
+        else:
+            assert text == ""
+        ctx.close()
 
 
 def test_a_page_of_a_pasted_model_has_no_link_to_the_lab(offline_page):
