@@ -429,14 +429,24 @@ def _fitted(engine: str | None, *path: str) -> tuple[float, str] | None:
     on = fitted.get("fitted_on", "the calibration set")
     if engine is not None and engine in table:
         value = table[engine]
-        return float(value["value"]), f"fitted for {engine} on {value['points']} calibration measurements of {on}"
+        points = value["points"]
+        return (float(value["value"]),
+                f"fitted for {engine} on {points} calibration measurement{'s' if points != 1 else ''} of {on}")
     generic = table.get("_generic") if isinstance(table, dict) else None
     if generic is None:
         return None
     if "engines" not in generic:  # a constant every engine shares
         return float(generic["value"]), f"fitted on {generic['points']} calibration measurements of {on}"
-    why = "generic preset" if engine is None else f"no calibration measurement of {engine}: the generic value"
-    engines = ("the one engine with a fitted value" if generic["engines"] == 1
+    # Per format or per link, the engine may have measurements of others only (vLLM's are on NVLink 3 and Infinity
+    # Fabric, none on NVLink 4: an engineer's trial read "no calibration measurement of vLLM" beside "fitted for vLLM
+    # on 3").
+    which = f" with {path[-1]}" if len(path) > 1 else ""
+    why = "generic preset" if engine is None else f"no calibration measurement of {engine}{which}: the generic value"
+    # The engine a lone value is of is named: on NVLink 4 it is TensorRT-LLM's (v0.5-0.6, without CUDA graphs), not
+    # the custom all-reduce vLLM cites.
+    alone = [name for name in table if not name.startswith("_")] if generic["engines"] == 1 else []
+    engines = (f"the one engine with a fitted value, {alone[0]}'s" if len(alone) == 1
+               else "the one engine with a fitted value" if generic["engines"] == 1
                else f"the median of {generic['engines']} engines' fitted values")
     return float(generic["value"]), f"{why}, {engines} ({on})"
 
@@ -501,20 +511,34 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
     gpu = result.gpu.id
     priors = eff["priors"]
 
-    def fitted_or(path: tuple[str, ...], prior: float, prior_source: str) -> Constant:
+    def fitted_or(path: tuple[str, ...], prior: float, prior_source: str, fit_prior: str = "") -> Constant:
+        """The fitted value of ``path`` (else ``prior``); ``fit_prior``: the key of the prior the fit shrank it toward
+        (``efficiency.json`` ``priors``), whose value a fitted one within 2 % of is said to be mostly that prior (an
+        engineer's trial: vLLM's "fitted" 0.7976 KV efficiency is the assumed 0.8, moved 0.3 % by three points)."""
         got = _fitted(engine, *path)
-        return Constant(*got) if got else Constant(prior, prior_source)
+        if not got:
+            return Constant(prior, prior_source)
+        value, source = got
+        assumed = priors.get(fit_prior) if fit_prior else None
+        if assumed and assumed["value"] and abs(value / assumed["value"] - 1) < 0.02:
+            shown = fmt_seconds(assumed["value"]) if path[0].endswith("_s") else fmt_sig(assumed["value"])
+            source += (f"; within 2 % of its prior {shown} ({assumed['source']}): the measurements hardly move it, "
+                       "so it is that assumption more than a measured value")
+        return Constant(value, source)
 
     kernel = fitted_or(("kernel_efficiency",), priors["kernel_efficiency"]["value"],
-                       f"prior {priors['kernel_efficiency']['value']}: {priors['kernel_efficiency']['source']}")
+                       f"prior {priors['kernel_efficiency']['value']}: {priors['kernel_efficiency']['source']}",
+                       "kernel_efficiency")
     kv = fitted_or(("kv_efficiency",), priors["kv_efficiency"]["value"],
-                   f"prior {priors['kv_efficiency']['value']}: {priors['kv_efficiency']['source']}")
-    grouped = fitted_or(("grouped_kv_factor",), 1.0, f"prior 1: {priors['grouped_kv_factor']['source']}")
+                   f"prior {priors['kv_efficiency']['value']}: {priors['kv_efficiency']['source']}", "kv_efficiency")
+    grouped = fitted_or(("grouped_kv_factor",), 1.0, f"prior 1: {priors['grouped_kv_factor']['source']}",
+                        "grouped_kv_factor")
     launch_cpu = fitted_or(("launch_cpu_s",), overhead.LAUNCH_LATENCY_S, overhead.LAUNCH_LATENCY_SOURCE)
     if cls == "16-bit":
         dequant = Constant(1.0, "16-bit weights: nothing to dequantise")
     else:
-        dequant = fitted_or(("dequant_factor", weight_format), 1.0, f"prior 1: {priors['dequant_factor']['source']}")
+        dequant = fitted_or(("dequant_factor", weight_format), 1.0, f"prior 1: {priors['dequant_factor']['source']}",
+                            "dequant_factor")
     gemm_table = eff["gemm_fraction"]
     per_gpu = gemm_table.get(gpu, {})
     roof = compute if compute in result.gpu.dense_flop_per_s else "bf16"
@@ -535,7 +559,8 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
         if roof == "bf16":
             gemm = Constant(1.0, f"GEMM fraction 1 of the BF16 peak [{result.gpu.name}]: its BF16 roof was measured on "
                                  "the machine (python -m core measure's matrix product), nothing to take off")
-    gemm_engine = fitted_or(("gemm_engine_factor",), 1.0, f"prior 1: {priors['gemm_engine_factor']['source']}")
+    gemm_engine = fitted_or(("gemm_engine_factor",), 1.0, f"prior 1: {priors['gemm_engine_factor']['source']}",
+                            "gemm_engine_factor")
     link = link_kind(result, interconnect)
     coll = eff["collectives"][link] if link else None
     if link:
@@ -585,8 +610,9 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
         cuda_graphs=Constant(1.0 if cuda_graphs else 0.0, graphs_source), launch_cpu_s=launch_cpu,
         graph_gap_s=shared("graph_gap_s", overhead.GRAPH_NODE_GAP_S, "core.overhead.GRAPH_NODE_GAP_S (an assumption)"),
         stream_gap_s=shared("stream_gap_s", launch["stream_gap_prior_s"], launch["stream_gap_source"]),
-        step_overhead_s=fitted_or(("step_overhead_s",), 0.0, "no fitted value: none counted"),
-        request_overhead_s=fitted_or(("request_overhead_s",), 0.0, "no fitted value: none counted"))
+        step_overhead_s=fitted_or(("step_overhead_s",), 0.0, "no fitted value: none counted", "step_overhead"),
+        request_overhead_s=fitted_or(("request_overhead_s",), 0.0, "no fitted value: none counted",
+                                     "request_overhead"))
 
 
 def ceiling_launch_s(result: ScenarioResult, params: EngineParameters) -> float:

@@ -460,3 +460,18 @@ def test_a_prefills_byte_terms_under_its_compute_are_listed_with_the_memory_time
     moved = math.fsum(ttft[k].memory_seconds for k in ("embedding", "hbm", "kernels", "kv"))
     assert round((4.8724e-3 + moved) * 1e3, 4) == 6.2232
     assert "compute 43.4680 ms and memory 6.2232 ms" in ttft["overlap"].formula
+
+
+def test_a_constant_the_fit_left_at_its_prior_is_called_the_assumption_it_is():
+    """An engineer's trial: vLLM's KV efficiency, 0.7976, and its 98.4 µs step overhead were "fitted on 3 calibration
+    measurements", yet are the priors 0.8 and 0.1 ms moved under 2 %; and its all-reduce α, "no calibration
+    measurement of vLLM" beside "fitted for vLLM on 3", is TensorRT-LLM's on NVLink 4, where vLLM has none."""
+    r = Scenario(model="llama-3-70b", gpu="h100-sxm", batch=8, tp=2).evaluate()
+    p = engine_parameters(r, "vLLM")
+    assert p.kv_efficiency.value == pytest.approx(0.7976, abs=1e-4)
+    assert "within 2 % of its prior 0.8 (assumption: " in p.kv_efficiency.source
+    assert "within 2 % of its prior 0.1 ms (assumption " in p.step_overhead_s.source
+    assert "within 2 %" not in p.kernel_efficiency.source  # 0.7746 against 0.8: 3.2 %, the data moved it
+    assert p.allreduce_alpha_s.source.startswith(
+        "no calibration measurement of vLLM with nvlink4: the generic value, the one engine with a fitted value, "
+        "TensorRT-LLM (v0.5-0.6)'s")
