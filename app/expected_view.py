@@ -13,7 +13,15 @@ import re
 from html import escape
 
 from core.coverage import beyond_calibration, beyond_text
-from core.expected import ExpectedStep, Term, above_ceiling, ceiling_basis, engine_label, expected_step
+from core.expected import (
+    CEILING_AT,
+    ExpectedStep,
+    Term,
+    above_ceiling,
+    ceiling_basis,
+    engine_label,
+    expected_step,
+)
 from core.published import rows_for_gpu
 from core.scenario import ScenarioResult
 from core.spread import speed_ratio, spread_for
@@ -50,7 +58,7 @@ def _bar(kept: float, delta: float, top: float, color: str) -> str:
 
 
 def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, scale: float = 1.0,
-                   chain: str = "step", mark: str = "") -> str:
+                   chain: str = "step", mark: str = "", at: str = "") -> str:
     """The waterfall's rows: the ceiling, one row per nonzero term, then the expected value.
 
     Args:
@@ -60,6 +68,7 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
         chain: the rows' ``data-chain`` ("step" or "ttft").
         mark: before each value the bars show: ``"≈ "`` where the model has config keys the lab does not model
             (:attr:`core.models.ModelSpec.approximate_mark`), as the readouts mark theirs.
+        at: after "ceiling (the roofline", where it counts the engine's launches (:data:`core.expected.CEILING_AT`).
     Each row carries ``data-chain``, ``data-term`` and its seconds as ``data-seconds`` (``repr``: the float exactly).
     """
     times = [ceiling_s]
@@ -79,7 +88,7 @@ def waterfall_rows(ceiling_s: float, terms: tuple[Term, ...], value, unit: str, 
                        f"{fmt_seconds_times(int(scale), seconds)} (a step on each of {int(scale)} pipeline stages)")
 
     out = [f'<div class="wf-row wf-ends" data-chain="{chain}" data-term="ceiling" data-seconds="{ceiling_s!r}">'
-           f'<div class="wf-head"><b>ceiling (the roofline)</b>: {step(ceiling_s)} → '
+           f'<div class="wf-head"><b>ceiling (the roofline{at})</b>: {step(ceiling_s)} → '
            f'<b>{fmt(values[0])} {unit}</b></div>{_bar(0.0, values[0], top, PALETTE["roof"])}</div>']
     for i, t in enumerate(terms):
         if not t.shown:
@@ -139,7 +148,7 @@ def waterfall_html(e: ExpectedStep, r: ScenarioResult, ttft: ExpectedStep | None
            f"{escape(beyond)}</div>" if (beyond := beyond_text(beyond_calibration(r, e.engine))) else ""))
     mark = r.model.approximate_mark  # "≈ " where the model has a key the lab does not model, on every value
     body = waterfall_rows(e.ceiling_step_time_s, e.terms, lambda t: per_step / t, "tokens/s per sequence",
-                          mark=mark)
+                          mark=mark, at=CEILING_AT if e.ceiling_rebased else "")
     out = head + f'<div class="waterfall" data-chain="step">{body}</div>'
     if ttft is not None and ttft.ttft_terms:
         pp = r.pp  # a prompt crosses every pipeline stage: the chain is one stage's, the TTFT PP × it

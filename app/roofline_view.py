@@ -219,6 +219,9 @@ def expected_label(e, p, r: ScenarioResult) -> str:
     its column over the chart's, and on a projector two lines pushed the legend's last row below a 720-px screen's
     fold (tour steps 12 and 18); the Expected tab and the readouts say the rest, what is extrapolated included."""
     beyond = "; extrapolated" if beyond_calibration(r, e.engine) else ""
+    # Over this chart's overhead ceiling where the engine captures CUDA graphs and the lever does not (its own
+    # ceiling counts its launches: core.expected.ceiling_basis).
+    beyond += "; engine's launches" if e.ceiling_rebased else ""
     return (f"expected ({engine_label(e.engine)}{beyond}), spread "
             f"{fmt_sig(p.spread.low, 2)}–{fmt_sig(p.spread.high, 2)}×")
 

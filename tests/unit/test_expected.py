@@ -85,6 +85,16 @@ def test_the_ceiling_launches_as_the_engine_does():
     assert off.tokens_per_s_per_sequence * e_off.of_scenario_ceiling == pytest.approx(
         e_off.expected_tokens_per_s_per_sequence, rel=1e-12)
     assert ceiling_basis(e_on) == ""
+    from core.expected import waterfall_text
+
+    assert "ceiling (the roofline, at the engine's launches): 0.5606 ms" in waterfall_text(e_off)
+    # Where the launches bind in neither mode the ceiling is the scenario's, bit for bit (a trial read "its ceiling
+    # 6.076 ms … at the scenario's lever its ceiling is 6.076 ms": the chain's first state, one rounding apart).
+    for levers in ({"model": "llama-3-8b", "batch": 4}, {"model": "llama-3-8b", "weight_dtype": "int4"}):
+        r = Scenario(**levers).evaluate()
+        e = expected_step(r, "vLLM")
+        assert e.ceiling_step_time_s == r.step_time_s_with_kv and not e.ceiling_rebased and not ceiling_basis(e)
+        assert "ceiling (the roofline): " in waterfall_text(e)
 
 
 def test_input_embedding_term_is_the_table_minus_the_rows_gathered():
