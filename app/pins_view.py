@@ -305,7 +305,9 @@ def pins_table_html(rows: list[PinRow]) -> str:
             f'<td class="name">{escape(row.pin.name)}</td>'
             f'<td class="levers">{escape(r.model.name)} · {escape(r.gpu.name)}<br>B = {r.batch}, k = {r.spec_k}, '
             f"p = {r.weight_format}, p_kv = {get_precision(r.kv_dtype).label}, "
-            f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}</td>"
+            f"S = {r.context:,}{'' if r.gqa else ', GQA off'}{escape(_split_text(r))}"
+            # the lever that sets the launches (a trial's two INT4 pins read alike at 470 and 1,350 tokens/s)
+            f"{', CUDA graphs' if r.deployment.cuda_graphs else ''}</td>"
             # A model with a key the lab does not model: each of its figures is approximate, where it is (≈).
             f"<td>{approx}{fmt_sig(r.arithmetic_intensity_weights)}</td>"
             f"<td>{approx}{fmt_sig(r.attainable_flop_per_s_weights / TFLOP)}{_under_launches(r)}</td>"

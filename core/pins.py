@@ -182,7 +182,7 @@ def compare(pins: list[Pin], catalogue: Catalogue | None = None) -> list[PinRow]
             # share a point without INT4's, and on their tie each was told of the other's lever, "k = 1: no
             # speculation" on the batch-4 pin).
             departs = [n for n in departs if n not in TRIO_LEVERS or n == pin.moves]
-        notes = tuple(_notes(r, departs))
+        notes = tuple(_notes(r, departs, pin.levers))
         if pin.origin is not None:
             names = [n for n in LEVERS.names if n in pin.origin and pin.levers[n] != pin.origin[n]]
             against = ORIGIN
@@ -295,8 +295,10 @@ def _same_point(a: ScenarioResult, b: ScenarioResult) -> bool:
     return abs(a.arithmetic_intensity_weights - b.arithmetic_intensity_weights) <= 1e-9 * b.arithmetic_intensity_weights
 
 
-def _notes(r: ScenarioResult, levers: list[str]) -> list[str]:
-    """What each lever on which ``r`` departs from its point's other pins means."""
+def _notes(r: ScenarioResult, levers: list[str], values: dict) -> list[str]:
+    """What each lever on which ``r`` departs from its point's other pins means; ``values``: the pin's levers (a
+    lever the result has no field of, such as ``cuda_graphs``, is read there: a trial read "no CUDA graphs" under a
+    pin with them, from a missing field)."""
     notes = []
     # The lever that moved first; which model and GPU it was, after.
     for name in sorted(levers, key=lambda n: n in ("model", "gpu")):
@@ -327,8 +329,11 @@ def _notes(r: ScenarioResult, levers: list[str]) -> list[str]:
             notes.append(f"S = {r.context:,} tokens: {r.kv_bytes / GiB:,.2f} GiB of cache")
         elif name == "gqa":
             notes.append(f"GQA {'on' if r.gqa else 'off'}: {r.kv_bytes_per_token / 1024:,.0f} KiB of KV per token")
+        elif name == "cuda_graphs":
+            notes.append(f"{lever_text(name, values[name])}: {fmt_seconds(r.launch_overhead_s)} of kernel launches "
+                         f"a step, {bound_text(r)}")
         else:
-            notes.append(f"{LEVERS[name].label}: {lever_text(name, getattr(r, name, None))}")
+            notes.append(f"{LEVERS[name].label}: {lever_text(name, values[name])}")
     return notes
 
 

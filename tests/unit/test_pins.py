@@ -567,3 +567,23 @@ def test_compare_gives_pins_of_different_sizes_a_rate_per_gpu():
     assert per_gpu[1] > per_gpu[0] and h100.tokens_per_s_with_kv > b200.tokens_per_s_with_kv
     labels = {m.key: m.label for m in COMPARE_METRICS}
     assert labels["kv"] == "KV cache of the batch, held per GPU" and labels["weights"] == "weights held per GPU"
+
+
+def test_a_lever_the_result_has_no_field_of_is_said_as_the_pin_set_it():
+    """A serving engineer's trial: two trios of Qwen3-30B-A3B, pressed with CUDA graphs off and on, read "CUDA
+    graphs: no CUDA graphs" under every pin, the graphs-on INT4 pin at 1,350 tokens/s beside the other's 470 (the
+    note read a field the result does not have); the Pins table's levers never said graphs."""
+    from app.pins_view import pins_table_html
+    from core import Scenario
+
+    s = Scenario(model="qwen3-30b-a3b")
+    off = lever_preset(s.levers(), s.catalogue)
+    on = lever_preset(s.clone(cuda_graphs=True).levers(), s.catalogue)
+    rows = compare(off + on, s.catalogue)
+    int4_off, int4_on = rows[1], rows[4]
+    assert round(int4_off.result.tokens_per_s_with_kv) == 470 and round(int4_on.result.tokens_per_s_with_kv) == 1350
+    assert "no CUDA graphs: 2.128 ms of kernel launches a step, launch overhead: 2.128 ms of kernel launches > " \
+           "0.7408 ms of GPU time" in int4_off.notes
+    assert "CUDA graphs: 0.536 ms of kernel launches a step, memory-bound (0.7408 ms of memory)" in int4_on.notes
+    html = pins_table_html(rows)
+    assert html.count(", CUDA graphs</td>") == 3
