@@ -172,12 +172,25 @@ if (width > 0) {
 """
 
 
-# Grows the figure until its plot frame is at least tags[0] px tall (0: no floor; present mode sets it).
+# Grows the figure until its plot frame is at least tags[0] px tall (0: no floor; present mode sets it), and gives
+# back what it grew once the frame has the room again: shown after a hidden tab, the roofline's first layout still had
+# the legend wrapped to no width, grew 95 px for it, and kept them when the legend unwrapped, its last rows below a
+# 720-px screen's fold (a lecturer's trial: tour step 20 after 21).  What it grew is forgotten when anything else sets
+# the height (the server, a phone's narrow page).
 KEEP_FRAME = """
 const floor = me.tags.length ? me.tags[0] : 0;
+if (me._height !== fig.height) { me._grown = 0; }
+const grown = me._grown || 0;
 if (floor > 0 && fig.inner_height > 0 && fig.inner_height < floor) {
-  fig.height = fig.height + Math.ceil(floor - fig.inner_height);
+  const more = Math.ceil(floor - fig.inner_height);
+  me._grown = grown + more;
+  fig.height = fig.height + more;
+} else if (grown > 0 && fig.inner_height > floor) {
+  const back = Math.min(grown, Math.floor(fig.inner_height - floor));
+  me._grown = grown - back;
+  if (back > 0) { fig.height = fig.height - back; }
 }
+me._height = fig.height;
 """
 
 

@@ -510,6 +510,22 @@ LEGEND_FOOT = r"""() => {
   return view.el.getBoundingClientRect().top + box.bottom - legend.padding; }"""
 
 
+def test_the_roofline_shown_after_the_ladder_tab_keeps_its_height(page, lab_url):
+    """A lecturer's trial: opened at tour step 21 (the Ladder tab), then back to step 20, the roofline was 655 px
+    tall, not 560, for the rest of the session: its first layout after the hidden tab still had the legend wrapped
+    to no width, and the figure grew for it and kept the growth; the legend's last rows sat below the fold."""
+    _open(page, f"{lab_url}?present=true&tour=21", PROJECTOR, wait="[data-step='21']")
+    page.locator("table.ladder tr[data-rung]").first.wait_for(timeout=10_000)
+    page.keyboard.press("PageUp")
+    page.locator("[data-step='20']").wait_for(timeout=10_000)
+    height = "Bokeh.documents[0].get_model_by_name('roofline').height"
+    page.wait_for_function(f"{height} === Bokeh.documents[0].get_model_by_name('roofline').tags[0]", timeout=10_000)
+    page.wait_for_timeout(1000)  # and it stays there
+    assert page.evaluate(height) == 560
+    assert page.evaluate(LEGEND_FOOT) <= PROJECTOR["height"]
+    assert page.errors == []
+
+
 def test_the_legend_and_the_expected_points_switch_stay_above_the_fold_through_the_tour(page, lab_url):
     """Issue 30, a class's trial at 1280×720: at tour step 18 (TP = 2) the title's five lines pushed the legend's
     last row to 703-736 px, and the expected point's switch, under the card, was below the fold at steps 1 and 7
