@@ -391,8 +391,10 @@ def standalone_html(scenario: Scenario, config: str | None = None, lab_url: str 
             f"Capacity {result.capacity_bytes / GiB:,.1f} GiB, reserve {result.reserve_bytes / GiB:,.1f} GiB"
             + (" per GPU" if result.gpus_total > 1 else "") + ", "
             f"prompt {scenario.prompt_len:,} tokens (the prefill point). "
-            f"{escape(split_words(result))}: fixed when the page was written; open the served lab to change "
-            "them.</div>"
+            f"{escape(split_words(result))}, kernels launched "
+            + ("as one CUDA graph a step" if result.deployment.cuda_graphs else "one by one, without CUDA graphs")
+            + ": fixed when the page was written; open the served lab to change them, and for what an engine is "
+            "expected to deliver (the page gives the roofline's ceilings only).</div>"
         )
     )
     args = dict(

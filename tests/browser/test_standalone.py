@@ -198,7 +198,8 @@ def test_a_page_written_at_a_split_words_it_as_the_served_lab(offline_page, mode
     # memory bar of one GPU of N, the warnings and the chart title's communication, as the levers move.
     scenario = scenario_on(model, gpu, acceptance=0.75, **split)
     page, _ = offline_page(scenario)
-    assert f"{header}: fixed when the page was written; open the served lab to change them." in (
+    assert f"{header}, kernels launched one by one, without CUDA graphs: fixed when the page was written; open the " \
+           "served lab to change them" in (
         page.locator("h2 + div").inner_text())
     # Served beside the lab, the page's link opens the same split there (the query is the page's scenario).
     query = page.evaluate(CONSTANTS)["full_lab"]["query"]

@@ -123,13 +123,16 @@ def test_offline_page_keeps_its_split_and_says_so():
     # Issue 30: the page used to clamp a split scenario to one GPU; it now evaluates it at its split, which its
     # levers do not move, and says so where it used to say "this page keeps TP = PP = EP = 1".
     html = standalone_html(Scenario(tp=4, replicas=3))
-    assert ("TP = 4, PP = 1, EP = 1, 3 replicas (12 GPUs): fixed when the page was written; open the served lab to "
-            "change them.") in html
+    assert ("TP = 4, PP = 1, EP = 1, 3 replicas (12 GPUs), kernels launched one by one, without CUDA graphs: fixed "
+            "when the page was written; open the served lab to change them, and for what an engine is expected to "
+            "deliver (the page gives the roofline's ceilings only).") in html
+    # the launches too (a serving engineer's trial: a page written with graphs said nothing of them)
+    assert "kernels launched as one CUDA graph a step: fixed" in standalone_html(Scenario(cuda_graphs=True))
     assert "keeps TP = PP = EP = 1" not in html
     assert "Capacity 80.0 GiB, reserve 3.0 GiB per GPU, " in html  # one GPU's, and said so
     assert "Capacity 80.0 GiB, reserve 3.0 GiB, " in standalone_html(Scenario())
-    assert "TP = 1, PP = 1, EP = 1, one replica (one GPU): fixed when the page was written" in standalone_html(
-        Scenario())
+    assert ("TP = 1, PP = 1, EP = 1, one replica (one GPU), kernels launched one by one, without CUDA graphs: fixed "
+            "when the page was written") in standalone_html(Scenario())
     c = constants(Scenario(tp=4, replicas=3), Scenario(tp=4, replicas=3).evaluate())
     assert c["split"] == {"tp": 4, "pp": 1, "ep": 1, "replicas": 3, "gpus_per_replica": 4, "gpus_total": 12}
     # the weights' stages are one GPU's quarter (the profiles are the split's, not one GPU's)
