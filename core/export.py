@@ -44,7 +44,7 @@ APPROXIMATE_COLUMN = "approximate_keys_not_modelled"
 #: preset that expected step used, then the rest.
 PIN_COLUMNS = (
     "pin", "name", "model", "gpu", "weight_dtype", "kv_dtype", "batch", "spec_k", "context_tokens", "gqa",
-    "tensor_parallel", "pipeline_parallel", "expert_parallel", "gpus", "sequences_in_flight",
+    "cuda_graphs", "tensor_parallel", "pipeline_parallel", "expert_parallel", "gpus", "sequences_in_flight",
     *(m.column for m in compare_metrics()), "expected_engine_preset",
     "arithmetic_intensity_weights_flop_per_byte", "attainable_flop_per_s_weights", "weight_bytes_read",
     "memory_used_bytes", "capacity_bytes", "fits_in_memory", "bound", "differs_by",
@@ -85,6 +85,9 @@ def pin_records(rows: list[PinRow], engine: str | None = None) -> list[dict]:
             "pin": i + 1, "name": row.pin.name, "model": r.model.id, "gpu": r.gpu.id,
             "weight_dtype": r.weight_dtype, "kv_dtype": r.kv_dtype, "batch": r.batch, "spec_k": r.spec_k,
             "context_tokens": r.context, "gqa": r.gqa,
+            # the launches the ceiling counts (a serving engineer's trial: two INT4 rows at 470 and 1,350 tokens/s
+            # differed in the CSV by their numbers only)
+            "cuda_graphs": r.deployment.cuda_graphs,
             "tensor_parallel": r.tp, "pipeline_parallel": r.pp, "expert_parallel": r.ep, "gpus": r.gpus_total,
             "sequences_in_flight": r.batch * r.pp,
             **{m.column: _finite_or_none(m.si(r)) for m in metrics},

@@ -587,3 +587,6 @@ def test_a_lever_the_result_has_no_field_of_is_said_as_the_pin_set_it():
     assert "CUDA graphs: 0.536 ms of kernel launches a step, memory-bound (0.7408 ms of memory)" in int4_on.notes
     html = pins_table_html(rows)
     assert html.count(", CUDA graphs</td>") == 3
+    from core.export import pin_records
+
+    assert [rec["cuda_graphs"] for rec in pin_records(rows)] == [False] * 3 + [True] * 3
