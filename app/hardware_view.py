@@ -173,11 +173,6 @@ def workloads_data(example: float | None) -> dict[str, list]:
     return {"x": list(names.values()), "y": [0.08] * len(names), "text": list(names), **unplaced(len(names))}
 
 
-def _short_name(gpu) -> str:
-    """A part's name on the Generations chart's labels: without the vendor's prefix or a parenthesis."""
-    return gpu.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
-
-
 def _roof(peak: float, bandwidth: float) -> list[float]:
     """The roof over :data:`X` in TFLOP/s (core's ``min(P_peak, BW·I)``)."""
     return list(attainable_flop_per_s(X, peak, bandwidth) / TFLOP)
@@ -998,7 +993,7 @@ class HardwareView(pn.viewable.Viewer):
             colors.append(c)
             rx.append(g.ridge_point())
             ry.append(g.dense_flop_per_s["bf16"] / TFLOP)
-            rt.append(f"{_short_name(g)}: {g.ridge_point():.0f}")
+            rt.append(f"{g.short_name}: {g.ridge_point():.0f}")
         self.gen_roofs.data = {"xs": xs, "ys": ys, "name": names, "color": colors, "dash": dashes}
         marks = workloads_data(self.example_intensity)
         if marks["x"] != self.workloads.data["x"]:
@@ -1011,7 +1006,7 @@ class HardwareView(pn.viewable.Viewer):
             ridge = sparse / gpu.hbm_bandwidth
             self.gen_sparse.data = {"x": list(X), "y": _roof(sparse, gpu.hbm_bandwidth)}
             self.gen_sparse_label.data = {"x": [ridge], "y": [sparse / TFLOP],
-                                          "text": [f"{_short_name(gpu)} 2:4 headline: {ridge:.0f}"],
+                                          "text": [f"{gpu.short_name} 2:4 headline: {ridge:.0f}"],
                                           **unplaced(1)}
         else:
             self.gen_sparse.data = {"x": [], "y": []}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .expected import load_efficiency
+from .hardware import get_accelerator
 from .model_catalogue import get_model
 from .models import ModelSpec
 from .published import calibration_set, format_class
@@ -140,15 +141,9 @@ at TP = 1"
         outside.append(f"not at B = {fmt_count(result.batch)}")
     if not outside:
         return ""
-    names = ", ".join(sorted(_gpu_name(g) for g in gpus))
+    names = ", ".join(sorted(get_accelerator(g).short_name for g in gpus))
     return (f"{engine}'s own constants were fitted on {n} measurement{'s' if n > 1 else ''} ({names}; TP "
             f"{_span(tp_lo, tp_hi)}; B {_span(b_lo, b_hi)}): {', '.join(outside)}")
-
-
-def _gpu_name(gpu_id: str) -> str:
-    from .hardware import get_accelerator
-
-    return get_accelerator(gpu_id).name.removeprefix("NVIDIA ").removeprefix("AMD Instinct ")
 
 
 def beyond_calibration(result, engine: str | None = None) -> tuple[str, ...]:

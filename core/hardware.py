@@ -88,6 +88,12 @@ class Accelerator:
     sram_bandwidth: float | None = None
     sixteen_bit: str = "BF16"
 
+    @property
+    def short_name(self) -> str:
+        """The name without its vendor's prefix or a parenthesis, for a label or a list: ``"H100 SXM5 80GB"``,
+        ``"MI300X"``, ``"B200"``."""
+        return self.name.replace("NVIDIA ", "").replace("AMD Instinct ", "").split(" (")[0]
+
     def capacity_bytes(self, convention: str = "binary") -> float:
         """Memory capacity in bytes under a :data:`CAPACITY_CONVENTIONS` reading.
 
