@@ -578,7 +578,7 @@ def engine_parameters(result: ScenarioResult, engine: str | None = None, *, weig
         alpha = Constant(0.0, "one GPU: no all-reduce")
         busbw = Constant(1.0, "one GPU: no all-reduce")
     if cuda_graphs is None:
-        lever = result.launch_overhead_s < overhead.overhead_time(result.kernels_per_step)
+        lever = bool(result.deployment.cuda_graphs)
         cuda_graphs = preset.get("cuda_graphs") if engine else None
         # The engine's own choice, said as such where the lab's lever says otherwise (a trial read "CUDA graphs: one
         # launch" beside cuda-graphs=false in the link).
