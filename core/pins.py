@@ -579,7 +579,7 @@ def expected_metric(engine: str | None = None, ceiling: str = "tokens_per_sequen
                                                 ("; extrapolated", words and beyond_calibration(r, engine)),
                                                 ("; above the ceiling", words and above_ceiling(step_of(r))),
                                                 # the ceiling of the engine's launches, not the ceiling row's
-                                                ("; engine's launches", step_of(r).ceiling_rebased)) if on)
+                                                ("; engine's launches", words and step_of(r).ceiling_rebased)) if on)
         # The pin's share as its readouts print it, alike in the per-sequence and the batch's rows (a trial read
         # "110 (67 % of 164.6)" above "442 (67.1 % of 658)"); a finite value has an expected step
         pct, whole = step_of(r).shares[0 if ceiling == "tokens_per_sequence" else 1]

@@ -3,7 +3,16 @@
 import pytest
 
 from core import Scenario
-from core.pins import COMPARE_METRICS, MAX_PINS, Pin, compare, default_pin_name, lever_preset, preset_notes
+from core.pins import (
+    COMPARE_METRICS,
+    MAX_PINS,
+    Pin,
+    compare,
+    compare_metrics,
+    default_pin_name,
+    lever_preset,
+    preset_notes,
+)
 
 
 def _twelve():
@@ -590,3 +599,14 @@ def test_a_lever_the_result_has_no_field_of_is_said_as_the_pin_set_it():
     from core.export import pin_records
 
     assert [rec["cuda_graphs"] for rec in pin_records(rows)] == [False] * 3 + [True] * 3
+
+
+def test_a_ceiling_at_the_engines_launches_is_said_once_in_compares_hover():
+    """The bar's label says "engine's launches"; its hover says the whole of it, once (as for "extrapolated")."""
+    s = Scenario(model="qwen3-30b-a3b", weight_dtype="int4", context=2048)
+    rows = compare([Pin("a", s.levers())], s.catalogue)
+    metric = next(m for m in compare_metrics("vLLM") if m.key == "expected_tokens")
+    assert metric.text(rows[0].result) == "638 (35.75 % of 1,784; extrapolated; engine's launches)"
+    hover = metric.hover(rows[0].result)
+    assert "engine's launches" not in hover and hover.count("launched as vLLM launches them") == 1
+    assert "at the scenario's CUDA-graphs lever (off) its ceiling is 2.128 ms per step, 470" in hover
